@@ -1,0 +1,102 @@
+"""The command line: parse arguments, load the config, call the library. Exit 0 ok, 2 bad usage or input."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from refsens_report import __version__
+from refsens_report.errors import InputError
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that raises instead of exiting, so `main(argv)` returns 2 with a clean message."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise InputError(f"{self.prog}: {message}")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="refsens-report", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"refsens-report {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    validate = commands.add_parser("validate", help="check a config and its record; list every problem")
+    validate.add_argument("config", type=Path)
+
+    audit = commands.add_parser("audit", help="run the audit; write results.json and results.csv")
+    audit.add_argument("config", type=Path)
+    audit.add_argument("--out", type=Path, required=True, help="folder for results.json / results.csv")
+
+    build = commands.add_parser("build", help="run the audit and render site/<version>/ (HTML, PDF, downloads)")
+    build.add_argument("config", type=Path)
+    build.add_argument("--out", type=Path, default=Path("site"), help="site folder (default: site)")
+    build.add_argument("--force", action="store_true", help="rebuild a version that is already published")
+
+    simulate = commands.add_parser("simulate", help="write a realistic synthetic record, config and datasheet")
+    simulate.add_argument("directory", type=Path)
+    simulate.add_argument("--items", type=int, default=None, help="number of items (default: 25000)")
+    simulate.add_argument("--seed", type=int, default=0)
+    simulate.add_argument("--neutral", action="store_true", help="replace the silent default with a neutral rule")
+    return parser
+
+
+def _validate(args: argparse.Namespace) -> int:
+    from refsens_report.config import load_config
+    from refsens_report.load import load_record
+
+    config = load_config(args.config)
+    record = load_record(config)
+    print(f"{args.config}: ok ({len(record.items)} items, {len(record.languages)} languages)")
+    return 0
+
+
+def _audit(args: argparse.Namespace) -> int:
+    from refsens_report.audit import run_audit
+    from refsens_report.config import load_config
+    from refsens_report.results import write_results
+
+    config = load_config(args.config)
+    results = run_audit(config, progress=sys.stderr.isatty())
+    paths = write_results(results, args.out)
+    print(f"wrote {', '.join(str(path) for path in paths)}")
+    return 0
+
+
+def _build(args: argparse.Namespace) -> int:
+    from refsens_report.config import load_config
+    from refsens_report.site import build_site
+
+    config = load_config(args.config)
+    target = build_site(config, args.out, force=args.force, progress=sys.stderr.isatty())
+    print(f"wrote {target}")
+    return 0
+
+
+def _simulate(args: argparse.Namespace) -> int:
+    from refsens_report.simulate import write_simulation
+
+    written = write_simulation(args.directory, items=args.items, seed=args.seed, neutral=args.neutral)
+    print(f"wrote {', '.join(str(path) for path in written)}")
+    return 0
+
+
+COMMANDS = {"validate": _validate, "audit": _audit, "build": _build, "simulate": _simulate}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the CLI; return the exit code instead of exiting, so tests can call it."""
+    try:
+        args = _parser().parse_args(argv)
+        return COMMANDS[args.command](args)
+    except InputError as error:
+        print(error.render(), file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

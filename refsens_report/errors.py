@@ -1,0 +1,44 @@
+"""The one error type a user ever sees: a list of problems, each naming where and what."""
+
+from __future__ import annotations
+
+MAX_PROBLEMS = 50
+
+
+class InputError(Exception):
+    """Bad usage or bad input: every problem found, reported together, then exit code 2."""
+
+    def __init__(self, problems: list[str] | str):
+        if isinstance(problems, str):
+            problems = [problems]
+        self.problems = list(problems)
+        super().__init__("\n".join(self.problems))
+
+    def render(self) -> str:
+        """Return the problems as lines for stderr, capped so a broken file cannot flood the terminal."""
+        shown = self.problems[:MAX_PROBLEMS]
+        lines = [f"error: {problem}" for problem in shown]
+        hidden = len(self.problems) - len(shown)
+        if hidden > 0:
+            lines.append(f"error: ... and {hidden} more problems")
+        return "\n".join(lines)
+
+
+class ProblemList:
+    """Collects problems while reading input; raises them all at once."""
+
+    def __init__(self) -> None:
+        self.problems: list[str] = []
+
+    def add(self, problem: str) -> None:
+        self.problems.append(problem)
+
+    def __bool__(self) -> bool:
+        return bool(self.problems)
+
+    def __len__(self) -> int:
+        return len(self.problems)
+
+    def raise_if_any(self) -> None:
+        if self.problems:
+            raise InputError(self.problems)
