@@ -1,0 +1,116 @@
+"""The paired, stratified, prompt-level bootstrap (METHOD.md section 4), as re-weighted sums.
+
+Resampling is separate from the statistics: ``stratified_weights`` draws, for each language, how often each
+item appears in each replicate; ``resampled_sums`` turns those weights into the sums of per-item count
+columns. Every statistic on one item set is then a function of the same sums, so differences, margins and
+swings are paired by construction.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Iterator, Sequence
+
+import numpy as np
+
+SUBSET_STREAMS = {
+    "corpus": 0,
+    "audited": 1,
+    "decontaminated": 2,
+    "duplicates:keep_first": 3,
+    "duplicates:keep_last": 4,
+    "duplicates:keep_all": 5,
+    "duplicates:drop_all": 6,
+}
+# Bound the weight block to ~16M cells (128 MB as float64) whatever the record size.
+BLOCK_CELLS = 16_000_000
+
+
+def subset_rng(seed: int, subset: str) -> np.random.Generator:
+    """Return the generator for one item set: independent streams, stable under adding new subsets."""
+    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(SUBSET_STREAMS[subset],)))
+
+
+def stratified_weights(
+    stratum_size: int, resamples: int, rng: np.random.Generator
+) -> Iterator[tuple[slice, np.ndarray]]:
+    """Yield (replicate slice, weights[replicates, items]) for one stratum: n draws with replacement each.
+
+    The draws are consumed from ``rng`` in replicate order, so the blocks' sizes never change the result.
+    """
+    block = max(1, BLOCK_CELLS // max(stratum_size, 1))
+    for first in range(0, resamples, block):
+        count = min(block, resamples - first)
+        draws = rng.integers(0, stratum_size, size=(count, stratum_size))
+        offsets = (np.arange(count, dtype=np.int64) * stratum_size)[:, None]
+        weights = np.bincount((draws + offsets).ravel(), minlength=count * stratum_size)
+        yield slice(first, first + count), weights.reshape(count, stratum_size).astype(np.float64)
+
+
+def resampled_sums(
+    columns: np.ndarray,
+    strata: Sequence[np.ndarray],
+    resamples: int,
+    rng: np.random.Generator,
+    progress: Callable[[int], None] | None = None,
+) -> np.ndarray:
+    """Return sums[group, replicate, column] for each stratum and pooled (last group).
+
+    Replicate 0 is the original sample (every weight 1); replicates 1..B are the bootstrap draws. Pooled
+    sums are the sums of the strata's sums: each replicate draws every stratum independently.
+    """
+    n_columns = columns.shape[1]
+    sums = np.zeros((len(strata) + 1, resamples + 1, n_columns), dtype=np.float64)
+    for group, members in enumerate(strata):
+        block = columns[members]
+        sums[group, 0] = block.sum(axis=0)
+        for replicates, weights in stratified_weights(len(members), resamples, rng):
+            sums[group, 1 + replicates.start : 1 + replicates.stop] = weights @ block
+        if progress:
+            progress(len(members))
+    sums[-1] = sums[:-1].sum(axis=0)
+    return sums
+
+
+def percentile_interval(replicates: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarray]:
+    """Return (low, high) per row: numpy's linear quantile over the defined replicates.
+
+    A row with fewer than half of its replicates defined gets NaN.
+    """
+    quantiles = [(1 - confidence) / 2, (1 + confidence) / 2]
+    rows = replicates.reshape(-1, replicates.shape[-1])
+    low = np.full(rows.shape[0], np.nan)
+    high = np.full(rows.shape[0], np.nan)
+    defined = ~np.isnan(rows)
+    n_defined = defined.sum(axis=1)
+    complete = n_defined == rows.shape[1]
+    if complete.any():
+        low[complete], high[complete] = np.quantile(rows[complete], quantiles, axis=1)
+    for row in np.flatnonzero(~complete & (2 * n_defined >= rows.shape[1]) & (n_defined > 0)):
+        low[row], high[row] = np.quantile(rows[row][defined[row]], quantiles)
+    shape = replicates.shape[:-1]
+    return low.reshape(shape), high.reshape(shape)
+
+
+def bootstrap_p_value(replicates: np.ndarray) -> np.ndarray:
+    """Return the two-sided bootstrap p per row: min(1, 2(1 + min(#{s*<=0}, #{s*>=0})) / (B'+1)).
+
+    B' counts the defined replicates; fewer than half defined gives NaN, as for the interval.
+    """
+    defined = ~np.isnan(replicates)
+    n_defined = defined.sum(axis=-1)
+    with np.errstate(invalid="ignore"):
+        at_most_zero = (defined & (replicates <= 0)).sum(axis=-1)
+        at_least_zero = (defined & (replicates >= 0)).sum(axis=-1)
+    p_value = np.minimum(1.0, 2.0 * (1 + np.minimum(at_most_zero, at_least_zero)) / (n_defined + 1))
+    return np.where(2 * n_defined >= replicates.shape[-1], p_value, np.nan)
+
+
+def holm(p_values: Sequence[float]) -> list[float]:
+    """Return Holm step-down adjusted p-values (monotone, capped at 1), as statsmodels' multipletests."""
+    p = np.asarray(p_values, dtype=np.float64)
+    order = np.argsort(p, kind="stable")
+    scaled = p[order] * np.arange(len(p), 0, -1)
+    adjusted_sorted = np.minimum(1.0, np.maximum.accumulate(scaled))
+    adjusted = np.empty_like(adjusted_sorted)
+    adjusted[order] = adjusted_sorted
+    return adjusted.tolist()

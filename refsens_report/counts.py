@@ -1,0 +1,208 @@
+"""Per-item sufficient statistics, computed once for the whole record and vectorised.
+
+Every span of every labelling becomes a compact integer id under each rule (``strict``: start, end, type;
+``relaxed``: start, end), so a labelling on an item is a set of ids. The statistics the audit needs per
+item are then counts: ``|O ∩ R|`` (TP), ``|O|`` and ``|R|`` (FP = |O| - TP, FN = |R| - TP), and strict-set
+equality flags. The bootstrap only re-weights these counts; nothing recomputes span sets per replicate.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from refsens_report.record import Item
+
+RULE_NAMES = ("strict", "relaxed")
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    """One per-item quantity whose sums the bootstrap re-weights.
+
+    kinds: ``tp`` (|a ∩ b| under ``rule``), ``size`` (|a| under ``rule``), ``equal`` (strict sets of a and b
+    equal, both present), ``equal_any`` (a's strict set equals that of one of ``others``), ``flag`` (boolean
+    metadata ``a`` is true), ``unadjudicated_split`` (a and b differ and no third pass), ``silent``
+    (a and b differ, no third pass, and reference ``c`` equals a).
+    """
+
+    kind: str
+    rule: str = ""
+    a: str = ""
+    b: str = ""
+    c: str = ""
+    others: tuple[str, ...] = ()
+
+
+def _encode(columns: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Return (compact id per row, first row index of each id) for rows of non-negative integer columns.
+
+    Ids are ordered lexicographically by the columns, so the first column (the item) is the most
+    significant digit. A mixed-radix int64 key is used when it fits, else a row-wise unique.
+    """
+    if len(columns[0]) == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    radices = [int(column.max()) + 1 for column in columns]
+    capacity = 1
+    for radix in radices:
+        capacity *= radix
+    if capacity < 2**62:
+        key = np.zeros(len(columns[0]), dtype=np.int64)
+        for column, radix in zip(columns, radices):
+            key = key * radix + column
+        _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    else:
+        stacked = np.stack(columns, axis=1)
+        _, first, inverse = np.unique(stacked, axis=0, return_index=True, return_inverse=True)
+    return inverse.reshape(-1).astype(np.int64), first.astype(np.int64)
+
+
+class ItemCounts:
+    """Span-set counts per item for every pair of labellings the audit asks about, cached."""
+
+    def __init__(self, items: Sequence[Item], names: Sequence[str]):
+        self.items = items
+        self.names = tuple(names)
+        self.n_items = len(items)
+        name_code = {name: code for code, name in enumerate(self.names)}
+        self.present = np.zeros((self.n_items, len(self.names)), dtype=bool)
+
+        # Flatten every span of the named labellings into parallel arrays (one pass over the record).
+        item_of_span: list[int] = []
+        labelling_of_span: list[int] = []
+        flat_spans: list[tuple[int, int, str]] = []
+        for index, item in enumerate(items):
+            for name, spans in item.labellings.items():
+                code = name_code.get(name)
+                if code is None:
+                    continue
+                self.present[index, code] = True
+                if spans:
+                    item_of_span.extend([index] * len(spans))
+                    labelling_of_span.extend([code] * len(spans))
+                    flat_spans.extend(spans)
+        items_array = np.asarray(item_of_span, dtype=np.int64)
+        self._labelling = np.asarray(labelling_of_span, dtype=np.int64)
+        if flat_spans:
+            starts, ends, types = zip(*flat_spans)
+        else:
+            starts, ends, types = (), (), ()
+        starts_array = np.asarray(starts, dtype=np.int64)
+        ends_array = np.asarray(ends, dtype=np.int64)
+        self.type_names, type_codes = np.unique(np.asarray(types, dtype=object).astype(str), return_inverse=True)
+        type_codes = type_codes.reshape(-1).astype(np.int64)
+
+        strict_id, strict_first = _encode([items_array, starts_array, ends_array, type_codes])
+        relaxed_id, relaxed_first = _encode([items_array, starts_array, ends_array])
+        self._span_id = {"strict": strict_id, "relaxed": relaxed_id}
+        self._id_item = {"strict": items_array[strict_first], "relaxed": items_array[relaxed_first]}
+        self._n_ids = {"strict": len(strict_first), "relaxed": len(relaxed_first)}
+        # strict id -> relaxed id and type, for the type-confusion table
+        self._strict_to_relaxed = relaxed_id[strict_first] if len(strict_first) else np.zeros(0, np.int64)
+        self._strict_type = type_codes[strict_first] if len(strict_first) else np.zeros(0, np.int64)
+        self._cache: dict[object, np.ndarray] = {}
+
+    # -- span sets -----------------------------------------------------------------------------------
+    def ids(self, rule: str, name: str) -> np.ndarray:
+        """Return the sorted unique span ids of a labelling under a rule (repeats count once)."""
+        key = ("ids", rule, name)
+        if key not in self._cache:
+            mask = self._labelling == self.names.index(name)
+            self._cache[key] = np.unique(self._span_id[rule][mask])
+        return self._cache[key]
+
+    def has(self, name: str) -> np.ndarray:
+        """Return whether the labelling is present on each item."""
+        return self.present[:, self.names.index(name)]
+
+    def size(self, rule: str, name: str) -> np.ndarray:
+        """Return |L_i| per item under the rule (0 where absent)."""
+        key = ("size", rule, name)
+        if key not in self._cache:
+            ids = self.ids(rule, name)
+            self._cache[key] = np.bincount(self._id_item[rule][ids], minlength=self.n_items)
+        return self._cache[key]
+
+    def common(self, rule: str, a: str, b: str) -> np.ndarray:
+        """Return the span ids in both labellings under the rule."""
+        mark = np.zeros(self._n_ids[rule], dtype=bool)
+        mark[self.ids(rule, a)] = True
+        ids_b = self.ids(rule, b)
+        return ids_b[mark[ids_b]]
+
+    def tp(self, rule: str, a: str, b: str) -> np.ndarray:
+        """Return |A_i ∩ B_i| per item under the rule."""
+        if a > b:  # symmetric: cache once per unordered pair
+            a, b = b, a
+        key = ("tp", rule, a, b)
+        if key not in self._cache:
+            self._cache[key] = np.bincount(self._id_item[rule][self.common(rule, a, b)], minlength=self.n_items)
+        return self._cache[key]
+
+    def equal(self, a: str, b: str) -> np.ndarray:
+        """Return whether the strict span sets of a and b are equal (both present) on each item."""
+        if a > b:
+            a, b = b, a
+        key = ("equal", a, b)
+        if key not in self._cache:
+            shared = self.tp("strict", a, b)
+            self._cache[key] = (
+                self.has(a) & self.has(b) & (self.size("strict", a) == shared) & (self.size("strict", b) == shared)
+            )
+        return self._cache[key]
+
+    # -- columns for the bootstrap ---------------------------------------------------------------------
+    def flag(self, name: str) -> np.ndarray:
+        """Return boolean item metadata ``name`` (missing counts as false)."""
+        key = ("flag", name)
+        if key not in self._cache:
+            self._cache[key] = np.fromiter(
+                (item.meta.get(name) is True for item in self.items), dtype=bool, count=self.n_items
+            )
+        return self._cache[key]
+
+    def values(self, column: Column) -> np.ndarray:
+        """Return the per-item values of a column as float64 (exact for counts)."""
+        if column.kind == "tp":
+            values = self.tp(column.rule, column.a, column.b)
+        elif column.kind == "size":
+            values = self.size(column.rule, column.a)
+        elif column.kind == "equal":
+            values = self.equal(column.a, column.b)
+        elif column.kind == "equal_any":
+            values = np.zeros(self.n_items, dtype=bool)
+            for other in column.others:
+                values = values | self.equal(column.a, other)
+        elif column.kind == "flag":
+            values = self.flag(column.a)
+        elif column.kind == "unadjudicated_split":
+            values = self.has(column.a) & self.has(column.b) & ~self.equal(column.a, column.b) & ~self.flag("third_pass")
+        elif column.kind == "silent":
+            split = self.values(Column("unadjudicated_split", a=column.a, b=column.b)).astype(bool)
+            values = split & self.equal(column.c, column.a)
+        else:
+            raise ValueError(f"unknown column kind {column.kind!r}")
+        return values.astype(np.float64)
+
+    # -- the type-confusion table ------------------------------------------------------------------------
+    def type_confusion(self, a: str, b: str, items: np.ndarray) -> list[tuple[str, str, int]]:
+        """Count pairs of a- and b-spans with identical boundaries by their two types, over ``items``."""
+        selected = np.zeros(self.n_items, dtype=bool)
+        selected[items] = True
+        ids_a = self.ids("strict", a)
+        ids_b = self.ids("strict", b)
+        ids_a = ids_a[selected[self._id_item["strict"][ids_a]]]
+        ids_b = ids_b[selected[self._id_item["strict"][ids_b]]]
+        # join a's and b's strict spans on their boundaries (relaxed id)
+        spans_a = pd.DataFrame({"boundary": self._strict_to_relaxed[ids_a], "type_a": self._strict_type[ids_a]})
+        spans_b = pd.DataFrame({"boundary": self._strict_to_relaxed[ids_b], "type_b": self._strict_type[ids_b]})
+        pairs = spans_a.merge(spans_b, on="boundary").groupby(["type_a", "type_b"]).size()
+        cells = [
+            (str(self.type_names[type_a]), str(self.type_names[type_b]), int(count))
+            for (type_a, type_b), count in pairs.items()
+        ]
+        return sorted(cells)
+

@@ -1,0 +1,138 @@
+"""The results contract (METHOD.md section 5): the tidy rows, results.csv and results.json."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import math
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from refsens_report import __version__
+
+SCHEMA = "refsens-report/results@1"
+COLUMNS = (
+    "analysis", "statistic", "rule", "language", "output", "output_2", "reference", "reference_2",
+    "subset", "policy", "estimate", "ci_low", "ci_high", "p_value", "p_holm", "n_items",
+)  # fmt: skip
+NUMBER_COLUMNS = ("estimate", "ci_low", "ci_high", "p_value", "p_holm")
+ANALYSIS_ORDER = ("agreement", "neutrality", "swap", "range", "interaction", "band", "decontaminated", "duplicates")
+
+
+def make_row(**values: Any) -> dict[str, Any]:
+    """Return a row with every contract column: empty text, None for undefined numbers."""
+    row: dict[str, Any] = {column: "" for column in COLUMNS}
+    for column in NUMBER_COLUMNS:
+        row[column] = None
+    row["n_items"] = 0
+    unknown = set(values) - set(COLUMNS)
+    if unknown:
+        raise KeyError(f"not a results column: {sorted(unknown)}")
+    row.update(values)
+    for column in NUMBER_COLUMNS:
+        value = row[column]
+        row[column] = None if value is None or (isinstance(value, float) and math.isnan(value)) else float(value)
+    row["n_items"] = int(row["n_items"])
+    return row
+
+
+def sha256_file(path: Path) -> str:
+    """Return the SHA-256 hex digest of a file, read in blocks."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+@dataclass
+class AuditResults:
+    """Everything the audit computed: the rows, and what the report says beside them."""
+
+    dataset: dict[str, str]
+    config: dict[str, Any]
+    rows: list[dict[str, Any]]
+    seed: int
+    resamples: int
+    confidence: float
+    inputs: dict[str, str]
+    record: dict[str, Any] = field(default_factory=dict)
+    duplicates: dict[str, Any] = field(default_factory=dict)
+    type_confusion: dict[str, Any] = field(default_factory=dict)
+    applicability: dict[str, str | None] = field(default_factory=dict)
+
+    def to_json_dict(self) -> dict[str, Any]:
+        """Return results.json's content (docs/results.md)."""
+        return {
+            "schema": SCHEMA,
+            "dataset": self.dataset,
+            "tool_version": __version__,
+            "config": self.config,
+            "seed": self.seed,
+            "resamples": self.resamples,
+            "confidence": self.confidence,
+            "inputs": self.inputs,
+            "columns": list(COLUMNS),
+            "rows": self.rows,
+            "record": self.record,
+            "duplicates": self.duplicates,
+            "type_confusion": self.type_confusion,
+            "applicability": self.applicability,
+        }
+
+
+def _csv_value(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return repr(value)
+    return str(value)
+
+
+def results_csv(rows: list[dict[str, Any]]) -> str:
+    """Return results.csv's text: the contract's columns in order, empty for undefined."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(COLUMNS)
+    for row in rows:
+        writer.writerow([_csv_value(row[column]) for column in COLUMNS])
+    return buffer.getvalue()
+
+
+def results_json(results: AuditResults) -> str:
+    """Return results.json's text, stable byte for byte for the same results."""
+    return json.dumps(results.to_json_dict(), indent=1, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """Write a file via a temporary sibling and a rename, so a reader never sees half a file."""
+    temporary = path.with_name(f".{path.name}.tmp")
+    temporary.write_text(text, encoding="utf-8", newline="")
+    os.replace(temporary, path)
+
+
+def write_results(results: AuditResults, out_dir: str | Path) -> list[Path]:
+    """Write results.json and results.csv into ``out_dir``; return their paths."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    json_path, csv_path = out_dir / "results.json", out_dir / "results.csv"
+    write_text_atomic(json_path, results_json(results))
+    write_text_atomic(csv_path, results_csv(results.rows))
+    return [json_path, csv_path]
+
+
+def read_results_csv(path: Path) -> list[dict[str, Any]]:
+    """Read results.csv back into rows with numbers parsed (for tools and tests)."""
+    with open(path, newline="", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    parsed = []
+    for row in rows:
+        for column in NUMBER_COLUMNS:
+            row[column] = float(row[column]) if row[column] != "" else None
+        row["n_items"] = int(row["n_items"])
+        parsed.append(row)
+    return parsed
