@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any, Callable
+import time
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
@@ -49,16 +51,34 @@ class Progress:
             print(file=sys.stderr)
 
 
-def run_audit(config: Config, progress: bool = False) -> AuditResults:
+class Stopwatch:
+    """Wall time per pipeline stage, for the benchmark script and the build log."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+
+    @contextmanager
+    def stage(self, name: str) -> Iterator[None]:
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.seconds[name] = self.seconds.get(name, 0.0) + time.perf_counter() - started
+
+
+def run_audit(config: Config, progress: bool = False, stopwatch: Stopwatch | None = None) -> AuditResults:
     """Load the configured record and audit it."""
-    return audit_record(load_record(config), config, progress=progress)
+    stopwatch = stopwatch or Stopwatch()
+    with stopwatch.stage("load"):
+        record = load_record(config)
+    return audit_record(record, config, progress=progress, stopwatch=stopwatch)
 
 
 class Estimator:
     """Estimates statistics on item sets of one record: strata by language, items ordered by id."""
 
-    def __init__(self, record: Record, counts: ItemCounts, config: Config, progress: Progress):
-        self.counts, self.config, self.progress = counts, config, progress
+    def __init__(self, record: Record, counts: ItemCounts, config: Config, progress: Progress, stopwatch: Stopwatch):
+        self.counts, self.config, self.progress, self.stopwatch = counts, config, progress, stopwatch
         self.languages = record.languages
         language_code = {language: code for code, language in enumerate(self.languages)}
         self.language = np.array([language_code[item.language] for item in record.items], dtype=np.int64)
@@ -76,21 +96,39 @@ class Estimator:
                 members.append(in_language)
         return languages, members
 
+    def environment(self, columns: list[Column], mask: np.ndarray, stream: str) -> tuple[list[str], np.ndarray, Env]:
+        """Return (groups, items per group, sums) for the masked items: each language, then pooled.
+
+        The draws depend only on the seed, the stream and the items, so two calls on the same item set
+        are paired replicate by replicate.
+        """
+        languages, members = self.strata(mask)
+        columns = list(dict.fromkeys(columns))
+        index = {column: position for position, column in enumerate(columns)}
+        with self.stopwatch.stage("counts"):
+            matrix = np.column_stack([self.counts.values(column) for column in columns])
+        with self.stopwatch.stage("bootstrap"):
+            sums = resampled_sums(
+                matrix,
+                members,
+                self.config.audit.resamples,
+                subset_rng(self.config.audit.seed, stream),
+                self.progress.stage(stream),
+            )
+        n_items = np.array([len(m) for m in members] + [int(mask.sum())])
+        env = Env(lambda column: sums[:, :, index[column]], n_items[:, None].astype(np.float64))
+        return languages + ["pooled"], n_items, env
+
     def estimate(self, stats: list[Stat], mask: np.ndarray, subset: str, stream: str) -> list[dict[str, Any]]:
         """Return one row per statistic and group (each language, then pooled) on the masked items."""
         if not stats or not mask.any():
             return []
-        languages, members = self.strata(mask)
-        columns = list(dict.fromkeys(column for stat in stats for column in stat.expr.columns()))
-        index = {column: position for position, column in enumerate(columns)}
-        matrix = np.column_stack([self.counts.values(column) for column in columns])
-        resamples = self.config.audit.resamples
-        sums = resampled_sums(
-            matrix, members, resamples, subset_rng(self.config.audit.seed, stream), self.progress.stage(stream)
-        )
-        n_items = np.array([len(m) for m in members] + [int(mask.sum())])
-        env = Env(lambda column: sums[:, :, index[column]], n_items[:, None].astype(np.float64))
-        groups = languages + ["pooled"]
+        groups, n_items, env = self.environment([c for stat in stats for c in stat.expr.columns()], mask, stream)
+        with self.stopwatch.stage("analyses"):
+            return self._rows(stats, subset, groups, n_items, env)
+
+    def _rows(self, stats: list[Stat], subset: str, groups: list[str], n_items: np.ndarray, env: Env) -> list[dict[str, Any]]:
+        """Evaluate every statistic on the sums; intervals and p-values from the replicates."""
         rows: list[dict[str, Any]] = []
         for first in range(0, len(stats), STAT_BLOCK):
             block = stats[first : first + STAT_BLOCK]
@@ -108,7 +146,7 @@ class Estimator:
                             p_value=p_values[s, g] if stat.tested else None, n_items=n_items[g],
                         )
                     )  # fmt: skip
-            env._values.clear()  # memoised terms of this block are not needed by the next
+            env.forget()  # memoised terms of this block are not needed by the next
         return rows
 
 
@@ -166,14 +204,18 @@ def input_hashes(record: Record, config: Config) -> dict[str, str]:
     return hashes
 
 
-def audit_record(record: Record, config: Config, progress: bool = False) -> AuditResults:
+def audit_record(
+    record: Record, config: Config, progress: bool = False, stopwatch: Stopwatch | None = None
+) -> AuditResults:
     """Run every analysis of METHOD.md on a loaded record."""
+    stopwatch = stopwatch or Stopwatch()
     roles = config.roles
-    counts = ItemCounts(record.items, roles.all_names)
-    groups = DuplicateGroups.from_record(record, config.audit.duplicate_key)
-    defective = groups.defective(record, counts, config)
-    defective_ids = {item_id for group in defective for item_id in group.items}
-    subsets = build_subsets(counts, groups, defective_ids, config)
+    with stopwatch.stage("counts"):
+        counts = ItemCounts(record.items, roles.all_names)
+        groups = DuplicateGroups.from_record(record, config.audit.duplicate_key)
+        defective = groups.defective(record, counts, config)
+        defective_ids = {item_id for group in defective for item_id in group.items}
+        subsets = build_subsets(counts, groups, defective_ids, config)
     has_annotators = len(roles.annotators) >= 2
     third_pass_known = bool(
         subsets.corpus is not None
@@ -193,7 +235,7 @@ def audit_record(record: Record, config: Config, progress: bool = False) -> Audi
     if subsets.decontaminated is not None and not subsets.decontaminated.any():
         applicability["decontaminated"] = "Every audited item's primary reference equals one annotator's labelling, so the decontaminated subset is empty."
 
-    estimator = Estimator(record, counts, config, Progress(progress, 0))
+    estimator = Estimator(record, counts, config, Progress(progress, 0), stopwatch)
     plan: list[tuple[list[Stat], np.ndarray | None, str, str]] = []
     if has_annotators:
         plan.append((analyses.agreement(config, third_pass_known), subsets.corpus, "corpus", "corpus"))
@@ -213,12 +255,14 @@ def audit_record(record: Record, config: Config, progress: bool = False) -> Audi
         if mask is not None:
             rows += estimator.estimate(stats, mask, subset, stream)
     estimator.progress.finish()
-    add_holm(rows)
-    rows += band_rows(rows, config, int(subsets.audited.sum()))
-    rank = {analysis: position for position, analysis in enumerate(ANALYSIS_ORDER)}
-    rows.sort(key=lambda row: rank[row["analysis"]])  # stable: keeps each analysis's own order
+    with stopwatch.stage("analyses"):
+        add_holm(rows)
+        rows += band_rows(rows, config, int(subsets.audited.sum()))
+        rank = {analysis: position for position, analysis in enumerate(ANALYSIS_ORDER)}
+        rows.sort(key=lambda row: rank[row["analysis"]])  # stable: keeps each analysis's own order
+        confusion = type_confusion(counts, subsets, config)
 
-    return AuditResults(
+    results = AuditResults(
         dataset={"name": config.name, "version": config.version},
         config=config.as_used(),
         rows=rows,
@@ -238,9 +282,11 @@ def audit_record(record: Record, config: Config, progress: bool = False) -> Audi
                 for g in defective
             ],
         },
-        type_confusion=type_confusion(counts, subsets, config),
+        type_confusion=confusion,
         applicability=applicability,
     )
+    results.timings = stopwatch.seconds
+    return results
 
 
 def record_summary(record: Record, counts: ItemCounts, subsets: Any, estimator: Estimator) -> dict[str, Any]:

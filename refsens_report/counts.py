@@ -92,8 +92,14 @@ class ItemCounts:
             starts, ends, types = (), (), ()
         starts_array = np.asarray(starts, dtype=np.int64)
         ends_array = np.asarray(ends, dtype=np.int64)
-        self.type_names, type_codes = np.unique(np.asarray(types, dtype=object).astype(str), return_inverse=True)
-        type_codes = type_codes.reshape(-1).astype(np.int64)
+        first_seen: dict[str, int] = {}
+        codes = np.fromiter((first_seen.setdefault(t, len(first_seen)) for t in types), np.int64, len(types))
+        self.type_names = np.array(sorted(first_seen), dtype=object)
+        # codes in sorted type order, so ids (and the type-confusion table) do not depend on record order
+        sorted_code = np.empty(len(first_seen), dtype=np.int64)
+        for code, name in enumerate(first_seen):
+            sorted_code[code] = int(np.searchsorted(self.type_names, name))
+        type_codes = sorted_code[codes] if len(codes) else codes
 
         strict_id, strict_first = _encode([items_array, starts_array, ends_array, type_codes])
         relaxed_id, relaxed_first = _encode([items_array, starts_array, ends_array])

@@ -30,6 +30,10 @@ class Env:
             self._values[expr] = expr.evaluate(self)
         return self._values[expr]
 
+    def forget(self) -> None:
+        """Drop memoised values (bounds memory when many statistics are evaluated in blocks)."""
+        self._values.clear()
+
 
 class Expr:
     """A statistic computed from column sums."""

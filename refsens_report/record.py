@@ -77,6 +77,20 @@ def check_span(raw: Any, text: str | None) -> tuple[Span | None, str | None]:
     return (start, end, label), None
 
 
+def _all_valid(spans: list[Any], text: str | None) -> bool:
+    """Return whether every span is valid: the fast path; ``check_span`` says what is wrong otherwise."""
+    limit = len(text) if text is not None else None
+    for raw in spans:
+        # type(...) is int rejects bool, which is an int subclass but not an offset
+        if not (type(raw) is list and len(raw) == 3 and type(raw[0]) is int and type(raw[1]) is int):
+            return False
+        if not (0 <= raw[0] < raw[1]) or type(raw[2]) is not str or not raw[2].strip():
+            return False
+        if limit is not None and raw[1] > limit:
+            return False
+    return True
+
+
 def parse_item(obj: Any, where: str, problems: ProblemList) -> Item | None:
     """Validate one decoded JSON object as an item; report problems as ``where: ...``."""
     if not isinstance(obj, dict):
@@ -110,6 +124,9 @@ def parse_item(obj: Any, where: str, problems: ProblemList) -> Item | None:
                 continue
             if not isinstance(spans, list):
                 problems.add(f"{where}: labelling '{name}' must be a list of spans, got {_describe(spans)}")
+                continue
+            if _all_valid(spans, text):
+                labellings[name] = tuple((start, end, label) for start, end, label in spans)
                 continue
             valid: list[Span] = []
             for position, raw in enumerate(spans, start=1):

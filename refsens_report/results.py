@@ -64,6 +64,7 @@ class AuditResults:
     duplicates: dict[str, Any] = field(default_factory=dict)
     type_confusion: dict[str, Any] = field(default_factory=dict)
     applicability: dict[str, str | None] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict, compare=False)  # not written: varies by run
 
     def to_json_dict(self) -> dict[str, Any]:
         """Return results.json's content (docs/results.md)."""
