@@ -1,0 +1,127 @@
+"""What the file adapters share: reading their `[record]` keys, and small text helpers for messages."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterable
+
+if TYPE_CHECKING:
+    from refsens_report.config import _Reader
+
+ITEM_UNITS = ("sentences", "documents")
+
+
+@dataclass(frozen=True)
+class InputPath:
+    """A path from the config: resolved for reading, and as the user wrote it for messages."""
+
+    path: Path
+    display: str
+
+
+def sub_reader(reader: "_Reader", table: dict[str, Any], key: str) -> "_Reader":
+    """Return a reader for a sub-table, reporting into the same problem list with a dotted prefix."""
+    from refsens_report.config import _Reader  # config imports the adapters lazily; import it lazily too
+
+    return _Reader(table, f"{reader.prefix}.{key}", reader.problems)
+
+
+def read_path(
+    reader: "_Reader", base_dir: Path, key: str, kind: str = "file", required: bool = True
+) -> InputPath | None:
+    """Read a path relative to the config that must name an existing file or folder (``kind``)."""
+    value = reader.string(key, required=required)
+    if value is None:
+        return None
+    resolved = (base_dir / value).resolve()
+    if kind == "file" and not resolved.is_file():
+        reader.fail(key, f"file not found: {value}" if not resolved.exists() else f"is not a file: {value}")
+        return None
+    if kind == "folder" and not resolved.is_dir():
+        reader.fail(key, f"folder not found: {value}" if not resolved.exists() else f"is not a folder: {value}")
+        return None
+    if kind == "any" and not resolved.exists():
+        reader.fail(key, f"not found: {value}")
+        return None
+    return InputPath(resolved, value)
+
+
+def read_language(reader: "_Reader", default: str | None = None) -> str:
+    """Read the one language code every item of the record gets (a string: `no` stays Norwegian)."""
+    return reader.string("language", default=default, required=default is None) or (default or "")
+
+
+def read_labels(reader: "_Reader") -> frozenset[str] | None:
+    """Read the optional list of allowed span types; a type outside it is an input error."""
+    labels = reader.names("labels")
+    return frozenset(labels) if labels else None
+
+
+def read_int(reader: "_Reader", key: str, default: int | None, allow_negative: bool = False) -> int | None:
+    """Read an optional integer key (no booleans); columns count from 1, negative ones from the end."""
+    value = reader.get(key)
+    if value is None:
+        return default
+    if not isinstance(value, int) or isinstance(value, bool) or value == 0 or (value < 0 and not allow_negative):
+        allowed = "a non-zero integer (1 = first column, -1 = last)" if allow_negative else "a positive integer"
+        reader.fail(key, f"must be {allowed}, got {value!r}")
+        return default
+    return value
+
+
+def read_bool(reader: "_Reader", key: str, default: bool) -> bool:
+    """Read an optional true/false key."""
+    value = reader.get(key, default)
+    if not isinstance(value, bool):
+        reader.fail(key, f"must be true or false, got {value!r}")
+        return default
+    return value
+
+
+def read_name_table(reader: "_Reader", key: str) -> dict[str, Any]:
+    """Read a table keyed by labelling name (``[record.<key>.<name>]``); names must be non-empty."""
+    value = reader.get(key)
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        reader.fail(key, f"must be a table, got {value!r}")
+        return {}
+    for name in value:
+        if not name.strip():
+            reader.fail(key, "a labelling has an empty name")
+    return {name: entry for name, entry in value.items() if name.strip()}
+
+
+def check_label(label: str, allowed: frozenset[str] | None) -> str | None:
+    """Return why a span type is not acceptable, or None."""
+    if allowed is not None and label not in allowed:
+        return f"unknown label '{label}' (record.labels allows {', '.join(sorted(allowed))})"
+    return None
+
+
+def first_difference(left: str, right: str) -> int:
+    """Return the first index where two strings differ (the shorter length if one is a prefix)."""
+    for index, (a, b) in enumerate(zip(left, right)):
+        if a != b:
+            return index
+    return min(len(left), len(right))
+
+
+def excerpt(text: str, index: int, width: int = 20) -> str:
+    """Return a short quoted excerpt of ``text`` starting at ``index`` for an error message."""
+    piece = text[index : index + width]
+    if not piece:
+        return "the end of the text"
+    shown = piece.replace("\r", "\\r").replace("\n", "\\n").replace("\t", "\\t")
+    return f"'{shown}'" + ("..." if index + width < len(text) else "")
+
+
+def count(number: int, noun: str, plural: str | None = None) -> str:
+    """Return '1 span' / '1,234 spans'."""
+    return f"{number:,} {noun if number == 1 else (plural or noun + 's')}"
+
+
+def unique_paths(paths: Iterable[Path]) -> tuple[Path, ...]:
+    """Return the paths once each, in first-seen order (the record's sources)."""
+    return tuple(dict.fromkeys(paths))

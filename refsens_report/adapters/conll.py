@@ -1,0 +1,556 @@
+"""CoNLL/IOB files, one per labelling, over the same text: sentences or documents become items.
+
+The first labelling's file defines the text and the items: tokens joined by single spaces (and, in
+document items, sentences joined by a newline, which keeps the same offsets). Every other file is aligned
+onto that text through its non-whitespace characters, so files that split sentences or tokens differently
+(ReCoNLL merges sentences, CleanCoNLL re-tokenises) still land on the same items.
+"""
+
+from __future__ import annotations
+
+from array import array
+from bisect import bisect_right
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from refsens_report.adapters import iob
+from refsens_report.adapters.common import (
+    ITEM_UNITS,
+    InputPath,
+    check_label,
+    count,
+    first_difference,
+    read_int,
+    read_labels,
+    read_language,
+    read_name_table,
+    read_path,
+    sub_reader,
+    unique_paths,
+)
+from refsens_report.errors import MAX_PROBLEMS, InputError, ProblemList
+from refsens_report.record import Item, Record, Span, check_unique_ids
+
+if TYPE_CHECKING:
+    from refsens_report.config import Config, _Reader
+
+DOCSTART = "-DOCSTART-"
+MAX_MISMATCHES_SHOWN = 5
+
+
+@dataclass(frozen=True)
+class LabellingSource:
+    """Where one labelling's tags are: a file, its tag column and optionally a gold column to check."""
+
+    name: str
+    file: InputPath
+    column: int = -1
+    token_column: int = 1
+    gold_column: int | None = None
+    scheme: str = "auto"
+
+    def describe(self) -> str:
+        column = "last column" if self.column == -1 else f"column {self.column}"
+        return f"{self.file.display}, {column}"
+
+
+@dataclass(frozen=True)
+class ConllOptions:
+    """The checked `[record]` keys of a conll record."""
+
+    language: str
+    items: str
+    labels: frozenset[str] | None
+    gold: str | None
+    labellings: tuple[LabellingSource, ...]
+
+
+# ----------------------------------------------------------------------------------------------------------
+# config
+
+
+def read_options(reader: "_Reader", base_dir: Path) -> dict[str, Any]:
+    """Read `[record]` for format = "conll"; bad keys are reported through ``reader``."""
+    language = read_language(reader)
+    default_scheme = reader.choice("scheme", iob.SCHEME_CHOICES, "auto")
+    items = reader.choice("items", ITEM_UNITS, "sentences")
+    labels = read_labels(reader)
+    gold = reader.string("gold")
+    default_column = read_int(reader, "column", -1, allow_negative=True)
+    default_token_column = read_int(reader, "token_column", 1, allow_negative=True)
+    # one place to say where the data lives: labelling paths are relative to it
+    root = read_path(reader, base_dir, "root", kind="folder", required=False)
+    files_dir = root.path if root is not None else base_dir
+    shown_root = root.display.rstrip("/") + "/" if root is not None else ""
+    root_failed = reader.table.get("root") is not None and root is None
+    table = read_name_table(reader, "labellings")
+    if not table and isinstance(reader.table.get("labellings", {}), dict):
+        reader.fail("labellings", "is required: a table mapping each labelling name to its file (and column)")
+    sources: list[LabellingSource] = []
+    for name, entry in table.items():
+        if isinstance(entry, str):
+            entry = {"path": entry}
+        if not isinstance(entry, dict):
+            reader.fail(f"labellings.{name}", f"must be a path or a table with path and column, got {entry!r}")
+            continue
+        entry_reader = sub_reader(reader, entry, f"labellings.{name}")
+        # with a bad root every path would fail too: the root error alone says it
+        file = None if root_failed else read_path(entry_reader, files_dir, "path")
+        entry_reader.used.add("path")
+        if file is not None:
+            file = InputPath(file.path, shown_root + file.display)
+        column = read_int(entry_reader, "column", default_column, allow_negative=True)
+        token_column = read_int(entry_reader, "token_column", default_token_column, allow_negative=True)
+        gold_column = read_int(entry_reader, "gold_column", None, allow_negative=True)
+        scheme = entry_reader.choice("scheme", iob.SCHEME_CHOICES, default_scheme)
+        entry_reader.finish()
+        if file is not None:
+            sources.append(LabellingSource(name, file, column or -1, token_column or 1, gold_column, scheme))
+    if gold is not None and table and gold not in table:
+        reader.fail("gold", f"'{gold}' is not one of record.labellings ({', '.join(table)})")
+    if gold is not None and not any(source.gold_column for source in sources):
+        reader.fail("gold", "names the labelling gold columns are checked against, but no labelling sets gold_column")
+    options = ConllOptions(language=language, items=items, labels=labels, gold=gold, labellings=tuple(sources))
+    return {"options": options}
+
+
+# ----------------------------------------------------------------------------------------------------------
+# reading one file
+
+
+@dataclass
+class ConllFile:
+    """The token lines of one CoNLL file: fields per token line, and where sentences and documents start."""
+
+    file: InputPath
+    fields: list[list[str]] = field(default_factory=list)
+    lines: list[int] = field(default_factory=list)  # line number of each token
+    sentence_starts: list[int] = field(default_factory=list)  # token index; the last entry closes the file
+    sentence_documents: list[int] = field(default_factory=list)  # document number of each sentence
+    has_docstart: bool = False
+
+
+def read_conll_file(file: InputPath, problems: ProblemList) -> ConllFile | None:
+    """Split a CoNLL file into token lines, sentences (blank lines) and documents (-DOCSTART- lines)."""
+    try:
+        raw = file.path.read_bytes()
+    except OSError as error:
+        problems.add(f"{file.display}: cannot read the file ({error.strerror})")
+        return None
+    if raw.startswith(b"\xef\xbb\xbf"):
+        raw = raw[3:]  # a UTF-8 byte-order mark is not part of the first token
+    parsed = ConllFile(file)
+    document = 0
+    in_sentence = False
+    before = len(problems)
+    for number, line_bytes in enumerate(raw.split(b"\n"), start=1):
+        try:
+            line = line_bytes.decode("utf-8")
+        except UnicodeDecodeError as error:
+            if len(problems) - before < MAX_PROBLEMS:
+                problems.add(f"{file.display}:{number}: not valid UTF-8 (byte {error.start + 1} of the line)")
+            continue
+        fields = line.split()  # CRLF endings: the trailing \r is whitespace
+        if fields and fields[0] == DOCSTART:
+            parsed.has_docstart = True
+            document += 1
+            in_sentence = False
+            continue
+        if not fields:
+            in_sentence = False
+            continue
+        if not in_sentence:
+            parsed.sentence_starts.append(len(parsed.fields))
+            parsed.sentence_documents.append(document)
+            in_sentence = True
+        parsed.fields.append(fields)
+        parsed.lines.append(number)
+    parsed.sentence_starts.append(len(parsed.fields))
+    if not parsed.fields and len(problems) == before:
+        problems.add(f"{file.display}: no token lines (the file is empty or has only blank and -DOCSTART- lines)")
+    return parsed if len(problems) == before else None
+
+
+def _column_index(column: int, width: int) -> int | None:
+    index = column - 1 if column > 0 else width + column
+    return index if 0 <= index < width else None
+
+
+def _ordinal_column(column: int) -> str:
+    return f"column {column}" if column > 0 else ("the last column" if column == -1 else f"column {column}")
+
+
+def read_column(
+    parsed: ConllFile, column: int, token_column: int, what: str, problems: ProblemList
+) -> tuple[list[str], list[iob.Tag]] | None:
+    """Return the tokens and the parsed tags of one column; every bad line is a problem."""
+    tokens: list[str] = []
+    tags: list[iob.Tag] = []
+    before = len(problems)
+    parsed_tags: dict[str, iob.Tag | None] = {}  # a file has few distinct tags: parse each once
+    width, token_index, tag_index = -1, None, None
+    for fields, line in zip(parsed.fields, parsed.lines):
+        if len(problems) - before >= MAX_PROBLEMS:
+            break
+        if len(fields) != width:
+            width = len(fields)
+            token_index, tag_index = _column_index(token_column, width), _column_index(column, width)
+        if token_index is None:
+            problems.add(
+                f"{parsed.file.display}:{line}: has {count(width, 'column')}; "
+                f"the token {_ordinal_column(token_column)} is missing"
+            )
+            continue
+        if tag_index is None or tag_index == token_index:
+            problems.add(
+                f"{parsed.file.display}:{line}: has {count(width, 'column')}; "
+                f"the {what} {_ordinal_column(column)} is missing"
+            )
+            continue
+        raw = fields[tag_index]
+        if raw not in parsed_tags:
+            parsed_tags[raw] = iob.parse_tag(raw)
+        tag = parsed_tags[raw]
+        if tag is None:
+            problems.add(f"{parsed.file.display}:{line}: {what} '{raw}' is not O or B-/I-/E-/S-TYPE")
+            continue
+        tokens.append(fields[token_index])
+        tags.append(tag)
+    return (tokens, tags) if len(problems) == before else None
+
+
+@dataclass
+class DecodedColumn:
+    """One tag column decoded into token spans, with what decoding had to repair."""
+
+    spans: list[iob.TokenSpan]  # global token indices
+    report: iob.SchemeReport
+
+
+def decode_column(
+    parsed: ConllFile, tags: list[iob.Tag], scheme: str, labels: frozenset[str] | None, what: str,
+    problems: ProblemList,
+) -> DecodedColumn | None:
+    """Decode every sentence of a tag column (conlleval semantics); count repairs; check types and scheme."""
+    starts = parsed.sentence_starts
+    sentences = [tags[starts[i] : starts[i + 1]] for i in range(len(starts) - 1)]
+    detected = scheme == "auto"
+    used = iob.detect_scheme(sentences) if detected else scheme
+    report = iob.SchemeReport(scheme=used, detected=detected)
+    before = len(problems)
+    foreign = iob.foreign_prefixes(used)
+    if not detected and foreign:
+        for position, tag in enumerate(tags):
+            if tag[0] in foreign:
+                problems.add(
+                    f"{parsed.file.display}:{parsed.lines[position]}: {what} '{tag[0]}-{tag[1]}' belongs to BIOES, "
+                    f"but the scheme is '{used}' (set scheme = \"bioes\" or \"auto\")"
+                )
+                break
+    spans: list[iob.TokenSpan] = []
+    for sentence, offset in zip(sentences, starts):
+        for position in iob.invalid_positions(sentence, used):
+            if not report.repaired:
+                report.first_repair = f"{parsed.file.display}:{parsed.lines[offset + position]}"
+            report.repaired += 1
+        for start, end, label in iob.decode(sentence):
+            problem = check_label(label, labels)
+            if problem and len(problems) - before < MAX_PROBLEMS:
+                problems.add(f"{parsed.file.display}:{parsed.lines[offset + start]}: {what} has an {problem}")
+            spans.append((offset + start, offset + end, label))
+    return DecodedColumn(spans, report) if len(problems) == before else None
+
+
+# ----------------------------------------------------------------------------------------------------------
+# the first file's text, and alignment of the others onto it
+
+
+@dataclass
+class BaseText:
+    """The items built from the first file, and where each non-whitespace character of its text lies."""
+
+    file: ConllFile
+    stream: str  # the tokens concatenated: the text without whitespace
+    item_ids: list[str]
+    item_texts: list[str]
+    item_meta: list[dict[str, Any]]
+    character_item: array  # non-whitespace character index -> item index
+    character_offset: array  # non-whitespace character index -> offset in its item's text
+    token_starts: set[int]  # non-whitespace indices where a token of the first file starts
+    token_ends: set[int]  # ... and where one ends (exclusive)
+    item_characters: list[int]  # non-whitespace index where each item starts; last entry = total
+
+
+def build_base_text(parsed: ConllFile, tokens: list[str], unit: str) -> BaseText:
+    """Join the first file's tokens into item texts (one item per sentence or per document)."""
+    starts = parsed.sentence_starts
+    sentence_count = len(starts) - 1
+    if unit == "documents":
+        groups: list[list[int]] = []
+        for sentence in range(sentence_count):
+            if not groups or parsed.sentence_documents[sentence] != parsed.sentence_documents[sentence - 1]:
+                groups.append([])
+            groups[-1].append(sentence)
+    else:
+        groups = [[sentence] for sentence in range(sentence_count)]
+    character_item, character_offset = array("i"), array("i")
+    token_starts, token_ends = set(), set()
+    item_ids, item_texts, item_meta = [], [], []
+    item_characters: list[int] = []
+    position = 0
+    for item_index, sentences in enumerate(groups):
+        item_characters.append(position)
+        pieces: list[str] = []
+        length = 0
+        for sentence_position, sentence in enumerate(sentences):
+            if sentence_position:
+                pieces.append("\n")  # one character, like the single space it stands for
+                length += 1
+            for token_position, token_index in enumerate(range(starts[sentence], starts[sentence + 1])):
+                token = tokens[token_index]
+                if token_position:
+                    pieces.append(" ")
+                    length += 1
+                token_starts.add(position)
+                for offset in range(len(token)):
+                    character_item.append(item_index)
+                    character_offset.append(length + offset)
+                position += len(token)
+                token_ends.add(position)
+                pieces.append(token)
+                length += len(token)
+        first_line = parsed.lines[starts[sentences[0]]]
+        document = parsed.sentence_documents[sentences[0]]
+        if unit == "documents":
+            item_ids.append(f"document-{item_index + 1}")
+            item_meta.append({"line": first_line, "sentences": len(sentences)})
+        else:
+            item_ids.append(f"sentence-{item_index + 1}")
+            item_meta.append({"line": first_line, "document": document} if parsed.has_docstart else {"line": first_line})
+        item_texts.append("".join(pieces))
+    return BaseText(
+        file=parsed,
+        stream="".join(tokens),
+        item_ids=item_ids,
+        item_texts=item_texts,
+        item_meta=item_meta,
+        character_item=character_item,
+        character_offset=character_offset,
+        token_starts=token_starts,
+        token_ends=token_ends,
+        item_characters=item_characters + [position],
+    )
+
+
+@dataclass
+class Alignment:
+    """How one file's tokens map onto the base text's non-whitespace characters."""
+
+    parsed: ConllFile
+    tokens: list[str]
+    cumulative: list[int]  # non-whitespace index where each token starts; last entry = total
+    kind: str  # "identical", "sentence splits differ", "tokenisation differs"
+
+
+def align(base: BaseText, base_tokens: list[str], parsed: ConllFile, tokens: list[str], problems: ProblemList) -> Alignment | None:
+    """Check that a file has the base text's characters; report the first place where the texts part."""
+    stream = "".join(tokens)
+    cumulative = [0]
+    for token in tokens:
+        cumulative.append(cumulative[-1] + len(token))
+    if stream != base.stream:
+        index = first_difference(stream, base.stream)
+        here = _describe_position(parsed, tokens, cumulative, index)
+        base_cumulative = [0]
+        for token in base_tokens:
+            base_cumulative.append(base_cumulative[-1] + len(token))
+        there = _describe_position(base.file, base_tokens, base_cumulative, index)
+        problems.add(
+            f"{parsed.file.display}:{here[0]}: cannot be aligned with {base.file.file.display}: the texts part at "
+            f"{here[1]} here and at {base.file.file.display}:{there[0]} {there[1]} (after {index:,} identical "
+            "non-whitespace characters)"
+        )
+        return None
+    if tokens != base_tokens:
+        kind = "tokenisation differs"
+    elif parsed.sentence_starts != base.file.sentence_starts:
+        kind = "sentence splits differ"
+    else:
+        kind = "identical"
+    return Alignment(parsed, tokens, cumulative, kind)
+
+
+def _describe_position(parsed: ConllFile, tokens: list[str], cumulative: list[int], index: int) -> tuple[int | str, str]:
+    """Return (line, 'token X') for a non-whitespace character index, or the end of the file."""
+    if index >= cumulative[-1]:
+        return (parsed.lines[-1] if parsed.lines else 1), "the end of its tokens"
+    token = bisect_right(cumulative, index) - 1
+    return parsed.lines[token], f"token '{tokens[token]}'"
+
+
+@dataclass
+class Projection:
+    """Spans of one column placed on the base items, and what had to be adjusted to place them."""
+
+    spans: list[list[Span]]
+    split: int = 0  # spans crossing an item boundary of the base text, split into one piece per item
+    first_split: str | None = None
+    inside_tokens: int = 0  # spans that start or end inside a token of the first file
+
+
+def project(base: BaseText, alignment: Alignment, token_spans: list[iob.TokenSpan]) -> Projection:
+    """Place token spans of an aligned file onto the base items as character offsets."""
+    projection = Projection(spans=[[] for _ in base.item_ids])
+    cumulative = alignment.cumulative
+    for first, last, label in token_spans:
+        start_character, end_character = cumulative[first], cumulative[last]
+        if start_character not in base.token_starts or end_character not in base.token_ends:
+            projection.inside_tokens += 1
+        first_item = base.character_item[start_character]
+        last_item = base.character_item[end_character - 1]
+        if first_item != last_item:
+            # a file that merged sentences may hold an entity the first file splits; keep each part in its item
+            if not projection.split:
+                projection.first_split = f"{alignment.parsed.file.display}:{alignment.parsed.lines[first]}"
+            projection.split += 1
+        for item in range(first_item, last_item + 1):
+            piece_start = max(start_character, base.item_characters[item])
+            piece_end = min(end_character, base.item_characters[item + 1])
+            start = base.character_offset[piece_start]
+            end = base.character_offset[piece_end - 1] + 1
+            projection.spans[item].append((start, end, label))
+    return projection
+
+
+# ----------------------------------------------------------------------------------------------------------
+# the record
+
+
+def load(config: "Config") -> Record:
+    """Read every labelling's file, align them on the first, and build one item per sentence or document."""
+    options: ConllOptions = config.record_options["options"]
+    problems = ProblemList()
+    files: dict[Path, ConllFile | None] = {}
+    columns: list[tuple[LabellingSource, ConllFile, list[str], list[iob.Tag]]] = []
+    for source in options.labellings:
+        if source.file.path not in files:
+            files[source.file.path] = read_conll_file(source.file, problems)
+        parsed = files[source.file.path]
+        if parsed is None:
+            continue
+        read = read_column(parsed, source.column, source.token_column, "tag", problems)
+        if read is not None:
+            columns.append((source, parsed, *read))
+    problems.raise_if_any()
+
+    base_source, base_parsed, base_tokens, _ = columns[0]
+    if options.items == "documents" and not base_parsed.has_docstart:
+        raise InputError(
+            f"{base_source.file.display}: items = \"documents\" needs -DOCSTART- lines in the first labelling's file "
+            "(it defines the items); use items = \"sentences\""
+        )
+    base = build_base_text(base_parsed, base_tokens, options.items)
+    unit = "document" if options.items == "documents" else "sentence"
+
+    notes = [
+        f"conll: {count(len(base.item_ids), unit)} ({count(len(base_tokens), 'token')}) from "
+        f"{base_source.file.display}; every other file is aligned onto its text"
+    ]
+    labellings: dict[str, list[list[Span]]] = {}
+    gold_checks: list[tuple[LabellingSource, Alignment, Projection]] = []
+    for source, parsed, tokens, tags in columns:
+        alignment = align(base, base_tokens, parsed, tokens, problems)
+        decoded = decode_column(parsed, tags, source.scheme, options.labels, "tag", problems)
+        if alignment is None or decoded is None:
+            continue
+        projection = project(base, alignment, decoded.spans)
+        labellings[source.name] = projection.spans
+        notes.append(_labelling_note(source, alignment, decoded, projection, unit))
+        if source.gold_column is not None:
+            gold_read = read_column(parsed, source.gold_column, source.token_column, "gold tag", problems)
+            if gold_read is None:
+                continue
+            gold_decoded = decode_column(parsed, gold_read[1], "auto", options.labels, "gold tag", problems)
+            if gold_decoded is not None:
+                gold_checks.append((source, alignment, project(base, alignment, gold_decoded.spans)))
+    problems.raise_if_any()
+
+    gold_name = options.gold or base_source.name
+    for source, alignment, projection in gold_checks:
+        check_gold_column(source, gold_name, labellings[gold_name], alignment, projection, base, unit, problems)
+    problems.raise_if_any()
+
+    items = []
+    for index, item_id in enumerate(base.item_ids):
+        item_labellings = {name: tuple(spans[index]) for name, spans in labellings.items()}
+        items.append(
+            Item(
+                id=item_id,
+                language=options.language,
+                labellings=item_labellings,
+                text=base.item_texts[index],
+                meta=base.item_meta[index],
+            )
+        )
+    check_unique_ids(((item.id, item) for item in items), problems)
+    problems.raise_if_any()
+    sources = unique_paths(source.file.path for source in options.labellings)
+    return Record(items=tuple(items), sources=sources, notes=tuple(notes))
+
+
+def _labelling_note(
+    source: LabellingSource, alignment: Alignment, decoded: DecodedColumn, projection: Projection, unit: str
+) -> str:
+    placed = sum(len(spans) for spans in projection.spans)
+    parts = [f"conll: labelling '{source.name}' ({source.describe()}): {decoded.report.describe()}", count(placed, "span")]
+    if alignment.kind != "identical":
+        parts.append(f"aligned by characters ({alignment.kind})")
+    if projection.inside_tokens:
+        parts.append(f"{count(projection.inside_tokens, 'span')} start or end inside a token of the first file")
+    if projection.split:
+        parts.append(
+            f"{count(projection.split, 'span')} crossing a {unit} boundary of the first file split at it "
+            f"(first at {projection.first_split})"
+        )
+    return "; ".join(parts)
+
+
+def check_gold_column(
+    source: LabellingSource,
+    gold_name: str,
+    gold_spans: list[list[Span]],
+    alignment: Alignment,
+    projection: Projection,
+    base: BaseText,
+    unit: str,
+    problems: ProblemList,
+) -> None:
+    """Report every item where a file's own gold column disagrees with the configured gold labelling."""
+    differing = [
+        index for index, spans in enumerate(projection.spans) if set(spans) != set(gold_spans[index])
+    ]
+    if not differing:
+        return
+    column = _ordinal_column(source.gold_column or 0)
+    for index in differing[:MAX_MISMATCHES_SHOWN]:
+        in_file = set(projection.spans[index])
+        in_gold = set(gold_spans[index])
+        line = _line_of_item(base, alignment, index)
+        problems.add(
+            f"{source.file.display}:{line}: the gold {column} disagrees with labelling '{gold_name}' on {unit} "
+            f"'{base.item_ids[index]}' ({count(len(in_file - in_gold), 'span')} only in the file, "
+            f"{len(in_gold - in_file):,} only in '{gold_name}')"
+        )
+    problems.add(
+        f"{source.file.display}: the gold {column} disagrees with labelling '{gold_name}' on "
+        f"{count(len(differing), unit)} in all: the predictions were scored against another gold; "
+        f"point record.gold at that labelling, or remove gold_column to skip this check"
+    )
+
+
+def _line_of_item(base: BaseText, alignment: Alignment, index: int) -> int:
+    """Return the line in an aligned file where a base item's first token is."""
+    first_character = base.item_characters[index]
+    token = bisect_right(alignment.cumulative, first_character) - 1
+    return alignment.parsed.lines[token]
