@@ -45,9 +45,10 @@ def _jsonl_load(config: "Config") -> Record:
 
 
 # imported here, after Adapter exists, so each format module stays next to its own options and loader
-from refsens_report.adapters import conll  # noqa: E402
+from refsens_report.adapters import conll, crowd  # noqa: E402
 
 ADAPTERS: dict[str, Adapter] = {
     "jsonl": Adapter(read_options=_jsonl_options, load=_jsonl_load),
     "conll": Adapter(read_options=conll.read_options, load=conll.load),
+    "crowd": Adapter(read_options=crowd.read_options, load=crowd.load),
 }
