@@ -1,0 +1,504 @@
+"""The appendix figures, drawn with matplotlib from results.json rows and written as reproducible SVG.
+
+SVG text stays text (``svg.fonttype = 'none'``): the browser and WeasyPrint typeset it with the page's fonts,
+so Devanagari, Arabic and CJK labels shape correctly, the PDF stays small and fast to render, and every
+label can be searched and copied.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import re
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Callable, Iterator, Mapping
+
+import matplotlib
+
+matplotlib.use("Agg")  # no display; must precede pyplot
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+from matplotlib.colors import LogNorm  # noqa: E402
+from matplotlib.lines import Line2D  # noqa: E402
+
+from refsens_report import formatting  # noqa: E402
+from refsens_report.tables import POOLED, ResultsView  # noqa: E402
+
+# Okabe & Ito's palette: distinguishable under the common colour-vision deficiencies and in greyscale print.
+OKABE_ITO = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#000000")
+MARKERS = ("o", "s", "D", "^", "v", "P", "X", "*")
+INK, MUTED, GRID = "#222222", "#6b6b6b", "#d9d9d9"
+# Latin first, then the scripts a multilingual benchmark's labels use; matplotlib measures with these and the
+# browser / WeasyPrint render with the same list (the SVG keeps the family list).
+FONT_FAMILIES = (
+    "DejaVu Sans", "Noto Sans", "Noto Sans Devanagari", "Noto Sans Arabic", "Noto Sans CJK SC",
+    "Noto Sans Hebrew", "Noto Sans Thai", "Noto Sans Bengali",
+)  # fmt: skip
+WIDTH = 6.3  # inches: the text width of an A4 or Letter page with 2 cm margins
+SVG_DOCTYPE = re.compile(rb"<!DOCTYPE svg[^>]*>\n?")
+
+RC = {
+    "svg.fonttype": "none",
+    "svg.hashsalt": "refsens-report",  # fixed ids: byte-identical rebuilds
+    "font.family": "sans-serif",
+    "font.sans-serif": list(FONT_FAMILIES),
+    "font.size": 8,
+    "axes.titlesize": 8.5,
+    "axes.labelsize": 8,
+    "axes.edgecolor": MUTED,
+    "axes.linewidth": 0.6,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.titleweight": "bold",
+    "axes.titlelocation": "left",
+    "xtick.color": MUTED,
+    "ytick.color": MUTED,
+    "xtick.labelcolor": INK,
+    "ytick.labelcolor": INK,
+    "xtick.labelsize": 7.5,
+    "ytick.labelsize": 7.5,
+    "legend.fontsize": 7.5,
+    "legend.frameon": False,
+    "grid.color": GRID,
+    "grid.linewidth": 0.5,
+    "lines.linewidth": 1.0,
+    "figure.dpi": 100,
+}
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A numbered figure: its SVG file (relative to the version folder), caption and alt text."""
+
+    key: str
+    title: str
+    caption: str
+    alt: str
+    file: str = ""
+    number: int = 0
+
+    @property
+    def anchor(self) -> str:
+        """Return the HTML id of the figure."""
+        return f"figure-{self.key}"
+
+
+def plain(text: str) -> str:
+    """Return team-written text that matplotlib prints literally ('$' would otherwise start mathtext)."""
+    return text.replace("$", r"\$")
+
+
+@contextmanager
+def _style() -> Iterator[None]:
+    with matplotlib.rc_context(RC):
+        yield
+
+
+def _svg(figure: plt.Figure) -> bytes:
+    """Return the figure as SVG without date, creator URL or DTD reference, so it is reproducible and offline."""
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="svg", bbox_inches="tight", pad_inches=0.05,
+                   metadata={"Date": None, "Creator": "refsens-report"})  # fmt: skip
+    plt.close(figure)
+    # the DOCTYPE names a DTD on the web; it is optional and the site must not refer outside itself
+    return SVG_DOCTYPE.sub(b"", buffer.getvalue())
+
+
+def _language_axis(axis: plt.Axes, languages: list[str]) -> dict[str, float]:
+    """Lay languages top to bottom with 'pooled' last, set apart by a rule; return each one's y position."""
+    positions = {}
+    y = 0.0
+    for language in languages:
+        if language == POOLED:
+            y += 0.5
+        positions[language] = -y
+        y += 1
+    axis.set_yticks(list(positions.values()), [plain(language) for language in languages])
+    for tick in axis.get_yticklabels():
+        if tick.get_text() == POOLED:
+            tick.set_fontweight("bold")
+    if POOLED in positions:
+        axis.axhline(positions[POOLED] + 0.75, color=GRID, linewidth=0.8)
+    axis.set_ylim(-y + 0.4, 0.6)
+    axis.grid(axis="x")
+    axis.set_axisbelow(True)
+    return positions
+
+
+def _interval_point(axis: plt.Axes, y: float, row: Mapping[str, Any] | None, colour: str, marker: str,
+                    filled: bool = True) -> None:  # fmt: skip
+    """Draw one estimate with its interval as a horizontal error bar."""
+    if row is None or row["estimate"] is None:
+        return
+    estimate = row["estimate"]
+    if row["ci_low"] is not None and row["ci_high"] is not None:
+        axis.plot([row["ci_low"], row["ci_high"]], [y, y], color=colour, linewidth=1.2, solid_capstyle="butt")
+    axis.plot([estimate], [y], marker=marker, markersize=4.5, color=colour,
+              markerfacecolor=colour if filled else "white", markeredgewidth=1.0, linestyle="none")  # fmt: skip
+
+
+def _zero_line(axis: plt.Axes) -> None:
+    axis.axvline(0, color=MUTED, linewidth=0.8, zorder=0.5)
+
+
+def _height(rows: int, panels_high: int = 1) -> float:
+    """Return a figure height that gives every language row the same room."""
+    return max(1.9, 0.6 + 0.2 * rows) * panels_high
+
+
+def _row(view: ResultsView, analysis: str, statistic: str, **criteria: str) -> Mapping[str, Any] | None:
+    found = view.rows.one(analysis, statistic, **criteria)
+    return found[1] if found else None
+
+
+def _legend_handles(labels: list[str], filled: bool = True) -> list[Line2D]:
+    return [
+        Line2D([], [], color=OKABE_ITO[i % len(OKABE_ITO)], marker=MARKERS[i % len(MARKERS)], markersize=4.5,
+               markerfacecolor=OKABE_ITO[i % len(OKABE_ITO)] if filled else "white", label=plain(text))
+        for i, text in enumerate(labels)
+    ]  # fmt: skip
+
+
+def _said(row: Mapping[str, Any] | None) -> str:
+    """Return a statistic as printed, for alt text and captions."""
+    return formatting.format_row(row).text if row else formatting.UNDEFINED
+
+
+# --- the figures -----------------------------------------------------------------------------------
+
+
+def swap_forest(view: ResultsView) -> tuple[plt.Figure, Figure] | None:
+    """Forest plot of reference-swap deltas with intervals, per language and output, one panel per rule."""
+    if not view.rows.has("swap", "delta"):
+        return None
+    first, second = view.reference_pairs()[0]
+    languages = view.languages
+    figure, axes = plt.subplots(1, len(view.rules), figsize=(WIDTH, _height(len(languages))), sharey=True,
+                                squeeze=False)  # fmt: skip
+    offsets = np.linspace(-0.18, 0.18, len(view.outputs)) if len(view.outputs) > 1 else [0.0]
+    for axis, rule in zip(axes[0], view.rules):
+        positions = _language_axis(axis, languages)
+        _zero_line(axis)
+        for index, output in enumerate(view.outputs):
+            for language in languages:
+                row = _row(view, "swap", "delta", rule=rule, language=language, output=output,
+                           reference=first, reference_2=second)  # fmt: skip
+                _interval_point(axis, positions[language] - offsets[index], row,
+                                OKABE_ITO[index % 8], MARKERS[index % 8])  # fmt: skip
+        axis.set_title(rule.capitalize())
+        axis.set_xlabel(plain(f"Δ = F1 vs {first} − F1 vs {second} (F1 points)"))
+    axes[0][-1].legend(handles=_legend_handles(view.outputs), title="Output", loc="lower right",
+                       bbox_to_anchor=(1.0, 1.06), ncols=len(view.outputs), title_fontsize=7.5)  # fmt: skip
+    pooled = "; ".join(
+        f"{output}: {_said(_row(view, 'swap', 'delta', rule=view.main_rule, language=POOLED, output=output, reference=first, reference_2=second))}"
+        for output in view.outputs
+    )
+    return figure, Figure(
+        key="swap",
+        title="Reference-swap deltas",
+        caption=(
+            f"Movement of each output's score when the reference {first} is exchanged for {second}, in F1 points, "
+            f"with {view.confidence_label} (paired bootstrap), per language and pooled, on the audited subset "
+            f"({formatting.count(view.subset_size('audited'))} items pooled). Points right of zero: the output "
+            f"scores higher against {first}."
+        ),
+        alt=(
+            f"Forest plot, one panel per matching rule, rows per language with pooled last. Each output's "
+            f"swap delta is a point with its interval. Pooled {view.main_rule} deltas: {pooled}."
+        ),
+    )
+
+
+def neutrality_dots(view: ResultsView) -> tuple[plt.Figure, Figure] | None:
+    """Dot plot: how often each reference reproduces each annotator exactly, per language."""
+    if not view.rows.has("neutrality", "rate"):
+        return None
+    languages = view.languages
+    references = view.references
+    figure, axes = plt.subplots(1, len(references), figsize=(WIDTH, _height(len(languages))), sharey=True,
+                                sharex=True, squeeze=False)  # fmt: skip
+    for axis, reference in zip(axes[0], references):
+        positions = _language_axis(axis, languages)
+        annotators = [name for name in view.annotators if name != reference]
+        for language in languages:
+            values = [_row(view, "neutrality", "rate", language=language, output=name, reference=reference)
+                      for name in annotators]  # fmt: skip
+            estimates = [row["estimate"] for row in values if row and row["estimate"] is not None]
+            if len(estimates) > 1:
+                axis.plot([min(estimates), max(estimates)], [positions[language]] * 2, color=GRID, linewidth=2.2,
+                          zorder=1)  # fmt: skip
+            for index, row in enumerate(values):
+                colour = OKABE_ITO[view.annotators.index(annotators[index]) % 8]
+                marker = MARKERS[view.annotators.index(annotators[index]) % 8]
+                if row and row["estimate"] is not None:
+                    axis.plot([row["estimate"]], [positions[language]], marker=marker, color=colour,
+                              markersize=5, linestyle="none", zorder=2)  # fmt: skip
+        axis.set_title(plain(f"Reference: {reference}"))
+        axis.set_xlabel("% of audited items reproduced exactly")
+    axes[0][-1].legend(handles=_legend_handles(view.annotators), title="Annotator", loc="lower right",
+                       bbox_to_anchor=(1.0, 1.06), ncols=len(view.annotators), title_fontsize=7.5)  # fmt: skip
+    skews = "; ".join(
+        f"{reference}: skew {_said(_row(view, 'neutrality', 'skew', language=POOLED, reference=reference))}"
+        for reference in references
+    )
+    return figure, Figure(
+        key="neutrality",
+        title="Neutrality of each reference",
+        caption=(
+            "Percentage of audited items on which each reference's strict span set equals each annotator's, per "
+            "language and pooled. A neutral reference reproduces the annotators about equally often; a grey bar "
+            "joins the rates of one reference."
+        ),
+        alt=f"Dot plot, one panel per reference, rows per language. Pooled skew between the annotators: {skews}.",
+    )
+
+
+def swing_forest(view: ResultsView) -> tuple[plt.Figure, Figure] | None:
+    """Forest plot of the swing per language and rule; Holm-significant swings filled, others hollow."""
+    if not view.rows.has("interaction", "swing") or not view.output_pairs():
+        return None
+    output, output_2 = view.output_pairs()[0]
+    first, second = view.reference_pairs()[0]
+    languages = view.languages
+    figure, axes = plt.subplots(1, len(view.rules), figsize=(WIDTH, _height(len(languages))), sharey=True,
+                                sharex=True, squeeze=False)  # fmt: skip
+    significant = 0
+    for axis, rule in zip(axes[0], view.rules):
+        positions = _language_axis(axis, languages)
+        _zero_line(axis)
+        for language in languages:
+            row = _row(view, "interaction", "swing", rule=rule, language=language, output=output, output_2=output_2,
+                       reference=first, reference_2=second)  # fmt: skip
+            holm = row["p_holm"] if row else None
+            filled = holm is not None and holm < 0.05
+            significant += filled
+            _interval_point(axis, positions[language], row, OKABE_ITO[0], "o", filled=filled)
+            if row and row["estimate"] is not None and filled:
+                axis.annotate("*", (row["ci_high"] if row["ci_high"] is not None else row["estimate"],
+                                    positions[language]), xytext=(3, -2.5), textcoords="offset points",
+                              fontsize=9, color=INK, fontweight="bold")  # fmt: skip
+        axis.set_title(rule.capitalize())
+        axis.set_xlabel("Swing (F1 points)")
+    handles = [
+        Line2D([], [], color=OKABE_ITO[0], marker="o", markersize=4.5, label="Holm p < 0.05 (*)"),
+        Line2D([], [], color=OKABE_ITO[0], marker="o", markersize=4.5, markerfacecolor="white", label="Holm p ≥ 0.05"),
+    ]
+    axes[0][-1].legend(handles=handles, loc="lower right", bbox_to_anchor=(1.0, 1.06), ncols=2)
+    pooled = _row(view, "interaction", "swing", rule=view.main_rule, language=POOLED, output=output,
+                  output_2=output_2, reference=first, reference_2=second)  # fmt: skip
+    return figure, Figure(
+        key="swing",
+        title="Swing of the comparison between references",
+        caption=(
+            f"Swing = (F1({output}) − F1({output_2}) under {first}) − (the same margin under {second}), in F1 "
+            f"points with {view.confidence_label}, per language and pooled, on the audited subset. Filled points "
+            "with an asterisk are significant after Holm correction over the whole swing family (p < 0.05)."
+        ),
+        alt=(
+            f"Forest plot of swings, one panel per rule. Pooled {view.main_rule} swing {_said(pooled)}, Holm p "
+            f"{formatting.p_value(pooled['p_holm'] if pooled else None)}; {significant} of the plotted swings "
+            "are Holm-significant."
+        ),
+    )
+
+
+def range_dumbbells(view: ResultsView) -> tuple[plt.Figure, Figure] | None:
+    """Dumbbells: each output's score against every defensible gold, min to max, per language."""
+    if not view.rows.has("range", "score"):
+        return None
+    rule = view.main_rule
+    languages = view.languages
+    golds = list(dict.fromkeys(view.annotators + view.references))
+    figure, axes = plt.subplots(1, len(view.outputs), figsize=(WIDTH, _height(len(languages))), sharey=True,
+                                sharex=True, squeeze=False)  # fmt: skip
+    for axis, output in zip(axes[0], view.outputs):
+        positions = _language_axis(axis, languages)
+        for language in languages:
+            scores = {gold: _row(view, "range", "score", rule=rule, language=language, output=output, reference=gold)
+                      for gold in golds if gold != output}  # fmt: skip
+            values = [row["estimate"] for row in scores.values() if row and row["estimate"] is not None]
+            if values:
+                axis.plot([min(values), max(values)], [positions[language]] * 2, color=GRID, linewidth=2.5, zorder=1)
+            for gold, row in scores.items():
+                if row and row["estimate"] is not None:
+                    index = golds.index(gold)
+                    axis.plot([row["estimate"]], [positions[language]], marker=MARKERS[index % 8],
+                              color=OKABE_ITO[index % 8], markersize=5, linestyle="none", zorder=2)  # fmt: skip
+        axis.set_title(plain(f"Output: {output}"))
+        axis.set_xlabel(f"F1 ({rule}, F1 points)")
+    figure.legend(handles=_legend_handles(golds), title="Scored against", loc="upper center",
+                  bbox_to_anchor=(0.5, 0.0), ncols=min(len(golds), 4), title_fontsize=7.5)  # fmt: skip
+    ranges = "; ".join(
+        f"{output}: {_said(_row(view, 'range', 'range', rule=rule, language=POOLED, output=output))}"
+        for output in view.outputs
+    )
+    return figure, Figure(
+        key="range",
+        title="Score range from the choice of gold",
+        caption=(
+            f"Each output's {rule} F1 (F1 points) against every other defensible gold (annotators and "
+            "references), per language and pooled, on the audited subset; the grey bar spans the range."
+        ),
+        alt=f"Dumbbell plot, one panel per output, rows per language. Pooled {rule} ranges: {ranges}.",
+    )
+
+
+def band_margins(view: ResultsView) -> tuple[plt.Figure, Figure] | None:
+    """Observed margins under the primary reference against the shaded ± band."""
+    rule = view.main_rule
+    band_row = _row(view, "band", "band", rule=rule, language=POOLED, output="")
+    if band_row is None or band_row["estimate"] is None or not view.output_pairs():
+        return None
+    band = band_row["estimate"]
+    output, output_2 = view.output_pairs()[0]
+    languages = view.languages
+    figure, axis = plt.subplots(figsize=(WIDTH * 0.62, _height(len(languages))))
+    positions = _language_axis(axis, languages)
+    axis.axvspan(-band, band, color="#E69F00", alpha=0.18, linewidth=0, zorder=0)
+    _zero_line(axis)
+    exceeding = 0
+    for language in languages:
+        row = _row(view, "interaction", "margin", rule=rule, language=language, output=output, output_2=output_2,
+                   reference=view.primary)  # fmt: skip
+        outside = bool(row and row["estimate"] is not None and abs(row["estimate"]) > band)
+        exceeding += outside
+        _interval_point(axis, positions[language], row, OKABE_ITO[0], "o", filled=outside)
+    axis.set_xlabel(plain(f"Margin F1({output}) − F1({output_2}) under {view.primary} (F1 points)"))
+    axis.legend(
+        handles=[
+            matplotlib.patches.Patch(color="#E69F00", alpha=0.35, label=f"band ±{formatting.number(band, 2)}"),
+            Line2D([], [], color=OKABE_ITO[0], marker="o", markersize=4.5, label="margin beyond the band"),
+            Line2D([], [], color=OKABE_ITO[0], marker="o", markersize=4.5, markerfacecolor="white",
+                   label="margin within the band"),
+        ],
+        loc="lower left", bbox_to_anchor=(0.0, 1.0), ncols=3,
+    )  # fmt: skip
+    return figure, Figure(
+        key="band",
+        title="Observed margins against the band",
+        caption=(
+            f"Margin between {output} and {output_2} under the primary reference ({view.primary}), {rule} rule, "
+            f"with {view.confidence_label}, per language and pooled, against the shaded {rule} "
+            f"reference-sensitivity band (±{formatting.number(band, 2)} F1 points). A margin inside the band could "
+            "be produced by the choice of reference alone."
+        ),
+        alt=(
+            f"Margins per language as points with intervals over a shaded band of ±{formatting.number(band, 2)} "
+            f"F1 points; {exceeding} of {len(languages)} margins lie beyond the band."
+        ),
+    )
+
+
+def duplicates_multiples(view: ResultsView) -> tuple[plt.Figure, Figure] | None:
+    """Small multiples: the swing per language under each duplicate policy."""
+    policies = [policy for policy in ("keep_first", "keep_last", "keep_all", "drop_all")
+                if view.rows.select("duplicates", "swing", policy=policy)]  # fmt: skip
+    if not policies or not view.output_pairs():
+        return None
+    rule = view.main_rule
+    output, output_2 = view.output_pairs()[0]
+    first, second = view.reference_pairs()[0]
+    languages = view.languages
+    figure, axes = plt.subplots(1, len(policies), figsize=(WIDTH, _height(len(languages))), sharey=True,
+                                sharex=True, squeeze=False)  # fmt: skip
+    for axis, policy in zip(axes[0], policies):
+        positions = _language_axis(axis, languages)
+        _zero_line(axis)
+        for language in languages:
+            row = _row(view, "duplicates", "swing", rule=rule, language=language, output=output, output_2=output_2,
+                       reference=first, reference_2=second, policy=policy)  # fmt: skip
+            _interval_point(axis, positions[language], row, OKABE_ITO[2], "o")
+        axis.set_title(policy)
+        axis.set_xlabel("Swing (F1 points)")
+    pooled = "; ".join(
+        f"{policy}: {_said(_row(view, 'duplicates', 'swing', rule=rule, language=POOLED, output=output, output_2=output_2, reference=first, reference_2=second, policy=policy))}"
+        for policy in policies
+    )
+    return figure, Figure(
+        key="duplicates",
+        title="Duplicate-policy robustness",
+        caption=(
+            f"Swing ({rule} rule, F1 points, {view.confidence_label}) per language under each duplicate policy, "
+            "without excluding defective duplicate groups. A swing that appears under one policy only is "
+            "produced by the duplicates, not by the references."
+        ),
+        alt=f"Small multiples, one panel per duplicate policy. Pooled swings: {pooled}.",
+    )
+
+
+def type_heatmap(view: ResultsView) -> tuple[plt.Figure, Figure] | None:
+    """Heatmap of A's versus B's types on boundary-matched spans."""
+    confusion = view.data.get("type_confusion") or {}
+    cells = confusion.get("cells") or []
+    if not confusion.get("available", bool(cells)) or not cells:
+        return None
+    types_a = list(dict.fromkeys(cell["type_a"] for cell in cells))
+    types_b = list(dict.fromkeys(cell["type_b"] for cell in cells))
+    matrix = np.zeros((len(types_a), len(types_b)))
+    for cell in cells:
+        matrix[types_a.index(cell["type_a"]), types_b.index(cell["type_b"])] = cell["count"]
+    annotator_a, annotator_b = (confusion.get("annotators") or view.annotators)[:2]
+    side = min(WIDTH, 1.6 + 0.45 * max(len(types_a), len(types_b)))
+    figure, axis = plt.subplots(figsize=(side + 1.0, side * 0.85))
+    shown = np.where(matrix > 0, matrix, np.nan)
+    top = max(1.0, float(np.nanmax(shown))) if np.isfinite(shown).any() else 1.0
+    image = axis.imshow(shown, cmap="cividis", norm=LogNorm(vmin=1, vmax=max(top, 10)), aspect="auto")
+    for (row, column), value in np.ndenumerate(matrix):
+        if value:
+            level = math.log10(value) / math.log10(max(top, 10))
+            axis.text(column, row, formatting.count(int(value)), ha="center", va="center", fontsize=6.5,
+                      color="black" if level > 0.6 else "white")  # fmt: skip
+    axis.set_xticks(range(len(types_b)), [plain(name) for name in types_b], rotation=45, ha="right",
+                    rotation_mode="anchor")  # fmt: skip
+    axis.set_yticks(range(len(types_a)), [plain(name) for name in types_a])
+    axis.set_xlabel(plain(f"Type given by B ({annotator_b})"))
+    axis.set_ylabel(plain(f"Type given by A ({annotator_a})"))
+    for spine in axis.spines.values():
+        spine.set_visible(False)
+    colourbar = figure.colorbar(image, ax=axis, shrink=0.8)
+    colourbar.set_label("Boundary-matched spans (log scale)")
+    colourbar.outline.set_visible(False)
+    off_diagonal = int(matrix.sum() - sum(matrix[types_a.index(t), types_b.index(t)] for t in types_a if t in types_b))
+    return figure, Figure(
+        key="type-confusion",
+        title="Type confusion between the annotators",
+        caption=(
+            f"Spans on which A ({annotator_a}) and B ({annotator_b}) agree on the boundaries, by the type each "
+            "gave, over the corpus; colour on a log scale. Off-diagonal cells are type disagreements."
+        ),
+        alt=(
+            f"Heatmap of {len(types_a)} by {len(types_b)} types; {formatting.count(int(matrix.sum()))} "
+            f"boundary-matched spans, {formatting.count(off_diagonal)} with different types."
+        ),
+    )
+
+
+FIGURES: tuple[Callable[[ResultsView], tuple[plt.Figure, Figure] | None], ...] = (
+    neutrality_dots,
+    swap_forest,
+    range_dumbbells,
+    swing_forest,
+    band_margins,
+    duplicates_multiples,
+    type_heatmap,
+)
+
+
+def write_figures(view: ResultsView, out_dir: Path) -> dict[str, Figure]:
+    """Draw every figure that applies, write ``figures/<key>.svg`` under ``out_dir``; return them by key."""
+    folder = out_dir / "figures"
+    folder.mkdir(parents=True, exist_ok=True)
+    written: dict[str, Figure] = {}
+    with _style():
+        for draw in FIGURES:
+            drawn = draw(view)
+            if drawn is None:
+                continue
+            figure, model = drawn
+            name = f"figures/{model.key}.svg"
+            (out_dir / name).write_bytes(_svg(figure))
+            written[model.key] = replace(model, file=name)
+    return written

@@ -1,0 +1,119 @@
+"""Turn results rows into display text (METHOD.md section 6); the only place a number becomes a string."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping
+
+UNDEFINED = "—"  # an undefined estimate (null in results.json, empty in results.csv)
+
+# Percentages of items print with 1 decimal (METHOD.md 6: "rates 1 decimal"); skew is a difference of rates.
+RATE_STATISTICS = {
+    ("agreement", "identical"),
+    ("agreement", "type_agreement"),
+    ("agreement", "third_pass"),
+    ("agreement", "silent"),
+    ("agreement", "default_to_first"),
+    ("neutrality", "rate"),
+    ("neutrality", "copied"),
+    ("neutrality", "skew"),
+}
+# Differences print with a sign, and an interval that excludes zero is bold; for a score or a rate an
+# interval excluding zero says nothing, so only differences are ever bold.
+DIFFERENCE_STATISTICS = {"skew", "delta", "margin", "swing"}
+
+
+def decimals_for(analysis: str, statistic: str) -> int:
+    """Return how many decimals a statistic prints with: 1 for rates, 2 for F1 scores and differences."""
+    return 1 if (analysis, statistic) in RATE_STATISTICS else 2
+
+
+def is_difference(statistic: str) -> bool:
+    """Return whether a statistic is a signed difference (printed with +/-, bold when its interval excludes 0)."""
+    return statistic in DIFFERENCE_STATISTICS
+
+
+def number(value: float | None, decimals: int, signed: bool = False) -> str:
+    """Return a number with fixed decimals; '+' on positive differences; '—' when undefined."""
+    if value is None:
+        return UNDEFINED
+    if round(value, decimals) == 0:
+        value = 0.0  # -0.00 after rounding would read as a real negative
+    return f"{value:+.{decimals}f}" if signed else f"{value:.{decimals}f}"
+
+
+def interval(low: float | None, high: float | None, decimals: int, signed: bool = False) -> str:
+    """Return '[low, high]', or '' when the interval is undefined."""
+    if low is None or high is None:
+        return ""
+    return f"[{number(low, decimals, signed)}, {number(high, decimals, signed)}]"
+
+
+def excludes_zero(low: float | None, high: float | None) -> bool:
+    """Return whether an interval lies wholly on one side of zero."""
+    return low is not None and high is not None and (low > 0 or high < 0)
+
+
+def p_value(value: float | None) -> str:
+    """Return a p-value with 2 decimals; below 0.01 as '<0.01' (METHOD.md 6)."""
+    if value is None:
+        return UNDEFINED
+    return "<0.01" if value < 0.01 else f"{value:.2f}"
+
+
+def count(value: int | None) -> str:
+    """Return an item count with thousands separators."""
+    return UNDEFINED if value is None else f"{value:,}"
+
+
+@dataclass(frozen=True)
+class Formatted:
+    """One statistic as printed: the estimate, its interval (may be ''), and whether it is bold."""
+
+    estimate: str
+    interval: str
+    bold: bool
+
+    @property
+    def text(self) -> str:
+        """Return estimate and interval as one string, as the tables show them."""
+        return f"{self.estimate} {self.interval}" if self.interval else self.estimate
+
+
+def format_row(row: Mapping[str, Any]) -> Formatted:
+    """Return a results row's estimate and interval as printed in every table and sentence."""
+    decimals = decimals_for(row["analysis"], row["statistic"])
+    signed = is_difference(row["statistic"])
+    return Formatted(
+        estimate=number(row["estimate"], decimals, signed),
+        interval=interval(row["ci_low"], row["ci_high"], decimals, signed),
+        bold=signed and excludes_zero(row["ci_low"], row["ci_high"]),
+    )
+
+
+class ResultsRows:
+    """The rows of results.json, selectable by column values; each row keeps its index (results.csv line - 2)."""
+
+    def __init__(self, rows: Iterable[Mapping[str, Any]]):
+        self.rows = list(rows)
+        # tables ask for thousands of single rows: group once by (analysis, statistic) to keep lookups short
+        self._groups: dict[tuple[str, str], list[tuple[int, Mapping[str, Any]]]] = {}
+        for index, row in enumerate(self.rows):
+            self._groups.setdefault((row["analysis"], row["statistic"]), []).append((index, row))
+
+    def select(self, analysis: str, statistic: str, **criteria: str) -> list[tuple[int, Mapping[str, Any]]]:
+        """Return (index, row) for every row of a statistic whose columns equal ``criteria``, in results order."""
+        return [
+            (index, row)
+            for index, row in self._groups.get((analysis, statistic), [])
+            if all(row.get(column) == value for column, value in criteria.items())
+        ]
+
+    def one(self, analysis: str, statistic: str, **criteria: str) -> tuple[int, Mapping[str, Any]] | None:
+        """Return the first (index, row) matching, or None when there is none."""
+        found = self.select(analysis, statistic, **criteria)
+        return found[0] if found else None
+
+    def has(self, analysis: str, statistic: str | None = None) -> bool:
+        """Return whether the results hold any row of an analysis (and statistic)."""
+        return any(a == analysis and (statistic is None or s == statistic) for a, s in self._groups)
