@@ -1,0 +1,320 @@
+"""Bad input never crashes: every problem of issue 2 gives exit 2 and a message naming the file and line.
+
+Each case calls ``cli.main(["validate", config])`` in-process (so an unexpected exception fails the test
+with its traceback) and checks the exit code, the message and that stderr carries no traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from helpers import A, B, D, R, config_text, item, write_project, write_record
+
+from refsens_report.cli import main
+
+
+def good(item_id: str = "en-1", language: str = "en", **overrides) -> dict:
+    """Return a valid item carrying every role labelling."""
+    spans = {A: [[0, 3, "PER"]], B: [[0, 3, "PER"]], D: [[0, 3, "PER"]], R: [[0, 3, "PER"]]}
+    spans.update(overrides)
+    return item(item_id, language, meta={"third_pass": False}, **spans)
+
+
+def run_validate(config: Path, capsys) -> tuple[int, str, str]:
+    code = main(["validate", str(config)])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def assert_clean_failure(code: int, err: str) -> None:
+    assert code == 2, err
+    assert "Traceback" not in err
+    assert err.strip(), "a failure must say what is wrong"
+    # one line per problem, each an "error:" line
+    assert all(line.startswith("error: ") for line in err.strip().splitlines()), err
+
+
+def test_a_good_record_validates(tmp_path, capsys):
+    config = write_project(tmp_path, [good("en-1"), good("en-2"), good("de-1", "de")])
+    code, out, err = run_validate(config, capsys)
+    assert code == 0, err
+    assert "3 items" in out and "2 languages" in out
+    assert err == ""
+
+
+# (what, the record's lines; the bad one is line 2 unless said otherwise, a fragment of the message)
+BAD_LINES = {
+    "invalid JSON": ('{"id": "en-2", "language": ', "invalid JSON"),
+    "invalid JSON: trailing comma": ('{"id": "en-2", "language": "en", "labellings": {},}', "invalid JSON"),
+    "non-object line: array": ("[1, 2, 3]", "not a JSON object"),
+    "non-object line: string": ('"en-2"', "not a JSON object"),
+    "non-object line: number": ("42", "not a JSON object"),
+    "non-object line: null": ("null", "not a JSON object"),
+    "missing id": ({"language": "en", "labellings": {A: []}}, "'id'"),
+    "empty id": ({"id": "", "language": "en", "labellings": {A: []}}, "'id'"),
+    "blank id": ({"id": "   ", "language": "en", "labellings": {A: []}}, "'id'"),
+    "non-string id": ({"id": 7, "language": "en", "labellings": {A: []}}, "'id'"),
+    "missing language": ({"id": "en-2", "labellings": {A: []}}, "'language'"),
+    "empty language": ({"id": "en-2", "language": "", "labellings": {A: []}}, "'language'"),
+    "non-string language": ({"id": "en-2", "language": 1, "labellings": {A: []}}, "'language'"),
+    "labellings not an object: list": ({"id": "en-2", "language": "en", "labellings": [[0, 1, "X"]]}, "'labellings'"),
+    "labellings not an object: string": ({"id": "en-2", "language": "en", "labellings": "a"}, "'labellings'"),
+    "labellings missing": ({"id": "en-2", "language": "en"}, "'labellings'"),
+    "spans not a list": ({"id": "en-2", "language": "en", "labellings": {A: {"0": 1}}}, A),
+    "span with two fields": (good("en-2", **{A: [[0, 3]]}), "span 1 of labelling 'annotator_a'"),
+    "span with four fields": (good("en-2", **{A: [[0, 3, "PER", 1]]}), "span 1 of labelling 'annotator_a'"),
+    "span not a list": (good("en-2", **{A: ["0-3 PER"]}), "span 1 of labelling 'annotator_a'"),
+    "float start": (good("en-2", **{A: [[0.0, 3, "PER"]]}), "span 1 of labelling 'annotator_a'"),
+    "string end": (good("en-2", **{A: [[0, "3", "PER"]]}), "span 1 of labelling 'annotator_a'"),
+    "boolean offset": (good("en-2", **{A: [[True, 3, "PER"]]}), "span 1 of labelling 'annotator_a'"),
+    "empty type": (good("en-2", **{A: [[0, 3, ""]]}), "span 1 of labelling 'annotator_a'"),
+    "blank type": (good("en-2", **{A: [[0, 3, "  "]]}), "span 1 of labelling 'annotator_a'"),
+    "non-string type": (good("en-2", **{A: [[0, 3, 5]]}), "span 1 of labelling 'annotator_a'"),
+    "null type": (good("en-2", **{A: [[0, 3, None]]}), "span 1 of labelling 'annotator_a'"),
+    "start < 0": (good("en-2", **{B: [[0, 3, "PER"], [-1, 2, "LOC"]]}), "span 2 of labelling 'annotator_b' has start < 0"),
+    "start == end": (good("en-2", **{D: [[3, 3, "PER"]]}), "start >= end"),
+    "start > end": (good("en-2", **{D: [[4, 2, "PER"]]}), "start >= end"),
+    "end beyond text": (
+        item("en-2", "en", text="abcd", **{A: [[0, 4, "X"]], B: [[1, 5, "X"]], D: [], R: []}),
+        "labelling 'annotator_b'",
+    ),
+    "third_pass a string": (item("en-2", "en", meta={"third_pass": "yes"}, **{A: [], B: [], D: [], R: []}), "third_pass"),
+    "third_pass a number": (item("en-2", "en", meta={"third_pass": 1}, **{A: [], B: [], D: [], R: []}), "third_pass"),
+    "third_pass null": (item("en-2", "en", meta={"third_pass": None}, **{A: [], B: [], D: [], R: []}), "third_pass"),
+    "undecodable bytes": (b'{"id": "en-2", "language": "\xff", "labellings": {}}', "UTF-8"),
+    "a lone 0xff byte": (b"\xff", "UTF-8"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_LINES))
+def test_a_bad_line_gives_exit_2_naming_file_and_line(case, tmp_path, capsys):
+    bad, fragment = BAD_LINES[case]
+    config = write_project(tmp_path, [good("en-1"), bad, good("en-3")])
+    code, out, err = run_validate(config, capsys)
+    assert_clean_failure(code, err)
+    assert "record.jsonl:2:" in err, err
+    assert fragment in err, err
+    # the good lines around it are not blamed
+    assert "record.jsonl:1:" not in err and "record.jsonl:3:" not in err
+
+
+def test_a_bad_line_also_stops_audit(tmp_path, capsys):
+    config = write_project(tmp_path, [good("en-1"), "{not json"])
+    code = main(["audit", str(config), "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert_clean_failure(code, err)
+    assert "record.jsonl:2:" in err
+    assert not (tmp_path / "out" / "results.csv").exists()
+
+
+def test_span_end_exactly_at_text_length_is_fine(tmp_path, capsys):
+    config = write_project(tmp_path, [item("en-1", "en", text="abcd", **{A: [[0, 4, "X"]], B: [], D: [], R: []})])
+    code, _, err = run_validate(config, capsys)
+    assert code == 0, err
+
+
+def test_repeated_id_names_both_lines(tmp_path, capsys):
+    config = write_project(tmp_path, [good("en-1"), good("en-2"), good("en-1")])
+    code, _, err = run_validate(config, capsys)
+    assert_clean_failure(code, err)
+    assert "record.jsonl:3:" in err and "'en-1'" in err
+    assert "record.jsonl:1" in err  # where it was first seen
+
+
+def test_every_bad_line_is_reported_once_each(tmp_path, capsys):
+    lines = [good("en-1"), "{", good("en-3"), "[]", good("en-3"), good("en-6", **{A: [[5, 1, "X"]]})]
+    config = write_project(tmp_path, lines)
+    code, _, err = run_validate(config, capsys)
+    assert_clean_failure(code, err)
+    for number in (2, 4, 5, 6):
+        assert err.count(f"record.jsonl:{number}:") == 1, err
+    assert len(err.strip().splitlines()) == 4
+
+
+def test_a_flood_of_bad_lines_is_capped(tmp_path, capsys):
+    config = write_project(tmp_path, [good("en-0")] + ["{"] * 500)
+    code, _, err = run_validate(config, capsys)
+    assert_clean_failure(code, err)
+    assert "record.jsonl:2:" in err
+    assert len(err.strip().splitlines()) <= 60
+
+
+@pytest.mark.parametrize("content", [b"", b"\n", b"\n  \n\t\n"], ids=["empty", "newline", "blank lines"])
+def test_an_empty_record_is_an_error(content, tmp_path, capsys):
+    config = write_project(tmp_path, [])
+    (tmp_path / "record.jsonl").write_bytes(content)
+    code, _, err = run_validate(config, capsys)
+    assert_clean_failure(code, err)
+    assert "record.jsonl" in err and "empty" in err
+
+
+def test_undecodable_bytes_name_the_line(tmp_path, capsys):
+    config = write_project(tmp_path, [])
+    payload = (json.dumps(good("en-1")) + "\n" + json.dumps(good("en-2")) + "\n").encode() + b"\xff\xfe\n"
+    (tmp_path / "record.jsonl").write_bytes(payload)
+    code, _, err = run_validate(config, capsys)
+    assert_clean_failure(code, err)
+    assert "record.jsonl:3:" in err and "UTF-8" in err
+
+
+def test_a_labelling_named_in_the_config_on_no_item(tmp_path, capsys):
+    items = [item("en-1", "en", **{A: [], B: [], D: []}), item("en-2", "en", **{A: [], B: [], D: []})]
+    config = write_project(tmp_path, items)
+    code, _, err = run_validate(config, capsys)
+    assert_clean_failure(code, err)
+    assert "'reviewer'" in err and "roles.references" in err
+
+
+def test_a_misspelt_role_name_is_reported_with_its_key(tmp_path, capsys):
+    config = write_project(tmp_path, [good("en-1")], references=(D, "reviewr"), outputs=("annotator_c", B))
+    code, _, err = run_validate(config, capsys)
+    assert_clean_failure(code, err)
+    assert "Config value 'roles.references': 'reviewr'" in err
+    assert "Config value 'roles.outputs': 'annotator_c'" in err
+
+
+def test_no_audited_item(tmp_path, capsys):
+    # every labelling is present somewhere, but never all four on one item
+    items = [
+        item("en-1", "en", **{A: [], B: [], D: []}),
+        item("en-2", "en", **{A: [], B: [], R: []}),
+        item("en-3", "en", **{D: [], R: []}),
+    ]
+    config = write_project(tmp_path, items)
+    code, _, err = run_validate(config, capsys)
+    assert_clean_failure(code, err)
+    assert "no audited item" in err
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Config problems
+
+
+def write_config(tmp_path: Path, text: str, items=None) -> Path:
+    write_record(tmp_path / "record.jsonl", items if items is not None else [good("en-1")])
+    path = tmp_path / "refsens.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+CONFIG_PROBLEMS = {
+    "unknown audit key": (
+        dict(audit={"resample": 10}),
+        "Config value 'audit.resample': unknown key",
+    ),
+    "resamples -3": (dict(audit={"resamples": -3}), "Config value 'audit.resamples': must be a positive integer, got -3"),
+    "resamples zero": (dict(audit={"resamples": 0}), "Config value 'audit.resamples': must be a positive integer, got 0"),
+    "resamples a string": (dict(audit={"resamples": "200"}), "Config value 'audit.resamples'"),
+    "resamples a float": (dict(audit={"resamples": 2.5}), "Config value 'audit.resamples'"),
+    "resamples a boolean": (dict(audit={"resamples": True}), "Config value 'audit.resamples'"),
+    "seed negative": (dict(audit={"seed": -1}), "Config value 'audit.seed'"),
+    "confidence 1": (dict(audit={"confidence": 1}), "Config value 'audit.confidence'"),
+    "confidence 95": (dict(audit={"confidence": 95}), "Config value 'audit.confidence'"),
+    "bad rule": (dict(audit={"rules": ["strict", "fuzzy"]}), "Config value 'audit.rules'"),
+    "empty rules": (dict(audit={"rules": []}), "Config value 'audit.rules'"),
+    "rules not a list": (dict(audit={"rules": "strict"}), "Config value 'audit.rules'"),
+    "bad policy": (dict(audit={"duplicate_policy": "keep_middle"}), "Config value 'audit.duplicate_policy'"),
+    "exclude not boolean": (dict(audit={"exclude_defective_duplicates": "yes"}), "Config value 'audit.exclude_defective_duplicates'"),
+    "version with a slash": (dict(version="1.0/evil"), "Config value 'dataset.version'"),
+    "version with ..": (dict(version="../1.0"), "Config value 'dataset.version'"),
+    "version ..": (dict(version=".."), "Config value 'dataset.version'"),
+    "version with inner ..": (dict(version="1..0"), "Config value 'dataset.version'"),
+    "missing record file": (dict(record="nowhere.jsonl"), "Config value 'record.path'"),
+    "one annotator": (dict(annotators=(A,)), "Config value 'roles.annotators'"),
+    "no outputs": (dict(outputs=()), "Config value 'roles.outputs'"),
+    "no references": (dict(references=()), "Config value 'roles.references'"),
+    "repeated reference": (dict(references=(D, D)), "Config value 'roles.references'"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CONFIG_PROBLEMS))
+def test_a_config_problem_names_its_key(case, tmp_path, capsys):
+    settings, message = CONFIG_PROBLEMS[case]
+    text = config_text(**settings)
+    config = write_config(tmp_path, text)
+    code, _, err = run_validate(config, capsys)
+    assert_clean_failure(code, err)
+    assert message in err, err
+
+
+def test_the_missing_record_file_is_named(tmp_path, capsys):
+    config = write_config(tmp_path, config_text(record="data/nowhere.jsonl"))
+    code, _, err = run_validate(config, capsys)
+    assert_clean_failure(code, err)
+    assert "data/nowhere.jsonl" in err
+
+
+def test_config_problems_are_collected_together(tmp_path, capsys):
+    text = config_text(
+        version="../x",
+        record="missing.jsonl",
+        audit={"resamples": -3, "rules": ["exact"], "duplicate_policy": "keep_some", "colour": "blue"},
+    )
+    config = write_config(tmp_path, text)
+    code, _, err = run_validate(config, capsys)
+    assert_clean_failure(code, err)
+    expected = [
+        "Config value 'audit.resamples': must be a positive integer, got -3",
+        "Config value 'audit.rules'",
+        "Config value 'audit.duplicate_policy'",
+        "Config value 'audit.colour': unknown key",
+        "Config value 'dataset.version'",
+        "Config value 'record.path'",
+    ]
+    for message in expected:
+        assert message in err, (message, err)
+    assert len(err.strip().splitlines()) == len(expected)
+
+
+def test_unknown_table_and_missing_required_tables(tmp_path, capsys):
+    config = write_config(tmp_path, '[dataset]\nname = "x"\nversion = "1"\n[extras]\nfoo = 1\n')
+    code, _, err = run_validate(config, capsys)
+    assert_clean_failure(code, err)
+    assert "Config value 'extras'" in err
+    assert "Config value 'record'" in err and "Config value 'roles'" in err
+
+
+def test_invalid_toml(tmp_path, capsys):
+    config = write_config(tmp_path, "[dataset\nname = 1\n")
+    code, _, err = run_validate(config, capsys)
+    assert_clean_failure(code, err)
+    assert "refsens.toml" in err and "TOML" in err
+
+
+def test_missing_config_file(tmp_path, capsys):
+    code, _, err = run_validate(tmp_path / "nope.toml", capsys)
+    assert_clean_failure(code, err)
+    assert "nope.toml" in err
+
+
+def test_language_codes_stay_strings(tmp_path, capsys):
+    # `no` (Norwegian) is a string in TOML and in JSON: no YAML-style boolean surprise
+    config = write_project(tmp_path, [good("no-1", "no"), good("en-1", "en")])
+    code, out, err = run_validate(config, capsys)
+    assert code == 0, err
+
+
+def test_bad_usage_is_exit_2(capsys):
+    assert main(["validate"]) == 2
+    assert main(["frobnicate", "x"]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+
+
+def test_python_dash_m_reports_without_traceback(tmp_path):
+    config = write_project(tmp_path, [good("en-1"), b"\xff", "{", good("en-1")])
+    finished = subprocess.run(
+        [sys.executable, "-m", "refsens_report", "validate", str(config)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert finished.returncode == 2
+    assert "Traceback" not in finished.stderr
+    assert "record.jsonl:2:" in finished.stderr
+    assert "record.jsonl:3:" in finished.stderr
+    assert "record.jsonl:4:" in finished.stderr
