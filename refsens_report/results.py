@@ -20,7 +20,7 @@ COLUMNS = (
     "subset", "policy", "estimate", "ci_low", "ci_high", "p_value", "p_holm", "n_items",
 )  # fmt: skip
 NUMBER_COLUMNS = ("estimate", "ci_low", "ci_high", "p_value", "p_holm")
-ANALYSIS_ORDER = ("agreement", "neutrality", "swap", "range", "interaction", "band", "decontaminated", "duplicates")
+ANALYSIS_ORDER = ("agreement", "neutrality", "swap", "range", "interaction", "band", "decontaminated", "duplicates", "leaderboard")
 
 
 def make_row(**values: Any) -> dict[str, Any]:

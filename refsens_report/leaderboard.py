@@ -1,0 +1,238 @@
+"""The leaderboard under every reference: scores, ranks, rank agreement and order flips (docs/leaderboard.md).
+
+Everything is computed from one array per rule, ``scores[output, reference, group, 1 + replicate]`` (F1 on
+the audited items, replicate 0 the point estimate), drawn from the same ``audited`` stream as the swap and
+interaction rows, so ranks, taus and flips are paired with the swings replicate by replicate. Ranks, pair
+orders, tau-b and flips are vectorised over outputs, groups and replicates at once; nothing loops over
+replicates.
+"""
+
+from __future__ import annotations
+
+from itertools import combinations
+from typing import TYPE_CHECKING, Any, Sequence
+
+import numpy as np
+
+from refsens_report.bootstrap import bootstrap_p_value, percentile_interval
+from refsens_report.config import Config
+from refsens_report.formulas import F1
+from refsens_report.results import make_row
+
+if TYPE_CHECKING:  # audit.py imports this module
+    from refsens_report.audit import Estimator
+
+MIN_OUTPUTS = 3  # with two outputs the leaderboard is the interaction's single margin
+UNDEFINED = 2  # pair-order code for a pair with an undefined score (orders are -1, 0, +1)
+
+
+def ranked_outputs(config: Config) -> tuple[str, ...]:
+    """Return the outputs the leaderboard ranks: every output that is not itself a reference."""
+    references = set(config.roles.references)
+    return tuple(output for output in config.roles.outputs if output not in references)
+
+
+def average_ranks(scores: np.ndarray) -> np.ndarray:
+    """Return each output's rank along axis 0: 1 = highest score, ties share their average rank.
+
+    Undefined (NaN) scores get an undefined rank, and the defined ones are ranked among themselves.
+    """
+    n_outputs = scores.shape[0]
+    order = np.argsort(-scores, axis=0, kind="stable")  # NaN sorts last
+    ordered = np.take_along_axis(scores, order, axis=0)
+    position = np.arange(n_outputs, dtype=np.float64).reshape((n_outputs,) + (1,) * (scores.ndim - 1))
+    position = np.broadcast_to(position, scores.shape)
+    starts_run = np.ones(scores.shape, dtype=bool)
+    starts_run[1:] = ordered[1:] != ordered[:-1]
+    ends_run = np.ones(scores.shape, dtype=bool)
+    ends_run[:-1] = starts_run[1:]
+    first = np.maximum.accumulate(np.where(starts_run, position, 0.0), axis=0)
+    last = np.flip(np.minimum.accumulate(np.flip(np.where(ends_run, position, n_outputs - 1.0), axis=0), axis=0), axis=0)
+    ranks = np.empty(scores.shape, dtype=np.float64)
+    np.put_along_axis(ranks, order, (first + last) / 2 + 1, axis=0)
+    return np.where(np.isnan(scores), np.nan, ranks)
+
+
+def output_pairs(n_outputs: int) -> tuple[np.ndarray, np.ndarray]:
+    """Return (first, second) indices of every pair i < j, in ``itertools.combinations`` order."""
+    return np.triu_indices(n_outputs, 1)
+
+
+def pair_orders(scores: np.ndarray) -> np.ndarray:
+    """Return sign(score_i − score_j) as int8 for every pair i < j along axis 0; ``UNDEFINED`` where NaN."""
+    first, second = output_pairs(scores.shape[0])
+    difference = scores[first] - scores[second]
+    return np.where(np.isnan(difference), UNDEFINED, np.sign(difference)).astype(np.int8)
+
+
+def rank_agreement(orders: np.ndarray, orders_2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Return (Kendall's tau-b, number of discordant pairs) of two rankings given as pair orders.
+
+    Only pairs ordered under both rankings count (as scipy's ``nan_policy="omit"``):
+    tau-b = (C − D) / sqrt((n0 − n1)(n0 − n2)), with n1, n2 the pairs tied in each ranking; undefined when
+    either ranking ties every pair.
+    """
+    both = (orders != UNDEFINED) & (orders_2 != UNDEFINED)
+    agreement = np.where(both, orders * orders_2, 0)  # +1 concordant, -1 discordant, 0 tied in either
+    concordant_minus_discordant = agreement.sum(axis=0, dtype=np.int64)
+    discordant = np.count_nonzero(agreement < 0, axis=0)
+    untied = np.count_nonzero(both & (orders != 0), axis=0)
+    untied_2 = np.count_nonzero(both & (orders_2 != 0), axis=0)
+    denominator = np.sqrt(untied.astype(np.float64) * untied_2)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        tau = np.where(denominator > 0, concordant_minus_discordant / denominator, np.nan)
+    return tau, discordant.astype(np.float64)
+
+
+def change_probability(changed: np.ndarray, defined: np.ndarray) -> np.ndarray:
+    """Return the share of defined replicates (last axis) in which ``changed`` holds; NaN if under half defined."""
+    n_defined = defined.sum(axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        share = (changed & defined).sum(axis=-1) / n_defined
+    return np.where(2 * n_defined >= defined.shape[-1], share, np.nan)
+
+
+def swing_holm(swings: Sequence[dict[str, Any]] | None) -> dict[tuple[str, ...], float | None]:
+    """Return p_holm of every interaction swing row, keyed by rule, language, outputs and references."""
+    return {
+        (row["rule"], row["language"], row["output"], row["output_2"], row["reference"], row["reference_2"]): row["p_holm"]
+        for row in swings or ()
+        if row["analysis"] == "interaction" and row["statistic"] == "swing"
+    }  # fmt: skip
+
+
+def leaderboard_rows(
+    estimator: "Estimator", mask: np.ndarray, config: Config, swings: Sequence[dict[str, Any]] | None = None
+) -> list[dict[str, Any]]:
+    """Return the leaderboard rows (docs/leaderboard.md) on the masked (audited) items.
+
+    ``swings``: rows carrying the interaction swings with their Holm p (pass them after Holm) to report which
+    order flips are significant; without them the flip rows carry no ``p_holm`` and there are no
+    ``flips_significant`` rows.
+    """
+    outputs, references = ranked_outputs(config), config.roles.references
+    if len(outputs) < MIN_OUTPUTS or len(references) < 2 or not mask.any():
+        return []
+    rules = config.audit.rules
+    scores_of = {(rule, o, r): F1(rule, o, r) for rule in rules for o in outputs for r in references}
+    groups, n_items, env = estimator.environment(
+        [column for score in scores_of.values() for column in score.columns()], mask, "audited"
+    )
+    with estimator.stopwatch.stage("analyses"):
+        rows: list[dict[str, Any]] = []
+        for rule in rules:
+            scores = np.stack([np.stack([env.value(scores_of[rule, o, r]) for r in references]) for o in outputs])
+            env.forget()
+            board = Leaderboard(scores, outputs, references, groups, n_items, config.audit.confidence)
+            rows += board.rows(rule, swing_holm(swings) if swings is not None else None)
+        estimator.progress.finish()  # the leaderboard's draws come after the other item sets' progress line
+    return rows
+
+
+class Leaderboard:
+    """Ranks and rank agreement of one rule's scores[output, reference, group, 1 + replicate]."""
+
+    def __init__(
+        self,
+        scores: np.ndarray,
+        outputs: Sequence[str],
+        references: Sequence[str],
+        groups: Sequence[str],
+        n_items: np.ndarray,
+        confidence: float,
+    ):
+        self.scores, self.outputs, self.references = scores, list(outputs), list(references)
+        self.groups, self.n_items, self.confidence = list(groups), n_items, confidence
+        self.ranks = average_ranks(scores)  # output, reference, group, 1 + replicate
+        self.orders = [pair_orders(scores[:, k]) for k in range(len(self.references))]  # pair, group, 1 + replicate
+        self.reference_pairs = list(combinations(range(len(self.references)), 2))
+
+    def rows(self, rule: str, holm: dict[tuple[str, ...], float | None] | None) -> list[dict[str, Any]]:
+        """Return the rule's rows: score, rank, kendall_tau, flips, flips_significant, p_rank_change, flip."""
+        rows = self._per_output(rule, "score", self.scores)
+        rows += self._per_output(rule, "rank", self.ranks)
+        agreement = [rank_agreement(self.orders[k], self.orders[l]) for k, l in self.reference_pairs]
+        flips = [self._flips(rule, k, l, holm) for k, l in self.reference_pairs]
+        rows += self._per_reference_pair(rule, "kendall_tau", np.stack([tau for tau, _ in agreement]))
+        rows += self._per_reference_pair(rule, "flips", np.stack([discordant for _, discordant in agreement]))
+        if holm is not None:
+            significant = np.array([[sum(r["p_holm"] is not None and r["p_holm"] < 1 - self.confidence
+                                         for r in pair if r["language"] == group) for group in self.groups]
+                                    for pair in flips], dtype=np.float64)  # fmt: skip
+            rows += self._per_reference_pair(rule, "flips_significant", significant[:, :, None], interval=False)
+        rows += self._rank_change(rule)
+        return rows + [row for pair in flips for row in pair]
+
+    def _row(self, rule: str, statistic: str, group: int, **values: Any) -> dict[str, Any]:
+        return make_row(analysis="leaderboard", statistic=statistic, rule=rule, language=self.groups[group],
+                        subset="audited", n_items=self.n_items[group], **values)  # fmt: skip
+
+    def _per_output(self, rule: str, statistic: str, values: np.ndarray) -> list[dict[str, Any]]:
+        """Rows per output, reference and group: the point value and its percentile interval."""
+        low, high = percentile_interval(values[..., 1:], self.confidence)
+        return [
+            self._row(rule, statistic, g, output=output, reference=reference, estimate=values[o, k, g, 0],
+                      ci_low=low[o, k, g], ci_high=high[o, k, g])
+            for o, output in enumerate(self.outputs)
+            for k, reference in enumerate(self.references)
+            for g in range(len(self.groups))
+        ]  # fmt: skip
+
+    def _per_reference_pair(self, rule: str, statistic: str, values: np.ndarray, interval: bool = True) -> list[dict[str, Any]]:
+        """Rows per pair of references and group (output empty): the point value and, optionally, its interval."""
+        low, high = percentile_interval(values[..., 1:], self.confidence) if interval else (None, None)
+        rows = []
+        for p, (k, l) in enumerate(self.reference_pairs):
+            for g in range(len(self.groups)):
+                bounds = {"ci_low": low[p, g], "ci_high": high[p, g]} if interval else {}
+                rows.append(self._row(rule, statistic, g, reference=self.references[k],
+                                      reference_2=self.references[l], estimate=values[p, g, 0], **bounds))  # fmt: skip
+        return rows
+
+    def _rank_change(self, rule: str) -> list[dict[str, Any]]:
+        """p_rank_change per output and for the whole ranking, for every pair of references."""
+        ranks = self.ranks[..., 1:]
+        defined = ~np.isnan(ranks)
+        rows = []
+        for k, l in self.reference_pairs:
+            changed = ranks[:, k] != ranks[:, l]  # output, group, replicate
+            both = defined[:, k] & defined[:, l]
+            per_output = change_probability(changed, both)
+            whole = change_probability(changed.any(axis=0), both.all(axis=0))
+            labels = {"reference": self.references[k], "reference_2": self.references[l]}
+            for g in range(len(self.groups)):
+                rows.append(self._row(rule, "p_rank_change", g, estimate=whole[g], **labels))
+            for o, output in enumerate(self.outputs):
+                for g in range(len(self.groups)):
+                    rows.append(self._row(rule, "p_rank_change", g, output=output, estimate=per_output[o, g], **labels))
+        return rows
+
+    def _flips(self, rule: str, k: int, l: int, holm: dict[tuple[str, ...], float | None] | None) -> list[dict[str, Any]]:
+        """One ``flip`` row per pair of outputs whose order under reference k is the reverse of under l.
+
+        The row carries that pair's swing (margin under k − margin under l), its interval and p-value,
+        and, given the interaction rows, its Holm-adjusted p.
+        """
+        flipped = self.orders[k][..., 0] * self.orders[l][..., 0] < 0  # pair, group (UNDEFINED·x is never < 0)
+        first, second = output_pairs(len(self.outputs))
+        pair_index, group_index = np.nonzero(flipped)
+        if not len(pair_index):
+            return []
+        i, j = first[pair_index], second[pair_index]
+        scores = self.scores  # output, reference, group, 1 + replicate
+        # the same arithmetic as the interaction's swing, so the values (and p-values) are identical
+        swing = (scores[i, k, group_index] - scores[j, k, group_index]) - (scores[i, l, group_index] - scores[j, l, group_index])
+        low, high = percentile_interval(swing[:, 1:], self.confidence)
+        p_values = bootstrap_p_value(swing[:, 1:])
+        rows = []
+        for cell in np.lexsort((group_index, pair_index)):  # pairs in combinations order, then groups
+            output, output_2 = self.outputs[i[cell]], self.outputs[j[cell]]
+            language = self.groups[group_index[cell]]
+            key = (rule, language, output, output_2, self.references[k], self.references[l])
+            rows.append(
+                self._row(rule, "flip", int(group_index[cell]), output=output, output_2=output_2,
+                          reference=self.references[k], reference_2=self.references[l], estimate=swing[cell, 0],
+                          ci_low=low[cell], ci_high=high[cell], p_value=p_values[cell],
+                          p_holm=holm.get(key) if holm is not None else None)
+            )  # fmt: skip
+        return rows
