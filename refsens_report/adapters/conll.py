@@ -20,6 +20,7 @@ from refsens_report.adapters.common import (
     InputPath,
     check_label,
     count,
+    excerpt,
     first_difference,
     read_int,
     read_labels,
@@ -361,15 +362,17 @@ def align(base: BaseText, base_tokens: list[str], parsed: ConllFile, tokens: lis
         cumulative.append(cumulative[-1] + len(token))
     if stream != base.stream:
         index = first_difference(stream, base.stream)
-        here = _describe_position(parsed, tokens, cumulative, index)
         base_cumulative = [0]
         for token in base_tokens:
             base_cumulative.append(base_cumulative[-1] + len(token))
-        there = _describe_position(base.file, base_tokens, base_cumulative, index)
+        here_line, here_token = _describe_position(parsed, tokens, cumulative, index)
+        there_line, there_token = _describe_position(base.file, base_tokens, base_cumulative, index)
+        before = stream[max(0, index - 20) : index]
         problems.add(
-            f"{parsed.file.display}:{here[0]}: cannot be aligned with {base.file.file.display}: the texts part at "
-            f"{here[1]} here and at {base.file.file.display}:{there[0]} {there[1]} (after {index:,} identical "
-            "non-whitespace characters)"
+            f"{parsed.file.display}:{here_line}: cannot be aligned with {base.file.file.display}: after the same "
+            f"{index:,} non-whitespace characters (...{before!r}) this file has {excerpt(stream, index)} "
+            f"({here_token}) where {base.file.file.display}:{there_line} has {excerpt(base.stream, index)} "
+            f"({there_token})"
         )
         return None
     if tokens != base_tokens:

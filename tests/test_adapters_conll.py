@@ -1,0 +1,376 @@
+"""The conll adapter on small files written here: schemes, repairs, alignment, and every error path."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from seqeval.metrics.sequence_labeling import get_entities
+
+from refsens_report.adapters import iob
+from refsens_report.cli import main
+from refsens_report.config import load_config
+from refsens_report.errors import InputError
+from refsens_report.load import load_record
+
+GOLD = """\
+-DOCSTART- -X- -X- O
+
+EU NNP B-NP B-ORG
+rejects VBZ B-VP O
+German JJ B-NP B-MISC
+call NN I-NP O
+. . O O
+
+Peter NNP B-NP B-PER
+Blackburn NNP I-NP I-PER
+
+-DOCSTART- -X- -X- O
+
+BRUSSELS NNP B-NP B-LOC
+1996-08-22 CD I-NP O
+"""
+
+PREDICTIONS = """\
+EU B-ORG B-ORG
+rejects O O
+German B-MISC B-MISC
+call O O
+. O O
+
+Peter B-PER B-PER
+Blackburn I-PER O
+
+BRUSSELS B-LOC B-ORG
+1996-08-22 O O
+"""
+
+
+def write(path: Path, text: str, newline: str = "\n") -> Path:
+    path.write_bytes(text.replace("\n", newline).encode("utf-8"))
+    return path
+
+
+def config(tmp_path: Path, record: str, outputs=("pred",), references=("gold",), annotators=()) -> Path:
+    """Write a refsens.toml with the given [record] body and roles."""
+    roles = (
+        f"annotators = {list(annotators)!r}\noutputs = {list(outputs)!r}\nreferences = {list(references)!r}\n"
+    ).replace("'", '"')
+    path = tmp_path / "refsens.toml"
+    path.write_text(
+        f'[dataset]\nname = "test"\nversion = "1"\n\n[record]\nformat = "conll"\nlanguage = "en"\n{record}\n'
+        f"[roles]\n{roles}",
+        encoding="utf-8",
+    )
+    return path
+
+
+def load(path: Path):
+    return load_record(load_config(path))
+
+
+def validate(path: Path, capsys) -> tuple[int, str]:
+    code = main(["validate", str(path)])
+    captured = capsys.readouterr()
+    return code, captured.err + captured.out
+
+
+def two_files(tmp_path: Path, extra: str = "") -> Path:
+    write(tmp_path / "gold.txt", GOLD)
+    write(tmp_path / "pred.txt", PREDICTIONS)
+    return config(
+        tmp_path,
+        f"""{extra}
+[record.labellings.gold]
+path = "gold.txt"
+column = 4
+
+[record.labellings.pred]
+path = "pred.txt"
+column = 3
+gold_column = 2
+""",
+    )
+
+
+def spans_with_text(item, name):
+    return [(item.text[start:end], label) for start, end, label in item.labellings[name]]
+
+
+def test_sentences_become_items_with_text_from_tokens_joined_by_spaces(tmp_path, capsys):
+    path = two_files(tmp_path)
+    record = load(path)
+    assert [item.id for item in record.items] == ["sentence-1", "sentence-2", "sentence-3"]
+    first = record.items[0]
+    assert first.text == "EU rejects German call ."
+    assert first.language == "en"
+    assert first.labellings["gold"] == ((0, 2, "ORG"), (11, 17, "MISC"))
+    assert spans_with_text(record.items[1], "pred") == [("Peter", "PER")]
+    assert spans_with_text(record.items[2], "pred") == [("BRUSSELS", "ORG")]
+    assert first.meta == {"line": 3, "document": 1}
+    assert record.items[2].meta["document"] == 2
+    assert record.sources == ((tmp_path / "gold.txt").resolve(), (tmp_path / "pred.txt").resolve())
+    code, output = validate(path, capsys)
+    assert code == 0, output
+    assert "3 items" in output
+
+
+def test_documents_are_items_when_asked(tmp_path):
+    record = load(two_files(tmp_path, 'items = "documents"'))
+    assert [item.id for item in record.items] == ["document-1", "document-2"]
+    document = record.items[0]
+    assert document.text == "EU rejects German call .\nPeter Blackburn"
+    assert spans_with_text(document, "gold") == [("EU", "ORG"), ("German", "MISC"), ("Peter Blackburn", "PER")]
+    assert spans_with_text(document, "pred") == [("EU", "ORG"), ("German", "MISC"), ("Peter", "PER")]
+
+
+def test_documents_need_docstart_lines(tmp_path, capsys):
+    write(tmp_path / "a.txt", "EU B-ORG\n")
+    write(tmp_path / "b.txt", "EU O\n")
+    path = config(tmp_path, 'items = "documents"\nlabellings = {gold = "a.txt", pred = "b.txt"}\n')
+    code, output = validate(path, capsys)
+    assert code == 2
+    assert "a.txt" in output and "-DOCSTART-" in output and "Traceback" not in output
+
+
+def test_iob1_inside_tag_starts_a_span_and_b_separates_adjacent_spans(tmp_path):
+    write(tmp_path / "iob1.txt", "Japan I-LOC\nChina I-LOC\nand O\nKorea B-LOC\nwin O\nIndia I-LOC\nB-LOC_ B-LOC\n")
+    write(tmp_path / "iob2.txt", "Japan B-LOC\nChina I-LOC\nand O\nKorea B-LOC\nwin O\nIndia B-LOC\nB-LOC_ B-LOC\n")
+    record = load(config(tmp_path, 'labellings = {pred = "iob1.txt", gold = "iob2.txt"}\n'))
+    item = record.items[0]
+    assert spans_with_text(item, "pred") == [("Japan China", "LOC"), ("Korea", "LOC"), ("India", "LOC"), ("B-LOC_", "LOC")]
+    assert item.labellings["pred"] == item.labellings["gold"]
+    notes = "\n".join(record.notes)
+    assert "'pred'" in notes and "IOB1 (detected)" in notes
+    # in IOB1 a B- after O is invalid (B- only separates two adjacent chunks), read as a chunk start
+    assert "1 invalid tag read the conlleval way (first at iob1.txt:4)" in notes
+
+
+def test_bioes_singletons_and_multi_token_spans(tmp_path):
+    write(tmp_path / "bioes.txt", "Peter B-PER\nBlackburn E-PER\nin O\nParis S-LOC\nEU S-ORG\n. O\n")
+    write(tmp_path / "iob2.txt", "Peter B-PER\nBlackburn I-PER\nin O\nParis B-LOC\nEU B-ORG\n. O\n")
+    record = load(config(tmp_path, 'labellings = {pred = "bioes.txt", gold = "iob2.txt"}\n'))
+    item = record.items[0]
+    assert spans_with_text(item, "pred") == [("Peter Blackburn", "PER"), ("Paris", "LOC"), ("EU", "ORG")]
+    assert item.labellings["pred"] == item.labellings["gold"]
+    assert "BIOES (detected)" in "\n".join(record.notes)
+    assert "invalid" not in record.notes[1]
+
+
+def test_invalid_iob2_is_read_like_conlleval_and_counted(tmp_path):
+    write(tmp_path / "gold.txt", "a O\nb I-PER\nc I-LOC\nd O\n\ne B-ORG\nf I-ORG\n")
+    record = load(config(tmp_path, 'scheme = "iob2"\nlabellings = {gold = "gold.txt", pred = "gold.txt"}\n'))
+    assert spans_with_text(record.items[0], "gold") == [("b", "PER"), ("c", "LOC")]
+    note = record.notes[1]
+    assert "IOB2 (configured), 2 invalid tags read the conlleval way (first at gold.txt:2)" in note
+
+
+def test_empty_sentence_and_all_outside_sentence(tmp_path):
+    write(tmp_path / "gold.txt", "a B-PER\n\n\n\nb O\nc O\n\n")
+    record = load(config(tmp_path, 'labellings = {gold = "gold.txt", pred = "gold.txt"}\n'))
+    assert [item.text for item in record.items] == ["a", "b c"]
+    # a sentence with no entity is present-but-empty, not absent
+    assert record.items[1].labellings == {"gold": (), "pred": ()}
+
+
+def test_crlf_line_endings_read_like_lf(tmp_path):
+    write(tmp_path / "gold.txt", GOLD, newline="\r\n")
+    write(tmp_path / "pred.txt", PREDICTIONS, newline="\r\n")
+    crlf = load(config(tmp_path, 'labellings = {gold = "gold.txt", pred = {path = "pred.txt", column = 3}}\n'))
+    write(tmp_path / "gold.txt", GOLD)
+    write(tmp_path / "pred.txt", PREDICTIONS)
+    lf = load(config(tmp_path, 'labellings = {gold = "gold.txt", pred = {path = "pred.txt", column = 3}}\n'))
+    assert crlf.items == lf.items
+    assert "\r" not in crlf.items[0].text
+
+
+def test_merged_sentences_are_aligned_and_a_span_across_the_boundary_is_split(tmp_path):
+    write(tmp_path / "gold.txt", "National B-ORG\nHockey I-ORG\n\nLeague B-ORG\nteams O\n")
+    write(tmp_path / "merged.txt", "National B-ORG\nHockey I-ORG\nLeague I-ORG\nteams O\n")
+    record = load(config(tmp_path, 'labellings = {gold = "gold.txt", pred = "merged.txt"}\n'))
+    assert [item.text for item in record.items] == ["National Hockey", "League teams"]
+    assert [spans_with_text(item, "pred") for item in record.items] == [[("National Hockey", "ORG")], [("League", "ORG")]]
+    note = record.notes[2]
+    assert "aligned by characters (sentence splits differ)" in note
+    assert "1 span crossing a sentence boundary of the first file split at it (first at merged.txt:1)" in note
+
+
+def test_retokenised_file_is_aligned_through_characters(tmp_path):
+    write(tmp_path / "gold.txt", "SKIING-WORLD B-MISC\nCUP I-MISC\nresults O\n")
+    write(tmp_path / "clean.txt", "SKIING\tB-MISC\n-\tO\nWORLD\tB-MISC\nCUP\tI-MISC\nresults\tO\n")
+    record = load(config(tmp_path, 'labellings = {gold = "gold.txt", pred = "clean.txt"}\n'))
+    item = record.items[0]
+    assert item.text == "SKIING-WORLD CUP results"
+    assert spans_with_text(item, "pred") == [("SKIING", "MISC"), ("WORLD CUP", "MISC")]
+    assert "aligned by characters (tokenisation differs); 2 spans start or end inside a token" in record.notes[2]
+
+
+def test_unalignable_file_names_where_the_texts_part(tmp_path, capsys):
+    write(tmp_path / "gold.txt", "EU B-ORG\nrejects O\n\nGerman B-MISC\ncall O\n")
+    write(tmp_path / "pred.txt", "EU B-ORG\nrejects O\n\nGermany B-LOC\ncall O\n")
+    code, output = validate(config(tmp_path, 'labellings = {gold = "gold.txt", pred = "pred.txt"}\n'), capsys)
+    assert code == 2
+    assert (
+        "error: pred.txt:4: cannot be aligned with gold.txt: after the same 15 non-whitespace characters "
+        "(...'EUrejectsGerman') this file has 'ycall' (token 'Germany') where gold.txt:5 has 'call' (token 'call')"
+    ) in output
+
+
+def test_a_shorter_file_parts_at_its_end(tmp_path, capsys):
+    write(tmp_path / "gold.txt", "EU B-ORG\nrejects O\n")
+    write(tmp_path / "pred.txt", "EU B-ORG\n")
+    code, output = validate(config(tmp_path, 'labellings = {gold = "gold.txt", pred = "pred.txt"}\n'), capsys)
+    assert code == 2
+    assert "pred.txt:1: cannot be aligned with gold.txt" in output
+    assert "this file has the end of the text (the end of its tokens) where gold.txt:2 has 'rejects'" in output
+
+
+def test_gold_column_is_checked_against_the_configured_gold(tmp_path, capsys):
+    write(tmp_path / "gold.txt", GOLD)
+    write(tmp_path / "pred.txt", PREDICTIONS.replace("Blackburn I-PER O", "Blackburn O O"))
+    path = config(
+        tmp_path, 'gold = "gold"\nlabellings = {gold = {path = "gold.txt"}, pred = {path = "pred.txt", column = 3, gold_column = 2}}\n'
+    )
+    code, output = validate(path, capsys)
+    assert code == 2
+    assert (
+        "error: pred.txt:7: the gold column 2 disagrees with labelling 'gold' on sentence 'sentence-2' "
+        "(1 span only in the file, 1 only in 'gold')"
+    ) in output
+    assert "pred.txt: the gold column 2 disagrees with labelling 'gold' on 1 sentence in all" in output
+
+
+def test_matching_gold_column_passes(tmp_path, capsys):
+    code, output = validate(two_files(tmp_path, 'gold = "gold"'), capsys)
+    assert code == 0, output
+
+
+@pytest.mark.parametrize(
+    ("gold_text", "column", "expected"),
+    [
+        ("EU NNP\n", 3, "gold.txt:1: has 2 columns; the tag column 3 is missing"),
+        ("EU\n", -1, "gold.txt:1: has 1 column; the tag the last column is missing"),
+        ("EU B_ORG\n", -1, "gold.txt:1: tag 'B_ORG' is not O or B-/I-/E-/S-TYPE"),
+        ("EU B-\n", -1, "gold.txt:1: tag 'B-' is not O or B-/I-/E-/S-TYPE"),
+        ("\n-DOCSTART- O\n\n", -1, "gold.txt: no token lines"),
+    ],
+)
+def test_bad_lines_name_file_and_line(tmp_path, capsys, gold_text, column, expected):
+    write(tmp_path / "gold.txt", gold_text)
+    write(tmp_path / "pred.txt", "EU O\n")
+    path = config(tmp_path, f'labellings = {{gold = {{path = "gold.txt", column = {column}}}, pred = "pred.txt"}}\n')
+    code, output = validate(path, capsys)
+    assert code == 2
+    assert expected in output
+    assert "Traceback" not in output
+
+
+def test_invalid_utf8_names_the_line(tmp_path, capsys):
+    (tmp_path / "gold.txt").write_bytes(b"EU B-ORG\nM\xfcnchen B-LOC\n")
+    write(tmp_path / "pred.txt", "EU O\n")
+    code, output = validate(config(tmp_path, 'labellings = {gold = "gold.txt", pred = "pred.txt"}\n'), capsys)
+    assert code == 2
+    assert "gold.txt:2: not valid UTF-8 (byte 2 of the line)" in output
+
+
+def test_unknown_labels_are_errors_when_labels_are_listed(tmp_path, capsys):
+    write(tmp_path / "gold.txt", "EU B-ORG\nrejects O\nGerman B-NATIONALITY\n")
+    path = config(tmp_path, 'labels = ["ORG", "MISC"]\nlabellings = {gold = "gold.txt", pred = "gold.txt"}\n')
+    code, output = validate(path, capsys)
+    assert code == 2
+    assert "gold.txt:3: tag has an unknown label 'NATIONALITY' (record.labels allows MISC, ORG)" in output
+
+
+def test_bioes_tag_under_a_configured_iob_scheme_is_an_error(tmp_path, capsys):
+    write(tmp_path / "gold.txt", "EU S-ORG\n")
+    path = config(tmp_path, 'scheme = "iob2"\nlabellings = {gold = "gold.txt", pred = "gold.txt"}\n')
+    code, output = validate(path, capsys)
+    assert code == 2
+    assert "gold.txt:1: tag 'S-ORG' belongs to BIOES, but the scheme is 'iob2'" in output
+
+
+@pytest.mark.parametrize(
+    ("record", "expected"),
+    [
+        ('labellings = {gold = "missing.txt", pred = "gold.txt"}\n', "'record.labellings.gold.path': file not found: missing.txt"),
+        ('labellings = {gold = {path = "gold.txt", colour = 3}, pred = "gold.txt"}\n', "'record.labellings.gold.colour': unknown key"),
+        ('labellings = {gold = {path = "gold.txt", column = 0}, pred = "gold.txt"}\n', "'record.labellings.gold.column': must be a non-zero integer"),
+        ('labellings = {gold = {path = "gold.txt", column = "4"}, pred = "gold.txt"}\n', "'record.labellings.gold.column': must be a non-zero integer"),
+        ('labellings = {gold = 4, pred = "gold.txt"}\n', "'record.labellings.gold': must be a path or a table"),
+        ('labellings = {gold = {path = "gold.txt", scheme = "bilou"}, pred = "gold.txt"}\n', "'record.labellings.gold.scheme': must be one of auto, iob1, iob2, bioes"),
+        ("", "'record.labellings': is required"),
+        ('labellings = "gold.txt"\n', "'record.labellings': must be a table"),
+        ('items = "paragraphs"\nlabellings = {gold = "gold.txt", pred = "gold.txt"}\n', "'record.items': must be one of sentences, documents"),
+        ('tokens = 1\nlabellings = {gold = "gold.txt", pred = "gold.txt"}\n', "'record.tokens': unknown key"),
+        ('gold = "nope"\nlabellings = {gold = "gold.txt", pred = {path = "gold.txt", gold_column = 2}}\n', "'record.gold': 'nope' is not one of record.labellings"),
+        ('gold = "gold"\nlabellings = {gold = "gold.txt", pred = "gold.txt"}\n', "'record.gold': names the labelling gold columns are checked against, but no labelling sets gold_column"),
+        ('root = "elsewhere"\nlabellings = {gold = "gold.txt", pred = "gold.txt"}\n', "'record.root': folder not found: elsewhere"),
+    ],
+)
+def test_config_errors_name_the_key(tmp_path, capsys, record, expected):
+    write(tmp_path / "gold.txt", "EU B-ORG\n")
+    code, output = validate(config(tmp_path, record), capsys)
+    assert code == 2
+    assert f"error: Config value {expected}" in output
+    assert "Traceback" not in output
+
+
+def test_language_is_required(tmp_path, capsys):
+    write(tmp_path / "gold.txt", "EU B-ORG\n")
+    path = config(tmp_path, 'labellings = {gold = "gold.txt", pred = "gold.txt"}\n')
+    path.write_text(path.read_text().replace('language = "en"\n', ""))
+    code, output = validate(path, capsys)
+    assert code == 2
+    assert "Config value 'record.language': is required" in output
+
+
+def test_root_makes_paths_relative_to_one_data_folder(tmp_path):
+    (tmp_path / "data").mkdir()
+    write(tmp_path / "data" / "gold.txt", "EU B-ORG\n")
+    record = load(config(tmp_path, 'root = "data"\nlabellings = {gold = "gold.txt", pred = "gold.txt"}\n'))
+    assert record.items[0].labellings["gold"] == ((0, 2, "ORG"),)
+    assert "data/gold.txt" in record.notes[0]
+
+
+def test_language_code_no_stays_a_string(tmp_path):
+    write(tmp_path / "gold.txt", "Oslo B-LOC\n")
+    path = config(tmp_path, 'labellings = {gold = "gold.txt", pred = "gold.txt"}\n')
+    path.write_text(path.read_text().replace('language = "en"', 'language = "no"'))
+    assert load(path).items[0].language == "no"
+
+
+def test_loaded_record_raises_input_error_not_another_exception(tmp_path):
+    write(tmp_path / "gold.txt", "EU B-ORG\n")
+    write(tmp_path / "pred.txt", "EU\n")
+    with pytest.raises(InputError):
+        load(config(tmp_path, 'labellings = {gold = "gold.txt", pred = "pred.txt"}\n'))
+
+
+TAGS = st.sampled_from(["O", "B-PER", "I-PER", "E-PER", "S-PER", "B-LOC", "I-LOC", "E-LOC", "S-LOC"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(TAGS, max_size=12))
+def test_decoding_reads_tags_exactly_like_seqeval(tags):
+    """seqeval's default mode is the Python port of conlleval: decoding must agree with it on any sequence."""
+    ours = iob.decode([iob.parse_tag(tag) for tag in tags])
+    theirs = [(start, end + 1, label) for label, start, end in get_entities(list(tags))]
+    assert sorted(ours) == sorted(theirs)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 5), st.integers(1, 3), st.sampled_from(["PER", "LOC"])), max_size=4))
+def test_iob2_encoding_round_trips_through_decoding(raw_spans):
+    length = 12
+    spans, taken = [], set()
+    for start, width, label in raw_spans:
+        cells = set(range(start, start + width))
+        if cells & taken:
+            continue
+        taken |= cells
+        spans.append((start, start + width, label))
+    tags = iob.encode_iob2(spans, length)
+    assert sorted(iob.decode(tags)) == sorted(spans)
+    assert iob.invalid_positions(tags, "iob2") == []
