@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
+from refsens_report.adapters import brat, conll, crowd, label_studio
 from refsens_report.record import Record, load_jsonl
 
 if TYPE_CHECKING:
@@ -44,11 +45,10 @@ def _jsonl_load(config: "Config") -> Record:
     return load_jsonl(config.record_options["path"], display=display)
 
 
-# imported here, after Adapter exists, so each format module stays next to its own options and loader
-from refsens_report.adapters import conll, crowd  # noqa: E402
-
 ADAPTERS: dict[str, Adapter] = {
     "jsonl": Adapter(read_options=_jsonl_options, load=_jsonl_load),
     "conll": Adapter(read_options=conll.read_options, load=conll.load),
     "crowd": Adapter(read_options=crowd.read_options, load=crowd.load),
+    "label-studio": Adapter(read_options=label_studio.read_options, load=label_studio.load),
+    "brat": Adapter(read_options=brat.read_options, load=brat.load),
 }
