@@ -1,0 +1,211 @@
+"""The simulated pipeline: deterministic files, a valid config and record, the rates it was given, and an
+audit that finds the silent default it planted (and none when the rule is neutral)."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from refsens_report.audit import run_audit
+from refsens_report.cli import main
+from refsens_report.config import load_config
+from refsens_report.load import load_record
+from refsens_report.simulate import SimulationParameters, dataset_version, simulate_rows, write_simulation
+
+ITEMS = 3000  # a few hundred audited items: enough for the planted skew to show, small enough to be quick
+RESAMPLES = 400
+
+
+def _fast_config(directory: Path) -> Path:
+    """Return the written config with fewer bootstrap replicates, so the audit tests stay quick."""
+    path = directory / "refsens.toml"
+    text = path.read_text(encoding="utf-8")
+    assert "resamples = 2000" in text
+    path.write_text(text.replace("resamples = 2000", f"resamples = {RESAMPLES}"), encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def default_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    directory = tmp_path_factory.mktemp("default")
+    write_simulation(directory, items=ITEMS, seed=0)
+    return directory
+
+
+@pytest.fixture(scope="module")
+def default_rows(default_dir: Path) -> list[dict]:
+    lines = (default_dir / "record.jsonl").read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines]
+
+
+@pytest.fixture(scope="module")
+def default_results(default_dir: Path):  # noqa: ANN201
+    return run_audit(load_config(_fast_config(default_dir)))
+
+
+@pytest.fixture(scope="module")
+def neutral_results(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
+    directory = tmp_path_factory.mktemp("neutral")
+    write_simulation(directory, items=ITEMS, seed=0, neutral=True)
+    return run_audit(load_config(_fast_config(directory)))
+
+
+def _row(results, **wanted) -> dict:  # noqa: ANN001
+    """Return the one results row matching every given column."""
+    matches = [row for row in results.rows if all(row[key] == value for key, value in wanted.items())]
+    assert len(matches) == 1, (wanted, len(matches))
+    return matches[0]
+
+
+def _within(observed: float, expected: float, n: int, sds: float = 4.0) -> bool:
+    """Is an observed share within ``sds`` binomial standard deviations of the expected one?"""
+    return abs(observed - expected) <= sds * math.sqrt(max(expected * (1 - expected), 1e-9) / n)
+
+
+# --- the files --------------------------------------------------------------------------------------------
+
+
+def test_same_arguments_give_byte_identical_files(tmp_path: Path) -> None:
+    first = write_simulation(tmp_path / "first", items=600, seed=7)
+    second = write_simulation(tmp_path / "second", items=600, seed=7)
+    assert [path.name for path in first] == ["record.jsonl", "refsens.toml", "datasheet.md"]
+    for one, two in zip(first, second):
+        assert one.read_bytes() == two.read_bytes(), one.name
+    other_seed = write_simulation(tmp_path / "other", items=600, seed=8)
+    assert other_seed[0].read_bytes() != first[0].read_bytes()
+
+
+def test_written_config_is_valid_and_the_record_loads(default_dir: Path) -> None:
+    config = load_config(default_dir / "refsens.toml")
+    assert config.name == "Simulated PII benchmark (synthetic)"
+    assert config.version == "0.1.0-demo-3000items"
+    assert config.roles.annotators == ("annotator_a", "annotator_b")
+    assert config.roles.outputs == ("annotator_a", "annotator_b")
+    assert config.roles.references == ("delivered", "reviewer")
+    assert config.report.datasheet == (default_dir / "datasheet.md").resolve()
+    record = load_record(config)  # also checks every span lies inside its text
+    assert len(record.items) == ITEMS
+    assert record.languages == ("ar", "hi", "pl", "pt", "sv", "zh")
+    assert set(record.labelling_names) == {"annotator_a", "annotator_b", "delivered", "reviewer"}
+
+
+def test_default_arguments_name_the_demo_version() -> None:
+    assert dataset_version(SimulationParameters(), 0) == "0.1.0-demo"
+    assert dataset_version(replace(SimulationParameters(), silent_default_keeps_a=0.5), 2) == "0.1.0-demo-neutral-seed2"
+
+
+def test_datasheet_says_the_data_is_synthetic(default_dir: Path) -> None:
+    datasheet = (default_dir / "datasheet.md").read_text(encoding="utf-8")
+    assert "**This dataset is synthetic.**" in datasheet
+    for section in ("Motivation", "Composition", "Collection process", "Preprocessing", "Uses", "Distribution",
+                    "Maintenance"):  # fmt: skip
+        assert f"## {section}" in datasheet
+    assert "silent_default_keeps_a" in datasheet and "0.987" in datasheet
+    assert "refsens-report simulate DIR --seed 0 --items 3000" in datasheet
+
+
+def test_spans_fall_on_the_text_they_label(default_rows: list[dict]) -> None:
+    phones = [row["text"][start:end] for row in default_rows for start, end, label in
+              row["labellings"]["delivered"] if label == "PHONE"]  # fmt: skip
+    assert phones and all(any(ch.isdigit() for ch in phone) for phone in phones)
+    emails = [row["text"][start:end] for row in default_rows for start, end, label in
+              row["labellings"]["delivered"] if label == "EMAIL"]  # fmt: skip
+    assert emails and all("@example." in email for email in emails)
+
+
+# --- the rates the parameters set ----------------------------------------------------------------------
+
+
+def test_third_pass_fires_at_the_language_rates(default_rows: list[dict]) -> None:
+    parameters = {language.code: language for language in SimulationParameters().languages}
+    for code, language in parameters.items():
+        both = [row for row in default_rows if row["language"] == code
+                and {"annotator_a", "annotator_b"} <= set(row["labellings"])]  # fmt: skip
+        differ = [row["labellings"]["annotator_a"] != row["labellings"]["annotator_b"] for row in both]
+        fired = [row["meta"]["third_pass"] for row in both]
+        for subset, rate in ((True, language.third_pass_on_disagreement), (False, language.third_pass_on_agreement)):
+            flags = [f for f, d in zip(fired, differ) if d == subset]
+            assert _within(sum(flags) / len(flags), rate, len(flags)), (code, subset)
+        # The pooled per-language rate lands in the paper's 25-61 % band.
+        assert 0.2 <= sum(fired) / len(fired) <= 0.66, code
+
+
+def test_silent_default_keeps_annotator_a(default_rows: list[dict]) -> None:
+    silent = [row for row in default_rows if not row["meta"]["third_pass"]
+              and {"annotator_a", "annotator_b"} <= set(row["labellings"])
+              and row["labellings"]["annotator_a"] != row["labellings"]["annotator_b"]]  # fmt: skip
+    kept_a = sum(row["labellings"]["delivered"] == row["labellings"]["annotator_a"] for row in silent)
+    assert kept_a + sum(row["labellings"]["delivered"] == row["labellings"]["annotator_b"] for row in silent) == len(silent)
+    assert _within(kept_a / len(silent), SimulationParameters().silent_default_keeps_a, len(silent))
+
+
+def test_reviewer_and_duplicate_shares(default_rows: list[dict]) -> None:
+    defaults = SimulationParameters()
+    reviewed = sum("reviewer" in row["labellings"] for row in default_rows)
+    assert _within(reviewed / ITEMS, defaults.reviewer_share, ITEMS)
+    keys: dict[str, list[dict]] = {}
+    for row in default_rows:
+        keys.setdefault(row["meta"]["dup_key"], []).append(row)
+    duplicated = sum(len(group) for group in keys.values() if len(group) > 1)
+    assert abs(duplicated / ITEMS - defaults.duplicated_share) <= 0.002
+    assert all(len({row["text"] for row in group}) == 1 for group in keys.values())
+    assert all(len({row["language"] for row in group}) == 1 for group in keys.values())
+
+
+def test_agreement_lands_in_the_papers_range() -> None:
+    rows = simulate_rows(SimulationParameters(items=6000), seed=1)
+    for code in ("hi", "zh"):
+        tp = fp = fn = 0
+        for row in rows:
+            if row["language"] == code and {"annotator_a", "annotator_b"} <= set(row["labellings"]):
+                a = {tuple(span) for span in row["labellings"]["annotator_a"]}
+                b = {tuple(span) for span in row["labellings"]["annotator_b"]}
+                tp, fp, fn = tp + len(a & b), fp + len(a - b), fn + len(b - a)
+        assert 68 <= 100 * 2 * tp / (2 * tp + fp + fn) <= 92, code
+
+
+# --- what the audit finds ------------------------------------------------------------------------------
+
+
+def test_audit_finds_the_delivered_gold_skewed_towards_a(default_results) -> None:  # noqa: ANN001
+    skew = _row(default_results, analysis="neutrality", statistic="skew", reference="delivered", language="pooled")
+    assert skew["ci_low"] > 0
+
+
+def test_audit_finds_the_reviewer_neutral(default_results) -> None:  # noqa: ANN001
+    skew = _row(default_results, analysis="neutrality", statistic="skew", reference="reviewer", language="pooled")
+    assert abs(skew["estimate"]) < 5
+    assert skew["ci_low"] < 0 < skew["ci_high"]
+
+
+def test_neutral_rule_leaves_no_skew(neutral_results) -> None:  # noqa: ANN001
+    skew = _row(neutral_results, analysis="neutrality", statistic="skew", reference="delivered", language="pooled")
+    assert skew["ci_low"] < 0 < skew["ci_high"]
+
+
+def test_audit_flags_the_planted_copy_defect(default_results) -> None:  # noqa: ANN001
+    planted = round(SimulationParameters().copy_defect_rate * ITEMS)
+    assert planted >= 1
+    assert len(default_results.duplicates["defective_groups"]) >= planted
+
+
+# --- the command line ----------------------------------------------------------------------------------
+
+
+def test_cli_simulate_then_audit(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["simulate", str(tmp_path / "demo"), "--items", "600", "--seed", "3"]) == 0
+    assert "record.jsonl" in capsys.readouterr().out
+    config = _fast_config(tmp_path / "demo")
+    assert main(["audit", str(config), "--out", str(tmp_path / "out")]) == 0
+    assert (tmp_path / "out" / "results.csv").is_file()
+
+
+@pytest.mark.parametrize("argv", [["--items", "3"], ["--items", "-5"], ["--seed", "-1"]])
+def test_cli_simulate_rejects_bad_arguments(tmp_path: Path, capsys: pytest.CaptureFixture[str], argv) -> None:  # noqa: ANN001
+    assert main(["simulate", str(tmp_path / "demo"), *argv]) == 2
+    assert capsys.readouterr().err.startswith("error: simulate:")
+    assert not (tmp_path / "demo").exists()
