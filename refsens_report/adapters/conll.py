@@ -145,13 +145,11 @@ def read_conll_file(file: InputPath, problems: ProblemList) -> ConllFile | None:
     document = 0
     in_sentence = False
     before = len(problems)
-    for number, line_bytes in enumerate(raw.split(b"\n"), start=1):
-        try:
-            line = line_bytes.decode("utf-8")
-        except UnicodeDecodeError as error:
-            if len(problems) - before < MAX_PROBLEMS:
-                problems.add(f"{file.display}:{number}: not valid UTF-8 (byte {error.start + 1} of the line)")
-            continue
+    try:
+        lines = raw.decode("utf-8").split("\n")
+    except UnicodeDecodeError:
+        lines = _decode_lines(raw, file.display, problems)
+    for number, line in enumerate(lines, start=1):
         fields = line.split()  # CRLF endings: the trailing \r is whitespace
         if fields and fields[0] == DOCSTART:
             parsed.has_docstart = True
@@ -171,6 +169,19 @@ def read_conll_file(file: InputPath, problems: ProblemList) -> ConllFile | None:
     if not parsed.fields and len(problems) == before:
         problems.add(f"{file.display}: no token lines (the file is empty or has only blank and -DOCSTART- lines)")
     return parsed if len(problems) == before else None
+
+
+def _decode_lines(raw: bytes, display: str, problems: ProblemList) -> list[str]:
+    """Decode line by line to name every line that is not UTF-8 (those lines become blank)."""
+    lines = []
+    for number, line_bytes in enumerate(raw.split(b"\n"), start=1):
+        try:
+            lines.append(line_bytes.decode("utf-8"))
+        except UnicodeDecodeError as error:
+            if len(problems) < MAX_PROBLEMS:
+                problems.add(f"{display}:{number}: not valid UTF-8 (byte {error.start + 1} of the line)")
+            lines.append("")
+    return lines
 
 
 def _column_index(column: int, width: int) -> int | None:
@@ -251,6 +262,8 @@ def decode_column(
                 break
     spans: list[iob.TokenSpan] = []
     for sentence, offset in zip(sentences, starts):
+        if sentence.count(iob.OUTSIDE) == len(sentence):
+            continue  # most sentences of most files: nothing to decode or repair
         for position in iob.invalid_positions(sentence, used):
             if not report.repaired:
                 report.first_repair = f"{parsed.file.display}:{parsed.lines[offset + position]}"

@@ -1,0 +1,159 @@
+"""The adapters on the real records in ../shared/data: the counts their READMEs state and the published F1s.
+
+Skipped where that folder is absent (the data is never copied into this repository).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from seqeval.metrics import f1_score
+
+from refsens_report.cli import main
+from refsens_report.config import load_config
+from refsens_report.load import load_record
+
+PROJECT = Path(__file__).resolve().parents[1]
+DATA = PROJECT.parent / "shared" / "data"
+CONLL = DATA / "conll"
+CROWD_ZIP = DATA / "crowd_conll_mturk" / "task1.zip"
+
+pytestmark = pytest.mark.skipif(
+    not (CONLL.is_dir() and CROWD_ZIP.is_file()),
+    reason=f"real data not found at {DATA} (the shared data folder lives beside the project, not in it)",
+)
+
+# ../shared/data/conll/systems/README.md: published strict F1 against the original gold (conlleval)
+PUBLISHED_F1 = {
+    "interpreteval-CflairWglove_lstmCrf": 93.03,
+    "spanner-CflairWglove_lstmCrf": 93.02,
+    "spanner-CbertWnon_lstmCrf": 92.46,
+    "spanner-CflairWnon_lstmCrf": 92.41,
+    "interpreteval-CelmoWglove_lstmCrf": 92.22,
+    "spanner-CelmoWglove_lstmCrf": 92.11,
+    "spanner-CbertWglove_lstmCrf": 92.01,
+    "spanner-CelmoWnon_lstmCrf": 91.99,
+    "spanner-CcnnWglove_lstmCrf": 90.88,
+    "spanner-CcnnWglove_cnnCrf": 89.71,
+    "spanner-CcnnWrand_lstmCrf": 83.03,
+    "spanner-CnonWrand_lstmCrf": 78.49,
+}
+
+
+@pytest.fixture(scope="module")
+def conll_config():
+    return load_config(PROJECT / "examples" / "conll2003" / "refsens.toml")
+
+
+@pytest.fixture(scope="module")
+def conll_record(conll_config):
+    return load_record(conll_config)
+
+
+@pytest.fixture(scope="module")
+def crowd_record():
+    return load_record(load_config(PROJECT / "examples" / "crowd-conll" / "refsens.toml"))
+
+
+def strict_f1(record, output: str, reference: str) -> float:
+    """Micro F1 over strict span sets, summed over items (METHOD.md section 3)."""
+    true_positives = false_positives = false_negatives = 0
+    for item in record.items:
+        predicted, gold = set(item.labellings[output]), set(item.labellings[reference])
+        true_positives += len(predicted & gold)
+        false_positives += len(predicted - gold)
+        false_negatives += len(gold - predicted)
+    return 100 * 2 * true_positives / (2 * true_positives + false_positives + false_negatives)
+
+
+def test_conll2003_sentences_and_entities(conll_record):
+    assert len(conll_record.items) == 3453
+    assert sum(len(item.text.split()) for item in conll_record.items) == 46435
+    assert sum(len(item.labellings["original"]) for item in conll_record.items) == 5648
+    assert sum(len(item.labellings["conllpp"]) for item in conll_record.items) == 5702
+    differing = [item for item in conll_record.items if set(item.labellings["original"]) != set(item.labellings["conllpp"])]
+    assert len(differing) == 186
+
+
+def test_every_labelling_is_present_on_every_sentence(conll_record, conll_config):
+    names = set(conll_config.roles.all_names)
+    assert all(set(item.labellings) == names for item in conll_record.items)
+
+
+def test_reconll_and_cleanconll_are_aligned_onto_the_original_sentences(conll_record):
+    notes = "\n".join(conll_record.notes)
+    assert "'reconll'" in notes and "aligned by characters (sentence splits differ)" in notes
+    assert "'cleanconll'" in notes and "aligned by characters (tokenisation differs)" in notes
+    reconll_changed = sum(
+        set(item.labellings["original"]) != set(item.labellings["reconll"]) for item in conll_record.items
+    )
+    # ReCoNLL corrects 65 sentences and merges 10 boundaries: a few dozen original sentences differ
+    assert 40 <= reconll_changed <= 80
+
+
+@pytest.mark.parametrize("system", sorted(PUBLISHED_F1))
+def test_system_f1_against_the_original_gold_equals_the_published_figure(conll_record, system):
+    assert strict_f1(conll_record, system, "original") == pytest.approx(PUBLISHED_F1[system], abs=0.005)
+
+
+def test_seqeval_on_the_raw_files_agrees_for_the_best_system(conll_record, conll_config):
+    """An outside reference: seqeval reads the system file's own columns, independently of our adapter."""
+    source = next(s for s in conll_config.record_options["options"].labellings if s.name == "interpreteval-CflairWglove_lstmCrf")
+    gold_sentences, predicted_sentences, gold, predicted = [], [], [], []
+    for line in source.file.path.read_text(encoding="utf-8").splitlines() + [""]:
+        fields = line.split()
+        if not fields or fields[0] == "-DOCSTART-":
+            if gold:
+                gold_sentences.append(gold)
+                predicted_sentences.append(predicted)
+            gold, predicted = [], []
+            continue
+        gold.append(fields[1])
+        predicted.append(fields[2])
+    theirs = 100 * f1_score(gold_sentences, predicted_sentences)
+    assert strict_f1(conll_record, "interpreteval-CflairWglove_lstmCrf", "original") == pytest.approx(theirs, abs=1e-9)
+
+
+def test_iob1_eng_testb_reads_as_the_same_spans(tmp_path):
+    config = tmp_path / "refsens.toml"
+    config.write_text(
+        f'[dataset]\nname = "t"\nversion = "1"\n[record]\nformat = "conll"\nlanguage = "en"\n'
+        f'[record.labellings]\noriginal = "{CONLL / "original" / "test.txt"}"\n'
+        f'testb = "{CONLL / "original" / "eng.testb"}"\n'
+        '[roles]\noutputs = ["testb"]\nreferences = ["original"]\n',
+        encoding="utf-8",
+    )
+    record = load_record(load_config(config))
+    assert all(item.labellings["testb"] == item.labellings["original"] for item in record.items)
+    assert "'testb'" in record.notes[2] and "IOB1 (detected)" in record.notes[2]
+
+
+def test_crowd_record_counts(crowd_record):
+    items = crowd_record.items
+    assert len(items) == 6253
+    assert len({item.meta["document"] for item in items}) == 399
+    assert sum(len(item.text.split()) for item in items) == 82958
+    assert len({worker for item in items for worker in item.meta["workers"]}) == 47
+    assert sum("pass_2" in item.labellings for item in items) == 6016
+    notes = "\n".join(crowd_record.notes)
+    assert "1,964 worker files" in notes
+
+
+def test_crowd_majority_is_a_first_pass_copy_where_two_passes_disagree(crowd_record):
+    """With two passes and no third, every disagreement is a tie: the aggregate silently takes pass_1."""
+    two_pass = [
+        item for item in crowd_record.items
+        if "pass_2" in item.labellings and "pass_3" not in item.labellings
+        and set(item.labellings["pass_1"]) != set(item.labellings["pass_2"])
+    ]
+    assert two_pass
+    assert all(set(item.labellings["majority"]) == set(item.labellings["pass_1"]) for item in two_pass)
+
+
+@pytest.mark.parametrize("example", ["conll2003", "crowd-conll"])
+def test_examples_validate(capsys, example):
+    code = main(["validate", str(PROJECT / "examples" / example / "refsens.toml")])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert "ok (" in captured.out
