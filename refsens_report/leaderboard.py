@@ -60,9 +60,18 @@ def output_pairs(n_outputs: int) -> tuple[np.ndarray, np.ndarray]:
 
 def pair_orders(scores: np.ndarray) -> np.ndarray:
     """Return sign(score_i − score_j) as int8 for every pair i < j along axis 0; ``UNDEFINED`` where NaN."""
-    first, second = output_pairs(scores.shape[0])
-    difference = scores[first] - scores[second]
-    return np.where(np.isnan(difference), UNDEFINED, np.sign(difference)).astype(np.int8)
+    n_outputs = scores.shape[0]
+    orders = np.empty((n_outputs * (n_outputs - 1) // 2,) + scores.shape[1:], dtype=np.int8)
+    undefined = np.isnan(scores)
+    first = 0
+    for i in range(n_outputs - 1):  # one comparison per output against those after it: no float temporaries
+        rest = scores[i + 1 :]
+        block = orders[first : first + len(rest)]
+        np.subtract(np.greater(scores[i], rest).view(np.int8), np.less(scores[i], rest).view(np.int8), out=block)
+        if undefined.any():
+            block[undefined[i] | undefined[i + 1 :]] = UNDEFINED
+        first += len(rest)
+    return orders
 
 
 def rank_agreement(orders: np.ndarray, orders_2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -72,12 +81,15 @@ def rank_agreement(orders: np.ndarray, orders_2: np.ndarray) -> tuple[np.ndarray
     tau-b = (C − D) / sqrt((n0 − n1)(n0 − n2)), with n1, n2 the pairs tied in each ranking; undefined when
     either ranking ties every pair.
     """
-    both = (orders != UNDEFINED) & (orders_2 != UNDEFINED)
-    agreement = np.where(both, orders * orders_2, 0)  # +1 concordant, -1 discordant, 0 tied in either
+    agreement = orders * orders_2  # +1 concordant, -1 discordant, 0 tied in either
+    undefined = (orders == UNDEFINED) | (orders_2 == UNDEFINED)
+    if undefined.any():
+        agreement[undefined] = 0
+        orders, orders_2 = np.where(undefined, 0, orders), np.where(undefined, 0, orders_2)
     concordant_minus_discordant = agreement.sum(axis=0, dtype=np.int64)
     discordant = np.count_nonzero(agreement < 0, axis=0)
-    untied = np.count_nonzero(both & (orders != 0), axis=0)
-    untied_2 = np.count_nonzero(both & (orders_2 != 0), axis=0)
+    untied = np.count_nonzero(orders, axis=0)
+    untied_2 = np.count_nonzero(orders_2, axis=0)
     denominator = np.sqrt(untied.astype(np.float64) * untied_2)
     with np.errstate(invalid="ignore", divide="ignore"):
         tau = np.where(denominator > 0, concordant_minus_discordant / denominator, np.nan)
@@ -213,7 +225,7 @@ class Leaderboard:
         The row carries that pair's swing (margin under k − margin under l), its interval and p-value,
         and, given the interaction rows, its Holm-adjusted p.
         """
-        flipped = self.orders[k][..., 0] * self.orders[l][..., 0] < 0  # pair, group (UNDEFINED·x is never < 0)
+        flipped = self.orders[k][..., 0] * self.orders[l][..., 0] == -1  # pair, group (UNDEFINED·x is never -1)
         first, second = output_pairs(len(self.outputs))
         pair_index, group_index = np.nonzero(flipped)
         if not len(pair_index):

@@ -16,7 +16,7 @@ from helpers import audit_items, by_language, labelled, pick, select
 from scipy.stats import kendalltau, rankdata
 from statsmodels.stats.multitest import multipletests
 
-from refsens_report.leaderboard import average_ranks, pair_orders, rank_agreement
+from refsens_report.leaderboard import Leaderboard, average_ranks, pair_orders, rank_agreement
 
 # -- the pure statistics ---------------------------------------------------------------------------------
 
@@ -78,9 +78,25 @@ def test_tau_b_matches_scipy_on_random_scores_with_ties():
 
 def test_tau_b_omits_undefined_scores_as_scipy_does():
     x = np.array([80.0, np.nan, 70.0, 75.0, 60.0, 60.0])
-    y = np.array([81.0, 90.0, 72.0, np.nan, 65.0, 61.0])
-    tau, _ = rank_agreement(pair_orders(x), pair_orders(y))
+    y = np.array([81.0, 90.0, 82.0, np.nan, 65.0, 61.0])
+    tau, flips = rank_agreement(pair_orders(x), pair_orders(y))
     assert tau == pytest.approx(kendalltau(x, y, variant="b", nan_policy="omit").statistic)
+    assert flips == 1  # only outputs 0 and 2 swap; pairs with an undefined score are neither flips nor ties
+
+
+def test_undefined_scores_are_neither_ranked_nor_flipped():
+    # scores[output, reference, group, 1 + replicate]: system_a is undefined under the second reference
+    scores = np.array([[[80.0, 80, 80], [np.nan, np.nan, 70]], [[70, 70, 70], [60, 60, 80]], [[60, 60, 60], [65, 65, 65]]])
+    board = Leaderboard(scores[:, :, None, :], ["system_a", "system_b", "system_c"], ["x", "y"], ["pooled"], np.array([5]), 0.95)
+    rows = board.rows("strict", holm=None)
+    flipped = [(row["output"], row["output_2"]) for row in rows if row["statistic"] == "flip"]
+    assert flipped == [("system_b", "system_c")]
+    rank = {(row["output"], row["reference"]): row["estimate"] for row in rows if row["statistic"] == "rank"}
+    assert rank["system_a", "y"] is None and (rank["system_b", "y"], rank["system_c", "y"]) == (2, 1)
+    change = {row["output"]: row["estimate"] for row in rows if row["statistic"] == "p_rank_change"}
+    # replicate 1 ranks only b and c under y (b 2 → 2, c 3 → 1); replicate 2 ranks all (a 1 → 2, b 2 → 1, c 3 → 3)
+    assert change == {"": 1.0, "system_a": 1.0, "system_b": 0.5, "system_c": 0.5}
+    assert not [row for row in rows if row["statistic"] == "flips_significant"]  # needs the swings' Holm p
 
 
 # -- the rows, through the audit ---------------------------------------------------------------------------
@@ -241,26 +257,26 @@ def test_flip_rows_are_the_swings_of_the_pairs_whose_order_reverses(scaled):
 
 
 def test_scores_ranks_and_tau_agree_with_the_swap_rows_and_scipy(scaled):
+    def index(analysis: str, statistic: str) -> dict[tuple[str, ...], dict]:
+        rows = select(scaled.rows, analysis=analysis, statistic=statistic)
+        return {(r["rule"], r["language"], r["output"], r["reference"], r["reference_2"]): r for r in rows}
+
+    board, swap = index("leaderboard", "score"), index("swap", "score")
+    rank, tau = index("leaderboard", "rank"), index("leaderboard", "kendall_tau")
+    interval = ("estimate", "ci_low", "ci_high")
     for rule in ("strict", "relaxed"):
         for language in ("de", "en", "pooled"):
-            at = {"rule": rule, "language": language}
             scores = {}
             for reference in REFERENCES:
-                row_scores = [pick(scaled.rows, analysis="leaderboard", statistic="score", output=output,
-                                   reference=reference, **at) for output in OUTPUTS]  # fmt: skip
-                for output, row in zip(OUTPUTS, row_scores):
-                    swap = pick(scaled.rows, analysis="swap", statistic="score", output=output, reference=reference, **at)
-                    assert (row["estimate"], row["ci_low"], row["ci_high"]) == (swap["estimate"], swap["ci_low"], swap["ci_high"])
-                scores[reference] = np.array([row["estimate"] for row in row_scores])
-                ranks = [pick(scaled.rows, analysis="leaderboard", statistic="rank", output=output, reference=reference,
-                              **at) for output in OUTPUTS]  # fmt: skip
-                np.testing.assert_array_equal([row["estimate"] for row in ranks], rankdata(-scores[reference]))
-                assert all(1 <= row["ci_low"] <= row["ci_high"] <= len(OUTPUTS) for row in ranks)
+                keys = [(rule, language, output, reference, "") for output in OUTPUTS]
+                assert all([board[key][c] for c in interval] == [swap[key][c] for c in interval] for key in keys)
+                scores[reference] = np.array([board[key]["estimate"] for key in keys])
+                np.testing.assert_array_equal([rank[key]["estimate"] for key in keys], rankdata(-scores[reference]))
+                assert all(1 <= rank[key]["ci_low"] <= rank[key]["ci_high"] <= len(OUTPUTS) for key in keys)
             for reference, reference_2 in combinations(REFERENCES, 2):
-                tau = pick(scaled.rows, analysis="leaderboard", statistic="kendall_tau", reference=reference,
-                           reference_2=reference_2, **at)  # fmt: skip
-                assert tau["estimate"] == pytest.approx(kendalltau(scores[reference], scores[reference_2]).statistic)
-                assert -1 <= tau["ci_low"] <= tau["ci_high"] <= 1
+                row = tau[rule, language, "", reference, reference_2]
+                assert row["estimate"] == pytest.approx(kendalltau(scores[reference], scores[reference_2]).statistic)
+                assert -1 <= row["ci_low"] <= row["ci_high"] <= 1
 
 
 def test_rank_change_probabilities_are_shares_and_the_whole_ranking_changes_most(scaled):
