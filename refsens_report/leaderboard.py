@@ -131,14 +131,29 @@ def leaderboard_rows(
         [column for score in scores_of.values() for column in score.columns()], mask, "audited"
     )
     with estimator.stopwatch.stage("analyses"):
+        holm = swing_holm(swings) if swings is not None else None
         rows: list[dict[str, Any]] = []
         for rule in rules:
             scores = np.stack([np.stack([env.value(scores_of[rule, o, r]) for r in references]) for o in outputs])
             env.forget()
             board = Leaderboard(scores, outputs, references, groups, n_items, config.audit.confidence)
-            rows += board.rows(rule, swing_holm(swings) if swings is not None else None)
+            rows += board.rows(rule, holm)
+        if holm:
+            rows.append(
+                make_row(analysis="leaderboard", statistic="holm_floor", language="pooled", subset="audited",
+                         estimate=holm_floor(len(holm), config.audit.resamples), n_items=n_items[-1])
+            )  # fmt: skip
         estimator.progress.finish()  # the leaderboard's draws come after the other item sets' progress line
     return rows
+
+
+def holm_floor(family_size: int, resamples: int) -> float:
+    """Return the smallest Holm p any swing can reach: the family size times the smallest bootstrap p.
+
+    The bootstrap p is at least 2 / (B + 1), so with m tests no swing is significant at level alpha unless
+    2m / (B + 1) < alpha: at leaderboard scale the report must say when "none significant" is forced.
+    """
+    return min(1.0, family_size * 2 / (resamples + 1))
 
 
 class Leaderboard:

@@ -16,7 +16,7 @@ from helpers import audit_items, by_language, labelled, pick, select
 from scipy.stats import kendalltau, rankdata
 from statsmodels.stats.multitest import multipletests
 
-from refsens_report.leaderboard import Leaderboard, average_ranks, pair_orders, rank_agreement
+from refsens_report.leaderboard import Leaderboard, average_ranks, holm_floor, pair_orders, rank_agreement
 
 # -- the pure statistics ---------------------------------------------------------------------------------
 
@@ -290,9 +290,18 @@ def test_rank_change_probabilities_are_shares_and_the_whole_ranking_changes_most
         assert whole[0] >= max(per_output)  # the ranking differs whenever any output's rank does
 
 
+def test_holm_floor_is_the_smallest_holm_p_a_swing_can_reach(scaled):
+    family = select(scaled.rows, analysis="interaction", statistic="swing")
+    floor = pick(scaled.rows, analysis="leaderboard", statistic="holm_floor")
+    assert floor["estimate"] == min(1.0, len(family) * 2 / (scaled.resamples + 1))  # 504 tests, 200 replicates: 1
+    assert min(row["p_holm"] for row in family) >= floor["estimate"]
+    assert holm_floor(2184, 2000) == 1.0  # CoNLL-2003: 14 outputs, 4 golds, 2 rules, en + pooled
+    assert holm_floor(14, 2000) == 28 / 2001  # the paper's family of 14 tests: Holm can reject
+
+
 def test_rows_follow_the_contract(scaled):
     rows = leaderboard(scaled)
-    statistics = {"score", "rank", "kendall_tau", "flips", "flips_significant", "p_rank_change", "flip"}
+    statistics = {"score", "rank", "kendall_tau", "flips", "flips_significant", "p_rank_change", "flip", "holm_floor"}
     assert {row["statistic"] for row in rows} == statistics
     assert all(row["subset"] == "audited" and row["policy"] == "" for row in rows)
     assert all(row["output"] == "" for row in rows if row["statistic"] in {"kendall_tau", "flips", "flips_significant"})
