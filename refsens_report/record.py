@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
+import orjson
+
 from refsens_report.errors import MAX_PROBLEMS, InputError, ProblemList
 
 Span = tuple[int, int, str]
@@ -151,6 +153,21 @@ def check_unique_ids(items: Iterable[tuple[str, Item]], problems: ProblemList) -
             first_seen[item.id] = where
 
 
+def _json_problem(line: bytes) -> str:
+    """Return what is wrong with a line that does not parse, in the standard library's words."""
+    try:
+        decoded = line.decode("utf-8")
+    except UnicodeDecodeError as error:
+        return f"not valid UTF-8 (byte {error.start + 1} of the line)"
+    try:
+        json.loads(decoded)
+    except json.JSONDecodeError as error:
+        return f"invalid JSON ({error.msg} at column {error.colno})"
+    except RecursionError:
+        return "invalid JSON (nested too deeply)"
+    return "invalid JSON (a value outside what JSON allows, such as NaN or an integer beyond 64 bits)"
+
+
 def load_jsonl(path: Path, display: str | None = None) -> Record:
     """Read a canonical JSON Lines record; raise ``InputError`` listing every bad line."""
     display = display or str(path)
@@ -167,14 +184,9 @@ def load_jsonl(path: Path, display: str | None = None) -> Record:
             continue
         where = f"{display}:{number}"
         try:
-            decoded = line.decode("utf-8")
-        except UnicodeDecodeError as error:
-            problems.add(f"{where}: not valid UTF-8 (byte {error.start + 1} of the line)")
-            continue
-        try:
-            obj = json.loads(decoded)
-        except json.JSONDecodeError as error:
-            problems.add(f"{where}: invalid JSON ({error.msg} at column {error.colno})")
+            obj = orjson.loads(line)  # ~3x faster than json; the slow path below only explains failures
+        except orjson.JSONDecodeError:
+            problems.add(f"{where}: {_json_problem(line)}")
             continue
         item = parse_item(obj, where, problems)
         if item is not None:
