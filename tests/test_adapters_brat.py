@@ -174,3 +174,11 @@ def test_root_prefixes_folders(tmp_path):
     record = load_record(load_config(path))
     assert record.items[0].labellings["annotator_a"][0] == (0, 5, "PER")
     assert "annotator_a: brat/a" in record.notes[0]
+
+
+def test_dup_key_text(tmp_path):
+    path = write_case(tmp_path, FIRST, record='dup_key = "text"\n')
+    write_folder(tmp_path / "brat" / "a", {"copy": (TEXT, "")})
+    record = load_record(load_config(path))
+    keys = {item.id: item.meta["dup_key"] for item in record.items}
+    assert keys["doc1"] == keys["copy"] != keys["sub/doc2"]

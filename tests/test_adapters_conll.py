@@ -374,3 +374,11 @@ def test_iob2_encoding_round_trips_through_decoding(raw_spans):
     tags = iob.encode_iob2(spans, length)
     assert sorted(iob.decode(tags)) == sorted(spans)
     assert iob.invalid_positions(tags, "iob2") == []
+
+
+def test_dup_key_text_groups_items_with_the_same_text(tmp_path):
+    write(tmp_path / "gold.txt", "LONDON B-LOC\n\nEU B-ORG\n\nLONDON B-LOC\n")
+    record = load(config(tmp_path, 'dup_key = "text"\nlabellings = {gold = "gold.txt", pred = "gold.txt"}\n'))
+    keys = [item.meta["dup_key"] for item in record.items]
+    assert keys[0] == keys[2] != keys[1]
+    assert "dup_key" not in load(config(tmp_path, 'labellings = {gold = "gold.txt", pred = "gold.txt"}\n')).items[0].meta

@@ -173,3 +173,12 @@ def test_missing_archive(tmp_path, capsys):
     code, output = validate(path, capsys)
     assert code == 2
     assert "Config value 'record.path': not found: missing.zip" in output
+
+
+def test_dup_key_text(tmp_path):
+    files = dict(FILES)
+    files["task/test/ground_truth/D2.txt"] = "Bonn B-LOC\nagrees O\n"
+    files["task/test/mturk_train_data/W3/D2.txt"] = "Bonn O\nagrees O\n"
+    record = load_record(load_config(write_case(tmp_path, files, record='dup_key = "text"\n')))
+    keys = {item.id: item.meta["dup_key"] for item in record.items}
+    assert keys["test/D2/1"] == keys["val/D3/1"] != keys["test/D1/1"]

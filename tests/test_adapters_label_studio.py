@@ -223,3 +223,12 @@ def test_missing_export_and_missing_language(tmp_path, capsys):
     assert code == 2
     assert "Config value 'record.path': file not found: nope.json" in output
     assert "Config value 'record.language': is required (or language_field" in output
+
+
+def test_dup_key_text_and_its_config_check(tmp_path, capsys):
+    tasks = export()
+    tasks[2]["data"]["text"] = TEXT
+    record = load_record(load_config(write_case(tmp_path, tasks, 'dup_key = "text"\n')))
+    assert record.items[0].meta["dup_key"] == record.items[2].meta["dup_key"] != record.items[1].meta["dup_key"]
+    code, output = validate(write_case(tmp_path, tasks, 'dup_key = "id"\n'), capsys)
+    assert code == 2 and "Config value 'record.dup_key': must be one of none, text" in output

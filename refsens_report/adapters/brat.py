@@ -20,12 +20,14 @@ from refsens_report.adapters.common import (
     count,
     excerpt,
     first_difference,
+    read_dup_key,
     read_labels,
     read_language,
     read_name_table,
     read_path,
     sub_reader,
     unique_paths,
+    with_text_dup_keys,
 )
 from refsens_report.errors import MAX_PROBLEMS, ProblemList
 from refsens_report.record import Item, Record, Span
@@ -45,6 +47,7 @@ class BratOptions:
     language: str
     labels: frozenset[str] | None
     folders: tuple[tuple[str, InputPath], ...]  # labelling name -> its folder, in config order
+    text_dup_keys: bool = False
 
 
 def read_options(reader: "_Reader", base_dir: Path) -> dict[str, Any]:
@@ -70,7 +73,7 @@ def read_options(reader: "_Reader", base_dir: Path) -> dict[str, Any]:
         if folder is not None:
             shown = f"{root.display.rstrip('/')}/{folder.display}" if root else folder.display
             folders.append((name, InputPath(folder.path, shown)))
-    return {"options": BratOptions(language, labels, tuple(folders))}
+    return {"options": BratOptions(language, labels, tuple(folders), read_dup_key(reader))}
 
 
 @dataclass
@@ -235,6 +238,8 @@ def load(config: "Config") -> Record:
         Item(id=document, language=options.language, labellings=labellings.get(document, {}), text=texts[document][0])
         for document in sorted(texts)
     )
+    if options.text_dup_keys:
+        items = with_text_dup_keys(items, config)
     notes = [
         f"brat: {count(len(items), 'document')} from {count(len(options.folders), 'folder')} "
         f"({', '.join(f'{name}: {folder.display}' for name, folder in options.folders)})"

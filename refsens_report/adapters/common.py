@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import hashlib
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
 
+from refsens_report.record import Item
+
 if TYPE_CHECKING:
-    from refsens_report.config import _Reader
+    from refsens_report.config import Config, _Reader
 
 ITEM_UNITS = ("sentences", "documents")
+DUP_KEYS = ("none", "text")
 
 
 @dataclass(frozen=True)
@@ -91,6 +95,20 @@ def read_name_table(reader: "_Reader", key: str) -> dict[str, Any]:
         if not name.strip():
             reader.fail(key, "a labelling has an empty name")
     return {name: entry for name, entry in value.items() if name.strip()}
+
+
+def read_dup_key(reader: "_Reader") -> bool:
+    """Read ``dup_key``: "text" makes items with the same text one duplicate group; "none" (default) not."""
+    return reader.choice("dup_key", DUP_KEYS, "none") == "text"
+
+
+def with_text_dup_keys(items: Iterable[Item], config: "Config") -> tuple[Item, ...]:
+    """Return the items with the audit's duplicate key set to a hash of each item's text."""
+    key = config.audit.duplicate_key
+    return tuple(
+        replace(item, meta={**item.meta, key: hashlib.sha256((item.text or "").encode("utf-8")).hexdigest()[:16]})
+        for item in items
+    )
 
 
 def check_label(label: str, allowed: frozenset[str] | None) -> str | None:

@@ -26,9 +26,11 @@ from refsens_report.adapters.common import (
     read_labels,
     read_language,
     read_name_table,
+    read_dup_key,
     read_path,
     sub_reader,
     unique_paths,
+    with_text_dup_keys,
 )
 from refsens_report.errors import MAX_PROBLEMS, InputError, ProblemList
 from refsens_report.record import Item, Record, Span, check_unique_ids
@@ -65,6 +67,7 @@ class ConllOptions:
     labels: frozenset[str] | None
     gold: str | None
     labellings: tuple[LabellingSource, ...]
+    text_dup_keys: bool = False
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -112,7 +115,8 @@ def read_options(reader: "_Reader", base_dir: Path) -> dict[str, Any]:
         reader.fail("gold", f"'{gold}' is not one of record.labellings ({', '.join(table)})")
     if gold is not None and not any(source.gold_column for source in sources):
         reader.fail("gold", "names the labelling gold columns are checked against, but no labelling sets gold_column")
-    options = ConllOptions(language=language, items=items, labels=labels, gold=gold, labellings=tuple(sources))
+    text_dup_keys = read_dup_key(reader)
+    options = ConllOptions(language, items, labels, gold, tuple(sources), text_dup_keys)
     return {"options": options}
 
 
@@ -512,7 +516,8 @@ def load(config: "Config") -> Record:
     check_unique_ids(((item.id, item) for item in items), problems)
     problems.raise_if_any()
     sources = unique_paths(source.file.path for source in options.labellings)
-    return Record(items=tuple(items), sources=sources, notes=tuple(notes))
+    final = with_text_dup_keys(items, config) if options.text_dup_keys else tuple(items)
+    return Record(items=final, sources=sources, notes=tuple(notes))
 
 
 def _labelling_note(

@@ -27,8 +27,10 @@ from refsens_report.adapters.common import (
     check_label,
     count,
     read_labels,
+    read_dup_key,
     read_language,
     read_path,
+    with_text_dup_keys,
 )
 from refsens_report.errors import MAX_PROBLEMS, InputError, ProblemList
 from refsens_report.record import Item, Record, Span, check_unique_ids
@@ -56,6 +58,7 @@ class CrowdOptions:
     aggregate: str
     scheme: str
     labels: frozenset[str] | None
+    text_dup_keys: bool = False
 
 
 def read_options(reader: "_Reader", base_dir: Path) -> dict[str, Any]:
@@ -69,9 +72,10 @@ def read_options(reader: "_Reader", base_dir: Path) -> dict[str, Any]:
         reader.fail("aggregate", f"'{aggregate}' is the name of another labelling (gold, pass_1, pass_2, ...)")
     scheme = reader.choice("scheme", iob.SCHEME_CHOICES, "auto")
     labels = read_labels(reader)
+    text_dup_keys = read_dup_key(reader)
     if source is None:
         return {}
-    options = CrowdOptions(source, language, items, splits, aggregate, scheme, labels)
+    options = CrowdOptions(source, language, items, splits, aggregate, scheme, labels, text_dup_keys)
     return {"options": options}
 
 
@@ -380,7 +384,8 @@ def load(config: "Config") -> Record:
         )
     if orphans:
         notes.append(f"crowd: {count(orphans, 'worker file')} without a gold document skipped")
-    return Record(items=tuple(items), sources=(options.source.path,), notes=tuple(notes))
+    final = with_text_dup_keys(items, config) if options.text_dup_keys else tuple(items)
+    return Record(items=final, sources=(options.source.path,), notes=tuple(notes))
 
 
 def _decode(

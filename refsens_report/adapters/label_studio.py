@@ -14,7 +14,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from refsens_report.adapters.common import InputPath, check_label, count, read_bool, read_labels, read_path
+from refsens_report.adapters.common import (
+    InputPath,
+    check_label,
+    count,
+    read_bool,
+    read_dup_key,
+    read_labels,
+    read_path,
+    with_text_dup_keys,
+)
 from refsens_report.errors import MAX_PROBLEMS, InputError, ProblemList
 from refsens_report.record import Item, Record, Span, check_unique_ids
 
@@ -40,6 +49,7 @@ class LabelStudioOptions:
     meta_fields: tuple[str, ...]
     from_name: str | None
     labels: frozenset[str] | None
+    text_dup_keys: bool = False
 
 
 def read_options(reader: "_Reader", base_dir: Path) -> dict[str, Any]:
@@ -68,11 +78,12 @@ def read_options(reader: "_Reader", base_dir: Path) -> dict[str, Any]:
     meta_fields = reader.names("meta_fields")
     from_name = reader.string("from_name")
     labels = read_labels(reader)
+    text_dup_keys = read_dup_key(reader)
     if source is None:
         return {}
     options = LabelStudioOptions(
         source, language, language_field, text_field, id_field, labellings_by, predictions, names, meta_fields,
-        from_name, labels,
+        from_name, labels, text_dup_keys,
     )
     return {"options": options}
 
@@ -327,6 +338,8 @@ def load(config: "Config") -> Record:
     check_unique_ids(located, problems)
     problems.raise_if_any()
     items = tuple(item for _, item in located)
+    if options.text_dup_keys:
+        items = with_text_dup_keys(items, config)
     record = Record(items=items, sources=(options.source.path,))
     notes = [
         f"label-studio: {count(len(items), 'task')} from {display}; labellings by {options.labellings_by}"
