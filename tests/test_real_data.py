@@ -5,6 +5,7 @@ Skipped where that folder is absent (the data is never copied into this reposito
 
 from __future__ import annotations
 
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -136,6 +137,7 @@ def test_crowd_record_counts(crowd_record):
     assert sum(len(item.text.split()) for item in items) == 82958
     assert len({worker for item in items for worker in item.meta["workers"]}) == 47
     assert sum("pass_2" in item.labellings for item in items) == 6016
+    assert len({item.meta["document"] for item in items if "pass_2" in item.labellings}) == 394
     notes = "\n".join(crowd_record.notes)
     assert "1,964 worker files" in notes
 
@@ -149,6 +151,51 @@ def test_crowd_majority_is_a_first_pass_copy_where_two_passes_disagree(crowd_rec
     ]
     assert two_pass
     assert all(set(item.labellings["majority"]) == set(item.labellings["pass_1"]) for item in two_pass)
+
+
+def _tagged_sentences(data: bytes) -> list[list[tuple[str, str]]]:
+    sentences, current = [], []
+    for line in data.decode("utf-8").split("\n") + [""]:
+        token, _, tag = line.rpartition(" ")
+        if not line.strip():
+            if current:
+                sentences.append(current)
+            current = []
+        elif token.strip():
+            current.append((token.strip(), tag))
+    return sentences
+
+
+def test_crowd_passes_score_like_seqeval_on_worker_files_that_match_the_gold(crowd_record):
+    """An outside reference: on worker files with the gold's exact tokens, seqeval on the raw tags agrees."""
+    gold_sentences, worker_sentences, matching = [], [], set()
+    with zipfile.ZipFile(CROWD_ZIP) as archive:
+        for name in archive.namelist():
+            parts = name.split("/")
+            if "mturk_train_data" not in parts or not name.endswith(".txt"):
+                continue
+            split, worker, document = parts[-4], parts[-2], parts[-1][: -len(".txt")]
+            gold = _tagged_sentences(archive.read(f"{'/'.join(parts[:-4])}/{split}/ground_truth/{document}.txt"))
+            tags = [tag for sentence in _tagged_sentences(archive.read(name)) for _, tag in sentence]
+            worker_tokens = [token for sentence in _tagged_sentences(archive.read(name)) for token, _ in sentence]
+            if worker_tokens != [token for sentence in gold for token, _ in sentence]:
+                continue
+            matching.add((split, document, worker))
+            for sentence in gold:
+                gold_sentences.append([tag for _, tag in sentence])
+                worker_sentences.append(tags[: len(sentence)])
+                tags = tags[len(sentence) :]
+    assert len(matching) == 993
+    true_positives = false_positives = false_negatives = 0
+    for item in crowd_record.items:
+        for number, worker in enumerate(item.meta["workers"], start=1):
+            if (item.meta["split"], item.meta["document"], worker) in matching:
+                predicted, gold = set(item.labellings[f"pass_{number}"]), set(item.labellings["gold"])
+                true_positives += len(predicted & gold)
+                false_positives += len(predicted - gold)
+                false_negatives += len(gold - predicted)
+    ours = 100 * 2 * true_positives / (2 * true_positives + false_positives + false_negatives)
+    assert ours == pytest.approx(100 * f1_score(gold_sentences, worker_sentences), abs=1e-9)
 
 
 @pytest.mark.parametrize("example", ["conll2003", "crowd-conll"])
