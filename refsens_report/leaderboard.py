@@ -141,7 +141,8 @@ def leaderboard_rows(
         if holm:
             rows.append(
                 make_row(analysis="leaderboard", statistic="holm_floor", language="pooled", subset="audited",
-                         estimate=holm_floor(len(holm), config.audit.resamples), n_items=n_items[-1])
+                         estimate=holm_floor(sum(p is not None for p in holm.values()), config.audit.resamples),
+                         n_items=n_items[-1])
             )  # fmt: skip
         estimator.progress.finish()  # the leaderboard's draws come after the other item sets' progress line
     return rows
