@@ -1,0 +1,271 @@
+"""Properties of the audit on random records (hypothesis): symmetries, identities, additivity, determinism."""
+
+from __future__ import annotations
+
+import random
+import tempfile
+from pathlib import Path
+
+import pytest
+from helpers import A, B, D, R, audit_items, item, pick, select, write_project
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from refsens_report.audit import run_audit
+from refsens_report.config import load_config
+from refsens_report.results import results_csv, results_json
+
+PROPERTY_SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+RESAMPLES = 40
+COPY = "copy_of_a"
+
+span_strategy = st.tuples(st.integers(0, 6), st.integers(1, 3), st.sampled_from(["PER", "LOC"])).map(
+    lambda t: [t[0], t[0] + t[1], t[2]]
+)
+spans_strategy = st.lists(span_strategy, max_size=4)
+
+
+@st.composite
+def records(draw, min_items: int = 1, max_items: int = 9):
+    """Random records in up to three languages; the reviewer is sometimes absent, never on the first item."""
+    count = draw(st.integers(min_items, max_items))
+    lines = []
+    for index in range(count):
+        spans = {name: draw(spans_strategy) for name in (A, B, D)}
+        if index == 0 or draw(st.booleans()) or draw(st.booleans()):
+            spans[R] = draw(spans_strategy)
+        language = draw(st.sampled_from(["en", "de", "zh-Hans"]))
+        lines.append(item(f"{language}-{index:02d}", language, **spans))
+    return lines
+
+
+def run(lines, **config):
+    with tempfile.TemporaryDirectory() as folder:
+        return audit_items(Path(folder), lines, **{"audit": {"resamples": RESAMPLES}, **config})
+
+
+def flipped(row):
+    return (row["analysis"], row["statistic"], row["rule"], row["language"], row["output_2"], row["output"],
+            row["reference"], row["reference_2"], row["policy"])  # fmt: skip
+
+
+def key(row):
+    return (row["analysis"], row["statistic"], row["rule"], row["language"], row["output"], row["output_2"],
+            row["reference"], row["reference_2"], row["policy"])  # fmt: skip
+
+
+@PROPERTY_SETTINGS
+@given(records())
+def test_swapping_the_outputs_negates_margins_and_swings(lines):
+    forward = run(lines, outputs=(A, B)).rows
+    backward = {key(row): row for row in run(lines, outputs=(B, A)).rows}
+    compared = 0
+    for row in forward:
+        if row["statistic"] not in ("margin", "swing"):
+            continue
+        mirror = backward[flipped(row)]
+        assert mirror["n_items"] == row["n_items"]
+        if row["estimate"] is None:
+            assert mirror["estimate"] is None
+            continue
+        assert mirror["estimate"] == pytest.approx(-row["estimate"], abs=1e-9)
+        if row["ci_low"] is not None:
+            assert mirror["ci_low"] == pytest.approx(-row["ci_high"], abs=1e-9)
+            assert mirror["ci_high"] == pytest.approx(-row["ci_low"], abs=1e-9)
+        assert mirror["p_value"] == row["p_value"]
+        assert mirror["p_holm"] == row["p_holm"]
+        compared += 1
+    assert compared > 0 or all(r["estimate"] is None for r in forward if r["statistic"] == "margin")
+
+
+@PROPERTY_SETTINGS
+@given(records(), st.randoms(use_true_random=False))
+def test_an_output_equal_to_a_reference_scores_100(lines, rnd):
+    for line in lines:
+        spans = list(line["labellings"][A])
+        rnd.shuffle(spans)  # order and repeats do not matter to a span set
+        line["labellings"][COPY] = spans + spans[:1]
+    rows = run(lines, references=(D, R, COPY)).rows
+    scores = select(rows, analysis="swap", statistic="score", output=A, reference=COPY)
+    assert scores
+    for row in scores:
+        audited = [line for line in lines if R in line["labellings"]]
+        if row["language"] != "pooled":
+            audited = [line for line in audited if line["language"] == row["language"]]
+        has_spans = any(line["labellings"][A] for line in audited)
+        if has_spans:
+            assert row["estimate"] == 100.0
+            if row["ci_low"] is not None:
+                assert row["ci_low"] == row["ci_high"] == 100.0
+        else:
+            assert row["estimate"] is None  # 2TP + FP + FN = 0
+    # the range sees it too: A against COPY is the maximum when defined
+    for row in select(rows, analysis="range", statistic="score", output=A, reference=COPY):
+        assert row["estimate"] in (100.0, None)
+
+
+def own_counts(lines, rule, output, reference):
+    """Return {language: (TP, |O|, |R|)} over the audited items, from Python sets."""
+    totals: dict[str, list[int]] = {}
+    for line in lines:
+        if R not in line["labellings"]:
+            continue
+        def as_set(name):
+            return {tuple(s) if rule == "strict" else tuple(s[:2]) for s in line["labellings"][name]}
+
+        o, r = as_set(output), as_set(reference)
+        counts = totals.setdefault(line["language"], [0, 0, 0])
+        counts[0] += len(o & r)
+        counts[1] += len(o)
+        counts[2] += len(r)
+    return totals
+
+
+def f1_from(tp, size_o, size_r):
+    return None if size_o + size_r == 0 else 100 * 2 * tp / (size_o + size_r)
+
+
+@PROPERTY_SETTINGS
+@given(records(min_items=2, max_items=12))
+def test_pooled_counts_are_the_sum_of_the_languages(lines):
+    rows = run(lines).rows
+    for rule in ("strict", "relaxed"):
+        for output in (A, B):
+            for reference in (D, R):
+                per_language = own_counts(lines, rule, output, reference)
+                summed = [sum(counts[k] for counts in per_language.values()) for k in range(3)]
+                found = {row["language"]: row for row in select(rows, analysis="swap", statistic="score", rule=rule,
+                                                                 output=output, reference=reference)}  # fmt: skip
+                assert set(found) == set(per_language) | {"pooled"}
+                for language, counts in per_language.items():
+                    expected = f1_from(*counts)
+                    assert found[language]["estimate"] == (None if expected is None else pytest.approx(expected, rel=1e-12))
+                expected = f1_from(*summed)
+                assert found["pooled"]["estimate"] == (None if expected is None else pytest.approx(expected, rel=1e-12))
+                assert found["pooled"]["n_items"] == sum(found[lang]["n_items"] for lang in per_language)
+
+
+@PROPERTY_SETTINGS
+@given(records(min_items=2), st.randoms(use_true_random=False))
+def test_results_do_not_depend_on_line_order(lines, rnd):
+    shuffled = list(lines)
+    rnd.shuffle(shuffled)
+    assert results_csv(run(lines).rows) == results_csv(run(shuffled).rows)
+
+
+@settings(max_examples=10, deadline=None)
+@given(records(min_items=2))
+def test_same_seed_same_bytes(lines):
+    with tempfile.TemporaryDirectory() as folder:
+        config = load_config(write_project(Path(folder), lines, audit={"resamples": RESAMPLES, "seed": 3}))
+        first, second = run_audit(config), run_audit(config)
+    assert results_csv(first.rows) == results_csv(second.rows)
+    assert results_json(first) == results_json(second)
+
+
+def steady_record():
+    """A fixed record whose intervals are not degenerate (several distinct items per language)."""
+    rng = random.Random(8)
+    lines = []
+    for index in range(30):
+        language = ("en", "de")[index % 2]
+        truth = [[s, s + 2, rng.choice(["PER", "LOC"])] for s in rng.sample(range(0, 30, 3), 3)]
+        spans = {name: [s for s in truth if rng.random() < keep] for name, keep in ((A, 0.9), (B, 0.6), (D, 0.8), (R, 0.7))}
+        lines.append(item(f"{language}-{index:02d}", language, **spans))
+    return lines
+
+
+def test_seed_changes_intervals_not_estimates(tmp_path):
+    lines = steady_record()
+    seed_0 = audit_items(tmp_path / "s0", lines, audit={"resamples": 100, "seed": 0}).rows
+    seed_0_again = audit_items(tmp_path / "s0b", lines, audit={"resamples": 100, "seed": 0}).rows
+    seed_1 = audit_items(tmp_path / "s1", lines, audit={"resamples": 100, "seed": 1}).rows
+    assert results_csv(seed_0) == results_csv(seed_0_again)
+    assert [key(r) for r in seed_0] == [key(r) for r in seed_1]
+    # point estimates do not depend on the seed; the band (an interval end) does
+    assert [r["estimate"] for r in seed_0 if r["analysis"] != "band"] == [
+        r["estimate"] for r in seed_1 if r["analysis"] != "band"
+    ]
+    changed = [a for a, b in zip(seed_0, seed_1) if (a["ci_low"], a["ci_high"]) != (b["ci_low"], b["ci_high"])]
+    wide = [r for r in seed_0 if r["ci_low"] is not None and r["ci_high"] > r["ci_low"]]
+    assert len(wide) > 20
+    assert len(changed) > 0.8 * len(wide)
+
+
+def test_resample_count_changes_only_uncertainty(tmp_path):
+    lines = steady_record()
+    few = audit_items(tmp_path / "few", lines, audit={"resamples": 50}).rows
+    many = audit_items(tmp_path / "many", lines, audit={"resamples": 150}).rows
+    assert [r["estimate"] for r in few if r["analysis"] != "band"] == [
+        r["estimate"] for r in many if r["analysis"] != "band"
+    ]
+
+
+@PROPERTY_SETTINGS
+@given(records(min_items=2))
+def test_swing_is_the_difference_of_its_margins_and_delta_of_its_scores(lines):
+    rows = run(lines).rows
+    for swing in select(rows, analysis="interaction", statistic="swing"):
+        margins = [pick(rows, analysis="interaction", statistic="margin", rule=swing["rule"], language=swing["language"],
+                        reference=reference) for reference in (swing["reference"], swing["reference_2"])]  # fmt: skip
+        if None in (swing["estimate"], margins[0]["estimate"], margins[1]["estimate"]):
+            continue
+        assert swing["estimate"] == pytest.approx(margins[0]["estimate"] - margins[1]["estimate"], abs=1e-9)
+    for delta in select(rows, analysis="swap", statistic="delta"):
+        scores = [pick(rows, analysis="swap", statistic="score", rule=delta["rule"], language=delta["language"],
+                       output=delta["output"], reference=reference)["estimate"]
+                  for reference in (delta["reference"], delta["reference_2"])]  # fmt: skip
+        if delta["estimate"] is None:
+            assert None in scores
+        else:
+            assert delta["estimate"] == pytest.approx(scores[0] - scores[1], abs=1e-9)
+
+
+@PROPERTY_SETTINGS
+@given(records(min_items=2))
+def test_neutrality_skew_and_copied_bounds(lines):
+    rows = run(lines).rows
+    for reference in (D, R):
+        for language in {row["language"] for row in select(rows, analysis="neutrality", reference=reference)}:
+            rate_a = pick(rows, analysis="neutrality", statistic="rate", output=A, reference=reference, language=language)
+            rate_b = pick(rows, analysis="neutrality", statistic="rate", output=B, reference=reference, language=language)
+            skew = pick(rows, analysis="neutrality", statistic="skew", reference=reference, language=language)
+            copied = pick(rows, analysis="neutrality", statistic="copied", reference=reference, language=language)
+            assert skew["estimate"] == pytest.approx(rate_a["estimate"] - rate_b["estimate"], abs=1e-9)
+            # copied counts items equal to A or B: between the larger rate and the sum of both
+            assert max(rate_a["estimate"], rate_b["estimate"]) - 1e-9 <= copied["estimate"]
+            assert copied["estimate"] <= rate_a["estimate"] + rate_b["estimate"] + 1e-9
+            assert 0 <= copied["estimate"] <= 100
+
+
+@PROPERTY_SETTINGS
+@given(records(min_items=2))
+def test_intervals_contain_degenerate_estimates_and_p_values_are_probabilities(lines):
+    rows = run(lines).rows
+    for row in rows:
+        if row["ci_low"] is not None:
+            assert row["ci_low"] <= row["ci_high"]
+        if row["p_value"] is not None:
+            assert 0 < row["p_value"] <= 1
+        if row["p_holm"] is not None:
+            assert row["p_value"] <= row["p_holm"] <= 1
+        if row["estimate"] is not None and row["analysis"] != "band":
+            if row["statistic"] in ("f1", "score", "identical", "rate", "copied", "type_agreement"):
+                assert 0 <= row["estimate"] <= 100
+            elif row["statistic"] != "range":
+                assert -100 <= row["estimate"] <= 100
+
+
+def test_property_records_are_varied():
+    """The strategy covers what the properties need: absent reviewers, empty labellings, several languages."""
+    examples = []
+
+    @settings(max_examples=30, deadline=None, database=None)
+    @given(records())
+    def collect(lines):
+        examples.append(lines)
+
+    collect()
+    assert any(any(R not in line["labellings"] for line in lines) for lines in examples)
+    assert any(any(line["labellings"][A] == [] for line in lines) for lines in examples)
+    assert any(len({line["language"] for line in lines}) == 3 for lines in examples)
