@@ -33,12 +33,10 @@ MARKERS = ("o", "s", "D", "^", "v", "P", "X", "*")
 INK, MUTED, GRID = "#222222", "#6b6b6b", "#d9d9d9"
 # Latin first, then the scripts a multilingual benchmark's labels use; matplotlib measures with these and the
 # browser / WeasyPrint render with the same list (the SVG keeps the family list).
-FONT_FAMILIES = (
-    "DejaVu Sans", "Noto Sans", "Noto Sans Devanagari", "Noto Sans Arabic", "Noto Sans CJK SC",
-    "Noto Sans Hebrew", "Noto Sans Thai", "Noto Sans Bengali",
-)  # fmt: skip
-WIDTH = 6.3  # inches: the text width of an A4 or Letter page with 2 cm margins
+FONT_FAMILIES = ("DejaVu Sans", "Noto Sans Devanagari", "Noto Sans Arabic", "Noto Sans CJK SC")
+WIDTH = 6.6  # inches: about the text width of an A4 page with 2 cm margins (Letter is wider)
 SVG_DOCTYPE = re.compile(rb"<!DOCTYPE svg[^>]*>\n?")
+SVG_METADATA = re.compile(rb" *<metadata>.*?</metadata>\n?", re.S)
 
 RC = {
     "svg.fonttype": "none",
@@ -65,6 +63,7 @@ RC = {
     "grid.color": GRID,
     "grid.linewidth": 0.5,
     "lines.linewidth": 1.0,
+    "figure.constrained_layout.use": True,  # needed for legends placed "outside" the panels
     "figure.dpi": 100,
 }
 
@@ -100,11 +99,12 @@ def _style() -> Iterator[None]:
 def _svg(figure: plt.Figure) -> bytes:
     """Return the figure as SVG without date, creator URL or DTD reference, so it is reproducible and offline."""
     buffer = io.BytesIO()
-    figure.savefig(buffer, format="svg", bbox_inches="tight", pad_inches=0.05,
+    figure.savefig(buffer, format="svg",
                    metadata={"Date": None, "Creator": "refsens-report"})  # fmt: skip
     plt.close(figure)
-    # the DOCTYPE names a DTD on the web; it is optional and the site must not refer outside itself
-    return SVG_DOCTYPE.sub(b"", buffer.getvalue())
+    # the DOCTYPE and the RDF metadata name vocabularies on the web; both are optional, and the site
+    # must not refer outside itself
+    return SVG_METADATA.sub(b"", SVG_DOCTYPE.sub(b"", buffer.getvalue()))
 
 
 def _language_axis(axis: plt.Axes, languages: list[str]) -> dict[str, float]:
@@ -144,9 +144,9 @@ def _zero_line(axis: plt.Axes) -> None:
     axis.axvline(0, color=MUTED, linewidth=0.8, zorder=0.5)
 
 
-def _height(rows: int, panels_high: int = 1) -> float:
-    """Return a figure height that gives every language row the same room."""
-    return max(1.9, 0.6 + 0.2 * rows) * panels_high
+def _height(rows: int, per_row: float = 0.2) -> float:
+    """Return a figure height (inches) that gives every language row the same room, plus axes and legend."""
+    return max(2.0, 1.0 + per_row * rows)
 
 
 def _row(view: ResultsView, analysis: str, statistic: str, **criteria: str) -> Mapping[str, Any] | None:
@@ -160,6 +160,12 @@ def _legend_handles(labels: list[str], filled: bool = True) -> list[Line2D]:
                markerfacecolor=OKABE_ITO[i % len(OKABE_ITO)] if filled else "white", label=plain(text))
         for i, text in enumerate(labels)
     ]  # fmt: skip
+
+
+def _top_legend(figure: plt.Figure, handles: list, title: str | None = None) -> None:
+    """Put one legend above all panels, outside them, so it never covers a title or a point."""
+    figure.legend(handles=handles, title=plain(title) if title else None, loc="outside upper center",
+                  ncols=min(len(handles), 4), title_fontsize=7.5, alignment="center")  # fmt: skip
 
 
 def _said(row: Mapping[str, Any] | None) -> str:
@@ -176,8 +182,8 @@ def swap_forest(view: ResultsView) -> tuple[plt.Figure, Figure] | None:
         return None
     first, second = view.reference_pairs()[0]
     languages = view.languages
-    figure, axes = plt.subplots(1, len(view.rules), figsize=(WIDTH, _height(len(languages))), sharey=True,
-                                squeeze=False)  # fmt: skip
+    figure, axes = plt.subplots(1, len(view.rules), figsize=(WIDTH, _height(len(languages), 0.14 + 0.1 * len(view.outputs))),
+                                sharey=True, squeeze=False)  # fmt: skip
     offsets = np.linspace(-0.18, 0.18, len(view.outputs)) if len(view.outputs) > 1 else [0.0]
     for axis, rule in zip(axes[0], view.rules):
         positions = _language_axis(axis, languages)
@@ -190,8 +196,7 @@ def swap_forest(view: ResultsView) -> tuple[plt.Figure, Figure] | None:
                                 OKABE_ITO[index % 8], MARKERS[index % 8])  # fmt: skip
         axis.set_title(rule.capitalize())
         axis.set_xlabel(plain(f"Δ = F1 vs {first} − F1 vs {second} (F1 points)"))
-    axes[0][-1].legend(handles=_legend_handles(view.outputs), title="Output", loc="lower right",
-                       bbox_to_anchor=(1.0, 1.06), ncols=len(view.outputs), title_fontsize=7.5)  # fmt: skip
+    _top_legend(figure, _legend_handles(view.outputs), "Output")
     pooled = "; ".join(
         f"{output}: {_said(_row(view, 'swap', 'delta', rule=view.main_rule, language=POOLED, output=output, reference=first, reference_2=second))}"
         for output in view.outputs
@@ -238,8 +243,7 @@ def neutrality_dots(view: ResultsView) -> tuple[plt.Figure, Figure] | None:
                               markersize=5, linestyle="none", zorder=2)  # fmt: skip
         axis.set_title(plain(f"Reference: {reference}"))
         axis.set_xlabel("% of audited items reproduced exactly")
-    axes[0][-1].legend(handles=_legend_handles(view.annotators), title="Annotator", loc="lower right",
-                       bbox_to_anchor=(1.0, 1.06), ncols=len(view.annotators), title_fontsize=7.5)  # fmt: skip
+    _top_legend(figure, _legend_handles(view.annotators), "Annotator")
     skews = "; ".join(
         f"{reference}: skew {_said(_row(view, 'neutrality', 'skew', language=POOLED, reference=reference))}"
         for reference in references
@@ -286,7 +290,7 @@ def swing_forest(view: ResultsView) -> tuple[plt.Figure, Figure] | None:
         Line2D([], [], color=OKABE_ITO[0], marker="o", markersize=4.5, label="Holm p < 0.05 (*)"),
         Line2D([], [], color=OKABE_ITO[0], marker="o", markersize=4.5, markerfacecolor="white", label="Holm p ≥ 0.05"),
     ]
-    axes[0][-1].legend(handles=handles, loc="lower right", bbox_to_anchor=(1.0, 1.06), ncols=2)
+    _top_legend(figure, handles)
     pooled = _row(view, "interaction", "swing", rule=view.main_rule, language=POOLED, output=output,
                   output_2=output_2, reference=first, reference_2=second)  # fmt: skip
     return figure, Figure(
@@ -329,8 +333,7 @@ def range_dumbbells(view: ResultsView) -> tuple[plt.Figure, Figure] | None:
                               color=OKABE_ITO[index % 8], markersize=5, linestyle="none", zorder=2)  # fmt: skip
         axis.set_title(plain(f"Output: {output}"))
         axis.set_xlabel(f"F1 ({rule}, F1 points)")
-    figure.legend(handles=_legend_handles(golds), title="Scored against", loc="upper center",
-                  bbox_to_anchor=(0.5, 0.0), ncols=min(len(golds), 4), title_fontsize=7.5)  # fmt: skip
+    _top_legend(figure, _legend_handles(golds), "Scored against")
     ranges = "; ".join(
         f"{output}: {_said(_row(view, 'range', 'range', rule=rule, language=POOLED, output=output))}"
         for output in view.outputs
@@ -355,7 +358,7 @@ def band_margins(view: ResultsView) -> tuple[plt.Figure, Figure] | None:
     band = band_row["estimate"]
     output, output_2 = view.output_pairs()[0]
     languages = view.languages
-    figure, axis = plt.subplots(figsize=(WIDTH * 0.62, _height(len(languages))))
+    figure, axis = plt.subplots(figsize=(WIDTH, _height(len(languages))))
     positions = _language_axis(axis, languages)
     axis.axvspan(-band, band, color="#E69F00", alpha=0.18, linewidth=0, zorder=0)
     _zero_line(axis)
@@ -367,15 +370,15 @@ def band_margins(view: ResultsView) -> tuple[plt.Figure, Figure] | None:
         exceeding += outside
         _interval_point(axis, positions[language], row, OKABE_ITO[0], "o", filled=outside)
     axis.set_xlabel(plain(f"Margin F1({output}) − F1({output_2}) under {view.primary} (F1 points)"))
-    axis.legend(
-        handles=[
+    _top_legend(
+        figure,
+        [
             matplotlib.patches.Patch(color="#E69F00", alpha=0.35, label=f"band ±{formatting.number(band, 2)}"),
             Line2D([], [], color=OKABE_ITO[0], marker="o", markersize=4.5, label="margin beyond the band"),
             Line2D([], [], color=OKABE_ITO[0], marker="o", markersize=4.5, markerfacecolor="white",
                    label="margin within the band"),
         ],
-        loc="lower left", bbox_to_anchor=(0.0, 1.0), ncols=3,
-    )  # fmt: skip
+    )
     return figure, Figure(
         key="band",
         title="Observed margins against the band",
@@ -435,8 +438,8 @@ def type_heatmap(view: ResultsView) -> tuple[plt.Figure, Figure] | None:
     cells = confusion.get("cells") or []
     if not confusion.get("available", bool(cells)) or not cells:
         return None
-    types_a = list(dict.fromkeys(cell["type_a"] for cell in cells))
-    types_b = list(dict.fromkeys(cell["type_b"] for cell in cells))
+    # one sorted order on both axes, so agreement lies on the diagonal
+    types_a = types_b = sorted({cell["type_a"] for cell in cells} | {cell["type_b"] for cell in cells})
     matrix = np.zeros((len(types_a), len(types_b)))
     for cell in cells:
         matrix[types_a.index(cell["type_a"]), types_b.index(cell["type_b"])] = cell["count"]

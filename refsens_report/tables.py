@@ -602,8 +602,8 @@ def type_confusion_table(view: ResultsView) -> Table:
     """Counts of boundary-matched A and B spans by their two types."""
     confusion = view.data.get("type_confusion", {})
     cells = confusion.get("cells", [])
-    types_a = list(dict.fromkeys(cell["type_a"] for cell in cells))
-    types_b = list(dict.fromkeys(cell["type_b"] for cell in cells))
+    # one sorted order for rows and columns, so agreement lies on the diagonal
+    types_a = types_b = sorted({cell["type_a"] for cell in cells} | {cell["type_b"] for cell in cells})
     counts = {(cell["type_a"], cell["type_b"]): cell["count"] for cell in cells}
     rows = tuple(
         (label(type_a), *(Cell(text=count(counts.get((type_a, type_b), 0)), numeric=True) for type_b in types_b))

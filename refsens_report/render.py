@@ -1,0 +1,463 @@
+"""HTML pages from results.json, the datasheet Markdown and the manifest: one documented context per page.
+
+Templates live in the top-level ``templates/`` folder; jinja2 autoescapes everything, so labelling names,
+type labels and languages print as text whatever they contain. Markdown goes through markdown-it-py with raw
+HTML disabled. Templates never compute a number: every number arrives as a string made by ``formatting``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import jinja2
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+from markupsafe import Markup
+
+from refsens_report import __version__, formatting, headlines, tables
+from refsens_report.figures import Figure
+from refsens_report.headlines import VersionFigures
+from refsens_report.tables import POOLED, ResultsView, Table
+
+PROJECT_DIR = Path(__file__).resolve().parent.parent
+# the project is installed editable (pip install -e), so the templates and the Methods text sit beside the package
+TEMPLATES_DIR = PROJECT_DIR / "templates"
+METHODS_MARKDOWN = PROJECT_DIR / "docs" / "methods.md"
+STYLESHEETS = ("appendix.css", "print.css")
+
+
+# --- page contexts ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Section:
+    """One numbered analysis section: its prose, its figures and tables, or why it does not apply."""
+
+    key: str
+    number: int
+    title: str
+    paragraphs: tuple[str, ...] = ()
+    not_applicable: str | None = None
+    figures: tuple[Figure, ...] = ()
+    tables: tuple[Table, ...] = ()
+
+    @property
+    def anchor(self) -> str:
+        return f"section-{self.key}"
+
+
+@dataclass(frozen=True)
+class Download:
+    """A file beside the appendix: link, what it is, and its SHA-256 (empty for files hashed later)."""
+
+    href: str
+    description: str
+    sha256: str = ""
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One line of the build settings table (Methods) or of the provenance table."""
+
+    name: str
+    value: str
+
+
+@dataclass(frozen=True)
+class AppendixPage:
+    """Context of ``site/<version>/index.html``, which is also the source of the PDF.
+
+    dataset_name, version: from results.json ``dataset``.
+    tool_version: the refsens-report version that computed the results.
+    build_date: the one build timestamp, as a date (``YYYY-MM-DD``) for the reader.
+    build_timestamp: the same instant as a W3C datetime, for ``dcterms.created`` (PDF metadata).
+    build_timestamp_source: where that timestamp came from (SOURCE_DATE_EPOCH or the inputs' date).
+    paper: "a4" or "letter": selects the print page size.
+    seed, resamples: the bootstrap seed and number of replicates, as printed.
+    confidence_label: e.g. "95% CI".
+    pdf_name: the file name of the PDF beside the page.
+    headlines: the headline findings, sentences with their numbers.
+    sections: the analysis sections in the paper's order.
+    methods_html: the Methods text (docs/methods.md rendered, raw HTML disabled).
+    settings: the bootstrap and audit settings of this build.
+    datasheet_html: the team's datasheet prose rendered, or None when the config names none.
+    inputs: input file (as written in the config) to SHA-256.
+    config_json: the config as used, pretty JSON.
+    downloads: the files beside the appendix with their SHA-256.
+    notes: what an input adapter repaired or skipped.
+    """
+
+    dataset_name: str
+    version: str
+    tool_version: str
+    build_date: str
+    build_timestamp: str
+    build_timestamp_source: str
+    paper: str
+    seed: str
+    resamples: str
+    confidence_label: str
+    pdf_name: str
+    headlines: tuple[str, ...]
+    sections: tuple[Section, ...]
+    methods_html: Markup
+    settings: tuple[Setting, ...]
+    datasheet_html: Markup | None
+    inputs: tuple[Setting, ...]
+    config_json: str
+    downloads: tuple[Download, ...]
+    notes: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class VersionEntry:
+    """One published version in the site index, with its headline figures as printed."""
+
+    version: str
+    dataset_name: str
+    build_date: str
+    href: str
+    pdf_href: str | None
+    figures: VersionFigures
+
+
+@dataclass(frozen=True)
+class SiteIndexPage:
+    """Context of ``site/index.html``: every version found under site/, newest first.
+
+    title: the newest version's dataset name.
+    versions: the versions, newest first.
+    tool_version: the refsens-report version that wrote this index.
+    """
+
+    title: str
+    versions: tuple[VersionEntry, ...]
+    tool_version: str
+
+
+def context_dict(context: Any) -> dict[str, Any]:
+    """Return a page context's fields as template variables (shallow: nested models stay objects)."""
+    return {item.name: getattr(context, item.name) for item in fields(context)}
+
+
+# --- Markdown --------------------------------------------------------------------------------------
+
+
+def _markdown() -> MarkdownIt:
+    # commonmark with raw HTML off: '<script>' in the team's prose prints as text
+    return MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False}).enable("table")
+
+
+def _inline_text(token: Token) -> str:
+    return "".join(child.content for child in token.children or []) or token.content
+
+
+def _make_offline(tokens: list[Token], heading_shift: int) -> None:
+    """Keep the page self-contained: links leave only in-page anchors, images become their alt text."""
+    for token in tokens:
+        if token.type in ("heading_open", "heading_close"):
+            level = min(6, int(token.tag[1]) + heading_shift)
+            token.tag = f"h{level}"
+        if not token.children:
+            continue
+        rewritten: list[Token] = []
+        open_links: list[str | None] = []
+        for child in token.children:
+            if child.type == "link_open":
+                href = str(child.attrGet("href") or "")
+                if href.startswith("#"):
+                    open_links.append(None)
+                    rewritten.append(child)
+                else:
+                    # no link may point outside the site: keep the text and show the target as text
+                    open_links.append(href)
+                continue
+            if child.type == "link_close":
+                target = open_links.pop() if open_links else None
+                if target is None:
+                    rewritten.append(child)
+                else:
+                    text = Token("text", "", 0)
+                    text.content = f" ({target})" if target else ""
+                    rewritten.append(text)
+                continue
+            if child.type == "image":
+                text = Token("text", "", 0)
+                text.content = f"[image: {_inline_text(child)}]"
+                rewritten.append(text)
+                continue
+            rewritten.append(child)
+        token.children = rewritten
+
+
+def render_markdown(text: str, heading_shift: int = 0, drop_title: bool = False) -> Markup:
+    """Return Markdown as safe HTML: raw HTML escaped, no external links or images, headings shifted down."""
+    parser = _markdown()
+    tokens = parser.parse(text)
+    if drop_title and tokens and tokens[0].type == "heading_open" and tokens[0].tag == "h1":
+        tokens = tokens[3:]  # heading_open, inline, heading_close
+    _make_offline(tokens, heading_shift)
+    return Markup(parser.renderer.render(tokens, parser.options, {}))
+
+
+# --- sections --------------------------------------------------------------------------------------
+
+SECTION_TITLES = {
+    "agreement": "The record and annotator agreement",
+    "neutrality": "Neutrality of each reference",
+    "swap": "Reference swap",
+    "range": "Score range",
+    "interaction": "Interaction between reference and output",
+    "band": "The band against the observed margins",
+    "decontaminated": "The decontaminated subset",
+    "duplicates": "Duplicate robustness",
+    "type_confusion": "Type confusion between the annotators",
+}
+
+SECTION_QUESTIONS = {
+    "agreement": "How much do the two independent annotator passes agree, and how often did the pipeline's "
+    "adjudication fire?",
+    "neutrality": "Does each reference treat the annotators alike, or does it reproduce one of them more often?",
+    "swap": "How far does a fixed output's score move when only the reference changes?",
+    "range": "What range of scores could a fixed output be given by choosing among the defensible golds?",
+    "interaction": "Does the comparison between two outputs survive a change of reference? The swing is the "
+    "paired interaction, tested inside every bootstrap replicate and Holm-corrected over all swings.",
+    "band": "Which observed margins between the outputs are larger than what the choice of reference alone "
+    "can produce?",
+    "decontaminated": "Does the interaction remain on items where the primary reference copies neither "
+    "annotator?",
+    "duplicates": "Does the result depend on how duplicated items are handled, or on defective copies among them?",
+    "type_confusion": "When the annotators agree on where a span is, do they agree on what it is?",
+}
+
+NO_RESULTS = "This analysis produced no results for this record."
+
+
+def _section(key: str, view: ResultsView, figures: Mapping[str, Figure], applies: bool,
+             figure_keys: Sequence[str] = (), table_list: Sequence[Table] = (),
+             extra: Sequence[str] = (), applicability_key: str | None = None) -> Section:  # fmt: skip
+    """Return a section, or its one-sentence reason when it does not apply to this record."""
+    reason = view.applicability(applicability_key or key)
+    if reason or not applies:
+        return Section(key=key, number=0, title=SECTION_TITLES[key], not_applicable=reason or NO_RESULTS)
+    return Section(
+        key=key,
+        number=0,
+        title=SECTION_TITLES[key],
+        paragraphs=(SECTION_QUESTIONS[key], *extra),
+        figures=tuple(figures[name] for name in figure_keys if name in figures),
+        tables=tuple(table_list),
+    )
+
+
+def build_sections(view: ResultsView, figures: Mapping[str, Figure]) -> tuple[list[Section], list[Table]]:
+    """Return the analysis sections in the paper's order, with tables and figures numbered in reading order."""
+    rows = view.rows
+    sections: list[Section] = []
+    record = view.data.get("record", {})
+    labellings = record.get("labellings", {})
+    coverage = ", ".join(f"{name} on {formatting.count(count)}" for name, count in labellings.items())
+    excluded = record.get("excluded", {})
+    record_lines = [f"The record holds {formatting.count(record.get('items'))} items in "
+                    f"{len(record.get('languages', []))} languages. Labellings present: {coverage} items."]  # fmt: skip
+    if excluded:
+        record_lines.append(
+            "Removed before the analyses: "
+            + ", ".join(f"{formatting.count(value)} items ({name.replace('_', ' ')})" for name, value in excluded.items())
+            + "."
+        )
+    agreement_applies = rows.has("agreement") and len(view.annotators) >= 2
+    agreement_tables = [tables.record_table(view)]
+    if agreement_applies:
+        agreement_tables.append(tables.agreement_table(view))
+    reason = view.applicability("agreement") or (None if agreement_applies else NO_RESULTS)
+    sections.append(
+        Section(
+            key="agreement",
+            number=0,
+            title=SECTION_TITLES["agreement"],
+            paragraphs=(SECTION_QUESTIONS["agreement"], *record_lines),
+            not_applicable=reason,
+            tables=tuple(agreement_tables),
+        )
+    )
+    sections.append(_section("neutrality", view, figures, rows.has("neutrality"), ["neutrality"],
+                             [tables.neutrality_table(view)] if rows.has("neutrality") else []))  # fmt: skip
+    sections.append(_section("swap", view, figures, rows.has("swap"), ["swap"],
+                             [tables.swap_table(view)] if rows.has("swap") else []))  # fmt: skip
+    sections.append(_section("range", view, figures, rows.has("range"), ["range"],
+                             [tables.range_table(view)] if rows.has("range") else [], applicability_key="swap"))  # fmt: skip
+    interaction_applies = rows.has("interaction")
+    sections.append(_section("interaction", view, figures, interaction_applies, ["swing"],
+                             [tables.interaction_main_table(view)] if interaction_applies else []))  # fmt: skip
+    band_applies = rows.has("band")
+    band_tables: list[Table] = []
+    band_extra: list[str] = []
+    if band_applies:
+        band_tables.append(tables.band_table(view))
+        if interaction_applies:
+            margins_table, tallies = tables.band_versus_margins(view)
+            band_tables.append(margins_table)
+            for pair, exceeding, compared, band in tallies:
+                band_extra.append(
+                    f"{exceeding} of {compared} observed {view.main_rule} margins {pair} under {view.primary} "
+                    f"(per language and pooled) exceed the {view.main_rule} band of ±{band} F1 points."
+                )
+    sections.append(_section("band", view, figures, band_applies, ["band"], band_tables, band_extra,
+                             applicability_key="swap"))  # fmt: skip
+    sections.append(_section("decontaminated", view, figures, rows.has("decontaminated"), [],
+                             [tables.decontaminated_table(view)] if rows.has("decontaminated") else []))  # fmt: skip
+    duplicates = view.data.get("duplicates") or {}
+    duplicate_tables = [tables.duplicates_table(view)] if rows.has("duplicates") else []
+    duplicate_extra = []
+    if duplicates.get("available"):
+        duplicate_extra.append(
+            f"Duplicate key '{duplicates.get('key', '')}': {formatting.count(duplicates.get('groups'))} groups "
+            f"holding {formatting.count(duplicates.get('duplicated_items'))} items; "
+            f"{len(duplicates.get('defective_groups') or [])} defective."
+        )
+        if duplicates.get("defective_groups"):
+            duplicate_tables.append(tables.defective_groups_table(view))
+    sections.append(_section("duplicates", view, figures, rows.has("duplicates"), ["duplicates"],
+                             duplicate_tables, duplicate_extra))  # fmt: skip
+    confusion = view.data.get("type_confusion") or {}
+    confusion_applies = bool(confusion.get("available") and confusion.get("cells"))
+    sections.append(_section("type_confusion", view, figures, confusion_applies, ["type-confusion"],
+                             [tables.type_confusion_table(view)] if confusion_applies else [],
+                             applicability_key="agreement"))  # fmt: skip
+    return _numbered(sections)
+
+
+def _numbered(sections: list[Section]) -> tuple[list[Section], list[Table]]:
+    """Number sections from 2 (1 is the headline findings), then tables and figures in reading order."""
+    numbered: list[Section] = []
+    all_tables: list[Table] = []
+    figure_number = table_number = 1
+    for offset, section in enumerate(sections):
+        section_figures = []
+        for figure in section.figures:
+            section_figures.append(replace(figure, number=figure_number))
+            figure_number += 1
+        section_tables = tables.number_tables(section.tables, start=table_number)
+        table_number += len(section_tables)
+        all_tables += section_tables
+        numbered.append(
+            Section(
+                key=section.key,
+                number=offset + 2,
+                title=section.title,
+                paragraphs=section.paragraphs,
+                not_applicable=section.not_applicable,
+                figures=tuple(section_figures),
+                tables=tuple(section_tables),
+            )
+        )
+    return numbered, all_tables
+
+
+def build_settings(view: ResultsView) -> tuple[Setting, ...]:
+    """Return the settings a reader needs to reproduce the numbers."""
+    audit = view.data.get("config", {}).get("audit", {})
+    family = len(view.rows.select("interaction", "swing"))
+    return (
+        Setting("Bootstrap", f"paired, stratified by language, prompt-level; {view.data.get('resamples')} replicates"),
+        Setting("Seed", str(view.data.get("seed"))),
+        Setting("Confidence", f"{view.data.get('confidence', 0.95) * 100:g}% percentile intervals"),
+        Setting("Matching rules", ", ".join(view.rules)),
+        Setting("Annotators (A, B, ...)", ", ".join(view.annotators) or "none"),
+        Setting("Outputs", ", ".join(view.outputs)),
+        Setting("References (primary first)", ", ".join(view.references)),
+        Setting("Duplicate policy", str(audit.get("duplicate_policy", "keep_first"))),
+        Setting("Defective duplicates excluded", "yes" if audit.get("exclude_defective_duplicates", True) else "no"),
+        Setting("Duplicate key", str(audit.get("duplicate_key", "dup_key"))),
+        Setting("Holm family", f"{family} interaction swings (every language, pooled, every rule and pair)"),
+        Setting(
+            "Printing",
+            "F1 scores and differences 2 decimals, rates 1 decimal, intervals as [low, high], intervals of "
+            "differences that exclude zero in bold, p below 0.01 as <0.01, undefined values as —",
+        ),
+    )
+
+
+def appendix_context(
+    results: Mapping[str, Any],
+    sections: Sequence[Section],
+    datasheet_markdown: str | None,
+    downloads: Sequence[Download],
+    build_timestamp: str,
+    build_timestamp_source: str,
+    pdf_name: str,
+) -> AppendixPage:
+    """Return the appendix page's context from results.json, its numbered sections and the datasheet."""
+    view = ResultsView.from_json(results)
+    methods = METHODS_MARKDOWN.read_text(encoding="utf-8") if METHODS_MARKDOWN.is_file() else ""
+    return AppendixPage(
+        dataset_name=results["dataset"]["name"],
+        version=results["dataset"]["version"],
+        tool_version=results.get("tool_version", __version__),
+        build_date=build_timestamp[:10],
+        build_timestamp=build_timestamp,
+        build_timestamp_source=build_timestamp_source,
+        paper=results.get("config", {}).get("report", {}).get("paper") or "a4",
+        seed=str(results.get("seed")),
+        resamples=formatting.count(results.get("resamples")),
+        confidence_label=view.confidence_label,
+        pdf_name=pdf_name,
+        headlines=tuple(headlines.headline_sentences(view)),
+        sections=tuple(sections),
+        methods_html=render_markdown(methods, heading_shift=1, drop_title=True),
+        settings=build_settings(view),
+        datasheet_html=(render_markdown(datasheet_markdown, heading_shift=2, drop_title=True)
+                        if datasheet_markdown is not None else None),  # fmt: skip
+        inputs=tuple(Setting(name, digest) for name, digest in sorted(results.get("inputs", {}).items())),
+        config_json=json.dumps(results.get("config", {}), indent=2, ensure_ascii=False),
+        downloads=tuple(downloads),
+        notes=tuple(results.get("record", {}).get("notes", [])),
+    )
+
+
+def version_entry(results: Mapping[str, Any], build_date: str, has_pdf: bool, pdf_name: str) -> VersionEntry:
+    """Return one version's line in the site index."""
+    version = results["dataset"]["version"]
+    return VersionEntry(
+        version=version,
+        dataset_name=results["dataset"]["name"],
+        build_date=build_date,
+        href=f"{version}/index.html",
+        pdf_href=f"{version}/{pdf_name}" if has_pdf else None,
+        figures=headlines.version_figures(ResultsView.from_json(results)),
+    )
+
+
+# --- jinja -----------------------------------------------------------------------------------------
+
+
+def environment() -> jinja2.Environment:
+    """Return the jinja2 environment: templates/ folder, autoescape on, undefined variables are errors."""
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(TEMPLATES_DIR),
+        autoescape=True,  # every template is HTML; team-written text must never become markup
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+
+
+def render_page(template_name: str, context: Any) -> str:
+    """Render a page template with a context dataclass."""
+    return environment().get_template(template_name).render(**context_dict(context))
+
+
+def copy_stylesheets(out_dir: Path) -> list[Path]:
+    """Copy the stylesheets next to the page (each version folder is self-contained)."""
+    written = []
+    for name in STYLESHEETS:
+        target = out_dir / name
+        target.write_bytes((TEMPLATES_DIR / name).read_bytes())
+        written.append(target)
+    return written
+
