@@ -30,7 +30,8 @@ def write_case(tmp_path: Path, first_ann: str, second_ann: str | None = "", reco
     path.write_text(
         '[dataset]\nname = "t"\nversion = "1"\n\n[record]\nformat = "brat"\nlanguage = "en"\n'
         f'{record}\n[record.labellings]\nannotator_a = "brat/a"\nannotator_b = {{path = "brat/b"}}\n\n'
-        '[roles]\nannotators = ["annotator_a", "annotator_b"]\noutputs = ["annotator_a"]\nreferences = ["annotator_b"]\n',
+        '[roles]\nannotators = ["annotator_a", "annotator_b"]\n'
+        'outputs = ["annotator_a"]\nreferences = ["annotator_b"]\n',
         encoding="utf-8",
     )
     return path
@@ -100,7 +101,10 @@ def test_crlf_text_offsets_count_the_carriage_return(tmp_path):
         ("T1\tPER 0\tAlice\n", "brat/a/doc1.ann:1: offsets must be 'START END' pairs separated by ';', got '0'"),
         ("T1\tPER 5 5\t\n", "brat/a/doc1.ann:1: fragment '5 5' has start >= end"),
         ("T1\tPER 0 500\tAlice\n", "brat/a/doc1.ann:1: fragment '0 500' ends beyond the text (47 characters)"),
-        ("T1\tPER 0 5\tAlice\nT1\tLOC 28 36\tNew York\n", "brat/a/doc1.ann:2: id 'T1' repeats the annotation at line 1"),
+        (
+            "T1\tPER 0 5\tAlice\nT1\tLOC 28 36\tNew York\n",
+            "brat/a/doc1.ann:2: id 'T1' repeats the annotation at line 1",
+        ),
         ("T1 PER 0 5 Alice\n", "brat/a/doc1.ann:1: a T line needs 'ID<TAB>TYPE START END<TAB>TEXT'"),
         ("X1\tsomething\n", "brat/a/doc1.ann:1: not a BRAT annotation line"),
         ("T1\tGPE 28 36\tNew York\n", "brat/a/doc1.ann:1: unknown label 'GPE' (record.labels allows LOC, ORG, PER)"),
@@ -170,7 +174,9 @@ def test_missing_folder_and_bad_entry(tmp_path, capsys):
 
 def test_root_prefixes_folders(tmp_path):
     path = write_case(tmp_path, FIRST)
-    path.write_text(path.read_text().replace('language = "en"\n', 'language = "en"\nroot = "brat"\n').replace('"brat/', '"'))
+    path.write_text(
+        path.read_text().replace('language = "en"\n', 'language = "en"\nroot = "brat"\n').replace('"brat/', '"')
+    )
     record = load_record(load_config(path))
     assert record.items[0].labellings["annotator_a"][0] == (0, 5, "PER")
     assert "annotator_a: brat/a" in record.notes[0]

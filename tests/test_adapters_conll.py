@@ -140,7 +140,12 @@ def test_iob1_inside_tag_starts_a_span_and_b_separates_adjacent_spans(tmp_path):
     write(tmp_path / "iob2.txt", "Japan B-LOC\nChina I-LOC\nand O\nKorea B-LOC\nwin O\nIndia B-LOC\nB-LOC_ B-LOC\n")
     record = load(config(tmp_path, 'labellings = {pred = "iob1.txt", gold = "iob2.txt"}\n'))
     item = record.items[0]
-    assert spans_with_text(item, "pred") == [("Japan China", "LOC"), ("Korea", "LOC"), ("India", "LOC"), ("B-LOC_", "LOC")]
+    assert spans_with_text(item, "pred") == [
+        ("Japan China", "LOC"),
+        ("Korea", "LOC"),
+        ("India", "LOC"),
+        ("B-LOC_", "LOC"),
+    ]
     assert item.labellings["pred"] == item.labellings["gold"]
     notes = "\n".join(record.notes)
     assert "'pred'" in notes and "IOB1 (detected)" in notes
@@ -191,7 +196,10 @@ def test_merged_sentences_are_aligned_and_a_span_across_the_boundary_is_split(tm
     write(tmp_path / "merged.txt", "National B-ORG\nHockey I-ORG\nLeague I-ORG\nteams O\n")
     record = load(config(tmp_path, 'labellings = {gold = "gold.txt", pred = "merged.txt"}\n'))
     assert [item.text for item in record.items] == ["National Hockey", "League teams"]
-    assert [spans_with_text(item, "pred") for item in record.items] == [[("National Hockey", "ORG")], [("League", "ORG")]]
+    assert [spans_with_text(item, "pred") for item in record.items] == [
+        [("National Hockey", "ORG")],
+        [("League", "ORG")],
+    ]
     note = record.notes[2]
     assert "aligned by characters (sentence splits differ)" in note
     assert "1 span crossing a sentence boundary of the first file split at it (first at merged.txt:1)" in note
@@ -231,7 +239,9 @@ def test_gold_column_is_checked_against_the_configured_gold(tmp_path, capsys):
     write(tmp_path / "gold.txt", GOLD)
     write(tmp_path / "pred.txt", PREDICTIONS.replace("Blackburn I-PER O", "Blackburn O O"))
     path = config(
-        tmp_path, 'gold = "gold"\nlabellings = {gold = {path = "gold.txt"}, pred = {path = "pred.txt", column = 3, gold_column = 2}}\n'
+        tmp_path,
+        'gold = "gold"\n'
+        'labellings = {gold = {path = "gold.txt"}, pred = {path = "pred.txt", column = 3, gold_column = 2}}\n',
     )
     code, output = validate(path, capsys)
     assert code == 2
@@ -294,19 +304,46 @@ def test_bioes_tag_under_a_configured_iob_scheme_is_an_error(tmp_path, capsys):
 @pytest.mark.parametrize(
     ("record", "expected"),
     [
-        ('labellings = {gold = "missing.txt", pred = "gold.txt"}\n', "'record.labellings.gold.path': file not found: missing.txt"),
-        ('labellings = {gold = {path = "gold.txt", colour = 3}, pred = "gold.txt"}\n', "'record.labellings.gold.colour': unknown key"),
-        ('labellings = {gold = {path = "gold.txt", column = 0}, pred = "gold.txt"}\n', "'record.labellings.gold.column': must be a non-zero integer"),
-        ('labellings = {gold = {path = "gold.txt", column = "4"}, pred = "gold.txt"}\n', "'record.labellings.gold.column': must be a non-zero integer"),
+        (
+            'labellings = {gold = "missing.txt", pred = "gold.txt"}\n',
+            "'record.labellings.gold.path': file not found: missing.txt",
+        ),
+        (
+            'labellings = {gold = {path = "gold.txt", colour = 3}, pred = "gold.txt"}\n',
+            "'record.labellings.gold.colour': unknown key",
+        ),
+        (
+            'labellings = {gold = {path = "gold.txt", column = 0}, pred = "gold.txt"}\n',
+            "'record.labellings.gold.column': must be a non-zero integer",
+        ),
+        (
+            'labellings = {gold = {path = "gold.txt", column = "4"}, pred = "gold.txt"}\n',
+            "'record.labellings.gold.column': must be a non-zero integer",
+        ),
         ('labellings = {gold = 4, pred = "gold.txt"}\n', "'record.labellings.gold': must be a path or a table"),
-        ('labellings = {gold = {path = "gold.txt", scheme = "bilou"}, pred = "gold.txt"}\n', "'record.labellings.gold.scheme': must be one of auto, iob1, iob2, bioes"),
+        (
+            'labellings = {gold = {path = "gold.txt", scheme = "bilou"}, pred = "gold.txt"}\n',
+            "'record.labellings.gold.scheme': must be one of auto, iob1, iob2, bioes",
+        ),
         ("", "'record.labellings': is required"),
         ('labellings = "gold.txt"\n', "'record.labellings': must be a table"),
-        ('items = "paragraphs"\nlabellings = {gold = "gold.txt", pred = "gold.txt"}\n', "'record.items': must be one of sentences, documents"),
+        (
+            'items = "paragraphs"\nlabellings = {gold = "gold.txt", pred = "gold.txt"}\n',
+            "'record.items': must be one of sentences, documents",
+        ),
         ('tokens = 1\nlabellings = {gold = "gold.txt", pred = "gold.txt"}\n', "'record.tokens': unknown key"),
-        ('gold = "nope"\nlabellings = {gold = "gold.txt", pred = {path = "gold.txt", gold_column = 2}}\n', "'record.gold': 'nope' is not one of record.labellings"),
-        ('gold = "gold"\nlabellings = {gold = "gold.txt", pred = "gold.txt"}\n', "'record.gold': names the labelling gold columns are checked against, but no labelling sets gold_column"),
-        ('root = "elsewhere"\nlabellings = {gold = "gold.txt", pred = "gold.txt"}\n', "'record.root': folder not found: elsewhere"),
+        (
+            'gold = "nope"\nlabellings = {gold = "gold.txt", pred = {path = "gold.txt", gold_column = 2}}\n',
+            "'record.gold': 'nope' is not one of record.labellings",
+        ),
+        (
+            'gold = "gold"\nlabellings = {gold = "gold.txt", pred = "gold.txt"}\n',
+            "'record.gold': names the labelling gold columns are checked against, but no labelling sets gold_column",
+        ),
+        (
+            'root = "elsewhere"\nlabellings = {gold = "gold.txt", pred = "gold.txt"}\n',
+            "'record.root': folder not found: elsewhere",
+        ),
     ],
 )
 def test_config_errors_name_the_key(tmp_path, capsys, record, expected):
@@ -381,4 +418,6 @@ def test_dup_key_text_groups_items_with_the_same_text(tmp_path):
     record = load(config(tmp_path, 'dup_key = "text"\nlabellings = {gold = "gold.txt", pred = "gold.txt"}\n'))
     keys = [item.meta["dup_key"] for item in record.items]
     assert keys[0] == keys[2] != keys[1]
-    assert "dup_key" not in load(config(tmp_path, 'labellings = {gold = "gold.txt", pred = "gold.txt"}\n')).items[0].meta
+    assert (
+        "dup_key" not in load(config(tmp_path, 'labellings = {gold = "gold.txt", pred = "gold.txt"}\n')).items[0].meta
+    )

@@ -16,8 +16,12 @@ GOLD = "\nRussian B-MISC\nleader O\nvisits O\nNew B-LOC\nYork I-LOC\n\nU.S. B-LO
 FILES = {
     "task/test/ground_truth/D1.txt": GOLD,
     # worker ids sort as W1 < W2 < W3: that is the pass order
-    "task/test/mturk_train_data/W2/D1.txt": "Russia B-LOC\nn O\nleader O\nvisits O\nNew/LOC B-LOC\nYork/LOC I-LOC\n\nU.S B-LOC\n. I-LOC\nreacts O\n",
-    "task/test/mturk_train_data/W1/D1.txt": "Russian B-MISC\n B-ORG\nleader O\nvisits O\nNew B-ORG\nYork I-ORG\n\nU.S. O\nreacts O\n",
+    "task/test/mturk_train_data/W2/D1.txt": (
+        "Russia B-LOC\nn O\nleader O\nvisits O\nNew/LOC B-LOC\nYork/LOC I-LOC\n\nU.S B-LOC\n. I-LOC\nreacts O\n"
+    ),
+    "task/test/mturk_train_data/W1/D1.txt": (
+        "Russian B-MISC\n B-ORG\nleader O\nvisits O\nNew B-ORG\nYork I-ORG\n\nU.S. O\nreacts O\n"
+    ),
     "task/test/ground_truth/D2.txt": "Paris B-LOC\n",
     "task/test/mturk_train_data/W3/D2.txt": "Paris B-LOC\n",
     "task/val/ground_truth/D3.txt": "Bonn B-LOC\nagrees O\n",
@@ -39,7 +43,8 @@ def write_case(tmp_path: Path, files=FILES, record: str = "", source: str = "tas
     path = tmp_path / "refsens.toml"
     path.write_text(
         f'[dataset]\nname = "t"\nversion = "1"\n\n[record]\nformat = "crowd"\npath = "{source}"\n{record}\n'
-        '[roles]\nannotators = ["pass_1", "pass_2"]\noutputs = ["pass_1", "pass_2"]\nreferences = ["majority", "gold"]\n',
+        '[roles]\nannotators = ["pass_1", "pass_2"]\noutputs = ["pass_1", "pass_2"]\n'
+        'references = ["majority", "gold"]\n',
         encoding="utf-8",
     )
     return path
@@ -91,9 +96,13 @@ def test_notes_count_alignment_and_ties(tmp_path):
 
 def test_unaligned_worker_tokens_are_counted(tmp_path):
     files = dict(FILES)
-    files["task/test/mturk_train_data/W2/D1.txt"] = "Russian B-MISC\nleader O\nvisit O\nNew B-LOC\nYork I-LOC\n\nU.S. B-LOC\nreacts O\n"
+    files["task/test/mturk_train_data/W2/D1.txt"] = (
+        "Russian B-MISC\nleader O\nvisit O\nNew B-LOC\nYork I-LOC\n\nU.S. B-LOC\nreacts O\n"
+    )
     record = load_record(load_config(write_case(tmp_path, files)))
-    assert "1 gold token reached by no worker token (counted as O for that worker), 1 worker token matched to no gold token" in "\n".join(record.notes)
+    notes = "\n".join(record.notes)
+    assert "1 gold token reached by no worker token (counted as O for that worker)" in notes
+    assert "1 worker token matched to no gold token" in notes
 
 
 def test_documents_mode_and_a_folder_source(tmp_path):
@@ -101,7 +110,9 @@ def test_documents_mode_and_a_folder_source(tmp_path):
         target = tmp_path / "unzipped" / name
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text, encoding="utf-8")
-    record = load_record(load_config(write_case(tmp_path, record='items = "documents"\nsplits = ["test"]\n', source="unzipped")))
+    record = load_record(
+        load_config(write_case(tmp_path, record='items = "documents"\nsplits = ["test"]\n', source="unzipped"))
+    )
     assert [item.id for item in record.items] == ["test/D1", "test/D2"]
     document = record.items[0]
     assert document.text == "Russian leader visits New York\nU.S. reacts"
@@ -121,12 +132,36 @@ def test_majority_vote_breaks_ties_towards_the_earliest_pass():
 @pytest.mark.parametrize(
     ("member", "text", "expected"),
     [
-        ("task/test/mturk_train_data/W1/D1.txt", "Russian B-NORP\n", "task1.zip:task/test/mturk_train_data/W1/D1.txt:1: unknown label 'NORP'"),
-        ("task/test/mturk_train_data/W1/D1.txt", "Russian X-MISC\n", "task1.zip:task/test/mturk_train_data/W1/D1.txt:1: tag 'X-MISC' is not O or B-/I-/E-/S-TYPE"),
-        ("task/test/ground_truth/D1.txt", "Russian\n", "task1.zip:task/test/ground_truth/D1.txt:1: expected 'token TAG', got 'Russian' (no tag)"),
-        ("task/test/ground_truth/D1.txt", "Russian O\n B-LOC\n", "task1.zip:task/test/ground_truth/D1.txt:2: the token is empty"),
-        ("task/test/ground_truth/D1.txt", "\n\n", "task1.zip:task/test/ground_truth/D1.txt: the gold file has no tokens"),
-        ("task/test/ground_truth/D1.txt", "R\xfcssel O\n".encode("latin-1"), "task1.zip:task/test/ground_truth/D1.txt:1: not valid UTF-8"),
+        (
+            "task/test/mturk_train_data/W1/D1.txt",
+            "Russian B-NORP\n",
+            "task1.zip:task/test/mturk_train_data/W1/D1.txt:1: unknown label 'NORP'",
+        ),
+        (
+            "task/test/mturk_train_data/W1/D1.txt",
+            "Russian X-MISC\n",
+            "task1.zip:task/test/mturk_train_data/W1/D1.txt:1: tag 'X-MISC' is not O or B-/I-/E-/S-TYPE",
+        ),
+        (
+            "task/test/ground_truth/D1.txt",
+            "Russian\n",
+            "task1.zip:task/test/ground_truth/D1.txt:1: expected 'token TAG', got 'Russian' (no tag)",
+        ),
+        (
+            "task/test/ground_truth/D1.txt",
+            "Russian O\n B-LOC\n",
+            "task1.zip:task/test/ground_truth/D1.txt:2: the token is empty",
+        ),
+        (
+            "task/test/ground_truth/D1.txt",
+            "\n\n",
+            "task1.zip:task/test/ground_truth/D1.txt: the gold file has no tokens",
+        ),
+        (
+            "task/test/ground_truth/D1.txt",
+            "R\xfcssel O\n".encode("latin-1"),
+            "task1.zip:task/test/ground_truth/D1.txt:1: not valid UTF-8",
+        ),
     ],
 )
 def test_bad_files_name_the_member_and_line(tmp_path, capsys, member, text, expected):

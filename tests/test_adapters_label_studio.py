@@ -155,25 +155,44 @@ def broken(change) -> list[dict]:
     [
         (lambda t: t[0]["data"].pop("text"), "export.json: task 1 (#1): data field 'text' is missing or not a string"),
         (lambda t: t[0].pop("data"), "export.json: task 1 (#1): 'data' is missing or not an object"),
-        (lambda t: t[0]["annotations"][0]["result"][0]["value"].update(start=30, end=35, text=None),
-         "export.json: task 1 (#1), annotation 11, result 1: ends at 35, beyond the text (23 characters)"),
-        (lambda t: t[0]["annotations"][0]["result"][0]["value"].update(start=5, end=5),
-         "task 1 (#1), annotation 11, result 1: needs 0 <= start < end, got start 5, end 5"),
-        (lambda t: t[0]["annotations"][0]["result"][0]["value"].update(start="0"),
-         "task 1 (#1), annotation 11, result 1: value.start and value.end must be integers"),
-        (lambda t: t[0]["annotations"][0]["result"][0]["value"].update(labels=[]),
-         "task 1 (#1), annotation 11, result 1: value.labels must be a non-empty list of labels"),
-        (lambda t: t[0]["annotations"][0]["result"][0]["value"].update(text="Alicia"),
-         "task 1 (#1), annotation 11, result 1: value.text \"Alicia\" is not the task text at [0, 5) (\"Alice\")"),
-        (lambda t: t[0]["annotations"][0].pop("completed_by"),
-         "task 1 (#1), annotation 11: 'completed_by' is missing or not a user id"),
-        (lambda t: t[1]["annotations"][1].update(completed_by=9),
-         "task 2 (#2), annotation 22: labelling 'annotator_9' already has an annotation on this task"),
-        (lambda t: t[0]["annotations"][0].update(result="none"), "task 1 (#1), annotation 11: 'result' is missing or not a list"),
+        (
+            lambda t: t[0]["annotations"][0]["result"][0]["value"].update(start=30, end=35, text=None),
+            "export.json: task 1 (#1), annotation 11, result 1: ends at 35, beyond the text (23 characters)",
+        ),
+        (
+            lambda t: t[0]["annotations"][0]["result"][0]["value"].update(start=5, end=5),
+            "task 1 (#1), annotation 11, result 1: needs 0 <= start < end, got start 5, end 5",
+        ),
+        (
+            lambda t: t[0]["annotations"][0]["result"][0]["value"].update(start="0"),
+            "task 1 (#1), annotation 11, result 1: value.start and value.end must be integers",
+        ),
+        (
+            lambda t: t[0]["annotations"][0]["result"][0]["value"].update(labels=[]),
+            "task 1 (#1), annotation 11, result 1: value.labels must be a non-empty list of labels",
+        ),
+        (
+            lambda t: t[0]["annotations"][0]["result"][0]["value"].update(text="Alicia"),
+            'task 1 (#1), annotation 11, result 1: value.text "Alicia" is not the task text at [0, 5) ("Alice")',
+        ),
+        (
+            lambda t: t[0]["annotations"][0].pop("completed_by"),
+            "task 1 (#1), annotation 11: 'completed_by' is missing or not a user id",
+        ),
+        (
+            lambda t: t[1]["annotations"][1].update(completed_by=9),
+            "task 2 (#2), annotation 22: labelling 'annotator_9' already has an annotation on this task",
+        ),
+        (
+            lambda t: t[0]["annotations"][0].update(result="none"),
+            "task 1 (#1), annotation 11: 'result' is missing or not a list",
+        ),
         (lambda t: t[2].update(id=1), "export.json: task #3: id '1' repeats the item at export.json: task #1"),
         (lambda t: t.append("task"), "export.json: task #4 is not a JSON object"),
-        (lambda t: t[0]["annotations"][0]["result"].append(region(17, 22, "GPE")),
-         "task 1 (#1), annotation 11, result 3: unknown label 'GPE' (record.labels allows LOC, PER)"),
+        (
+            lambda t: t[0]["annotations"][0]["result"].append(region(17, 22, "GPE")),
+            "task 1 (#1), annotation 11, result 3: unknown label 'GPE' (record.labels allows LOC, PER)",
+        ),
     ],
 )
 def test_bad_tasks_name_the_task_and_what_is_wrong(tmp_path, capsys, change, expected):
@@ -218,7 +237,9 @@ def test_config_errors_name_the_key(tmp_path, capsys, record, expected):
 
 def test_missing_export_and_missing_language(tmp_path, capsys):
     path = write_case(tmp_path, export())
-    path.write_text(path.read_text().replace('path = "export.json"', 'path = "nope.json"').replace('language = "en"\n', ""))
+    path.write_text(
+        path.read_text().replace('path = "export.json"', 'path = "nope.json"').replace('language = "en"\n', "")
+    )
     code, output = validate(path, capsys)
     assert code == 2
     assert "Config value 'record.path': file not found: nope.json" in output

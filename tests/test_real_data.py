@@ -73,7 +73,9 @@ def test_conll2003_sentences_and_entities(conll_record):
     assert sum(len(item.text.split()) for item in conll_record.items) == 46435
     assert sum(len(item.labellings["original"]) for item in conll_record.items) == 5648
     assert sum(len(item.labellings["conllpp"]) for item in conll_record.items) == 5702
-    differing = [item for item in conll_record.items if set(item.labellings["original"]) != set(item.labellings["conllpp"])]
+    differing = [
+        item for item in conll_record.items if set(item.labellings["original"]) != set(item.labellings["conllpp"])
+    ]
     assert len(differing) == 186
 
 
@@ -100,7 +102,9 @@ def test_system_f1_against_the_original_gold_equals_the_published_figure(conll_r
 
 def test_seqeval_on_the_raw_files_agrees_for_the_best_system(conll_record, conll_config):
     """An outside reference: seqeval reads the system file's own columns, independently of our adapter."""
-    source = next(s for s in conll_config.record_options["options"].labellings if s.name == "interpreteval-CflairWglove_lstmCrf")
+    source = next(
+        s for s in conll_config.record_options["options"].labellings if s.name == "interpreteval-CflairWglove_lstmCrf"
+    )
     gold_sentences, predicted_sentences, gold, predicted = [], [], [], []
     for line in source.file.path.read_text(encoding="utf-8").splitlines() + [""]:
         fields = line.split()
@@ -145,8 +149,10 @@ def test_crowd_record_counts(crowd_record):
 def test_crowd_majority_is_a_first_pass_copy_where_two_passes_disagree(crowd_record):
     """With two passes and no third, every disagreement is a tie: the aggregate silently takes pass_1."""
     two_pass = [
-        item for item in crowd_record.items
-        if "pass_2" in item.labellings and "pass_3" not in item.labellings
+        item
+        for item in crowd_record.items
+        if "pass_2" in item.labellings
+        and "pass_3" not in item.labellings
         and set(item.labellings["pass_1"]) != set(item.labellings["pass_2"])
     ]
     assert two_pass

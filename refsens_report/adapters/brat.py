@@ -36,8 +36,15 @@ if TYPE_CHECKING:
     from refsens_report.config import Config, _Reader
 
 FRAGMENT = re.compile(r"^(\d+) (\d+)$")
-OTHER_KINDS = {"R": "relation", "E": "event", "A": "attribute", "M": "attribute", "N": "normalisation",
-               "#": "note", "*": "equivalence"}
+OTHER_KINDS = {
+    "R": "relation",
+    "E": "event",
+    "A": "attribute",
+    "M": "attribute",
+    "N": "normalisation",
+    "#": "note",
+    "*": "equivalence",
+}
 
 
 @dataclass(frozen=True)
@@ -67,7 +74,9 @@ def read_options(reader: "_Reader", base_dir: Path) -> dict[str, Any]:
             reader.fail(f"labellings.{name}", f"must be a folder path or a table with path, got {entry!r}")
             continue
         entry_reader = sub_reader(reader, entry, f"labellings.{name}")
-        folder = None if root_failed else read_path(entry_reader, root.path if root else base_dir, "path", kind="folder")
+        folder = (
+            None if root_failed else read_path(entry_reader, root.path if root else base_dir, "path", kind="folder")
+        )
         entry_reader.used.add("path")
         entry_reader.finish()
         if folder is not None:

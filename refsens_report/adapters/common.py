@@ -26,7 +26,9 @@ class InputPath:
 
 def sub_reader(reader: "_Reader", table: dict[str, Any], key: str) -> "_Reader":
     """Return a reader for a sub-table, reporting into the same problem list with a dotted prefix."""
-    from refsens_report.config import _Reader  # config imports the adapters lazily; import it lazily too
+    from refsens_report.config import (
+        _Reader,  # config imports the adapters lazily; import it lazily too
+    )
 
     return _Reader(table, f"{reader.prefix}.{key}", reader.problems)
 

@@ -22,11 +22,11 @@ from refsens_report.adapters.common import (
     count,
     excerpt,
     first_difference,
+    read_dup_key,
     read_int,
     read_labels,
     read_language,
     read_name_table,
-    read_dup_key,
     read_path,
     sub_reader,
     unique_paths,
@@ -245,7 +245,11 @@ class DecodedColumn:
 
 
 def decode_column(
-    parsed: ConllFile, tags: list[iob.Tag], scheme: str, labels: frozenset[str] | None, what: str,
+    parsed: ConllFile,
+    tags: list[iob.Tag],
+    scheme: str,
+    labels: frozenset[str] | None,
+    what: str,
     problems: ProblemList,
 ) -> DecodedColumn | None:
     """Decode every sentence of a tag column (conlleval semantics); count repairs; check types and scheme."""
@@ -261,7 +265,7 @@ def decode_column(
             if tag[0] in foreign:
                 problems.add(
                     f"{parsed.file.display}:{parsed.lines[position]}: {what} '{tag[0]}-{tag[1]}' belongs to BIOES, "
-                    f"but the scheme is '{used}' (set scheme = \"bioes\" or \"auto\")"
+                    f'but the scheme is \'{used}\' (set scheme = "bioes" or "auto")'
                 )
                 break
     spans: list[iob.TokenSpan] = []
@@ -345,7 +349,9 @@ def build_base_text(parsed: ConllFile, tokens: list[str], unit: str) -> BaseText
             item_meta.append({"line": first_line, "sentences": len(sentences)})
         else:
             item_ids.append(f"sentence-{item_index + 1}")
-            item_meta.append({"line": first_line, "document": document} if parsed.has_docstart else {"line": first_line})
+            item_meta.append(
+                {"line": first_line, "document": document} if parsed.has_docstart else {"line": first_line}
+            )
         item_texts.append("".join(pieces))
     return BaseText(
         file=parsed,
@@ -371,7 +377,9 @@ class Alignment:
     kind: str  # "identical", "sentence splits differ", "tokenisation differs"
 
 
-def align(base: BaseText, base_tokens: list[str], parsed: ConllFile, tokens: list[str], problems: ProblemList) -> Alignment | None:
+def align(
+    base: BaseText, base_tokens: list[str], parsed: ConllFile, tokens: list[str], problems: ProblemList
+) -> Alignment | None:
     """Check that a file has the base text's characters; report the first place where the texts part."""
     stream = "".join(tokens)
     cumulative = [0]
@@ -401,7 +409,9 @@ def align(base: BaseText, base_tokens: list[str], parsed: ConllFile, tokens: lis
     return Alignment(parsed, tokens, cumulative, kind)
 
 
-def _describe_position(parsed: ConllFile, tokens: list[str], cumulative: list[int], index: int) -> tuple[int | str, str]:
+def _describe_position(
+    parsed: ConllFile, tokens: list[str], cumulative: list[int], index: int
+) -> tuple[int | str, str]:
     """Return (line, 'token X') for a non-whitespace character index, or the end of the file."""
     if index >= cumulative[-1]:
         return (parsed.lines[-1] if parsed.lines else 1), "the end of its tokens"
@@ -467,8 +477,8 @@ def load(config: "Config") -> Record:
     base_source, base_parsed, base_tokens, _ = columns[0]
     if options.items == "documents" and not base_parsed.has_docstart:
         raise InputError(
-            f"{base_source.file.display}: items = \"documents\" needs -DOCSTART- lines in the first labelling's file "
-            "(it defines the items); use items = \"sentences\""
+            f'{base_source.file.display}: items = "documents" needs -DOCSTART- lines in the first labelling\'s file '
+            '(it defines the items); use items = "sentences"'
         )
     base = build_base_text(base_parsed, base_tokens, options.items)
     unit = "document" if options.items == "documents" else "sentence"
@@ -524,7 +534,10 @@ def _labelling_note(
     source: LabellingSource, alignment: Alignment, decoded: DecodedColumn, projection: Projection, unit: str
 ) -> str:
     placed = sum(len(spans) for spans in projection.spans)
-    parts = [f"conll: labelling '{source.name}' ({source.describe()}): {decoded.report.describe()}", count(placed, "span")]
+    parts = [
+        f"conll: labelling '{source.name}' ({source.describe()}): {decoded.report.describe()}",
+        count(placed, "span"),
+    ]
     if alignment.kind != "identical":
         parts.append(f"aligned by characters ({alignment.kind})")
     if projection.inside_tokens:
@@ -548,9 +561,7 @@ def check_gold_column(
     problems: ProblemList,
 ) -> None:
     """Report every item where a file's own gold column disagrees with the configured gold labelling."""
-    differing = [
-        index for index, spans in enumerate(projection.spans) if set(spans) != set(gold_spans[index])
-    ]
+    differing = [index for index, spans in enumerate(projection.spans) if set(spans) != set(gold_spans[index])]
     if not differing:
         return
     column = _ordinal_column(source.gold_column or 0)

@@ -26,8 +26,8 @@ from refsens_report.adapters.common import (
     InputPath,
     check_label,
     count,
-    read_labels,
     read_dup_key,
+    read_labels,
     read_language,
     read_path,
     with_text_dup_keys,
@@ -285,9 +285,7 @@ def find_documents(archive: Archive, splits: tuple[str, ...], problems: ProblemL
                 document.worker_members[match["worker"]] = name
     if not documents:
         where = f" in splits {', '.join(splits)}" if splits else ""
-        problems.add(
-            f"{archive.source.display}: no gold files <split>/ground_truth/<document>.txt found{where}"
-        )
+        problems.add(f"{archive.source.display}: no gold files <split>/ground_truth/<document>.txt found{where}")
     if splits:
         found = {document.split for document in documents.values()}
         for split in splits:
@@ -308,7 +306,9 @@ def load(config: "Config") -> Record:
         for document in documents:
             if len(problems) >= MAX_PROBLEMS:
                 break
-            gold = read_tagged(archive.read(document.gold_member), archive.display(document.gold_member), True, problems)
+            gold = read_tagged(
+                archive.read(document.gold_member), archive.display(document.gold_member), True, problems
+            )
             workers: dict[str, TaggedFile] = {}
             for worker in sorted(document.worker_members):
                 member = document.worker_members[worker]
@@ -335,7 +335,7 @@ def load(config: "Config") -> Record:
         labellings[GOLD], repaired = _decode(gold.tags, gold.lines, sentences, scheme, gold, options.labels, problems)
         gold_repairs += repaired
         pass_tags: list[list[iob.Tag]] = []
-        for number, (worker, worker_file) in enumerate(workers.items(), start=1):
+        for number, worker_file in enumerate(workers.values(), start=1):
             tags, lines = project_worker(gold, worker_file, counts)
             spans, repaired = _decode(tags, lines, sentences, scheme, worker_file, options.labels, problems)
             if repaired and counts.first_repair is None:
@@ -379,7 +379,8 @@ def load(config: "Config") -> Record:
     if gold_repairs or counts.repaired or aggregate_repairs:
         notes.append(
             f"crowd: invalid {scheme.upper()} tags read the conlleval way: {gold_repairs:,} in the gold, "
-            f"{counts.repaired:,} in the passes" + (f" (first in {counts.first_repair})" if counts.first_repair else "")
+            f"{counts.repaired:,} in the passes"
+            + (f" (first in {counts.first_repair})" if counts.first_repair else "")
             + f", {aggregate_repairs:,} in '{options.aggregate}'"
         )
     if orphans:
@@ -468,7 +469,10 @@ def _items(
         Item(
             id=f"{base_id}/{sentence + 1}",
             language=options.language,
-            labellings={name: tuple(character_spans(sentence, per_sentence[sentence], 0)) for name, per_sentence in labellings.items()},
+            labellings={
+                name: tuple(character_spans(sentence, per_sentence[sentence], 0))
+                for name, per_sentence in labellings.items()
+            },
             text=sentence_texts[sentence],
             meta={**meta, "line": gold.lines[sentences[sentence][0]]},
         )

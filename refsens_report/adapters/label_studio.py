@@ -68,7 +68,7 @@ def read_options(reader: "_Reader", base_dir: Path) -> dict[str, Any]:
     if not isinstance(names_value, dict) or not all(
         isinstance(value, str) and value.strip() for value in names_value.values()
     ):
-        reader.fail("names", f"must be a table of labelling names, e.g. {{\"17\" = \"annotator_a\"}}, got {names_value!r}")
+        reader.fail("names", f'must be a table of labelling names, e.g. {{"17" = "annotator_a"}}, got {names_value!r}')
     else:
         names = dict(names_value)
         renamed = Counter(names.values())
@@ -82,8 +82,18 @@ def read_options(reader: "_Reader", base_dir: Path) -> dict[str, Any]:
     if source is None:
         return {}
     options = LabelStudioOptions(
-        source, language, language_field, text_field, id_field, labellings_by, predictions, names, meta_fields,
-        from_name, labels, text_dup_keys,
+        source,
+        language,
+        language_field,
+        text_field,
+        id_field,
+        labellings_by,
+        predictions,
+        names,
+        meta_fields,
+        from_name,
+        labels,
+        text_dup_keys,
     )
     return {"options": options}
 
@@ -157,7 +167,9 @@ class TaskReader:
         language = self._language(data, where)
         meta = {name: data[name] for name in options.meta_fields if name in data}
         if "third_pass" in meta and not isinstance(meta["third_pass"], bool):
-            self.problems.add(f"{where}: data field 'third_pass' must be true or false, got {_describe(meta['third_pass'])}")
+            self.problems.add(
+                f"{where}: data field 'third_pass' must be true or false, got {_describe(meta['third_pass'])}"
+            )
 
         labellings: dict[str, tuple[Span, ...]] = {}
         annotations = task.get("annotations", [])
@@ -186,14 +198,16 @@ class TaskReader:
                 if source_key is None:
                     self.problems.add(
                         f"{where}, {label}: 'completed_by' is missing or not a user id "
-                        "(use labellings_by = \"pass\" to name labellings by pass order)"
+                        '(use labellings_by = "pass" to name labellings by pass order)'
                     )
                     continue
-            name = options.names.get(source_key, source_key if options.labellings_by == "pass" else f"annotator_{source_key}")
+            name = options.names.get(
+                source_key, source_key if options.labellings_by == "pass" else f"annotator_{source_key}"
+            )
             if name in labellings:
                 self.problems.add(
                     f"{where}, {label}: labelling '{name}' already has an annotation on this task "
-                    "(one annotator, two annotations: use labellings_by = \"pass\")"
+                    '(one annotator, two annotations: use labellings_by = "pass")'
                 )
                 continue
             labellings[name] = self._spans(annotation.get("result"), text, f"{where}, {label}")
@@ -223,7 +237,9 @@ class TaskReader:
         if self.options.id_field is not None:
             value = data.get(self.options.id_field)
             if not isinstance(value, (str, int)) or isinstance(value, bool) or not str(value).strip():
-                self.problems.add(f"{where}: data field '{self.options.id_field}' (record.id_field) is missing or empty")
+                self.problems.add(
+                    f"{where}: data field '{self.options.id_field}' (record.id_field) is missing or empty"
+                )
                 return ""
             return str(value)
         task_id = task.get("id")
@@ -241,7 +257,8 @@ class TaskReader:
             return ""
         if self.options.language is None:
             self.problems.add(
-                f"{where}: data field '{language_field}' (record.language_field) is missing and no record.language is set"
+                f"{where}: data field '{language_field}' (record.language_field) is missing "
+                "and no record.language is set"
             )
             return ""
         return self.options.language
@@ -274,7 +291,11 @@ class TaskReader:
         if not all(isinstance(offset, int) and not isinstance(offset, bool) for offset in (start, end)):
             self.problems.add(f"{here}: value.start and value.end must be integers, got {_describe([start, end])}")
             return []
-        if not isinstance(labels, list) or not labels or not all(isinstance(label, str) and label.strip() for label in labels):
+        if (
+            not isinstance(labels, list)
+            or not labels
+            or not all(isinstance(label, str) and label.strip() for label in labels)
+        ):
             self.problems.add(f"{here}: value.labels must be a non-empty list of labels, got {_describe(labels)}")
             return []
         if not 0 <= start < end:
@@ -347,16 +368,21 @@ def load(config: "Config") -> Record:
         + f": {', '.join(record.labelling_names) or 'none'}"
     ]
     if tally.tasks_without_annotation:
-        notes.append(f"label-studio: {count(tally.tasks_without_annotation, 'task')} without a (non-cancelled) annotation")
+        notes.append(
+            f"label-studio: {count(tally.tasks_without_annotation, 'task')} without a (non-cancelled) annotation"
+        )
     if tally.cancelled:
         notes.append(f"label-studio: {count(tally.cancelled, 'cancelled annotation')} skipped")
     if tally.other_results:
         kinds = ", ".join(f"{times:,} {kind}" for kind, times in sorted(tally.other_results.items()))
         notes.append(f"label-studio: results that are not spans skipped: {kinds}")
     if tally.multi_label_regions:
-        notes.append(f"label-studio: {count(tally.multi_label_regions, 'region')} with several labels: one span per label")
+        notes.append(
+            f"label-studio: {count(tally.multi_label_regions, 'region')} with several labels: one span per label"
+        )
     if tally.utf16_offsets:
         notes.append(
-            f"label-studio: {count(tally.utf16_offsets, 'region')} had browser (UTF-16) offsets, converted to characters"
+            f"label-studio: {count(tally.utf16_offsets, 'region')} had browser (UTF-16) offsets, "
+            "converted to characters"
         )
     return Record(items=items, sources=(options.source.path,), notes=tuple(notes))
