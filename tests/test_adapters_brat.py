@@ -107,6 +107,7 @@ def test_crlf_text_offsets_count_the_carriage_return(tmp_path):
         ),
         ("T1 PER 0 5 Alice\n", "brat/a/doc1.ann:1: a T line needs 'ID<TAB>TYPE START END<TAB>TEXT'"),
         ("X1\tsomething\n", "brat/a/doc1.ann:1: not a BRAT annotation line"),
+        ("T1\t 0 5\tAlice\n", "brat/a/doc1.ann:1: the annotation has no type before its offsets: ' 0 5'"),
         ("T1\tGPE 28 36\tNew York\n", "brat/a/doc1.ann:1: unknown label 'GPE' (record.labels allows LOC, ORG, PER)"),
     ],
 )

@@ -1,7 +1,8 @@
 """Input adapters: each turns a team's files into the canonical ``Record``.
 
 An adapter reads its own keys of the ``[record]`` table (``read_options``, reporting bad keys through the
-reader) and loads the record from those options (``load``). ``ADAPTERS`` maps ``record.format`` to one.
+reader) and loads the record from those options (``load``). ``ADAPTERS`` maps ``record.format`` to one:
+``jsonl`` (here), ``conll``, ``crowd``, ``label-studio`` and ``brat`` (a module each; docs/adapters.md).
 """
 
 from __future__ import annotations

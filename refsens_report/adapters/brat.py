@@ -168,6 +168,9 @@ def parse_ann(
             continue
         seen_ids[annotation_id] = number
         label, _, offsets = fields[1].partition(" ")
+        if not label:
+            problems.add(f"{where}: the annotation has no type before its offsets: {fields[1]!r}")
+            continue
         if problem := check_label(label, labels):
             problems.add(f"{where}: {problem}")
             continue
