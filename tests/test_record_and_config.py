@@ -318,3 +318,48 @@ def test_python_dash_m_reports_without_traceback(tmp_path):
     assert "record.jsonl:2:" in finished.stderr
     assert "record.jsonl:3:" in finished.stderr
     assert "record.jsonl:4:" in finished.stderr
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Found while writing this suite: inputs that still end in a traceback. Each test fails until the engine
+# handles the case; the docstring says what goes wrong and what the contract asks for.
+
+
+def test_report_datasheet_missing_names_the_key(tmp_path, capsys):
+    config = write_config(tmp_path, config_text(extra='\n[report]\ndatasheet = "nope.md"\n'))
+    code, _, err = run_validate(config, capsys)
+    assert_clean_failure(code, err)
+    assert "Config value 'report.datasheet'" in err and "nope.md" in err
+
+
+@pytest.mark.parametrize("end", [2**63, 2**64 - 1], ids=["2**63", "2**64-1"])
+def test_ENGINE_BUG_offset_beyond_int64_is_a_clean_error(end, tmp_path, capsys):
+    """ENGINE BUG: offsets in [2**63, 2**64) parse (orjson reads unsigned 64-bit integers), pass validation,
+    then `audit` dies in counts.py (np.asarray(..., dtype=np.int64): OverflowError) with a traceback.
+    Issue 2: bad input never produces a traceback. Expected: validate exits 2 naming record.jsonl:1
+    (like integers beyond 64 bits, already reported as "a value outside what JSON allows")."""
+    spans = {A: [[0, end, "X"]], B: [[1, end, "X"]], D: [[0, end, "X"]], R: []}
+    config = write_project(tmp_path, [item("en-1", "en", **spans)], audit={"resamples": 10})
+    validate_code, _, validate_err = run_validate(config, capsys)
+    audit_code = main(["audit", str(config), "--out", str(tmp_path / "out")])  # must not raise
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    if validate_code == 2:
+        assert "record.jsonl:1:" in validate_err and audit_code == 2
+    else:
+        assert validate_code == 0 and audit_code == 0
+
+
+@pytest.mark.parametrize("target", ["a file", "inside a file"])
+def test_ENGINE_BUG_audit_out_on_a_file_is_bad_usage(target, tmp_path, capsys):
+    """ENGINE BUG: `audit CONFIG --out PATH` where PATH is an existing file (or below one) raises
+    FileExistsError / NotADirectoryError from results.write_results (out_dir.mkdir) with a traceback.
+    PRODUCT.md / issue 2: exit 2 for bad usage, with a message naming the path, no traceback."""
+    config = write_project(tmp_path, [good("en-1")], audit={"resamples": 10})
+    blocker = tmp_path / "taken"
+    blocker.write_text("not a folder")
+    out = blocker if target == "a file" else blocker / "results"
+    code = main(["audit", str(config), "--out", str(out)])  # must not raise
+    err = capsys.readouterr().err
+    assert_clean_failure(code, err)
+    assert "taken" in err

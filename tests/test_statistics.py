@@ -791,3 +791,24 @@ def test_nan_never_leaks(main_rows):
     for row in main_rows:
         for column in ("estimate", "ci_low", "ci_high", "p_value", "p_holm"):
             assert row[column] is None or (isinstance(row[column], float) and math.isfinite(row[column]))
+
+
+def test_ENGINE_BUG_a_language_named_pooled_keeps_rows_unambiguous(tmp_path):
+    """ENGINE BUG: METHOD.md section 1 allows any non-empty language code, and section 3 reserves
+    language = "pooled" for the pooled row. A record with an item in language "pooled" makes the engine
+    write two rows with identical labels for every statistic (the language's and the pooled one), so
+    results.csv no longer has one row per statistic (section 5). Expected: either validation rejects the
+    code (exit 2 naming the line) or the rows stay distinguishable."""
+    items = [
+        item("p-1", "pooled", **{A: [[0, 1, "X"]], B: [], D: [[0, 1, "X"]], R: []}),
+        item("en-1", "en", **{A: [], B: [[0, 1, "X"]], D: [], R: [[0, 1, "X"]]}),
+    ]
+    from helpers import write_project
+
+    config = write_project(tmp_path, items, audit={"resamples": 20})
+    if main(["validate", str(config)]) == 2:
+        return  # rejected cleanly: acceptable
+    rows = audit_items(tmp_path / "run", items, audit={"resamples": 20}).rows
+    keys = [tuple(row[c] for c in COLUMNS[:10]) for row in rows]
+    duplicated = {key for key in keys if keys.count(key) > 1}
+    assert not duplicated, f"{len(duplicated)} label sets appear twice, e.g. {sorted(duplicated)[0]}"
