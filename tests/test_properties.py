@@ -250,8 +250,11 @@ def test_intervals_contain_degenerate_estimates_and_p_values_are_probabilities(l
         if row["p_holm"] is not None:
             assert row["p_value"] <= row["p_holm"] <= 1
         if row["estimate"] is not None and row["analysis"] != "band":
-            if row["statistic"] in ("f1", "score", "identical", "rate", "copied", "type_agreement"):
+            if row["statistic"] in ("f1", "score", "identical", "rate", "copied"):
                 assert 0 <= row["estimate"] <= 100
+            elif row["statistic"] == "type_agreement":
+                # METHOD.md's TP_strict / TP_relaxed exceeds 100 when A and B both give one boundary two types
+                assert row["estimate"] >= 0
             elif row["statistic"] != "range":
                 assert -100 <= row["estimate"] <= 100
 
