@@ -812,3 +812,37 @@ def test_ENGINE_BUG_a_language_named_pooled_keeps_rows_unambiguous(tmp_path):
     keys = [tuple(row[c] for c in COLUMNS[:10]) for row in rows]
     duplicated = {key for key in keys if keys.count(key) > 1}
     assert not duplicated, f"{len(duplicated)} label sets appear twice, e.g. {sorted(duplicated)[0]}"
+
+
+def test_three_annotators(tmp_path):
+    """Skew for every pair of annotators in config order; copied over all three; agreement on the first two.
+
+    en-1: A {P01} B {P01} C {L01} D {P01} R {L01}
+    en-2: A {P02} B {L02} C {L02} D {L02} R {P02}
+    """
+    annotator_c = "annotator_c"
+    p01, l01, p02, l02 = [0, 1, "PER"], [0, 1, "LOC"], [0, 2, "PER"], [0, 2, "LOC"]
+    items = [
+        item("en-1", "en", **{A: [p01], B: [p01], annotator_c: [l01], D: [p01], R: [l01]}),
+        item("en-2", "en", **{A: [p02], B: [l02], annotator_c: [l02], D: [l02], R: [p02]}),
+    ]
+    results = audit_items(tmp_path, items, annotators=(A, B, annotator_c), audit={"resamples": 20})
+    rows = select(results.rows, language="pooled")
+    rate = {(row["reference"], row["output"]): row["estimate"] for row in select(rows, analysis="neutrality", statistic="rate")}
+    assert rate == {(D, A): 50.0, (D, B): 100.0, (D, annotator_c): 50.0, (R, A): 50.0, (R, B): 0.0, (R, annotator_c): 50.0}
+    skew = {(row["reference"], row["output"], row["output_2"]): row["estimate"]
+            for row in select(rows, analysis="neutrality", statistic="skew")}  # fmt: skip
+    assert skew == {
+        (D, A, B): 50.0 - 100.0, (D, A, annotator_c): 50.0 - 50.0, (D, B, annotator_c): 100.0 - 50.0,
+        (R, A, B): 50.0 - 0.0, (R, A, annotator_c): 50.0 - 50.0, (R, B, annotator_c): 0.0 - 50.0,
+    }  # fmt: skip
+    # D equals A or B on both items; R equals C on en-1 and A on en-2
+    assert [row["estimate"] for row in select(rows, analysis="neutrality", statistic="copied")] == [100.0, 100.0]
+    # agreement is A against B only: identical on en-1
+    identical = pick(rows, analysis="agreement", statistic="identical")
+    assert (identical["output"], identical["reference"], identical["estimate"]) == (A, B, 50.0)
+    # the third annotator is a defensible gold in the range
+    assert pick(rows, analysis="range", statistic="score", rule="strict", output=A, reference=annotator_c)["estimate"] == 0.0
+    # decontaminated is about A and B: D equals A on en-1 and B on en-2, so it is empty
+    assert not select(results.rows, analysis="decontaminated")
+    assert results.applicability["decontaminated"]
