@@ -49,6 +49,8 @@ def _validate(args: argparse.Namespace) -> int:
     config = load_config(args.config)
     record = load_record(config)
     print(f"{args.config}: ok ({len(record.items)} items, {len(record.languages)} languages)")
+    for note in record.notes:  # what an adapter repaired or skipped: worth knowing before a build
+        print(f"note: {note}")
     return 0
 
 
@@ -92,6 +94,11 @@ def main(argv: list[str] | None = None) -> int:
         return COMMANDS[args.command](args)
     except InputError as error:
         print(error.render(), file=sys.stderr)
+        return 2
+    except OSError as error:
+        # a folder that is a file, a disk that is full, a permission: the user's to fix, not a crash
+        where = f"{error.filename}: " if error.filename else ""
+        print(f"error: {where}{error.strerror or error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

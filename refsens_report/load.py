@@ -5,7 +5,7 @@ from __future__ import annotations
 from refsens_report.adapters import ADAPTERS
 from refsens_report.config import Config
 from refsens_report.errors import ProblemList
-from refsens_report.record import Record
+from refsens_report.record import POOLED, Record
 
 
 def load_record(config: Config) -> Record:
@@ -18,6 +18,8 @@ def load_record(config: Config) -> Record:
 def check_roles(record: Record, config: Config) -> None:
     """Every role labelling must be present somewhere, and some item must carry all of them."""
     problems = ProblemList()
+    if POOLED in record.languages:
+        problems.add(f"language '{POOLED}' is reserved for the pooled rows of the results; rename it")
     present = set(record.labelling_names)
     roles = config.roles
     for role, names in (("annotators", roles.annotators), ("outputs", roles.outputs), ("references", roles.references)):

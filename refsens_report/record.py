@@ -17,6 +17,8 @@ import orjson
 from refsens_report.errors import MAX_PROBLEMS, InputError, ProblemList
 
 Span = tuple[int, int, str]
+MAX_OFFSET = 2**53  # offsets stay exact in int64 arithmetic and in JSON readers that use doubles
+POOLED = "pooled"  # the language label of pooled rows, so no item may use it
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +74,8 @@ def check_span(raw: Any, text: str | None) -> tuple[Span | None, str | None]:
         return None, f"type must be a non-empty string: {_describe(raw)}"
     if start < 0:
         return None, f"has start < 0: {_describe(raw)}"
+    if end > MAX_OFFSET:
+        return None, f"has an offset beyond {MAX_OFFSET} characters: {_describe(raw)}"
     if start >= end:
         return None, f"has start >= end: {_describe(raw)}"
     if text is not None and end > len(text):
@@ -88,7 +92,7 @@ def _all_valid(spans: list[Any], text: str | None) -> bool:
             return False
         if not (0 <= raw[0] < raw[1]) or type(raw[2]) is not str or not raw[2].strip():
             return False
-        if limit is not None and raw[1] > limit:
+        if raw[1] > (MAX_OFFSET if limit is None else limit):
             return False
     return True
 
@@ -105,6 +109,8 @@ def parse_item(obj: Any, where: str, problems: ProblemList) -> Item | None:
     language = obj.get("language")
     if not isinstance(language, str) or not language.strip():
         problems.add(f"{where}: 'language' is missing or not a non-empty string")
+    elif language == POOLED:
+        problems.add(f"{where}: language '{POOLED}' is reserved for the pooled rows of the results; rename it")
     text = obj.get("text")
     if text is not None and not isinstance(text, str):
         problems.add(f"{where}: 'text' must be a string")

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from refsens_report import __version__
 
 SCHEMA = "refsens-report/results@1"
@@ -106,7 +108,8 @@ def results_csv(rows: list[dict[str, Any]]) -> str:
 
 def results_json(results: AuditResults) -> str:
     """Return results.json's text, stable byte for byte for the same results."""
-    return json.dumps(results.to_json_dict(), indent=1, ensure_ascii=False, allow_nan=False) + "\n"
+    # orjson: the stdlib's indented encoder is pure Python and took seconds on leaderboard-sized results
+    return orjson.dumps(results.to_json_dict(), option=orjson.OPT_INDENT_2).decode("utf-8") + "\n"
 
 
 def write_text_atomic(path: Path, text: str) -> None:
