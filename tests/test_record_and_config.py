@@ -321,8 +321,8 @@ def test_python_dash_m_reports_without_traceback(tmp_path):
 
 
 # ---------------------------------------------------------------------------------------------------------
-# Found while writing this suite: inputs that still end in a traceback. Each test fails until the engine
-# handles the case; the docstring says what goes wrong and what the contract asks for.
+# Found while writing this suite: inputs that ended in a traceback (regression tests; each docstring says
+# what went wrong and what the contract asks for).
 
 
 def test_report_datasheet_missing_names_the_key(tmp_path, capsys):
@@ -333,9 +333,9 @@ def test_report_datasheet_missing_names_the_key(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("end", [2**63, 2**64 - 1], ids=["2**63", "2**64-1"])
-def test_ENGINE_BUG_offset_beyond_int64_is_a_clean_error(end, tmp_path, capsys):
-    """ENGINE BUG: offsets in [2**63, 2**64) parse (orjson reads unsigned 64-bit integers), pass validation,
-    then `audit` dies in counts.py (np.asarray(..., dtype=np.int64): OverflowError) with a traceback.
+def test_offset_beyond_int64_is_a_clean_error(end, tmp_path, capsys):
+    """Was an engine bug: offsets in [2**63, 2**64) parse (orjson reads unsigned 64-bit integers), passed
+    validation, then `audit` died in counts.py (np.asarray(..., dtype=np.int64): OverflowError).
     Issue 2: bad input never produces a traceback. Expected: validate exits 2 naming record.jsonl:1
     (like integers beyond 64 bits, already reported as "a value outside what JSON allows")."""
     spans = {A: [[0, end, "X"]], B: [[1, end, "X"]], D: [[0, end, "X"]], R: []}
@@ -351,8 +351,8 @@ def test_ENGINE_BUG_offset_beyond_int64_is_a_clean_error(end, tmp_path, capsys):
 
 
 @pytest.mark.parametrize("target", ["a file", "inside a file"])
-def test_ENGINE_BUG_audit_out_on_a_file_is_bad_usage(target, tmp_path, capsys):
-    """ENGINE BUG: `audit CONFIG --out PATH` where PATH is an existing file (or below one) raises
+def test_audit_out_on_a_file_is_bad_usage(target, tmp_path, capsys):
+    """Was an engine bug: `audit CONFIG --out PATH` where PATH is an existing file (or below one) raised
     FileExistsError / NotADirectoryError from results.write_results (out_dir.mkdir) with a traceback.
     PRODUCT.md / issue 2: exit 2 for bad usage, with a message naming the path, no traceback."""
     config = write_project(tmp_path, [good("en-1")], audit={"resamples": 10})

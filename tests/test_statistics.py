@@ -793,9 +793,9 @@ def test_nan_never_leaks(main_rows):
             assert row[column] is None or (isinstance(row[column], float) and math.isfinite(row[column]))
 
 
-def test_ENGINE_BUG_a_language_named_pooled_keeps_rows_unambiguous(tmp_path):
-    """ENGINE BUG: METHOD.md section 1 allows any non-empty language code, and section 3 reserves
-    language = "pooled" for the pooled row. A record with an item in language "pooled" makes the engine
+def test_a_language_named_pooled_is_rejected_or_unambiguous(tmp_path, capsys):
+    """Was an engine bug: METHOD.md section 1 allows any non-empty language code, and section 3 reserves
+    language = "pooled" for the pooled row. A record with an item in language "pooled" made the engine
     write two rows with identical labels for every statistic (the language's and the pooled one), so
     results.csv no longer has one row per statistic (section 5). Expected: either validation rejects the
     code (exit 2 naming the line) or the rows stay distinguishable."""
@@ -807,7 +807,9 @@ def test_ENGINE_BUG_a_language_named_pooled_keeps_rows_unambiguous(tmp_path):
 
     config = write_project(tmp_path, items, audit={"resamples": 20})
     if main(["validate", str(config)]) == 2:
-        return  # rejected cleanly: acceptable
+        err = capsys.readouterr().err
+        assert "record.jsonl:1:" in err and "pooled" in err and "Traceback" not in err
+        return  # rejected cleanly, naming the line: acceptable
     rows = audit_items(tmp_path / "run", items, audit={"resamples": 20}).rows
     keys = [tuple(row[c] for c in COLUMNS[:10]) for row in rows]
     duplicated = {key for key in keys if keys.count(key) > 1}
