@@ -51,7 +51,7 @@ class LanguageParameters:
     """Per-language rates: how hard the language's items are and how often the third pass fires."""
 
     code: str
-    # Probability that a NAME / PHONE / ADDRESS mention carries its optional part (title, country code,
+    # Mean probability that a NAME / PHONE / ADDRESS mention carries its optional part (title, country code,
     # flat number): the share of mentions on which the annotators' boundary conventions can disagree.
     variant_share: float
     # Probability that an annotator pass misses a latent span.
@@ -116,7 +116,8 @@ class SimulationParameters:
     annotator_b_includes: tuple[float, float, float] = (0.08, 0.08, 0.92)
     # The reviewer pool's convention: half its experts include each optional part, so it favours neither pass.
     reviewer_includes: tuple[float, float, float] = (0.5, 0.5, 0.5)
-    # The expert reviewer's own error rates (lower than the annotators').
+    # The expert reviewer's own error rates: it misses and over-labels about as often as an annotator but
+    # confuses types less.
     reviewer_miss_rate: float = 0.02
     reviewer_extra_rate: float = 0.02
     reviewer_type_confusion_rate: float = 0.008
