@@ -134,7 +134,7 @@ def parse_item(obj: Any, where: str, problems: ProblemList) -> Item | None:
                 problems.add(f"{where}: labelling '{name}' must be a list of spans, got {_describe(spans)}")
                 continue
             if _all_valid(spans, text):
-                labellings[name] = tuple((start, end, label) for start, end, label in spans)
+                labellings[name] = tuple(map(tuple, spans))
                 continue
             valid: list[Span] = []
             for position, raw in enumerate(spans, start=1):
@@ -183,8 +183,10 @@ def load_jsonl(path: Path, display: str | None = None) -> Record:
     except OSError as error:
         raise InputError(f"{display}: cannot read the record ({error.strerror})") from None
     located: list[tuple[str, Item]] = []
+    stopped_at = None
     for number, line in enumerate(raw.split(b"\n"), start=1):
-        if len(problems) > MAX_PROBLEMS:
+        if len(problems) >= MAX_PROBLEMS - 1:
+            stopped_at = number
             break
         if not line.strip():
             continue
@@ -200,5 +202,7 @@ def load_jsonl(path: Path, display: str | None = None) -> Record:
     if not located and not problems:
         problems.add(f"{display}: the record is empty (no items)")
     check_unique_ids(located, problems)
+    if stopped_at is not None:
+        problems.add(f"{display}: stopped reading at line {stopped_at}; fix the problems above and run again")
     problems.raise_if_any()
     return Record(items=tuple(item for _, item in located), sources=(path,))
