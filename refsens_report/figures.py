@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import math
 import re
+import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -92,7 +93,10 @@ def plain(text: str) -> str:
 
 @contextmanager
 def _style() -> Iterator[None]:
-    with matplotlib.rc_context(RC):
+    with matplotlib.rc_context(RC), warnings.catch_warnings():
+        # matplotlib measures text with one font and warns on Devanagari/Arabic/CJK glyphs it lacks; the
+        # SVG keeps the text and the family list, and the browser / WeasyPrint render it with Noto
+        warnings.filterwarnings("ignore", message=r"Glyph \d+ .* missing from font", category=UserWarning)
         yield
 
 

@@ -29,6 +29,8 @@ def _offline_fetcher(root: Path):
             from urllib.parse import unquote, urlsplit
 
             parts = urlsplit(url)
+            if parts.scheme == "data":  # inline data (matplotlib embeds heatmap pixels in the SVG)
+                return super().fetch(url, headers)
             if parts.scheme != "file":
                 raise ValueError(f"the PDF may load only files of the site, not {url}")
             path = Path(unquote(parts.path)).resolve()
@@ -58,13 +60,13 @@ def write_pdf(page: Path, target: Path, build_time: datetime) -> Path:
         )
         for name, description in ATTACHMENTS
     ]
-    document = weasyprint.HTML(filename=str(page), base_url=str(folder), url_fetcher=fetcher)
+    options = {"pdf_variant": PDF_VARIANT, "attachments": attachments, "uncompressed_pdf": False}
     # WeasyPrint reports missing glyphs and unsupported CSS as warnings; keep the terminal quiet
     logging.getLogger("weasyprint").setLevel(logging.ERROR)
-    document.write_pdf(
-        target,
-        pdf_variant=PDF_VARIANT,
-        attachments=attachments,
-        uncompressed_pdf=False,
-    )
+    document = weasyprint.HTML(filename=str(page), base_url=str(folder), url_fetcher=fetcher).render(**options)
+    for rendered in document.pages:
+        # links to files beside the page would become file:// URIs naming the build folder: keep in-page
+        # links only (the results files are attached to the PDF instead)
+        rendered.links[:] = [link for link in rendered.links if link[0] == "internal"]
+    document.write_pdf(target, **options)
     return target

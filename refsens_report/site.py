@@ -21,8 +21,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
-from packaging.version import InvalidVersion, Version
-
 from refsens_report import __version__, figures, manifest, pdf, render, tables
 from refsens_report.config import Config, version_problem
 from refsens_report.errors import InputError
@@ -143,13 +141,27 @@ def render_version(config: Config, folder: Path, stages: Stages) -> dict[str, An
 # --- the site index --------------------------------------------------------------------------------
 
 
+RELEASE = re.compile(r"^(\d+(?:\.\d+)*)(.*)$")
+
+
+def _natural(text: str) -> tuple:
+    """Return a key that orders digit runs by value: b2 < b10."""
+    return tuple((0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.findall(r"\d+|\D+", text))
+
+
 def version_sort_key(version: str) -> tuple:
-    """Order versions sensibly: PEP 440 / semver-like ones by release, others after them by natural order."""
-    try:
-        return (1, Version(version), ())
-    except InvalidVersion:
-        natural = tuple((0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.findall(r"\d+|\D+", version))
-        return (0, Version("0"), natural)
+    """Order versions sensibly: by release numbers, a pre-release (1.0.0rc1, 1.0.0-rc.2) before its release,
+    names that start with no number after every numbered one."""
+    match = RELEASE.match(version)
+    if not match:
+        return (0, (), 0, _natural(version.lower()))
+    release = tuple(int(part) for part in match.group(1).split("."))
+    while len(release) > 1 and release[-1] == 0:
+        release = release[:-1]  # 1.0.0 == 1.0 == 1
+    suffix = match.group(2).lower()
+    if not suffix or suffix.startswith("+") or re.match(r"^[-_.]?post", suffix):
+        return (1, release, 1, _natural(suffix))
+    return (1, release, 0, _natural(re.sub(r"[-_.]", "", suffix)))
 
 
 def published_versions(out: Path) -> dict[str, Path]:

@@ -1,0 +1,412 @@
+"""The site: structure and numbers of the appendix (parsed, not compared as text), safety, staging, rebuilds."""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+import shutil
+from dataclasses import fields, replace
+from html.parser import HTMLParser
+from pathlib import Path
+
+from xml.etree import ElementTree
+
+import jinja2
+import jinja2.meta
+import pytest
+from conftest import HOSTILE_LABELLING, HOSTILE_TYPE, UNICODE_TYPES, Built
+
+from refsens_report import render, site
+from refsens_report.cli import main
+from refsens_report.config import load_config
+from refsens_report.errors import InputError
+from refsens_report.tables import ResultsView
+
+# --- a small DOM from html.parser ------------------------------------------------------------------
+
+VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
+
+
+class Node:
+    """One element: tag, attributes, children (nodes and text)."""
+
+    def __init__(self, tag: str, attrs: dict[str, str | None], parent: "Node | None"):
+        self.tag, self.attrs, self.parent = tag, attrs, parent
+        self.children: list[Node | str] = []
+
+    def text(self) -> str:
+        return "".join(child if isinstance(child, str) else child.text() for child in self.children)
+
+    def iter(self, tag: str | None = None):
+        for child in self.children:
+            if isinstance(child, Node):
+                if tag is None or child.tag == tag:
+                    yield child
+                yield from child.iter(tag)
+
+
+class TreeBuilder(HTMLParser):
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.root = Node("#document", {}, None)
+        self.current = self.root
+
+    def handle_starttag(self, tag, attrs):
+        node = Node(tag, dict(attrs), self.current)
+        self.current.children.append(node)
+        if tag not in VOID:
+            self.current = node
+
+    def handle_endtag(self, tag):
+        node = self.current
+        while node is not self.root and node.tag != tag:
+            node = node.parent
+        if node is not self.root:
+            self.current = node.parent
+
+    def handle_data(self, data):
+        self.current.children.append(data)
+
+
+def parse(path: Path) -> Node:
+    builder = TreeBuilder()
+    builder.feed(path.read_text(encoding="utf-8"))
+    return builder.root
+
+
+def squash(text: str) -> str:
+    return " ".join(text.split())
+
+
+# --- independent formatting of results.csv (METHOD.md section 6), to check the page against -------
+
+RATES = {"identical", "type_agreement", "third_pass", "silent", "default_to_first", "rate", "copied", "skew"}
+DIFFERENCES = {"skew", "delta", "margin", "swing"}
+
+
+def expected_text(row: dict[str, str], field: str) -> str:
+    """Return what a cell printing ``field`` of a results.csv row must read."""
+    if field == "n_items":
+        return f"{int(row['n_items']):,}"
+    if field in ("p_holm", "p_value"):
+        if row[field] == "":
+            return "—"
+        value = float(row[field])
+        return "<0.01" if value < 0.01 else f"{value:.2f}"
+    decimals = 1 if row["statistic"] in RATES and row["analysis"] in ("agreement", "neutrality") else 2
+    signed = row["statistic"] in DIFFERENCES
+
+    def show(text: str) -> str:
+        value = float(text)
+        if round(value, decimals) == 0:
+            value = 0.0
+        return f"{value:+.{decimals}f}" if signed else f"{value:.{decimals}f}"
+
+    if row["estimate"] == "":
+        return "—"
+    text = show(row["estimate"])
+    if row["ci_low"] != "" and row["ci_high"] != "":
+        text += f" [{show(row['ci_low'])}, {show(row['ci_high'])}]"
+    return text
+
+
+def results_rows(folder: Path) -> list[dict[str, str]]:
+    with open(folder / "results.csv", newline="", encoding="utf-8") as handle:
+        return list(csv.DictReader(handle))
+
+
+SECTION_IDS = [
+    "findings", "section-agreement", "section-neutrality", "section-swap", "section-range", "section-interaction",
+    "section-band", "section-decontaminated", "section-duplicates", "section-type_confusion", "section-methods",
+    "section-datasheet", "section-provenance",
+]  # fmt: skip
+
+
+def test_every_section_is_present_in_the_papers_order(built_site: Built) -> None:
+    page = parse(built_site.folder / "index.html")
+    ids = [node.attrs.get("id") for node in page.iter("section")]
+    assert ids == SECTION_IDS
+    titles = [squash(section.text()) for section in page.iter("h2")]
+    for title in [*render.SECTION_TITLES.values(), "Headline findings", "Methods", "Datasheet", "Provenance"]:
+        assert any(title in heading for heading in titles), title
+    nav = [node for node in page.iter("nav") if node.attrs.get("id") == "contents"][0]
+    assert [a.attrs["href"][1:] for a in nav.iter("a")] == SECTION_IDS
+
+
+def test_every_number_in_the_tables_is_its_results_row_as_formatted(built_site: Built) -> None:
+    rows = results_rows(built_site.folder)
+    page = parse(built_site.folder / "index.html")
+    printed: set[int] = set()
+    cells = [cell for cell in page.iter("td") if "data-row" in cell.attrs]
+    assert len(cells) > 500
+    for cell in cells:
+        index, field = int(cell.attrs["data-row"]), cell.attrs["data-field"]
+        row = rows[index]
+        assert squash(cell.text()) == expected_text(row, field), (row, field)
+        if field == "estimate" and row["statistic"] in DIFFERENCES and row["ci_low"] and row["ci_high"]:
+            excludes_zero = float(row["ci_low"]) > 0 or float(row["ci_high"]) < 0
+            assert ("bold" in cell.attrs.get("class", "")) == excludes_zero
+        printed.add(index)
+    # lossless: every statistic in results.csv is printed in some table
+    assert printed == set(range(len(rows)))
+
+
+def test_tables_are_numbered_captioned_and_downloadable(built_site: Built) -> None:
+    page = parse(built_site.folder / "index.html")
+    figures = [node for node in page.iter("figure") if "table" in node.attrs.get("class", "")]
+    numbers = []
+    for figure in figures:
+        caption = squash(next(figure.iter("figcaption")).text())
+        numbers.append(int(re.match(r"Table (\d+)\.", caption).group(1)))
+        links = [a.attrs["href"] for a in figure.iter("a")]
+        assert len(links) == 2 and links[0].endswith(".csv") and links[1].endswith(".tex")
+        csv_rows = list(csv.reader((built_site.folder / links[0]).open(encoding="utf-8")))
+        assert len(csv_rows) - 1 == len(list(next(figure.iter("tbody")).iter("tr")))
+        latex = (built_site.folder / links[1]).read_text(encoding="utf-8")
+        assert r"\toprule" in latex and r"\midrule" in latex and r"\bottomrule" in latex
+        assert "<script>" not in latex  # escaped for LaTeX
+    assert numbers == list(range(1, len(figures) + 1))
+    images = [node for node in page.iter("figure") if "figure" in node.attrs.get("class", "").split()]
+    assert len(images) == 7
+    for number, figure in enumerate(images, start=1):
+        image = next(figure.iter("img"))
+        assert image.attrs["alt"] and (built_site.folder / image.attrs["src"]).is_file()
+        assert squash(next(figure.iter("figcaption")).text()).startswith(f"Figure {number}.")
+
+
+def test_headline_findings_are_sentences_with_numbers(built_site: Built) -> None:
+    results = json.loads((built_site.folder / "results.json").read_text(encoding="utf-8"))
+    figures = render.headlines.version_figures(ResultsView.from_json(results))
+    page = parse(built_site.folder / "index.html")
+    findings = [node for node in page.iter("section") if node.attrs.get("id") == "findings"][0]
+    sentences = [squash(item.text()) for item in findings.iter("li")]
+    assert len(sentences) >= 5
+    text = " ".join(sentences)
+    for number in (figures.skew, figures.delta, figures.swing, figures.band):
+        assert number in text
+    assert all(re.search(r"\d", sentence) and sentence.endswith(".") for sentence in sentences)
+
+
+def test_a_section_that_does_not_apply_says_why(built_site: Built) -> None:
+    results = json.loads((built_site.folder / "results.json").read_text(encoding="utf-8"))
+    results["rows"] = [row for row in results["rows"] if row["analysis"] != "duplicates"]
+    results["applicability"]["duplicates"] = "The record has no duplicate key (meta.dup_key)."
+    results["duplicates"] = {"key": "dup_key", "available": False, "defective_groups": []}
+    view = ResultsView.from_json(results)
+    sections, _ = render.build_sections(view, {})
+    duplicates = [section for section in sections if section.key == "duplicates"][0]
+    assert duplicates.not_applicable == "The record has no duplicate key (meta.dup_key)."
+    assert not duplicates.tables and not duplicates.figures
+    page = render.appendix_context(results, sections, None, [], "2026-01-01T00:00:00+00:00", "SOURCE_DATE_EPOCH", "x.pdf")
+    html = render.render_page("appendix.html", page)
+    assert "The record has no duplicate key (meta.dup_key)." in html
+    assert "The config names no datasheet" in html
+
+
+@pytest.mark.parametrize(
+    ("template", "context"), [("appendix.html", render.AppendixPage), ("site_index.html", render.SiteIndexPage)]
+)
+def test_templates_use_exactly_the_documented_context(template: str, context: type) -> None:
+    environment = render.environment()
+    source = environment.loader.get_source(environment, template)[0]
+    used = jinja2.meta.find_undeclared_variables(environment.parse(source))
+    documented = {item.name for item in fields(context)}
+    assert used == documented
+    for name in documented:  # every field is described in the context's docstring
+        assert f"{name}" in (context.__doc__ or "")
+
+
+def test_team_text_is_inert_in_html_and_svg(built_site: Built) -> None:
+    for path in [*built_site.folder.rglob("*.html"), built_site.out / "index.html"]:
+        page = parse(path)
+        assert not list(page.iter("script")), path
+        for node in page.iter():
+            for name, value in node.attrs.items():
+                assert not name.startswith("on"), (path, node.tag, name)
+                assert not (value or "").strip().lower().startswith("javascript:"), (path, name, value)
+            if node.tag == "img":
+                assert node.attrs["src"].startswith("figures/"), node.attrs
+    html = (built_site.folder / "index.html").read_text(encoding="utf-8")
+    page = parse(built_site.folder / "index.html")
+    text = page.text()
+    assert HOSTILE_TYPE in text and HOSTILE_LABELLING in text  # printed as text
+    assert '<script>alert("datasheet")</script>' in text
+    assert "&lt;script&gt;" in html
+    for name in UNICODE_TYPES.values():
+        assert name in text
+    # the datasheet's external link and image never become a link or an image
+    assert "https://example.org/dataset" in text
+    assert 'href="https://' not in html and "cdn.example.org/logo.png\"" not in html
+    hostile_in_figures = False
+    for svg in built_site.folder.rglob("*.svg"):
+        for element in ElementTree.parse(svg).iter():
+            assert not element.tag.endswith("script"), svg
+            assert not any(name.lower().startswith("on") for name in element.attrib), svg
+            hostile_in_figures |= HOSTILE_TYPE in (element.text or "")
+    assert hostile_in_figures  # the heatmap prints the type as text
+
+
+EXTERNAL = re.compile(r"(?:https?|ftp)://[^\s\"'<>)]*|(?:src|href)\s*=\s*[\"']//", re.I)
+# XML namespace names identify vocabularies; nothing fetches them
+NAMESPACES = {"http://www.w3.org/2000/svg", "http://www.w3.org/1999/xlink"}
+
+
+def test_no_output_refers_outside_the_site(built_site: Built) -> None:
+    checked = 0
+    for path in [*built_site.folder.rglob("*"), built_site.out / "index.html"]:
+        if not path.is_file() or path.suffix == ".pdf":
+            continue
+        text = path.read_text(encoding="utf-8")
+        if path.name == "index.html" and path.parent == built_site.folder:
+            # the datasheet's own URL is printed as text (not a link); strip the team's prose before checking
+            page = parse(path)
+            datasheet = [node for node in page.iter("section") if node.attrs.get("id") == "section-datasheet"][0]
+            for node in page.iter():
+                for value in node.attrs.values():
+                    assert not EXTERNAL.search(value or ""), (path, value)
+            text = text.replace("https://example.org/dataset", "")
+            assert "https://example.org/dataset" in datasheet.text()
+        found = {match for match in EXTERNAL.findall(text) if match not in NAMESPACES}
+        assert not found, (path, found)
+        checked += 1
+    assert checked > 20
+    for css in built_site.folder.glob("*.css"):
+        assert "@import" not in css.read_text(encoding="utf-8") and "url(" not in css.read_text(encoding="utf-8")
+
+
+def snapshot(folder: Path) -> dict[str, tuple[bytes, int]]:
+    """Return every file under a folder with its bytes and modification time."""
+    return {
+        path.relative_to(folder).as_posix(): (path.read_bytes(), path.stat().st_mtime_ns)
+        for path in sorted(folder.rglob("*"))
+        if path.is_file()
+    }
+
+
+def test_rebuilds_are_byte_identical(built_site: Built, rebuilt_site: Built) -> None:
+    first, second = snapshot(built_site.out), snapshot(rebuilt_site.out)
+    assert first.keys() == second.keys()
+    different = [name for name in first if first[name][0] != second[name][0]]
+    assert not different
+    suffixes = {Path(name).suffix for name in first}
+    assert {".html", ".svg", ".csv", ".json", ".pdf", ".tex", ".css"} <= suffixes
+
+
+def test_manifest_hashes_every_file_and_input(built_site: Built) -> None:
+    manifest = json.loads((built_site.folder / "manifest.json").read_text(encoding="utf-8"))
+    files = {path.relative_to(built_site.folder).as_posix() for path in built_site.folder.rglob("*") if path.is_file()}
+    assert set(manifest["files"]) == files - {"manifest.json"}
+    from refsens_report.results import sha256_file
+
+    for name, digest in manifest["files"].items():
+        assert sha256_file(built_site.folder / name) == digest
+    assert set(manifest["inputs"]) == {"refsens.toml", "record.jsonl", "datasheet.md"}
+    assert manifest["seed"] == 0 and manifest["resamples"] == 200 and manifest["tool_version"]
+    assert manifest["config"]["roles"]["annotators"][1] == HOSTILE_LABELLING
+    assert manifest["build_timestamp"] == "2026-01-01T00:00:00+00:00"
+
+
+def copy_site(built: Built, tmp_path: Path) -> Path:
+    out = tmp_path / "site"
+    shutil.copytree(built.out, out)
+    return out
+
+
+def test_an_existing_version_is_refused_without_force_and_left_untouched(
+    built_site: Built, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = copy_site(built_site, tmp_path)
+    before = snapshot(out)
+    code = main(["build", str(built_site.config_path), "--out", str(out)])
+    assert code == 2
+    error = capsys.readouterr().err
+    assert "already exists" in error and "--force" in error and "Traceback" not in error
+    assert snapshot(out) == before
+
+
+def test_a_failure_in_the_pdf_stage_leaves_the_site_unchanged(
+    built_site: Built, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = copy_site(built_site, tmp_path)
+    before = snapshot(out)
+
+    def broken_pdf(*args, **kwargs):
+        raise RuntimeError("injected PDF failure")
+
+    monkeypatch.setattr(site.pdf, "write_pdf", broken_pdf)
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1767225600")
+    with pytest.raises(RuntimeError, match="injected PDF failure"):
+        site.build_site(load_config(built_site.config_path), out, force=True)
+    assert snapshot(out) == before
+    assert not [path for path in out.iterdir() if path.name.startswith(".")]  # no staging left behind
+
+
+def test_a_failed_first_build_creates_no_site(built_site: Built, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken_figures(*args, **kwargs):
+        raise RuntimeError("injected figure failure")
+
+    monkeypatch.setattr(site.figures, "write_figures", broken_figures)
+    out = tmp_path / "new-site"
+    with pytest.raises(RuntimeError):
+        site.build_site(load_config(built_site.config_path), out)
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("version", ["../escape", "a/b", ".hidden", "..", "x/../../y", ""])
+def test_version_names_are_validated(built_site: Built, tmp_path: Path, version: str) -> None:
+    config = replace(load_config(built_site.config_path), version=version)
+    with pytest.raises(InputError, match="dataset.version"):
+        site.build_site(config, tmp_path / "site")
+    assert not (tmp_path / "site").exists()
+
+
+def test_site_index_lists_every_version_newest_first(built_site: Built, tmp_path: Path) -> None:
+    out = copy_site(built_site, tmp_path)
+    for name in ("0.9.0", "0.10.0", "1.0.0rc1", "1.0.0", "summer-edition"):
+        shutil.copytree(built_site.folder, out / name)
+    (out / ".staging-leftover").mkdir()
+    (out / "index.html").write_text(site.site_index_html(site.published_versions(out)), encoding="utf-8")
+    page = parse(out / "index.html")
+    listed = [squash(a.text()) for a in page.iter("a") if "version" in a.attrs.get("class", "")]
+    assert listed == ["1.0.0", "1.0.0rc1", "0.10.0", "0.9.0", built_site.version, "summer-edition"]
+    for a in page.iter("a"):
+        assert (out / a.attrs["href"]).is_file(), a.attrs["href"]
+    results = json.loads((built_site.folder / "results.json").read_text(encoding="utf-8"))
+    figures = render.headlines.version_figures(ResultsView.from_json(results))
+    text = squash(page.text())
+    for number in (figures.skew, figures.delta, figures.swing, figures.band, figures.swing_p):
+        assert number in text
+
+
+def test_every_link_of_the_appendix_resolves_inside_the_site(built_site: Built) -> None:
+    page = parse(built_site.folder / "index.html")
+    anchors = {node.attrs["id"] for node in page.iter() if "id" in node.attrs}
+    for a in page.iter("a"):
+        href = a.attrs["href"]
+        if href.startswith("#"):
+            assert href[1:] in anchors, href
+        else:
+            assert (built_site.folder / href).resolve().is_file(), href
+
+
+def test_markdown_is_rendered_without_raw_html_or_outside_references() -> None:
+    html = render.render_markdown(
+        "# Title\n\n<b>raw</b> [x](javascript:alert(1)) [y](https://e.org/a) [z](#top) ![i](http://a/b.png)\n\n"
+        "## Sub\n\n| a | b |\n|---|---|\n| 1 | 2 |\n",
+        heading_shift=2,
+        drop_title=True,
+    )
+    assert "<b>" not in html and "&lt;b&gt;raw&lt;/b&gt;" in html
+    assert "javascript:" not in html.replace("[x](javascript:alert(1))", "")
+    assert 'href="https://e.org/a"' not in html and "y (https://e.org/a)" in html
+    assert 'href="#top"' in html and "<img" not in html and "[image: i]" in html
+    assert "<h1>" not in html and "Title" not in html and "<h4>Sub</h4>" in html and "<table>" in html
+
+
+def test_version_sort_key_orders_releases_sensibly() -> None:
+    versions = ["1.0.0", "0.10.0", "0.9.0", "1.0.0rc1", "1.0.0-rc.2", "2.0", "weird-b2", "weird-b10", "1.0.1-demo",
+                "1.0.0+build.7", "2026.03"]
+    ordered = sorted(versions, key=site.version_sort_key, reverse=True)
+    assert ordered == ["2026.03", "2.0", "1.0.1-demo", "1.0.0+build.7", "1.0.0", "1.0.0-rc.2", "1.0.0rc1", "0.10.0",
+                       "0.9.0", "weird-b10", "weird-b2"]
