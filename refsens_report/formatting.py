@@ -19,12 +19,18 @@ RATE_STATISTICS = {
     ("neutrality", "skew"),
 }
 # Differences print with a sign, and an interval that excludes zero is bold; for a score or a rate an
-# interval excluding zero says nothing, so only differences are ever bold.
-DIFFERENCE_STATISTICS = {"skew", "delta", "margin", "swing"}
+# interval excluding zero says nothing, so only differences are ever bold. A leaderboard "flip" row is a swing.
+DIFFERENCE_STATISTICS = {"skew", "delta", "margin", "swing", "flip"}
+# The leaderboard's own statistics (docs/leaderboard.md): ranks can be fractional (ties), flips are counts.
+LEADERBOARD_DECIMALS = {"rank": 1, "flips": 1, "flips_significant": 0, "kendall_tau": 2}
+SHARE_STATISTICS = {("leaderboard", "p_rank_change")}  # a share of replicates (0 to 1), printed as a percentage
+P_LIKE_STATISTICS = {("leaderboard", "holm_floor")}  # a bound on Holm p, printed as p-values are
 
 
 def decimals_for(analysis: str, statistic: str) -> int:
     """Return how many decimals a statistic prints with: 1 for rates, 2 for F1 scores and differences."""
+    if analysis == "leaderboard" and statistic in LEADERBOARD_DECIMALS:
+        return LEADERBOARD_DECIMALS[statistic]
     return 1 if (analysis, statistic) in RATE_STATISTICS else 2
 
 
@@ -82,6 +88,12 @@ class Formatted:
 
 def format_row(row: Mapping[str, Any]) -> Formatted:
     """Return a results row's estimate and interval as printed in every table and sentence."""
+    kind = (row["analysis"], row["statistic"])
+    if kind in SHARE_STATISTICS:
+        share = None if row["estimate"] is None else 100 * row["estimate"]
+        return Formatted(estimate=UNDEFINED if share is None else f"{number(share, 1)}%", interval="", bold=False)
+    if kind in P_LIKE_STATISTICS:
+        return Formatted(estimate=p_value(row["estimate"]), interval="", bold=False)
     decimals = decimals_for(row["analysis"], row["statistic"])
     signed = is_difference(row["statistic"])
     return Formatted(

@@ -211,6 +211,8 @@ def headline_sentences(view: ResultsView) -> list[str]:
                 f"{view.primary} copies neither annotator) the pooled {rule} swing is {said(clean)} F1 points."
             )
 
+    sentences += leaderboard_sentences(view)[:1]
+
     defective = (view.data.get("duplicates") or {}).get("defective_groups") or []
     if (view.data.get("duplicates") or {}).get("available"):
         sentences.append(
@@ -223,3 +225,42 @@ def headline_sentences(view: ResultsView) -> list[str]:
 
 def _excluded(view: ResultsView) -> bool:
     return bool(view.data.get("config", {}).get("audit", {}).get("exclude_defective_duplicates", True))
+
+
+def leaderboard_sentences(view: ResultsView) -> list[str]:
+    """Return "Under R, k of n pairs change order; j significantly after Holm" per alternative reference."""
+    if not view.rows.has("leaderboard", "flips"):
+        return []
+    ranked = {row["output"] for _, row in view.rows.select("leaderboard", "rank")}
+    pairs = len(ranked) * (len(ranked) - 1) // 2
+    rule = view.main_rule
+    floor = _row(view, "leaderboard", "holm_floor")
+    alpha = 1 - view.data.get("confidence", 0.95)
+    sentences = []
+    for first, second in view.reference_pairs():
+        where = {"rule": rule, "language": POOLED, "reference": first, "reference_2": second}
+        flips = _row(view, "leaderboard", "flips", **where)
+        if flips is None or flips["estimate"] is None:
+            continue
+        significant = _row(view, "leaderboard", "flips_significant", **where)
+        tau = _row(view, "leaderboard", "kendall_tau", **where)
+        moves = _row(view, "leaderboard", "p_rank_change", output="", **where)
+        sentence = (
+            f"Under {second} instead of {first}, {formatting.number(flips['estimate'], 0)} of {pairs} pairs of "
+            f"outputs change order ({rule}, pooled; {said(flips)}); "
+            f"{said(significant) if significant else formatting.UNDEFINED} significantly after Holm"
+        )
+        if floor is not None and floor["estimate"] is not None and floor["estimate"] >= alpha:
+            sentence += (
+                f", which says nothing here: with this many swings and {view.data.get('resamples')} replicates no "
+                f"Holm p can fall below {said(floor)}"
+            )
+        sentence += f"; tau-b {said(tau)}" if tau else ""
+        sentence += f"; the whole ranking differs in {said(moves)} of bootstrap replicates." if moves else "."
+        sentences.append(sentence)
+    if floor is not None:
+        sentences.append(
+            f"Holm floor: with {len(view.rows.select('interaction', 'swing'))} swings in the family and "
+            f"{view.data.get('resamples')} replicates, the smallest Holm p any swing can reach is {said(floor)}."
+        )
+    return sentences

@@ -215,6 +215,7 @@ SECTION_TITLES = {
     "decontaminated": "The decontaminated subset",
     "duplicates": "Duplicate robustness",
     "type_confusion": "Type confusion between the annotators",
+    "leaderboard": "The leaderboard under each reference",
 }
 
 SECTION_QUESTIONS = {
@@ -231,7 +232,13 @@ SECTION_QUESTIONS = {
     "annotator?",
     "duplicates": "Does the result depend on how duplicated items are handled, or on defective copies among them?",
     "type_confusion": "When the annotators agree on where a span is, do they agree on what it is?",
+    "leaderboard": "With several outputs, does the leaderboard keep its order when the reference changes?",
 }
+
+NO_LEADERBOARD = (
+    "The record has fewer than three ranked outputs (outputs that are not references) or fewer than two "
+    "references, so there is no leaderboard beyond the interaction's margins."
+)
 
 NO_RESULTS = "This analysis produced no results for this record."
 
@@ -328,7 +335,24 @@ def build_sections(view: ResultsView, figures: Mapping[str, Figure]) -> tuple[li
     sections.append(_section("type_confusion", view, figures, confusion_applies, ["type-confusion"],
                              [tables.type_confusion_table(view)] if confusion_applies else [],
                              applicability_key="agreement"))  # fmt: skip
+    sections.append(leaderboard_section(view))
     return _numbered(sections)
+
+
+def leaderboard_section(view: ResultsView) -> Section:
+    """The leaderboard rows (docs/leaderboard.md), or the sentence saying why the record has none."""
+    rows = view.rows
+    if not rows.has("leaderboard", "rank"):
+        return Section(key="leaderboard", number=0, title=SECTION_TITLES["leaderboard"],
+                       not_applicable=view.applicability("leaderboard") or NO_LEADERBOARD)  # fmt: skip
+    paragraphs = [SECTION_QUESTIONS["leaderboard"], *headlines.leaderboard_sentences(view)]
+    section_tables = [tables.leaderboard_table(view), tables.rank_agreement_table(view)]
+    if rows.has("leaderboard", "flip"):
+        section_tables.append(tables.flips_table(view))
+    else:
+        paragraphs.append("No pair of outputs changes order between the references.")
+    return Section(key="leaderboard", number=0, title=SECTION_TITLES["leaderboard"], paragraphs=tuple(paragraphs),
+                   tables=tuple(section_tables))  # fmt: skip
 
 
 def _numbered(sections: list[Section]) -> tuple[list[Section], list[Table]]:

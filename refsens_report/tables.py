@@ -624,6 +624,114 @@ def type_confusion_table(view: ResultsView) -> Table:
     )
 
 
+def ranked_outputs(view: ResultsView) -> list[str]:
+    """Return the outputs the leaderboard ranks (those with rank rows), in config order."""
+    ranked = {row["output"] for _, row in view.rows.select("leaderboard", "rank")}
+    return [output for output in view.outputs if output in ranked]
+
+
+def leaderboard_table(view: ResultsView) -> Table:
+    """Each ranked output's score and rank under every reference, and how likely its rank is to move."""
+    rows = view.rows
+    pairs = view.reference_pairs()
+    columns: list[str] = ["Rule", "Language", "Output"]
+    groups: list[tuple[str, int]] = [("", 3)]
+    for reference in view.references:
+        columns += ["F1", "Rank"]
+        groups.append((reference, 2))
+    for first, second in pairs:
+        columns.append("P(rank moves)" if len(pairs) == 1 else f"P(rank moves) {first}→{second}")
+    if pairs:
+        groups.append(("", len(pairs)))
+    table_rows = []
+    for rule in view.rules:
+        for language in view.languages:
+            for output in ranked_outputs(view):
+                cells = [label(rule), label(language), label(output)]
+                for reference in view.references:
+                    where = {"rule": rule, "language": language, "output": output, "reference": reference}
+                    cells += [stat_cell(rows.one("leaderboard", "score", **where)),
+                              stat_cell(rows.one("leaderboard", "rank", **where))]  # fmt: skip
+                for first, second in pairs:
+                    cells.append(stat_cell(rows.one("leaderboard", "p_rank_change", rule=rule, language=language,
+                                                    output=output, reference=first, reference_2=second)))  # fmt: skip
+                table_rows.append(cells)
+    return Table(
+        key="leaderboard",
+        title="The leaderboard under each reference",
+        caption=(
+            "Micro-F1 (F1 points) and rank (1 = highest; ties share their average rank) of every ranked output "
+            f"(an output that is not itself a reference) under each reference, on the audited subset, with "
+            f"{view.confidence_label}s from the same paired bootstrap as the swings. P(rank moves) is the share of "
+            "bootstrap replicates in which the output's rank under the first reference differs from its rank "
+            "under the second."
+        ),
+        columns=tuple(columns),
+        groups=tuple(groups),
+        rows=mark_repeats(table_rows, 2),
+    )
+
+
+def rank_agreement_table(view: ResultsView) -> Table:
+    """Kendall's tau-b, order flips and the chance the whole ranking changes, per pair of references."""
+    rows = view.rows
+    pairs = view.reference_pairs()
+    columns: list[str] = ["Rule", "Language"]
+    groups: list[tuple[str, int]] = [("", 2)]
+    for first, second in pairs:
+        columns += ["tau-b", "Flips", "Significant", "P(ranking moves)"]
+        groups.append((f"{first} vs {second}", 4))
+    table_rows = []
+    for rule in view.rules:
+        for language in view.languages:
+            cells = [label(rule), label(language)]
+            for first, second in pairs:
+                where = {"rule": rule, "language": language, "reference": first, "reference_2": second}
+                cells += [
+                    stat_cell(rows.one("leaderboard", "kendall_tau", **where)),
+                    stat_cell(rows.one("leaderboard", "flips", **where)),
+                    stat_cell(rows.one("leaderboard", "flips_significant", **where)),
+                    stat_cell(rows.one("leaderboard", "p_rank_change", output="", **where)),
+                ]
+            table_rows.append(cells)
+    return Table(
+        key="rank-agreement",
+        title="Does the ranking survive a change of reference?",
+        caption=(
+            "Kendall's tau-b between the rankings under two references (1 = identical, −1 = reversed); Flips: "
+            "pairs of outputs whose order is reversed; Significant: flips whose interaction swing has Holm p "
+            "below 1 − confidence; P(ranking moves): share of bootstrap replicates in which some output's rank "
+            "differs. Audited subset."
+        ),
+        columns=tuple(columns),
+        groups=tuple(groups),
+        rows=mark_repeats(table_rows, 1),
+    )
+
+
+def flips_table(view: ResultsView) -> Table:
+    """Every pair of outputs whose order flips between two references, with its swing."""
+    table_rows = []
+    for index, row in view.rows.select("leaderboard", "flip"):
+        found = (index, row)
+        table_rows.append([
+            label(row["rule"]), label(row["language"]), label(f"{row['output']} − {row['output_2']}"),
+            label(f"{row['reference']} vs {row['reference_2']}"), stat_cell(found), p_cell(found, "p_value"),
+            p_cell(found, "p_holm"),
+        ])  # fmt: skip
+    return Table(
+        key="flips",
+        title="Pairs of outputs that change order",
+        caption=(
+            "Each pair whose order under one reference is the reverse of its order under the other, with its "
+            f"swing (margin under the first reference minus margin under the second, F1 points, "
+            f"{view.confidence_label}), its bootstrap p and its Holm p over the whole swing family."
+        ),
+        columns=("Rule", "Language", "Outputs", "References", f"Swing [{view.confidence_label}]", "p", "Holm p"),
+        rows=mark_repeats(table_rows, 2),
+    )
+
+
 # --- writers ---------------------------------------------------------------------------------------
 
 

@@ -57,7 +57,7 @@ def test_the_appendix_loads_offline_with_no_errors_and_no_outside_request(
         broken = page.evaluate("Array.from(document.images).filter(i => !i.complete || i.naturalWidth === 0).length")
         assert broken == 0
         assert page.evaluate("document.styleSheets.length") >= 1
-        assert page.evaluate("document.querySelectorAll('section').length") == 13
+        assert page.evaluate("document.querySelectorAll('section').length") == 14
         # the hostile type and labelling names stayed text: no script element, no alert
         assert page.evaluate("document.querySelectorAll('script').length") == 0
         folder = tmp_path_factory.mktemp("screenshots")

@@ -82,7 +82,8 @@ def squash(text: str) -> str:
 # --- independent formatting of results.csv (METHOD.md section 6), to check the page against -------
 
 RATES = {"identical", "type_agreement", "third_pass", "silent", "default_to_first", "rate", "copied", "skew"}
-DIFFERENCES = {"skew", "delta", "margin", "swing"}
+DIFFERENCES = {"skew", "delta", "margin", "swing", "flip"}
+LEADERBOARD_DECIMALS = {"rank": 1, "flips": 1, "flips_significant": 0, "kendall_tau": 2}
 
 
 def expected_text(row: dict[str, str], field: str) -> str:
@@ -94,7 +95,13 @@ def expected_text(row: dict[str, str], field: str) -> str:
             return "—"
         value = float(row[field])
         return "<0.01" if value < 0.01 else f"{value:.2f}"
+    if row["analysis"] == "leaderboard" and row["statistic"] == "p_rank_change":
+        return f"{100 * float(row['estimate']):.1f}%" if row["estimate"] else "—"
+    if row["analysis"] == "leaderboard" and row["statistic"] == "holm_floor":
+        return expected_text({**row, "p_holm": row["estimate"]}, "p_holm")
     decimals = 1 if row["statistic"] in RATES and row["analysis"] in ("agreement", "neutrality") else 2
+    if row["analysis"] == "leaderboard":
+        decimals = LEADERBOARD_DECIMALS.get(row["statistic"], decimals)
     signed = row["statistic"] in DIFFERENCES
 
     def show(text: str) -> str:
@@ -118,7 +125,8 @@ def results_rows(folder: Path) -> list[dict[str, str]]:
 
 SECTION_IDS = [
     "findings", "section-agreement", "section-neutrality", "section-swap", "section-range", "section-interaction",
-    "section-band", "section-decontaminated", "section-duplicates", "section-type_confusion", "section-methods",
+    "section-band", "section-decontaminated", "section-duplicates", "section-type_confusion", "section-leaderboard",
+    "section-methods",
     "section-datasheet", "section-provenance",
 ]  # fmt: skip
 
@@ -134,13 +142,10 @@ def test_every_section_is_present_in_the_papers_order(built_site: Built) -> None
     assert [a.attrs["href"][1:] for a in nav.iter("a")] == SECTION_IDS
 
 
-def test_every_number_in_the_tables_is_its_results_row_as_formatted(built_site: Built) -> None:
-    rows = results_rows(built_site.folder)
-    page = parse(built_site.folder / "index.html")
+def check_printed_numbers(page: Node, rows: list[dict[str, str]]) -> set[int]:
+    """Assert every number cell reads as its results.csv row formatted; return the rows printed."""
     printed: set[int] = set()
-    cells = [cell for cell in page.iter("td") if "data-row" in cell.attrs]
-    assert len(cells) > 500
-    for cell in cells:
+    for cell in (cell for cell in page.iter("td") if "data-row" in cell.attrs):
         index, field = int(cell.attrs["data-row"]), cell.attrs["data-field"]
         row = rows[index]
         assert squash(cell.text()) == expected_text(row, field), (row, field)
@@ -148,8 +153,52 @@ def test_every_number_in_the_tables_is_its_results_row_as_formatted(built_site: 
             excludes_zero = float(row["ci_low"]) > 0 or float(row["ci_high"]) < 0
             assert ("bold" in cell.attrs.get("class", "")) == excludes_zero
         printed.add(index)
+    return printed
+
+
+def test_every_number_in_the_tables_is_its_results_row_as_formatted(built_site: Built) -> None:
+    rows = results_rows(built_site.folder)
+    printed = check_printed_numbers(parse(built_site.folder / "index.html"), rows)
+    assert len(printed) > 500
     # lossless: every statistic in results.csv is printed in some table
     assert printed == set(range(len(rows)))
+
+
+def test_a_leaderboard_is_rendered_when_there_are_three_outputs(hostile_config: Path, tmp_path: Path) -> None:
+    from refsens_report.audit import run_audit
+    from refsens_report.results import write_results
+
+    folder = tmp_path / "record"
+    shutil.copytree(hostile_config.parent, folder)
+    record = folder / "record.jsonl"
+    lines = []
+    for number, line in enumerate(record.read_text(encoding="utf-8").splitlines()):
+        item = json.loads(line)
+        if "annotator_a" in item["labellings"]:  # a "model" that misses every third span of annotator A
+            spans = item["labellings"]["annotator_a"]
+            item["labellings"]["model_x"] = [span for position, span in enumerate(spans) if (position + number) % 3]
+        lines.append(json.dumps(item, ensure_ascii=False))
+    record.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    config_path = folder / "refsens.toml"
+    text = config_path.read_text(encoding="utf-8")
+    text = re.sub(r"^outputs = \[(.*)\]$", r'outputs = [\1, "model_x"]', text, flags=re.M)
+    config_path.write_text(text.replace("resamples = 200", "resamples = 60"), encoding="utf-8")
+    write_results(run_audit(load_config(config_path)), tmp_path)
+    results = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))
+    sections, numbered = render.build_sections(ResultsView.from_json(results), {})
+    page = render.appendix_context(results, sections, None, [], "2026-01-01T00:00:00+00:00", "SOURCE_DATE_EPOCH", "x.pdf")
+    (tmp_path / "index.html").write_text(render.render_page("appendix.html", page), encoding="utf-8")
+    rows = results_rows(tmp_path)
+    printed = check_printed_numbers(parse(tmp_path / "index.html"), rows)
+    leaderboard = {index for index, row in enumerate(rows) if row["analysis"] == "leaderboard"}
+    floor = [index for index in leaderboard if rows[index]["statistic"] == "holm_floor"]
+    assert leaderboard and floor
+    assert printed == set(range(len(rows))) - set(floor)  # the Holm floor is printed in a sentence
+    section = [node for node in parse(tmp_path / "index.html").iter("section")
+               if node.attrs.get("id") == "section-leaderboard"][0]  # fmt: skip
+    text = squash(section.text())
+    assert "pairs of outputs change order" in text and expected_text(rows[floor[0]], "estimate") in text
+    assert {table.key for table in numbered} >= {"leaderboard", "rank-agreement"}
 
 
 def test_tables_are_numbered_captioned_and_downloadable(built_site: Built) -> None:
