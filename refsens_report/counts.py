@@ -71,35 +71,28 @@ class ItemCounts:
         self.present = np.zeros((self.n_items, len(self.names)), dtype=bool)
 
         # Flatten every span of the named labellings into parallel arrays (one pass over the record).
-        item_of_span: list[int] = []
-        labelling_of_span: list[int] = []
+        present_item: list[int] = []
+        present_code: list[int] = []
+        span_count: list[int] = []
         flat_spans: list[tuple[int, int, str]] = []
         for index, item in enumerate(items):
             for name, spans in item.labellings.items():
                 code = name_code.get(name)
-                if code is None:
-                    continue
-                self.present[index, code] = True
-                if spans:
-                    item_of_span.extend([index] * len(spans))
-                    labelling_of_span.extend([code] * len(spans))
+                if code is not None:
+                    present_item.append(index)
+                    present_code.append(code)
+                    span_count.append(len(spans))
                     flat_spans.extend(spans)
-        items_array = np.asarray(item_of_span, dtype=np.int64)
-        self._labelling = np.asarray(labelling_of_span, dtype=np.int64)
-        if flat_spans:
-            starts, ends, types = zip(*flat_spans)
-        else:
-            starts, ends, types = (), (), ()
+        self.present[present_item, present_code] = True
+        items_array = np.repeat(np.asarray(present_item, dtype=np.int64), span_count)
+        self._labelling = np.repeat(np.asarray(present_code, dtype=np.int64), span_count)
+        starts, ends, types = zip(*flat_spans) if flat_spans else ((), (), ())
         starts_array = np.asarray(starts, dtype=np.int64)
         ends_array = np.asarray(ends, dtype=np.int64)
-        first_seen: dict[str, int] = {}
-        codes = np.fromiter((first_seen.setdefault(t, len(first_seen)) for t in types), np.int64, len(types))
-        self.type_names = np.array(sorted(first_seen), dtype=object)
-        # codes in sorted type order, so ids (and the type-confusion table) do not depend on record order
-        sorted_code = np.empty(len(first_seen), dtype=np.int64)
-        for code, name in enumerate(first_seen):
-            sorted_code[code] = int(np.searchsorted(self.type_names, name))
-        type_codes = sorted_code[codes] if len(codes) else codes
+        # type codes in sorted type order, so ids (and the type-confusion table) do not depend on record order
+        codes, uniques = pd.factorize(np.asarray(types, dtype=object))
+        self.type_names = np.array(sorted(uniques), dtype=object)
+        type_codes = np.searchsorted(self.type_names, np.asarray(uniques, dtype=object))[codes].astype(np.int64)
 
         strict_id, strict_first = _encode([items_array, starts_array, ends_array, type_codes])
         relaxed_id, relaxed_first = _encode([items_array, starts_array, ends_array])

@@ -85,20 +85,46 @@ def check_span(raw: Any, text: str | None) -> tuple[Span | None, str | None]:
 
 def _all_valid(spans: list[Any], text: str | None) -> bool:
     """Return whether every span is valid: the fast path; ``check_span`` says what is wrong otherwise."""
-    limit = len(text) if text is not None else None
+    limit = MAX_OFFSET if text is None else len(text)
     for raw in spans:
+        if type(raw) is not list or len(raw) != 3:
+            return False
+        start, end, label = raw
         # type(...) is int rejects bool, which is an int subclass but not an offset
-        if not (type(raw) is list and len(raw) == 3 and type(raw[0]) is int and type(raw[1]) is int):
+        if type(start) is not int or type(end) is not int or type(label) is not str:
             return False
-        if not (0 <= raw[0] < raw[1]) or type(raw[2]) is not str or not raw[2].strip():
-            return False
-        if raw[1] > (MAX_OFFSET if limit is None else limit):
+        if not 0 <= start < end <= limit or not label or label.isspace():
             return False
     return True
 
 
+def _fast_item(obj: Any) -> Item | None:
+    """Return the item when the line is entirely well formed (the common case), else None."""
+    if type(obj) is not dict:
+        return None
+    item_id, language, labellings = obj.get("id"), obj.get("language"), obj.get("labellings")
+    text, meta = obj.get("text"), obj.get("meta", {})
+    if type(item_id) is not str or type(language) is not str or type(labellings) is not dict:
+        return None
+    if not item_id or item_id.isspace() or not language or language.isspace() or language == POOLED:
+        return None
+    if (text is not None and type(text) is not str) or type(meta) is not dict:
+        return None
+    if type(meta.get("third_pass", False)) is not bool:
+        return None
+    spans_by_name = {}
+    for name, spans in labellings.items():
+        if type(spans) is not list or not name or name.isspace() or not _all_valid(spans, text):
+            return None
+        spans_by_name[name] = tuple(map(tuple, spans))
+    return Item(id=item_id, language=language, labellings=spans_by_name, text=text, meta=meta)
+
+
 def parse_item(obj: Any, where: str, problems: ProblemList) -> Item | None:
     """Validate one decoded JSON object as an item; report problems as ``where: ...``."""
+    fast = _fast_item(obj)
+    if fast is not None:
+        return fast
     if not isinstance(obj, dict):
         problems.add(f"{where}: the line is not a JSON object")
         return None
