@@ -448,15 +448,15 @@ def type_heatmap(view: ResultsView) -> tuple[plt.Figure, Figure] | None:
     for cell in cells:
         matrix[types_a.index(cell["type_a"]), types_b.index(cell["type_b"])] = cell["count"]
     annotator_a, annotator_b = (confusion.get("annotators") or view.annotators)[:2]
-    side = min(WIDTH, 1.6 + 0.45 * max(len(types_a), len(types_b)))
-    figure, axis = plt.subplots(figsize=(side + 1.0, side * 0.85))
+    side = min(4.6, 1.6 + 0.3 * len(types_a))  # inches; caps a long type list at half a page
+    figure, axis = plt.subplots(figsize=(side + 1.6, side))
     shown = np.where(matrix > 0, matrix, np.nan)
     top = max(1.0, float(np.nanmax(shown))) if np.isfinite(shown).any() else 1.0
     image = axis.imshow(shown, cmap="cividis", norm=LogNorm(vmin=1, vmax=max(top, 10)), aspect="auto")
     for (row, column), value in np.ndenumerate(matrix):
         if value:
             level = math.log10(value) / math.log10(max(top, 10))
-            axis.text(column, row, formatting.count(int(value)), ha="center", va="center", fontsize=6.5,
+            axis.text(column, row, formatting.count(int(value)), ha="center", va="center", fontsize=5.5,
                       color="black" if level > 0.6 else "white")  # fmt: skip
     axis.set_xticks(range(len(types_b)), [plain(name) for name in types_b], rotation=45, ha="right",
                     rotation_mode="anchor")  # fmt: skip
