@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import math
 import re
+import unicodedata
 import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -22,6 +23,7 @@ matplotlib.use("Agg")  # no display; must precede pyplot
 
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
+import matplotlib.text  # noqa: E402
 from matplotlib.colors import LogNorm  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 
@@ -100,15 +102,57 @@ def _style() -> Iterator[None]:
         yield
 
 
-def _svg(figure: plt.Figure) -> bytes:
+def _svg(figure: plt.Figure, text_as_paths: bool = False) -> bytes:
     """Return the figure as SVG without date, creator URL or DTD reference, so it is reproducible and offline."""
     buffer = io.BytesIO()
-    figure.savefig(buffer, format="svg",
-                   metadata={"Date": None, "Creator": "refsens-report"})  # fmt: skip
-    plt.close(figure)
+    with matplotlib.rc_context({"svg.fonttype": "path" if text_as_paths else "none"}):
+        figure.savefig(buffer, format="svg", metadata={"Date": None, "Creator": "refsens-report"})
     # the DOCTYPE and the RDF metadata name vocabularies on the web; both are optional, and the site
     # must not refer outside itself
     return SVG_METADATA.sub(b"", SVG_DOCTYPE.sub(b"", buffer.getvalue()))
+
+
+# Fonts for labels in scripts DejaVu Sans lacks, by a word of their Unicode character names. matplotlib
+# (with libraqm) shapes a label only in the one font it is given, so each label gets its script's font.
+SCRIPT_FONTS = (
+    ("DEVANAGARI", "Noto Sans Devanagari"), ("BENGALI", "Noto Sans Bengali"), ("GURMUKHI", "Noto Sans Gurmukhi"),
+    ("GUJARATI", "Noto Sans Gujarati"), ("TAMIL", "Noto Sans Tamil"), ("TELUGU", "Noto Sans Telugu"),
+    ("KANNADA", "Noto Sans Kannada"), ("MALAYALAM", "Noto Sans Malayalam"), ("THAI", "Noto Sans Thai"),
+    ("CJK", "Noto Sans CJK SC"), ("HIRAGANA", "Noto Sans CJK JP"), ("KATAKANA", "Noto Sans CJK JP"),
+    ("HANGUL", "Noto Sans CJK KR"), ("ARABIC", "Noto Sans Arabic"), ("HEBREW", "Noto Sans Hebrew"),
+)  # fmt: skip
+
+
+def _script_font(text: str) -> str | None:
+    """Return the font for the first character of a script DejaVu Sans cannot set, or None."""
+    for character in text:
+        if ord(character) < 0x0590:  # Latin, Greek, Cyrillic, Armenian: DejaVu Sans has them
+            continue
+        name = unicodedata.name(character, "")
+        for word, font in SCRIPT_FONTS:
+            if word in name:
+                return font
+    return None
+
+
+def _needs_shaping(text: str) -> bool:
+    """Return whether text needs complex shaping or right-to-left ordering (matras, joining, bidi)."""
+    return any(
+        unicodedata.category(character) in ("Mn", "Mc") or unicodedata.bidirectional(character) in ("R", "AL")
+        for character in text
+    )
+
+
+def _fit_fonts(figure: plt.Figure) -> bool:
+    """Give each label in another script its script's font; return whether any label needs shaping."""
+    shaping = False
+    for text in figure.findobj(matplotlib.text.Text):
+        content = text.get_text()
+        font = _script_font(content)
+        if font is not None:
+            text.set_fontfamily([font, *FONT_FAMILIES])
+        shaping |= _needs_shaping(content)
+    return shaping
 
 
 def _language_axis(axis: plt.Axes, languages: list[str]) -> dict[str, float]:
@@ -506,6 +550,18 @@ def write_figures(view: ResultsView, out_dir: Path) -> dict[str, Figure]:
                 continue
             figure, model = drawn
             name = f"figures/{model.key}.svg"
+            shaping = _fit_fonts(figure)
             (out_dir / name).write_bytes(_svg(figure))
+            if shaping:
+                # WeasyPrint sets SVG text letter by letter, which breaks Devanagari matras and Arabic joining;
+                # the PDF uses a copy whose text matplotlib has shaped and drawn as outlines (pdf.py)
+                (folder / "print").mkdir(exist_ok=True)
+                (out_dir / print_variant(name)).write_bytes(_svg(figure, text_as_paths=True))
+            plt.close(figure)
             written[model.key] = replace(model, file=name)
     return written
+
+
+def print_variant(name: str) -> str:
+    """Return where the PDF's copy of a figure with shaped text lives: figures/print/<key>.svg."""
+    return name.replace("figures/", "figures/print/", 1)

@@ -11,6 +11,8 @@ import logging
 from datetime import datetime
 from pathlib import Path
 
+from refsens_report.figures import print_variant
+
 PDF_VARIANT = "pdf/a-3b"  # PDF/A-3 allows embedded files of any type: results.json and results.csv ride along
 ATTACHMENTS = (
     ("results.json", "The audit results: every row, the config as used, inputs' SHA-256 (refsens-report/results@1)"),
@@ -36,6 +38,10 @@ def _offline_fetcher(root: Path):
             path = Path(unquote(parts.path)).resolve()
             if root not in path.parents and path != root:
                 raise ValueError(f"the PDF may load only files of the site, not {url}")
+            shaped = root / print_variant(path.relative_to(root).as_posix())
+            if path.suffix == ".svg" and shaped != path and shaped.is_file():
+                # a figure whose labels need shaping: use its copy with the text drawn as outlines
+                return super().fetch(shaped.as_uri(), headers)
             return super().fetch(url, headers)
 
     # fail_on_errors: a figure or stylesheet that cannot be loaded stops the build instead of vanishing

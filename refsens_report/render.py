@@ -461,6 +461,11 @@ def version_entry(results: Mapping[str, Any], build_date: str, has_pdf: bool, pd
 
 def environment() -> jinja2.Environment:
     """Return the jinja2 environment: templates/ folder, autoescape on, undefined variables are errors."""
+    if not TEMPLATES_DIR.is_dir():
+        raise RuntimeError(
+            f"templates not found at {TEMPLATES_DIR}: install refsens-report from its source tree with "
+            "`pip install -e .` (the templates live beside the package)"
+        )
     return jinja2.Environment(
         loader=jinja2.FileSystemLoader(TEMPLATES_DIR),
         autoescape=True,  # every template is HTML; team-written text must never become markup

@@ -117,3 +117,13 @@ def test_letter_paper_sets_the_page_size(built_site: Built) -> None:
     document = weasyprint.HTML(string=letter, base_url=str(built_site.folder)).render()
     width, height = document.pages[0].width, document.pages[0].height
     assert (round(width * 0.75), round(height * 0.75)) == (612, 792)  # CSS px to points: 8.5 x 11 in
+
+
+def test_figures_with_labels_that_need_shaping_use_outlines_in_the_pdf(built_site: Built) -> None:
+    # the heatmap carries नाम and اسم: the site keeps its text, the PDF gets matplotlib's shaped outlines
+    site_svg = (built_site.folder / "figures" / "type-confusion.svg").read_text(encoding="utf-8")
+    print_svg = (built_site.folder / "figures" / "print" / "type-confusion.svg").read_text(encoding="utf-8")
+    assert "<text" in site_svg and "नाम" in site_svg
+    assert "<text" not in print_svg
+    # Latin-only figures need no copy
+    assert not (built_site.folder / "figures" / "print" / "swap.svg").exists()
