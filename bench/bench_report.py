@@ -67,7 +67,7 @@ def main() -> int:
     print(f"{'all stages':<12}{sum(timings.values()):>10.2f}   (CPU {build_cpu_in_process:.2f} s)")
     total = simulate_wall + build_wall
     verdict = "ok" if total <= TARGETS["make report"] else f"over the {TARGETS['make report']:g} s target"
-    print(f"\nend to end, as `make report` runs it (fresh processes):")
+    print("\nend to end, as `make report` runs it (fresh processes):")
     print(f"  refsens-report simulate  {simulate_wall:6.2f} s wall, {simulate_cpu:6.2f} s CPU")
     print(f"  refsens-report build     {build_wall:6.2f} s wall, {build_cpu:6.2f} s CPU")
     print(f"  total                    {total:6.2f} s wall  {verdict}")

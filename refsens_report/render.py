@@ -20,7 +20,7 @@ from markupsafe import Markup
 from refsens_report import __version__, formatting, headlines, tables
 from refsens_report.figures import Figure
 from refsens_report.headlines import VersionFigures
-from refsens_report.tables import POOLED, ResultsView, Table
+from refsens_report.tables import ResultsView, Table
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent
 # the project is installed editable (pip install -e), so the templates and the Methods text sit beside the package
