@@ -7,7 +7,24 @@ CONFIG ?=
 OUT ?= site
 DEMO := out/demo
 
-.PHONY: report test install bench clean browser
+REPORT_DEBS := fonts-noto-core fonts-noto-cjk
+TEST_DEBS := $(REPORT_DEBS) chromium
+
+.PHONY: report test install bench clean report-debs test-debs
+
+# Debian packages: the Noto fonts (Devanagari, Arabic, CJK labels in the PDF) and chromium (the browser
+# test). Installed when missing and we are root with apt-get; otherwise a warning says what to install.
+define ensure_debs
+	@missing=$$(for package in $(1); do dpkg -s $$package >/dev/null 2>&1 || echo $$package; done); \
+	if [ -n "$$missing" ]; then \
+	  if command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+	    echo "installing Debian packages:" $$missing; \
+	    apt-get update -qq && apt-get install -y -qq $$missing >/dev/null; \
+	  else \
+	    echo "warning: install these Debian packages for a complete build:" $$missing; \
+	  fi; \
+	fi
+endef
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -17,7 +34,13 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
-report: $(STAMP)
+report-debs:
+	$(call ensure_debs,$(REPORT_DEBS))
+
+test-debs:
+	$(call ensure_debs,$(TEST_DEBS))
+
+report: $(STAMP) report-debs
 ifeq ($(CONFIG),)
 	$(BIN)/refsens-report simulate $(DEMO) --seed 0
 	$(BIN)/refsens-report build $(DEMO)/refsens.toml --out $(OUT) --force
@@ -25,7 +48,7 @@ else
 	$(BIN)/refsens-report build $(CONFIG) --out $(OUT)
 endif
 
-test: $(STAMP)
+test: $(STAMP) test-debs
 	$(BIN)/python -m pytest -q
 
 bench: $(STAMP)
