@@ -216,6 +216,11 @@ def _top_legend(figure: plt.Figure, handles: list, title: str | None = None) -> 
                   ncols=min(len(handles), 4), title_fontsize=7.5, alignment="center")  # fmt: skip
 
 
+def _shared_xlabel(figure: plt.Figure, text: str) -> None:
+    """Label the x axis once under all panels (they share its units)."""
+    figure.supxlabel(text, fontsize=RC["axes.labelsize"])
+
+
 def _said(row: Mapping[str, Any] | None) -> str:
     """Return a statistic as printed, for alt text and captions."""
     return formatting.format_row(row).text if row else formatting.UNDEFINED
@@ -243,7 +248,7 @@ def swap_forest(view: ResultsView) -> tuple[plt.Figure, Figure] | None:
                 _interval_point(axis, positions[language] - offsets[index], row,
                                 OKABE_ITO[index % 8], MARKERS[index % 8])  # fmt: skip
         axis.set_title(rule.capitalize())
-        axis.set_xlabel(plain(f"Δ = F1 vs {first} − F1 vs {second} (F1 points)"))
+    _shared_xlabel(figure, plain(f"Δ = F1 vs {first} − F1 vs {second} (F1 points)"))
     _top_legend(figure, _legend_handles(view.outputs), "Output")
     pooled = "; ".join(
         f"{output}: {_said(_row(view, 'swap', 'delta', rule=view.main_rule, language=POOLED, output=output, reference=first, reference_2=second))}"
@@ -290,7 +295,7 @@ def neutrality_dots(view: ResultsView) -> tuple[plt.Figure, Figure] | None:
                     axis.plot([row["estimate"]], [positions[language]], marker=marker, color=colour,
                               markersize=5, linestyle="none", zorder=2)  # fmt: skip
         axis.set_title(plain(f"Reference: {reference}"))
-        axis.set_xlabel("% of audited items reproduced exactly")
+    _shared_xlabel(figure, "% of audited items reproduced exactly")
     _top_legend(figure, _legend_handles(view.annotators), "Annotator")
     skews = "; ".join(
         f"{reference}: skew {_said(_row(view, 'neutrality', 'skew', language=POOLED, reference=reference))}"
@@ -333,11 +338,11 @@ def swing_forest(view: ResultsView) -> tuple[plt.Figure, Figure] | None:
                                     positions[language]), xytext=(3, -2.5), textcoords="offset points",
                               fontsize=9, color=INK, fontweight="bold")  # fmt: skip
         axis.set_title(rule.capitalize())
-        axis.set_xlabel("Swing (F1 points)")
     handles = [
         Line2D([], [], color=OKABE_ITO[0], marker="o", markersize=4.5, label="Holm p < 0.05 (*)"),
         Line2D([], [], color=OKABE_ITO[0], marker="o", markersize=4.5, markerfacecolor="white", label="Holm p ≥ 0.05"),
     ]
+    _shared_xlabel(figure, "Swing (F1 points)")
     _top_legend(figure, handles)
     pooled = _row(view, "interaction", "swing", rule=view.main_rule, language=POOLED, output=output,
                   output_2=output_2, reference=first, reference_2=second)  # fmt: skip
@@ -380,7 +385,7 @@ def range_dumbbells(view: ResultsView) -> tuple[plt.Figure, Figure] | None:
                     axis.plot([row["estimate"]], [positions[language]], marker=MARKERS[index % 8],
                               color=OKABE_ITO[index % 8], markersize=5, linestyle="none", zorder=2)  # fmt: skip
         axis.set_title(plain(f"Output: {output}"))
-        axis.set_xlabel(f"F1 ({rule}, F1 points)")
+    _shared_xlabel(figure, f"F1 ({rule}, F1 points)")
     _top_legend(figure, _legend_handles(golds), "Scored against")
     ranges = "; ".join(
         f"{output}: {_said(_row(view, 'range', 'range', rule=rule, language=POOLED, output=output))}"
@@ -463,7 +468,7 @@ def duplicates_multiples(view: ResultsView) -> tuple[plt.Figure, Figure] | None:
                        reference=first, reference_2=second, policy=policy)  # fmt: skip
             _interval_point(axis, positions[language], row, OKABE_ITO[2], "o")
         axis.set_title(policy)
-        axis.set_xlabel("Swing (F1 points)")
+    _shared_xlabel(figure, f"Swing ({rule}, F1 points)")
     pooled = "; ".join(
         f"{policy}: {_said(_row(view, 'duplicates', 'swing', rule=rule, language=POOLED, output=output, output_2=output_2, reference=first, reference_2=second, policy=policy))}"
         for policy in policies
