@@ -246,15 +246,24 @@ NO_RESULTS = "This analysis produced no results for this record."
 def _section(key: str, view: ResultsView, figures: Mapping[str, Figure], applies: bool,
              figure_keys: Sequence[str] = (), table_list: Sequence[Table] = (),
              extra: Sequence[str] = (), applicability_key: str | None = None) -> Section:  # fmt: skip
-    """Return a section, or its one-sentence reason when it does not apply to this record."""
-    reason = view.applicability(applicability_key or key)
-    if reason or not applies:
-        return Section(key=key, number=0, title=SECTION_TITLES[key], not_applicable=reason or NO_RESULTS)
+    """Return a section, or its one-sentence reason when it does not apply to this record.
+
+    ``applicability_key`` names the analysis whose sentence explains an empty section that results.json has
+    no sentence for (the range and the band come from the swap's scores).
+    """
+    reason = view.applicability(key)
+    if reason is None and not applies:
+        reason = (view.applicability(applicability_key) if applicability_key else None) or NO_RESULTS
+    if not applies:
+        return Section(key=key, number=0, title=SECTION_TITLES[key], not_applicable=reason)
+    # rows can exist where the analysis proper does not apply (one reference: scores but no swap); print
+    # them under the sentence, so the appendix stays lossless
     return Section(
         key=key,
         number=0,
         title=SECTION_TITLES[key],
         paragraphs=(SECTION_QUESTIONS[key], *extra),
+        not_applicable=reason,
         figures=tuple(figures[name] for name in figure_keys if name in figures),
         tables=tuple(table_list),
     )

@@ -214,7 +214,8 @@ def record_table(view: ResultsView) -> Table:
     record = view.data.get("record", {})
     per_language = record.get("items_per_language", {})
     subsets = record.get("subsets", {})
-    subset_names = [name for name in ("corpus", "audited", "decontaminated") if name in subsets]
+    # a subset the record cannot form (no annotators: no corpus) is absent or null in results.json
+    subset_names = [name for name in ("corpus", "audited", "decontaminated") if subsets.get(name)]
     rows = []
     for language in view.languages:
         items = record.get("items") if language == POOLED else per_language.get(language)
@@ -496,7 +497,8 @@ DUPLICATE_POLICIES = ("keep_first", "keep_last", "keep_all", "drop_all")
 
 def duplicates_table(view: ResultsView) -> Table:
     """The interaction under each duplicate policy, without excluding defective groups."""
-    policies = [policy for policy in DUPLICATE_POLICIES if view.rows.select("duplicates", "swing", policy=policy)]
+    policies = [policy for policy in DUPLICATE_POLICIES if view.rows.select("duplicates", "margin", policy=policy)
+                or view.rows.select("duplicates", "swing", policy=policy)]  # fmt: skip
     tables = [interaction_table(view, analysis="duplicates", policy=policy, p_column="p_value") for policy in policies]
     rows: list[list[Cell]] = []
     for policy, table in zip(policies, tables):

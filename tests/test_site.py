@@ -459,3 +459,36 @@ def test_version_sort_key_orders_releases_sensibly() -> None:
     ordered = sorted(versions, key=site.version_sort_key, reverse=True)
     assert ordered == ["2026.03", "2.0", "1.0.1-demo", "1.0.0+build.7", "1.0.0", "1.0.0-rc.2", "1.0.0rc1", "0.10.0",
                        "0.9.0", "weird-b10", "weird-b2"]
+
+
+@pytest.mark.parametrize(
+    ("edit", "missing"),
+    [
+        ((r"^annotators = .*$", "annotators = []"), {"agreement", "neutrality", "decontaminated", "type_confusion"}),
+        ((r"^references = .*$", 'references = ["delivered"]'), {"swap", "band"}),
+    ],
+)
+def test_records_without_some_analyses_render_every_section(
+    hostile_config: Path, tmp_path: Path, edit: tuple[str, str], missing: set[str]
+) -> None:
+    from refsens_report.audit import run_audit
+    from refsens_report.results import write_results
+
+    folder = tmp_path / "record"
+    shutil.copytree(hostile_config.parent, folder)
+    config_path = folder / "refsens.toml"
+    text = re.sub(edit[0], edit[1], config_path.read_text(encoding="utf-8"), flags=re.M)
+    config_path.write_text(text.replace("resamples = 200", "resamples = 40"), encoding="utf-8")
+    write_results(run_audit(load_config(config_path)), tmp_path)
+    results = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))
+    view = ResultsView.from_json(results)
+    sections, _ = render.build_sections(view, site.figures.write_figures(view, tmp_path))
+    page = render.appendix_context(results, sections, None, [], "2026-01-01T00:00:00+00:00", "SOURCE_DATE_EPOCH", "x.pdf")
+    (tmp_path / "index.html").write_text(render.render_page("appendix.html", page), encoding="utf-8")
+    parsed = parse(tmp_path / "index.html")
+    assert [node.attrs.get("id") for node in parsed.iter("section")] == SECTION_IDS  # nothing vanishes
+    for section in sections:
+        if section.key in missing:
+            assert section.not_applicable and section.not_applicable.endswith(".")
+    rows = results_rows(tmp_path)
+    assert check_printed_numbers(parsed, rows) == set(range(len(rows)))
