@@ -492,3 +492,24 @@ def test_records_without_some_analyses_render_every_section(
             assert section.not_applicable and section.not_applicable.endswith(".")
     rows = results_rows(tmp_path)
     assert check_printed_numbers(parsed, rows) == set(range(len(rows)))
+
+
+def test_force_replaces_a_version_in_one_step(built_site: Built, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    out = copy_site(built_site, tmp_path)
+    other = out / "0.0.1"
+    shutil.copytree(built_site.folder, other)
+    before_other = snapshot(other)
+
+    def quick_render(config, folder, stages):  # the orchestration is under test, not the rendering
+        (folder / "rebuilt.txt").write_text("new", encoding="utf-8")
+        return json.loads((folder / "results.json").read_text(encoding="utf-8"))
+
+    monkeypatch.setattr(site, "render_version", quick_render)
+    target = site.build_site(load_config(built_site.config_path), out, force=True)
+    assert target == out / built_site.version
+    assert (out / built_site.version / "rebuilt.txt").is_file()
+    assert not (out / built_site.version / "index.html").exists()  # the old version is gone, not merged
+    assert snapshot(other) == before_other  # other versions untouched
+    assert sorted(path.name for path in out.iterdir()) == sorted(["0.0.1", built_site.version, "index.html"])
+    listed = [squash(a.text()) for a in parse(out / "index.html").iter("a") if "version" in a.attrs.get("class", "")]
+    assert listed == [built_site.version, "0.0.1"]
