@@ -19,9 +19,10 @@ from typing import Any, Callable, Iterator, Mapping
 
 import matplotlib
 
-matplotlib.use("Agg")  # no display; must precede pyplot
+matplotlib.use("Agg")  # no display, ever
 
-import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.axes import Axes  # noqa: E402
+from matplotlib.figure import Figure as MplFigure  # noqa: E402
 import numpy as np  # noqa: E402
 import matplotlib.text  # noqa: E402
 from matplotlib.colors import LogNorm  # noqa: E402
@@ -102,7 +103,13 @@ def _style() -> Iterator[None]:
         yield
 
 
-def _svg(figure: plt.Figure, text_as_paths: bool = False) -> bytes:
+def _subplots(*grid: int, figsize: tuple[float, float], **options: Any) -> tuple[MplFigure, Any]:
+    """Return a new figure and its axes without pyplot (no global figure registry, and a faster import)."""
+    figure = MplFigure(figsize=figsize)
+    return figure, figure.subplots(*grid, **options)
+
+
+def _svg(figure: MplFigure, text_as_paths: bool = False) -> bytes:
     """Return the figure as SVG without date, creator URL or DTD reference, so it is reproducible and offline."""
     buffer = io.BytesIO()
     with matplotlib.rc_context({"svg.fonttype": "path" if text_as_paths else "none"}):
@@ -143,7 +150,7 @@ def _needs_shaping(text: str) -> bool:
     )
 
 
-def _fit_fonts(figure: plt.Figure) -> bool:
+def _fit_fonts(figure: MplFigure) -> bool:
     """Give each label in another script its script's font; return whether any label needs shaping."""
     shaping = False
     for text in figure.findobj(matplotlib.text.Text):
@@ -155,7 +162,7 @@ def _fit_fonts(figure: plt.Figure) -> bool:
     return shaping
 
 
-def _language_axis(axis: plt.Axes, languages: list[str]) -> dict[str, float]:
+def _language_axis(axis: Axes, languages: list[str]) -> dict[str, float]:
     """Lay languages top to bottom with 'pooled' last, set apart by a rule; return each one's y position."""
     positions = {}
     y = 0.0
@@ -176,7 +183,7 @@ def _language_axis(axis: plt.Axes, languages: list[str]) -> dict[str, float]:
     return positions
 
 
-def _interval_point(axis: plt.Axes, y: float, row: Mapping[str, Any] | None, colour: str, marker: str,
+def _interval_point(axis: Axes, y: float, row: Mapping[str, Any] | None, colour: str, marker: str,
                     filled: bool = True) -> None:  # fmt: skip
     """Draw one estimate with its interval as a horizontal error bar."""
     if row is None or row["estimate"] is None:
@@ -188,7 +195,7 @@ def _interval_point(axis: plt.Axes, y: float, row: Mapping[str, Any] | None, col
               markerfacecolor=colour if filled else "white", markeredgewidth=1.0, linestyle="none")  # fmt: skip
 
 
-def _zero_line(axis: plt.Axes) -> None:
+def _zero_line(axis: Axes) -> None:
     axis.axvline(0, color=MUTED, linewidth=0.8, zorder=0.5)
 
 
@@ -210,13 +217,13 @@ def _legend_handles(labels: list[str], filled: bool = True) -> list[Line2D]:
     ]  # fmt: skip
 
 
-def _top_legend(figure: plt.Figure, handles: list, title: str | None = None) -> None:
+def _top_legend(figure: MplFigure, handles: list, title: str | None = None) -> None:
     """Put one legend above all panels, outside them, so it never covers a title or a point."""
     figure.legend(handles=handles, title=plain(title) if title else None, loc="outside upper center",
                   ncols=min(len(handles), 4), title_fontsize=7.5, alignment="center")  # fmt: skip
 
 
-def _shared_xlabel(figure: plt.Figure, text: str) -> None:
+def _shared_xlabel(figure: MplFigure, text: str) -> None:
     """Label the x axis once under all panels (they share its units)."""
     figure.supxlabel(text, fontsize=RC["axes.labelsize"])
 
@@ -229,13 +236,13 @@ def _said(row: Mapping[str, Any] | None) -> str:
 # --- the figures -----------------------------------------------------------------------------------
 
 
-def swap_forest(view: ResultsView) -> tuple[plt.Figure, Figure] | None:
+def swap_forest(view: ResultsView) -> tuple[MplFigure, Figure] | None:
     """Forest plot of reference-swap deltas with intervals, per language and output, one panel per rule."""
     if not view.rows.has("swap", "delta"):
         return None
     first, second = view.reference_pairs()[0]
     languages = view.languages
-    figure, axes = plt.subplots(1, len(view.rules), figsize=(WIDTH, _height(len(languages), 0.14 + 0.1 * len(view.outputs))),
+    figure, axes = _subplots(1, len(view.rules), figsize=(WIDTH, _height(len(languages), 0.14 + 0.1 * len(view.outputs))),
                                 sharey=True, squeeze=False)  # fmt: skip
     offsets = np.linspace(-0.18, 0.18, len(view.outputs)) if len(view.outputs) > 1 else [0.0]
     for axis, rule in zip(axes[0], view.rules):
@@ -270,13 +277,13 @@ def swap_forest(view: ResultsView) -> tuple[plt.Figure, Figure] | None:
     )
 
 
-def neutrality_dots(view: ResultsView) -> tuple[plt.Figure, Figure] | None:
+def neutrality_dots(view: ResultsView) -> tuple[MplFigure, Figure] | None:
     """Dot plot: how often each reference reproduces each annotator exactly, per language."""
     if not view.rows.has("neutrality", "rate"):
         return None
     languages = view.languages
     references = view.references
-    figure, axes = plt.subplots(1, len(references), figsize=(WIDTH, _height(len(languages))), sharey=True,
+    figure, axes = _subplots(1, len(references), figsize=(WIDTH, _height(len(languages))), sharey=True,
                                 sharex=True, squeeze=False)  # fmt: skip
     for axis, reference in zip(axes[0], references):
         positions = _language_axis(axis, languages)
@@ -313,14 +320,14 @@ def neutrality_dots(view: ResultsView) -> tuple[plt.Figure, Figure] | None:
     )
 
 
-def swing_forest(view: ResultsView) -> tuple[plt.Figure, Figure] | None:
+def swing_forest(view: ResultsView) -> tuple[MplFigure, Figure] | None:
     """Forest plot of the swing per language and rule; Holm-significant swings filled, others hollow."""
     if not view.rows.has("interaction", "swing") or not view.output_pairs():
         return None
     output, output_2 = view.output_pairs()[0]
     first, second = view.reference_pairs()[0]
     languages = view.languages
-    figure, axes = plt.subplots(1, len(view.rules), figsize=(WIDTH, _height(len(languages))), sharey=True,
+    figure, axes = _subplots(1, len(view.rules), figsize=(WIDTH, _height(len(languages))), sharey=True,
                                 sharex=True, squeeze=False)  # fmt: skip
     significant = 0
     for axis, rule in zip(axes[0], view.rules):
@@ -362,14 +369,14 @@ def swing_forest(view: ResultsView) -> tuple[plt.Figure, Figure] | None:
     )
 
 
-def range_dumbbells(view: ResultsView) -> tuple[plt.Figure, Figure] | None:
+def range_dumbbells(view: ResultsView) -> tuple[MplFigure, Figure] | None:
     """Dumbbells: each output's score against every defensible gold, min to max, per language."""
     if not view.rows.has("range", "score"):
         return None
     rule = view.main_rule
     languages = view.languages
     golds = list(dict.fromkeys(view.annotators + view.references))
-    figure, axes = plt.subplots(1, len(view.outputs), figsize=(WIDTH, _height(len(languages))), sharey=True,
+    figure, axes = _subplots(1, len(view.outputs), figsize=(WIDTH, _height(len(languages))), sharey=True,
                                 sharex=True, squeeze=False)  # fmt: skip
     for axis, output in zip(axes[0], view.outputs):
         positions = _language_axis(axis, languages)
@@ -402,7 +409,7 @@ def range_dumbbells(view: ResultsView) -> tuple[plt.Figure, Figure] | None:
     )
 
 
-def band_margins(view: ResultsView) -> tuple[plt.Figure, Figure] | None:
+def band_margins(view: ResultsView) -> tuple[MplFigure, Figure] | None:
     """Observed margins under the primary reference against the shaded ± band."""
     rule = view.main_rule
     band_row = _row(view, "band", "band", rule=rule, language=POOLED, output="")
@@ -411,7 +418,7 @@ def band_margins(view: ResultsView) -> tuple[plt.Figure, Figure] | None:
     band = band_row["estimate"]
     output, output_2 = view.output_pairs()[0]
     languages = view.languages
-    figure, axis = plt.subplots(figsize=(WIDTH, _height(len(languages))))
+    figure, axis = _subplots(figsize=(WIDTH, _height(len(languages))))
     positions = _language_axis(axis, languages)
     axis.axvspan(-band, band, color="#E69F00", alpha=0.18, linewidth=0, zorder=0)
     _zero_line(axis)
@@ -448,7 +455,7 @@ def band_margins(view: ResultsView) -> tuple[plt.Figure, Figure] | None:
     )
 
 
-def duplicates_multiples(view: ResultsView) -> tuple[plt.Figure, Figure] | None:
+def duplicates_multiples(view: ResultsView) -> tuple[MplFigure, Figure] | None:
     """Small multiples: the swing per language under each duplicate policy."""
     policies = [policy for policy in ("keep_first", "keep_last", "keep_all", "drop_all")
                 if view.rows.select("duplicates", "swing", policy=policy)]  # fmt: skip
@@ -458,7 +465,7 @@ def duplicates_multiples(view: ResultsView) -> tuple[plt.Figure, Figure] | None:
     output, output_2 = view.output_pairs()[0]
     first, second = view.reference_pairs()[0]
     languages = view.languages
-    figure, axes = plt.subplots(1, len(policies), figsize=(WIDTH, _height(len(languages))), sharey=True,
+    figure, axes = _subplots(1, len(policies), figsize=(WIDTH, _height(len(languages))), sharey=True,
                                 sharex=True, squeeze=False)  # fmt: skip
     for axis, policy in zip(axes[0], policies):
         positions = _language_axis(axis, languages)
@@ -485,7 +492,7 @@ def duplicates_multiples(view: ResultsView) -> tuple[plt.Figure, Figure] | None:
     )
 
 
-def type_heatmap(view: ResultsView) -> tuple[plt.Figure, Figure] | None:
+def type_heatmap(view: ResultsView) -> tuple[MplFigure, Figure] | None:
     """Heatmap of A's versus B's types on boundary-matched spans."""
     confusion = view.data.get("type_confusion") or {}
     cells = confusion.get("cells") or []
@@ -498,7 +505,7 @@ def type_heatmap(view: ResultsView) -> tuple[plt.Figure, Figure] | None:
         matrix[types_a.index(cell["type_a"]), types_b.index(cell["type_b"])] = cell["count"]
     annotator_a, annotator_b = (confusion.get("annotators") or view.annotators)[:2]
     side = min(4.6, 1.6 + 0.3 * len(types_a))  # inches; caps a long type list at half a page
-    figure, axis = plt.subplots(figsize=(side + 1.6, side))
+    figure, axis = _subplots(figsize=(side + 1.6, side))
     shown = np.where(matrix > 0, matrix, np.nan)
     top = max(1.0, float(np.nanmax(shown))) if np.isfinite(shown).any() else 1.0
     image = axis.imshow(shown, cmap="cividis", norm=LogNorm(vmin=1, vmax=max(top, 10)), aspect="auto")
@@ -532,7 +539,7 @@ def type_heatmap(view: ResultsView) -> tuple[plt.Figure, Figure] | None:
     )
 
 
-FIGURES: tuple[Callable[[ResultsView], tuple[plt.Figure, Figure] | None], ...] = (
+FIGURES: tuple[Callable[[ResultsView], tuple[MplFigure, Figure] | None], ...] = (
     neutrality_dots,
     swap_forest,
     range_dumbbells,
@@ -562,7 +569,6 @@ def write_figures(view: ResultsView, out_dir: Path) -> dict[str, Figure]:
                 # the PDF uses a copy whose text matplotlib has shaped and drawn as outlines (pdf.py)
                 (folder / "print").mkdir(exist_ok=True)
                 (out_dir / print_variant(name)).write_bytes(_svg(figure, text_as_paths=True))
-            plt.close(figure)
             written[model.key] = replace(model, file=name)
     return written
 
