@@ -8,6 +8,7 @@ adds Holm and the band, and returns ``AuditResults`` (the single source for ever
 from __future__ import annotations
 
 import gc
+import hashlib
 import os
 import sys
 import time
@@ -18,7 +19,7 @@ import numpy as np
 
 from refsens_report import analyses
 from refsens_report.analyses import Stat
-from refsens_report.bootstrap import bootstrap_p_value, holm, percentile_interval, resampled_sums, subset_rng
+from refsens_report.bootstrap import bootstrap_p_value, holm, percentile_interval, resampled_sums, subset_seed
 from refsens_report.config import POLICIES, Config
 from refsens_report.counts import Column, ItemCounts
 from refsens_report.formulas import Env
@@ -92,6 +93,11 @@ def run_audit(config: Config, progress: bool = False, stopwatch: Stopwatch | Non
     return audit_record(record, config, progress=progress, stopwatch=stopwatch)
 
 
+def language_key(language: str) -> int:
+    """Return a stable integer for a language code: its random stream does not depend on the other languages."""
+    return int.from_bytes(hashlib.sha256(language.encode("utf-8")).digest()[:8], "big")
+
+
 class Estimator:
     """Estimates statistics on item sets of one record: strata by language, items ordered by id."""
 
@@ -130,8 +136,9 @@ class Estimator:
                 matrix,
                 members,
                 self.config.audit.resamples,
-                subset_rng(self.config.audit.seed, stream),
+                subset_seed(self.config.audit.seed, stream),
                 self.progress.stage(stream),
+                stratum_keys=[language_key(language) for language in languages],
             )
         n_items = np.array([len(m) for m in members] + [int(mask.sum())])
         env = Env(lambda column: sums[:, :, index[column]], n_items[:, None].astype(np.float64))

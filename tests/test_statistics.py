@@ -627,11 +627,11 @@ def test_stratified_weights_draw_n_from_each_stratum():
 def test_resampled_sums_keep_each_language_at_its_size():
     columns = np.ones((10, 1))
     strata = [np.arange(0, 3), np.arange(3, 10)]
-    sums = resampled_sums(columns, strata, 100, np.random.default_rng(0))
+    sums = resampled_sums(columns, strata, 100, np.random.SeedSequence(0))
     assert (sums[0, :, 0] == 3).all() and (sums[1, :, 0] == 7).all() and (sums[2, :, 0] == 10).all()
     # replicate 0 is the sample itself
     values = np.arange(10, dtype=float)[:, None]
-    sums = resampled_sums(values, strata, 5, np.random.default_rng(0))
+    sums = resampled_sums(values, strata, 5, np.random.SeedSequence(0))
     assert sums[0, 0, 0] == 0 + 1 + 2 and sums[1, 0, 0] == sum(range(3, 10)) and sums[2, 0, 0] == 45
 
 
