@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import io
 import math
+import multiprocessing
+import os
 import re
 import unicodedata
 import warnings
@@ -550,27 +552,52 @@ FIGURES: tuple[Callable[[ResultsView], tuple[MplFigure, Figure] | None], ...] = 
 )
 
 
-def write_figures(view: ResultsView, out_dir: Path) -> dict[str, Figure]:
-    """Draw every figure that applies, write ``figures/<key>.svg`` under ``out_dir``; return them by key."""
-    folder = out_dir / "figures"
-    folder.mkdir(parents=True, exist_ok=True)
-    written: dict[str, Figure] = {}
+def _draw_and_write(draw: Callable[[ResultsView], tuple[MplFigure, Figure] | None], view: ResultsView,
+                    out_dir: Path) -> Figure | None:  # fmt: skip
+    """Draw one figure and write its SVG (and, when its labels need shaping, the PDF's copy)."""
     with _style():
-        for draw in FIGURES:
-            drawn = draw(view)
-            if drawn is None:
-                continue
-            figure, model = drawn
-            name = f"figures/{model.key}.svg"
-            shaping = _fit_fonts(figure)
-            (out_dir / name).write_bytes(_svg(figure))
-            if shaping:
-                # WeasyPrint sets SVG text letter by letter, which breaks Devanagari matras and Arabic joining;
-                # the PDF uses a copy whose text matplotlib has shaped and drawn as outlines (pdf.py)
-                (folder / "print").mkdir(exist_ok=True)
-                (out_dir / print_variant(name)).write_bytes(_svg(figure, text_as_paths=True))
-            written[model.key] = replace(model, file=name)
-    return written
+        drawn = draw(view)
+        if drawn is None:
+            return None
+        figure, model = drawn
+        name = f"figures/{model.key}.svg"
+        shaping = _fit_fonts(figure)
+        (out_dir / name).write_bytes(_svg(figure))
+        if shaping:
+            # WeasyPrint sets SVG text letter by letter, which breaks Devanagari matras and Arabic joining;
+            # the PDF uses a copy whose text matplotlib has shaped and drawn as outlines (pdf.py)
+            (out_dir / "figures" / "print").mkdir(exist_ok=True)
+            (out_dir / print_variant(name)).write_bytes(_svg(figure, text_as_paths=True))
+        return replace(model, file=name)
+
+
+_FORKED_JOB: tuple[ResultsView, Path] | None = None  # what forked workers draw from (inherited, not pickled)
+
+
+def _forked_draw(position: int) -> Figure | None:
+    view, out_dir = _FORKED_JOB  # type: ignore[misc]
+    return _draw_and_write(FIGURES[position], view, out_dir)
+
+
+def write_figures(view: ResultsView, out_dir: Path) -> dict[str, Figure]:
+    """Draw every figure that applies, write ``figures/<key>.svg`` under ``out_dir``; return them by key.
+
+    matplotlib holds the GIL, so where the platform forks, the figures are drawn in worker processes (one
+    per core): each figure is drawn and written the same way wherever it runs, so the files are identical.
+    """
+    global _FORKED_JOB
+    (out_dir / "figures").mkdir(parents=True, exist_ok=True)
+    workers = min(len(FIGURES), len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1)
+    if workers > 1 and "fork" in multiprocessing.get_all_start_methods():
+        _FORKED_JOB = (view, out_dir)
+        try:
+            with multiprocessing.get_context("fork").Pool(workers) as pool:
+                models = pool.map(_forked_draw, range(len(FIGURES)), chunksize=1)
+        finally:
+            _FORKED_JOB = None
+    else:
+        models = [_draw_and_write(draw, view, out_dir) for draw in FIGURES]
+    return {model.key: model for model in models if model is not None}
 
 
 def print_variant(name: str) -> str:
