@@ -264,7 +264,6 @@ def audit_record(
     if subsets.decontaminated is not None and not subsets.decontaminated.any():
         applicability["decontaminated"] = "Every audited item's primary reference equals one annotator's labelling, so the decontaminated subset is empty."
 
-    estimator = Estimator(record, counts, config, Progress(progress, 0), stopwatch)
     plan: list[tuple[list[Stat], np.ndarray | None, str, str]] = []
     if has_annotators:
         plan.append((analyses.agreement(config, third_pass_known), subsets.corpus, "corpus", "corpus"))
@@ -277,7 +276,8 @@ def audit_record(
         if policy in subsets.duplicates:
             stats = analyses.interaction(config, "duplicates", policy)
             plan.append((stats, subsets.duplicates[policy], "audited", f"duplicates:{policy}"))
-    estimator.progress = Progress(progress, sum(int(mask.sum()) for stats, mask, *_ in plan if stats and mask is not None))
+    total_items = sum(int(mask.sum()) for stats, mask, *_ in plan if stats and mask is not None)
+    estimator = Estimator(record, counts, config, Progress(progress, total_items), stopwatch)
 
     rows: list[dict[str, Any]] = []
     for stats, mask, subset, stream in plan:
