@@ -26,6 +26,7 @@ matplotlib.use("Agg")  # no display, ever
 from matplotlib.axes import Axes  # noqa: E402
 from matplotlib.figure import Figure as MplFigure  # noqa: E402
 import numpy as np  # noqa: E402
+import matplotlib.patches  # noqa: E402
 import matplotlib.text  # noqa: E402
 from matplotlib.colors import LogNorm  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
@@ -243,6 +244,8 @@ def swap_forest(view: ResultsView) -> tuple[MplFigure, Figure] | None:
     if not view.rows.has("swap", "delta"):
         return None
     first, second = view.reference_pairs()[0]
+    if len(view.outputs) > MAX_PANELS:
+        return _swap_rows(view, first, second)
     languages = view.languages
     figure, axes = _subplots(1, len(view.rules), figsize=(WIDTH, _height(len(languages), 0.14 + 0.1 * len(view.outputs))),
                                 sharey=True, squeeze=False)  # fmt: skip
@@ -275,6 +278,45 @@ def swap_forest(view: ResultsView) -> tuple[MplFigure, Figure] | None:
         alt=(
             f"Forest plot, one panel per matching rule, rows per language with pooled last. Each output's "
             f"swap delta is a point with its interval. Pooled {view.main_rule} deltas: {pooled}."
+        ),
+    )
+
+
+def _swap_rows(view: ResultsView, first: str, second: str) -> tuple[MplFigure, Figure]:
+    """Swap forest for many outputs: one row per output, pooled only, one panel per rule."""
+    outputs = view.outputs
+    figure, axes = _subplots(1, len(view.rules), figsize=(WIDTH, _height(len(outputs), 0.22)), sharey=True,
+                             squeeze=False)  # fmt: skip
+    positions = {output: -index for index, output in enumerate(outputs)}
+    for axis, rule in zip(axes[0], view.rules):
+        _zero_line(axis)
+        for output in outputs:
+            row = _row(view, "swap", "delta", rule=rule, language=POOLED, output=output, reference=first,
+                       reference_2=second)  # fmt: skip
+            _interval_point(axis, positions[output], row, OKABE_ITO[0], "o")
+        axis.set_yticks(list(positions.values()), [plain(output) for output in outputs], fontsize=6.5)
+        axis.set_ylim(-len(outputs) + 0.4, 0.6)
+        axis.grid(axis="x")
+        axis.set_axisbelow(True)
+        axis.set_title(rule.capitalize())
+    _shared_xlabel(figure, plain(f"Δ = F1 vs {first} − F1 vs {second} (F1 points, pooled)"))
+    pooled = "; ".join(
+        f"{output}: {_said(_row(view, 'swap', 'delta', rule=view.main_rule, language=POOLED, output=output, reference=first, reference_2=second))}"
+        for output in outputs
+    )
+    return figure, Figure(
+        key="swap",
+        title="Reference-swap deltas",
+        caption=(
+            f"Movement of each output's score when the reference {first} is exchanged for {second}, in F1 points, "
+            f"with {view.confidence_label} (paired bootstrap), pooled over languages, on the audited subset "
+            f"({formatting.count(view.subset_size('audited'))} items). Points right of zero: the output scores "
+            "higher against the first reference. With this many outputs the figure shows the primary pair of "
+            "references, pooled; every language and pair of references is in the swap table."
+        ),
+        alt=(
+            f"Forest plot, one panel per matching rule, one row per output. Pooled {view.main_rule} deltas: "
+            f"{pooled}."
         ),
     )
 
@@ -378,6 +420,8 @@ def range_dumbbells(view: ResultsView) -> tuple[MplFigure, Figure] | None:
     rule = view.main_rule
     languages = view.languages
     golds = list(dict.fromkeys(view.annotators + view.references))
+    if len(view.outputs) > MAX_PANELS:
+        return _range_rows(view, golds)
     figure, axes = _subplots(1, len(view.outputs), figsize=(WIDTH, _height(len(languages))), sharey=True,
                                 sharex=True, squeeze=False)  # fmt: skip
     for axis, output in zip(axes[0], view.outputs):
@@ -408,6 +452,48 @@ def range_dumbbells(view: ResultsView) -> tuple[MplFigure, Figure] | None:
             "references), per language and pooled, on the audited subset; the grey bar spans the range."
         ),
         alt=f"Dumbbell plot, one panel per output, rows per language. Pooled {rule} ranges: {ranges}.",
+    )
+
+
+MAX_PANELS = 4  # side-by-side panels at the text width; beyond this a figure lays its panels out as rows
+
+
+def _range_rows(view: ResultsView, golds: list[str]) -> tuple[MplFigure, Figure]:
+    """Range dumbbells for many outputs: one row per output, pooled only (per language in the range table)."""
+    rule = view.main_rule
+    outputs = view.outputs
+    figure, axis = _subplots(figsize=(WIDTH, _height(len(outputs), 0.22)))
+    positions = {output: -index for index, output in enumerate(outputs)}
+    for output in outputs:
+        scores = {gold: _row(view, "range", "score", rule=rule, language=POOLED, output=output, reference=gold)
+                  for gold in golds if gold != output}  # fmt: skip
+        values = [row["estimate"] for row in scores.values() if row and row["estimate"] is not None]
+        if values:
+            axis.plot([min(values), max(values)], [positions[output]] * 2, color=GRID, linewidth=2.5, zorder=1)
+        for gold, row in scores.items():
+            if row and row["estimate"] is not None:
+                index = golds.index(gold)
+                axis.plot([row["estimate"]], [positions[output]], marker=MARKERS[index % 8],
+                          color=OKABE_ITO[index % 8], markersize=5, linestyle="none", zorder=2)  # fmt: skip
+    axis.set_yticks(list(positions.values()), [plain(output) for output in outputs], fontsize=6.5)
+    axis.set_ylim(-len(outputs) + 0.4, 0.6)
+    axis.grid(axis="x")
+    axis.set_axisbelow(True)
+    axis.set_xlabel(f"F1 ({rule}, pooled, F1 points)")
+    _top_legend(figure, _legend_handles(golds), "Scored against")
+    ranges = "; ".join(
+        f"{output}: {_said(_row(view, 'range', 'range', rule=rule, language=POOLED, output=output))}"
+        for output in outputs
+    )
+    return figure, Figure(
+        key="range",
+        title="Score range from the choice of gold",
+        caption=(
+            f"Each output's pooled {rule} F1 (F1 points) against every other defensible gold (annotators and "
+            "references), on the audited subset; the grey bar spans the range. With this many outputs the figure "
+            "shows the pooled scores only; every language's scores are in the range table."
+        ),
+        alt=f"Dumbbell plot, one row per output, pooled. Pooled {rule} ranges: {ranges}.",
     )
 
 
@@ -541,6 +627,183 @@ def type_heatmap(view: ResultsView) -> tuple[MplFigure, Figure] | None:
     )
 
 
+def _ranked_outputs(view: ResultsView) -> list[str]:
+    """Return the outputs the leaderboard ranks, in config order."""
+    ranked = {row["output"] for _, row in view.rows.select("leaderboard", "rank")}
+    return [output for output in view.outputs if output in ranked]
+
+
+def _rank_text(rank: float) -> str:
+    """Return a rank as printed at a line end: whole ranks without decimals, tied ranks with one."""
+    return formatting.number(rank, 0 if float(rank).is_integer() else 1)
+
+
+def leaderboard_bump(view: ResultsView) -> tuple[MplFigure, Figure] | None:
+    """Bump chart: each ranked output's pooled rank (main rule) under each reference, in config order."""
+    outputs = _ranked_outputs(view)
+    if len(outputs) < 3 or len(view.references) < 2:
+        return None
+    rule, references = view.main_rule, view.references
+    ranks = {
+        output: [_row(view, "leaderboard", "rank", rule=rule, language=POOLED, output=output, reference=reference)
+                 for reference in references]
+        for output in outputs
+    }  # fmt: skip
+    # the labels at the line ends sit outside the axes: fixed margins instead of the layout engine
+    height = max(2.4, 0.8 + 0.2 * len(outputs))
+    figure = MplFigure(figsize=(WIDTH, height), layout="none")
+    figure.subplots_adjust(left=0.3, right=0.7, top=1 - 0.35 / height, bottom=0.35 / height)
+    axis = figure.subplots()
+    xs = list(range(len(references)))
+    for index, output in enumerate(outputs):
+        colour, marker = OKABE_ITO[index % 8], MARKERS[(index // 8 + index) % 8]
+        points = [(x, row["estimate"]) for x, row in zip(xs, ranks[output]) if row and row["estimate"] is not None]
+        if not points:
+            continue
+        axis.plot([x for x, _ in points], [y for _, y in points], color=colour, marker=marker, markersize=4,
+                  linewidth=1.2, linestyle="-" if index < 8 else "--")  # fmt: skip
+        first_x, first_y = points[0]
+        last_x, last_y = points[-1]
+        ink = colour if colour != "#F0E442" else INK  # the yellow is too light for text
+        axis.annotate(f"{plain(output)}  {_rank_text(first_y)}", (first_x, first_y), xytext=(-6, 0),
+                      textcoords="offset points", ha="right", va="center", fontsize=6.5, color=ink)  # fmt: skip
+        axis.annotate(f"{_rank_text(last_y)}  {plain(output)}", (last_x, last_y), xytext=(6, 0),
+                      textcoords="offset points", ha="left", va="center", fontsize=6.5, color=ink)  # fmt: skip
+    axis.set_xticks(xs, [plain(reference) for reference in references])
+    axis.set_xlim(-0.08, len(references) - 0.92)
+    axis.set_ylim(len(outputs) + 0.5, 0.5)  # rank 1 on top
+    axis.set_yticks([])
+    axis.set_title(f"Rank ({rule}, pooled; 1 = highest F1)", loc="center", fontweight="normal", color=MUTED)
+    axis.grid(axis="x")
+    axis.set_axisbelow(True)
+    for spine in ("left", "bottom"):
+        axis.spines[spine].set_visible(False)
+    axis.tick_params(axis="x", length=0)
+    moved = sum(
+        1 for output in outputs
+        if len({row["estimate"] for row in ranks[output] if row and row["estimate"] is not None}) > 1
+    )  # fmt: skip
+    first = "; ".join(f"{output} {_said(ranks[output][0])}" for output in outputs[:3])
+    return figure, Figure(
+        key="leaderboard-bump",
+        title="Ranks under each reference",
+        caption=(
+            f"Rank of each ranked output (1 = highest {rule} micro-F1, pooled over languages, audited subset) under "
+            f"each reference, references in config order with the primary ({view.primary}) first; ties share "
+            "their average rank. A crossing line is a pair of outputs that changes order. Rank intervals are in "
+            "the leaderboard table."
+        ),
+        alt=(
+            f"Bump chart of {len(outputs)} outputs across {len(references)} references; {moved} of "
+            f"{len(outputs)} outputs change rank at least once. Ranks under {view.primary} with intervals, first "
+            f"outputs: {first}."
+        ),
+    )
+
+
+def _alternative_reference(view: ResultsView) -> tuple[str, Mapping[str, Any] | None]:
+    """Return the reference whose ranking differs most from the primary's (most pooled flips) and its row."""
+    best: tuple[str, Mapping[str, Any] | None] = (view.references[1], None)
+    for reference in view.references[1:]:
+        row = _row(view, "leaderboard", "flips", rule=view.main_rule, language=POOLED, reference=view.primary,
+                   reference_2=reference)  # fmt: skip
+        if row is not None and row["estimate"] is not None and (
+            best[1] is None or best[1]["estimate"] is None or row["estimate"] > best[1]["estimate"]
+        ):
+            best = (reference, row)
+    return best
+
+
+def swing_heatmap(view: ResultsView) -> tuple[MplFigure, Figure] | None:
+    """Heatmap of pooled swings between the primary and the most-disagreeing reference, per pair of outputs."""
+    outputs = _ranked_outputs(view)
+    if len(outputs) < 3 or len(view.references) < 2 or not view.rows.has("interaction", "swing"):
+        return None
+    rule, primary = view.main_rule, view.primary
+    alternative, flips_row = _alternative_reference(view)
+
+    def rank(output: str) -> float:
+        row = _row(view, "leaderboard", "rank", rule=rule, language=POOLED, output=output, reference=primary)
+        return row["estimate"] if row and row["estimate"] is not None else math.inf
+
+    ordered = sorted(outputs, key=lambda output: (rank(output), outputs.index(output)))
+    size = len(ordered)
+    matrix = np.full((size, size), np.nan)
+    significant: list[tuple[int, int]] = []
+    flipped: list[tuple[int, int]] = []
+    for i, j in ((i, j) for i in range(size) for j in range(i + 1, size)):
+        first, second = ordered[i], ordered[j]
+        sign = 1.0
+        if outputs.index(first) > outputs.index(second):  # rows are stored for pairs in config order
+            first, second, sign = second, first, -1.0
+        where = {"rule": rule, "language": POOLED, "output": first, "output_2": second, "reference": primary,
+                 "reference_2": alternative}  # fmt: skip
+        row = _row(view, "interaction", "swing", **where)
+        if row is None or row["estimate"] is None:
+            continue
+        matrix[i, j] = sign * row["estimate"]
+        if row["p_holm"] is not None and row["p_holm"] < 1 - view.data.get("confidence", 0.95):
+            significant.append((i, j))
+        if _row(view, "leaderboard", "flip", **where) is not None:
+            flipped.append((i, j))
+    if not np.isfinite(matrix).any():
+        return None
+    top = max(0.01, float(np.nanmax(np.abs(matrix))))
+    matrix = matrix[:-1, 1:]  # the diagonal and below are empty: drop the empty last row and first column
+    significant = [(i, j - 1) for i, j in significant]
+    flipped = [(i, j - 1) for i, j in flipped]
+    cell = min(0.34, 4.2 / size)
+    figure, axis = _subplots(figsize=(WIDTH, min(8.5, 1.9 + cell * size)))
+    image = axis.imshow(matrix, cmap="PuOr_r", vmin=-top, vmax=top, aspect="equal")
+    if size <= 16:
+        for (i, j), value in np.ndenumerate(matrix):
+            if np.isfinite(value):
+                axis.text(j, i, formatting.number(value, 1, signed=True), ha="center", va="center", fontsize=5.2,
+                          color="white" if abs(value) > 0.6 * top else INK,
+                          fontweight="bold" if (i, j) in significant else "normal")  # fmt: skip
+    for i, j in flipped:
+        axis.add_patch(matplotlib.patches.Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor=INK,
+                                                    linewidth=1.3))  # fmt: skip
+    for i, j in significant:
+        axis.plot([j + 0.32], [i - 0.32], marker="o", markersize=2.2, color=INK, linestyle="none")
+    labels = [plain(output) for output in ordered]
+    axis.set_xticks(range(size - 1), labels[1:], rotation=45, ha="right", rotation_mode="anchor", fontsize=6.5)
+    axis.set_yticks(range(size - 1), labels[:-1], fontsize=6.5)
+    axis.set_xlim(-0.5, size - 1.5)
+    axis.set_ylim(size - 1.5, -0.5)
+    for spine in axis.spines.values():
+        spine.set_visible(False)
+    axis.tick_params(length=0)
+    colourbar = figure.colorbar(image, ax=axis, shrink=0.7)
+    colourbar.set_label(plain(f"Swing {primary} → {alternative} (F1 points)"))
+    colourbar.outline.set_visible(False)
+    figure.legend(
+        handles=[
+            matplotlib.patches.Patch(facecolor="white", edgecolor=INK, linewidth=1.3, label="order flips"),
+            Line2D([], [], color=INK, marker="o", markersize=3, linestyle="none", label="Holm p < 0.05"),
+        ],
+        loc="outside lower center", ncols=2,
+    )  # fmt: skip
+    flips_said = formatting.number(flips_row["estimate"], 0) if flips_row and flips_row["estimate"] is not None else str(len(flipped))
+    return figure, Figure(
+        key="leaderboard-swings",
+        title="Pairwise swings between references",
+        caption=(
+            f"For each pair of ranked outputs (row output minus column output, both ordered by rank under "
+            f"{primary}), the pooled {rule} swing: the margin under {primary} minus the margin under "
+            f"{alternative}, in F1 points, on the audited subset. {alternative} is the alternative reference with "
+            f"the most order flips against {primary}. Framed cells: pairs whose order flips; a dot: swing "
+            "significant after Holm correction over the whole swing family. Every swing, for every pair of "
+            "references, is in the interaction table."
+        ),
+        alt=(
+            f"Heatmap of {size * (size - 1) // 2} pairwise swings between {primary} and {alternative}, "
+            f"{len(flipped)} framed as order flips ({flips_said} flips pooled), {len(significant)} Holm-significant; "
+            f"the largest absolute swing is {formatting.number(top, 2)} F1 points."
+        ),
+    )
+
+
 FIGURES: tuple[Callable[[ResultsView], tuple[MplFigure, Figure] | None], ...] = (
     neutrality_dots,
     swap_forest,
@@ -549,6 +812,8 @@ FIGURES: tuple[Callable[[ResultsView], tuple[MplFigure, Figure] | None], ...] = 
     band_margins,
     duplicates_multiples,
     type_heatmap,
+    leaderboard_bump,
+    swing_heatmap,
 )
 
 

@@ -344,12 +344,13 @@ def build_sections(view: ResultsView, figures: Mapping[str, Figure]) -> tuple[li
     sections.append(_section("type_confusion", view, figures, confusion_applies, ["type-confusion"],
                              [tables.type_confusion_table(view)] if confusion_applies else [],
                              applicability_key="agreement"))  # fmt: skip
-    sections.append(leaderboard_section(view))
+    sections.append(leaderboard_section(view, figures))
     return _numbered(sections)
 
 
-def leaderboard_section(view: ResultsView) -> Section:
-    """The leaderboard rows (docs/leaderboard.md), or the sentence saying why the record has none."""
+def leaderboard_section(view: ResultsView, figures: Mapping[str, Figure] | None = None) -> Section:
+    """The leaderboard rows (docs/leaderboard.md) with the bump chart and the swing heatmap, or the sentence
+    saying why the record has none."""
     rows = view.rows
     if not rows.has("leaderboard", "rank"):
         return Section(key="leaderboard", number=0, title=SECTION_TITLES["leaderboard"],
@@ -360,8 +361,10 @@ def leaderboard_section(view: ResultsView) -> Section:
         section_tables.append(tables.flips_table(view))
     else:
         paragraphs.append("No pair of outputs changes order between the references.")
+    drawn = figures or {}
+    section_figures = tuple(drawn[key] for key in ("leaderboard-bump", "leaderboard-swings") if key in drawn)
     return Section(key="leaderboard", number=0, title=SECTION_TITLES["leaderboard"], paragraphs=tuple(paragraphs),
-                   tables=tuple(section_tables))  # fmt: skip
+                   figures=section_figures, tables=tuple(section_tables))  # fmt: skip
 
 
 def _numbered(sections: list[Section]) -> tuple[list[Section], list[Table]]:
