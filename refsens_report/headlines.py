@@ -123,6 +123,111 @@ def _count_phrase(count: int, total: int, noun: str) -> str:
     return f"{count} of {total} {noun}"
 
 
+SUMMARY_OUTPUTS = 3  # more outputs than this (or more pairs of references): headlines summarise, not enumerate
+
+
+def summarise(view: ResultsView) -> bool:
+    """Return whether the record is leaderboard-sized: headline sentences then summarise instead of listing."""
+    return len(view.outputs) > SUMMARY_OUTPUTS or len(view.reference_pairs()) > SUMMARY_OUTPUTS
+
+
+def _alpha(view: ResultsView) -> float:
+    return 1 - view.data.get("confidence", 0.95)
+
+
+def _pair_label(row: Row) -> str:
+    return f"{row['reference']} vs {row['reference_2']}"
+
+
+def _delta_summary(view: ResultsView, deltas: list[Row]) -> str:
+    """Return the swap finding for many outputs: the largest pooled delta and how many exclude zero."""
+    rule = view.main_rule
+    defined = [row for row in deltas if row["estimate"] is not None]
+    largest = largest_pooled_delta(view)
+    outputs = len({row["output"] for row in defined})
+    pairs = len({(row["reference"], row["reference_2"]) for row in defined})
+    excluding = sum(formatting.excludes_zero(row["ci_low"], row["ci_high"]) for row in defined)
+    sentence = (
+        f"The score moves with the reference alone: across {outputs} outputs and {pairs} pair"
+        f"{'s' if pairs != 1 else ''} of references, the pooled {rule} F1 of a fixed output moves by up to "
+        f"{said(largest)} F1 points ({largest['output']}, {_pair_label(largest)})" if largest else
+        f"The score moves with the reference alone (pooled {rule})"
+    )
+    sentence += f"; {_count_phrase(excluding, len(defined), 'pooled deltas')} have intervals excluding zero."
+    per_language = [row for _, row in view.rows.select("swap", "delta", rule=rule)
+                    if row["language"] != POOLED and row["estimate"] is not None]  # fmt: skip
+    if len(view.languages) > 2 and per_language:
+        top = max(per_language, key=lambda row: abs(row["estimate"]))
+        sentence += (f" The largest per-language movement is {said(top)} ({top['output']}, {top['language']}, "
+                     f"{_pair_label(top)}).")  # fmt: skip
+    return sentence
+
+
+def _floor_caveat(view: ResultsView) -> str:
+    """Return ', but ... no Holm p can fall below F' when the Holm floor makes 'not significant' empty, else ''."""
+    floor = _row(view, "leaderboard", "holm_floor")
+    if floor is None or floor["estimate"] is None or floor["estimate"] < _alpha(view):
+        return ""
+    family = len(view.rows.select("interaction", "swing"))
+    return (
+        f" (with {formatting.count(family)} swings and {formatting.count(view.data.get('resamples'))} replicates no "
+        f"Holm p can fall below {said(floor)}, so this says nothing about the swings)"
+    )
+
+
+def _swing_summary(view: ResultsView) -> str:
+    """Return the interaction finding for many pairs: the largest pooled swing and the Holm tally."""
+    rule = view.main_rule
+    pooled = [row for _, row in view.rows.select("interaction", "swing", rule=rule, language=POOLED)
+              if row["estimate"] is not None]  # fmt: skip
+    family = [row for _, row in view.rows.select("interaction", "swing") if row["p_holm"] is not None]
+    significant = sum(row["p_holm"] < _alpha(view) for row in family)
+    excluding = sum(formatting.excludes_zero(row["ci_low"], row["ci_high"]) for row in pooled)
+    largest = max(pooled, key=lambda row: abs(row["estimate"]))
+    return (
+        f"The comparison moves too: of {len(pooled)} pooled {rule} swings (every pair of outputs under every pair "
+        f"of references), {excluding} have intervals excluding zero; the largest is {said(largest)} F1 points "
+        f"({largest['output']} − {largest['output_2']}, {_pair_label(largest)}; Holm p "
+        f"{formatting.p_value(largest['p_holm'])}). {significant} of {formatting.count(len(family))} swings in the "
+        f"Holm family have Holm p < {formatting.number(_alpha(view), 2)}{_floor_caveat(view)}."
+    )
+
+
+def pooled_margins_beyond_band(view: ResultsView, band: Row) -> tuple[int, int]:
+    """Return how many pooled margins (main rule, primary reference, every pair of outputs) exceed the band."""
+    margins = [row for _, row in view.rows.select("interaction", "margin", rule=view.main_rule, language=POOLED,
+                                                  reference=view.primary) if row["estimate"] is not None]  # fmt: skip
+    return sum(abs(row["estimate"]) > band["estimate"] for row in margins), len(margins)
+
+
+def leaderboard_headline(view: ResultsView) -> list[str]:
+    """Return one sentence: how many pairs change order under each alternative to the primary reference."""
+    if not view.rows.has("leaderboard", "flips"):
+        return []
+    ranked = {row["output"] for _, row in view.rows.select("leaderboard", "rank")}
+    pairs = len(ranked) * (len(ranked) - 1) // 2
+    rule = view.main_rule
+    parts = []
+    significant_total = 0
+    for reference in view.references[1:]:
+        where = {"rule": rule, "language": POOLED, "reference": view.primary, "reference_2": reference}
+        flips = _row(view, "leaderboard", "flips", **where)
+        if flips is None or flips["estimate"] is None:
+            continue
+        significant = _row(view, "leaderboard", "flips_significant", **where)
+        significant_total += int(significant["estimate"] or 0) if significant else 0
+        tau = _row(view, "leaderboard", "kendall_tau", **where)
+        parts.append(f"{formatting.number(flips['estimate'], 0)} under {reference}"
+                     + (f" (tau-b {said(tau)})" if tau else ""))  # fmt: skip
+    if not parts:
+        return []
+    return [
+        f"The leaderboard of {len(ranked)} outputs changes with the reference: of its {pairs} pairs of outputs, "
+        f"compared with {view.primary}, {'; '.join(parts)} change order ({rule}, pooled); {significant_total} of "
+        f"these flips are significant after Holm{_floor_caveat(view)}."
+    ]
+
+
 def headline_sentences(view: ResultsView) -> list[str]:
     """Return the headline findings, each a sentence with its numbers and intervals (pooled, main rule)."""
     sentences: list[str] = []
@@ -158,17 +263,26 @@ def headline_sentences(view: ResultsView) -> list[str]:
         )
 
     deltas = [row for _, row in view.rows.select("swap", "delta", rule=rule, language=POOLED)]
-    if deltas:
-        parts = [f"{row['output']} {said(row)}" for row in deltas if row["estimate"] is not None]
+    if deltas and summarise(view):
+        sentences.append(_delta_summary(view, deltas))
+    elif deltas:
+        several = len({(row["reference"], row["reference_2"]) for row in deltas}) > 1
+        parts = [
+            f"{row['output']}" + (f" ({row['reference']} vs {row['reference_2']})" if several else "") + f" {said(row)}"
+            for row in deltas
+            if row["estimate"] is not None
+        ]
         per_language = [
             row
             for _, row in view.rows.select("swap", "delta", rule=rule)
             if row["language"] != POOLED and row["estimate"] is not None
         ]
         first_ref, second_ref = deltas[0]["reference"], deltas[0]["reference_2"]
+        against = "the first reference minus its F1 against the second" if several else (
+            f"{first_ref} minus its F1 against {second_ref}")
         sentence = (
             f"The score moves with the reference alone: holding each output fixed, its pooled {rule} F1 against "
-            f"{first_ref} minus its F1 against {second_ref} is {'; '.join(parts)} F1 points."
+            f"{against} is {'; '.join(parts)} F1 points."
         )
         if per_language:
             largest = max(per_language, key=lambda row: abs(row["estimate"]))
@@ -179,7 +293,9 @@ def headline_sentences(view: ResultsView) -> list[str]:
         sentences.append(sentence)
 
     swing = pooled_swing(view)
-    if swing is not None:
+    if swing is not None and summarise(view):
+        sentences.append(_swing_summary(view))
+    elif swing is not None:
         family = [row for _, row in view.rows.select("interaction", "swing") if row["p_holm"] is not None]
         significant = sum(row["p_holm"] < 0.05 for row in family)
         sentences.append(
@@ -192,7 +308,13 @@ def headline_sentences(view: ResultsView) -> list[str]:
     exceeding, compared, band = margins_beyond_band(view)
     if band is not None and band["estimate"] is not None:
         sentence = f"The {rule} reference-sensitivity band is ±{formatting.number(band['estimate'], 2)} F1 points"
-        if compared:
+        if summarise(view):
+            exceeding, compared = pooled_margins_beyond_band(view, band)
+            sentence += (
+                f": {_count_phrase(exceeding, compared, 'pooled margins')} between pairs of outputs under "
+                f"{view.primary} exceed it; a margin inside the band could come from the choice of reference alone."
+            )
+        elif compared:
             sentence += (
                 f": {_count_phrase(exceeding, compared, 'observed margins')} under {view.primary} (per language "
                 f"and pooled) exceed it; a margin inside the band could come from the choice of reference alone."
@@ -211,7 +333,7 @@ def headline_sentences(view: ResultsView) -> list[str]:
                 f"{view.primary} copies neither annotator) the pooled {rule} swing is {said(clean)} F1 points."
             )
 
-    sentences += leaderboard_sentences(view)[:1]
+    sentences += leaderboard_headline(view) if summarise(view) else leaderboard_sentences(view)[:1]
 
     defective = (view.data.get("duplicates") or {}).get("defective_groups") or []
     if (view.data.get("duplicates") or {}).get("available"):
@@ -237,6 +359,7 @@ def leaderboard_sentences(view: ResultsView) -> list[str]:
     floor = _row(view, "leaderboard", "holm_floor")
     alpha = 1 - view.data.get("confidence", 0.95)
     sentences = []
+    single = len(view.reference_pairs()) == 1  # with several pairs the Holm floor caveat is said once, at the end
     for first, second in view.reference_pairs():
         where = {"rule": rule, "language": POOLED, "reference": first, "reference_2": second}
         flips = _row(view, "leaderboard", "flips", **where)
@@ -250,7 +373,7 @@ def leaderboard_sentences(view: ResultsView) -> list[str]:
             f"outputs change order ({rule}, pooled; {said(flips)}); "
             f"{said(significant) if significant else formatting.UNDEFINED} significantly after Holm"
         )
-        if floor is not None and floor["estimate"] is not None and floor["estimate"] >= alpha:
+        if floor is not None and floor["estimate"] is not None and floor["estimate"] >= alpha and single:
             sentence += (
                 f", which says nothing here: with this many swings and {view.data.get('resamples')} replicates no "
                 f"Holm p can fall below {said(floor)}"
@@ -261,6 +384,11 @@ def leaderboard_sentences(view: ResultsView) -> list[str]:
     if floor is not None:
         sentences.append(
             f"Holm floor: with {len(view.rows.select('interaction', 'swing'))} swings in the family and "
-            f"{view.data.get('resamples')} replicates, the smallest Holm p any swing can reach is {said(floor)}."
+            f"{view.data.get('resamples')} replicates, the smallest Holm p any swing can reach is {said(floor)}"
+            + (
+                ", so no flip can be significant after Holm here, and 'none significantly' says nothing about them."
+                if not single and floor["estimate"] is not None and floor["estimate"] >= alpha
+                else "."
+            )
         )
     return sentences

@@ -513,3 +513,85 @@ def test_force_replaces_a_version_in_one_step(built_site: Built, tmp_path: Path,
     assert sorted(path.name for path in out.iterdir()) == sorted(["0.0.1", built_site.version, "index.html"])
     listed = [squash(a.text()) for a in parse(out / "index.html").iter("a") if "version" in a.attrs.get("class", "")]
     assert listed == [built_site.version, "0.0.1"]
+
+
+# --- a leaderboard-sized record: four outputs ------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def four_outputs(hostile_config: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict, list]:
+    """The hostile record with two more outputs (4 in all), audited with 100 replicates and rendered."""
+    from refsens_report.audit import run_audit
+    from refsens_report.results import write_results
+
+    tmp_path = tmp_path_factory.mktemp("four-outputs")
+    folder = tmp_path / "record"
+    shutil.copytree(hostile_config.parent, folder)
+    record = folder / "record.jsonl"
+    lines = []
+    for number, line in enumerate(record.read_text(encoding="utf-8").splitlines()):
+        item = json.loads(line)
+        labellings = item["labellings"]
+        if "annotator_a" in labellings:  # "models" that miss every third / every second span of an annotator
+            spans = labellings["annotator_a"]
+            labellings["model_x"] = [span for position, span in enumerate(spans) if (position + number) % 3]
+            labellings["model_y"] = [span for position, span in enumerate(spans) if (position + number) % 2]
+        lines.append(json.dumps(item, ensure_ascii=False))
+    record.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    config_path = folder / "refsens.toml"
+    text = config_path.read_text(encoding="utf-8")
+    text = re.sub(r"^outputs = \[(.*)\]$", r'outputs = [\1, "model_x", "model_y"]', text, flags=re.M)
+    config_path.write_text(text.replace("resamples = 200", "resamples = 100"), encoding="utf-8")
+    write_results(run_audit(load_config(config_path)), tmp_path)
+    results = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))
+    view = ResultsView.from_json(results)
+    sections, _ = render.build_sections(view, site.figures.write_figures(view, tmp_path))
+    page = render.appendix_context(results, sections, None, [], "2026-01-01T00:00:00+00:00", "SOURCE_DATE_EPOCH", "x.pdf")
+    (tmp_path / "index.html").write_text(render.render_page("appendix.html", page), encoding="utf-8")
+    return tmp_path, results, sections
+
+
+def test_the_leaderboard_section_shows_the_bump_chart_and_the_swing_heatmap(four_outputs) -> None:
+    folder, results, sections = four_outputs
+    leaderboard = [section for section in sections if section.key == "leaderboard"][0]
+    assert [figure.key for figure in leaderboard.figures] == ["leaderboard-bump", "leaderboard-swings"]
+    page = parse(folder / "index.html")
+    section = [node for node in page.iter("section") if node.attrs.get("id") == "section-leaderboard"][0]
+    images = [node for node in section.iter("figure") if "figure" in node.attrs.get("class", "").split()]
+    assert len(images) == 2
+    for figure in images:
+        image = next(figure.iter("img"))
+        assert image.attrs["alt"] and (folder / image.attrs["src"]).is_file()
+        assert re.match(r"Figure \d+\. ", squash(next(figure.iter("figcaption")).text()))
+    bump = ElementTree.parse(folder / "figures" / "leaderboard-bump.svg").getroot()
+    labels = " ".join("".join(node.itertext()) for node in bump.iter("{http://www.w3.org/2000/svg}text"))
+    for output in ResultsView.from_json(results).outputs:  # every output is labelled at the line ends
+        assert labels.count(output) >= 2, output
+    heatmap = (folder / "figures" / "leaderboard-swings.svg").read_text(encoding="utf-8")
+    assert "F1 points" in heatmap and "Holm" in heatmap
+
+
+def test_headlines_summarise_a_leaderboard_instead_of_listing_every_output(four_outputs) -> None:
+    folder, results, _ = four_outputs
+    view = ResultsView.from_json(results)
+    assert render.headlines.summarise(view)
+    findings = [node for node in parse(folder / "index.html").iter("section") if node.attrs.get("id") == "findings"][0]
+    sentences = [squash(item.text()) for item in findings.iter("li")]
+    assert all(re.search(r"\d", sentence) and sentence.endswith(".") for sentence in sentences)
+    text = " ".join(sentences)
+    figures = render.headlines.version_figures(view)
+    assert figures.delta in text and figures.band in text
+    delta = [sentence for sentence in sentences if sentence.startswith("The score moves")][0]
+    assert "across 4 outputs" in delta and "pooled deltas have intervals excluding zero" in delta
+    assert sum(output in delta for output in view.outputs) <= 1  # the largest only, not every output's delta
+    swing = [sentence for sentence in sentences if sentence.startswith("The comparison moves")][0]
+    assert "pooled strict swings" in swing and "Holm family" in swing
+    assert any("pairs of outputs" in sentence and "change order" in sentence for sentence in sentences)
+
+
+def test_a_leaderboard_record_prints_every_results_row(four_outputs) -> None:
+    folder, _, _ = four_outputs
+    rows = results_rows(folder)
+    printed = check_printed_numbers(parse(folder / "index.html"), rows)
+    floor = {index for index, row in enumerate(rows) if row["statistic"] == "holm_floor"}
+    assert printed == set(range(len(rows))) - floor  # the Holm floor is printed in a sentence
