@@ -308,7 +308,7 @@ def build_sections(view: ResultsView, figures: Mapping[str, Figure]) -> tuple[li
                              [tables.range_table(view)] if rows.has("range") else [], applicability_key="swap"))  # fmt: skip
     interaction_applies = rows.has("interaction")
     sections.append(_section("interaction", view, figures, interaction_applies, ["swing"],
-                             [tables.interaction_main_table(view)] if interaction_applies else []))  # fmt: skip
+                             tables.interaction_main_tables(view) if interaction_applies else []))  # fmt: skip
     band_applies = rows.has("band")
     band_tables: list[Table] = []
     band_extra: list[str] = []
@@ -325,9 +325,9 @@ def build_sections(view: ResultsView, figures: Mapping[str, Figure]) -> tuple[li
     sections.append(_section("band", view, figures, band_applies, ["band"], band_tables, band_extra,
                              applicability_key="swap"))  # fmt: skip
     sections.append(_section("decontaminated", view, figures, rows.has("decontaminated"), [],
-                             [tables.decontaminated_table(view)] if rows.has("decontaminated") else []))  # fmt: skip
+                             tables.decontaminated_tables(view) if rows.has("decontaminated") else []))  # fmt: skip
     duplicates = view.data.get("duplicates") or {}
-    duplicate_tables = [tables.duplicates_table(view)] if rows.has("duplicates") else []
+    duplicate_tables = tables.duplicates_tables(view) if rows.has("duplicates") else []
     duplicate_extra = []
     if duplicates.get("available"):
         duplicate_extra.append(
@@ -356,7 +356,7 @@ def leaderboard_section(view: ResultsView, figures: Mapping[str, Figure] | None 
         return Section(key="leaderboard", number=0, title=SECTION_TITLES["leaderboard"],
                        not_applicable=view.applicability("leaderboard") or NO_LEADERBOARD)  # fmt: skip
     paragraphs = [SECTION_QUESTIONS["leaderboard"], *headlines.leaderboard_sentences(view)]
-    section_tables = [tables.leaderboard_table(view), tables.rank_agreement_table(view)]
+    section_tables = [*tables.leaderboard_tables(view), tables.rank_agreement_table(view)]
     if rows.has("leaderboard", "flip"):
         section_tables.append(tables.flips_table(view))
     else:

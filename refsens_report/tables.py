@@ -48,6 +48,8 @@ class Table:
     groups: tuple[tuple[str, int], ...] = ()  # (label, columns spanned) above ``columns``; "" spans nothing
     notes: tuple[str, ...] = ()
     number: int = 0
+    widths: tuple[int, ...] = ()  # % of the table width for the leading columns (long layouts); the rest share
+
 
     @property
     def slug(self) -> str:
@@ -321,10 +323,27 @@ def neutrality_table(view: ResultsView) -> Table:
     )
 
 
+WIDE_NUMBER_COLUMNS = 8  # more number columns than this in the paper's layout, and a table switches to long
+LONG_OUTPUTS = 3  # more outputs than this (a leaderboard), and the swap and interaction tables are long
+
+
+def long_layout(view: ResultsView, number_columns: int) -> bool:
+    """Return whether a table is laid out long (one row per output or pair and reference pair, few columns).
+
+    The paper's layout puts every reference and every pair of references side by side; that reads well for two
+    outputs and two references, and becomes many narrow columns of wrapped names at leaderboard scale.
+    """
+    return bool(view.reference_pairs()) and (
+        len(view.outputs) > LONG_OUTPUTS or number_columns > WIDE_NUMBER_COLUMNS
+    )
+
+
 def swap_table(view: ResultsView) -> Table:
     """Tables 2 and 4 of the paper: each output scored against each reference, and the swap deltas."""
     rows = view.rows
     pairs = view.reference_pairs()
+    if long_layout(view, len(view.rules) * (len(view.references) + len(pairs))):
+        return swap_table_long(view)
     columns: list[str] = ["Language", "Output"]
     groups: list[tuple[str, int]] = [("", 2)]
     for rule in view.rules:
@@ -371,6 +390,38 @@ def swap_table(view: ResultsView) -> Table:
     )
 
 
+def swap_table_long(view: ResultsView) -> Table:
+    """The swap table at leaderboard scale: one row per output, pair of references, rule and language."""
+    rows = view.rows
+    table_rows = []
+    for output in view.outputs:
+        for first, second in view.reference_pairs():
+            for rule in view.rules:
+                for language in view.languages:
+                    cells = [label(output), label(f"{first} vs {second}"), label(rule), label(language)]
+                    for reference in (first, second):
+                        cells.append(stat_cell(None if reference == output else rows.one(
+                            "swap", "score", rule=rule, language=language, output=output, reference=reference)))  # fmt: skip
+                    cells.append(stat_cell(rows.one("swap", "delta", rule=rule, language=language, output=output,
+                                                    reference=first, reference_2=second)))  # fmt: skip
+                    table_rows.append(cells)
+    return Table(
+        key="swap",
+        title="Effect of exchanging the reference",
+        caption=(
+            f"Each output is held fixed and scored (micro-F1, F1 points) against two references on the audited "
+            f"subset ({_items_phrase(view, 'audited')} pooled), for every pair of references (first vs second, in "
+            "config order). Δ is the score against the first reference minus the score against the second: the "
+            "movement attributable to the reference alone, with its paired bootstrap interval. Bold marks "
+            "intervals excluding zero."
+        ),
+        columns=("Output", "References", "Rule", "Language", f"F1 vs first [{view.confidence_label}]",
+                 f"F1 vs second [{view.confidence_label}]", f"Δ [{view.confidence_label}]"),  # fmt: skip
+        rows=mark_repeats(table_rows, 3),
+        widths=(24, 16, 8, 10),
+    )
+
+
 def range_table(view: ResultsView) -> Table:
     """Table 5 of the paper: the score range available from the choice of reference alone."""
     rows = view.rows
@@ -409,6 +460,7 @@ def range_table(view: ResultsView) -> Table:
         ),
         columns=("Language", "Output", "Rule", *(f"vs {gold}" for gold in golds), "Range", "Max"),
         rows=mark_repeats(table_rows, 2),
+        widths=(10, 22, 8) if long_layout(view, len(golds) + 1) else (),
     )
 
 
@@ -461,6 +513,93 @@ def interaction_table(
     )
 
 
+def interaction_is_long(view: ResultsView) -> bool:
+    """Return whether the interaction tables (and those built like them) are laid out long."""
+    return long_layout(view, len(view.references) + 2 * len(view.reference_pairs()))
+
+
+def interaction_tables_long(
+    view: ResultsView, analysis: str = "interaction", policy: str | None = None, p_column: str = "p_holm"
+) -> tuple[Table, Table]:
+    """The interaction at leaderboard scale, as two long tables: margins per pair of outputs, and swings per
+    pair of outputs and pair of references (rules side by side)."""
+    rows = view.rows
+    where: dict[str, str] = {"policy": policy} if policy is not None else {}
+    p_title = "Holm p" if p_column == "p_holm" else "p"
+    suffix = "" if policy is None else f"-{policy}"
+    margin_rows = []
+    swing_rows = []
+    for output, output_2 in view.output_pairs():
+        for language in view.languages:
+            for rule in view.rules:
+                cells = [label(f"{output} − {output_2}"), label(language), label(rule)]
+                cells += [stat_cell(rows.one(analysis, "margin", rule=rule, language=language, output=output,
+                                             output_2=output_2, reference=reference, **where))
+                          for reference in view.references]  # fmt: skip
+                margin_rows.append(cells)
+        for first, second in view.reference_pairs():
+            for language in view.languages:
+                cells = [label(f"{output} − {output_2}"), label(f"{first} vs {second}"), label(language)]
+                for rule in view.rules:
+                    found = rows.one(analysis, "swing", rule=rule, language=language, output=output,
+                                     output_2=output_2, reference=first, reference_2=second, **where)  # fmt: skip
+                    cells += [stat_cell(found), p_cell(found, p_column)]
+                swing_rows.append(cells)
+    margins = Table(
+        key=f"{analysis}-margins{suffix}",
+        title="",
+        caption="",
+        columns=("Outputs", "Language", "Rule", *view.references),
+        groups=(("", 3), (f"Margin under [{view.confidence_label}]", len(view.references))),
+        rows=mark_repeats(margin_rows, 2),
+        widths=(28, 10, 8),
+    )
+    swing_columns: list[str] = ["Outputs", "References", "Language"]
+    swing_groups: list[tuple[str, int]] = [("", 3)]
+    for rule in view.rules:
+        swing_columns += [f"Swing [{view.confidence_label}]", p_title]
+        swing_groups.append((rule.capitalize(), 2))
+    swings = Table(
+        key=f"{analysis}-swings{suffix}",
+        title="",
+        caption="",
+        columns=tuple(swing_columns),
+        groups=tuple(swing_groups),
+        rows=mark_repeats(swing_rows, 2),
+        widths=(30, 14, 10),
+    )
+    return margins, swings
+
+
+def interaction_main_tables(view: ResultsView) -> list[Table]:
+    """The interaction tables: the paper's one table, or margins and swings in long layout for a leaderboard."""
+    if not interaction_is_long(view):
+        return [interaction_main_table(view)]
+    family = len(view.rows.select("interaction", "swing"))
+    margins, swings = interaction_tables_long(view)
+    return [
+        replace(
+            margins,
+            title="Margins between the outputs under each reference",
+            caption=(
+                "Margin between two outputs (first minus second, F1 points) under each reference, per language "
+                f"and pooled, on the audited subset ({_items_phrase(view, 'audited')} pooled). Bold marks "
+                "intervals excluding zero."
+            ),
+        ),
+        replace(
+            swings,
+            title="Does the order of the outputs survive a change of reference?",
+            caption=(
+                "Swing: margin under the first reference minus margin under the second, recomputed inside every "
+                "bootstrap resample, per pair of outputs and pair of references. Holm p is the two-sided "
+                f"bootstrap p-value of the swing, Holm-adjusted over all {family} swings (every language, pooled, "
+                "every rule and pair). Bold marks intervals excluding zero."
+            ),
+        ),
+    ]
+
+
 def interaction_main_table(view: ResultsView) -> Table:
     """Interaction on the audited subset, with Holm-adjusted p over the whole swing family."""
     first, second = view.outputs[:2] if len(view.outputs) > 1 else (view.outputs[0], "")
@@ -492,6 +631,22 @@ def decontaminated_table(view: ResultsView) -> Table:
     )
 
 
+def decontaminated_tables(view: ResultsView) -> list[Table]:
+    """The decontaminated interaction: the paper's table, or margins and swings in long layout."""
+    if not interaction_is_long(view):
+        return [decontaminated_table(view)]
+    margins, swings = interaction_tables_long(view, analysis="decontaminated", p_column="p_value")
+    what = (f"on the decontaminated subset: audited items on which the primary reference ({view.primary}) equals "
+            f"neither annotator's strict span set ({_items_phrase(view, 'decontaminated')} pooled)")  # fmt: skip
+    return [
+        replace(margins, title="Margins on the decontaminated subset",
+                caption=f"Margins as in the interaction tables, {what}."),
+        replace(swings, title="Swings on the decontaminated subset",
+                caption=(f"Swings as in the interaction tables, {what}. p is the unadjusted two-sided bootstrap "
+                         "p-value (these swings are not part of the Holm family).")),
+    ]  # fmt: skip
+
+
 DUPLICATE_POLICIES = ("keep_first", "keep_last", "keep_all", "drop_all")
 
 
@@ -518,6 +673,34 @@ def duplicates_table(view: ResultsView) -> Table:
         groups=(("", 1 + base.groups[0][1]), *base.groups[1:]),
         rows=mark_repeats(plain_rows, 1 + label_columns),
     )
+
+
+def duplicates_tables(view: ResultsView) -> list[Table]:
+    """Duplicate robustness: the paper's table, or margins and swings in long layout, policy first."""
+    if not interaction_is_long(view):
+        return [duplicates_table(view)]
+    policies = [policy for policy in DUPLICATE_POLICIES if view.rows.select("duplicates", "margin", policy=policy)
+                or view.rows.select("duplicates", "swing", policy=policy)]  # fmt: skip
+    margin_rows: list[list[Cell]] = []
+    swing_rows: list[list[Cell]] = []
+    for policy in policies:
+        margins, swings = interaction_tables_long(view, analysis="duplicates", policy=policy, p_column="p_value")
+        margin_rows += [[label(policy), *(replace(cell, repeated=False) for cell in row)] for row in margins.rows]
+        swing_rows += [[label(policy), *(replace(cell, repeated=False) for cell in row)] for row in swings.rows]
+    margins, swings = interaction_tables_long(view, analysis="duplicates", p_column="p_value")
+    what = ("recomputed under each duplicate policy (keep_first, keep_last, keep_all, drop_all) without excluding "
+            "defective duplicate groups, so a result produced by defective copies shows up as a difference "
+            "between policies")  # fmt: skip
+    return [
+        Table(key="duplicates-margins", title="Duplicate-policy robustness: margins",
+              caption=f"Margins as in the interaction tables, {what}.", columns=("Policy", *margins.columns),
+              groups=(("", 1 + margins.groups[0][1]), *margins.groups[1:]), rows=mark_repeats(margin_rows, 3),
+              widths=(9, 22, 10, 8)),
+        Table(key="duplicates-swings", title="Duplicate-policy robustness: swings",
+              caption=f"Swings as in the interaction tables, {what}. p is unadjusted.",
+              columns=("Policy", *swings.columns), groups=(("", 1 + swings.groups[0][1]), *swings.groups[1:]),
+              rows=mark_repeats(swing_rows, 3), widths=(9, 22, 13, 10)),
+    ]  # fmt: skip
 
 
 def defective_groups_table(view: ResultsView) -> Table:
@@ -632,6 +815,69 @@ def ranked_outputs(view: ResultsView) -> list[str]:
     return [output for output in view.outputs if output in ranked]
 
 
+def leaderboard_tables(view: ResultsView) -> list[Table]:
+    """The leaderboard: the paper-style wide table, or in long layout a board per reference (outputs in rank
+    order) and a table of how likely each rank is to move."""
+    pairs = view.reference_pairs()
+    if not long_layout(view, 2 * len(view.references) + len(pairs)):
+        return [leaderboard_table(view)]
+    rows = view.rows
+    outputs = ranked_outputs(view)
+    board_rows = []
+    for rule in view.rules:
+        for language in view.languages:
+            for reference in view.references:
+                found = {output: rows.one("leaderboard", "rank", rule=rule, language=language, output=output,
+                                          reference=reference) for output in outputs}  # fmt: skip
+
+                def position(output: str) -> tuple[float, int]:
+                    rank = found[output][1]["estimate"] if found[output] else None
+                    return (rank if rank is not None else float("inf"), outputs.index(output))
+
+                for output in sorted(outputs, key=position):  # an ordering of printed ranks, not a new number
+                    board_rows.append([
+                        label(rule), label(language), label(reference), label(output),
+                        stat_cell(rows.one("leaderboard", "score", rule=rule, language=language, output=output,
+                                           reference=reference)),
+                        stat_cell(found[output]),
+                    ])  # fmt: skip
+    board = Table(
+        key="leaderboard",
+        title="The leaderboard under each reference",
+        caption=(
+            "Micro-F1 (F1 points) and rank (1 = highest; ties share their average rank) of every ranked output "
+            "(an output that is not itself a reference) under each reference, outputs in rank order, on the "
+            f"audited subset, with {view.confidence_label}s from the same paired bootstrap as the swings."
+        ),
+        columns=("Rule", "Language", "Reference", "Output", f"F1 [{view.confidence_label}]",
+                 f"Rank [{view.confidence_label}]"),  # fmt: skip
+        rows=mark_repeats(board_rows, 3),
+        widths=(8, 10, 14, 30),
+    )
+    move_rows = []
+    for rule in view.rules:
+        for language in view.languages:
+            for output in outputs:
+                cells = [label(rule), label(language), label(output)]
+                cells += [stat_cell(rows.one("leaderboard", "p_rank_change", rule=rule, language=language,
+                                             output=output, reference=first, reference_2=second))
+                          for first, second in pairs]  # fmt: skip
+                move_rows.append(cells)
+    moves = Table(
+        key="rank-moves",
+        title="How likely is each rank to move?",
+        caption=(
+            "Share of bootstrap replicates in which the output's rank under the first reference of a pair differs "
+            "from its rank under the second, audited subset."
+        ),
+        columns=("Rule", "Language", "Output", *(f"{first} → {second}" for first, second in pairs)),
+        groups=(("", 3), ("P(rank moves)", len(pairs))),
+        rows=mark_repeats(move_rows, 2),
+        widths=(8, 10, 26),
+    )
+    return [board, moves]
+
+
 def leaderboard_table(view: ResultsView) -> Table:
     """Each ranked output's score and rank under every reference, and how likely its rank is to move."""
     rows = view.rows
@@ -678,6 +924,24 @@ def rank_agreement_table(view: ResultsView) -> Table:
     """Kendall's tau-b, order flips and the chance the whole ranking changes, per pair of references."""
     rows = view.rows
     pairs = view.reference_pairs()
+    if long_layout(view, 4 * len(pairs)):
+        table_rows = []
+        for rule in view.rules:
+            for first, second in pairs:
+                for language in view.languages:
+                    where = {"rule": rule, "language": language, "reference": first, "reference_2": second}
+                    table_rows.append([
+                        label(rule), label(f"{first} vs {second}"), label(language),
+                        stat_cell(rows.one("leaderboard", "kendall_tau", **where)),
+                        stat_cell(rows.one("leaderboard", "flips", **where)),
+                        stat_cell(rows.one("leaderboard", "flips_significant", **where)),
+                        stat_cell(rows.one("leaderboard", "p_rank_change", output="", **where)),
+                    ])  # fmt: skip
+        return replace(
+            _rank_agreement(view, ("Rule", "References", "Language", "tau-b", "Flips", "Significant",
+                                   "P(ranking moves)"), (), table_rows),  # fmt: skip
+            widths=(8, 22, 10),
+        )
     columns: list[str] = ["Rule", "Language"]
     groups: list[tuple[str, int]] = [("", 2)]
     for first, second in pairs:
@@ -696,6 +960,11 @@ def rank_agreement_table(view: ResultsView) -> Table:
                     stat_cell(rows.one("leaderboard", "p_rank_change", output="", **where)),
                 ]
             table_rows.append(cells)
+    return _rank_agreement(view, tuple(columns), tuple(groups), table_rows)
+
+
+def _rank_agreement(view: ResultsView, columns: tuple[str, ...], groups: tuple[tuple[str, int], ...],
+                    table_rows: list[list[Cell]]) -> Table:  # fmt: skip
     return Table(
         key="rank-agreement",
         title="Does the ranking survive a change of reference?",
@@ -705,9 +974,9 @@ def rank_agreement_table(view: ResultsView) -> Table:
             "below 1 − confidence; P(ranking moves): share of bootstrap replicates in which some output's rank "
             "differs. Audited subset."
         ),
-        columns=tuple(columns),
-        groups=tuple(groups),
-        rows=mark_repeats(table_rows, 1),
+        columns=columns,
+        groups=groups,
+        rows=mark_repeats(table_rows, 2 if not groups else 1),
     )
 
 
@@ -731,6 +1000,7 @@ def flips_table(view: ResultsView) -> Table:
         ),
         columns=("Rule", "Language", "Outputs", "References", f"Swing [{view.confidence_label}]", "p", "Holm p"),
         rows=mark_repeats(table_rows, 2),
+        widths=(8, 10, 30, 16) if long_layout(view, 0) else (),
     )
 
 
