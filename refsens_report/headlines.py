@@ -224,7 +224,8 @@ def leaderboard_headline(view: ResultsView) -> list[str]:
     return [
         f"The leaderboard of {len(ranked)} outputs changes with the reference: of its {pairs} pairs of outputs, "
         f"compared with {view.primary}, {'; '.join(parts)} change order ({rule}, pooled); {significant_total} of "
-        f"these flips are significant after Holm{_floor_caveat(view)}."
+        f"these flips are significant after Holm"
+        + (", which the Holm floor stated above makes uninformative." if _floor_caveat(view) else ".")
     ]
 
 

@@ -278,7 +278,8 @@ def build_sections(view: ResultsView, figures: Mapping[str, Figure]) -> tuple[li
     coverage = ", ".join(f"{name} on {formatting.count(count)}" for name, count in labellings.items())
     excluded = record.get("excluded", {})
     record_lines = [f"The record holds {formatting.count(record.get('items'))} items in "
-                    f"{len(record.get('languages', []))} languages. Labellings present: {coverage} items."]  # fmt: skip
+                    f"{len(record.get('languages', []))} language{'s' if len(record.get('languages', [])) != 1 else ''}. "
+                    f"Labellings present: {coverage} items."]  # fmt: skip
     if excluded:
         record_lines.append(
             "Removed before the analyses: "
