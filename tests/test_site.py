@@ -520,7 +520,7 @@ def test_force_replaces_a_version_in_one_step(built_site: Built, tmp_path: Path,
 
 @pytest.fixture(scope="module")
 def four_outputs(hostile_config: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict, list]:
-    """The hostile record with two more outputs (4 in all), audited with 100 replicates and rendered."""
+    """The hostile record with three more outputs (5 in all), audited with 100 replicates and rendered."""
     from refsens_report.audit import run_audit
     from refsens_report.results import write_results
 
@@ -532,15 +532,16 @@ def four_outputs(hostile_config: Path, tmp_path_factory: pytest.TempPathFactory)
     for number, line in enumerate(record.read_text(encoding="utf-8").splitlines()):
         item = json.loads(line)
         labellings = item["labellings"]
-        if "annotator_a" in labellings:  # "models" that miss every third / every second span of an annotator
+        if "annotator_a" in labellings:  # "models" that miss every third / second / fourth span of an annotator
             spans = labellings["annotator_a"]
             labellings["model_x"] = [span for position, span in enumerate(spans) if (position + number) % 3]
             labellings["model_y"] = [span for position, span in enumerate(spans) if (position + number) % 2]
+            labellings["model_z"] = [span for position, span in enumerate(spans) if (position + number) % 4]
         lines.append(json.dumps(item, ensure_ascii=False))
     record.write_text("\n".join(lines) + "\n", encoding="utf-8")
     config_path = folder / "refsens.toml"
     text = config_path.read_text(encoding="utf-8")
-    text = re.sub(r"^outputs = \[(.*)\]$", r'outputs = [\1, "model_x", "model_y"]', text, flags=re.M)
+    text = re.sub(r"^outputs = \[(.*)\]$", r'outputs = [\1, "model_x", "model_y", "model_z"]', text, flags=re.M)
     config_path.write_text(text.replace("resamples = 200", "resamples = 100"), encoding="utf-8")
     write_results(run_audit(load_config(config_path)), tmp_path)
     results = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))
@@ -582,7 +583,7 @@ def test_headlines_summarise_a_leaderboard_instead_of_listing_every_output(four_
     figures = render.headlines.version_figures(view)
     assert figures.delta in text and figures.band in text
     delta = [sentence for sentence in sentences if sentence.startswith("The score moves")][0]
-    assert "across 4 outputs" in delta and "pooled deltas have intervals excluding zero" in delta
+    assert "across 5 outputs" in delta and "pooled deltas have intervals excluding zero" in delta
     assert sum(output in delta for output in view.outputs) <= 1  # the largest only, not every output's delta
     swing = [sentence for sentence in sentences if sentence.startswith("The comparison moves")][0]
     assert "pooled strict swings" in swing and "Holm family" in swing
@@ -595,3 +596,20 @@ def test_a_leaderboard_record_prints_every_results_row(four_outputs) -> None:
     printed = check_printed_numbers(parse(folder / "index.html"), rows)
     floor = {index for index, row in enumerate(rows) if row["statistic"] == "holm_floor"}
     assert printed == set(range(len(rows))) - floor  # the Holm floor is printed in a sentence
+
+
+def test_figures_for_many_outputs_draw_without_warnings(four_outputs) -> None:
+    import warnings
+
+    from refsens_report import figures
+
+    _, results, _ = four_outputs
+    view = ResultsView.from_json(results)
+    assert len(view.outputs) > figures.MAX_PANELS  # the swap and range figures lay outputs out as rows
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # e.g. "constrained_layout not applied because axes sizes collapsed"
+        for draw in figures.FIGURES:
+            with figures._style():
+                drawn = draw(view)
+                if drawn is not None:
+                    figures._svg(drawn[0])
