@@ -384,8 +384,9 @@ def leaderboard_sentences(view: ResultsView) -> list[str]:
         sentences.append(sentence)
     if floor is not None:
         sentences.append(
-            f"Holm floor: with {len(view.rows.select('interaction', 'swing'))} swings in the family and "
-            f"{view.data.get('resamples')} replicates, the smallest Holm p any swing can reach is {said(floor)}"
+            f"Holm floor: with {formatting.count(len(view.rows.select('interaction', 'swing')))} swings in the family "
+            f"and {formatting.count(view.data.get('resamples'))} replicates, the smallest Holm p any swing can reach "
+            f"is {said(floor)}"
             + (
                 ", so no flip can be significant after Holm here, and 'none significantly' says nothing about them."
                 if not single and floor["estimate"] is not None and floor["estimate"] >= alpha
