@@ -248,7 +248,7 @@ def headline_sentences(view: ResultsView) -> list[str]:
             else f"it favours {first if skew['estimate'] > 0 else second}"
         )
         sentence = (
-            f"On {audited} audited items in {languages} languages, the primary reference, {view.primary}, "
+            f"On {audited} audited items in {languages} language{'' if languages == 1 else 's'}, the primary reference, {view.primary}, "
             f"reproduces {first}'s span set exactly on {said_percent(rate_first)} of items and {second}'s on "
             f"{said_percent(rate_second)}: a skew of {said(skew)} points ({leaning})."
         )
