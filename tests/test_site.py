@@ -164,7 +164,13 @@ def test_every_number_in_the_tables_is_its_results_row_as_formatted(built_site: 
     assert printed == set(range(len(rows)))
 
 
-def test_a_leaderboard_is_rendered_when_there_are_three_outputs(hostile_config: Path, tmp_path: Path) -> None:
+def render_with_models(hostile_config: Path, tmp_path: Path, misses: dict[str, int], resamples: int,
+                       draw_figures: bool) -> tuple[dict, list, list]:  # fmt: skip
+    """Add model outputs to the hostile record, audit, render the appendix into ``tmp_path``.
+
+    ``misses`` maps a model name to n: the model drops every n-th span of annotator A (offset per line).
+    Returns results.json's content, the sections and the numbered tables.
+    """
     from refsens_report.audit import run_audit
     from refsens_report.results import write_results
 
@@ -174,20 +180,29 @@ def test_a_leaderboard_is_rendered_when_there_are_three_outputs(hostile_config: 
     lines = []
     for number, line in enumerate(record.read_text(encoding="utf-8").splitlines()):
         item = json.loads(line)
-        if "annotator_a" in item["labellings"]:  # a "model" that misses every third span of annotator A
-            spans = item["labellings"]["annotator_a"]
-            item["labellings"]["model_x"] = [span for position, span in enumerate(spans) if (position + number) % 3]
+        labellings = item["labellings"]
+        if "annotator_a" in labellings:
+            spans = labellings["annotator_a"]
+            for name, every in misses.items():
+                labellings[name] = [span for position, span in enumerate(spans) if (position + number) % every]
         lines.append(json.dumps(item, ensure_ascii=False))
     record.write_text("\n".join(lines) + "\n", encoding="utf-8")
     config_path = folder / "refsens.toml"
     text = config_path.read_text(encoding="utf-8")
-    text = re.sub(r"^outputs = \[(.*)\]$", r'outputs = [\1, "model_x"]', text, flags=re.M)
-    config_path.write_text(text.replace("resamples = 200", "resamples = 60"), encoding="utf-8")
+    added = ", ".join(f'"{name}"' for name in misses)
+    text = re.sub(r"^outputs = \[(.*)\]$", rf"outputs = [\1, {added}]", text, flags=re.M)
+    config_path.write_text(text.replace("resamples = 200", f"resamples = {resamples}"), encoding="utf-8")
     write_results(run_audit(load_config(config_path)), tmp_path)
     results = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))
-    sections, numbered = render.build_sections(ResultsView.from_json(results), {})
+    view = ResultsView.from_json(results)
+    sections, numbered = render.build_sections(view, site.figures.write_figures(view, tmp_path) if draw_figures else {})
     page = render.appendix_context(results, sections, None, [], "2026-01-01T00:00:00+00:00", "SOURCE_DATE_EPOCH", "x.pdf")
     (tmp_path / "index.html").write_text(render.render_page("appendix.html", page), encoding="utf-8")
+    return results, sections, numbered
+
+
+def test_a_leaderboard_is_rendered_when_there_are_three_outputs(hostile_config: Path, tmp_path: Path) -> None:
+    _, _, numbered = render_with_models(hostile_config, tmp_path, {"model_x": 3}, resamples=60, draw_figures=False)
     rows = results_rows(tmp_path)
     printed = check_printed_numbers(parse(tmp_path / "index.html"), rows)
     leaderboard = {index for index, row in enumerate(rows) if row["analysis"] == "leaderboard"}
@@ -521,34 +536,9 @@ def test_force_replaces_a_version_in_one_step(built_site: Built, tmp_path: Path,
 @pytest.fixture(scope="module")
 def four_outputs(hostile_config: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict, list]:
     """The hostile record with three more outputs (5 in all), audited with 100 replicates and rendered."""
-    from refsens_report.audit import run_audit
-    from refsens_report.results import write_results
-
     tmp_path = tmp_path_factory.mktemp("four-outputs")
-    folder = tmp_path / "record"
-    shutil.copytree(hostile_config.parent, folder)
-    record = folder / "record.jsonl"
-    lines = []
-    for number, line in enumerate(record.read_text(encoding="utf-8").splitlines()):
-        item = json.loads(line)
-        labellings = item["labellings"]
-        if "annotator_a" in labellings:  # "models" that miss every third / second / fourth span of an annotator
-            spans = labellings["annotator_a"]
-            labellings["model_x"] = [span for position, span in enumerate(spans) if (position + number) % 3]
-            labellings["model_y"] = [span for position, span in enumerate(spans) if (position + number) % 2]
-            labellings["model_z"] = [span for position, span in enumerate(spans) if (position + number) % 4]
-        lines.append(json.dumps(item, ensure_ascii=False))
-    record.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    config_path = folder / "refsens.toml"
-    text = config_path.read_text(encoding="utf-8")
-    text = re.sub(r"^outputs = \[(.*)\]$", r'outputs = [\1, "model_x", "model_y", "model_z"]', text, flags=re.M)
-    config_path.write_text(text.replace("resamples = 200", "resamples = 100"), encoding="utf-8")
-    write_results(run_audit(load_config(config_path)), tmp_path)
-    results = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))
-    view = ResultsView.from_json(results)
-    sections, _ = render.build_sections(view, site.figures.write_figures(view, tmp_path))
-    page = render.appendix_context(results, sections, None, [], "2026-01-01T00:00:00+00:00", "SOURCE_DATE_EPOCH", "x.pdf")
-    (tmp_path / "index.html").write_text(render.render_page("appendix.html", page), encoding="utf-8")
+    misses = {"model_x": 3, "model_y": 2, "model_z": 4}
+    results, sections, _ = render_with_models(hostile_config, tmp_path, misses, resamples=100, draw_figures=True)
     return tmp_path, results, sections
 
 
