@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from refsens_report.audit import run_audit
+from refsens_report.cli import main
 from refsens_report.config import load_config
 from refsens_report.results import AuditResults
 
@@ -123,3 +124,10 @@ def by_language(rows: Iterable[Mapping[str, Any]], **labels: Any) -> dict[str, M
     table = {row["language"]: row for row in found}
     assert len(table) == len(found), f"several rows per language for {labels}"
     return table
+
+
+def validate(path: Path, capsys) -> tuple[int, str]:
+    """Run `refsens-report validate` on a config; return its exit code and everything it printed."""
+    code = main(["validate", str(path)])
+    captured = capsys.readouterr()
+    return code, captured.err + captured.out

@@ -7,9 +7,10 @@ from pathlib import Path
 import pytest
 
 from refsens_report.adapters import ADAPTERS
-from refsens_report.cli import main
 from refsens_report.config import load_config
 from refsens_report.load import load_record
+
+from helpers import validate
 
 TEXT = "Alice works at Acme Corp in New York.\nBob too.\n"
 
@@ -35,12 +36,6 @@ def write_case(tmp_path: Path, first_ann: str, second_ann: str | None = "", reco
         encoding="utf-8",
     )
     return path
-
-
-def validate(path: Path, capsys) -> tuple[int, str]:
-    code = main(["validate", str(path)])
-    captured = capsys.readouterr()
-    return code, captured.err + captured.out
 
 
 FIRST = (

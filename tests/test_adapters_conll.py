@@ -10,10 +10,11 @@ from hypothesis import strategies as st
 from seqeval.metrics.sequence_labeling import get_entities
 
 from refsens_report.adapters import iob
-from refsens_report.cli import main
 from refsens_report.config import load_config
 from refsens_report.errors import InputError
 from refsens_report.load import load_record
+
+from helpers import validate
 
 GOLD = """\
 -DOCSTART- -X- -X- O
@@ -69,12 +70,6 @@ def config(tmp_path: Path, record: str, outputs=("pred",), references=("gold",),
 
 def load(path: Path):
     return load_record(load_config(path))
-
-
-def validate(path: Path, capsys) -> tuple[int, str]:
-    code = main(["validate", str(path)])
-    captured = capsys.readouterr()
-    return code, captured.err + captured.out
 
 
 def two_files(tmp_path: Path, extra: str = "") -> Path:

@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 
 from refsens_report.adapters.crowd import majority_vote
-from refsens_report.cli import main
 from refsens_report.config import load_config
 from refsens_report.load import load_record
+
+from helpers import validate
 
 GOLD = "\nRussian B-MISC\nleader O\nvisits O\nNew B-LOC\nYork I-LOC\n\nU.S. B-LOC\nreacts O\n"
 FILES = {
@@ -48,12 +49,6 @@ def write_case(tmp_path: Path, files=FILES, record: str = "", source: str = "tas
         encoding="utf-8",
     )
     return path
-
-
-def validate(path: Path, capsys) -> tuple[int, str]:
-    code = main(["validate", str(path)])
-    captured = capsys.readouterr()
-    return code, captured.err + captured.out
 
 
 def labelled(item, name):

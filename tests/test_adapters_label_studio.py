@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from refsens_report.cli import main
 from refsens_report.config import load_config
 from refsens_report.load import load_record
+
+from helpers import validate
 
 TEXT = "Alice met Bob in Paris."
 
@@ -55,12 +56,6 @@ def write_case(tmp_path: Path, tasks, record: str = "", outputs=("annotator_7",)
         encoding="utf-8",
     )
     return path
-
-
-def validate(path: Path, capsys) -> tuple[int, str]:
-    code = main(["validate", str(path)])
-    captured = capsys.readouterr()
-    return code, captured.err + captured.out
 
 
 def test_labellings_by_annotator_with_predictions_and_a_task_without_annotation(tmp_path, capsys):
