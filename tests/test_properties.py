@@ -255,6 +255,9 @@ def test_intervals_contain_degenerate_estimates_and_p_values_are_probabilities(l
             elif row["statistic"] == "type_agreement":
                 # METHOD.md's TP_strict / TP_relaxed exceeds 100 when A and B both give one boundary two types
                 assert row["estimate"] >= 0
+            elif row["statistic"] == "swing":
+                # a difference of two margins, each within ±100
+                assert -200 <= row["estimate"] <= 200
             elif row["statistic"] != "range":
                 assert -100 <= row["estimate"] <= 100
 
