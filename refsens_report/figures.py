@@ -122,6 +122,70 @@ def _svg(figure: MplFigure, text_as_paths: bool = False) -> bytes:
     return SVG_METADATA.sub(b"", SVG_DOCTYPE.sub(b"", buffer.getvalue()))
 
 
+SVG_NS, XLINK_NS = "http://www.w3.org/2000/svg", "http://www.w3.org/1999/xlink"
+
+
+@contextmanager
+def _text_placed_by_matplotlib() -> Iterator[None]:
+    """Within: the SVG backend writes every label at the start point matplotlib laid it out at, no text-anchor.
+
+    WeasyPrint sets a label with text-anchor middle or end in a transparency group of its own to measure
+    it; the appendix has hundreds. matplotlib lays text out with DejaVu Sans, the font the labels name
+    first, so its start points are where WeasyPrint would put them.
+    """
+    from matplotlib.backends.backend_svg import RendererSVG
+
+    original = RendererSVG.draw_text
+
+    def draw_text(self, gc, x, y, s, prop, angle, ismath=False, mtext=None):  # noqa: ANN001 - matplotlib's
+        return original(self, gc, x, y, s, prop, angle, ismath=ismath, mtext=None)
+
+    RendererSVG.draw_text = draw_text
+    try:
+        yield
+    finally:
+        RendererSVG.draw_text = original
+
+
+def _flatten_groups(svg: bytes) -> bytes:
+    """Return the SVG with matplotlib's id-only <g> wrappers removed (their children take their place).
+
+    About four in five of matplotlib's elements are such groups; WeasyPrint pays for every node it draws.
+    """
+    import xml.etree.ElementTree as ET
+
+    ET.register_namespace("", SVG_NS)
+    ET.register_namespace("xlink", XLINK_NS)
+    root = ET.fromstring(svg)
+    group = f"{{{SVG_NS}}}g"
+
+    def flatten(element: ET.Element) -> None:
+        children: list[ET.Element] = []
+        for child in element:
+            flatten(child)
+            if child.tag == group and set(child.attrib) <= {"id"} and not (child.text or "").strip():
+                children.extend(child)
+            else:
+                children.append(child)
+        element[:] = children
+
+    flatten(root)
+    return b'<?xml version="1.0" encoding="utf-8" standalone="no"?>\n' + ET.tostring(root, encoding="utf-8",
+                                                                                   xml_declaration=False)  # fmt: skip
+
+
+def _print_svg(figure: MplFigure, text_as_paths: bool) -> bytes:
+    """Return the PDF's copy of a figure: the same drawing, cheaper for WeasyPrint to set.
+
+    Labels that need shaping are drawn as outlines (WeasyPrint sets SVG text letter by letter, which breaks
+    Devanagari matras and Arabic joining); other labels stay text, placed by matplotlib; groups flattened.
+    """
+    if text_as_paths:
+        return _flatten_groups(_svg(figure, text_as_paths=True))
+    with _text_placed_by_matplotlib():
+        return _flatten_groups(_svg(figure))
+
+
 # Fonts for labels in scripts DejaVu Sans lacks, by a word of their Unicode character names. matplotlib
 # (with libraqm) shapes a label only in the one font it is given, so each label gets its script's font.
 SCRIPT_FONTS = (
@@ -828,11 +892,9 @@ def _draw_and_write(draw: Callable[[ResultsView], tuple[MplFigure, Figure] | Non
         name = f"figures/{model.key}.svg"
         shaping = _fit_fonts(figure)
         (out_dir / name).write_bytes(_svg(figure))
-        if shaping:
-            # WeasyPrint sets SVG text letter by letter, which breaks Devanagari matras and Arabic joining;
-            # the PDF uses a copy whose text matplotlib has shaped and drawn as outlines (pdf.py)
-            (out_dir / "figures" / "print").mkdir(exist_ok=True)
-            (out_dir / print_variant(name)).write_bytes(_svg(figure, text_as_paths=True))
+        # the PDF draws its own copy (pdf.py): outlines where labels need shaping, fewer nodes everywhere
+        (out_dir / "figures" / "print").mkdir(exist_ok=True)
+        (out_dir / print_variant(name)).write_bytes(_print_svg(figure, text_as_paths=shaping))
         return replace(model, file=name)
 
 
@@ -866,5 +928,5 @@ def write_figures(view: ResultsView, out_dir: Path) -> dict[str, Figure]:
 
 
 def print_variant(name: str) -> str:
-    """Return where the PDF's copy of a figure with shaped text lives: figures/print/<key>.svg."""
+    """Return where the PDF's copy of a figure lives: figures/print/<key>.svg."""
     return name.replace("figures/", "figures/print/", 1)
