@@ -11,12 +11,13 @@ DEMO := out/demo
 DEMO_EPOCH := 1795996800
 
 REPORT_DEBS := fonts-noto-core fonts-noto-cjk
-TEST_DEBS := $(REPORT_DEBS) chromium
+TEST_DEBS := $(REPORT_DEBS) chromium poppler-utils
 
 .PHONY: report test install bench clean report-debs test-debs
 
-# Debian packages: the Noto fonts (Devanagari, Arabic, CJK labels in the PDF) and chromium (the browser
-# test). Installed when missing and we are root with apt-get; otherwise a warning says what to install.
+# Debian packages: the Noto fonts (Devanagari, Arabic, CJK labels in the PDF), chromium (the browser
+# test) and poppler-utils (pdftoppm: the PDF test reads pages back as pixels). Installed when missing
+# and we are root with apt-get; otherwise a warning says what to install.
 define ensure_debs
 	@missing=$$(for package in $(1); do dpkg -s $$package >/dev/null 2>&1 || echo $$package; done); \
 	if [ -n "$$missing" ]; then \

@@ -40,6 +40,7 @@ class Stages:
 
     def __init__(self, progress: bool, timings: dict[str, float] | None):
         self.progress, self.timings = progress, timings if timings is not None else {}
+        self.details: dict[str, float] = {}  # steps within a stage (the PDF's), for bench/bench_report.py
 
     @contextmanager
     def stage(self, name: str) -> Iterator[None]:
@@ -112,8 +113,12 @@ def downloads_of(folder: Path, numbered: list[tables.Table], drawn: Mapping[str,
     return files
 
 
-def render_version(config: Config, folder: Path, stages: Stages) -> dict[str, Any]:
-    """Render a version folder that already holds results.json/csv; return results.json's content."""
+def render_version(config: Config, folder: Path, stages: Stages,
+                   typesetter: pdf.Typesetter | None = None) -> dict[str, Any]:  # fmt: skip
+    """Render a version folder that already holds results.json/csv; return results.json's content.
+
+    ``typesetter``: a PDF typesetter started ahead of time (build_site starts it before the audit).
+    """
     results = json.loads((folder / "results.json").read_text(encoding="utf-8"))
     datasheet = config.report.datasheet.read_text(encoding="utf-8") if config.report.datasheet else None
     moment, moment_source = build_time(config, results.get("inputs", {}))
@@ -132,7 +137,10 @@ def render_version(config: Config, folder: Path, stages: Stages) -> dict[str, An
         (folder / INDEX_NAME).write_text(render.render_page("appendix.html", page), encoding="utf-8")
         render.copy_stylesheets(folder)
     with stages.stage("pdf"):
-        pdf.write_pdf(folder / INDEX_NAME, folder / pdf_name(page.version), moment)
+        if typesetter is None:
+            pdf.write_pdf(folder / INDEX_NAME, folder / pdf_name(page.version), moment, timings=stages.details)
+        else:
+            typesetter.write_pdf(folder / INDEX_NAME, folder / pdf_name(page.version), moment, timings=stages.details)
     with stages.stage("manifest"):
         manifest.write_manifest(manifest.build_manifest(results, folder, timestamp, moment_source), folder)
     return results
@@ -226,8 +234,11 @@ def _publish(staging: Path, out: Path, version: str, force: bool) -> None:
 
 
 def build_site(config: Config, out: Path, force: bool = False, progress: bool = False,
-               timings: dict[str, float] | None = None) -> Path:  # fmt: skip
-    """Audit the record and publish ``out/<version>/`` with a refreshed ``out/index.html``; return the folder."""
+               timings: dict[str, float] | None = None, details: dict[str, float] | None = None) -> Path:  # fmt: skip
+    """Audit the record and publish ``out/<version>/`` with a refreshed ``out/index.html``; return the folder.
+
+    ``timings`` receives the seconds of each stage, ``details`` those of the steps within the PDF stage.
+    """
     from refsens_report.audit import run_audit
     from refsens_report.results import write_results
 
@@ -240,15 +251,19 @@ def build_site(config: Config, out: Path, force: bool = False, progress: bool = 
     if target.exists() and not force:
         raise _refuse_existing(target)
     stages = Stages(progress, timings)
+    if details is not None:
+        stages.details = details
     created_out = not out.exists()
     out.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=out))
     try:
         folder = staging / config.version
-        with stages.stage("audit"):
-            audit_results = run_audit(config, progress=progress)
-            write_results(audit_results, folder)
-        render_version(config, folder, stages)
+        # the PDF's typesetter starts now, so its start-up overlaps the audit (the audit mostly uses one core)
+        with pdf.Typesetter() as typesetter:
+            with stages.stage("audit"):
+                audit_results = run_audit(config, progress=progress)
+                write_results(audit_results, folder)
+            render_version(config, folder, stages, typesetter=typesetter)
         with stages.stage("index"):
             versions = {**published_versions(out), config.version: folder}
             (staging / INDEX_NAME).write_text(site_index_html(versions), encoding="utf-8")

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
+from datetime import datetime, timezone
+from pathlib import Path
 
 import pypdf
 import pytest
 from conftest import Built
 
-from refsens_report import render
+from refsens_report import pdf, render
 from refsens_report.site import pdf_name
 from refsens_report.tables import ResultsView
 
@@ -124,5 +127,147 @@ def test_figures_with_labels_that_need_shaping_use_outlines_in_the_pdf(built_sit
     print_svg = (built_site.folder / "figures" / "print" / "type-confusion.svg").read_text(encoding="utf-8")
     assert "<text" in site_svg and "नाम" in site_svg
     assert "<text" not in print_svg
-    # Latin-only figures need no copy
-    assert not (built_site.folder / "figures" / "print" / "swap.svg").exists()
+
+
+def test_the_pdf_copy_of_a_latin_figure_keeps_text_placed_by_matplotlib(built_site: Built) -> None:
+    import xml.etree.ElementTree as ET
+
+    site_svg = (built_site.folder / "figures" / "swap.svg").read_text(encoding="utf-8")
+    print_svg = (built_site.folder / "figures" / "print" / "swap.svg").read_text(encoding="utf-8")
+    # the site's labels are anchored for the browser; the PDF's are placed at matplotlib's start points,
+    # since WeasyPrint sets every anchored label in a transparency group of its own
+    assert "text-anchor: middle" in site_svg and "text-anchor" not in print_svg
+    site_texts = [text.text for text in ET.fromstring(site_svg).iter("{http://www.w3.org/2000/svg}text")]
+    print_texts = [text.text for text in ET.fromstring(print_svg).iter("{http://www.w3.org/2000/svg}text")]
+    assert print_texts == site_texts and len(site_texts) > 10
+    # matplotlib's id-only wrappers are gone, and with them most of the nodes WeasyPrint would visit
+    site_nodes, print_nodes = (len(list(ET.fromstring(svg).iter())) for svg in (site_svg, print_svg))
+    assert print_nodes < site_nodes / 2
+    groups = [g for g in ET.fromstring(print_svg).iter("{http://www.w3.org/2000/svg}g") if set(g.attrib) <= {"id"}]
+    assert not groups
+
+
+# --- typeset in runs and composed --------------------------------------------------------------------
+
+
+def test_cut_points_balance_the_runs() -> None:
+    assert pdf.cut_points([10, 10, 10, 10]) == [0, 2]
+    assert pdf.cut_points([1, 1, 1, 100, 1]) == [0, 3]  # the heavy block opens the second run
+    assert pdf.cut_points([100, 1, 1, 1]) == [0, 1]  # every run holds at least one block
+    assert pdf.cut_points([5]) == [0]  # one block: one run
+    assert pdf.cut_points([]) == [0]
+    assert pdf.cut_points([3, 3, 3, 3, 3, 3], parts=3) == [0, 2, 4]
+
+
+def test_a_page_without_main_sections_is_refused() -> None:
+    with pytest.raises(ValueError, match="<main>"):
+        pdf.Page.cut("<html><head></head><body><p>no main</p></body></html>")
+    with pytest.raises(ValueError, match="<section>"):
+        pdf.Page.cut("<html><head></head><body><main><p>loose</p></main></body></html>")
+
+
+def test_every_page_has_its_own_running_header_once(pages_text: list[str]) -> None:
+    # the runs are typeset without headers, the frame draws them: no page may carry two or none
+    for number, text in enumerate(pages_text[1:], start=2):
+        assert len(re.findall(r"Page \d+ of \d+", text)) == 1, number
+        assert text.count("Reference-sensitivity appendix") == 1, number
+
+
+def test_outline_destinations_and_contents_links_point_at_their_pages(reader: pypdf.PdfReader,
+                                                                      pages_text: list[str]) -> None:  # fmt: skip
+    def flatten(entries):
+        for entry in entries:
+            if isinstance(entry, list):
+                yield from flatten(entry)
+            else:
+                yield entry
+
+    outline = list(flatten(reader.outline))
+    titles = [entry.title for entry in outline]
+    for title in ("Headline findings", "Reference swap", "Methods", "Datasheet", "Provenance and downloads"):
+        assert any(title in name for name in titles), (title, titles)
+    for entry in outline:
+        page = reader.get_destination_page_number(entry)
+        assert squash(entry.title.split(" ", 1)[-1])[:30] in squash(pages_text[page]), (entry.title, page)
+    destinations = reader.named_destinations
+    assert not [name for name in destinations if name.startswith("rs-")]  # the frame's own marks are gone
+    for name, destination in destinations.items():
+        if name.startswith(("table-", "figure-")):
+            number = reader.get_destination_page_number(destination)
+            label = ("Table " if name.startswith("table-") else "Figure ") in pages_text[number]
+            assert label, (name, number)
+    # the contents page links each entry to the page its section starts on
+    links = [annotation.get_object() for annotation in reader.pages[1].get("/Annots") or []]
+    assert len(links) >= 10
+    for link in links:
+        target = link.get("/Dest") or link["/A"]["/D"]
+        if isinstance(target, str):
+            target = destinations[target]
+            number = reader.get_destination_page_number(target)
+        else:
+            number = reader.get_page_number(target[0].get_object()) if hasattr(target[0], "get_object") else target[0]
+        assert 2 <= number < len(pages_text)
+
+
+def test_the_pdf_does_not_depend_on_the_number_of_cores(built_site: Built, tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    page = built_site.folder / "index.html"
+    moment = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    forked = pdf.write_pdf(page, tmp_path / "forked.pdf", moment)
+    monkeypatch.setattr(pdf, "_cores", lambda: 1)  # the runs typeset one after the other in this process
+    alone = pdf.write_pdf(page, tmp_path / "alone.pdf", moment)
+    assert forked.read_bytes() == alone.read_bytes()
+    assert forked.read_bytes() == (built_site.folder / pdf_name(built_site.version)).read_bytes()
+
+
+def test_a_run_that_fails_stops_the_pdf_with_its_reason(built_site: Built, tmp_path: Path) -> None:
+    folder = tmp_path / "version"
+    shutil.copytree(built_site.folder, folder)
+    (folder / "figures" / "print" / "band.svg").unlink()
+    (folder / "figures" / "band.svg").unlink()
+    target = folder / "broken.pdf"
+    with pytest.raises(RuntimeError, match=r"typesetting part \d of the PDF failed: .*band\.svg"):
+        pdf.write_pdf(folder / "index.html", target, datetime(2026, 1, 1, tzinfo=timezone.utc))
+    assert not target.exists()
+
+
+def test_the_typesetter_reports_failures_and_stops(tmp_path: Path) -> None:
+    page = tmp_path / "index.html"
+    page.write_text("<html><head></head><body><p>no main</p></body></html>", encoding="utf-8")
+    with pdf.Typesetter() as typesetter:
+        with pytest.raises(RuntimeError, match="typesetting the PDF failed: ValueError: .*<main>"):
+            typesetter.write_pdf(page, tmp_path / "x.pdf", datetime(2026, 1, 1, tzinfo=timezone.utc))
+        process = typesetter.process
+    assert process is None or not process.is_alive()
+    assert not (tmp_path / "x.pdf").exists()
+
+
+def test_the_warm_up_typesets_a_page() -> None:
+    assert pdf.warm_up() > 0
+
+
+def test_every_page_prints_its_body_and_its_furniture(built_site: Built, tmp_path: Path) -> None:
+    # read back as pixels: a run page composed under an opaque frame would keep its text yet print blank
+    if shutil.which("pdftoppm") is None:
+        pytest.skip("pdftoppm (Debian's poppler-utils, installed by make test) is not installed")
+    import subprocess
+
+    from PIL import Image
+
+    document = built_site.folder / pdf_name(built_site.version)
+    subprocess.run(["pdftoppm", "-r", "48", "-gray", "-png", str(document), str(tmp_path / "page")], check=True)
+    pages = sorted(tmp_path.glob("page-*.png"))
+    assert len(pages) == len(pypdf.PdfReader(document).pages)
+    for number, path in enumerate(pages[1:], start=2):
+        image = Image.open(path).convert("L")
+        width, height = image.size
+        ink = [
+            sum(image.crop(box).histogram()[:200])  # pixels darker than the lightest grey
+            for box in (
+                (0, 0, width, height // 12),  # running header
+                (0, height // 10, width, height * 9 // 10),  # the body
+                (0, height * 11 // 12, width, height),  # footer: "Page X of Y"
+            )
+        ]
+        assert all(count > 5 for count in ink), (number, ink)
+

@@ -515,7 +515,7 @@ def test_force_replaces_a_version_in_one_step(built_site: Built, tmp_path: Path,
     shutil.copytree(built_site.folder, other)
     before_other = snapshot(other)
 
-    def quick_render(config, folder, stages):  # the orchestration is under test, not the rendering
+    def quick_render(config, folder, stages, **options):  # the orchestration is under test, not the rendering
         (folder / "rebuilt.txt").write_text("new", encoding="utf-8")
         return json.loads((folder / "results.json").read_text(encoding="utf-8"))
 
