@@ -391,11 +391,37 @@ def compose(frame: bytes, runs: list[bytes], mapping: list[tuple[int, int, int]]
         page[NameObject("/Contents")] = ArrayObject([writer._add_object(save), *existing, writer._add_object(draw)])
     identifier = ByteStringObject(hashlib.md5(b"".join([frame, *runs])).digest())  # noqa: S324 - an identifier
     writer._ID = ArrayObject([identifier, identifier])
+    _retag_subsets(writer)
     # the runs' form XObjects each bring a copy of the same ICC profile through pypdf's clone: keep one
     writer.compress_identical_objects()
     output = io.BytesIO()
     writer.write(output)
     return output.getvalue()
+
+
+def _retag_subsets(writer: Any) -> None:
+    """Name every embedded font subset after its own bytes: ``ABCDEF+Noto-Sans`` with a tag from their hash.
+
+    The frame and the runs are separate WeasyPrint documents, each naming its subsets, so two different
+    subsets of one font could share a tag; PDF requires different subsets of a file to have different tags.
+    """
+    from pypdf.generic import DictionaryObject, NameObject
+
+    for font in writer._objects:
+        if not (isinstance(font, DictionaryObject) and font.get("/Type") == "/Font" and "/DescendantFonts" in font):
+            continue
+        descendant = font["/DescendantFonts"][0].get_object()
+        descriptor = descendant["/FontDescriptor"].get_object()
+        files = [descriptor[key].get_object() for key in ("/FontFile2", "/FontFile3", "/FontFile") if key in descriptor]
+        name = str(font["/BaseFont"])[1:]
+        if not files or "+" not in name:
+            continue
+        digest = hashlib.sha256(files[0].get_data()).digest()
+        tag = "".join(chr(ord("A") + byte % 26) for byte in digest[:6])
+        renamed = NameObject(f"/{tag}+{name.split('+', 1)[1]}")
+        font[NameObject("/BaseFont")] = renamed
+        descendant[NameObject("/BaseFont")] = renamed
+        descriptor[NameObject("/FontName")] = renamed
 
 
 def _stream_data(page: Any) -> list[bytes]:

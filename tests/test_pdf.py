@@ -242,6 +242,32 @@ def test_the_typesetter_reports_failures_and_stops(tmp_path: Path) -> None:
     assert not (tmp_path / "x.pdf").exists()
 
 
+def test_each_font_subset_has_its_own_tag(reader: pypdf.PdfReader) -> None:
+    # the frame and the runs subset fonts separately; PDF wants different subsets under different tags
+    import hashlib
+
+    files_by_name: dict[str, set[str]] = {}
+    seen: set[int] = set()
+
+    def visit(resources) -> None:
+        resources = resources.get_object() if resources is not None else {}
+        for font in (resources.get("/Font") or {}).values():
+            font = font.get_object()
+            descriptor = font["/DescendantFonts"][0].get_object()["/FontDescriptor"].get_object()
+            data = next(descriptor[key] for key in ("/FontFile2", "/FontFile3", "/FontFile") if key in descriptor)
+            files_by_name.setdefault(str(font["/BaseFont"]), set()).add(hashlib.sha256(data.get_object().get_data()).hexdigest())
+            assert descriptor["/FontName"] == font["/BaseFont"]
+        for xobject in (resources.get("/XObject") or {}).values():
+            if xobject.idnum not in seen:
+                seen.add(xobject.idnum)
+                visit(xobject.get_object().get("/Resources"))
+
+    for page in reader.pages:
+        visit(page.get("/Resources"))
+    assert len(files_by_name) >= 5
+    assert all(len(files) == 1 for files in files_by_name.values()), files_by_name
+
+
 def test_the_warm_up_typesets_a_page() -> None:
     assert pdf.warm_up() > 0
 
