@@ -13,6 +13,10 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Callable, Iterator, Sequence
 
 import numpy as np
+
+# np.quantile imports numpy.ma on first use. pandas used to import it at start-up; imported in the middle of an
+# audit of 250,000 items it took 1.2 s instead of 0.15 s, so it is imported here, while the heap is small.
+import numpy.ma  # noqa: F401, E402
 from threadpoolctl import threadpool_limits
 
 SUBSET_STREAMS = {
