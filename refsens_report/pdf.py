@@ -364,6 +364,8 @@ def compose(frame: bytes, runs: list[bytes], mapping: list[tuple[int, int, int]]
     for frame_index, run, run_index in mapping:
         run_page = readers[run].pages[run_index]
         page = writer.pages[frame_index]
+        if [float(value) for value in run_page.mediabox] != [float(value) for value in page.mediabox]:
+            raise RuntimeError(f"page {frame_index + 1} of the PDF: the frame and part {run + 1} differ in size")
         form = DecodedStreamObject()
         form.set_data(b"".join(_stream_data(run_page)))
         form[NameObject("/Type")] = NameObject("/XObject")
