@@ -40,9 +40,10 @@ from typing import Any
 from refsens_report.figures import print_variant
 
 PDF_VARIANT = "pdf/a-3b"  # PDF/A-3 allows embedded files of any type: results.json and results.csv ride along
+# in name order: WeasyPrint writes the embedded-files name tree in this order, and a name tree must be sorted
 ATTACHMENTS = (
-    ("results.json", "The audit results: every row, the config as used, inputs' SHA-256 (refsens-report/results@1)"),
     ("results.csv", "The audit results as one row per statistic (the columns of METHOD.md section 5)"),
+    ("results.json", "The audit results: every row, the config as used, inputs' SHA-256 (refsens-report/results@1)"),
 )
 PARTS = 2  # runs typeset at once; fixed, so the PDF does not depend on the machine's number of cores
 FIGURE_WEIGHT = 100  # an <img> (an SVG figure) costs WeasyPrint about as much as 100 table elements
@@ -388,7 +389,8 @@ def compose(frame: bytes, runs: list[bytes], mapping: list[tuple[int, int, int]]
         save, draw = DecodedStreamObject(), DecodedStreamObject()
         save.set_data(b"q\n")
         draw.set_data(f"\nQ\nq {XOBJECT_NAME} Do Q\n".encode())
-        contents = page["/Contents"]
+        # raw_get: the references themselves (a stream inside an array must stay an indirect object)
+        contents = page.raw_get("/Contents")
         existing = list(contents.get_object()) if isinstance(contents.get_object(), list) else [contents]
         page[NameObject("/Contents")] = ArrayObject([writer._add_object(save), *existing, writer._add_object(draw)])
     identifier = ByteStringObject(hashlib.md5(b"".join([frame, *runs])).digest())  # noqa: S324 - an identifier

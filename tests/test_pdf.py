@@ -268,6 +268,16 @@ def test_each_font_subset_has_its_own_tag(reader: pypdf.PdfReader) -> None:
     assert all(len(files) == 1 for files in files_by_name.values()), files_by_name
 
 
+def test_qpdf_finds_the_composed_pdf_well_formed(built_site: Built) -> None:
+    # an outside reader, stricter than pypdf and poppler (which repair silently): qpdf, through pikepdf
+    import pikepdf
+
+    with pikepdf.open(built_site.folder / pdf_name(built_site.version)) as document:
+        check = getattr(document, "check_pdf_syntax", None) or document.check
+        assert check() == []
+        assert len(document.pages) >= 10
+
+
 def test_the_warm_up_typesets_a_page() -> None:
     assert pdf.warm_up() > 0
 
