@@ -219,9 +219,9 @@ def _typeset(html: str, folder: Path, fetcher: Any, **options: Any) -> Any:
     return weasyprint.HTML(string=html, base_url=str(folder), url_fetcher=fetcher).render(**options)
 
 
-def _typeset_run(html: str, folder: Path, target: Path, report: Any = None) -> RunLayout:
+def _typeset_run(html: str, folder: Path, fetcher: Any, target: Path, report: Any = None) -> RunLayout:
     """Typeset one run into ``target``; tell ``report`` (a pipe end) its layout as soon as it is known."""
-    document = _typeset(html, folder, _offline_fetcher(folder), **_options())
+    document = _typeset(html, folder, fetcher, **_options())
     layout = _layout_of(document)
     if report is not None:
         report.send(("layout", layout))
@@ -235,13 +235,30 @@ def _typeset_run(html: str, folder: Path, target: Path, report: Any = None) -> R
     return layout
 
 
-def _run_in_child(html: str, folder: Path, target: Path, report: Any) -> None:
+def _failure(error: BaseException) -> tuple[str, str]:
+    """Return the message a worker sends back instead of raising: the build raises it, without a traceback."""
+    return ("error", f"{type(error).__name__}: {error}")
+
+
+def _reply(connection: Any, process: Any, doing: str) -> Any:
+    """Return the value a worker sends back; raise RuntimeError naming ``doing`` if it failed or stopped."""
+    try:
+        kind, value = connection.recv()
+    except EOFError:
+        process.join()
+        raise RuntimeError(f"{doing} stopped (exit code {process.exitcode})") from None
+    if kind == "error":
+        raise RuntimeError(f"{doing} failed: {value}")
+    return value
+
+
+def _run_in_child(html: str, folder: Path, fetcher: Any, target: Path, report: Any) -> None:
     """A forked worker: typeset one run; every failure goes back through the pipe, never a traceback."""
     try:
-        _typeset_run(html, folder, target, report)
+        _typeset_run(html, folder, fetcher, target, report)
         report.send(("done", None))
     except BaseException as error:  # noqa: BLE001 - reported to the parent, which raises it
-        report.send(("error", f"{type(error).__name__}: {error}"))
+        report.send(_failure(error))
     finally:
         report.close()
 
@@ -249,42 +266,36 @@ def _run_in_child(html: str, folder: Path, target: Path, report: Any) -> None:
 class _Runs:
     """Typeset the runs: in forked workers where possible, else one after the other in this process."""
 
-    def __init__(self, htmls: list[str], folder: Path, scratch: Path):
+    def __init__(self, htmls: list[str], folder: Path, fetcher: Any, scratch: Path):
         self.targets = [scratch / f"run-{index}.pdf" for index in range(len(htmls))]
         self.workers: list[tuple[Any, Any]] = []
         self.layouts: list[RunLayout] = []
         forked = len(htmls) > 1 and "fork" in multiprocessing.get_all_start_methods() and _cores() > 1
         if not forked:
-            self.layouts = [_typeset_run(html, folder, target) for html, target in zip(htmls, self.targets)]
+            self.layouts = [
+                _typeset_run(html, folder, fetcher, target) for html, target in zip(htmls, self.targets)
+            ]
             return
         context = multiprocessing.get_context("fork")
         for html, target in zip(htmls, self.targets):
             receive, send = context.Pipe(duplex=False)
-            process = context.Process(target=_run_in_child, args=(html, folder, target, send), daemon=True)
+            process = context.Process(target=_run_in_child, args=(html, folder, fetcher, target, send), daemon=True)
             process.start()
             send.close()
             self.workers.append((process, receive))
 
-    def _receive(self, index: int, expected: str) -> Any:
+    def _receive(self, index: int) -> Any:
         process, receive = self.workers[index]
-        try:
-            kind, value = receive.recv()
-        except EOFError:
-            process.join()
-            raise RuntimeError(f"typesetting part {index + 1} of the PDF stopped (exit code {process.exitcode})")
-        if kind == "error":
-            raise RuntimeError(f"typesetting part {index + 1} of the PDF failed: {value}")
-        assert kind == expected, (kind, expected)
-        return value
+        return _reply(receive, process, f"typesetting part {index + 1} of the PDF")
 
     def wait_layouts(self) -> list[RunLayout]:
         if not self.layouts:
-            self.layouts = [self._receive(index, "layout") for index in range(len(self.workers))]
+            self.layouts = [self._receive(index) for index in range(len(self.workers))]
         return self.layouts
 
     def wait_files(self) -> list[Path]:
         for index in range(len(self.workers)):
-            self._receive(index, "done")
+            self._receive(index)
         self.close()
         return self.targets
 
@@ -374,9 +385,10 @@ def compose(frame: bytes, runs: list[bytes], mapping: list[tuple[int, int, int]]
         form[NameObject("/BBox")] = run_page.mediabox
         form[NameObject("/Resources")] = run_page["/Resources"].clone(writer)
         if "/Group" in run_page:
-            form[NameObject("/Group")] = run_page["/Group"].clone(writer)
+            group = run_page["/Group"].clone(writer)
+            form[NameObject("/Group")] = group
             if "/Group" not in page:
-                page[NameObject("/Group")] = run_page["/Group"].clone(writer)
+                page[NameObject("/Group")] = group
         reference = writer._add_object(form.flate_encode())
         # WeasyPrint's pages share one resource dictionary: give this page its own, with the run page added
         resources = DictionaryObject(page["/Resources"].get_object())
@@ -457,7 +469,7 @@ def write_pdf(page: Path, target: Path, build_time: datetime, timings: dict[str,
     appendix = Page.cut(page.read_text(encoding="utf-8"))
     htmls = [appendix.run(indices) for indices in appendix.runs()]
     with tempfile.TemporaryDirectory(prefix="refsens-pdf-") as scratch:
-        runs = _Runs(htmls, folder, Path(scratch))
+        runs = _Runs(htmls, folder, fetcher, Path(scratch))
         try:
             layouts = runs.wait_layouts()
             step("runs laid out")
@@ -547,7 +559,7 @@ def _serve(connection: Any) -> None:
             write_pdf(*job, timings=timings)
             connection.send(("done", timings))
         except BaseException as error:  # noqa: BLE001 - reported to the build, which raises it
-            connection.send(("error", f"{type(error).__name__}: {error}"))
+            connection.send(_failure(error))
 
 
 class Typesetter:
@@ -574,13 +586,7 @@ class Typesetter:
         if self.process is None:
             return write_pdf(page, target, build_time, timings)
         self.connection.send((page, target, build_time))
-        try:
-            kind, value = self.connection.recv()
-        except EOFError:
-            self.process.join()
-            raise RuntimeError(f"the PDF typesetter stopped (exit code {self.process.exitcode})") from None
-        if kind == "error":
-            raise RuntimeError(f"typesetting the PDF failed: {value}")
+        value = _reply(self.connection, self.process, "typesetting the PDF")
         if timings is not None:
             timings.update(value)
         return target

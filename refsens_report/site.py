@@ -137,10 +137,8 @@ def render_version(config: Config, folder: Path, stages: Stages,
         (folder / INDEX_NAME).write_text(render.render_page("appendix.html", page), encoding="utf-8")
         render.copy_stylesheets(folder)
     with stages.stage("pdf"):
-        if typesetter is None:
-            pdf.write_pdf(folder / INDEX_NAME, folder / pdf_name(page.version), moment, timings=stages.details)
-        else:
-            typesetter.write_pdf(folder / INDEX_NAME, folder / pdf_name(page.version), moment, timings=stages.details)
+        write_pdf = pdf.write_pdf if typesetter is None else typesetter.write_pdf
+        write_pdf(folder / INDEX_NAME, folder / pdf_name(page.version), moment, timings=stages.details)
     with stages.stage("manifest"):
         manifest.write_manifest(manifest.build_manifest(results, folder, timestamp, moment_source), folder)
     return results
