@@ -13,7 +13,7 @@ DEMO_EPOCH := 1795996800
 REPORT_DEBS := fonts-noto-core fonts-noto-cjk
 TEST_DEBS := $(REPORT_DEBS) chromium poppler-utils
 
-.PHONY: report test install bench clean report-debs test-debs
+.PHONY: report test install bench clean report-debs test-debs wheel-check
 
 # Debian packages: the Noto fonts (Devanagari, Arabic, CJK labels in the PDF), chromium (the browser
 # test) and poppler-utils (pdftoppm: the PDF test reads pages back as pixels). Installed when missing
@@ -54,6 +54,10 @@ endif
 
 test: $(STAMP) test-debs
 	$(BIN)/python -m pytest -q
+
+# What a user gets from `pip install .`: a wheel in a fresh virtual environment, run from a temporary folder.
+wheel-check: $(STAMP) report-debs
+	PYTHON=$(BIN)/python bash .ci/wheel-check
 
 bench: $(STAMP) report-debs
 	$(BIN)/python bench/bench_audit.py

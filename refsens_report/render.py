@@ -20,12 +20,16 @@ from markupsafe import Markup
 from refsens_report import __version__, formatting, headlines, tables
 from refsens_report.figures import Figure
 from refsens_report.headlines import VersionFigures
+from refsens_report.methods import methods_markdown
 from refsens_report.tables import ResultsView, Table
 
-PROJECT_DIR = Path(__file__).resolve().parent.parent
-# the project is installed editable (pip install -e), so the templates and the Methods text sit beside the package
-TEMPLATES_DIR = PROJECT_DIR / "templates"
-METHODS_MARKDOWN = PROJECT_DIR / "docs" / "methods.md"
+PACKAGE_DIR = Path(__file__).resolve().parent
+# a wheel carries the templates inside the package (pyproject.toml maps them there); a checkout, and the
+# editable install `make` uses, keeps them in the top-level templates/ folder beside the package
+TEMPLATES_DIR = next(
+    (folder for folder in (PACKAGE_DIR / "templates", PACKAGE_DIR.parent / "templates") if folder.is_dir()),
+    PACKAGE_DIR / "templates",
+)
 STYLESHEETS = ("appendix.css", "print.css")
 
 
@@ -81,7 +85,7 @@ class AppendixPage:
     pdf_name: the file name of the PDF beside the page.
     headlines: the headline findings, sentences with their numbers.
     sections: the analysis sections in the paper's order.
-    methods_html: the Methods text (docs/methods.md rendered, raw HTML disabled).
+    methods_html: the Methods text (``methods.methods_markdown()`` rendered, raw HTML disabled).
     settings: the bootstrap and audit settings of this build.
     datasheet_html: the team's datasheet prose rendered, or None when the config names none.
     inputs: input file (as written in the config) to SHA-256.
@@ -430,7 +434,6 @@ def appendix_context(
 ) -> AppendixPage:
     """Return the appendix page's context from results.json, its numbered sections and the datasheet."""
     view = ResultsView.from_json(results)
-    methods = METHODS_MARKDOWN.read_text(encoding="utf-8") if METHODS_MARKDOWN.is_file() else ""
     return AppendixPage(
         dataset_name=results["dataset"]["name"],
         version=results["dataset"]["version"],
@@ -445,7 +448,7 @@ def appendix_context(
         pdf_name=pdf_name,
         headlines=tuple(headlines.headline_sentences(view)),
         sections=tuple(sections),
-        methods_html=render_markdown(methods, heading_shift=1, drop_title=True),
+        methods_html=render_markdown(methods_markdown(), heading_shift=1, drop_title=True),
         settings=build_settings(view),
         datasheet_html=(render_markdown(datasheet_markdown, heading_shift=2, drop_title=True)
                         if datasheet_markdown is not None else None),  # fmt: skip
@@ -476,8 +479,8 @@ def environment() -> jinja2.Environment:
     """Return the jinja2 environment: templates/ folder, autoescape on, undefined variables are errors."""
     if not TEMPLATES_DIR.is_dir():
         raise RuntimeError(
-            f"templates not found at {TEMPLATES_DIR}: install refsens-report from its source tree with "
-            "`pip install -e .` (the templates live beside the package)"
+            f"templates not found at {TEMPLATES_DIR}: the installation is incomplete; reinstall refsens-report "
+            "(`pip install .` from its source tree)"
         )
     return jinja2.Environment(
         loader=jinja2.FileSystemLoader(TEMPLATES_DIR),
