@@ -141,6 +141,11 @@ def bootstrap_p_value(replicates: np.ndarray) -> np.ndarray:
     return np.where(2 * n_defined >= replicates.shape[-1], p_value, np.nan)
 
 
+def significant(p_value: float | None, confidence: float) -> bool:
+    """Return whether a p-value (raw or Holm-adjusted) is below the level 1 - confidence: the one test used."""
+    return p_value is not None and p_value < 1 - confidence
+
+
 def holm(p_values: Sequence[float]) -> list[float]:
     """Return Holm step-down adjusted p-values (monotone, capped at 1), as statsmodels' multipletests."""
     p = np.asarray(p_values, dtype=np.float64)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping
+from typing import Any, Mapping
 
 UNDEFINED = "—"  # an undefined estimate (null in results.json, empty in results.csv)
 
@@ -101,31 +101,3 @@ def format_row(row: Mapping[str, Any]) -> Formatted:
         interval=interval(row["ci_low"], row["ci_high"], decimals, signed),
         bold=signed and excludes_zero(row["ci_low"], row["ci_high"]),
     )
-
-
-class ResultsRows:
-    """The rows of results.json, selectable by column values; each row keeps its index (results.csv line - 2)."""
-
-    def __init__(self, rows: Iterable[Mapping[str, Any]]):
-        self.rows = list(rows)
-        # tables ask for thousands of single rows: group once by (analysis, statistic) to keep lookups short
-        self._groups: dict[tuple[str, str], list[tuple[int, Mapping[str, Any]]]] = {}
-        for index, row in enumerate(self.rows):
-            self._groups.setdefault((row["analysis"], row["statistic"]), []).append((index, row))
-
-    def select(self, analysis: str, statistic: str, **criteria: str) -> list[tuple[int, Mapping[str, Any]]]:
-        """Return (index, row) for every row of a statistic whose columns equal ``criteria``, in results order."""
-        return [
-            (index, row)
-            for index, row in self._groups.get((analysis, statistic), [])
-            if all(row.get(column) == value for column, value in criteria.items())
-        ]
-
-    def one(self, analysis: str, statistic: str, **criteria: str) -> tuple[int, Mapping[str, Any]] | None:
-        """Return the first (index, row) matching, or None when there is none."""
-        found = self.select(analysis, statistic, **criteria)
-        return found[0] if found else None
-
-    def has(self, analysis: str, statistic: str | None = None) -> bool:
-        """Return whether the results hold any row of an analysis (and statistic)."""
-        return any(a == analysis and (statistic is None or s == statistic) for a, s in self._groups)

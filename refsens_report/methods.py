@@ -1,6 +1,7 @@
 """The Methods text: what refsens-report computes, and what it chose where the contract is silent.
 
-The report's Methods section renders ``methods_markdown()``; docs/methods.md is the same text, written by
+The report's Methods section renders ``methods_markdown()``: the shared definitions here, each analysis's own
+(``Analysis.methods``) in the registry's order, and the choices. docs/methods.md is the same text, written by
 ``python -m refsens_report.methods docs/methods.md`` (a test checks the two agree).
 """
 
@@ -8,6 +9,8 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+
+from refsens_report.analyses import ANALYSES
 
 INTRO = """# Methods: what refsens-report computes, and what it chose where the contract is silent
 
@@ -17,34 +20,22 @@ the contract leaves open. The report's Methods section carries the same text.
 
 """
 
-DEFINITIONS = """## Definitions in brief
-
-- **Spans and rules.** A span is `(start, end, type)` in character offsets. Under `strict` a labelling's
+# The definitions every analysis shares; each analysis states its own (``Analysis.methods``), in between.
+GENERAL = """- **Spans and rules.** A span is `(start, end, type)` in character offsets. Under `strict` a labelling's
   spans on an item form a set of `(start, end, type)`; under `relaxed` a set of `(start, end)`. Repeated
   spans count once; under `relaxed` two spans with the same boundaries and different types are one.
 - **F1.** Micro-averaged over items: `F1(O, R) = 100 · 2TP / (2TP + FP + FN)` with TP, FP, FN summed over
   the items; undefined (empty) when `2TP + FP + FN = 0`.
 - **Subsets.** *corpus*: items where annotators A and B are both present. *audited*: items where every
   labelling named in any role is present. *decontaminated*: audited items on which the primary
-  reference's strict set equals neither A's nor B's.
-- **Agreement** (corpus): F1(A, B) per rule; % identical strict sets; type agreement = 100 · TP_strict /
-  TP_relaxed; % third pass; % silent (A ≠ B, no third pass, primary reference = A); default-to-first =
-  silent / (A ≠ B and no third pass).
-- **Neutrality** (audited): rate(R, X) = % of items on which reference R's strict set equals annotator
-  X's; skew = rate(R, A) − rate(R, B); copied = % of items on which R equals at least one annotator.
-- **Swap** (audited): score F1(O, R); delta F1(O, Rᵢ) − F1(O, Rⱼ) for references i < j in config order.
-- **Range** (audited): F1(O, L) for every annotator or reference L ≠ O; range = max − min.
-- **Interaction** (audited): margin = F1(Oᵢ, R) − F1(Oⱼ, R); swing = margin(Rₖ) − margin(Rₗ).
-- **Band**: per rule and output, max(|ci_low|, |ci_high|) of the pooled delta; the overall band is the
-  band of the output whose pooled |delta| is largest.
-- **Uncertainty.** Paired, stratified, prompt-level bootstrap: in each replicate every language's items
+  reference's strict set equals neither A's nor B's."""
+
+UNCERTAINTY = """- **Uncertainty.** Paired, stratified, prompt-level bootstrap: in each replicate every language's items
   are drawn with replacement, n_l from n_l; pooled statistics use all languages' draws together. All
   statistics on one item set use the same draws, so differences are computed inside each replicate.
   Percentile intervals (numpy's linear quantile) over the replicates where the statistic is defined;
   null when fewer than half are. Two-sided bootstrap p = min(1, 2(1 + min(#{s* ≤ 0}, #{s* ≥ 0})) / (B′ + 1)).
-  Holm step-down over every interaction swing row (all languages and pooled, both rules, every pair).
-
-"""
+  Holm step-down over every interaction swing row (all languages and pooled, both rules, every pair)."""
 
 CHOICES = """## Choices where the contract is silent
 
@@ -97,7 +88,8 @@ CHOICES = """## Choices where the contract is silent
 
 def methods_markdown() -> str:
     """Return the Methods text as Markdown (its first line is the page title, which the report drops)."""
-    return INTRO + DEFINITIONS + CHOICES
+    definitions = [GENERAL, *(analysis.methods for analysis in ANALYSES if analysis.methods), UNCERTAINTY]
+    return INTRO + "## Definitions in brief\n\n" + "\n".join(definitions) + "\n\n" + CHOICES
 
 
 if __name__ == "__main__":  # python -m refsens_report.methods docs/methods.md

@@ -17,11 +17,18 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 from markupsafe import Markup
 
-from refsens_report import __version__, formatting, headlines, tables
+from refsens_report import __version__, formatting, tables
+from refsens_report.analyses import ANALYSES
+from refsens_report.analyses.band import overall_band
+from refsens_report.analyses.base import Section
+from refsens_report.analyses.interaction import pooled_swing
+from refsens_report.analyses.neutrality import primary_skew
+from refsens_report.analyses.swap import largest_pooled_delta
 from refsens_report.figures import Figure
-from refsens_report.headlines import VersionFigures
 from refsens_report.methods import methods_markdown
-from refsens_report.tables import ResultsView, Table
+from refsens_report.prose import said
+from refsens_report.tables import Table
+from refsens_report.view import ResultsView
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 # a wheel carries the templates inside the package (pyproject.toml maps them there); a checkout, and the
@@ -34,23 +41,6 @@ STYLESHEETS = ("appendix.css", "print.css")
 
 
 # --- page contexts ---------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Section:
-    """One numbered analysis section: its prose, its figures and tables, or why it does not apply."""
-
-    key: str
-    number: int
-    title: str
-    paragraphs: tuple[str, ...] = ()
-    not_applicable: str | None = None
-    figures: tuple[Figure, ...] = ()
-    tables: tuple[Table, ...] = ()
-
-    @property
-    def anchor(self) -> str:
-        return f"section-{self.key}"
 
 
 @dataclass(frozen=True)
@@ -209,167 +199,48 @@ def render_markdown(text: str, heading_shift: int = 0, drop_title: bool = False)
 
 # --- sections --------------------------------------------------------------------------------------
 
-SECTION_TITLES = {
-    "agreement": "The record and annotator agreement",
-    "neutrality": "Neutrality of each reference",
-    "swap": "Reference swap",
-    "range": "Score range",
-    "interaction": "Interaction between reference and output",
-    "band": "The band against the observed margins",
-    "decontaminated": "The decontaminated subset",
-    "duplicates": "Duplicate robustness",
-    "type_confusion": "Type confusion between the annotators",
-    "leaderboard": "The leaderboard under each reference",
-}
-
-SECTION_QUESTIONS = {
-    "agreement": "How much do the two independent annotator passes agree, and how often did the pipeline's "
-    "adjudication fire?",
-    "neutrality": "Does each reference treat the annotators alike, or does it reproduce one of them more often?",
-    "swap": "How far does a fixed output's score move when only the reference changes?",
-    "range": "What range of scores could a fixed output be given by choosing among the defensible golds?",
-    "interaction": "Does the comparison between two outputs survive a change of reference? The swing is the "
-    "paired interaction, tested inside every bootstrap replicate and Holm-corrected over all swings.",
-    "band": "Which observed margins between the outputs are larger than what the choice of reference alone "
-    "can produce?",
-    "decontaminated": "Does the interaction remain on items where the primary reference copies neither "
-    "annotator?",
-    "duplicates": "Does the result depend on how duplicated items are handled, or on defective copies among them?",
-    "type_confusion": "When the annotators agree on where a span is, do they agree on what it is?",
-    "leaderboard": "With several outputs, does the leaderboard keep its order when the reference changes?",
-}
-
-NO_LEADERBOARD = (
-    "The record has fewer than three ranked outputs (outputs that are not references) or fewer than two "
-    "references, so there is no leaderboard beyond the interaction's margins."
-)
-
-NO_RESULTS = "This analysis produced no results for this record."
-
-
-def _section(key: str, view: ResultsView, figures: Mapping[str, Figure], applies: bool,
-             figure_keys: Sequence[str] = (), table_list: Sequence[Table] = (),
-             extra: Sequence[str] = (), applicability_key: str | None = None) -> Section:  # fmt: skip
-    """Return a section, or its one-sentence reason when it does not apply to this record.
-
-    ``applicability_key`` names the analysis whose sentence explains an empty section that results.json has
-    no sentence for (the range and the band come from the swap's scores).
-    """
-    reason = view.applicability(key)
-    if reason is None and not applies:
-        reason = (view.applicability(applicability_key) if applicability_key else None) or NO_RESULTS
-    if not applies:
-        return Section(key=key, number=0, title=SECTION_TITLES[key], not_applicable=reason)
-    # rows can exist where the analysis proper does not apply (one reference: scores but no swap); print
-    # them under the sentence, so the appendix stays lossless
-    return Section(
-        key=key,
-        number=0,
-        title=SECTION_TITLES[key],
-        paragraphs=(SECTION_QUESTIONS[key], *extra),
-        not_applicable=reason,
-        figures=tuple(figures[name] for name in figure_keys if name in figures),
-        tables=tuple(table_list),
-    )
-
 
 def build_sections(view: ResultsView, figures: Mapping[str, Figure]) -> tuple[list[Section], list[Table]]:
-    """Return the analysis sections in the paper's order, with tables and figures numbered in reading order."""
-    rows = view.rows
-    sections: list[Section] = []
-    record = view.data.get("record", {})
-    labellings = record.get("labellings", {})
-    coverage = ", ".join(f"{name} on {formatting.count(count)}" for name, count in labellings.items())
-    excluded = record.get("excluded", {})
-    record_lines = [f"The record holds {formatting.count(record.get('items'))} items in "
-                    f"{len(record.get('languages', []))} language{'s' if len(record.get('languages', [])) != 1 else ''}. "
-                    f"Labellings present: {coverage} items."]  # fmt: skip
-    if excluded:
-        record_lines.append(
-            "Removed before the analyses: "
-            + ", ".join(f"{formatting.count(value)} items ({name.replace('_', ' ')})" for name, value in excluded.items())
-            + "."
-        )
-    agreement_applies = rows.has("agreement") and len(view.annotators) >= 2
-    agreement_tables = [tables.record_table(view)]
-    if agreement_applies:
-        agreement_tables.append(tables.agreement_table(view))
-    reason = view.applicability("agreement") or (None if agreement_applies else NO_RESULTS)
-    sections.append(
-        Section(
-            key="agreement",
-            number=0,
-            title=SECTION_TITLES["agreement"],
-            paragraphs=(SECTION_QUESTIONS["agreement"], *record_lines),
-            not_applicable=reason,
-            tables=tuple(agreement_tables),
-        )
+    """Return one section per analysis in the registry's order, tables and figures numbered in reading order."""
+    return _numbered([analysis.section(view, figures) for analysis in ANALYSES])
+
+
+def headline_sentences(view: ResultsView) -> list[str]:
+    """Return the headline findings, each a sentence with its numbers and intervals, in the analyses' order."""
+    return [sentence for analysis in ANALYSES for sentence in analysis.headlines(view)]
+
+
+@dataclass(frozen=True)
+class VersionFigures:
+    """The four numbers site/index.html shows for each version, as printed."""
+
+    skew: str
+    skew_reference: str
+    delta: str
+    delta_label: str
+    swing: str
+    swing_p: str
+    band: str
+    band_rule: str
+
+
+def version_figures(view: ResultsView) -> VersionFigures:
+    """Return the headline figures of one version for the site index."""
+    skew = primary_skew(view)
+    delta = largest_pooled_delta(view)
+    swing = pooled_swing(view)
+    band = overall_band(view)
+    return VersionFigures(
+        skew=said(skew),
+        skew_reference=view.primary,
+        delta=said(delta),
+        delta_label=(f"{delta['output']}, {delta['reference']} vs {delta['reference_2']}, {delta['rule']}"
+                     if delta else ""),  # fmt: skip
+        swing=said(swing),
+        swing_p=formatting.p_value(swing["p_holm"]) if swing else formatting.UNDEFINED,
+        band=f"±{formatting.number(band['estimate'], 2)}" if band and band["estimate"] is not None else formatting.UNDEFINED,
+        band_rule=view.main_rule,
     )
-    sections.append(_section("neutrality", view, figures, rows.has("neutrality"), ["neutrality"],
-                             [tables.neutrality_table(view)] if rows.has("neutrality") else []))  # fmt: skip
-    sections.append(_section("swap", view, figures, rows.has("swap"), ["swap"],
-                             [tables.swap_table(view)] if rows.has("swap") else []))  # fmt: skip
-    sections.append(_section("range", view, figures, rows.has("range"), ["range"],
-                             [tables.range_table(view)] if rows.has("range") else [], applicability_key="swap"))  # fmt: skip
-    interaction_applies = rows.has("interaction")
-    sections.append(_section("interaction", view, figures, interaction_applies, ["swing"],
-                             tables.interaction_main_tables(view) if interaction_applies else []))  # fmt: skip
-    band_applies = rows.has("band")
-    band_tables: list[Table] = []
-    band_extra: list[str] = []
-    if band_applies:
-        band_tables.append(tables.band_table(view))
-        if interaction_applies:
-            margins_table, tallies = tables.band_versus_margins(view)
-            band_tables.append(margins_table)
-            for pair, exceeding, compared, band in tallies:
-                band_extra.append(
-                    f"{exceeding} of {compared} observed {view.main_rule} margins {pair} under {view.primary} "
-                    f"(per language and pooled) exceed the {view.main_rule} band of ±{band} F1 points."
-                )
-    sections.append(_section("band", view, figures, band_applies, ["band"], band_tables, band_extra,
-                             applicability_key="swap"))  # fmt: skip
-    sections.append(_section("decontaminated", view, figures, rows.has("decontaminated"), [],
-                             tables.decontaminated_tables(view) if rows.has("decontaminated") else []))  # fmt: skip
-    duplicates = view.data.get("duplicates") or {}
-    duplicate_tables = tables.duplicates_tables(view) if rows.has("duplicates") else []
-    duplicate_extra = []
-    if duplicates.get("available"):
-        duplicate_extra.append(
-            f"Duplicate key '{duplicates.get('key', '')}': {formatting.count(duplicates.get('groups'))} groups "
-            f"holding {formatting.count(duplicates.get('duplicated_items'))} items; "
-            f"{len(duplicates.get('defective_groups') or [])} defective."
-        )
-        if duplicates.get("defective_groups"):
-            duplicate_tables.append(tables.defective_groups_table(view))
-    sections.append(_section("duplicates", view, figures, rows.has("duplicates"), ["duplicates"],
-                             duplicate_tables, duplicate_extra))  # fmt: skip
-    confusion = view.data.get("type_confusion") or {}
-    confusion_applies = bool(confusion.get("available") and confusion.get("cells"))
-    sections.append(_section("type_confusion", view, figures, confusion_applies, ["type-confusion"],
-                             [tables.type_confusion_table(view)] if confusion_applies else [],
-                             applicability_key="agreement"))  # fmt: skip
-    sections.append(leaderboard_section(view, figures))
-    return _numbered(sections)
-
-
-def leaderboard_section(view: ResultsView, figures: Mapping[str, Figure] | None = None) -> Section:
-    """The leaderboard rows (docs/leaderboard.md) with the bump chart and the swing heatmap, or the sentence
-    saying why the record has none."""
-    rows = view.rows
-    if not rows.has("leaderboard", "rank"):
-        return Section(key="leaderboard", number=0, title=SECTION_TITLES["leaderboard"],
-                       not_applicable=view.applicability("leaderboard") or NO_LEADERBOARD)  # fmt: skip
-    paragraphs = [SECTION_QUESTIONS["leaderboard"], *headlines.leaderboard_sentences(view)]
-    section_tables = [*tables.leaderboard_tables(view), tables.rank_agreement_table(view)]
-    if rows.has("leaderboard", "flip"):
-        section_tables.append(tables.flips_table(view))
-    else:
-        paragraphs.append("No pair of outputs changes order between the references.")
-    drawn = figures or {}
-    section_figures = tuple(drawn[key] for key in ("leaderboard-bump", "leaderboard-swings") if key in drawn)
-    return Section(key="leaderboard", number=0, title=SECTION_TITLES["leaderboard"], paragraphs=tuple(paragraphs),
-                   figures=section_figures, tables=tuple(section_tables))  # fmt: skip
 
 
 def _numbered(sections: list[Section]) -> tuple[list[Section], list[Table]]:
@@ -446,7 +317,7 @@ def appendix_context(
         resamples=formatting.count(results.get("resamples")),
         confidence_label=view.confidence_label,
         pdf_name=pdf_name,
-        headlines=tuple(headlines.headline_sentences(view)),
+        headlines=tuple(headline_sentences(view)),
         sections=tuple(sections),
         methods_html=render_markdown(methods_markdown(), heading_shift=1, drop_title=True),
         settings=build_settings(view),
@@ -468,7 +339,7 @@ def version_entry(results: Mapping[str, Any], build_date: str, has_pdf: bool, pd
         build_date=build_date,
         href=f"{version}/index.html",
         pdf_href=f"{version}/{pdf_name}" if has_pdf else None,
-        figures=headlines.version_figures(ResultsView.from_json(results)),
+        figures=version_figures(ResultsView.from_json(results)),
     )
 
 

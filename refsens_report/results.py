@@ -22,7 +22,6 @@ COLUMNS = (
     "subset", "policy", "estimate", "ci_low", "ci_high", "p_value", "p_holm", "n_items",
 )  # fmt: skip
 NUMBER_COLUMNS = ("estimate", "ci_low", "ci_high", "p_value", "p_holm")
-ANALYSIS_ORDER = ("agreement", "neutrality", "swap", "range", "interaction", "band", "decontaminated", "duplicates", "leaderboard")
 
 
 def make_row(**values: Any) -> dict[str, Any]:
@@ -63,8 +62,7 @@ class AuditResults:
     confidence: float
     inputs: dict[str, str]
     record: dict[str, Any] = field(default_factory=dict)
-    duplicates: dict[str, Any] = field(default_factory=dict)
-    type_confusion: dict[str, Any] = field(default_factory=dict)
+    summaries: dict[str, Any] = field(default_factory=dict)  # what analyses say beside the rows, by analysis key
     applicability: dict[str, str | None] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict, compare=False)  # not written: varies by run
 
@@ -82,8 +80,7 @@ class AuditResults:
             "columns": list(COLUMNS),
             "rows": self.rows,
             "record": self.record,
-            "duplicates": self.duplicates,
-            "type_confusion": self.type_confusion,
+            **self.summaries,
             "applicability": self.applicability,
         }
 

@@ -22,9 +22,11 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 from refsens_report import __version__, figures, manifest, pdf, render, tables
+from refsens_report.analyses import figure_makers
 from refsens_report.config import Config, version_problem
 from refsens_report.errors import InputError
 from refsens_report.results import sha256_file
+from refsens_report.view import ResultsView
 
 INDEX_NAME = "index.html"
 STAGING_PREFIX = ".staging-"
@@ -123,9 +125,9 @@ def render_version(config: Config, folder: Path, stages: Stages,
     datasheet = config.report.datasheet.read_text(encoding="utf-8") if config.report.datasheet else None
     moment, moment_source = build_time(config, results.get("inputs", {}))
     timestamp = w3c_timestamp(moment)
-    view = tables.ResultsView.from_json(results)
+    view = ResultsView.from_json(results)
     with stages.stage("figures"):
-        drawn = figures.write_figures(view, folder)
+        drawn = figures.write_figures(view, folder, figure_makers())
     with stages.stage("tables"):
         sections, numbered = render.build_sections(view, drawn)
         write_tables(numbered, folder / "tables")

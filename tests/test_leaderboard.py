@@ -16,7 +16,7 @@ from helpers import audit_items, by_language, labelled, pick, select
 from scipy.stats import kendalltau, rankdata
 from statsmodels.stats.multitest import multipletests
 
-from refsens_report.leaderboard import Leaderboard, average_ranks, holm_floor, pair_orders, rank_agreement
+from refsens_report.analyses.ranking import Leaderboard, average_ranks, holm_floor, pair_orders, rank_agreement
 
 # -- the pure statistics ---------------------------------------------------------------------------------
 

@@ -14,7 +14,8 @@ from conftest import Built
 
 from refsens_report import pdf, render
 from refsens_report.site import pdf_name
-from refsens_report.tables import ResultsView
+from refsens_report.analyses import ANALYSES
+from refsens_report.view import ResultsView
 
 
 def squash(text: str) -> str:
@@ -34,15 +35,15 @@ def pages_text(reader: pypdf.PdfReader) -> list[str]:
 def test_the_pdf_holds_the_headline_numbers_and_every_section_title(built_site: Built, pages_text: list[str]) -> None:
     text = squash(" ".join(pages_text))
     results = json.loads((built_site.folder / "results.json").read_text(encoding="utf-8"))
-    figures = render.headlines.version_figures(ResultsView.from_json(results))
+    figures = render.version_figures(ResultsView.from_json(results))
     for number in (figures.skew, figures.delta, figures.swing):
         estimate, interval = number.split(" ", 1)
         assert squash(estimate) in text and squash(interval) in text, number
     assert squash(figures.band) in text
-    for sentence in render.headlines.headline_sentences(ResultsView.from_json(results)):
+    for sentence in render.headline_sentences(ResultsView.from_json(results)):
         # pypdf may drop the space at a line break, so compare without whitespace
         assert squash(sentence)[:60] in text, sentence
-    for title in [*render.SECTION_TITLES.values(), "Headline findings", "Methods", "Datasheet", "Provenance and downloads"]:
+    for title in [*(analysis.title for analysis in ANALYSES), "Headline findings", "Methods", "Datasheet", "Provenance and downloads"]:
         assert squash(title) in text, title
 
 

@@ -190,7 +190,7 @@ def test_neutral_rule_leaves_no_skew(neutral_results) -> None:  # noqa: ANN001
 def test_audit_flags_the_planted_copy_defect(default_results) -> None:  # noqa: ANN001
     planted = round(SimulationParameters().copy_defect_rate * ITEMS)
     assert planted >= 1
-    assert len(default_results.duplicates["defective_groups"]) >= planted
+    assert len(default_results.summaries["duplicates"]["defective_groups"]) >= planted
 
 
 # --- the command line ----------------------------------------------------------------------------------

@@ -21,7 +21,8 @@ from refsens_report import render, site
 from refsens_report.cli import main
 from refsens_report.config import load_config
 from refsens_report.errors import InputError
-from refsens_report.tables import ResultsView
+from refsens_report.analyses import ANALYSES, figure_makers
+from refsens_report.view import ResultsView
 
 # --- a small DOM from html.parser ------------------------------------------------------------------
 
@@ -136,7 +137,7 @@ def test_every_section_is_present_in_the_papers_order(built_site: Built) -> None
     ids = [node.attrs.get("id") for node in page.iter("section")]
     assert ids == SECTION_IDS
     titles = [squash(section.text()) for section in page.iter("h2")]
-    for title in [*render.SECTION_TITLES.values(), "Headline findings", "Methods", "Datasheet", "Provenance"]:
+    for title in [*(analysis.title for analysis in ANALYSES), "Headline findings", "Methods", "Datasheet", "Provenance"]:
         assert any(title in heading for heading in titles), title
     nav = [node for node in page.iter("nav") if node.attrs.get("id") == "contents"][0]
     assert [a.attrs["href"][1:] for a in nav.iter("a")] == SECTION_IDS
@@ -195,7 +196,7 @@ def render_with_models(hostile_config: Path, tmp_path: Path, misses: dict[str, i
     write_results(run_audit(load_config(config_path)), tmp_path)
     results = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))
     view = ResultsView.from_json(results)
-    sections, numbered = render.build_sections(view, site.figures.write_figures(view, tmp_path) if draw_figures else {})
+    sections, numbered = render.build_sections(view, site.figures.write_figures(view, tmp_path, figure_makers()) if draw_figures else {})
     page = render.appendix_context(results, sections, None, [], "2026-01-01T00:00:00+00:00", "SOURCE_DATE_EPOCH", "x.pdf")
     (tmp_path / "index.html").write_text(render.render_page("appendix.html", page), encoding="utf-8")
     return results, sections, numbered
@@ -241,7 +242,7 @@ def test_tables_are_numbered_captioned_and_downloadable(built_site: Built) -> No
 
 def test_headline_findings_are_sentences_with_numbers(built_site: Built) -> None:
     results = json.loads((built_site.folder / "results.json").read_text(encoding="utf-8"))
-    figures = render.headlines.version_figures(ResultsView.from_json(results))
+    figures = render.version_figures(ResultsView.from_json(results))
     page = parse(built_site.folder / "index.html")
     findings = [node for node in page.iter("section") if node.attrs.get("id") == "findings"][0]
     sentences = [squash(item.text()) for item in findings.iter("li")]
@@ -437,7 +438,7 @@ def test_site_index_lists_every_version_newest_first(built_site: Built, tmp_path
     for a in page.iter("a"):
         assert (out / a.attrs["href"]).is_file(), a.attrs["href"]
     results = json.loads((built_site.folder / "results.json").read_text(encoding="utf-8"))
-    figures = render.headlines.version_figures(ResultsView.from_json(results))
+    figures = render.version_figures(ResultsView.from_json(results))
     text = squash(page.text())
     for number in (figures.skew, figures.delta, figures.swing, figures.band, figures.swing_p):
         assert number in text
@@ -497,7 +498,7 @@ def test_records_without_some_analyses_render_every_section(
     write_results(run_audit(load_config(config_path)), tmp_path)
     results = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))
     view = ResultsView.from_json(results)
-    sections, _ = render.build_sections(view, site.figures.write_figures(view, tmp_path))
+    sections, _ = render.build_sections(view, site.figures.write_figures(view, tmp_path, figure_makers()))
     page = render.appendix_context(results, sections, None, [], "2026-01-01T00:00:00+00:00", "SOURCE_DATE_EPOCH", "x.pdf")
     (tmp_path / "index.html").write_text(render.render_page("appendix.html", page), encoding="utf-8")
     parsed = parse(tmp_path / "index.html")
@@ -565,12 +566,12 @@ def test_the_leaderboard_section_shows_the_bump_chart_and_the_swing_heatmap(four
 def test_headlines_summarise_a_leaderboard_instead_of_listing_every_output(four_outputs) -> None:
     folder, results, _ = four_outputs
     view = ResultsView.from_json(results)
-    assert render.headlines.summarise(view)
+    assert view.at_scale()
     findings = [node for node in parse(folder / "index.html").iter("section") if node.attrs.get("id") == "findings"][0]
     sentences = [squash(item.text()) for item in findings.iter("li")]
     assert all(re.search(r"\d", sentence) and sentence.endswith(".") for sentence in sentences)
     text = " ".join(sentences)
-    figures = render.headlines.version_figures(view)
+    figures = render.version_figures(view)
     assert figures.delta in text and figures.band in text
     delta = [sentence for sentence in sentences if sentence.startswith("The score moves")][0]
     assert "across 5 outputs" in delta and "pooled deltas have intervals excluding zero" in delta
@@ -598,7 +599,7 @@ def test_figures_for_many_outputs_draw_without_warnings(four_outputs) -> None:
     assert len(view.outputs) > figures.MAX_PANELS  # the swap and range figures lay outputs out as rows
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # e.g. "constrained_layout not applied because axes sizes collapsed"
-        for draw in figures.FIGURES:
+        for draw in figure_makers():
             with figures._style():
                 drawn = draw(view)
                 if drawn is not None:

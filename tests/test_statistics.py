@@ -512,7 +512,7 @@ def duplicate_results(tmp_path_factory):
 
 
 def test_defective_group_is_found_and_listed(duplicate_results):
-    duplicates = duplicate_results.duplicates
+    duplicates = duplicate_results.summaries["duplicates"]
     assert duplicates["groups"] == 3 and duplicates["duplicated_items"] == 6
     assert duplicates["defective_groups"] == [
         {"key": "g1", "items": ["x1", "x2"], "item": "x1", "reference": R, "copies": A}
@@ -607,7 +607,7 @@ def test_duplicate_key_name_is_configurable(tmp_path):
         if "dup_key" in line["meta"]:
             line["meta"]["group"] = line["meta"].pop("dup_key")
     results = audit_items(tmp_path, items, audit={"resamples": 20, "duplicate_key": "group"})
-    assert [g["key"] for g in results.duplicates["defective_groups"]] == ["g1"]
+    assert [g["key"] for g in results.summaries["duplicates"]["defective_groups"]] == ["g1"]
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -783,7 +783,7 @@ def test_results_json_keys_and_provenance(tmp_path):
 def test_type_confusion_counts_boundary_matched_pairs(main_results):
     # corpus boundary matches of A and B: en-1 (05: PER/PER, 1015: LOC/ORG), en-2 (04: PER/PER),
     # en-3 (26: A's LOC and ORG against B's LOC), de-1 (02: PER/PER)
-    cells = {(c["type_a"], c["type_b"]): c["count"] for c in main_results.type_confusion["cells"]}
+    cells = {(c["type_a"], c["type_b"]): c["count"] for c in main_results.summaries["type_confusion"]["cells"]}
     assert cells == {("PER", "PER"): 3, ("LOC", "ORG"): 1, ("LOC", "LOC"): 1, ("ORG", "LOC"): 1}
 
 

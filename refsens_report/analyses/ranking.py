@@ -1,4 +1,7 @@
-"""The leaderboard under every reference: scores, ranks, rank agreement and order flips (docs/leaderboard.md).
+"""The leaderboard's statistics: scores, ranks, rank agreement and order flips under every reference.
+
+The compute half of the leaderboard analysis (``analyses/leaderboard.py`` holds its report; docs/leaderboard.md
+defines the rows).
 
 Everything is computed from one array per rule, ``scores[output, reference, group, 1 + replicate]`` (F1 on
 the audited items, replicate 0 the point estimate), drawn from the same ``audited`` stream as the swap and
@@ -14,15 +17,16 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
-from refsens_report.bootstrap import bootstrap_p_value, percentile_interval
+from refsens_report.bootstrap import bootstrap_p_value, percentile_interval, significant
 from refsens_report.config import Config
 from refsens_report.formulas import F1
+from refsens_report.record import POOLED
 from refsens_report.results import make_row
 
-if TYPE_CHECKING:  # audit.py imports this module
-    from refsens_report.audit import Estimator
+if TYPE_CHECKING:
+    from refsens_report.estimator import Estimator
 
-MIN_OUTPUTS = 3  # with two outputs the leaderboard is the interaction's single margin
+MIN_OUTPUTS = 3  # ranked outputs a leaderboard needs: with two, it is the interaction's single margin
 UNDEFINED = 2  # pair-order code for a pair with an undefined score (orders are -1, 0, +1)
 
 
@@ -130,21 +134,20 @@ def leaderboard_rows(
     groups, n_items, env = estimator.environment(
         [column for score in scores_of.values() for column in score.columns()], mask, "audited"
     )
-    with estimator.stopwatch.stage("analyses"):
-        holm = swing_holm(swings) if swings is not None else None
-        rows: list[dict[str, Any]] = []
-        for rule in rules:
-            scores = np.stack([np.stack([env.value(scores_of[rule, o, r]) for r in references]) for o in outputs])
-            env.forget()
-            board = Leaderboard(scores, outputs, references, groups, n_items, config.audit.confidence)
-            rows += board.rows(rule, holm)
-        if holm:
-            rows.append(
-                make_row(analysis="leaderboard", statistic="holm_floor", language="pooled", subset="audited",
-                         estimate=holm_floor(sum(p is not None for p in holm.values()), config.audit.resamples),
-                         n_items=n_items[-1])
-            )  # fmt: skip
-        estimator.progress.finish()  # the leaderboard's draws come after the other item sets' progress line
+    holm = swing_holm(swings) if swings is not None else None
+    rows: list[dict[str, Any]] = []
+    for rule in rules:
+        scores = np.stack([np.stack([env.value(scores_of[rule, o, r]) for r in references]) for o in outputs])
+        env.forget()
+        board = Leaderboard(scores, outputs, references, groups, n_items, config.audit.confidence)
+        rows += board.rows(rule, holm)
+    if holm:
+        rows.append(
+            make_row(analysis="leaderboard", statistic="holm_floor", language=POOLED, subset="audited",
+                     estimate=holm_floor(sum(p is not None for p in holm.values()), config.audit.resamples),
+                     n_items=n_items[-1])
+        )  # fmt: skip
+    estimator.progress.finish()  # the leaderboard's draws come after the other item sets' progress line
     return rows
 
 
@@ -184,10 +187,9 @@ class Leaderboard:
         rows += self._per_reference_pair(rule, "kendall_tau", np.stack([tau for tau, _ in agreement]))
         rows += self._per_reference_pair(rule, "flips", np.stack([discordant for _, discordant in agreement]))
         if holm is not None:
-            significant = np.array([[sum(r["p_holm"] is not None and r["p_holm"] < 1 - self.confidence
-                                         for r in pair if r["language"] == group) for group in self.groups]
-                                    for pair in flips], dtype=np.float64)  # fmt: skip
-            rows += self._per_reference_pair(rule, "flips_significant", significant[:, :, None], interval=False)
+            tally = np.array([[sum(significant(r["p_holm"], self.confidence) for r in pair if r["language"] == group)
+                               for group in self.groups] for pair in flips], dtype=np.float64)  # fmt: skip
+            rows += self._per_reference_pair(rule, "flips_significant", tally[:, :, None], interval=False)
         rows += self._rank_change(rule)
         return rows + [row for pair in flips for row in pair]
 

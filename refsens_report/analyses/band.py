@@ -1,0 +1,258 @@
+"""The sensitivity band: how far a score can move from the choice of reference alone, against the margins.
+
+Computed from the swap's pooled deltas after estimation (METHOD.md section 3): per rule and output,
+max(|ci_low|, |ci_high|) of its pooled deltas; the overall band is that of the output whose pooled |delta| is
+largest. The report compares the observed margins between outputs with it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Mapping
+
+from refsens_report import formatting
+from refsens_report.analyses.base import Analysis, AuditContext, Rows, Section, section
+from refsens_report.config import Config
+from refsens_report.estimator import Estimator
+from refsens_report.figures import (
+    OKABE_ITO, WIDTH, Figure, height, interval_point, language_axis, mpl, plain, subplots, top_legend, zero_line,
+)  # fmt: skip
+from refsens_report.prose import count_phrase
+from refsens_report.record import POOLED
+from refsens_report.results import make_row
+from refsens_report.tables import Table, label, mark_repeats, stat_cell
+from refsens_report.view import ResultsView, Row
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure as MplFigure
+
+
+def band_rows(rows: list[dict[str, Any]], config: Config, n_audited: int) -> list[dict[str, Any]]:
+    """Return the sensitivity band per rule and output, and overall (METHOD.md section 3, band)."""
+    bands: list[dict[str, Any]] = []
+    for rule in config.audit.rules:
+        deltas = [
+            row for row in rows
+            if row["analysis"] == "swap" and row["statistic"] == "delta" and row["rule"] == rule
+            and row["language"] == POOLED
+        ]  # fmt: skip
+        per_output: dict[str, tuple[float | None, float]] = {}
+        for output in config.roles.outputs:
+            mine = [row for row in deltas if row["output"] == output]
+            if not mine:
+                continue
+            # With more than two references an output has several deltas: its band covers all of them.
+            widths = [max(abs(r["ci_low"]), abs(r["ci_high"])) for r in mine if r["ci_low"] is not None]
+            largest = max((abs(r["estimate"]) for r in mine if r["estimate"] is not None), default=-1.0)
+            per_output[output] = (max(widths) if widths else None, largest)
+            bands.append(
+                make_row(analysis="band", statistic="band", rule=rule, language=POOLED, output=output,
+                         subset="audited", estimate=per_output[output][0], n_items=n_audited)
+            )  # fmt: skip
+        if per_output:
+            widest = max(per_output, key=lambda output: per_output[output][1])
+            bands.append(
+                make_row(analysis="band", statistic="band", rule=rule, language=POOLED, subset="audited",
+                         estimate=per_output[widest][0], n_items=n_audited)
+            )  # fmt: skip
+    return bands
+
+
+def finish(context: AuditContext, estimator: Estimator, rows: Rows) -> Rows:
+    """The band rows, from the swap deltas already estimated."""
+    return band_rows(rows, context.config, int(context.subsets.audited.sum()))
+
+
+def applicability(context: AuditContext) -> dict[str, str | None]:
+    return {
+        "band": None if len(context.config.roles.references) >= 2 else "The band is built from the reference-swap deltas, and one reference gives none.",
+    }  # fmt: skip
+
+
+# --- the report ------------------------------------------------------------------------------------
+
+
+def band_table(view: ResultsView) -> Table:
+    """The reference-sensitivity band per rule and output."""
+    rows = []
+    for rule in view.rules:
+        for found in view.rows.select("band", "band", rule=rule, language=POOLED):
+            rows.append([label(rule), label(found[1]["output"] or "all outputs (largest)"), stat_cell(found)])
+    return Table(
+        key="band",
+        title="Reference-sensitivity band",
+        caption=(
+            "The band is the largest absolute end of the pooled swap-delta interval: how far a score can move "
+            "from the choice of reference alone, in F1 points. The overall band is that of the output whose "
+            "pooled |Δ| is largest. A margin smaller than the band is not robust to the choice of reference."
+        ),
+        columns=("Rule", "Output", "Band"),
+        rows=mark_repeats(rows, 1),
+    )
+
+
+def band_versus_margins(view: ResultsView) -> tuple[Table, list[tuple[str, int, int, str]]]:
+    """Observed margins under the primary reference against the overall band; return the table and the tallies."""
+    rule = view.main_rule
+    band_found = view.rows.one("band", "band", rule=rule, language=POOLED, output="")
+    band = band_found[1]["estimate"] if band_found else None
+    rows = []
+    tallies = []
+    for output, output_2 in view.output_pairs():
+        exceeding = compared = 0
+        for language in view.languages:
+            found = view.rows.one(
+                "interaction", "margin", rule=rule, language=language, output=output, output_2=output_2,
+                reference=view.primary,
+            )  # fmt: skip
+            margin = found[1]["estimate"] if found else None
+            verdict = formatting.UNDEFINED
+            if margin is not None and band is not None:
+                # a comparison of two printed numbers, not a new statistic
+                compared += 1
+                exceeds = abs(margin) > band
+                exceeding += exceeds
+                verdict = "exceeds the band" if exceeds else "within the band"
+            rows.append([label(f"{output} − {output_2}"), label(language), stat_cell(found), label(verdict)])
+        tallies.append((f"{output} − {output_2}", exceeding, compared, formatting.number(band, 2)))
+    table = Table(
+        key="band-margins",
+        title="Observed margins against the band",
+        caption=(
+            f"Margin between the outputs under the primary reference ({view.primary}), {rule} rule, per language "
+            f"and pooled, F1 points, on the audited subset, compared with the overall {rule} band "
+            f"(±{formatting.number(band, 2)} F1 points)."
+        ),
+        columns=("Outputs", "Language", f"Margin [{view.confidence_label}]", "Against the band"),
+        rows=mark_repeats(rows, 1),
+    )
+    return table, tallies
+
+
+def band_margins(view: ResultsView) -> tuple[MplFigure, Figure] | None:
+    """Observed margins under the primary reference against the shaded ± band."""
+    matplotlib = mpl()
+    rule = view.main_rule
+    band_row = view.row("band", "band", rule=rule, language=POOLED, output="")
+    if band_row is None or band_row["estimate"] is None or not view.output_pairs():
+        return None
+    band = band_row["estimate"]
+    output, output_2 = view.output_pairs()[0]
+    languages = view.languages
+    figure, axis = subplots(figsize=(WIDTH, height(len(languages))))
+    positions = language_axis(axis, languages)
+    axis.axvspan(-band, band, color="#E69F00", alpha=0.18, linewidth=0, zorder=0)
+    zero_line(axis)
+    exceeding = 0
+    for language in languages:
+        row = view.row("interaction", "margin", rule=rule, language=language, output=output, output_2=output_2,
+                   reference=view.primary)  # fmt: skip
+        outside = bool(row and row["estimate"] is not None and abs(row["estimate"]) > band)
+        exceeding += outside
+        interval_point(axis, positions[language], row, OKABE_ITO[0], "o", filled=outside)
+    axis.set_xlabel(plain(f"Margin F1({output}) − F1({output_2}) under {view.primary} (F1 points)"))
+    top_legend(
+        figure,
+        [
+            matplotlib.patches.Patch(color="#E69F00", alpha=0.35, label=f"band ±{formatting.number(band, 2)}"),
+            matplotlib.lines.Line2D([], [], color=OKABE_ITO[0], marker="o", markersize=4.5, label="margin beyond the band"),
+            matplotlib.lines.Line2D([], [], color=OKABE_ITO[0], marker="o", markersize=4.5, markerfacecolor="white",
+                   label="margin within the band"),
+        ],
+    )
+    return figure, Figure(
+        key="band",
+        title="Observed margins against the band",
+        caption=(
+            f"Margin between {output} and {output_2} under the primary reference ({view.primary}), {rule} rule, "
+            f"with {view.confidence_label}, per language and pooled, against the shaded {rule} "
+            f"reference-sensitivity band (±{formatting.number(band, 2)} F1 points). A margin inside the band could "
+            "be produced by the choice of reference alone."
+        ),
+        alt=(
+            f"Margins per language as points with intervals over a shaded band of ±{formatting.number(band, 2)} "
+            f"F1 points; {exceeding} of {len(languages)} margins lie beyond the band."
+        ),
+    )
+
+
+def overall_band(view: ResultsView, rule: str | None = None) -> Row | None:
+    """Return the overall band (empty output) for a rule, strict by default."""
+    return view.row("band", "band", rule=rule or view.main_rule, language=POOLED, output="")
+
+
+def margins_beyond_band(view: ResultsView) -> tuple[int, int, Row | None]:
+    """Return how many printed margins under the primary reference exceed the band, of how many, and the band."""
+    band = overall_band(view)
+    if band is None or band["estimate"] is None or not view.output_pairs():
+        return 0, 0, band
+    output, output_2 = view.output_pairs()[0]
+    exceeding = compared = 0
+    for language in view.languages:
+        margin = view.row("interaction", "margin", rule=view.main_rule, language=language, output=output,
+                      output_2=output_2, reference=view.primary)  # fmt: skip
+        if margin and margin["estimate"] is not None:
+            compared += 1
+            exceeding += abs(margin["estimate"]) > band["estimate"]
+    return exceeding, compared, band
+
+
+def pooled_margins_beyond_band(view: ResultsView, band: Row) -> tuple[int, int]:
+    """Return how many pooled margins (main rule, primary reference, every pair of outputs) exceed the band."""
+    margins = [row for _, row in view.rows.select("interaction", "margin", rule=view.main_rule, language=POOLED,
+                                                  reference=view.primary) if row["estimate"] is not None]  # fmt: skip
+    return sum(abs(row["estimate"]) > band["estimate"] for row in margins), len(margins)
+
+
+def headlines(view: ResultsView) -> list[str]:
+    """The band, and how many observed margins under the primary reference exceed it."""
+    rule = view.main_rule
+    exceeding, compared, band = margins_beyond_band(view)
+    if band is None or band["estimate"] is None:
+        return []
+    sentence = f"The {rule} reference-sensitivity band is ±{formatting.number(band['estimate'], 2)} F1 points"
+    if view.at_scale():
+        exceeding, compared = pooled_margins_beyond_band(view, band)
+        sentence += (
+            f": {count_phrase(exceeding, compared, 'pooled margins')} between pairs of outputs under "
+            f"{view.primary} exceed it; a margin inside the band could come from the choice of reference alone."
+        )
+    elif compared:
+        sentence += (
+            f": {count_phrase(exceeding, compared, 'observed margins')} under {view.primary} (per language "
+            f"and pooled) exceed it; a margin inside the band could come from the choice of reference alone."
+        )
+    else:
+        sentence += "."
+    return [sentence]
+
+
+def _section(view: ResultsView, drawn: Mapping[str, Figure]) -> Section:
+    applies = view.rows.has("band")
+    band_tables: list[Table] = []
+    tallies_said: list[str] = []
+    if applies:
+        band_tables.append(band_table(view))
+        if view.rows.has("interaction"):
+            margins_table, tallies = band_versus_margins(view)
+            band_tables.append(margins_table)
+            for pair, exceeding, compared, band in tallies:
+                tallies_said.append(
+                    f"{exceeding} of {compared} observed {view.main_rule} margins {pair} under {view.primary} "
+                    f"(per language and pooled) exceed the {view.main_rule} band of ±{band} F1 points."
+                )
+    return section(ANALYSIS, view, drawn, applies, ["band"], band_tables, tallies_said, applicability_key="swap")
+
+
+ANALYSIS = Analysis(
+    key="band",
+    title="The band against the observed margins",
+    question="Which observed margins between the outputs are larger than what the choice of reference alone "
+    "can produce?",
+    methods="""- **Band**: per rule and output, max(|ci_low|, |ci_high|) of the pooled delta; the overall band is the
+  band of the output whose pooled |delta| is largest.""",
+    finish=finish,
+    applicability=applicability,
+    section=_section,
+    figures=(band_margins,),
+    headlines=headlines,
+)

@@ -1,0 +1,169 @@
+"""What every analysis is made of: its statistics, its place in the audit, and its section of the report.
+
+An analysis module builds one ``Analysis`` and the registry (``refsens_report.analyses.ANALYSES``) lists them
+in order. The audit asks each for the statistics to estimate (``estimates``), lets it add rows computed from
+the estimated ones (``finish``: Holm, the band, the leaderboard) and asks why it does not apply
+(``applicability``); the report asks each for its section, its figures and its headline sentences.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+
+import numpy as np
+
+from refsens_report.config import Config
+from refsens_report.figures import Figure
+from refsens_report.formulas import Expr
+from refsens_report.tables import Table
+from refsens_report.view import ResultsView
+
+if TYPE_CHECKING:
+    from refsens_report.counts import ItemCounts
+    from refsens_report.estimator import Estimator
+    from refsens_report.record import Record
+    from refsens_report.subsets import DefectiveGroup, DuplicateGroups, Subsets
+
+Rows = list[dict[str, Any]]
+
+TESTED = {"swing", "delta", "skew", "margin"}  # statistics that carry a bootstrap p-value
+
+
+@dataclass(frozen=True)
+class Stat:
+    """One statistic to estimate per language and pooled, with its results-contract labels."""
+
+    analysis: str
+    statistic: str
+    expr: Expr
+    rule: str = ""
+    output: str = ""
+    output_2: str = ""
+    reference: str = ""
+    reference_2: str = ""
+    policy: str = ""
+
+    @property
+    def tested(self) -> bool:
+        return self.statistic in TESTED
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """Statistics to estimate on one item set, with the random stream its draws come from."""
+
+    stats: list[Stat]
+    mask: np.ndarray | None  # None: the record cannot form this item set
+    subset: str  # the results' subset column
+    stream: str  # bootstrap.SUBSET_STREAMS key: statistics on one stream share their draws
+
+
+@dataclass
+class AuditContext:
+    """What the analyses see of the audit: the config, the record, its per-item counts and item sets."""
+
+    config: Config
+    record: "Record"
+    counts: "ItemCounts"
+    groups: "DuplicateGroups"
+    defective: "list[DefectiveGroup]"
+    subsets: "Subsets"
+
+    @property
+    def has_annotators(self) -> bool:
+        """Return whether the record names two annotator passes (agreement, neutrality, decontamination)."""
+        return len(self.config.roles.annotators) >= 2
+
+    @property
+    def third_pass_known(self) -> bool:
+        """Return whether every corpus item records whether a third pass fired (meta.third_pass)."""
+        corpus = self.subsets.corpus
+        return bool(
+            corpus is not None
+            and corpus.any()
+            and all("third_pass" in self.record.items[i].meta for i in np.flatnonzero(corpus))
+        )
+
+
+@dataclass(frozen=True)
+class Section:
+    """One numbered analysis section: its prose, its figures and tables, or why it does not apply."""
+
+    key: str
+    number: int
+    title: str
+    paragraphs: tuple[str, ...] = ()
+    not_applicable: str | None = None
+    figures: tuple[Figure, ...] = ()
+    tables: tuple[Table, ...] = ()
+
+    @property
+    def anchor(self) -> str:
+        return f"section-{self.key}"
+
+
+NO_RESULTS = "This analysis produced no results for this record."
+
+
+def _nothing(*_: Any) -> list:
+    return []
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """One analysis of METHOD.md: its statistics, when it applies, and its section of the report.
+
+    key: the results' ``analysis`` column and the section's anchor.
+    title, question: the section's heading and first sentence.
+    methods: its definition in the Methods text (Markdown list items; '' when another analysis's covers it).
+    estimates: the statistics to estimate, each on its item set.
+    finish: rows computed from the estimated rows (after every analysis before it has finished).
+    applicability: results.json ``applicability`` entries: None, or the sentence saying why it does not apply.
+    summary: what results.json says beside the rows under the analysis's key (None: nothing).
+    section: the report section, given the results and every drawn figure by key.
+    figures: functions drawing its figures (each returns None when it has nothing to show).
+    headlines: its headline sentences.
+    """
+
+    key: str
+    title: str
+    question: str
+    section: Callable[[ResultsView, Mapping[str, Figure]], Section]
+    methods: str = ""
+    estimates: Callable[[AuditContext], list[Estimate]] = _nothing
+    finish: Callable[[AuditContext, "Estimator", Rows], Rows] = _nothing
+    applicability: Callable[[AuditContext], dict[str, str | None]] | None = None
+    summary: Callable[[AuditContext], Any] | None = None
+    figures: tuple[Callable[[ResultsView], Any], ...] = ()
+    headlines: Callable[[ResultsView], list[str]] = _nothing
+
+    def why_not(self, context: AuditContext) -> dict[str, str | None]:
+        """Return the analysis's applicability entries (an analysis that always applies says None)."""
+        return self.applicability(context) if self.applicability else {self.key: None}
+
+
+def section(analysis: Analysis, view: ResultsView, drawn: Mapping[str, Figure], applies: bool,
+            figure_keys: Sequence[str] = (), tables: Sequence[Table] = (), extra: Sequence[str] = (),
+            applicability_key: str | None = None) -> Section:  # fmt: skip
+    """Return an analysis's section, or its one-sentence reason when it does not apply to this record.
+
+    ``applicability_key`` names the analysis whose sentence explains an empty section that results.json has
+    no sentence for (the range and the band come from the swap's scores).
+    """
+    reason = view.applicability(analysis.key)
+    if reason is None and not applies:
+        reason = (view.applicability(applicability_key) if applicability_key else None) or NO_RESULTS
+    if not applies:
+        return Section(key=analysis.key, number=0, title=analysis.title, not_applicable=reason)
+    # rows can exist where the analysis proper does not apply (one reference: scores but no swap); print
+    # them under the sentence, so the appendix stays lossless
+    return Section(
+        key=analysis.key,
+        number=0,
+        title=analysis.title,
+        paragraphs=(analysis.question, *extra),
+        not_applicable=reason,
+        figures=tuple(drawn[name] for name in figure_keys if name in drawn),
+        tables=tuple(tables),
+    )

@@ -1,0 +1,523 @@
+"""The leaderboard under each reference: ranks with intervals, Kendall's tau-b, order flips, rank changes.
+
+Applies with three or more ranked outputs (outputs that are not themselves references) and two or more
+references. Its statistics are computed in ``ranking.py`` after Holm, on the audited draws the swap and the
+interaction used (docs/leaderboard.md); this module is the analysis: when it applies, its tables, figures and
+sentences.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, Mapping
+
+import numpy as np
+
+from refsens_report import formatting
+from refsens_report.analyses.base import Analysis, AuditContext, Rows, Section
+from refsens_report.analyses.interaction import floor_caveat
+from refsens_report.analyses.ranking import MIN_OUTPUTS, leaderboard_rows, ranked_outputs
+from refsens_report.estimator import Estimator
+from refsens_report.figures import INK, MARKERS, MUTED, OKABE_ITO, WIDTH, Figure, mpl, plain, subplots
+from refsens_report.prose import said
+from refsens_report.record import POOLED
+from refsens_report.tables import Cell, Table, label, long_layout, mark_repeats, p_cell, stat_cell
+from refsens_report.view import ResultsView
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure as MplFigure
+
+
+def finish(context: AuditContext, estimator: Estimator, rows: Rows) -> Rows:
+    """The leaderboard rows, after Holm (flip rows carry their swing's Holm p), on the audited draws."""
+    return leaderboard_rows(estimator, context.subsets.audited, context.config, rows)
+
+
+def applicability(context: AuditContext) -> dict[str, str | None]:
+    config = context.config
+    applies = len(ranked_outputs(config)) >= MIN_OUTPUTS and len(config.roles.references) >= 2
+    return {
+        "leaderboard": None if applies else "A leaderboard needs three or more scored outputs (that are not themselves references) and two or more references.",
+    }  # fmt: skip
+
+
+# --- the report ------------------------------------------------------------------------------------
+
+
+def leaderboard_tables(view: ResultsView) -> list[Table]:
+    """The leaderboard: the paper-style wide table, or in long layout a board per reference (outputs in rank
+    order) and a table of how likely each rank is to move."""
+    pairs = view.reference_pairs()
+    if not long_layout(view, 2 * len(view.references) + len(pairs)):
+        return [leaderboard_table(view)]
+    rows = view.rows
+    outputs = view.ranked_outputs()
+    board_rows = []
+    for rule in view.rules:
+        for language in view.languages:
+            for reference in view.references:
+                found = {output: rows.one("leaderboard", "rank", rule=rule, language=language, output=output,
+                                          reference=reference) for output in outputs}  # fmt: skip
+
+                def position(output: str) -> tuple[float, int]:
+                    rank = found[output][1]["estimate"] if found[output] else None
+                    return (rank if rank is not None else float("inf"), outputs.index(output))
+
+                for output in sorted(outputs, key=position):  # an ordering of printed ranks, not a new number
+                    board_rows.append([
+                        label(rule), label(language), label(reference), label(output),
+                        stat_cell(rows.one("leaderboard", "score", rule=rule, language=language, output=output,
+                                           reference=reference)),
+                        stat_cell(found[output]),
+                    ])  # fmt: skip
+    board = Table(
+        key="leaderboard",
+        title="The leaderboard under each reference",
+        caption=(
+            "Micro-F1 (F1 points) and rank (1 = highest; ties share their average rank) of every ranked output "
+            "(an output that is not itself a reference) under each reference, outputs in rank order, on the "
+            f"audited subset, with {view.confidence_label}s from the same paired bootstrap as the swings."
+        ),
+        columns=("Rule", "Language", "Reference", "Output", f"F1 [{view.confidence_label}]",
+                 f"Rank [{view.confidence_label}]"),  # fmt: skip
+        rows=mark_repeats(board_rows, 3),
+        widths=(8, 10, 14, 30),
+    )
+    move_rows = []
+    for rule in view.rules:
+        for language in view.languages:
+            for output in outputs:
+                cells = [label(rule), label(language), label(output)]
+                cells += [stat_cell(rows.one("leaderboard", "p_rank_change", rule=rule, language=language,
+                                             output=output, reference=first, reference_2=second))
+                          for first, second in pairs]  # fmt: skip
+                move_rows.append(cells)
+    moves = Table(
+        key="rank-moves",
+        title="How likely is each rank to move?",
+        caption=(
+            "Share of bootstrap replicates in which the output's rank under the first reference of a pair differs "
+            "from its rank under the second, audited subset."
+        ),
+        columns=("Rule", "Language", "Output", *(f"{first} → {second}" for first, second in pairs)),
+        groups=(("", 3), ("P(rank moves)", len(pairs))),
+        rows=mark_repeats(move_rows, 2),
+        widths=(8, 10, 26),
+    )
+    return [board, moves]
+
+
+def leaderboard_table(view: ResultsView) -> Table:
+    """Each ranked output's score and rank under every reference, and how likely its rank is to move."""
+    rows = view.rows
+    pairs = view.reference_pairs()
+    columns: list[str] = ["Rule", "Language", "Output"]
+    groups: list[tuple[str, int]] = [("", 3)]
+    for reference in view.references:
+        columns += ["F1", "Rank"]
+        groups.append((reference, 2))
+    for first, second in pairs:
+        columns.append("P(rank moves)" if len(pairs) == 1 else f"P(rank moves) {first}→{second}")
+    if pairs:
+        groups.append(("", len(pairs)))
+    table_rows = []
+    for rule in view.rules:
+        for language in view.languages:
+            for output in view.ranked_outputs():
+                cells = [label(rule), label(language), label(output)]
+                for reference in view.references:
+                    where = {"rule": rule, "language": language, "output": output, "reference": reference}
+                    cells += [stat_cell(rows.one("leaderboard", "score", **where)),
+                              stat_cell(rows.one("leaderboard", "rank", **where))]  # fmt: skip
+                for first, second in pairs:
+                    cells.append(stat_cell(rows.one("leaderboard", "p_rank_change", rule=rule, language=language,
+                                                    output=output, reference=first, reference_2=second)))  # fmt: skip
+                table_rows.append(cells)
+    return Table(
+        key="leaderboard",
+        title="The leaderboard under each reference",
+        caption=(
+            "Micro-F1 (F1 points) and rank (1 = highest; ties share their average rank) of every ranked output "
+            f"(an output that is not itself a reference) under each reference, on the audited subset, with "
+            f"{view.confidence_label}s from the same paired bootstrap as the swings. P(rank moves) is the share of "
+            "bootstrap replicates in which the output's rank under the first reference differs from its rank "
+            "under the second."
+        ),
+        columns=tuple(columns),
+        groups=tuple(groups),
+        rows=mark_repeats(table_rows, 2),
+    )
+
+
+def rank_agreement_table(view: ResultsView) -> Table:
+    """Kendall's tau-b, order flips and the chance the whole ranking changes, per pair of references."""
+    rows = view.rows
+    pairs = view.reference_pairs()
+    if long_layout(view, 4 * len(pairs)):
+        table_rows = []
+        for rule in view.rules:
+            for first, second in pairs:
+                for language in view.languages:
+                    where = {"rule": rule, "language": language, "reference": first, "reference_2": second}
+                    table_rows.append([
+                        label(rule), label(f"{first} vs {second}"), label(language),
+                        stat_cell(rows.one("leaderboard", "kendall_tau", **where)),
+                        stat_cell(rows.one("leaderboard", "flips", **where)),
+                        stat_cell(rows.one("leaderboard", "flips_significant", **where)),
+                        stat_cell(rows.one("leaderboard", "p_rank_change", output="", **where)),
+                    ])  # fmt: skip
+        return replace(
+            _rank_agreement(view, ("Rule", "References", "Language", "tau-b", "Flips", "Significant",
+                                   "P(ranking moves)"), (), table_rows),  # fmt: skip
+            widths=(8, 22, 10),
+        )
+    columns: list[str] = ["Rule", "Language"]
+    groups: list[tuple[str, int]] = [("", 2)]
+    for first, second in pairs:
+        columns += ["tau-b", "Flips", "Significant", "P(ranking moves)"]
+        groups.append((f"{first} vs {second}", 4))
+    table_rows = []
+    for rule in view.rules:
+        for language in view.languages:
+            cells = [label(rule), label(language)]
+            for first, second in pairs:
+                where = {"rule": rule, "language": language, "reference": first, "reference_2": second}
+                cells += [
+                    stat_cell(rows.one("leaderboard", "kendall_tau", **where)),
+                    stat_cell(rows.one("leaderboard", "flips", **where)),
+                    stat_cell(rows.one("leaderboard", "flips_significant", **where)),
+                    stat_cell(rows.one("leaderboard", "p_rank_change", output="", **where)),
+                ]
+            table_rows.append(cells)
+    return _rank_agreement(view, tuple(columns), tuple(groups), table_rows)
+
+
+def _rank_agreement(view: ResultsView, columns: tuple[str, ...], groups: tuple[tuple[str, int], ...],
+                    table_rows: list[list[Cell]]) -> Table:  # fmt: skip
+    return Table(
+        key="rank-agreement",
+        title="Does the ranking survive a change of reference?",
+        caption=(
+            "Kendall's tau-b between the rankings under two references (1 = identical, −1 = reversed); Flips: "
+            "pairs of outputs whose order is reversed; Significant: flips whose interaction swing has Holm p "
+            "below 1 − confidence; P(ranking moves): share of bootstrap replicates in which some output's rank "
+            "differs. Audited subset."
+        ),
+        columns=columns,
+        groups=groups,
+        rows=mark_repeats(table_rows, 2 if not groups else 1),
+    )
+
+
+def flips_table(view: ResultsView) -> Table:
+    """Every pair of outputs whose order flips between two references, with its swing."""
+    table_rows = []
+    for index, row in view.rows.select("leaderboard", "flip"):
+        found = (index, row)
+        table_rows.append([
+            label(row["rule"]), label(row["language"]), label(f"{row['output']} − {row['output_2']}"),
+            label(f"{row['reference']} vs {row['reference_2']}"), stat_cell(found), p_cell(found, "p_value"),
+            p_cell(found, "p_holm"),
+        ])  # fmt: skip
+    return Table(
+        key="flips",
+        title="Pairs of outputs that change order",
+        caption=(
+            "Each pair whose order under one reference is the reverse of its order under the other, with its "
+            f"swing (margin under the first reference minus margin under the second, F1 points, "
+            f"{view.confidence_label}), its bootstrap p and its Holm p over the whole swing family."
+        ),
+        columns=("Rule", "Language", "Outputs", "References", f"Swing [{view.confidence_label}]", "p", "Holm p"),
+        rows=mark_repeats(table_rows, 2),
+        widths=(8, 10, 30, 16) if long_layout(view, 0) else (),
+    )
+
+
+def _rank_text(rank: float) -> str:
+    """Return a rank as printed at a line end: whole ranks without decimals, tied ranks with one."""
+    return formatting.number(rank, 0 if float(rank).is_integer() else 1)
+
+
+def leaderboard_bump(view: ResultsView) -> tuple[MplFigure, Figure] | None:
+    """Bump chart: each ranked output's pooled rank (main rule) under each reference, in config order."""
+    outputs = view.ranked_outputs()
+    if len(outputs) < MIN_OUTPUTS or len(view.references) < 2:
+        return None
+    rule, references = view.main_rule, view.references
+    ranks = {
+        output: [view.row("leaderboard", "rank", rule=rule, language=POOLED, output=output, reference=reference)
+                 for reference in references]
+        for output in outputs
+    }  # fmt: skip
+    # the labels at the line ends sit outside the axes: fixed margins instead of the layout engine
+    height = max(2.4, 0.8 + 0.2 * len(outputs))
+    figure = mpl().figure.Figure(figsize=(WIDTH, height), layout="none")
+    figure.subplots_adjust(left=0.3, right=0.7, top=1 - 0.35 / height, bottom=0.35 / height)
+    axis = figure.subplots()
+    xs = list(range(len(references)))
+    for index, output in enumerate(outputs):
+        colour, marker = OKABE_ITO[index % 8], MARKERS[(index // 8 + index) % 8]
+        points = [(x, row["estimate"]) for x, row in zip(xs, ranks[output]) if row and row["estimate"] is not None]
+        if not points:
+            continue
+        axis.plot([x for x, _ in points], [y for _, y in points], color=colour, marker=marker, markersize=4,
+                  linewidth=1.2, linestyle="-" if index < 8 else "--")  # fmt: skip
+        first_x, first_y = points[0]
+        last_x, last_y = points[-1]
+        ink = colour if colour != "#F0E442" else INK  # the yellow is too light for text
+        axis.annotate(f"{plain(output)}  {_rank_text(first_y)}", (first_x, first_y), xytext=(-6, 0),
+                      textcoords="offset points", ha="right", va="center", fontsize=6.5, color=ink)  # fmt: skip
+        axis.annotate(f"{_rank_text(last_y)}  {plain(output)}", (last_x, last_y), xytext=(6, 0),
+                      textcoords="offset points", ha="left", va="center", fontsize=6.5, color=ink)  # fmt: skip
+    axis.set_xticks(xs, [plain(reference) for reference in references])
+    axis.set_xlim(-0.08, len(references) - 0.92)
+    axis.set_ylim(len(outputs) + 0.5, 0.5)  # rank 1 on top
+    axis.set_yticks([])
+    axis.set_title(f"Rank ({rule}, pooled; 1 = highest F1)", loc="center", fontweight="normal", color=MUTED)
+    axis.grid(axis="x")
+    axis.set_axisbelow(True)
+    for spine in ("left", "bottom"):
+        axis.spines[spine].set_visible(False)
+    axis.tick_params(axis="x", length=0)
+    moved = sum(
+        1 for output in outputs
+        if len({row["estimate"] for row in ranks[output] if row and row["estimate"] is not None}) > 1
+    )  # fmt: skip
+    first = "; ".join(f"{output} {said(ranks[output][0])}" for output in outputs[:3])
+    return figure, Figure(
+        key="leaderboard-bump",
+        title="Ranks under each reference",
+        caption=(
+            f"Rank of each ranked output (1 = highest {rule} micro-F1, pooled over languages, audited subset) under "
+            f"each reference, references in config order with the primary ({view.primary}) first; ties share "
+            "their average rank. A crossing line is a pair of outputs that changes order. Rank intervals are in "
+            "the leaderboard table."
+        ),
+        alt=(
+            f"Bump chart of {len(outputs)} outputs across {len(references)} references; {moved} of "
+            f"{len(outputs)} outputs change rank at least once. Ranks under {view.primary} with intervals, first "
+            f"outputs: {first}."
+        ),
+    )
+
+
+def _alternative_reference(view: ResultsView) -> tuple[str, Mapping[str, Any] | None]:
+    """Return the reference whose ranking differs most from the primary's (most pooled flips) and its row."""
+    best: tuple[str, Mapping[str, Any] | None] = (view.references[1], None)
+    for reference in view.references[1:]:
+        row = view.row("leaderboard", "flips", rule=view.main_rule, language=POOLED, reference=view.primary,
+                   reference_2=reference)  # fmt: skip
+        if row is not None and row["estimate"] is not None and (
+            best[1] is None or best[1]["estimate"] is None or row["estimate"] > best[1]["estimate"]
+        ):
+            best = (reference, row)
+    return best
+
+
+def swing_heatmap(view: ResultsView) -> tuple[MplFigure, Figure] | None:
+    """Heatmap of pooled swings between the primary and the most-disagreeing reference, per pair of outputs."""
+    matplotlib = mpl()
+    outputs = view.ranked_outputs()
+    if len(outputs) < MIN_OUTPUTS or len(view.references) < 2 or not view.rows.has("interaction", "swing"):
+        return None
+    rule, primary = view.main_rule, view.primary
+    alternative, flips_row = _alternative_reference(view)
+
+    def rank(output: str) -> float:
+        row = view.row("leaderboard", "rank", rule=rule, language=POOLED, output=output, reference=primary)
+        return row["estimate"] if row and row["estimate"] is not None else math.inf
+
+    ordered = sorted(outputs, key=lambda output: (rank(output), outputs.index(output)))
+    size = len(ordered)
+    matrix = np.full((size, size), np.nan)
+    significant: list[tuple[int, int]] = []
+    flipped: list[tuple[int, int]] = []
+    for i, j in ((i, j) for i in range(size) for j in range(i + 1, size)):
+        first, second = ordered[i], ordered[j]
+        sign = 1.0
+        if outputs.index(first) > outputs.index(second):  # rows are stored for pairs in config order
+            first, second, sign = second, first, -1.0
+        where = {"rule": rule, "language": POOLED, "output": first, "output_2": second, "reference": primary,
+                 "reference_2": alternative}  # fmt: skip
+        row = view.row("interaction", "swing", **where)
+        if row is None or row["estimate"] is None:
+            continue
+        matrix[i, j] = sign * row["estimate"]
+        if row["p_holm"] is not None and row["p_holm"] < 1 - view.data.get("confidence", 0.95):
+            significant.append((i, j))
+        if view.row("leaderboard", "flip", **where) is not None:
+            flipped.append((i, j))
+    if not np.isfinite(matrix).any():
+        return None
+    top = max(0.01, float(np.nanmax(np.abs(matrix))))
+    matrix = matrix[:-1, 1:]  # the diagonal and below are empty: drop the empty last row and first column
+    significant = [(i, j - 1) for i, j in significant]
+    flipped = [(i, j - 1) for i, j in flipped]
+    cell = min(0.34, 4.2 / size)
+    figure, axis = subplots(figsize=(WIDTH, min(8.5, 1.9 + cell * size)))
+    image = axis.imshow(matrix, cmap="PuOr_r", vmin=-top, vmax=top, aspect="equal")
+    if size <= 16:
+        for (i, j), value in np.ndenumerate(matrix):
+            if np.isfinite(value):
+                axis.text(j, i, formatting.number(value, 1, signed=True), ha="center", va="center", fontsize=5.2,
+                          color="white" if abs(value) > 0.6 * top else INK,
+                          fontweight="bold" if (i, j) in significant else "normal")  # fmt: skip
+    for i, j in flipped:
+        axis.add_patch(matplotlib.patches.Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor=INK,
+                                                    linewidth=1.3))  # fmt: skip
+    for i, j in significant:
+        axis.plot([j + 0.32], [i - 0.32], marker="o", markersize=2.2, color=INK, linestyle="none")
+    labels = [plain(output) for output in ordered]
+    axis.set_xticks(range(size - 1), labels[1:], rotation=45, ha="right", rotation_mode="anchor", fontsize=6.5)
+    axis.set_yticks(range(size - 1), labels[:-1], fontsize=6.5)
+    axis.set_xlim(-0.5, size - 1.5)
+    axis.set_ylim(size - 1.5, -0.5)
+    for spine in axis.spines.values():
+        spine.set_visible(False)
+    axis.tick_params(length=0)
+    colourbar = figure.colorbar(image, ax=axis, shrink=0.7)
+    colourbar.set_label(plain(f"Swing {primary} → {alternative} (F1 points)"))
+    colourbar.outline.set_visible(False)
+    figure.legend(
+        handles=[
+            matplotlib.patches.Patch(facecolor="white", edgecolor=INK, linewidth=1.3, label="order flips"),
+            matplotlib.lines.Line2D([], [], color=INK, marker="o", markersize=3, linestyle="none", label="Holm p < 0.05"),
+        ],
+        loc="outside lower center", ncols=2,
+    )  # fmt: skip
+    flips_said = formatting.number(flips_row["estimate"], 0) if flips_row and flips_row["estimate"] is not None else str(len(flipped))
+    return figure, Figure(
+        key="leaderboard-swings",
+        title="Pairwise swings between references",
+        caption=(
+            f"For each pair of ranked outputs (row output minus column output, both ordered by rank under "
+            f"{primary}), the pooled {rule} swing: the margin under {primary} minus the margin under "
+            f"{alternative}, in F1 points, on the audited subset. {alternative} is the alternative reference with "
+            f"the most order flips against {primary}. Framed cells: pairs whose order flips; a dot: swing "
+            "significant after Holm correction over the whole swing family. Every swing, for every pair of "
+            "references, is in the interaction table."
+        ),
+        alt=(
+            f"Heatmap of {size * (size - 1) // 2} pairwise swings between {primary} and {alternative}, "
+            f"{len(flipped)} framed as order flips ({flips_said} flips pooled), {len(significant)} Holm-significant; "
+            f"the largest absolute swing is {formatting.number(top, 2)} F1 points."
+        ),
+    )
+
+
+def leaderboard_headline(view: ResultsView) -> list[str]:
+    """Return one sentence: how many pairs change order under each alternative to the primary reference."""
+    if not view.rows.has("leaderboard", "flips"):
+        return []
+    ranked = {row["output"] for _, row in view.rows.select("leaderboard", "rank")}
+    pairs = len(ranked) * (len(ranked) - 1) // 2
+    rule = view.main_rule
+    parts = []
+    significant_total = 0
+    for reference in view.references[1:]:
+        where = {"rule": rule, "language": POOLED, "reference": view.primary, "reference_2": reference}
+        flips = view.row("leaderboard", "flips", **where)
+        if flips is None or flips["estimate"] is None:
+            continue
+        significant = view.row("leaderboard", "flips_significant", **where)
+        significant_total += int(significant["estimate"] or 0) if significant else 0
+        tau = view.row("leaderboard", "kendall_tau", **where)
+        parts.append(f"{formatting.number(flips['estimate'], 0)} under {reference}"
+                     + (f" (tau-b {said(tau)})" if tau else ""))  # fmt: skip
+    if not parts:
+        return []
+    return [
+        f"The leaderboard of {len(ranked)} outputs changes with the reference: of its {pairs} pairs of outputs, "
+        f"compared with {view.primary}, {'; '.join(parts)} change order ({rule}, pooled); {significant_total} of "
+        f"these flips are significant after Holm"
+        + (", which the Holm floor stated above makes uninformative." if floor_caveat(view) else ".")
+    ]
+
+
+def leaderboard_sentences(view: ResultsView) -> list[str]:
+    """Return "Under R, k of n pairs change order; j significantly after Holm" per alternative reference."""
+    if not view.rows.has("leaderboard", "flips"):
+        return []
+    ranked = {row["output"] for _, row in view.rows.select("leaderboard", "rank")}
+    pairs = len(ranked) * (len(ranked) - 1) // 2
+    rule = view.main_rule
+    floor = view.row("leaderboard", "holm_floor")
+    alpha = 1 - view.data.get("confidence", 0.95)
+    sentences = []
+    single = len(view.reference_pairs()) == 1  # with several pairs the Holm floor caveat is said once, at the end
+    for first, second in view.reference_pairs():
+        where = {"rule": rule, "language": POOLED, "reference": first, "reference_2": second}
+        flips = view.row("leaderboard", "flips", **where)
+        if flips is None or flips["estimate"] is None:
+            continue
+        significant = view.row("leaderboard", "flips_significant", **where)
+        tau = view.row("leaderboard", "kendall_tau", **where)
+        moves = view.row("leaderboard", "p_rank_change", output="", **where)
+        sentence = (
+            f"Under {second} instead of {first}, {formatting.number(flips['estimate'], 0)} of {pairs} pairs of "
+            f"outputs change order ({rule}, pooled; {said(flips)}); "
+            f"{said(significant) if significant else formatting.UNDEFINED} significantly after Holm"
+        )
+        if floor is not None and floor["estimate"] is not None and floor["estimate"] >= alpha and single:
+            sentence += (
+                f", which says nothing here: with this many swings and {view.data.get('resamples')} replicates no "
+                f"Holm p can fall below {said(floor)}"
+            )
+        sentence += f"; tau-b {said(tau)}" if tau else ""
+        sentence += f"; the whole ranking differs in {said(moves)} of bootstrap replicates." if moves else "."
+        sentences.append(sentence)
+    if floor is not None:
+        sentences.append(
+            f"Holm floor: with {formatting.count(len(view.rows.select('interaction', 'swing')))} swings in the family "
+            f"and {formatting.count(view.data.get('resamples'))} replicates, the smallest Holm p any swing can reach "
+            f"is {said(floor)}"
+            + (
+                ", so no flip can be significant after Holm here, and 'none significantly' says nothing about them."
+                if not single and floor["estimate"] is not None and floor["estimate"] >= alpha
+                else "."
+            )
+        )
+    return sentences
+
+
+def headlines(view: ResultsView) -> list[str]:
+    """Flips per alternative reference at scale; otherwise the first pair of references' sentence."""
+    return leaderboard_headline(view) if view.at_scale() else leaderboard_sentences(view)[:1]
+
+
+NO_LEADERBOARD = (
+    "The record has fewer than three ranked outputs (outputs that are not references) or fewer than two "
+    "references, so there is no leaderboard beyond the interaction's margins."
+)
+
+
+def leaderboard_section(view: ResultsView, figures: Mapping[str, Figure] | None = None) -> Section:
+    """The leaderboard rows (docs/leaderboard.md) with the bump chart and the swing heatmap, or the sentence
+    saying why the record has none."""
+    rows = view.rows
+    if not rows.has("leaderboard", "rank"):
+        return Section(key="leaderboard", number=0, title=ANALYSIS.title,
+                       not_applicable=view.applicability("leaderboard") or NO_LEADERBOARD)  # fmt: skip
+    paragraphs = [ANALYSIS.question, *leaderboard_sentences(view)]
+    section_tables = [*leaderboard_tables(view), rank_agreement_table(view)]
+    if rows.has("leaderboard", "flip"):
+        section_tables.append(flips_table(view))
+    else:
+        paragraphs.append("No pair of outputs changes order between the references.")
+    drawn = figures or {}
+    section_figures = tuple(drawn[key] for key in ("leaderboard-bump", "leaderboard-swings") if key in drawn)
+    return Section(key="leaderboard", number=0, title=ANALYSIS.title, paragraphs=tuple(paragraphs),
+                   figures=section_figures, tables=tuple(section_tables))  # fmt: skip
+
+
+ANALYSIS = Analysis(
+    key="leaderboard",
+    title="The leaderboard under each reference",
+    question="With several outputs, does the leaderboard keep its order when the reference changes?",
+    finish=finish,
+    applicability=applicability,
+    section=leaderboard_section,
+    figures=(leaderboard_bump, swing_heatmap),
+    headlines=headlines,
+)

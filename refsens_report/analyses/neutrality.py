@@ -1,0 +1,211 @@
+"""Neutrality of each reference: how often it reproduces each annotator exactly, and the skew between them.
+
+Statistics (audited items): rate(R, X), skew = rate(R, A) − rate(R, B), copied. The headline also reads the
+agreement's default-to-first rate: both say whether the shipped reference leans towards one annotator.
+"""
+
+from __future__ import annotations
+
+from itertools import combinations
+from typing import TYPE_CHECKING, Mapping
+
+from refsens_report import formatting
+from refsens_report.analyses.base import Analysis, AuditContext, Estimate, Section, Stat, section
+from refsens_report.config import Config
+from refsens_report.counts import Column
+from refsens_report.figures import (
+    GRID, MARKERS, OKABE_ITO, WIDTH, Figure, height, language_axis, legend_handles, plain, shared_xlabel,
+    subplots, top_legend,
+)  # fmt: skip
+from refsens_report.formulas import Share
+from refsens_report.prose import includes_zero, said, said_percent
+from refsens_report.record import POOLED
+from refsens_report.tables import Table, label, mark_repeats, n_cell, stat_cell
+from refsens_report.view import ResultsView, Row
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure as MplFigure
+
+
+def statistics(config: Config) -> list[Stat]:
+    """How often each reference reproduces each annotator exactly; the skew between annotators; copied."""
+    stats: list[Stat] = []
+    annotators = config.roles.annotators
+    for reference in config.roles.references:
+        candidates = [name for name in annotators if name != reference]
+        rate = {name: Share(Column("equal", a=reference, b=name)) for name in candidates}
+        for name in candidates:
+            stats.append(Stat("neutrality", "rate", rate[name], output=name, reference=reference))
+        for left, right in combinations(candidates, 2):
+            stats.append(
+                Stat("neutrality", "skew", rate[left] - rate[right], output=left, output_2=right, reference=reference)
+            )
+        if candidates:
+            copied = Share(Column("equal_any", a=reference, others=tuple(candidates)))
+            stats.append(Stat("neutrality", "copied", copied, reference=reference))
+    return stats
+
+
+def estimates(context: AuditContext) -> list[Estimate]:
+    """Neutrality is measured on the audited items."""
+    if not context.has_annotators:
+        return []
+    return [Estimate(statistics(context.config), context.subsets.audited, "audited", "audited")]
+
+
+def applicability(context: AuditContext) -> dict[str, str | None]:
+    return {
+        "neutrality": None if context.has_annotators else "The record names no annotator passes, so no reference can be tested for neutrality between them.",
+    }  # fmt: skip
+
+
+# --- the report ------------------------------------------------------------------------------------
+
+
+def neutrality_table(view: ResultsView) -> Table:
+    """Table 3 of the paper: how often each reference reproduces each annotator exactly."""
+    rows = view.rows
+    columns: list[str] = ["Language", "Items"]
+    groups: list[tuple[str, int]] = [("", 2)]
+    plan: list[tuple[str, dict[str, str]]] = []
+    for reference in view.references:
+        group_columns = 0
+        for annotator in view.annotators:
+            if annotator == reference:
+                continue
+            columns.append(annotator)
+            plan.append(("rate", {"output": annotator, "reference": reference}))
+            group_columns += 1
+        for first, second in view.annotator_pairs():
+            if reference in (first, second):
+                continue
+            columns.append("Skew" if len(view.annotators) == 2 else f"Skew {first}−{second}")
+            plan.append(("skew", {"output": first, "output_2": second, "reference": reference}))
+            group_columns += 1
+        columns.append("Copied")
+        plan.append(("copied", {"reference": reference}))
+        groups.append((reference, group_columns + 1))
+    table_rows = []
+    for language in view.languages:
+        first = rows.one("neutrality", "copied", language=language, reference=view.primary)
+        cells = [label(language), n_cell(first)]
+        cells += [stat_cell(rows.one("neutrality", statistic, language=language, **where)) for statistic, where in plan]
+        table_rows.append(cells)
+    return Table(
+        key="neutrality",
+        title="Neutrality of each reference",
+        caption=(
+            f"Percentage of audited items ({view.items_phrase('audited')} pooled) on which a reference "
+            "reproduces an annotator's strict span set exactly, per reference. Skew is the difference of the "
+            "two rates in points (first annotator minus second) with its "
+            f"{view.confidence_label}; Copied is the % of items on which the reference equals at least one "
+            "annotator. A neutral reference has a skew near zero."
+        ),
+        columns=tuple(columns),
+        groups=tuple(groups),
+        rows=mark_repeats(table_rows, 1),
+    )
+
+
+def neutrality_dots(view: ResultsView) -> tuple[MplFigure, Figure] | None:
+    """Dot plot: how often each reference reproduces each annotator exactly, per language."""
+    if not view.rows.has("neutrality", "rate"):
+        return None
+    languages = view.languages
+    references = view.references
+    figure, axes = subplots(1, len(references), figsize=(WIDTH, height(len(languages))), sharey=True,
+                                sharex=True, squeeze=False)  # fmt: skip
+    for axis, reference in zip(axes[0], references):
+        positions = language_axis(axis, languages)
+        annotators = [name for name in view.annotators if name != reference]
+        for language in languages:
+            values = [view.row("neutrality", "rate", language=language, output=name, reference=reference)
+                      for name in annotators]  # fmt: skip
+            estimates = [row["estimate"] for row in values if row and row["estimate"] is not None]
+            if len(estimates) > 1:
+                axis.plot([min(estimates), max(estimates)], [positions[language]] * 2, color=GRID, linewidth=2.2,
+                          zorder=1)  # fmt: skip
+            for index, row in enumerate(values):
+                colour = OKABE_ITO[view.annotators.index(annotators[index]) % 8]
+                marker = MARKERS[view.annotators.index(annotators[index]) % 8]
+                if row and row["estimate"] is not None:
+                    axis.plot([row["estimate"]], [positions[language]], marker=marker, color=colour,
+                              markersize=5, linestyle="none", zorder=2)  # fmt: skip
+        axis.set_title(plain(f"Reference: {reference}"))
+    shared_xlabel(figure, "% of audited items reproduced exactly")
+    top_legend(figure, legend_handles(view.annotators), "Annotator")
+    skews = "; ".join(
+        f"{reference}: skew {said(view.row('neutrality', 'skew', language=POOLED, reference=reference))}"
+        for reference in references
+    )
+    return figure, Figure(
+        key="neutrality",
+        title="Neutrality of each reference",
+        caption=(
+            "Percentage of audited items on which each reference's strict span set equals each annotator's, per "
+            "language and pooled. A neutral reference reproduces the annotators about equally often; a grey bar "
+            "joins the rates of one reference."
+        ),
+        alt=f"Dot plot, one panel per reference, rows per language. Pooled skew between the annotators: {skews}.",
+    )
+
+
+def primary_skew(view: ResultsView) -> Row | None:
+    """Return the pooled skew of the primary reference between the first two annotators."""
+    if len(view.annotators) < 2:
+        return None
+    first, second = view.annotators[:2]
+    return view.row("neutrality", "skew", language=POOLED, output=first, output_2=second, reference=view.primary)
+
+
+def headlines(view: ResultsView) -> list[str]:
+    """The primary reference's rates and skew between the annotators, and where it defaults to the first."""
+    sentences: list[str] = []
+    skew = primary_skew(view)
+    if skew is not None:
+        first, second = view.annotators[:2]
+        audited = formatting.count(view.subset_size("audited"))
+        languages = len(view.languages) - 1
+        rate_first = view.row("neutrality", "rate", language=POOLED, output=first, reference=view.primary)
+        rate_second = view.row("neutrality", "rate", language=POOLED, output=second, reference=view.primary)
+        copied = view.row("neutrality", "copied", language=POOLED, reference=view.primary)
+        leaning = (
+            "an interval that includes zero"
+            if includes_zero(skew)
+            else f"it favours {first if skew['estimate'] > 0 else second}"
+        )
+        sentence = (
+            f"On {audited} audited items in {languages} language{'' if languages == 1 else 's'}, the primary reference, {view.primary}, "
+            f"reproduces {first}'s span set exactly on {said_percent(rate_first)} of items and {second}'s on "
+            f"{said_percent(rate_second)}: a skew of {said(skew)} points ({leaning})."
+        )
+        if copied is not None:
+            sentence += f" It equals at least one annotator's labelling on {said_percent(copied)} of items."
+        sentences.append(sentence)
+
+    default = view.row("agreement", "default_to_first", language=POOLED)
+    if default is not None and default["estimate"] is not None:
+        sentences.append(
+            f"Where the annotators differed and no third pass fired, the primary reference equals "
+            f"{view.annotators[0]} on {said_percent(default)} of items."
+        )
+    return sentences
+
+
+def _section(view: ResultsView, drawn: Mapping[str, Figure]) -> Section:
+    applies = view.rows.has("neutrality")
+    return section(ANALYSIS, view, drawn, applies, ["neutrality"], [neutrality_table(view)] if applies else [])
+
+
+ANALYSIS = Analysis(
+    key="neutrality",
+    title="Neutrality of each reference",
+    question="Does each reference treat the annotators alike, or does it reproduce one of them more often?",
+    methods="""- **Neutrality** (audited): rate(R, X) = % of items on which reference R's strict set equals annotator
+  X's; skew = rate(R, A) − rate(R, B); copied = % of items on which R equals at least one annotator.""",
+    estimates=estimates,
+    applicability=applicability,
+    section=_section,
+    figures=(neutrality_dots,),
+    headlines=headlines,
+)

@@ -1,0 +1,195 @@
+"""Score range: each output against every defensible gold (annotators and references), and their spread.
+
+Statistics (audited items): score F1(O, L) for every annotator or reference L ≠ O, and range = max − min.
+The module is named score_range so that it does not shadow the builtin; its key is "range".
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Mapping
+
+from refsens_report import formatting
+from refsens_report.analyses.base import Analysis, AuditContext, Estimate, Section, Stat, section
+from refsens_report.config import Config
+from refsens_report.figures import (
+    GRID, MARKERS, MAX_PANELS, OKABE_ITO, WIDTH, Figure, height, language_axis, legend_handles, plain,
+    shared_xlabel, subplots, top_legend,
+)  # fmt: skip
+from refsens_report.formulas import F1, Spread
+from refsens_report.prose import said
+from refsens_report.record import POOLED
+from refsens_report.tables import Cell, Table, label, long_layout, mark_repeats, stat_cell
+from refsens_report.view import ResultsView
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure as MplFigure
+
+
+def statistics(config: Config) -> list[Stat]:
+    """Each output against every defensible gold (annotators and references), and the spread of those scores."""
+    stats: list[Stat] = []
+    golds = tuple(dict.fromkeys(config.roles.annotators + config.roles.references))
+    for rule in config.audit.rules:
+        for output in config.roles.outputs:
+            scores = [F1(rule, output, gold) for gold in golds if gold != output]
+            for score in scores:
+                stats.append(Stat("range", "score", score, rule, output, reference=score.reference))
+            if scores:
+                stats.append(Stat("range", "range", Spread(tuple(scores)), rule, output))
+    return stats
+
+
+def estimates(context: AuditContext) -> list[Estimate]:
+    """The range is measured on the audited items."""
+    return [Estimate(statistics(context.config), context.subsets.audited, "audited", "audited")]
+
+
+def applicability(context: AuditContext) -> dict[str, str | None]:
+    roles = context.config.roles
+    return {
+        "range": None if len(set(roles.annotators + roles.references)) >= 2 else "Only one defensible gold is named, so a score has no range over golds.",
+    }  # fmt: skip
+
+
+# --- the report ------------------------------------------------------------------------------------
+
+
+def range_table(view: ResultsView) -> Table:
+    """Table 5 of the paper: the score range available from the choice of reference alone."""
+    rows = view.rows
+    golds = list(dict.fromkeys(view.annotators + view.references))
+    table_rows = []
+    for language in view.languages:
+        for output in view.outputs:
+            for rule in view.rules:
+                cells = [label(language), label(output), label(rule)]
+                scores = []
+                for gold in golds:
+                    found = (
+                        None
+                        if gold == output
+                        else rows.one("range", "score", rule=rule, language=language, output=output, reference=gold)
+                    )
+                    if gold == output:
+                        cells.append(Cell(text="", numeric=True))
+                    else:
+                        cells.append(stat_cell(found))
+                    if found is not None and found[1]["estimate"] is not None:
+                        scores.append((found[1]["estimate"], gold))
+                range_found = rows.one("range", "range", rule=rule, language=language, output=output)
+                cells.append(stat_cell(range_found))
+                # naming the labelling that gives the maximum is a choice among printed scores, not a new number
+                cells.append(label(max(scores)[1] if scores else formatting.UNDEFINED))
+                table_rows.append(cells)
+    return Table(
+        key="range",
+        title="Score range from the choice of reference",
+        caption=(
+            "Each row holds one output fixed and varies which other defensible labelling (an annotator or a "
+            "reference) is designated gold; micro-F1 in F1 points on the audited subset "
+            f"({view.items_phrase('audited')} pooled). Range is the maximum minus the minimum; Max names the "
+            "labelling giving the maximum."
+        ),
+        columns=("Language", "Output", "Rule", *(f"vs {gold}" for gold in golds), "Range", "Max"),
+        rows=mark_repeats(table_rows, 2),
+        widths=(10, 22, 8) if long_layout(view, len(golds) + 1) else (),
+    )
+
+
+def range_dumbbells(view: ResultsView) -> tuple[MplFigure, Figure] | None:
+    """Dumbbells: each output's score against every defensible gold, min to max, per language."""
+    if not view.rows.has("range", "score"):
+        return None
+    rule = view.main_rule
+    languages = view.languages
+    golds = list(dict.fromkeys(view.annotators + view.references))
+    if len(view.outputs) > MAX_PANELS:
+        return _range_rows(view, golds)
+    figure, axes = subplots(1, len(view.outputs), figsize=(WIDTH, height(len(languages))), sharey=True,
+                                sharex=True, squeeze=False)  # fmt: skip
+    for axis, output in zip(axes[0], view.outputs):
+        positions = language_axis(axis, languages)
+        for language in languages:
+            scores = {gold: view.row("range", "score", rule=rule, language=language, output=output, reference=gold)
+                      for gold in golds if gold != output}  # fmt: skip
+            values = [row["estimate"] for row in scores.values() if row and row["estimate"] is not None]
+            if values:
+                axis.plot([min(values), max(values)], [positions[language]] * 2, color=GRID, linewidth=2.5, zorder=1)
+            for gold, row in scores.items():
+                if row and row["estimate"] is not None:
+                    index = golds.index(gold)
+                    axis.plot([row["estimate"]], [positions[language]], marker=MARKERS[index % 8],
+                              color=OKABE_ITO[index % 8], markersize=5, linestyle="none", zorder=2)  # fmt: skip
+        axis.set_title(plain(f"Output: {output}"))
+    shared_xlabel(figure, f"F1 ({rule}, F1 points)")
+    top_legend(figure, legend_handles(golds), "Scored against")
+    ranges = "; ".join(
+        f"{output}: {said(view.row('range', 'range', rule=rule, language=POOLED, output=output))}"
+        for output in view.outputs
+    )
+    return figure, Figure(
+        key="range",
+        title="Score range from the choice of gold",
+        caption=(
+            f"Each output's {rule} F1 (F1 points) against every other defensible gold (annotators and "
+            "references), per language and pooled, on the audited subset; the grey bar spans the range."
+        ),
+        alt=f"Dumbbell plot, one panel per output, rows per language. Pooled {rule} ranges: {ranges}.",
+    )
+
+
+def _range_rows(view: ResultsView, golds: list[str]) -> tuple[MplFigure, Figure]:
+    """Range dumbbells for many outputs: one row per output, pooled only (per language in the range table)."""
+    rule = view.main_rule
+    outputs = view.outputs
+    figure, axis = subplots(figsize=(WIDTH, height(len(outputs), 0.22)))
+    positions = {output: -index for index, output in enumerate(outputs)}
+    for output in outputs:
+        scores = {gold: view.row("range", "score", rule=rule, language=POOLED, output=output, reference=gold)
+                  for gold in golds if gold != output}  # fmt: skip
+        values = [row["estimate"] for row in scores.values() if row and row["estimate"] is not None]
+        if values:
+            axis.plot([min(values), max(values)], [positions[output]] * 2, color=GRID, linewidth=2.5, zorder=1)
+        for gold, row in scores.items():
+            if row and row["estimate"] is not None:
+                index = golds.index(gold)
+                axis.plot([row["estimate"]], [positions[output]], marker=MARKERS[index % 8],
+                          color=OKABE_ITO[index % 8], markersize=5, linestyle="none", zorder=2)  # fmt: skip
+    axis.set_yticks(list(positions.values()), [plain(output) for output in outputs], fontsize=6.5)
+    axis.set_ylim(-len(outputs) + 0.4, 0.6)
+    axis.grid(axis="x")
+    axis.set_axisbelow(True)
+    axis.set_xlabel(f"F1 ({rule}, pooled, F1 points)")
+    top_legend(figure, legend_handles(golds), "Scored against")
+    ranges = "; ".join(
+        f"{output}: {said(view.row('range', 'range', rule=rule, language=POOLED, output=output))}"
+        for output in outputs
+    )
+    return figure, Figure(
+        key="range",
+        title="Score range from the choice of gold",
+        caption=(
+            f"Each output's pooled {rule} F1 (F1 points) against every other defensible gold (annotators and "
+            "references), on the audited subset; the grey bar spans the range. With this many outputs the figure "
+            "shows the pooled scores only; every language's scores are in the range table."
+        ),
+        alt=f"Dumbbell plot, one row per output, pooled. Pooled {rule} ranges: {ranges}.",
+    )
+
+
+def _section(view: ResultsView, drawn: Mapping[str, Figure]) -> Section:
+    applies = view.rows.has("range")
+    return section(ANALYSIS, view, drawn, applies, ["range"], [range_table(view)] if applies else [],
+                   applicability_key="swap")  # fmt: skip
+
+
+ANALYSIS = Analysis(
+    key="range",
+    title="Score range",
+    question="What range of scores could a fixed output be given by choosing among the defensible golds?",
+    methods="""- **Range** (audited): F1(O, L) for every annotator or reference L ≠ O; range = max − min.""",
+    estimates=estimates,
+    applicability=applicability,
+    section=_section,
+    figures=(range_dumbbells,),
+)

@@ -1,0 +1,156 @@
+"""Estimating statistics on item sets: the paired stratified bootstrap's draws, and one results row per group.
+
+The ``Estimator`` draws each item set's replicate sums once per random stream (``bootstrap.resampled_sums``)
+and evaluates every statistic of the analyses on them; a later analysis on the same item set and stream (the
+leaderboard) reuses the draws, so its numbers are paired with the others replicate by replicate.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+import time
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, Callable, Iterator
+
+import numpy as np
+
+from refsens_report.bootstrap import bootstrap_p_value, percentile_interval, resampled_sums, subset_seed
+from refsens_report.config import Config
+from refsens_report.counts import Column, ItemCounts
+from refsens_report.formulas import Env
+from refsens_report.record import POOLED, Record
+from refsens_report.results import make_row
+
+if TYPE_CHECKING:
+    from refsens_report.analyses.base import Stat
+
+STAT_BLOCK = 512  # statistics evaluated together: bounds memory at leaderboard scale
+
+
+class Progress:
+    """Bootstrap progress on a terminal (stderr), silent otherwise."""
+
+    def __init__(self, enabled: bool, total_items: int):
+        self.enabled, self.total, self.done = enabled, max(total_items, 1), 0
+
+    def stage(self, name: str) -> Callable[[int], None] | None:
+        if not self.enabled:
+            return None
+
+        def advance(items: int) -> None:
+            self.done += items
+            share = min(100, round(100 * self.done / self.total))
+            print(f"\rbootstrap {name:<24} {share:3d}%", end="", file=sys.stderr, flush=True)
+
+        return advance
+
+    def finish(self) -> None:
+        if self.enabled:
+            print(file=sys.stderr)
+
+
+class Stopwatch:
+    """Wall time per pipeline stage, for the benchmark script and the build log."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+
+    @contextmanager
+    def stage(self, name: str) -> Iterator[None]:
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.seconds[name] = self.seconds.get(name, 0.0) + time.perf_counter() - started
+
+
+def language_key(language: str) -> int:
+    """Return a stable integer for a language code: its random stream does not depend on the other languages."""
+    return int.from_bytes(hashlib.sha256(language.encode("utf-8")).digest()[:8], "big")
+
+
+class Estimator:
+    """Estimates statistics on item sets of one record: strata by language, items ordered by id."""
+
+    def __init__(self, record: Record, counts: ItemCounts, config: Config, progress: Progress, stopwatch: Stopwatch):
+        self.counts, self.config, self.progress, self.stopwatch = counts, config, progress, stopwatch
+        # per stream: (mask, column index, sums, groups, items per group) of the last draws
+        self._drawn: dict[str, tuple[np.ndarray, dict[Column, int], np.ndarray, list[str], np.ndarray]] = {}
+        self.languages = record.languages
+        language_code = {language: code for code, language in enumerate(self.languages)}
+        self.language = np.array([language_code[item.language] for item in record.items], dtype=np.int64)
+        # Draws index items in id order within a language, so results do not depend on line order.
+        self.id_order = np.argsort(np.array([item.id for item in record.items], dtype=object), kind="stable")
+
+    def strata(self, mask: np.ndarray) -> tuple[list[str], list[np.ndarray]]:
+        """Return the languages present in a subset and, for each, its items in id order."""
+        ordered = self.id_order[mask[self.id_order]]
+        languages, members = [], []
+        for code, language in enumerate(self.languages):
+            in_language = ordered[self.language[ordered] == code]
+            if len(in_language):
+                languages.append(language)
+                members.append(in_language)
+        return languages, members
+
+    def environment(self, columns: list[Column], mask: np.ndarray, stream: str) -> tuple[list[str], np.ndarray, Env]:
+        """Return (groups, items per group, sums) for the masked items: each language, then pooled.
+
+        The draws depend only on the seed, the stream and the items, so two calls on the same item set
+        are paired replicate by replicate.
+        """
+        columns = list(dict.fromkeys(columns))
+        drawn = self._drawn.get(stream)
+        if drawn is not None and np.array_equal(drawn[0], mask) and all(column in drawn[1] for column in columns):
+            # a later analysis on the same item set (the leaderboard): its sums are already drawn
+            _, index, sums, groups, n_items = drawn
+            return groups, n_items, Env(lambda column: sums[:, :, index[column]], n_items[:, None].astype(np.float64))
+        languages, members = self.strata(mask)
+        index = {column: position for position, column in enumerate(columns)}
+        with self.stopwatch.stage("counts"):
+            matrix = np.column_stack([self.counts.values(column) for column in columns])
+        with self.stopwatch.stage("bootstrap"):
+            sums = resampled_sums(
+                matrix,
+                members,
+                self.config.audit.resamples,
+                subset_seed(self.config.audit.seed, stream),
+                self.progress.stage(stream),
+                stratum_keys=[language_key(language) for language in languages],
+            )
+        n_items = np.array([len(m) for m in members] + [int(mask.sum())])
+        groups = languages + [POOLED]
+        self._drawn[stream] = (mask.copy(), index, sums, groups, n_items)
+        env = Env(lambda column: sums[:, :, index[column]], n_items[:, None].astype(np.float64))
+        return groups, n_items, env
+
+    def estimate(self, stats: list[Stat], mask: np.ndarray, subset: str, stream: str) -> list[dict[str, Any]]:
+        """Return one row per statistic and group (each language, then pooled) on the masked items."""
+        if not stats or not mask.any():
+            return []
+        groups, n_items, env = self.environment([c for stat in stats for c in stat.expr.columns()], mask, stream)
+        with self.stopwatch.stage("analyses"):
+            return self._rows(stats, subset, groups, n_items, env)
+
+    def _rows(self, stats: list[Stat], subset: str, groups: list[str], n_items: np.ndarray, env: Env) -> list[dict[str, Any]]:
+        """Evaluate every statistic on the sums; intervals and p-values from the replicates."""
+        rows: list[dict[str, Any]] = []
+        for first in range(0, len(stats), STAT_BLOCK):
+            block = stats[first : first + STAT_BLOCK]
+            values = np.stack([env.value(stat.expr) for stat in block])  # stat, group, 1 + replicate
+            low, high = percentile_interval(values[:, :, 1:], self.config.audit.confidence)
+            p_values = bootstrap_p_value(values[:, :, 1:])
+            for s, stat in enumerate(block):
+                for g, language in enumerate(groups):
+                    rows.append(
+                        make_row(
+                            analysis=stat.analysis, statistic=stat.statistic, rule=stat.rule, language=language,
+                            output=stat.output, output_2=stat.output_2, reference=stat.reference,
+                            reference_2=stat.reference_2, subset=subset, policy=stat.policy,
+                            estimate=values[s, g, 0], ci_low=low[s, g], ci_high=high[s, g],
+                            p_value=p_values[s, g] if stat.tested else None, n_items=n_items[g],
+                        )
+                    )  # fmt: skip
+            env.forget()  # memoised terms of this block are not needed by the next
+        return rows

@@ -1,0 +1,35 @@
+"""Sentences' building blocks: a results row as printed inside a sentence, tallies, pairs of labellings."""
+
+from __future__ import annotations
+
+from refsens_report import formatting
+from refsens_report.formatting import format_row
+from refsens_report.view import Row
+
+
+def said(row: Row | None) -> str:
+    """Return a statistic as printed: estimate and interval."""
+    return format_row(row).text if row else formatting.UNDEFINED
+
+
+def said_percent(row: Row | None) -> str:
+    """Return a rate as printed, with '%' after the estimate: '84.6% [83.1, 86.0]'."""
+    if row is None:
+        return formatting.UNDEFINED
+    printed = format_row(row)
+    return f"{printed.estimate}% {printed.interval}".strip()
+
+
+def includes_zero(row: Row) -> bool:
+    """Return whether a row's interval includes zero (or is undefined)."""
+    return not formatting.excludes_zero(row["ci_low"], row["ci_high"])
+
+
+def count_phrase(count: int, total: int, noun: str) -> str:
+    """Return 'k of n nouns'."""
+    return f"{count} of {total} {noun}"
+
+
+def pair_label(row: Row) -> str:
+    """Return a row's pair of references as 'first vs second'."""
+    return f"{row['reference']} vs {row['reference_2']}"

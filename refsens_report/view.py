@@ -1,0 +1,152 @@
+"""results.json as the report reads it: rows selectable by their labels, the roles, languages and significance.
+
+Tables, figures and sentences read numbers only through ``ResultsView``; they never compute a statistic.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from itertools import combinations
+from typing import Any, Iterable, Mapping
+
+from refsens_report import formatting
+from refsens_report.bootstrap import significant
+from refsens_report.record import POOLED
+
+Row = Mapping[str, Any]
+
+# More outputs than this (or more pairs of references), and the record is leaderboard-sized: the headlines
+# summarise instead of listing, and the swap and interaction tables are laid out long.
+SCALE_OUTPUTS = 3
+
+
+class ResultsRows:
+    """The rows of results.json, selectable by column values; each row keeps its index (results.csv line - 2)."""
+
+    def __init__(self, rows: Iterable[Mapping[str, Any]]):
+        self.rows = list(rows)
+        # tables ask for thousands of single rows: group once by (analysis, statistic) to keep lookups short
+        self._groups: dict[tuple[str, str], list[tuple[int, Mapping[str, Any]]]] = {}
+        for index, row in enumerate(self.rows):
+            self._groups.setdefault((row["analysis"], row["statistic"]), []).append((index, row))
+
+    def select(self, analysis: str, statistic: str, **criteria: str) -> list[tuple[int, Mapping[str, Any]]]:
+        """Return (index, row) for every row of a statistic whose columns equal ``criteria``, in results order."""
+        return [
+            (index, row)
+            for index, row in self._groups.get((analysis, statistic), [])
+            if all(row.get(column) == value for column, value in criteria.items())
+        ]
+
+    def one(self, analysis: str, statistic: str, **criteria: str) -> tuple[int, Mapping[str, Any]] | None:
+        """Return the first (index, row) matching, or None when there is none."""
+        found = self.select(analysis, statistic, **criteria)
+        return found[0] if found else None
+
+    def has(self, analysis: str, statistic: str | None = None) -> bool:
+        """Return whether the results hold any row of an analysis (and statistic)."""
+        return any(a == analysis and (statistic is None or s == statistic) for a, s in self._groups)
+
+
+@dataclass(frozen=True)
+class ResultsView:
+    """results.json with its rows indexed, and the roles and languages every table is laid out by."""
+
+    data: Mapping[str, Any]
+    rows: ResultsRows = field(repr=False)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> "ResultsView":
+        return cls(data=data, rows=ResultsRows(data["rows"]))
+
+    @property
+    def roles(self) -> Mapping[str, list[str]]:
+        return self.data["config"]["roles"]
+
+    @property
+    def annotators(self) -> list[str]:
+        return list(self.roles.get("annotators", []))
+
+    @property
+    def outputs(self) -> list[str]:
+        return list(self.roles["outputs"])
+
+    @property
+    def references(self) -> list[str]:
+        return list(self.roles["references"])
+
+    @property
+    def primary(self) -> str:
+        return self.references[0]
+
+    @property
+    def rules(self) -> list[str]:
+        rules = self.data["config"].get("audit", {}).get("rules") or ["strict", "relaxed"]
+        return [rule for rule in ("strict", "relaxed") if rule in rules]
+
+    @property
+    def main_rule(self) -> str:
+        """Return the rule headline numbers use: strict when it was computed."""
+        return "strict" if "strict" in self.rules else self.rules[0]
+
+    @property
+    def languages(self) -> list[str]:
+        """Return the languages (sorted, as in the rows) followed by 'pooled'."""
+        languages = self.data.get("record", {}).get("languages")
+        if not languages:
+            languages = sorted({row["language"] for row in self.rows.rows if row["language"] != POOLED})
+        return [*languages, POOLED]
+
+    @property
+    def confidence_label(self) -> str:
+        """Return e.g. '95% CI'."""
+        return f"{self.confidence * 100:g}% CI"
+
+    @property
+    def alpha(self) -> float:
+        """Return the significance level every test is read at: 1 - confidence."""
+        return 1 - self.confidence
+
+    @property
+    def confidence(self) -> float:
+        return self.data.get("confidence", 0.95)
+
+    def significant(self, p_value: float | None) -> bool:
+        """Return whether a (Holm) p-value is significant at the configured level."""
+        return significant(p_value, self.confidence)
+
+    def row(self, analysis: str, statistic: str, **criteria: str) -> Row | None:
+        """Return the first row of a statistic whose columns equal ``criteria``, or None."""
+        found = self.rows.one(analysis, statistic, **criteria)
+        return found[1] if found else None
+
+    def at_scale(self) -> bool:
+        """Return whether the record is leaderboard-sized: prose summarises and tables are laid out long."""
+        return len(self.outputs) > SCALE_OUTPUTS or len(self.reference_pairs()) > SCALE_OUTPUTS
+
+    def ranked_outputs(self) -> list[str]:
+        """Return the outputs the leaderboard ranks (those with rank rows), in config order."""
+        ranked = {row["output"] for _, row in self.rows.select("leaderboard", "rank")}
+        return [output for output in self.outputs if output in ranked]
+
+    def items_phrase(self, subset: str) -> str:
+        """Return '1,234 items' for a subset's pooled size, or 'its items' when unknown."""
+        size = self.subset_size(subset)
+        return f"{formatting.count(size)} items" if size is not None else "its items"
+
+    def applicability(self, key: str) -> str | None:
+        """Return the sentence saying why an analysis does not apply, or None when it ran."""
+        return (self.data.get("applicability") or {}).get(key)
+
+    def subset_size(self, subset: str, language: str = POOLED) -> int | None:
+        """Return how many items a subset holds (pooled by default)."""
+        return self.data.get("record", {}).get("subsets", {}).get(subset, {}).get(language)
+
+    def output_pairs(self) -> list[tuple[str, str]]:
+        return list(combinations(self.outputs, 2))
+
+    def reference_pairs(self) -> list[tuple[str, str]]:
+        return list(combinations(self.references, 2))
+
+    def annotator_pairs(self) -> list[tuple[str, str]]:
+        return list(combinations(self.annotators, 2))
