@@ -19,14 +19,14 @@ import numpy as np
 import numpy.ma  # noqa: F401, E402
 from threadpoolctl import threadpool_limits
 
+from refsens_report.config import POLICIES
+
+# Each item set's stream number is part of its seed: fixed, so adding an item set never moves another's draws.
 SUBSET_STREAMS = {
     "corpus": 0,
     "audited": 1,
     "decontaminated": 2,
-    "duplicates:keep_first": 3,
-    "duplicates:keep_last": 4,
-    "duplicates:keep_all": 5,
-    "duplicates:drop_all": 6,
+    **{f"duplicates:{policy}": 3 + number for number, policy in enumerate(POLICIES)},  # keep_first is 3, ...
 }
 # Weights are drawn in blocks of about this many cells (1 MB as float64): small enough to stay in cache,
 # which measured ~2x faster than 16M-cell blocks, and memory stays flat whatever the record size.

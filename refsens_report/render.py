@@ -24,6 +24,7 @@ from refsens_report.analyses.base import Section
 from refsens_report.analyses.interaction import pooled_swing
 from refsens_report.analyses.neutrality import primary_skew
 from refsens_report.analyses.swap import largest_pooled_delta
+from refsens_report.config import AuditSettings
 from refsens_report.figures import Figure
 from refsens_report.methods import methods_markdown
 from refsens_report.prose import said
@@ -273,6 +274,7 @@ def _numbered(sections: list[Section]) -> tuple[list[Section], list[Table]]:
 def build_settings(view: ResultsView) -> tuple[Setting, ...]:
     """Return the settings a reader needs to reproduce the numbers."""
     audit = view.data.get("config", {}).get("audit", {})
+    defaults = AuditSettings()
     family = len(view.rows.select("interaction", "swing"))
     return (
         Setting("Bootstrap", f"paired, stratified by language, prompt-level; {view.data.get('resamples')} replicates"),
@@ -282,9 +284,10 @@ def build_settings(view: ResultsView) -> tuple[Setting, ...]:
         Setting("Annotators (A, B, ...)", ", ".join(view.annotators) or "none"),
         Setting("Outputs", ", ".join(view.outputs)),
         Setting("References (primary first)", ", ".join(view.references)),
-        Setting("Duplicate policy", str(audit.get("duplicate_policy", "keep_first"))),
-        Setting("Defective duplicates excluded", "yes" if audit.get("exclude_defective_duplicates", True) else "no"),
-        Setting("Duplicate key", str(audit.get("duplicate_key", "dup_key"))),
+        Setting("Duplicate policy", str(audit.get("duplicate_policy", defaults.duplicate_policy))),
+        Setting("Defective duplicates excluded",
+                "yes" if audit.get("exclude_defective_duplicates", defaults.exclude_defective_duplicates) else "no"),
+        Setting("Duplicate key", str(audit.get("duplicate_key", defaults.duplicate_key))),
         Setting("Holm family", f"{family} interaction swings (every language, pooled, every rule and pair)"),
         Setting(
             "Printing",

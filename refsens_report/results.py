@@ -5,7 +5,6 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
-import json
 import math
 import os
 from dataclasses import dataclass, field

@@ -14,7 +14,7 @@ from refsens_report import formatting
 from refsens_report.analyses import interaction
 from refsens_report.analyses.base import Analysis, AuditContext, Estimate, Section, section
 from refsens_report.analyses.interaction import interaction_is_long, interaction_table, interaction_tables_long
-from refsens_report.config import POLICIES
+from refsens_report.config import POLICIES, AuditSettings
 from refsens_report.figures import OKABE_ITO, WIDTH, Figure, height, interval_point, language_axis, shared_xlabel, subplots, zero_line
 from refsens_report.prose import said
 from refsens_report.record import POOLED
@@ -77,7 +77,7 @@ def duplicates_table(view: ResultsView) -> Table:
         title="Duplicate-policy robustness",
         caption=(
             "Margins and swing as in the interaction table, recomputed under each duplicate policy "
-            "(keep_first, keep_last, keep_all, drop_all) without excluding defective duplicate groups, so a "
+            f"({', '.join(POLICIES)}) without excluding defective duplicate groups, so a "
             "result produced by defective copies shows up as a difference between policies. p is unadjusted."
         ),
         columns=("Policy", *base.columns),
@@ -99,7 +99,7 @@ def duplicates_tables(view: ResultsView) -> list[Table]:
         margin_rows += [[label(policy), *(replace(cell, repeated=False) for cell in row)] for row in margins.rows]
         swing_rows += [[label(policy), *(replace(cell, repeated=False) for cell in row)] for row in swings.rows]
     margins, swings = interaction_tables_long(view, analysis="duplicates", p_column="p_value")
-    what = ("recomputed under each duplicate policy (keep_first, keep_last, keep_all, drop_all) without excluding "
+    what = (f"recomputed under each duplicate policy ({', '.join(POLICIES)}) without excluding "
             "defective duplicate groups, so a result produced by defective copies shows up as a difference "
             "between policies")  # fmt: skip
     return [
@@ -122,7 +122,7 @@ def defective_groups_table(view: ResultsView) -> Table:
          label(str(group.get("reference", ""))), label(str(group.get("copies", ""))))
         for group in groups
     )  # fmt: skip
-    excluded = view.data.get("config", {}).get("audit", {}).get("exclude_defective_duplicates", True)
+    excluded = _excluded(view)
     return Table(
         key="defective-groups",
         title="Defective duplicate groups",
@@ -175,7 +175,8 @@ def duplicates_multiples(view: ResultsView) -> tuple[MplFigure, Figure] | None:
 
 
 def _excluded(view: ResultsView) -> bool:
-    return bool(view.data.get("config", {}).get("audit", {}).get("exclude_defective_duplicates", True))
+    default = AuditSettings.exclude_defective_duplicates
+    return bool(view.data.get("config", {}).get("audit", {}).get("exclude_defective_duplicates", default))
 
 
 def headlines(view: ResultsView) -> list[str]:
