@@ -111,6 +111,11 @@ class ResultsView:
     def confidence(self) -> float:
         return self.data.get("confidence", 0.95)
 
+    @property
+    def level(self) -> str:
+        """Return the significance level as printed in sentences and legends: '0.05'."""
+        return f"{self.alpha:g}"
+
     def significant(self, p_value: float | None) -> bool:
         """Return whether a (Holm) p-value is significant at the configured level."""
         return significant(p_value, self.confidence)

@@ -249,7 +249,7 @@ def swing_forest(view: ResultsView) -> tuple[MplFigure, Figure] | None:
             row = view.row("interaction", "swing", rule=rule, language=language, output=output, output_2=output_2,
                        reference=first, reference_2=second)  # fmt: skip
             holm = row["p_holm"] if row else None
-            filled = holm is not None and holm < 0.05
+            filled = view.significant(holm)
             significant += filled
             interval_point(axis, positions[language], row, OKABE_ITO[0], "o", filled=filled)
             if row and row["estimate"] is not None and filled:
@@ -258,8 +258,8 @@ def swing_forest(view: ResultsView) -> tuple[MplFigure, Figure] | None:
                               fontsize=9, color=INK, fontweight="bold")  # fmt: skip
         axis.set_title(rule.capitalize())
     handles = [
-        matplotlib.lines.Line2D([], [], color=OKABE_ITO[0], marker="o", markersize=4.5, label="Holm p < 0.05 (*)"),
-        matplotlib.lines.Line2D([], [], color=OKABE_ITO[0], marker="o", markersize=4.5, markerfacecolor="white", label="Holm p ≥ 0.05"),
+        matplotlib.lines.Line2D([], [], color=OKABE_ITO[0], marker="o", markersize=4.5, label=f"Holm p < {view.level} (*)"),
+        matplotlib.lines.Line2D([], [], color=OKABE_ITO[0], marker="o", markersize=4.5, markerfacecolor="white", label=f"Holm p ≥ {view.level}"),
     ]
     shared_xlabel(figure, "Swing (F1 points)")
     top_legend(figure, handles)
@@ -271,7 +271,7 @@ def swing_forest(view: ResultsView) -> tuple[MplFigure, Figure] | None:
         caption=(
             f"Swing = (F1({output}) − F1({output_2}) under {first}) − (the same margin under {second}), in F1 "
             f"points with {view.confidence_label}, per language and pooled, on the audited subset. Filled points "
-            "with an asterisk are significant after Holm correction over the whole swing family (p < 0.05)."
+            f"with an asterisk are significant after Holm correction over the whole swing family (p < {view.level})."
         ),
         alt=(
             f"Forest plot of swings, one panel per rule. Pooled {view.main_rule} swing {said(pooled)}, Holm p "
@@ -308,7 +308,7 @@ def _swing_summary(view: ResultsView) -> str:
     pooled = [row for _, row in view.rows.select("interaction", "swing", rule=rule, language=POOLED)
               if row["estimate"] is not None]  # fmt: skip
     family = [row for _, row in view.rows.select("interaction", "swing") if row["p_holm"] is not None]
-    significant = sum(row["p_holm"] < view.alpha for row in family)
+    significant = sum(view.significant(row["p_holm"]) for row in family)
     excluding = sum(formatting.excludes_zero(row["ci_low"], row["ci_high"]) for row in pooled)
     largest = max(pooled, key=lambda row: abs(row["estimate"]))
     return (
@@ -316,7 +316,7 @@ def _swing_summary(view: ResultsView) -> str:
         f"of references), {excluding} have intervals excluding zero; the largest is {said(largest)} F1 points "
         f"({largest['output']} − {largest['output_2']}, {pair_label(largest)}; Holm p "
         f"{formatting.p_value(largest['p_holm'])}). {significant} of {formatting.count(len(family))} swings in the "
-        f"Holm family have Holm p < {formatting.number(view.alpha, 2)}{floor_caveat(view)}."
+        f"Holm family have Holm p < {view.level}{floor_caveat(view)}."
     )
 
 
@@ -328,12 +328,12 @@ def headlines(view: ResultsView) -> list[str]:
     if view.at_scale():
         return [_swing_summary(view)]
     family = [row for _, row in view.rows.select("interaction", "swing") if row["p_holm"] is not None]
-    significant = sum(row["p_holm"] < 0.05 for row in family)
+    significant = sum(view.significant(row["p_holm"]) for row in family)
     return [
         f"The comparison moves too: the margin {swing['output']} − {swing['output_2']} under "
         f"{swing['reference']} minus the same margin under {swing['reference_2']} is {said(swing)} F1 points "
         f"pooled ({view.main_rule}; paired swing, Holm p {formatting.p_value(swing['p_holm'])}); "
-        f"{count_phrase(significant, len(family), 'swings')} in the Holm family have Holm p < 0.05."
+        f"{count_phrase(significant, len(family), 'swings')} in the Holm family have Holm p < {view.level}."
     ]
 
 

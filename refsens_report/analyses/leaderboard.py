@@ -344,7 +344,7 @@ def swing_heatmap(view: ResultsView) -> tuple[MplFigure, Figure] | None:
         if row is None or row["estimate"] is None:
             continue
         matrix[i, j] = sign * row["estimate"]
-        if row["p_holm"] is not None and row["p_holm"] < 1 - view.data.get("confidence", 0.95):
+        if view.significant(row["p_holm"]):
             significant.append((i, j))
         if view.row("leaderboard", "flip", **where) is not None:
             flipped.append((i, j))
@@ -382,7 +382,7 @@ def swing_heatmap(view: ResultsView) -> tuple[MplFigure, Figure] | None:
     figure.legend(
         handles=[
             matplotlib.patches.Patch(facecolor="white", edgecolor=INK, linewidth=1.3, label="order flips"),
-            matplotlib.lines.Line2D([], [], color=INK, marker="o", markersize=3, linestyle="none", label="Holm p < 0.05"),
+            matplotlib.lines.Line2D([], [], color=INK, marker="o", markersize=3, linestyle="none", label=f"Holm p < {view.level}"),
         ],
         loc="outside lower center", ncols=2,
     )  # fmt: skip
@@ -443,7 +443,6 @@ def leaderboard_sentences(view: ResultsView) -> list[str]:
     pairs = len(ranked) * (len(ranked) - 1) // 2
     rule = view.main_rule
     floor = view.row("leaderboard", "holm_floor")
-    alpha = 1 - view.data.get("confidence", 0.95)
     sentences = []
     single = len(view.reference_pairs()) == 1  # with several pairs the Holm floor caveat is said once, at the end
     for first, second in view.reference_pairs():
@@ -459,7 +458,7 @@ def leaderboard_sentences(view: ResultsView) -> list[str]:
             f"outputs change order ({rule}, pooled; {said(flips)}); "
             f"{said(significant) if significant else formatting.UNDEFINED} significantly after Holm"
         )
-        if floor is not None and floor["estimate"] is not None and floor["estimate"] >= alpha and single:
+        if floor is not None and floor["estimate"] is not None and floor["estimate"] >= view.alpha and single:
             sentence += (
                 f", which says nothing here: with this many swings and {view.data.get('resamples')} replicates no "
                 f"Holm p can fall below {said(floor)}"
@@ -474,7 +473,7 @@ def leaderboard_sentences(view: ResultsView) -> list[str]:
             f"is {said(floor)}"
             + (
                 ", so no flip can be significant after Holm here, and 'none significantly' says nothing about them."
-                if not single and floor["estimate"] is not None and floor["estimate"] >= alpha
+                if not single and floor["estimate"] is not None and floor["estimate"] >= view.alpha
                 else "."
             )
         )
