@@ -95,8 +95,6 @@ def audit_record(
     applicability: dict[str, str | None] = {}
     for analysis in ANALYSES:
         applicability.update(analysis.why_not(context))
-    LEGACY = ("agreement", "third_pass", "neutrality", "swap", "range", "band", "type_confusion", "leaderboard", "interaction", "decontaminated", "duplicates")
-    applicability = {key: applicability[key] for key in LEGACY}
     results = AuditResults(
         dataset={"name": config.name, "version": config.version},
         config=config.as_used(),
