@@ -15,11 +15,11 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from refsens_report.analyses import ANALYSES, ORDER
-from refsens_report.analyses.base import AuditContext, Estimate, Stat
+from refsens_report.analyses.base import AuditContext, Estimate
+from refsens_report.analyses.registry import ANALYSES, ORDER
 from refsens_report.config import Config
 from refsens_report.counts import ItemCounts
-from refsens_report.estimator import Estimator, Progress, Stopwatch
+from refsens_report.estimator import Estimator, Progress, Stat, Stopwatch
 from refsens_report.load import load_record
 from refsens_report.record import POOLED, Record
 from refsens_report.results import AuditResults, sha256_file

@@ -1,6 +1,7 @@
 """Estimating statistics on item sets: the paired stratified bootstrap's draws, and one results row per group.
 
-The ``Estimator`` draws each item set's replicate sums once per random stream (``bootstrap.resampled_sums``)
+An analysis states what to estimate as ``Stat`` specifications (its labels in the results contract and the
+expression computing it). The ``Estimator`` draws each item set's replicate sums once per random stream (``bootstrap.resampled_sums``)
 and evaluates every statistic of the analyses on them; a later analysis on the same item set and stream (the
 leaderboard) reuses the draws, so its numbers are paired with the others replicate by replicate.
 """
@@ -11,19 +12,44 @@ import hashlib
 import sys
 import time
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
-from refsens_report.bootstrap import bootstrap_p_value, percentile_interval, resampled_sums, subset_seed
+from refsens_report.bootstrap import (
+    bootstrap_p_value,
+    percentile_interval,
+    resampled_sums,
+    subset_seed,
+)
 from refsens_report.config import Config
 from refsens_report.counts import Column, ItemCounts
-from refsens_report.formulas import Env
+from refsens_report.formulas import Env, Expr
 from refsens_report.record import POOLED, Record
 from refsens_report.results import make_row
 
-if TYPE_CHECKING:
-    from refsens_report.analyses.base import Stat
+TESTED = {"swing", "delta", "skew", "margin"}  # statistics that carry a bootstrap p-value
+
+
+@dataclass(frozen=True)
+class Stat:
+    """One statistic to estimate per language and pooled, with its results-contract labels."""
+
+    analysis: str
+    statistic: str
+    expr: Expr
+    rule: str = ""
+    output: str = ""
+    output_2: str = ""
+    reference: str = ""
+    reference_2: str = ""
+    policy: str = ""
+
+    @property
+    def tested(self) -> bool:
+        return self.statistic in TESTED
+
 
 STAT_BLOCK = 512  # statistics evaluated together: bounds memory at leaderboard scale
 

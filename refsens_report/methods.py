@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from refsens_report.analyses import ANALYSES
+from refsens_report.analyses.registry import ANALYSES
 
 INTRO = """# Methods: what refsens-report computes, and what it chose where the contract is silent
 

@@ -18,11 +18,11 @@ from markdown_it.token import Token
 from markupsafe import Markup
 
 from refsens_report import __version__, formatting, tables
-from refsens_report.analyses import ANALYSES
 from refsens_report.analyses.band import overall_band
 from refsens_report.analyses.base import Section
 from refsens_report.analyses.interaction import pooled_swing
 from refsens_report.analyses.neutrality import primary_skew
+from refsens_report.analyses.registry import ANALYSES
 from refsens_report.analyses.swap import largest_pooled_delta
 from refsens_report.config import AuditSettings
 from refsens_report.figures import Figure

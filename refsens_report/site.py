@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 from refsens_report import __version__, figures, manifest, pdf, render, tables
-from refsens_report.analyses import figure_makers
+from refsens_report.analyses.registry import figure_makers
 from refsens_report.config import Config, version_problem
 from refsens_report.errors import InputError
 from refsens_report.results import sha256_file

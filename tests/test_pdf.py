@@ -14,7 +14,7 @@ from conftest import Built
 
 from refsens_report import pdf, render
 from refsens_report.site import pdf_name
-from refsens_report.analyses import ANALYSES
+from refsens_report.analyses.registry import ANALYSES
 from refsens_report.view import ResultsView
 
 

@@ -21,7 +21,7 @@ from refsens_report import render, site
 from refsens_report.cli import main
 from refsens_report.config import load_config
 from refsens_report.errors import InputError
-from refsens_report.analyses import ANALYSES, figure_makers
+from refsens_report.analyses.registry import ANALYSES, figure_makers
 from refsens_report.view import ResultsView
 
 # --- a small DOM from html.parser ------------------------------------------------------------------

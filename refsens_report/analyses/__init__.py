@@ -1,42 +1,5 @@
-"""The analyses of METHOD.md section 3, one module each, and the registry that orders them.
+"""The analyses of METHOD.md section 3, one module each; ``registry.ANALYSES`` orders them.
 
-``ANALYSES`` is the one ordered list: the order of the rows in results.json and results.csv, of the sections
-and the contents of the report, of the figures and of the headline findings. A new analysis is one module
-that builds an ``Analysis`` (see ``base.py``) and one line here.
+A new analysis is one module that builds an ``Analysis`` (``base.py``) and one line in ``registry.py``. This
+file imports nothing, so importing one analysis module never imports the others.
 """
-
-from __future__ import annotations
-
-from refsens_report.analyses import (
-    agreement,
-    band,
-    decontaminated,
-    duplicates,
-    interaction,
-    leaderboard,
-    neutrality,
-    score_range,
-    swap,
-    type_confusion,
-)
-from refsens_report.analyses.base import Analysis
-
-ANALYSES: tuple[Analysis, ...] = (
-    agreement.ANALYSIS,
-    neutrality.ANALYSIS,
-    swap.ANALYSIS,
-    score_range.ANALYSIS,
-    interaction.ANALYSIS,
-    band.ANALYSIS,
-    decontaminated.ANALYSIS,
-    duplicates.ANALYSIS,
-    type_confusion.ANALYSIS,
-    leaderboard.ANALYSIS,
-)
-
-ORDER = {analysis.key: position for position, analysis in enumerate(ANALYSES)}
-
-
-def figure_makers() -> tuple:
-    """Return every analysis's figure functions, in the report's order."""
-    return tuple(draw for analysis in ANALYSES for draw in analysis.figures)

@@ -9,7 +9,14 @@ from __future__ import annotations
 from typing import Mapping
 
 from refsens_report import formatting
-from refsens_report.analyses.base import NO_RESULTS, Analysis, AuditContext, Estimate, Section, Stat
+from refsens_report.analyses.base import (
+    NO_RESULTS,
+    Analysis,
+    AuditContext,
+    Estimate,
+    Section,
+    Stat,
+)
 from refsens_report.config import Config
 from refsens_report.counts import Column
 from refsens_report.figures import Figure

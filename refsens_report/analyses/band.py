@@ -14,7 +14,17 @@ from refsens_report.analyses.base import Analysis, AuditContext, Rows, Section, 
 from refsens_report.config import Config
 from refsens_report.estimator import Estimator
 from refsens_report.figures import (
-    OKABE_ITO, WIDTH, Figure, height, interval_point, language_axis, mpl, plain, subplots, top_legend, zero_line,
+    OKABE_ITO,
+    WIDTH,
+    Figure,
+    height,
+    interval_point,
+    language_axis,
+    mpl,
+    plain,
+    subplots,
+    top_legend,
+    zero_line,
 )  # fmt: skip
 from refsens_report.prose import count_phrase
 from refsens_report.record import POOLED

@@ -14,40 +14,17 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 import numpy as np
 
 from refsens_report.config import Config
+from refsens_report.estimator import Estimator, Stat
 from refsens_report.figures import Figure
-from refsens_report.formulas import Expr
 from refsens_report.tables import Table
 from refsens_report.view import ResultsView
 
 if TYPE_CHECKING:
     from refsens_report.counts import ItemCounts
-    from refsens_report.estimator import Estimator
     from refsens_report.record import Record
     from refsens_report.subsets import DefectiveGroup, DuplicateGroups, Subsets
 
 Rows = list[dict[str, Any]]
-
-TESTED = {"swing", "delta", "skew", "margin"}  # statistics that carry a bootstrap p-value
-
-
-@dataclass(frozen=True)
-class Stat:
-    """One statistic to estimate per language and pooled, with its results-contract labels."""
-
-    analysis: str
-    statistic: str
-    expr: Expr
-    rule: str = ""
-    output: str = ""
-    output_2: str = ""
-    reference: str = ""
-    reference_2: str = ""
-    policy: str = ""
-
-    @property
-    def tested(self) -> bool:
-        return self.statistic in TESTED
-
 
 @dataclass(frozen=True)
 class Estimate:
@@ -132,7 +109,7 @@ class Analysis:
     section: Callable[[ResultsView, Mapping[str, Figure]], Section]
     methods: str = ""
     estimates: Callable[[AuditContext], list[Estimate]] = _nothing
-    finish: Callable[[AuditContext, "Estimator", Rows], Rows] = _nothing
+    finish: Callable[[AuditContext, Estimator, Rows], Rows] = _nothing
     applicability: Callable[[AuditContext], dict[str, str | None]] | None = None
     summary: Callable[[AuditContext], Any] | None = None
     figures: tuple[Callable[[ResultsView], Any], ...] = ()

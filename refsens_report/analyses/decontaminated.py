@@ -11,8 +11,19 @@ from typing import Mapping
 
 from refsens_report import formatting
 from refsens_report.analyses import interaction
-from refsens_report.analyses.base import Analysis, AuditContext, Estimate, Section, section
-from refsens_report.analyses.interaction import interaction_is_long, interaction_table, interaction_tables_long, pooled_swing
+from refsens_report.analyses.base import (
+    Analysis,
+    AuditContext,
+    Estimate,
+    Section,
+    section,
+)
+from refsens_report.analyses.interaction import (
+    interaction_is_long,
+    interaction_table,
+    interaction_tables_long,
+    pooled_swing,
+)
 from refsens_report.figures import Figure
 from refsens_report.prose import said
 from refsens_report.record import POOLED

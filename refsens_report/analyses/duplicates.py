@@ -12,10 +12,30 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 from refsens_report import formatting
 from refsens_report.analyses import interaction
-from refsens_report.analyses.base import Analysis, AuditContext, Estimate, Section, section
-from refsens_report.analyses.interaction import interaction_is_long, interaction_table, interaction_tables_long
+from refsens_report.analyses.base import (
+    Analysis,
+    AuditContext,
+    Estimate,
+    Section,
+    section,
+)
+from refsens_report.analyses.interaction import (
+    interaction_is_long,
+    interaction_table,
+    interaction_tables_long,
+)
 from refsens_report.config import POLICIES, AuditSettings
-from refsens_report.figures import OKABE_ITO, WIDTH, Figure, height, interval_point, language_axis, shared_xlabel, subplots, zero_line
+from refsens_report.figures import (
+    OKABE_ITO,
+    WIDTH,
+    Figure,
+    height,
+    interval_point,
+    language_axis,
+    shared_xlabel,
+    subplots,
+    zero_line,
+)
 from refsens_report.prose import said
 from refsens_report.record import POOLED
 from refsens_report.tables import Cell, Table, label, mark_repeats

@@ -12,18 +12,43 @@ from itertools import combinations
 from typing import TYPE_CHECKING, Any, Mapping
 
 from refsens_report import formatting
-from refsens_report.analyses.base import Analysis, AuditContext, Estimate, Rows, Section, Stat, section
+from refsens_report.analyses.base import (
+    Analysis,
+    AuditContext,
+    Estimate,
+    Rows,
+    Section,
+    Stat,
+    section,
+)
 from refsens_report.bootstrap import holm
 from refsens_report.config import Config
 from refsens_report.estimator import Estimator
 from refsens_report.figures import (
-    INK, OKABE_ITO, WIDTH, Figure, height, interval_point, language_axis, mpl, shared_xlabel, subplots,
-    top_legend, zero_line,
+    INK,
+    OKABE_ITO,
+    WIDTH,
+    Figure,
+    height,
+    interval_point,
+    language_axis,
+    mpl,
+    shared_xlabel,
+    subplots,
+    top_legend,
+    zero_line,
 )  # fmt: skip
 from refsens_report.formulas import F1
 from refsens_report.prose import count_phrase, pair_label, said
 from refsens_report.record import POOLED
-from refsens_report.tables import Table, label, long_layout, mark_repeats, p_cell, stat_cell
+from refsens_report.tables import (
+    Table,
+    label,
+    long_layout,
+    mark_repeats,
+    p_cell,
+    stat_cell,
+)
 from refsens_report.view import ResultsView, Row
 
 if TYPE_CHECKING:

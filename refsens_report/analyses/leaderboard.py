@@ -17,12 +17,34 @@ import numpy as np
 from refsens_report import formatting
 from refsens_report.analyses.base import Analysis, AuditContext, Rows, Section
 from refsens_report.analyses.interaction import floor_caveat
-from refsens_report.analyses.ranking import MIN_OUTPUTS, leaderboard_rows, ranked_outputs
+from refsens_report.analyses.ranking import (
+    MIN_OUTPUTS,
+    leaderboard_rows,
+    ranked_outputs,
+)
 from refsens_report.estimator import Estimator
-from refsens_report.figures import INK, MARKERS, MUTED, OKABE_ITO, WIDTH, Figure, mpl, plain, subplots
+from refsens_report.figures import (
+    INK,
+    MARKERS,
+    MUTED,
+    OKABE_ITO,
+    WIDTH,
+    Figure,
+    mpl,
+    plain,
+    subplots,
+)
 from refsens_report.prose import said
 from refsens_report.record import POOLED
-from refsens_report.tables import Cell, Table, label, long_layout, mark_repeats, p_cell, stat_cell
+from refsens_report.tables import (
+    Cell,
+    Table,
+    label,
+    long_layout,
+    mark_repeats,
+    p_cell,
+    stat_cell,
+)
 from refsens_report.view import ResultsView
 
 if TYPE_CHECKING:

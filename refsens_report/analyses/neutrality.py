@@ -10,12 +10,29 @@ from itertools import combinations
 from typing import TYPE_CHECKING, Mapping
 
 from refsens_report import formatting
-from refsens_report.analyses.base import Analysis, AuditContext, Estimate, Section, Stat, section
+from refsens_report.analyses.base import (
+    Analysis,
+    AuditContext,
+    Estimate,
+    Section,
+    Stat,
+    section,
+)
 from refsens_report.config import Config
 from refsens_report.counts import Column
 from refsens_report.figures import (
-    GRID, MARKERS, OKABE_ITO, WIDTH, Figure, height, language_axis, legend_handles, plain, shared_xlabel,
-    subplots, top_legend,
+    GRID,
+    MARKERS,
+    OKABE_ITO,
+    WIDTH,
+    Figure,
+    height,
+    language_axis,
+    legend_handles,
+    plain,
+    shared_xlabel,
+    subplots,
+    top_legend,
 )  # fmt: skip
 from refsens_report.formulas import Share
 from refsens_report.prose import includes_zero, said, said_percent

@@ -9,16 +9,41 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Mapping
 
 from refsens_report import formatting
-from refsens_report.analyses.base import Analysis, AuditContext, Estimate, Section, Stat, section
+from refsens_report.analyses.base import (
+    Analysis,
+    AuditContext,
+    Estimate,
+    Section,
+    Stat,
+    section,
+)
 from refsens_report.config import Config
 from refsens_report.figures import (
-    GRID, MARKERS, MAX_PANELS, OKABE_ITO, WIDTH, Figure, height, language_axis, legend_handles, plain,
-    shared_xlabel, subplots, top_legend,
+    GRID,
+    MARKERS,
+    MAX_PANELS,
+    OKABE_ITO,
+    WIDTH,
+    Figure,
+    height,
+    language_axis,
+    legend_handles,
+    plain,
+    shared_xlabel,
+    subplots,
+    top_legend,
 )  # fmt: skip
 from refsens_report.formulas import F1, Spread
 from refsens_report.prose import said
 from refsens_report.record import POOLED
-from refsens_report.tables import Cell, Table, label, long_layout, mark_repeats, stat_cell
+from refsens_report.tables import (
+    Cell,
+    Table,
+    label,
+    long_layout,
+    mark_repeats,
+    stat_cell,
+)
 from refsens_report.view import ResultsView
 
 if TYPE_CHECKING:

@@ -11,11 +11,30 @@ from typing import TYPE_CHECKING, Mapping
 import numpy as np
 
 from refsens_report import formatting
-from refsens_report.analyses.base import Analysis, AuditContext, Estimate, Section, Stat, section
+from refsens_report.analyses.base import (
+    Analysis,
+    AuditContext,
+    Estimate,
+    Section,
+    Stat,
+    section,
+)
 from refsens_report.config import Config
 from refsens_report.figures import (
-    MARKERS, MAX_PANELS, OKABE_ITO, WIDTH, Figure, height, interval_point, language_axis, legend_handles, plain,
-    shared_xlabel, subplots, top_legend, zero_line,
+    MARKERS,
+    MAX_PANELS,
+    OKABE_ITO,
+    WIDTH,
+    Figure,
+    height,
+    interval_point,
+    language_axis,
+    legend_handles,
+    plain,
+    shared_xlabel,
+    subplots,
+    top_legend,
+    zero_line,
 )  # fmt: skip
 from refsens_report.formulas import F1
 from refsens_report.prose import count_phrase, pair_label, said

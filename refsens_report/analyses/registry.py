@@ -1,0 +1,41 @@
+"""The registry: every analysis in order.
+
+``ANALYSES`` is the one ordered list: the order of the rows in results.json and results.csv, of the sections
+and the contents of the report, of the figures and of the headline findings.
+"""
+
+from __future__ import annotations
+
+from refsens_report.analyses import (
+    agreement,
+    band,
+    decontaminated,
+    duplicates,
+    interaction,
+    leaderboard,
+    neutrality,
+    score_range,
+    swap,
+    type_confusion,
+)
+from refsens_report.analyses.base import Analysis
+
+ANALYSES: tuple[Analysis, ...] = (
+    agreement.ANALYSIS,
+    neutrality.ANALYSIS,
+    swap.ANALYSIS,
+    score_range.ANALYSIS,
+    interaction.ANALYSIS,
+    band.ANALYSIS,
+    decontaminated.ANALYSIS,
+    duplicates.ANALYSIS,
+    type_confusion.ANALYSIS,
+    leaderboard.ANALYSIS,
+)
+
+ORDER = {analysis.key: position for position, analysis in enumerate(ANALYSES)}
+
+
+def figure_makers() -> tuple:
+    """Return every analysis's figure functions, in the report's order."""
+    return tuple(draw for analysis in ANALYSES for draw in analysis.figures)
