@@ -1,0 +1,353 @@
+"""Each analysis module's tables, figures and sentences, from a small hand-made results.json (no audit, no site).
+
+The numbers below are chosen by hand, so every expected sentence and cell is known in advance: one language
+("en") and pooled, strict only, annotators a and b, outputs o1, o2, o3, references delivered (primary) and
+reviewer.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from refsens_report import figures
+from refsens_report.analyses import (
+    agreement,
+    band,
+    decontaminated,
+    duplicates,
+    interaction,
+    leaderboard,
+    neutrality,
+    score_range,
+    swap,
+    type_confusion,
+)
+from refsens_report.analyses.registry import ANALYSES, figure_makers
+from refsens_report.methods import methods_markdown
+from refsens_report.render import build_sections, headline_sentences
+from refsens_report.results import COLUMNS, make_row
+from refsens_report.view import ResultsView
+
+OUTPUTS = ["o1", "o2", "o3"]
+LANGUAGES = ["en", "pooled"]
+
+
+def _row(analysis: str, statistic: str, estimate: float | None, ci: tuple[float, float] | None = None,
+         p: float | None = None, holm: float | None = None, language: str = "pooled", n: int = 100,
+         **labels: str) -> dict[str, Any]:  # fmt: skip
+    low, high = ci if ci else (None, None)
+    subset = {"agreement": "corpus", "decontaminated": "decontaminated"}.get(analysis, "audited")
+    return make_row(analysis=analysis, statistic=statistic, language=language, subset=subset, estimate=estimate,
+                    ci_low=low, ci_high=high, p_value=p, p_holm=holm, n_items=n, **labels)  # fmt: skip
+
+
+def hand_made_rows() -> list[dict[str, Any]]:
+    """Rows in the registry's order, numbers chosen by hand."""
+    rows = []
+    for language in LANGUAGES:
+        rows.append(_row("agreement", "f1", 85.0, (80.0, 90.0), language=language, rule="strict", output="a",
+                         reference="b"))  # fmt: skip
+        rows.append(_row("agreement", "identical", 62.5, (55.0, 70.0), language=language, output="a", reference="b"))
+        rows.append(_row("agreement", "default_to_first", 75.0, (70.0, 80.0), language=language, output="a",
+                         reference="b"))  # fmt: skip
+    for language in LANGUAGES:
+        rows.append(_row("neutrality", "rate", 60.0, (55.0, 65.0), language=language, output="a", reference="delivered"))
+        rows.append(_row("neutrality", "rate", 40.0, (35.0, 45.0), language=language, output="b", reference="delivered"))
+        rows.append(_row("neutrality", "skew", 20.0, (12.0, 28.0), p=0.001, language=language, output="a",
+                         output_2="b", reference="delivered"))  # fmt: skip
+        rows.append(_row("neutrality", "copied", 90.0, (85.0, 95.0), language=language, reference="delivered"))
+    delta = {"o1": 5.0, "o2": -1.0, "o3": 2.5}
+    for language in LANGUAGES:
+        for output in OUTPUTS:
+            rows.append(_row("swap", "score", 80.0, (78.0, 82.0), language=language, rule="strict", output=output,
+                             reference="delivered"))  # fmt: skip
+            rows.append(_row("swap", "score", 80.0 - delta[output], (77.0, 81.0), language=language, rule="strict",
+                             output=output, reference="reviewer"))  # fmt: skip
+            rows.append(_row("swap", "delta", delta[output], (delta[output] - 3, delta[output] + 3), p=0.02,
+                             language=language, rule="strict", output=output, reference="delivered",
+                             reference_2="reviewer"))  # fmt: skip
+    for output in OUTPUTS:
+        for gold, score in (("a", 70.0), ("b", 90.0), ("delivered", 80.0), ("reviewer", 80.0 - delta[output])):
+            rows.append(_row("range", "score", score, (score - 2, score + 2), rule="strict", output=output,
+                             reference=gold))  # fmt: skip
+        rows.append(_row("range", "range", 20.0, (15.0, 25.0), rule="strict", output=output))
+    margins = {("o1", "o2"): (3.0, -3.0), ("o1", "o3"): (1.0, 3.5), ("o2", "o3"): (-2.0, 1.5)}
+    for analysis in ("interaction", "decontaminated"):
+        for (first, second), (under_delivered, under_reviewer) in margins.items():
+            for language in LANGUAGES:
+                pair = {"rule": "strict", "output": first, "output_2": second, "language": language}
+                rows.append(_row(analysis, "margin", under_delivered, (under_delivered - 1, under_delivered + 1),
+                                 reference="delivered", **pair))  # fmt: skip
+                rows.append(_row(analysis, "margin", under_reviewer, (under_reviewer - 1, under_reviewer + 1),
+                                 reference="reviewer", **pair))  # fmt: skip
+                swing = under_delivered - under_reviewer
+                significant = (first, second) == ("o1", "o2")
+                rows.append(_row(analysis, "swing", swing, (swing - 2, swing + 2),
+                                 p=0.001 if significant else 0.4,
+                                 holm=(0.006 if significant else 0.8) if analysis == "interaction" else None,
+                                 reference="delivered", reference_2="reviewer", **pair))  # fmt: skip
+    rows.append(_row("band", "band", 8.0, rule="strict", output="o1"))
+    rows.append(_row("band", "band", 4.0, rule="strict", output="o2"))
+    rows.append(_row("band", "band", 5.5, rule="strict", output="o3"))
+    rows.append(_row("band", "band", 8.0, rule="strict"))
+    for policy in ("keep_first", "drop_all"):
+        for language in LANGUAGES:
+            rows.append(_row("duplicates", "swing", 6.0 if policy == "keep_first" else 1.0, (4.0, 8.0), p=0.01,
+                             language=language, rule="strict", output="o1", output_2="o2", reference="delivered",
+                             reference_2="reviewer", policy=policy))  # fmt: skip
+    ranks = {"delivered": {"o1": 1.0, "o2": 3.0, "o3": 2.0}, "reviewer": {"o1": 2.0, "o2": 1.0, "o3": 3.0}}
+    for language in LANGUAGES:
+        for output in OUTPUTS:
+            for reference in ("delivered", "reviewer"):
+                where = {"rule": "strict", "language": language, "output": output, "reference": reference}
+                rows.append(_row("leaderboard", "score", 80.0, (78.0, 82.0), **where))
+                rows.append(_row("leaderboard", "rank", ranks[reference][output], (1.0, 3.0), **where))
+        pair = {"rule": "strict", "language": language, "reference": "delivered", "reference_2": "reviewer"}
+        rows.append(_row("leaderboard", "kendall_tau", -1 / 3, (-1.0, 1.0), **pair))
+        rows.append(_row("leaderboard", "flips", 2.0, (0.0, 3.0), **pair))
+        rows.append(_row("leaderboard", "flips_significant", 1.0, **pair))
+        rows.append(_row("leaderboard", "p_rank_change", 0.87, **pair))
+        rows.append(_row("leaderboard", "flip", 6.0, (4.0, 8.0), p=0.001, holm=0.006, output="o1", output_2="o2", **pair))
+        rows.append(_row("leaderboard", "flip", -2.5, (-4.5, -0.5), p=0.4, holm=0.8, output="o1", output_2="o3", **pair))
+    rows.append(_row("leaderboard", "holm_floor", 0.006))
+    return rows
+
+
+@pytest.fixture
+def results() -> dict[str, Any]:
+    return {
+        "schema": "refsens-report/results@1",
+        "dataset": {"name": "Hand-made", "version": "1"},
+        "config": {
+            "roles": {"annotators": ["a", "b"], "outputs": OUTPUTS, "references": ["delivered", "reviewer"]},
+            "audit": {"rules": ["strict"], "exclude_defective_duplicates": True},
+        },
+        "seed": 0,
+        "resamples": 2000,
+        "confidence": 0.95,
+        "columns": list(COLUMNS),
+        "rows": hand_made_rows(),
+        "record": {
+            "items": 120,
+            "languages": ["en"],
+            "items_per_language": {"en": 120},
+            "labellings": {"a": 120, "b": 120},
+            "subsets": {"corpus": {"en": 120, "pooled": 120}, "audited": {"en": 100, "pooled": 100},
+                        "decontaminated": {"en": 10, "pooled": 10}},  # fmt: skip
+            "excluded": {"defective_duplicates": 4},
+        },
+        "duplicates": {"key": "dup_key", "available": True, "groups": 2, "duplicated_items": 4, "excluded": True,
+                       "defective_groups": [{"key": "g1", "items": ["x1", "x2"], "reference": "reviewer",
+                                             "copies": "a"}]},  # fmt: skip
+        "type_confusion": {"available": True, "annotators": ["a", "b"],
+                           "cells": [{"type_a": "LOC", "type_b": "LOC", "count": 7},
+                                     {"type_a": "LOC", "type_b": "ORG", "count": 3},
+                                     {"type_a": "ORG", "type_b": "ORG", "count": 5}]},  # fmt: skip
+        "applicability": {analysis.key: None for analysis in ANALYSES},
+    }
+
+
+@pytest.fixture
+def view(results: dict[str, Any]) -> ResultsView:
+    return ResultsView.from_json(results)
+
+
+def _cell(table, row_label: str, column: str, label_column: int = 0):
+    """Return the cell of the first row whose label column reads ``row_label``, under ``column``."""
+    index = table.columns.index(column)
+    return next(row[index] for row in table.rows if row[label_column].text == row_label)
+
+
+def _drawn(draw, view):
+    with figures._style():
+        drawn = draw(view)
+    assert drawn is not None
+    return drawn
+
+
+# --- the registry ------------------------------------------------------------------------------------
+
+
+def test_the_registry_orders_sections_figures_methods_and_headlines(view: ResultsView) -> None:
+    keys = [analysis.key for analysis in ANALYSES]
+    assert keys == ["agreement", "neutrality", "swap", "range", "interaction", "band", "decontaminated",
+                    "duplicates", "type_confusion", "leaderboard"]  # fmt: skip
+    assert len(set(keys)) == len(keys) and len({analysis.title for analysis in ANALYSES}) == len(keys)
+    sections, numbered = build_sections(view, {})
+    assert [section.key for section in sections] == keys
+    assert [section.number for section in sections] == list(range(2, 2 + len(keys)))
+    assert [table.number for table in numbered] == list(range(1, len(numbered) + 1))
+    methods = methods_markdown()
+    positions = [methods.index(analysis.methods) for analysis in ANALYSES if analysis.methods]
+    assert positions == sorted(positions) and len(positions) == 6
+    # figure functions come in the analyses' order: each analysis's own, in its module
+    owners = [draw.__module__.rsplit(".", 1)[-1] for draw in figure_makers()]
+    assert owners == ["neutrality", "swap", "score_range", "interaction", "band", "duplicates", "type_confusion",
+                      "leaderboard", "leaderboard"]  # fmt: skip
+    sentences = headline_sentences(view)
+    assert sentences == [s for analysis in ANALYSES for s in analysis.headlines(view)]
+
+
+def test_a_section_without_rows_says_why(results: dict[str, Any]) -> None:
+    results["rows"] = [row for row in results["rows"] if row["analysis"] != "swap"]
+    results["applicability"]["swap"] = "Only one reference is configured."
+    section = swap.ANALYSIS.section(ResultsView.from_json(results), {})
+    assert section.not_applicable == "Only one reference is configured." and not section.tables
+    results["applicability"]["range"] = None
+    results["rows"] = [row for row in results["rows"] if row["analysis"] != "range"]
+    # range says nothing of its own: the swap's sentence explains it
+    assert score_range.ANALYSIS.section(ResultsView.from_json(results), {}).not_applicable == "Only one reference is configured."
+
+
+# --- each analysis -----------------------------------------------------------------------------------
+
+
+def test_agreement_section_holds_the_record_and_the_agreement(view: ResultsView) -> None:
+    section = agreement.ANALYSIS.section(view, {})
+    assert [table.key for table in section.tables] == ["record", "agreement"]
+    assert section.paragraphs[1] == "The record holds 120 items in 1 language. Labellings present: a on 120, b on 120 items."
+    assert section.paragraphs[2] == "Removed before the analyses: 4 items (defective duplicates)."
+    f1 = _cell(section.tables[1], "pooled", "F1 strict")
+    assert (f1.text, f1.interval, f1.bold) == ("85.00", "[80.00, 90.00]", False)
+    assert view.rows.rows[f1.row]["statistic"] == "f1" and view.rows.rows[f1.row]["language"] == "pooled"
+    assert _cell(section.tables[1], "en", "Identical").full_text == "62.5 [55.0, 70.0]"
+    assert agreement.ANALYSIS.headlines(view) == []
+
+
+def test_neutrality_headline_table_and_figure(view: ResultsView) -> None:
+    assert neutrality.ANALYSIS.headlines(view) == [
+        "On 100 audited items in 1 language, the primary reference, delivered, reproduces a's span set exactly on "
+        "60.0% [55.0, 65.0] of items and b's on 40.0% [35.0, 45.0]: a skew of +20.0 [+12.0, +28.0] points "
+        "(it favours a). It equals at least one annotator's labelling on 90.0% [85.0, 95.0] of items.",
+        "Where the annotators differed and no third pass fired, the primary reference equals a on "
+        "75.0% [70.0, 80.0] of items.",
+    ]
+    table = neutrality.neutrality_table(view)
+    skew = _cell(table, "pooled", "Skew")
+    assert skew.full_text == "+20.0 [+12.0, +28.0]" and skew.bold
+    _, model = _drawn(neutrality.neutrality_dots, view)
+    assert model.key == "neutrality" and "delivered: skew +20.0 [+12.0, +28.0]" in model.alt
+
+
+def test_swap_lists_every_delta_and_picks_the_largest(view: ResultsView) -> None:
+    assert swap.ANALYSIS.headlines(view) == [
+        "The score moves with the reference alone: holding each output fixed, its pooled strict F1 against "
+        "delivered minus its F1 against reviewer is o1 +5.00 [+2.00, +8.00]; o2 −1.00 [−4.00, +2.00]; "
+        "o3 +2.50 [−0.50, +5.50] F1 points. The largest per-language movement is +5.00 [+2.00, +8.00] (o1, en)."
+        .replace("−", "-")
+    ]
+    assert swap.largest_pooled_delta(view)["output"] == "o1"
+    table = swap.swap_table(view)
+    delta = _cell(table, "o2", "Δ [95% CI]", label_column=1)
+    assert delta.full_text == "-1.00 [-4.00, +2.00]" and not delta.bold
+    _, model = _drawn(swap.swap_forest, view)
+    assert "o1: +5.00 [+2.00, +8.00]" in model.alt
+
+
+def test_range_names_the_labelling_that_gives_the_maximum(view: ResultsView) -> None:
+    table = score_range.range_table(view)
+    assert table.columns[-2:] == ("Range", "Max")
+    first = next(row for row in table.rows if row[0].text == "pooled" and row[1].text == "o1")
+    assert first[-1].text == "b" and first[-2].full_text == "20.00 [15.00, 25.00]"
+
+
+def test_interaction_headline_reads_the_holm_family_at_the_configured_level(results: dict[str, Any]) -> None:
+    view = ResultsView.from_json(results)
+    [sentence] = interaction.ANALYSIS.headlines(view)
+    assert sentence == (
+        "The comparison moves too: the margin o1 − o2 under delivered minus the same margin under reviewer is "
+        "+6.00 [+4.00, +8.00] F1 points pooled (strict; paired swing, Holm p <0.01); 2 of 6 swings in the Holm "
+        "family have Holm p < 0.05."
+    )
+    lenient = copy.deepcopy(results)
+    lenient["confidence"] = 0.9
+    for row in lenient["rows"]:
+        if row["analysis"] == "interaction" and row["statistic"] == "swing" and row["p_holm"] == 0.8:
+            row["p_holm"] = 0.07  # significant at 0.1, not at 0.05
+    lenient_view = ResultsView.from_json(lenient)
+    [sentence] = interaction.ANALYSIS.headlines(lenient_view)
+    assert sentence.endswith("6 of 6 swings in the Holm family have Holm p < 0.1.")
+    figure, model = _drawn(interaction.swing_forest, lenient_view)
+    assert "(p < 0.1)" in model.caption
+    labels = [text.get_text() for text in figure.legends[0].get_texts()]
+    assert labels == ["Holm p < 0.1 (*)", "Holm p ≥ 0.1"]
+
+
+def test_interaction_tables_carry_holm_p(view: ResultsView) -> None:
+    [table] = interaction.interaction_main_tables(view)
+    swing = next(row for row in table.rows if row[0].text == "o1 − o2" and row[1].text == "pooled")
+    assert [cell.full_text for cell in swing[-2:]] == ["+6.00 [+4.00, +8.00]", "<0.01"]
+    assert swing[-1].field == "p_holm"
+
+
+def test_band_counts_the_margins_beyond_it(view: ResultsView) -> None:
+    assert band.ANALYSIS.headlines(view) == [
+        "The strict reference-sensitivity band is ±8.00 F1 points: 0 of 2 observed margins under delivered "
+        "(per language and pooled) exceed it; a margin inside the band could come from the choice of reference "
+        "alone."
+    ]
+    table, tallies = band.band_versus_margins(view)
+    assert tallies == [("o1 − o2", 0, 2, "8.00"), ("o1 − o3", 0, 2, "8.00"), ("o2 − o3", 0, 2, "8.00")]
+    assert {row[3].text for row in table.rows} == {"within the band"}
+    section = band.ANALYSIS.section(view, {})
+    assert [t.key for t in section.tables] == ["band", "band-margins"] and len(section.paragraphs) == 4
+
+
+def test_decontaminated_headline_and_unadjusted_p(view: ResultsView) -> None:
+    assert decontaminated.ANALYSIS.headlines(view) == [
+        "On the decontaminated subset (10 items where delivered copies neither annotator) the pooled strict "
+        "swing is +6.00 [+4.00, +8.00] F1 points."
+    ]
+    [table] = decontaminated.decontaminated_tables(view)
+    assert table.columns[-1] == "p" and "not part of the Holm family" in table.caption
+
+
+def test_duplicates_say_what_the_key_found(view: ResultsView) -> None:
+    assert duplicates.ANALYSIS.headlines(view) == [
+        "1 duplicate group with copied references was found and excluded before the analyses."
+    ]
+    section = duplicates.ANALYSIS.section(view, {})
+    assert section.paragraphs[1] == "Duplicate key 'dup_key': 2 groups holding 4 items; 1 defective."
+    assert [t.key for t in section.tables] == ["duplicates", "defective-groups"]
+    assert "keep_first, keep_last, keep_all, drop_all" in section.tables[0].caption
+    policies = [row[0].text for row in section.tables[0].rows if not row[0].repeated]
+    assert policies == ["keep_first", "drop_all"]
+    _, model = _drawn(duplicates.duplicates_multiples, view)
+    assert "keep_first: +6.00 [+4.00, +8.00]" in model.alt
+
+
+def test_type_confusion_table_and_heatmap(view: ResultsView) -> None:
+    table = type_confusion.type_confusion_table(view)
+    assert table.columns == ("A \\ B", "LOC", "ORG")
+    assert [[cell.text for cell in row] for row in table.rows] == [["LOC", "7", "3"], ["ORG", "0", "5"]]
+    _, model = _drawn(type_confusion.type_heatmap, view)
+    assert model.alt == "Heatmap of 2 by 2 types; 15 boundary-matched spans, 3 with different types."
+
+
+def test_leaderboard_sentences_tables_and_figures(view: ResultsView) -> None:
+    assert not view.at_scale()
+    assert leaderboard.ANALYSIS.headlines(view) == [
+        "Under reviewer instead of delivered, 2 of 3 pairs of outputs change order (strict, pooled; "
+        "2.0 [0.0, 3.0]); 1 significantly after Holm; tau-b -0.33 [-1.00, 1.00]; the whole ranking differs in "
+        "87.0% of bootstrap replicates."
+    ]
+    section = leaderboard.ANALYSIS.section(view, {})
+    assert [t.key for t in section.tables] == ["leaderboard", "rank-agreement", "flips"]
+    flips = section.tables[2]
+    assert [row[2].text for row in flips.rows if row[1].text == "pooled"] == ["o1 − o2", "o1 − o3"]
+    _, bump = _drawn(leaderboard.leaderboard_bump, view)
+    assert "3 of 3 outputs change rank at least once" in bump.alt
+    figure, heatmap = _drawn(leaderboard.swing_heatmap, view)
+    assert "2 framed as order flips (2 flips pooled), 1 Holm-significant" in heatmap.alt
+    assert [text.get_text() for text in figure.legends[0].get_texts()] == ["order flips", "Holm p < 0.05"]
+
+
+def test_leaderboard_does_not_apply_to_two_outputs(results: dict[str, Any]) -> None:
+    results["rows"] = [row for row in results["rows"] if row["analysis"] != "leaderboard"]
+    results["applicability"]["leaderboard"] = "A leaderboard needs three or more scored outputs."
+    section = leaderboard.ANALYSIS.section(ResultsView.from_json(results), {})
+    assert section.not_applicable == "A leaderboard needs three or more scored outputs." and not section.tables
+    assert leaderboard.ANALYSIS.headlines(ResultsView.from_json(results)) == []
