@@ -8,7 +8,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from refsens_report.adapters import ADAPTERS
 from refsens_report.errors import InputError, ProblemList
+from refsens_report.options import OptionReader
 
 RULES = ("strict", "relaxed")
 POLICIES = ("keep_first", "keep_last", "keep_all", "drop_all")
@@ -64,7 +66,7 @@ class Config:
     name: str
     version: str
     record_format: str
-    record_options: dict[str, Any]
+    record_options: Any  # the adapter's own checked options (adapters.<format>.read_options)
     roles: Roles
     audit: AuditSettings = field(default_factory=AuditSettings)
     report: ReportSettings = field(default_factory=ReportSettings)
@@ -110,55 +112,6 @@ def version_problem(version: str) -> str | None:
     return None
 
 
-class _Reader:
-    """Type-checked access to one TOML table, recording unknown keys and bad values."""
-
-    def __init__(self, table: dict[str, Any], prefix: str, problems: ProblemList):
-        self.table, self.prefix, self.problems = table, prefix, problems
-        self.used: set[str] = set()
-
-    def fail(self, key: str, message: str) -> None:
-        self.problems.add(f"Config value '{self.prefix}.{key}': {message}")
-
-    def get(self, key: str, default: Any = None) -> Any:
-        self.used.add(key)
-        return self.table.get(key, default)
-
-    def string(self, key: str, default: str | None = None, required: bool = False) -> str | None:
-        value = self.get(key)
-        if value is None:
-            if required:
-                self.fail(key, "is required")
-            return default
-        if not isinstance(value, str) or not value.strip():
-            self.fail(key, f"must be a non-empty string, got {value!r}")
-            return default
-        return value
-
-    def names(self, key: str, default: tuple[str, ...] = ()) -> tuple[str, ...]:
-        value = self.get(key)
-        if value is None:
-            return default
-        if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
-            self.fail(key, f"must be a list of non-empty strings, got {value!r}")
-            return default
-        repeated = sorted({v for v in value if value.count(v) > 1})
-        if repeated:
-            self.fail(key, f"names {', '.join(repeated)} more than once")
-        return tuple(dict.fromkeys(value))
-
-    def choice(self, key: str, choices: tuple[str, ...], default: str) -> str:
-        value = self.get(key, default)
-        if value not in choices:
-            self.fail(key, f"must be one of {', '.join(choices)}, got {value!r}")
-            return default
-        return value
-
-    def finish(self) -> None:
-        for key in sorted(set(self.table) - self.used):
-            self.problems.add(f"Config value '{self.prefix}.{key}': unknown key")
-
-
 def load_config(path: str | Path) -> Config:
     """Read and check a config file; raise ``InputError`` with every problem found."""
     path = Path(path)
@@ -187,14 +140,12 @@ def _table(data: dict[str, Any], name: str, problems: ProblemList, required: boo
 
 def config_from_dict(data: dict[str, Any], path: Path) -> Config:
     """Check a decoded config; ``path`` is the config file, against whose folder paths resolve."""
-    from refsens_report.adapters import ADAPTERS  # adapters import config; avoid a cycle
-
     problems = ProblemList()
     known = {"dataset", "record", "roles", "audit", "report"}
     for key in sorted(set(data) - known):
         problems.add(f"Config value '{key}': unknown table")
 
-    dataset = _Reader(_table(data, "dataset", problems, True), "dataset", problems)
+    dataset = OptionReader(_table(data, "dataset", problems, True), "dataset", problems)
     name = dataset.string("name", required=True) or ""
     version = dataset.string("version", required=True) or ""
     if version and (why := version_problem(version)):
@@ -202,9 +153,9 @@ def config_from_dict(data: dict[str, Any], path: Path) -> Config:
     dataset.finish()
 
     record_table = _table(data, "record", problems, True)
-    record = _Reader(record_table, "record", problems)
+    record = OptionReader(record_table, "record", problems)
     record_format = record.string("format", default="jsonl") or "jsonl"
-    record_options: dict[str, Any] = {}
+    record_options: Any = None
     adapter = ADAPTERS.get(record_format)
     if adapter is None:
         record.fail("format", f"must be one of {', '.join(sorted(ADAPTERS))}, got {record_format!r}")
@@ -213,7 +164,7 @@ def config_from_dict(data: dict[str, Any], path: Path) -> Config:
         record_options = adapter.read_options(record, path.parent)
     record.finish()
 
-    roles_reader = _Reader(_table(data, "roles", problems, True), "roles", problems)
+    roles_reader = OptionReader(_table(data, "roles", problems, True), "roles", problems)
     annotators = roles_reader.names("annotators")
     outputs = roles_reader.names("outputs")
     references = roles_reader.names("references")
@@ -226,7 +177,7 @@ def config_from_dict(data: dict[str, Any], path: Path) -> Config:
     roles_reader.finish()
     roles = Roles(annotators=annotators, outputs=outputs, references=references)
 
-    audit_reader = _Reader(_table(data, "audit", problems, False), "audit", problems)
+    audit_reader = OptionReader(_table(data, "audit", problems, False), "audit", problems)
     defaults = AuditSettings()
     rules = audit_reader.names("rules", defaults.rules)
     if not rules or any(rule not in RULES for rule in rules):
@@ -262,7 +213,7 @@ def config_from_dict(data: dict[str, Any], path: Path) -> Config:
         duplicate_key=duplicate_key,
     )
 
-    report_reader = _Reader(_table(data, "report", problems, False), "report", problems)
+    report_reader = OptionReader(_table(data, "report", problems, False), "report", problems)
     datasheet_value = report_reader.string("datasheet")
     datasheet = None
     if datasheet_value:

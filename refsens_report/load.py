@@ -10,7 +10,7 @@ from refsens_report.record import POOLED, Record
 
 def load_record(config: Config) -> Record:
     """Load the record with the configured adapter; raise ``InputError`` if it cannot be audited."""
-    record = ADAPTERS[config.record_format].load(config)
+    record = ADAPTERS[config.record_format].load(config.record_options, config.audit.duplicate_key)
     check_roles(record, config)
     return record
 

@@ -12,7 +12,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from refsens_report.adapters.common import (
     InputPath,
@@ -25,15 +25,12 @@ from refsens_report.adapters.common import (
     read_language,
     read_name_table,
     read_path,
-    sub_reader,
     unique_paths,
     with_text_dup_keys,
 )
 from refsens_report.errors import MAX_PROBLEMS, ProblemList
+from refsens_report.options import OptionReader
 from refsens_report.record import Item, Record, Span
-
-if TYPE_CHECKING:
-    from refsens_report.config import Config, _Reader
 
 FRAGMENT = re.compile(r"^(\d+) (\d+)$")
 OTHER_KINDS = {
@@ -57,7 +54,7 @@ class BratOptions:
     text_dup_keys: bool = False
 
 
-def read_options(reader: "_Reader", base_dir: Path) -> dict[str, Any]:
+def read_options(reader: OptionReader, base_dir: Path) -> BratOptions | None:
     """Read `[record]` for format = "brat"; bad keys are reported through ``reader``."""
     language = read_language(reader)
     labels = read_labels(reader)
@@ -73,7 +70,7 @@ def read_options(reader: "_Reader", base_dir: Path) -> dict[str, Any]:
         if not isinstance(entry, dict):
             reader.fail(f"labellings.{name}", f"must be a folder path or a table with path, got {entry!r}")
             continue
-        entry_reader = sub_reader(reader, entry, f"labellings.{name}")
+        entry_reader = reader.sub(entry, f"labellings.{name}")
         folder = (
             None if root_failed else read_path(entry_reader, root.path if root else base_dir, "path", kind="folder")
         )
@@ -82,7 +79,7 @@ def read_options(reader: "_Reader", base_dir: Path) -> dict[str, Any]:
         if folder is not None:
             shown = f"{root.display.rstrip('/')}/{folder.display}" if root else folder.display
             folders.append((name, InputPath(folder.path, shown)))
-    return {"options": BratOptions(language, labels, tuple(folders), read_dup_key(reader))}
+    return BratOptions(language, labels, tuple(folders), read_dup_key(reader))
 
 
 @dataclass
@@ -202,9 +199,8 @@ def _documents(folder: Path) -> dict[str, Path]:
     }
 
 
-def load(config: "Config") -> Record:
+def load(options: BratOptions, duplicate_key: str) -> Record:
     """Read every labelling folder; items are the documents found in any of them, sorted by id."""
-    options: BratOptions = config.record_options["options"]
     problems = ProblemList()
     tally = Tally()
     texts: dict[str, tuple[str, str]] = {}  # document -> (text, display of the file it came from)
@@ -251,7 +247,7 @@ def load(config: "Config") -> Record:
         for document in sorted(texts)
     )
     if options.text_dup_keys:
-        items = with_text_dup_keys(items, config)
+        items = with_text_dup_keys(items, duplicate_key)
     notes = [
         f"brat: {count(len(items), 'document')} from {count(len(options.folders), 'folder')} "
         f"({', '.join(f'{name}: {folder.display}' for name, folder in options.folders)})"

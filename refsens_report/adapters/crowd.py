@@ -18,7 +18,7 @@ import re
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from refsens_report.adapters import iob
 from refsens_report.adapters.common import (
@@ -33,10 +33,8 @@ from refsens_report.adapters.common import (
     with_text_dup_keys,
 )
 from refsens_report.errors import MAX_PROBLEMS, InputError, ProblemList
+from refsens_report.options import OptionReader
 from refsens_report.record import Item, Record, Span, check_unique_ids
-
-if TYPE_CHECKING:
-    from refsens_report.config import Config, _Reader
 
 GOLD_PATTERN = re.compile(r"(?:^|/)(?P<split>[^/]+)/ground_truth/(?P<document>[^/]+)\.txt$")
 WORKER_PATTERN = re.compile(r"(?:^|/)(?P<split>[^/]+)/mturk_train_data/(?P<worker>[^/]+)/(?P<document>[^/]+)\.txt$")
@@ -61,7 +59,7 @@ class CrowdOptions:
     text_dup_keys: bool = False
 
 
-def read_options(reader: "_Reader", base_dir: Path) -> dict[str, Any]:
+def read_options(reader: OptionReader, base_dir: Path) -> CrowdOptions | None:
     """Read `[record]` for format = "crowd"; bad keys are reported through ``reader``."""
     source = read_path(reader, base_dir, "path", kind="any")
     language = read_language(reader, default="en")
@@ -74,9 +72,8 @@ def read_options(reader: "_Reader", base_dir: Path) -> dict[str, Any]:
     labels = read_labels(reader)
     text_dup_keys = read_dup_key(reader)
     if source is None:
-        return {}
-    options = CrowdOptions(source, language, items, splits, aggregate, scheme, labels, text_dup_keys)
-    return {"options": options}
+        return None
+    return CrowdOptions(source, language, items, splits, aggregate, scheme, labels, text_dup_keys)
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -294,9 +291,8 @@ def find_documents(archive: Archive, splits: tuple[str, ...], problems: ProblemL
     return [documents[key] for key in sorted(documents)], orphans
 
 
-def load(config: "Config") -> Record:
+def load(options: CrowdOptions, duplicate_key: str) -> Record:
     """Read the gold and worker files; build passes, the majority aggregate and the gold per item."""
-    options: CrowdOptions = config.record_options["options"]
     problems = ProblemList()
     archive = Archive(options.source)
     try:
@@ -385,7 +381,7 @@ def load(config: "Config") -> Record:
         )
     if orphans:
         notes.append(f"crowd: {count(orphans, 'worker file')} without a gold document skipped")
-    final = with_text_dup_keys(items, config) if options.text_dup_keys else tuple(items)
+    final = with_text_dup_keys(items, duplicate_key) if options.text_dup_keys else tuple(items)
     return Record(items=final, sources=(options.source.path,), notes=tuple(notes))
 
 

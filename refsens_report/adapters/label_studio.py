@@ -12,7 +12,7 @@ import json
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from refsens_report.adapters.common import (
     InputPath,
@@ -25,10 +25,8 @@ from refsens_report.adapters.common import (
     with_text_dup_keys,
 )
 from refsens_report.errors import MAX_PROBLEMS, InputError, ProblemList
+from refsens_report.options import OptionReader
 from refsens_report.record import Item, Record, Span, check_unique_ids
-
-if TYPE_CHECKING:
-    from refsens_report.config import Config, _Reader
 
 LABELLINGS_BY = ("annotator", "pass")
 SPAN_RESULT = "labels"
@@ -52,7 +50,7 @@ class LabelStudioOptions:
     text_dup_keys: bool = False
 
 
-def read_options(reader: "_Reader", base_dir: Path) -> dict[str, Any]:
+def read_options(reader: OptionReader, base_dir: Path) -> LabelStudioOptions | None:
     """Read `[record]` for format = "label-studio"; bad keys are reported through ``reader``."""
     source = read_path(reader, base_dir, "path")
     language = reader.string("language")
@@ -80,8 +78,8 @@ def read_options(reader: "_Reader", base_dir: Path) -> dict[str, Any]:
     labels = read_labels(reader)
     text_dup_keys = read_dup_key(reader)
     if source is None:
-        return {}
-    options = LabelStudioOptions(
+        return None
+    return LabelStudioOptions(
         source,
         language,
         language_field,
@@ -95,7 +93,6 @@ def read_options(reader: "_Reader", base_dir: Path) -> dict[str, Any]:
         labels,
         text_dup_keys,
     )
-    return {"options": options}
 
 
 def _describe(value: Any) -> str:
@@ -328,9 +325,8 @@ class TaskReader:
         return spans
 
 
-def load(config: "Config") -> Record:
+def load(options: LabelStudioOptions, duplicate_key: str) -> Record:
     """Read the export; one item per task, with every annotator's (or pass's) and model's spans."""
-    options: LabelStudioOptions = config.record_options["options"]
     display = options.source.display
     try:
         tasks = json.loads(options.source.path.read_text(encoding="utf-8-sig"))
@@ -360,7 +356,7 @@ def load(config: "Config") -> Record:
     problems.raise_if_any()
     items = tuple(item for _, item in located)
     if options.text_dup_keys:
-        items = with_text_dup_keys(items, config)
+        items = with_text_dup_keys(items, duplicate_key)
     record = Record(items=items, sources=(options.source.path,))
     notes = [
         f"label-studio: {count(len(items), 'task')} from {display}; labellings by {options.labellings_by}"
