@@ -10,12 +10,19 @@ from typing import Any
 
 from refsens_report.adapters import ADAPTERS
 from refsens_report.errors import InputError, ProblemList
-from refsens_report.options import OptionReader
+from refsens_report.files import decode_utf8, path_problem, read_bytes, resolve
+from refsens_report.names import name_problem, shown
+from refsens_report.options import OptionReader, shown_key
 
 RULES = ("strict", "relaxed")
 POLICIES = ("keep_first", "keep_last", "keep_all", "drop_all")
 PAPER_SIZES = ("a4", "letter")
 VERSION_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
+# The bootstrap keeps, per item set, sums of shape (languages + 1, resamples + 1, columns) in float64
+# (bootstrap.resampled_sums). Resamples are capped outright, and with the record loaded the sums' size is
+# checked against a budget (load.check_bootstrap_size), so a typo cannot ask for hundreds of GiB.
+MAX_RESAMPLES = 100_000
+MAX_SEED = 2**63 - 1  # results.json stores the seed as a 64-bit integer
 
 
 @dataclass(frozen=True)
@@ -107,7 +114,7 @@ def version_problem(version: str) -> str | None:
     if not VERSION_PATTERN.match(version) or version in {".", ".."} or ".." in version:
         return (
             f"must start with a letter or digit and use only letters, digits, '.', '_', '+', '-' "
-            f"(it names the folder site/<version>/), got {version!r}"
+            f"(it names the folder site/<version>/), got {shown(version)}"
         )
     return None
 
@@ -116,14 +123,69 @@ def load_config(path: str | Path) -> Config:
     """Read and check a config file; raise ``InputError`` with every problem found."""
     path = Path(path)
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        raw = read_bytes(path)
     except FileNotFoundError:
         raise InputError(f"{path}: config file not found") from None
-    except (OSError, UnicodeDecodeError) as error:
-        raise InputError(f"{path}: cannot read the config ({error})") from None
+    except OSError as error:
+        raise InputError(f"{path}: cannot read the config ({error.strerror or error})") from None
+    text, problem = decode_utf8(raw, str(path))
+    if problem:
+        raise InputError(problem)
+    try:
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise InputError(f"{path}: invalid TOML ({error})") from None
-    return config_from_dict(data, path.resolve())
+    except RecursionError:
+        raise InputError(f"{path}: invalid TOML (arrays or tables nested too deeply)") from None
+    except ValueError as error:  # an integer beyond Python's 4,300-digit limit
+        raise InputError(f"{path}: invalid TOML ({error})") from None
+    resolved, problem = resolve(Path.cwd(), str(path))
+    if problem:
+        raise InputError(f"{path}: {problem}")
+    return config_from_dict(data, resolved)
+
+
+def check_strings(data: dict[str, Any], problems: ProblemList) -> None:
+    """Refuse invisible and bidirectional control characters in every key and string of the config.
+
+    The config's strings name labellings, types, languages, the dataset and its files, and the config is
+    printed in the report ("Config as used"), so none may hold a character that hides or reorders text.
+    """
+    pending: list[tuple[str, Any]] = [("", data)]
+    while pending:  # a loop, not recursion: TOML nests as deep as it likes
+        place, value = pending.pop()
+        if isinstance(value, dict):
+            entries = []
+            for key, entry in value.items():
+                here = f"{place}.{shown_key(key)}" if place else shown_key(key)
+                if why := name_problem(key):
+                    problems.add(f"Config value '{here}': the key {why}")
+                entries.append((here, entry))
+            pending.extend(reversed(entries))
+        elif isinstance(value, list):
+            pending.extend((place, entry) for entry in reversed(value))
+        elif isinstance(value, str) and (why := name_problem(value)):
+            problems.add(f"Config value '{place}': {why}")
+
+
+def read_datasheet(reader: OptionReader, base_dir: Path, value: str) -> Path:
+    """Check the datasheet the way the build reads it: a regular file of UTF-8 text."""
+    datasheet, problem = resolve(base_dir, value)
+    problem = problem or path_problem(datasheet, "file")
+    if problem == "not found":
+        reader.fail("datasheet", f"file not found: {value}")
+    elif problem:
+        reader.fail("datasheet", f"{problem}: {value}")
+    else:
+        try:
+            raw = read_bytes(datasheet)
+        except OSError as error:
+            reader.fail("datasheet", f"cannot read the file ({error.strerror}): {value}")
+        else:
+            _, undecodable = decode_utf8(raw, value)
+            if undecodable:
+                reader.problems.add(f"Config value 'report.datasheet': {undecodable}")
+    return datasheet
 
 
 def _table(data: dict[str, Any], name: str, problems: ProblemList, required: bool) -> dict[str, Any]:
@@ -133,7 +195,7 @@ def _table(data: dict[str, Any], name: str, problems: ProblemList, required: boo
             problems.add(f"Config value '{name}': the table [{name}] is required")
         return {}
     if not isinstance(value, dict):
-        problems.add(f"Config value '{name}': must be a table, got {value!r}")
+        problems.add(f"Config value '{name}': must be a table, got {shown(value)}")
         return {}
     return value
 
@@ -143,7 +205,8 @@ def config_from_dict(data: dict[str, Any], path: Path) -> Config:
     problems = ProblemList()
     known = {"dataset", "record", "roles", "audit", "report"}
     for key in sorted(set(data) - known):
-        problems.add(f"Config value '{key}': unknown table")
+        problems.add(f"Config value '{shown_key(key)}': unknown table")
+    check_strings(data, problems)
 
     dataset = OptionReader(_table(data, "dataset", problems, True), "dataset", problems)
     name = dataset.string("name", required=True) or ""
@@ -158,7 +221,7 @@ def config_from_dict(data: dict[str, Any], path: Path) -> Config:
     record_options: Any = None
     adapter = ADAPTERS.get(record_format)
     if adapter is None:
-        record.fail("format", f"must be one of {', '.join(sorted(ADAPTERS))}, got {record_format!r}")
+        record.fail("format", f"must be one of {', '.join(sorted(ADAPTERS))}, got {shown(record_format)}")
         record.used.update(record_table)
     else:
         record_options = adapter.read_options(record, path.parent)
@@ -186,20 +249,30 @@ def config_from_dict(data: dict[str, Any], path: Path) -> Config:
     rules = tuple(rule for rule in RULES if rule in rules)  # fixed order: strict before relaxed
     resamples = audit_reader.get("resamples", defaults.resamples)
     if not isinstance(resamples, int) or isinstance(resamples, bool) or resamples < 1:
-        audit_reader.fail("resamples", f"must be a positive integer, got {resamples!r}")
+        audit_reader.fail("resamples", f"must be a positive integer, got {shown(resamples)}")
+        resamples = defaults.resamples
+    elif resamples > MAX_RESAMPLES:
+        audit_reader.fail(
+            "resamples",
+            f"must be at most {MAX_RESAMPLES:,}, got {shown(resamples)} (the bootstrap keeps (resamples + 1) sums "
+            "per language, statistic column and item set in memory; 2,000 to 10,000 is usual)",
+        )
         resamples = defaults.resamples
     seed = audit_reader.get("seed", defaults.seed)
     if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
-        audit_reader.fail("seed", f"must be a non-negative integer, got {seed!r}")
+        audit_reader.fail("seed", f"must be a non-negative integer, got {shown(seed)}")
+        seed = defaults.seed
+    elif seed > MAX_SEED:
+        audit_reader.fail("seed", f"must be at most 2**63 - 1 (results.json stores it as a 64-bit integer), got {shown(seed)}")
         seed = defaults.seed
     confidence = audit_reader.get("confidence", defaults.confidence)
     if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or not 0 < confidence < 1:
-        audit_reader.fail("confidence", f"must be a number between 0 and 1, got {confidence!r}")
+        audit_reader.fail("confidence", f"must be a number between 0 and 1, got {shown(confidence)}")
         confidence = defaults.confidence
     policy = audit_reader.choice("duplicate_policy", POLICIES, defaults.duplicate_policy)
     exclude = audit_reader.get("exclude_defective_duplicates", defaults.exclude_defective_duplicates)
     if not isinstance(exclude, bool):
-        audit_reader.fail("exclude_defective_duplicates", f"must be true or false, got {exclude!r}")
+        audit_reader.fail("exclude_defective_duplicates", f"must be true or false, got {shown(exclude)}")
         exclude = defaults.exclude_defective_duplicates
     duplicate_key = audit_reader.string("duplicate_key", default=defaults.duplicate_key) or defaults.duplicate_key
     audit_reader.finish()
@@ -217,9 +290,7 @@ def config_from_dict(data: dict[str, Any], path: Path) -> Config:
     datasheet_value = report_reader.string("datasheet")
     datasheet = None
     if datasheet_value:
-        datasheet = (path.parent / datasheet_value).resolve()
-        if not datasheet.is_file():
-            report_reader.fail("datasheet", f"file not found: {datasheet_value}")
+        datasheet = read_datasheet(report_reader, path.parent, datasheet_value)
     paper = report_reader.choice("paper", PAPER_SIZES, "a4")
     report_reader.finish()
 

@@ -8,9 +8,11 @@ adapters and the adapters never import the config. Problems are worded
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from refsens_report.errors import ProblemList
+from refsens_report.names import name_problem, shown
 
 
 class OptionReader:
@@ -38,7 +40,7 @@ class OptionReader:
                 self.fail(key, "is required")
             return default
         if not isinstance(value, str) or not value.strip():
-            self.fail(key, f"must be a non-empty string, got {value!r}")
+            self.fail(key, f"must be a non-empty string, got {shown(value)}")
             return default
         return value
 
@@ -47,9 +49,9 @@ class OptionReader:
         if value is None:
             return default
         if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
-            self.fail(key, f"must be a list of non-empty strings, got {value!r}")
+            self.fail(key, f"must be a list of non-empty strings, got {shown(value)}")
             return default
-        repeated = sorted({v for v in value if value.count(v) > 1})
+        repeated = sorted(name for name, times in Counter(value).items() if times > 1)
         if repeated:
             self.fail(key, f"names {', '.join(repeated)} more than once")
         return tuple(dict.fromkeys(value))
@@ -57,11 +59,15 @@ class OptionReader:
     def choice(self, key: str, choices: tuple[str, ...], default: str) -> str:
         value = self.get(key, default)
         if value not in choices:
-            self.fail(key, f"must be one of {', '.join(choices)}, got {value!r}")
+            self.fail(key, f"must be one of {', '.join(choices)}, got {shown(value)}")
             return default
         return value
 
     def finish(self) -> None:
         for key in sorted(set(self.table) - self.used):
-            self.problems.add(f"Config value '{self.prefix}.{key}': unknown key")
+            self.problems.add(f"Config value '{self.prefix}.{shown_key(key)}': unknown key")
 
+
+def shown_key(key: str) -> str:
+    """Return a key as messages show it: as written, unless it holds characters that must be escaped."""
+    return key if name_problem(key) is None else shown(key)[1:-1]

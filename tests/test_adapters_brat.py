@@ -141,7 +141,7 @@ def test_invalid_utf8_text(tmp_path, capsys):
     (tmp_path / "brat" / "b" / "doc1.txt").write_bytes(b"Caf\xe9")
     code, output = validate(path, capsys)
     assert code == 2
-    assert "brat/b/doc1.txt: not valid UTF-8 (byte 4 of the file)" in output
+    assert "brat/b/doc1.txt:1: not valid UTF-8 (byte 4 of the line)" in output
 
 
 @pytest.mark.parametrize(

@@ -8,6 +8,7 @@ are not spans and are only counted. Offsets count characters of the ``.txt`` fil
 
 from __future__ import annotations
 
+import os
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -29,10 +30,13 @@ from refsens_report.adapters.common import (
     with_text_dup_keys,
 )
 from refsens_report.errors import MAX_PROBLEMS, ProblemList
+from refsens_report.files import decode_utf8, path_problem, read_bytes
+from refsens_report.names import name_problem
 from refsens_report.options import OptionReader
 from refsens_report.record import Item, Record, Span
 
 FRAGMENT = re.compile(r"^(\d+) (\d+)$")
+MAX_OFFSET_DIGITS = 18  # far beyond any text; longer numbers are not converted at all
 OTHER_KINDS = {
     "R": "relation",
     "E": "event",
@@ -93,14 +97,16 @@ class Tally:
 
 
 def _read_text(path: Path, display: str, problems: ProblemList) -> str | None:
+    """Return a file's text with its \\r kept (BRAT offsets count it), or None with the problem reported."""
     try:
-        with path.open(encoding="utf-8", newline="") as handle:  # keep \r: BRAT offsets count it
-            return handle.read()
+        raw = read_bytes(path)  # a regular file only: never a FIFO or a device
     except OSError as error:
         problems.add(f"{display}: cannot read the file ({error.strerror})")
-    except UnicodeDecodeError as error:
-        problems.add(f"{display}: not valid UTF-8 (byte {error.start + 1} of the file)")
-    return None
+        return None
+    text, problem = decode_utf8(raw, display)
+    if problem:
+        problems.add(problem)
+    return text
 
 
 def _position(text: str, index: int) -> str:
@@ -122,6 +128,8 @@ def _fragments(offsets: str, length: int) -> tuple[list[tuple[int, int]], str | 
         match = FRAGMENT.match(piece.strip())
         if match is None:
             return [], f"offsets must be 'START END' pairs separated by ';', got {offsets!r}"
+        if max(len(match[1]), len(match[2])) > MAX_OFFSET_DIGITS:  # int() refuses 4,300 digits and more
+            return [], f"fragment '{piece.strip()[:40]}...' ends beyond the text ({length} characters)"
         start, end = int(match[1]), int(match[2])
         if start >= end:
             return [], f"fragment '{piece.strip()}' has start >= end"
@@ -190,13 +198,25 @@ def parse_ann(
     return spans if len(problems) == before else None
 
 
-def _documents(folder: Path) -> dict[str, Path]:
-    """Return document id (path without suffix, relative to the folder) -> .txt path."""
-    return {
-        path.relative_to(folder).with_suffix("").as_posix(): path
-        for path in sorted(folder.rglob("*.txt"))
-        if path.is_file()
-    }
+def _documents(folder: InputPath, problems: ProblemList) -> dict[str, Path]:
+    """Return document id (path without suffix, relative to the folder) -> .txt path; report unusable files."""
+    documents: dict[str, Path] = {}
+    for path in sorted(folder.path.rglob("*.txt")):
+        relative = path.relative_to(folder.path).as_posix()
+        try:
+            relative.encode("utf-8")
+        except UnicodeEncodeError:  # the file system gave bytes that are not UTF-8 (kept as surrogates)
+            problems.add(f"{folder.display}: the file name {os.fsencode(relative)!r} is not valid UTF-8; rename the file")
+            continue
+        if problem := path_problem(path, "file"):
+            problems.add(f"{folder.display}/{relative}: {'is a broken symlink' if problem == 'not found' else problem}")
+            continue
+        document = relative[: -len(".txt")]
+        if why := name_problem(document):
+            problems.add(f"{folder.display}/{relative}: the document id (the file name) {why}")
+            continue
+        documents[document] = path
+    return documents
 
 
 def load(options: BratOptions, duplicate_key: str) -> Record:
@@ -207,7 +227,7 @@ def load(options: BratOptions, duplicate_key: str) -> Record:
     labellings: dict[str, dict[str, tuple[Span, ...]]] = {}  # document -> labelling -> spans
     read: list[Path] = []
     for name, folder in options.folders:
-        documents = _documents(folder.path)
+        documents = _documents(folder, problems)
         for ann in sorted(folder.path.rglob("*.ann")):
             if ann.with_suffix(".txt") not in documents.values():
                 problems.add(f"{folder.display}/{ann.relative_to(folder.path).as_posix()}: no .txt file beside it")
@@ -234,8 +254,11 @@ def load(options: BratOptions, duplicate_key: str) -> Record:
             else:
                 texts[document] = (text, display)
             ann = txt.with_suffix(".ann")
-            if not ann.is_file():
+            if not os.path.lexists(ann):
                 tally.missing_ann[name] += 1  # not annotated: the labelling is absent, not empty
+                continue
+            if problem := path_problem(ann, "file"):
+                problems.add(f"{folder.display}/{document}.ann: {problem}")
                 continue
             read.append(ann)
             spans = parse_ann(ann, f"{folder.display}/{document}.ann", text, options.labels, tally, problems)

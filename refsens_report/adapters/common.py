@@ -7,6 +7,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Iterable
 
+from refsens_report.files import path_problem, resolve
+from refsens_report.names import name_problem, shown
 from refsens_report.options import OptionReader
 from refsens_report.record import Item
 
@@ -25,19 +27,20 @@ class InputPath:
 def read_path(
     reader: OptionReader, base_dir: Path, key: str, kind: str = "file", required: bool = True
 ) -> InputPath | None:
-    """Read a path relative to the config that must name an existing file or folder (``kind``)."""
+    """Read a path relative to the config that must name an existing file or folder (``kind``, or "any").
+
+    A symlink loop, a FIFO or a device is refused here, before anything opens it.
+    """
     value = reader.string(key, required=required)
     if value is None:
         return None
-    resolved = (base_dir / value).resolve()
-    if kind == "file" and not resolved.is_file():
-        reader.fail(key, f"file not found: {value}" if not resolved.exists() else f"is not a file: {value}")
+    resolved, problem = resolve(base_dir, value)
+    problem = problem or path_problem(resolved, kind)
+    if problem == "not found":
+        reader.fail(key, f"{'not' if kind == 'any' else kind + ' not'} found: {value}")
         return None
-    if kind == "folder" and not resolved.is_dir():
-        reader.fail(key, f"folder not found: {value}" if not resolved.exists() else f"is not a folder: {value}")
-        return None
-    if kind == "any" and not resolved.exists():
-        reader.fail(key, f"not found: {value}")
+    if problem:
+        reader.fail(key, f"{problem}: {value}")
         return None
     return InputPath(resolved, value)
 
@@ -60,7 +63,7 @@ def read_int(reader: OptionReader, key: str, default: int | None, allow_negative
         return default
     if not isinstance(value, int) or isinstance(value, bool) or value == 0 or (value < 0 and not allow_negative):
         allowed = "a non-zero integer (1 = first column, -1 = last)" if allow_negative else "a positive integer"
-        reader.fail(key, f"must be {allowed}, got {value!r}")
+        reader.fail(key, f"must be {allowed}, got {shown(value)}")
         return default
     return value
 
@@ -69,7 +72,7 @@ def read_bool(reader: OptionReader, key: str, default: bool) -> bool:
     """Read an optional true/false key."""
     value = reader.get(key, default)
     if not isinstance(value, bool):
-        reader.fail(key, f"must be true or false, got {value!r}")
+        reader.fail(key, f"must be true or false, got {shown(value)}")
         return default
     return value
 
@@ -80,7 +83,7 @@ def read_name_table(reader: OptionReader, key: str) -> dict[str, Any]:
     if value is None:
         return {}
     if not isinstance(value, dict):
-        reader.fail(key, f"must be a table, got {value!r}")
+        reader.fail(key, f"must be a table, got {shown(value)}")
         return {}
     for name in value:
         if not name.strip():
@@ -102,7 +105,9 @@ def with_text_dup_keys(items: Iterable[Item], key: str) -> tuple[Item, ...]:
 
 
 def check_label(label: str, allowed: frozenset[str] | None) -> str | None:
-    """Return why a span type is not acceptable, or None."""
+    """Return why a span type is not acceptable (not allowed, or holding an invisible character), or None."""
+    if why := name_problem(label):
+        return f"invalid type: {why}"
     if allowed is not None and label not in allowed:
         return f"unknown label '{label}' (record.labels allows {', '.join(sorted(allowed))})"
     return None

@@ -32,6 +32,7 @@ from refsens_report.adapters.common import (
     with_text_dup_keys,
 )
 from refsens_report.errors import MAX_PROBLEMS, InputError, ProblemList
+from refsens_report.files import read_bytes
 from refsens_report.options import OptionReader
 from refsens_report.record import Item, Record, Span, check_unique_ids
 
@@ -136,7 +137,7 @@ class ConllFile:
 def read_conll_file(file: InputPath, problems: ProblemList) -> ConllFile | None:
     """Split a CoNLL file into token lines, sentences (blank lines) and documents (-DOCSTART- lines)."""
     try:
-        raw = file.path.read_bytes()
+        raw = read_bytes(file.path)  # a regular file only: never a FIFO or a device
     except OSError as error:
         problems.add(f"{file.display}: cannot read the file ({error.strerror})")
         return None
