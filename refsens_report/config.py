@@ -8,12 +8,21 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from refsens_report.adapters import ADAPTERS
 from refsens_report.errors import InputError, ProblemList
+from refsens_report.files import decode_utf8, path_problem, read_bytes, resolve
+from refsens_report.names import name_problem, shown
+from refsens_report.options import OptionReader, shown_key
 
 RULES = ("strict", "relaxed")
 POLICIES = ("keep_first", "keep_last", "keep_all", "drop_all")
 PAPER_SIZES = ("a4", "letter")
 VERSION_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
+# The bootstrap keeps, per item set, sums of shape (languages + 1, resamples + 1, columns) in float64
+# (bootstrap.resampled_sums). Resamples are capped outright, and with the record loaded the sums' size is
+# checked against a budget (load.check_bootstrap_size), so a typo cannot ask for hundreds of GiB.
+MAX_RESAMPLES = 100_000
+MAX_SEED = 2**63 - 1  # results.json stores the seed as a 64-bit integer
 
 
 @dataclass(frozen=True)
@@ -64,7 +73,7 @@ class Config:
     name: str
     version: str
     record_format: str
-    record_options: dict[str, Any]
+    record_options: Any  # the adapter's own checked options (adapters.<format>.read_options)
     roles: Roles
     audit: AuditSettings = field(default_factory=AuditSettings)
     report: ReportSettings = field(default_factory=ReportSettings)
@@ -105,72 +114,78 @@ def version_problem(version: str) -> str | None:
     if not VERSION_PATTERN.match(version) or version in {".", ".."} or ".." in version:
         return (
             f"must start with a letter or digit and use only letters, digits, '.', '_', '+', '-' "
-            f"(it names the folder site/<version>/), got {version!r}"
+            f"(it names the folder site/<version>/), got {shown(version)}"
         )
     return None
-
-
-class _Reader:
-    """Type-checked access to one TOML table, recording unknown keys and bad values."""
-
-    def __init__(self, table: dict[str, Any], prefix: str, problems: ProblemList):
-        self.table, self.prefix, self.problems = table, prefix, problems
-        self.used: set[str] = set()
-
-    def fail(self, key: str, message: str) -> None:
-        self.problems.add(f"Config value '{self.prefix}.{key}': {message}")
-
-    def get(self, key: str, default: Any = None) -> Any:
-        self.used.add(key)
-        return self.table.get(key, default)
-
-    def string(self, key: str, default: str | None = None, required: bool = False) -> str | None:
-        value = self.get(key)
-        if value is None:
-            if required:
-                self.fail(key, "is required")
-            return default
-        if not isinstance(value, str) or not value.strip():
-            self.fail(key, f"must be a non-empty string, got {value!r}")
-            return default
-        return value
-
-    def names(self, key: str, default: tuple[str, ...] = ()) -> tuple[str, ...]:
-        value = self.get(key)
-        if value is None:
-            return default
-        if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
-            self.fail(key, f"must be a list of non-empty strings, got {value!r}")
-            return default
-        repeated = sorted({v for v in value if value.count(v) > 1})
-        if repeated:
-            self.fail(key, f"names {', '.join(repeated)} more than once")
-        return tuple(dict.fromkeys(value))
-
-    def choice(self, key: str, choices: tuple[str, ...], default: str) -> str:
-        value = self.get(key, default)
-        if value not in choices:
-            self.fail(key, f"must be one of {', '.join(choices)}, got {value!r}")
-            return default
-        return value
-
-    def finish(self) -> None:
-        for key in sorted(set(self.table) - self.used):
-            self.problems.add(f"Config value '{self.prefix}.{key}': unknown key")
 
 
 def load_config(path: str | Path) -> Config:
     """Read and check a config file; raise ``InputError`` with every problem found."""
     path = Path(path)
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        raw = read_bytes(path)
     except FileNotFoundError:
         raise InputError(f"{path}: config file not found") from None
-    except (OSError, UnicodeDecodeError) as error:
-        raise InputError(f"{path}: cannot read the config ({error})") from None
+    except OSError as error:
+        raise InputError(f"{path}: cannot read the config ({error.strerror or error})") from None
+    text, problem = decode_utf8(raw, str(path))
+    if problem:
+        raise InputError(problem)
+    try:
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise InputError(f"{path}: invalid TOML ({error})") from None
-    return config_from_dict(data, path.resolve())
+    except RecursionError:
+        raise InputError(f"{path}: invalid TOML (arrays or tables nested too deeply)") from None
+    except ValueError as error:  # an integer beyond Python's 4,300-digit limit
+        raise InputError(f"{path}: invalid TOML ({error})") from None
+    resolved, problem = resolve(Path.cwd(), str(path))
+    if problem:
+        raise InputError(f"{path}: {problem}")
+    return config_from_dict(data, resolved)
+
+
+def check_strings(data: dict[str, Any], problems: ProblemList) -> None:
+    """Refuse invisible and bidirectional control characters in every key and string of the config.
+
+    The config's strings name labellings, types, languages, the dataset and its files, and the config is
+    printed in the report ("Config as used"), so none may hold a character that hides or reorders text.
+    """
+    pending: list[tuple[str, Any]] = [("", data)]
+    while pending:  # a loop, not recursion: TOML nests as deep as it likes
+        place, value = pending.pop()
+        if isinstance(value, dict):
+            entries = []
+            for key, entry in value.items():
+                here = f"{place}.{shown_key(key)}" if place else shown_key(key)
+                if why := name_problem(key):
+                    problems.add(f"Config value '{here}': the key {why}")
+                entries.append((here, entry))
+            pending.extend(reversed(entries))
+        elif isinstance(value, list):
+            pending.extend((place, entry) for entry in reversed(value))
+        elif isinstance(value, str) and (why := name_problem(value)):
+            problems.add(f"Config value '{place}': {why}")
+
+
+def read_datasheet(reader: OptionReader, base_dir: Path, value: str) -> Path:
+    """Check the datasheet the way the build reads it: a regular file of UTF-8 text."""
+    datasheet, problem = resolve(base_dir, value)
+    problem = problem or path_problem(datasheet, "file")
+    if problem == "not found":
+        reader.fail("datasheet", f"file not found: {value}")
+    elif problem:
+        reader.fail("datasheet", f"{problem}: {value}")
+    else:
+        try:
+            raw = read_bytes(datasheet)
+        except OSError as error:
+            reader.fail("datasheet", f"cannot read the file ({error.strerror}): {value}")
+        else:
+            _, undecodable = decode_utf8(raw, value)
+            if undecodable:
+                reader.problems.add(f"Config value 'report.datasheet': {undecodable}")
+    return datasheet
 
 
 def _table(data: dict[str, Any], name: str, problems: ProblemList, required: bool) -> dict[str, Any]:
@@ -180,21 +195,20 @@ def _table(data: dict[str, Any], name: str, problems: ProblemList, required: boo
             problems.add(f"Config value '{name}': the table [{name}] is required")
         return {}
     if not isinstance(value, dict):
-        problems.add(f"Config value '{name}': must be a table, got {value!r}")
+        problems.add(f"Config value '{name}': must be a table, got {shown(value)}")
         return {}
     return value
 
 
 def config_from_dict(data: dict[str, Any], path: Path) -> Config:
     """Check a decoded config; ``path`` is the config file, against whose folder paths resolve."""
-    from refsens_report.adapters import ADAPTERS  # adapters import config; avoid a cycle
-
     problems = ProblemList()
     known = {"dataset", "record", "roles", "audit", "report"}
     for key in sorted(set(data) - known):
-        problems.add(f"Config value '{key}': unknown table")
+        problems.add(f"Config value '{shown_key(key)}': unknown table")
+    check_strings(data, problems)
 
-    dataset = _Reader(_table(data, "dataset", problems, True), "dataset", problems)
+    dataset = OptionReader(_table(data, "dataset", problems, True), "dataset", problems)
     name = dataset.string("name", required=True) or ""
     version = dataset.string("version", required=True) or ""
     if version and (why := version_problem(version)):
@@ -202,18 +216,18 @@ def config_from_dict(data: dict[str, Any], path: Path) -> Config:
     dataset.finish()
 
     record_table = _table(data, "record", problems, True)
-    record = _Reader(record_table, "record", problems)
+    record = OptionReader(record_table, "record", problems)
     record_format = record.string("format", default="jsonl") or "jsonl"
-    record_options: dict[str, Any] = {}
+    record_options: Any = None
     adapter = ADAPTERS.get(record_format)
     if adapter is None:
-        record.fail("format", f"must be one of {', '.join(sorted(ADAPTERS))}, got {record_format!r}")
+        record.fail("format", f"must be one of {', '.join(sorted(ADAPTERS))}, got {shown(record_format)}")
         record.used.update(record_table)
     else:
         record_options = adapter.read_options(record, path.parent)
     record.finish()
 
-    roles_reader = _Reader(_table(data, "roles", problems, True), "roles", problems)
+    roles_reader = OptionReader(_table(data, "roles", problems, True), "roles", problems)
     annotators = roles_reader.names("annotators")
     outputs = roles_reader.names("outputs")
     references = roles_reader.names("references")
@@ -226,7 +240,7 @@ def config_from_dict(data: dict[str, Any], path: Path) -> Config:
     roles_reader.finish()
     roles = Roles(annotators=annotators, outputs=outputs, references=references)
 
-    audit_reader = _Reader(_table(data, "audit", problems, False), "audit", problems)
+    audit_reader = OptionReader(_table(data, "audit", problems, False), "audit", problems)
     defaults = AuditSettings()
     rules = audit_reader.names("rules", defaults.rules)
     if not rules or any(rule not in RULES for rule in rules):
@@ -235,20 +249,30 @@ def config_from_dict(data: dict[str, Any], path: Path) -> Config:
     rules = tuple(rule for rule in RULES if rule in rules)  # fixed order: strict before relaxed
     resamples = audit_reader.get("resamples", defaults.resamples)
     if not isinstance(resamples, int) or isinstance(resamples, bool) or resamples < 1:
-        audit_reader.fail("resamples", f"must be a positive integer, got {resamples!r}")
+        audit_reader.fail("resamples", f"must be a positive integer, got {shown(resamples)}")
+        resamples = defaults.resamples
+    elif resamples > MAX_RESAMPLES:
+        audit_reader.fail(
+            "resamples",
+            f"must be at most {MAX_RESAMPLES:,}, got {shown(resamples)} (the bootstrap keeps (resamples + 1) sums "
+            "per language, statistic column and item set in memory; 2,000 to 10,000 is usual)",
+        )
         resamples = defaults.resamples
     seed = audit_reader.get("seed", defaults.seed)
     if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
-        audit_reader.fail("seed", f"must be a non-negative integer, got {seed!r}")
+        audit_reader.fail("seed", f"must be a non-negative integer, got {shown(seed)}")
+        seed = defaults.seed
+    elif seed > MAX_SEED:
+        audit_reader.fail("seed", f"must be at most 2**63 - 1 (results.json stores it as a 64-bit integer), got {shown(seed)}")
         seed = defaults.seed
     confidence = audit_reader.get("confidence", defaults.confidence)
     if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or not 0 < confidence < 1:
-        audit_reader.fail("confidence", f"must be a number between 0 and 1, got {confidence!r}")
+        audit_reader.fail("confidence", f"must be a number between 0 and 1, got {shown(confidence)}")
         confidence = defaults.confidence
     policy = audit_reader.choice("duplicate_policy", POLICIES, defaults.duplicate_policy)
     exclude = audit_reader.get("exclude_defective_duplicates", defaults.exclude_defective_duplicates)
     if not isinstance(exclude, bool):
-        audit_reader.fail("exclude_defective_duplicates", f"must be true or false, got {exclude!r}")
+        audit_reader.fail("exclude_defective_duplicates", f"must be true or false, got {shown(exclude)}")
         exclude = defaults.exclude_defective_duplicates
     duplicate_key = audit_reader.string("duplicate_key", default=defaults.duplicate_key) or defaults.duplicate_key
     audit_reader.finish()
@@ -262,13 +286,11 @@ def config_from_dict(data: dict[str, Any], path: Path) -> Config:
         duplicate_key=duplicate_key,
     )
 
-    report_reader = _Reader(_table(data, "report", problems, False), "report", problems)
+    report_reader = OptionReader(_table(data, "report", problems, False), "report", problems)
     datasheet_value = report_reader.string("datasheet")
     datasheet = None
     if datasheet_value:
-        datasheet = (path.parent / datasheet_value).resolve()
-        if not datasheet.is_file():
-            report_reader.fail("datasheet", f"file not found: {datasheet_value}")
+        datasheet = read_datasheet(report_reader, path.parent, datasheet_value)
     paper = report_reader.choice("paper", PAPER_SIZES, "a4")
     report_reader.finish()
 

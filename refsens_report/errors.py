@@ -2,7 +2,23 @@
 
 from __future__ import annotations
 
+import unicodedata
+
 MAX_PROBLEMS = 50
+# what a terminal must not receive raw: controls (a stray escape sequence), invisible and bidirectional
+# formatting characters (U+202E would reverse the rest of the line), surrogates, unassigned code points
+_ESCAPED_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
+
+
+def printable(line: str) -> str:
+    """Return a message line with every control or invisible character written as an escape (\\u202e)."""
+    if line.isprintable():
+        return line
+    return "".join(
+        character.encode("unicode_escape").decode("ascii") if unicodedata.category(character) in _ESCAPED_CATEGORIES
+        else character
+        for character in line
+    )
 
 
 class InputError(Exception):
@@ -17,7 +33,7 @@ class InputError(Exception):
     def render(self) -> str:
         """Return the problems as lines for stderr, capped so a broken file cannot flood the terminal."""
         shown = self.problems[:MAX_PROBLEMS]
-        lines = [f"error: {problem}" for problem in shown]
+        lines = [f"error: {printable(problem)}" for problem in shown]
         hidden = len(self.problems) - len(shown)
         if hidden > 0:
             lines.append(f"error: ... and {hidden} more problems")

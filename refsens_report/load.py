@@ -2,17 +2,47 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from refsens_report.adapters import ADAPTERS
 from refsens_report.config import Config
 from refsens_report.errors import ProblemList
+from refsens_report.names import name_problem
 from refsens_report.record import POOLED, Record
+
+# The bootstrap keeps, per item set, sums of shape (languages + 1, resamples + 1, columns) in float64
+# (bootstrap.resampled_sums); columns grow with the labellings scored against each other. A config whose
+# sums would pass this budget is refused before any is drawn (config.MAX_RESAMPLES caps resamples alone).
+BOOTSTRAP_MEMORY_BUDGET = 4 * 2**30  # bytes
 
 
 def load_record(config: Config) -> Record:
     """Load the record with the configured adapter; raise ``InputError`` if it cannot be audited."""
-    record = ADAPTERS[config.record_format].load(config)
+    record = ADAPTERS[config.record_format].load(config.record_options, config.audit.duplicate_key)
+    check_names(record)
     check_roles(record, config)
-    return record
+    check_bootstrap_size(record, config)
+    return note_unused_labellings(record, config)
+
+
+def check_names(record: Record) -> None:
+    """Refuse ids, languages and labelling names the report could not print faithfully.
+
+    Each adapter already refuses them (and span types) where it reads them, naming its file and line; this
+    is the one check every record passes, whatever its format, before a name reaches a sentence or a table.
+    """
+    problems = ProblemList()
+    for language in record.languages:
+        if why := name_problem(language):
+            problems.add(f"language {why}")
+    for name in record.labelling_names:
+        if why := name_problem(name):
+            problems.add(f"labelling name {why}")
+    if not all(item.id.isprintable() for item in record.items):  # the common case, without a call per id
+        for item in record.items:
+            if why := name_problem(item.id):
+                problems.add(f"item id {why}")
+    problems.raise_if_any()
 
 
 def check_roles(record: Record, config: Config) -> None:
@@ -38,3 +68,42 @@ def check_roles(record: Record, config: Config) -> None:
                 f"({', '.join(needed)}) at once"
             )
     problems.raise_if_any()
+
+
+def bootstrap_columns(config: Config) -> int:
+    """Return an upper bound on the count columns one item set's bootstrap sums (per rule: TP and sizes)."""
+    roles = config.roles
+    golds = set(roles.annotators) | set(roles.references)
+    pairs = len(roles.outputs) * len(golds) + len(roles.annotators) * len(roles.references)
+    return len(config.audit.rules) * (pairs + len(roles.all_names)) + 2 * len(roles.references) + 4
+
+
+def check_bootstrap_size(record: Record, config: Config) -> None:
+    """Refuse a config whose bootstrap sums would not fit the memory budget, saying the limit."""
+    groups = len(record.languages) + 1
+    columns = bootstrap_columns(config)
+    resamples = config.audit.resamples
+    needed = (resamples + 1) * groups * columns * 8
+    if needed > BOOTSTRAP_MEMORY_BUDGET:
+        fitting = BOOTSTRAP_MEMORY_BUDGET // (groups * columns * 8) - 1
+        problems = ProblemList()
+        problems.add(
+            f"Config value 'audit.resamples': {resamples:,} resamples need about {needed / 2**30:,.1f} GiB for the "
+            f"bootstrap sums ({groups} languages and pooled x {resamples + 1:,} replicates x up to {columns:,} "
+            f"count columns x 8 bytes), above the limit of {BOOTSTRAP_MEMORY_BUDGET / 2**30:,.0f} GiB; "
+            f"use at most {max(fitting, 0):,} resamples for this record, or fewer roles"
+        )
+        problems.raise_if_any()
+
+
+def note_unused_labellings(record: Record, config: Config) -> Record:
+    """Add a note naming the labellings the record carries but no role mentions: read, then not audited."""
+    named = set(config.roles.all_names)
+    unused = [name for name in record.labelling_names if name not in named]
+    if not unused:
+        return record
+    note = (
+        f"labellings in the record that no role names, so not audited: {', '.join(unused)} "
+        "(add them to [roles] to audit them)"
+    )
+    return replace(record, notes=record.notes + (note,))

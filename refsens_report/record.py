@@ -15,6 +15,8 @@ from typing import Any, Iterable, Mapping
 import orjson
 
 from refsens_report.errors import MAX_PROBLEMS, InputError, ProblemList
+from refsens_report.files import read_bytes
+from refsens_report.names import name_problem, shown
 
 Span = tuple[int, int, str]
 MAX_OFFSET = 2**53  # offsets stay exact in int64 arithmetic and in JSON readers that use doubles
@@ -55,31 +57,37 @@ class Record:
         return tuple(sorted({item.language for item in self.items}))
 
 
-def _describe(value: Any) -> str:
-    text = json.dumps(value, ensure_ascii=False)
+def describe_json(value: Any) -> str:
+    """Return a value as JSON for a message, cut at 60 characters; nested too deeply for JSON, as Python shows it."""
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (RecursionError, ValueError):  # a thousand levels deep (orjson reads up to 1,024)
+        text = shown(value, limit=60)
     return text if len(text) <= 60 else text[:57] + "..."
 
 
 def check_span(raw: Any, text: str | None) -> tuple[Span | None, str | None]:
     """Return ``(span, None)`` for a valid span, else ``(None, what is wrong)``."""
     if not isinstance(raw, (list, tuple)) or len(raw) != 3:
-        return None, f"is not [start, end, type]: {_describe(raw)}"
+        return None, f"is not [start, end, type]: {describe_json(raw)}"
     start, end, label = raw
     # bool is an int subclass; true/false are not offsets
     if not (isinstance(start, int) and not isinstance(start, bool)) or not (
         isinstance(end, int) and not isinstance(end, bool)
     ):
-        return None, f"offsets must be integers: {_describe(raw)}"
+        return None, f"offsets must be integers: {describe_json(raw)}"
     if not isinstance(label, str) or not label.strip():
-        return None, f"type must be a non-empty string: {_describe(raw)}"
+        return None, f"type must be a non-empty string: {describe_json(raw)}"
+    if why := name_problem(label):
+        return None, f"type {why}"
     if start < 0:
-        return None, f"has start < 0: {_describe(raw)}"
+        return None, f"has start < 0: {describe_json(raw)}"
     if end > MAX_OFFSET:
-        return None, f"has an offset beyond {MAX_OFFSET} characters: {_describe(raw)}"
+        return None, f"has an offset beyond {MAX_OFFSET} characters: {describe_json(raw)}"
     if start >= end:
-        return None, f"has start >= end: {_describe(raw)}"
+        return None, f"has start >= end: {describe_json(raw)}"
     if text is not None and end > len(text):
-        return None, f"ends at {end}, beyond the text ({len(text)} characters): {_describe(raw)}"
+        return None, f"ends at {end}, beyond the text ({len(text)} characters): {describe_json(raw)}"
     return (start, end, label), None
 
 
@@ -93,7 +101,7 @@ def _all_valid(spans: list[Any], text: str | None) -> bool:
         # type(...) is int rejects bool, which is an int subclass but not an offset
         if type(start) is not int or type(end) is not int or type(label) is not str:
             return False
-        if not 0 <= start < end <= limit or not label or label.isspace():
+        if not 0 <= start < end <= limit or not label or label.isspace() or not label.isprintable():
             return False
     return True
 
@@ -108,13 +116,17 @@ def _fast_item(obj: Any) -> Item | None:
         return None
     if not item_id or item_id.isspace() or not language or language.isspace() or language == POOLED:
         return None
+    if not item_id.isprintable() or not language.isprintable():  # the slow path says which character
+        return None
     if (text is not None and type(text) is not str) or type(meta) is not dict:
         return None
     if type(meta.get("third_pass", False)) is not bool:
         return None
     spans_by_name = {}
     for name, spans in labellings.items():
-        if type(spans) is not list or not name or name.isspace() or not _all_valid(spans, text):
+        if type(spans) is not list or not name or name.isspace() or not name.isprintable():
+            return None
+        if not _all_valid(spans, text):
             return None
         spans_by_name[name] = tuple(map(tuple, spans))
     return Item(id=item_id, language=language, labellings=spans_by_name, text=text, meta=meta)
@@ -132,9 +144,13 @@ def parse_item(obj: Any, where: str, problems: ProblemList) -> Item | None:
     item_id = obj.get("id")
     if not isinstance(item_id, str) or not item_id.strip():
         problems.add(f"{where}: 'id' is missing or not a non-empty string")
+    elif why := name_problem(item_id):
+        problems.add(f"{where}: 'id' {why}")
     language = obj.get("language")
     if not isinstance(language, str) or not language.strip():
         problems.add(f"{where}: 'language' is missing or not a non-empty string")
+    elif why := name_problem(language):
+        problems.add(f"{where}: 'language' {why}")
     elif language == POOLED:
         problems.add(f"{where}: language '{POOLED}' is reserved for the pooled rows of the results; rename it")
     text = obj.get("text")
@@ -146,7 +162,7 @@ def parse_item(obj: Any, where: str, problems: ProblemList) -> Item | None:
         problems.add(f"{where}: 'meta' must be an object")
         meta = {}
     if "third_pass" in meta and not isinstance(meta["third_pass"], bool):
-        problems.add(f"{where}: meta 'third_pass' must be true or false, got {_describe(meta['third_pass'])}")
+        problems.add(f"{where}: meta 'third_pass' must be true or false, got {describe_json(meta['third_pass'])}")
     labellings_raw = obj.get("labellings")
     labellings: dict[str, tuple[Span, ...]] = {}
     if not isinstance(labellings_raw, dict):
@@ -156,8 +172,11 @@ def parse_item(obj: Any, where: str, problems: ProblemList) -> Item | None:
             if not name.strip():
                 problems.add(f"{where}: a labelling has an empty name")
                 continue
+            if why := name_problem(name):
+                problems.add(f"{where}: the labelling name {why}")
+                continue
             if not isinstance(spans, list):
-                problems.add(f"{where}: labelling '{name}' must be a list of spans, got {_describe(spans)}")
+                problems.add(f"{where}: labelling '{name}' must be a list of spans, got {describe_json(spans)}")
                 continue
             if _all_valid(spans, text):
                 labellings[name] = tuple(map(tuple, spans))
@@ -192,12 +211,38 @@ def _json_problem(line: bytes) -> str:
     except UnicodeDecodeError as error:
         return f"not valid UTF-8 (byte {error.start + 1} of the line)"
     try:
-        json.loads(decoded)
+        value = json.loads(decoded)
     except json.JSONDecodeError as error:
         return f"invalid JSON ({error.msg} at column {error.colno})"
     except RecursionError:
         return "invalid JSON (nested too deeply)"
-    return "invalid JSON (a value outside what JSON allows, such as NaN or an integer beyond 64 bits)"
+    return f"invalid JSON ({outside_json(value)})"
+
+
+def outside_json(value: Any) -> str:
+    """Return what Python's reader accepted that JSON (and orjson) does not: NaN, a huge integer, a lone surrogate."""
+    pending = [value]
+    while pending:  # a loop, not recursion: the value may be nested a thousand levels deep
+        item = pending.pop()
+        if isinstance(item, dict):
+            pending.extend(item.keys())
+            pending.extend(item.values())
+        elif isinstance(item, list):
+            pending.extend(item)
+        elif isinstance(item, float) and item != item:
+            return "NaN is not a JSON number"
+        elif isinstance(item, float) and item in (float("inf"), float("-inf")):
+            return "Infinity is not a JSON number"
+        elif isinstance(item, int) and not isinstance(item, bool) and not -(2**63) <= item < 2**64:
+            return "an integer beyond 64 bits"
+        elif isinstance(item, str):
+            surrogate = next((character for character in item if "\ud800" <= character <= "\udfff"), None)
+            if surrogate is not None:
+                return (
+                    f"a lone surrogate \\u{ord(surrogate):04x} in a string: half of a UTF-16 pair, "
+                    "not a Unicode character"
+                )
+    return "a value outside what JSON allows"
 
 
 def load_jsonl(path: Path, display: str | None = None) -> Record:
@@ -205,7 +250,7 @@ def load_jsonl(path: Path, display: str | None = None) -> Record:
     display = display or str(path)
     problems = ProblemList()
     try:
-        raw = path.read_bytes()
+        raw = read_bytes(path)  # a regular file only: never a FIFO or /dev/zero
     except OSError as error:
         raise InputError(f"{display}: cannot read the record ({error.strerror})") from None
     located: list[tuple[str, Item]] = []

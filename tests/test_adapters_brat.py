@@ -72,7 +72,8 @@ def test_discontinuous_span_is_split_into_fragments_and_counted(tmp_path):
 
 def test_empty_ann_is_present_and_missing_ann_is_absent(tmp_path):
     # no .ann anywhere for annotator_b: the roles check would refuse the record, so load it with the adapter alone
-    record = ADAPTERS["brat"].load(load_config(write_case(tmp_path, FIRST, second_ann=None)))
+    config = load_config(write_case(tmp_path, FIRST, second_ann=None))
+    record = ADAPTERS["brat"].load(config.record_options, config.audit.duplicate_key)
     assert "annotator_b" not in record.items[0].labellings
     assert "labelling 'annotator_b' has no .ann file for 1 document: absent there" in "\n".join(record.notes)
     record = load_record(load_config(write_case(tmp_path, FIRST, second_ann="")))
@@ -140,7 +141,7 @@ def test_invalid_utf8_text(tmp_path, capsys):
     (tmp_path / "brat" / "b" / "doc1.txt").write_bytes(b"Caf\xe9")
     code, output = validate(path, capsys)
     assert code == 2
-    assert "brat/b/doc1.txt: not valid UTF-8 (byte 4 of the file)" in output
+    assert "brat/b/doc1.txt:1: not valid UTF-8 (byte 4 of the line)" in output
 
 
 @pytest.mark.parametrize(

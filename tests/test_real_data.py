@@ -103,7 +103,7 @@ def test_system_f1_against_the_original_gold_equals_the_published_figure(conll_r
 def test_seqeval_on_the_raw_files_agrees_for_the_best_system(conll_record, conll_config):
     """An outside reference: seqeval reads the system file's own columns, independently of our adapter."""
     source = next(
-        s for s in conll_config.record_options["options"].labellings if s.name == "interpreteval-CflairWglove_lstmCrf"
+        s for s in conll_config.record_options.labellings if s.name == "interpreteval-CflairWglove_lstmCrf"
     )
     gold_sentences, predicted_sentences, gold, predicted = [], [], [], []
     for line in source.file.path.read_text(encoding="utf-8").splitlines() + [""]:

@@ -9,41 +9,42 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
 from refsens_report.adapters import brat, conll, crowd, label_studio
+from refsens_report.adapters.common import InputPath, read_path
+from refsens_report.options import OptionReader
 from refsens_report.record import Record, load_jsonl
-
-if TYPE_CHECKING:
-    from refsens_report.config import Config, _Reader
 
 
 @dataclass(frozen=True)
 class Adapter:
-    """One input format: how to read its config keys and how to load its files."""
+    """One input format: how to read its config keys and how to load its files.
 
-    read_options: Callable[["_Reader", Path], dict[str, Any]]
-    load: Callable[["Config"], Record]
+    ``read_options(reader, config_folder)`` checks the format's keys of `[record]` (problems go through the
+    reader) and returns the adapter's own options object, or None when they cannot be used; ``load(options,
+    duplicate_key)`` reads the files those options name (``duplicate_key``: the meta key of `[audit]`
+    that ``dup_key = "text"`` fills). Adapters never see the rest of the config.
+    """
 
-
-def _required_path(reader: "_Reader", base_dir: Path, key: str = "path") -> Path | None:
-    """Read a path key that must name an existing file or folder, relative to the config."""
-    value = reader.string(key, required=True)
-    if value is None:
-        return None
-    resolved = (base_dir / value).resolve()
-    if not resolved.exists():
-        reader.fail(key, f"file not found: {value}")
-    return resolved
+    read_options: Callable[[OptionReader, Path], Any]
+    load: Callable[[Any, str], Record]
 
 
-def _jsonl_options(reader: "_Reader", base_dir: Path) -> dict[str, Any]:
-    return {"path": _required_path(reader, base_dir)}
+@dataclass(frozen=True)
+class JsonlOptions:
+    """The checked `[record]` keys of a canonical JSON Lines record."""
+
+    source: InputPath
 
 
-def _jsonl_load(config: "Config") -> Record:
-    display = config.raw.get("record", {}).get("path")
-    return load_jsonl(config.record_options["path"], display=display)
+def _jsonl_options(reader: OptionReader, base_dir: Path) -> JsonlOptions | None:
+    source = read_path(reader, base_dir, "path")
+    return None if source is None else JsonlOptions(source)
+
+
+def _jsonl_load(options: JsonlOptions, duplicate_key: str) -> Record:
+    return load_jsonl(options.source.path, display=options.source.display)
 
 
 ADAPTERS: dict[str, Adapter] = {

@@ -8,11 +8,12 @@ are not spans and are only counted. Offsets count characters of the ``.txt`` fil
 
 from __future__ import annotations
 
+import os
 import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from refsens_report.adapters.common import (
     InputPath,
@@ -25,17 +26,17 @@ from refsens_report.adapters.common import (
     read_language,
     read_name_table,
     read_path,
-    sub_reader,
     unique_paths,
     with_text_dup_keys,
 )
 from refsens_report.errors import MAX_PROBLEMS, ProblemList
+from refsens_report.files import decode_utf8, path_problem, read_bytes
+from refsens_report.names import name_problem
+from refsens_report.options import OptionReader
 from refsens_report.record import Item, Record, Span
 
-if TYPE_CHECKING:
-    from refsens_report.config import Config, _Reader
-
 FRAGMENT = re.compile(r"^(\d+) (\d+)$")
+MAX_OFFSET_DIGITS = 18  # far beyond any text; longer numbers are not converted at all
 OTHER_KINDS = {
     "R": "relation",
     "E": "event",
@@ -57,7 +58,7 @@ class BratOptions:
     text_dup_keys: bool = False
 
 
-def read_options(reader: "_Reader", base_dir: Path) -> dict[str, Any]:
+def read_options(reader: OptionReader, base_dir: Path) -> BratOptions | None:
     """Read `[record]` for format = "brat"; bad keys are reported through ``reader``."""
     language = read_language(reader)
     labels = read_labels(reader)
@@ -73,7 +74,7 @@ def read_options(reader: "_Reader", base_dir: Path) -> dict[str, Any]:
         if not isinstance(entry, dict):
             reader.fail(f"labellings.{name}", f"must be a folder path or a table with path, got {entry!r}")
             continue
-        entry_reader = sub_reader(reader, entry, f"labellings.{name}")
+        entry_reader = reader.sub(entry, f"labellings.{name}")
         folder = (
             None if root_failed else read_path(entry_reader, root.path if root else base_dir, "path", kind="folder")
         )
@@ -82,7 +83,7 @@ def read_options(reader: "_Reader", base_dir: Path) -> dict[str, Any]:
         if folder is not None:
             shown = f"{root.display.rstrip('/')}/{folder.display}" if root else folder.display
             folders.append((name, InputPath(folder.path, shown)))
-    return {"options": BratOptions(language, labels, tuple(folders), read_dup_key(reader))}
+    return BratOptions(language, labels, tuple(folders), read_dup_key(reader))
 
 
 @dataclass
@@ -96,14 +97,16 @@ class Tally:
 
 
 def _read_text(path: Path, display: str, problems: ProblemList) -> str | None:
+    """Return a file's text with its \\r kept (BRAT offsets count it), or None with the problem reported."""
     try:
-        with path.open(encoding="utf-8", newline="") as handle:  # keep \r: BRAT offsets count it
-            return handle.read()
+        raw = read_bytes(path)  # a regular file only: never a FIFO or a device
     except OSError as error:
         problems.add(f"{display}: cannot read the file ({error.strerror})")
-    except UnicodeDecodeError as error:
-        problems.add(f"{display}: not valid UTF-8 (byte {error.start + 1} of the file)")
-    return None
+        return None
+    text, problem = decode_utf8(raw, display)
+    if problem:
+        problems.add(problem)
+    return text
 
 
 def _position(text: str, index: int) -> str:
@@ -125,6 +128,8 @@ def _fragments(offsets: str, length: int) -> tuple[list[tuple[int, int]], str | 
         match = FRAGMENT.match(piece.strip())
         if match is None:
             return [], f"offsets must be 'START END' pairs separated by ';', got {offsets!r}"
+        if max(len(match[1]), len(match[2])) > MAX_OFFSET_DIGITS:  # int() refuses 4,300 digits and more
+            return [], f"fragment '{piece.strip()[:40]}...' ends beyond the text ({length} characters)"
         start, end = int(match[1]), int(match[2])
         if start >= end:
             return [], f"fragment '{piece.strip()}' has start >= end"
@@ -193,25 +198,36 @@ def parse_ann(
     return spans if len(problems) == before else None
 
 
-def _documents(folder: Path) -> dict[str, Path]:
-    """Return document id (path without suffix, relative to the folder) -> .txt path."""
-    return {
-        path.relative_to(folder).with_suffix("").as_posix(): path
-        for path in sorted(folder.rglob("*.txt"))
-        if path.is_file()
-    }
+def _documents(folder: InputPath, problems: ProblemList) -> dict[str, Path]:
+    """Return document id (path without suffix, relative to the folder) -> .txt path; report unusable files."""
+    documents: dict[str, Path] = {}
+    for path in sorted(folder.path.rglob("*.txt")):
+        relative = path.relative_to(folder.path).as_posix()
+        try:
+            relative.encode("utf-8")
+        except UnicodeEncodeError:  # the file system gave bytes that are not UTF-8 (kept as surrogates)
+            problems.add(f"{folder.display}: the file name {os.fsencode(relative)!r} is not valid UTF-8; rename the file")
+            continue
+        if problem := path_problem(path, "file"):
+            problems.add(f"{folder.display}/{relative}: {'is a broken symlink' if problem == 'not found' else problem}")
+            continue
+        document = relative[: -len(".txt")]
+        if why := name_problem(document):
+            problems.add(f"{folder.display}/{relative}: the document id (the file name) {why}")
+            continue
+        documents[document] = path
+    return documents
 
 
-def load(config: "Config") -> Record:
+def load(options: BratOptions, duplicate_key: str) -> Record:
     """Read every labelling folder; items are the documents found in any of them, sorted by id."""
-    options: BratOptions = config.record_options["options"]
     problems = ProblemList()
     tally = Tally()
     texts: dict[str, tuple[str, str]] = {}  # document -> (text, display of the file it came from)
     labellings: dict[str, dict[str, tuple[Span, ...]]] = {}  # document -> labelling -> spans
     read: list[Path] = []
     for name, folder in options.folders:
-        documents = _documents(folder.path)
+        documents = _documents(folder, problems)
         for ann in sorted(folder.path.rglob("*.ann")):
             if ann.with_suffix(".txt") not in documents.values():
                 problems.add(f"{folder.display}/{ann.relative_to(folder.path).as_posix()}: no .txt file beside it")
@@ -238,8 +254,11 @@ def load(config: "Config") -> Record:
             else:
                 texts[document] = (text, display)
             ann = txt.with_suffix(".ann")
-            if not ann.is_file():
+            if not os.path.lexists(ann):
                 tally.missing_ann[name] += 1  # not annotated: the labelling is absent, not empty
+                continue
+            if problem := path_problem(ann, "file"):
+                problems.add(f"{folder.display}/{document}.ann: {problem}")
                 continue
             read.append(ann)
             spans = parse_ann(ann, f"{folder.display}/{document}.ann", text, options.labels, tally, problems)
@@ -251,7 +270,7 @@ def load(config: "Config") -> Record:
         for document in sorted(texts)
     )
     if options.text_dup_keys:
-        items = with_text_dup_keys(items, config)
+        items = with_text_dup_keys(items, duplicate_key)
     notes = [
         f"brat: {count(len(items), 'document')} from {count(len(options.folders), 'folder')} "
         f"({', '.join(f'{name}: {folder.display}' for name, folder in options.folders)})"

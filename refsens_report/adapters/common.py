@@ -5,12 +5,12 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import Any, Iterable
 
+from refsens_report.files import path_problem, resolve
+from refsens_report.names import name_problem, shown
+from refsens_report.options import OptionReader
 from refsens_report.record import Item
-
-if TYPE_CHECKING:
-    from refsens_report.config import Config, _Reader
 
 ITEM_UNITS = ("sentences", "documents")
 DUP_KEYS = ("none", "text")
@@ -24,74 +24,66 @@ class InputPath:
     display: str
 
 
-def sub_reader(reader: "_Reader", table: dict[str, Any], key: str) -> "_Reader":
-    """Return a reader for a sub-table, reporting into the same problem list with a dotted prefix."""
-    from refsens_report.config import (
-        _Reader,  # config imports the adapters lazily; import it lazily too
-    )
-
-    return _Reader(table, f"{reader.prefix}.{key}", reader.problems)
-
-
 def read_path(
-    reader: "_Reader", base_dir: Path, key: str, kind: str = "file", required: bool = True
+    reader: OptionReader, base_dir: Path, key: str, kind: str = "file", required: bool = True
 ) -> InputPath | None:
-    """Read a path relative to the config that must name an existing file or folder (``kind``)."""
+    """Read a path relative to the config that must name an existing file or folder (``kind``, or "any").
+
+    A symlink loop, a FIFO or a device is refused here, before anything opens it.
+    """
     value = reader.string(key, required=required)
     if value is None:
         return None
-    resolved = (base_dir / value).resolve()
-    if kind == "file" and not resolved.is_file():
-        reader.fail(key, f"file not found: {value}" if not resolved.exists() else f"is not a file: {value}")
+    resolved, problem = resolve(base_dir, value)
+    problem = problem or path_problem(resolved, kind)
+    if problem == "not found":
+        reader.fail(key, f"{'not' if kind == 'any' else kind + ' not'} found: {value}")
         return None
-    if kind == "folder" and not resolved.is_dir():
-        reader.fail(key, f"folder not found: {value}" if not resolved.exists() else f"is not a folder: {value}")
-        return None
-    if kind == "any" and not resolved.exists():
-        reader.fail(key, f"not found: {value}")
+    if problem:
+        reader.fail(key, f"{problem}: {value}")
         return None
     return InputPath(resolved, value)
 
 
-def read_language(reader: "_Reader", default: str | None = None) -> str:
+def read_language(reader: OptionReader, default: str | None = None) -> str:
     """Read the one language code every item of the record gets (a string: `no` stays Norwegian)."""
     return reader.string("language", default=default, required=default is None) or (default or "")
 
 
-def read_labels(reader: "_Reader") -> frozenset[str] | None:
+def read_labels(reader: OptionReader) -> frozenset[str] | None:
     """Read the optional list of allowed span types; a type outside it is an input error."""
     labels = reader.names("labels")
     return frozenset(labels) if labels else None
 
 
-def read_int(reader: "_Reader", key: str, default: int | None, allow_negative: bool = False) -> int | None:
+def read_int(reader: OptionReader, key: str, default: int | None, allow_negative: bool = False) -> int | None:
     """Read an optional integer key (no booleans); columns count from 1, negative ones from the end."""
     value = reader.get(key)
     if value is None:
         return default
     if not isinstance(value, int) or isinstance(value, bool) or value == 0 or (value < 0 and not allow_negative):
         allowed = "a non-zero integer (1 = first column, -1 = last)" if allow_negative else "a positive integer"
-        reader.fail(key, f"must be {allowed}, got {value!r}")
+        reader.fail(key, f"must be {allowed}, got {shown(value)}")
         return default
     return value
 
 
-def read_bool(reader: "_Reader", key: str, default: bool) -> bool:
+def read_bool(reader: OptionReader, key: str, default: bool) -> bool:
     """Read an optional true/false key."""
     value = reader.get(key, default)
     if not isinstance(value, bool):
-        reader.fail(key, f"must be true or false, got {value!r}")
+        reader.fail(key, f"must be true or false, got {shown(value)}")
         return default
     return value
 
 
-def read_name_table(reader: "_Reader", key: str) -> dict[str, Any]:
+def read_name_table(reader: OptionReader, key: str) -> dict[str, Any]:
     """Read a table keyed by labelling name (``[record.<key>.<name>]``); names must be non-empty."""
     value = reader.get(key)
     if value is None:
         return {}
     if not isinstance(value, dict):
-        reader.fail(key, f"must be a table, got {value!r}")
+        reader.fail(key, f"must be a table, got {shown(value)}")
         return {}
     for name in value:
         if not name.strip():
@@ -99,14 +91,13 @@ def read_name_table(reader: "_Reader", key: str) -> dict[str, Any]:
     return {name: entry for name, entry in value.items() if name.strip()}
 
 
-def read_dup_key(reader: "_Reader") -> bool:
+def read_dup_key(reader: OptionReader) -> bool:
     """Read ``dup_key``: "text" makes items with the same text one duplicate group; "none" (default) not."""
     return reader.choice("dup_key", DUP_KEYS, "none") == "text"
 
 
-def with_text_dup_keys(items: Iterable[Item], config: "Config") -> tuple[Item, ...]:
-    """Return the items with the audit's duplicate key set to a hash of each item's text."""
-    key = config.audit.duplicate_key
+def with_text_dup_keys(items: Iterable[Item], key: str) -> tuple[Item, ...]:
+    """Return the items with the audit's duplicate key (``key``) set to a hash of each item's text."""
     return tuple(
         replace(item, meta={**item.meta, key: hashlib.sha256((item.text or "").encode("utf-8")).hexdigest()[:16]})
         for item in items
@@ -114,7 +105,9 @@ def with_text_dup_keys(items: Iterable[Item], config: "Config") -> tuple[Item, .
 
 
 def check_label(label: str, allowed: frozenset[str] | None) -> str | None:
-    """Return why a span type is not acceptable, or None."""
+    """Return why a span type is not acceptable (not allowed, or holding an invisible character), or None."""
+    if why := name_problem(label):
+        return f"invalid type: {why}"
     if allowed is not None and label not in allowed:
         return f"unknown label '{label}' (record.labels allows {', '.join(sorted(allowed))})"
     return None

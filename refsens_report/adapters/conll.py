@@ -12,7 +12,7 @@ from array import array
 from bisect import bisect_right
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from refsens_report.adapters import iob
 from refsens_report.adapters.common import (
@@ -28,15 +28,13 @@ from refsens_report.adapters.common import (
     read_language,
     read_name_table,
     read_path,
-    sub_reader,
     unique_paths,
     with_text_dup_keys,
 )
 from refsens_report.errors import MAX_PROBLEMS, InputError, ProblemList
+from refsens_report.files import read_bytes
+from refsens_report.options import OptionReader
 from refsens_report.record import Item, Record, Span, check_unique_ids
-
-if TYPE_CHECKING:
-    from refsens_report.config import Config, _Reader
 
 DOCSTART = "-DOCSTART-"
 MAX_MISMATCHES_SHOWN = 5
@@ -74,7 +72,7 @@ class ConllOptions:
 # config
 
 
-def read_options(reader: "_Reader", base_dir: Path) -> dict[str, Any]:
+def read_options(reader: OptionReader, base_dir: Path) -> ConllOptions | None:
     """Read `[record]` for format = "conll"; bad keys are reported through ``reader``."""
     language = read_language(reader)
     default_scheme = reader.choice("scheme", iob.SCHEME_CHOICES, "auto")
@@ -98,7 +96,7 @@ def read_options(reader: "_Reader", base_dir: Path) -> dict[str, Any]:
         if not isinstance(entry, dict):
             reader.fail(f"labellings.{name}", f"must be a path or a table with path and column, got {entry!r}")
             continue
-        entry_reader = sub_reader(reader, entry, f"labellings.{name}")
+        entry_reader = reader.sub(entry, f"labellings.{name}")
         # with a bad root every path would fail too: the root error alone says it
         file = None if root_failed else read_path(entry_reader, files_dir, "path")
         entry_reader.used.add("path")
@@ -117,7 +115,7 @@ def read_options(reader: "_Reader", base_dir: Path) -> dict[str, Any]:
         reader.fail("gold", "names the labelling gold columns are checked against, but no labelling sets gold_column")
     text_dup_keys = read_dup_key(reader)
     options = ConllOptions(language, items, labels, gold, tuple(sources), text_dup_keys)
-    return {"options": options}
+    return options
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -139,7 +137,7 @@ class ConllFile:
 def read_conll_file(file: InputPath, problems: ProblemList) -> ConllFile | None:
     """Split a CoNLL file into token lines, sentences (blank lines) and documents (-DOCSTART- lines)."""
     try:
-        raw = file.path.read_bytes()
+        raw = read_bytes(file.path)  # a regular file only: never a FIFO or a device
     except OSError as error:
         problems.add(f"{file.display}: cannot read the file ({error.strerror})")
         return None
@@ -457,9 +455,8 @@ def project(base: BaseText, alignment: Alignment, token_spans: list[iob.TokenSpa
 # the record
 
 
-def load(config: "Config") -> Record:
+def load(options: ConllOptions, duplicate_key: str) -> Record:
     """Read every labelling's file, align them on the first, and build one item per sentence or document."""
-    options: ConllOptions = config.record_options["options"]
     problems = ProblemList()
     files: dict[Path, ConllFile | None] = {}
     columns: list[tuple[LabellingSource, ConllFile, list[str], list[iob.Tag]]] = []
@@ -526,7 +523,7 @@ def load(config: "Config") -> Record:
     check_unique_ids(((item.id, item) for item in items), problems)
     problems.raise_if_any()
     sources = unique_paths(source.file.path for source in options.labellings)
-    final = with_text_dup_keys(items, config) if options.text_dup_keys else tuple(items)
+    final = with_text_dup_keys(items, duplicate_key) if options.text_dup_keys else tuple(items)
     return Record(items=final, sources=sources, notes=tuple(notes))
 
 

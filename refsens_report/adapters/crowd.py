@@ -14,11 +14,13 @@ reaches counts as ``O`` for that worker, and how many there were is reported in 
 from __future__ import annotations
 
 import difflib
+import os
 import re
 import zipfile
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, BinaryIO
 
 from refsens_report.adapters import iob
 from refsens_report.adapters.common import (
@@ -33,10 +35,10 @@ from refsens_report.adapters.common import (
     with_text_dup_keys,
 )
 from refsens_report.errors import MAX_PROBLEMS, InputError, ProblemList
+from refsens_report.files import open_regular, path_problem, read_bytes
+from refsens_report.names import name_problem
+from refsens_report.options import OptionReader
 from refsens_report.record import Item, Record, Span, check_unique_ids
-
-if TYPE_CHECKING:
-    from refsens_report.config import Config, _Reader
 
 GOLD_PATTERN = re.compile(r"(?:^|/)(?P<split>[^/]+)/ground_truth/(?P<document>[^/]+)\.txt$")
 WORKER_PATTERN = re.compile(r"(?:^|/)(?P<split>[^/]+)/mturk_train_data/(?P<worker>[^/]+)/(?P<document>[^/]+)\.txt$")
@@ -61,7 +63,7 @@ class CrowdOptions:
     text_dup_keys: bool = False
 
 
-def read_options(reader: "_Reader", base_dir: Path) -> dict[str, Any]:
+def read_options(reader: OptionReader, base_dir: Path) -> CrowdOptions | None:
     """Read `[record]` for format = "crowd"; bad keys are reported through ``reader``."""
     source = read_path(reader, base_dir, "path", kind="any")
     language = read_language(reader, default="en")
@@ -74,9 +76,8 @@ def read_options(reader: "_Reader", base_dir: Path) -> dict[str, Any]:
     labels = read_labels(reader)
     text_dup_keys = read_dup_key(reader)
     if source is None:
-        return {}
-    options = CrowdOptions(source, language, items, splits, aggregate, scheme, labels, text_dup_keys)
-    return {"options": options}
+        return None
+    return CrowdOptions(source, language, items, splits, aggregate, scheme, labels, text_dup_keys)
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -89,21 +90,50 @@ class Archive:
     def __init__(self, source: InputPath):
         self.source = source
         self.zip: zipfile.ZipFile | None = None
+        self.handle: BinaryIO | None = None
+        problems = ProblemList()
         if source.path.is_dir():
-            self.names = sorted(
-                path.relative_to(source.path).as_posix() for path in source.path.rglob("*.txt") if path.is_file()
-            )
+            self.names = []
+            for path in sorted(source.path.rglob("*.txt")):
+                name = path.relative_to(source.path).as_posix()
+                try:
+                    name.encode("utf-8")
+                except UnicodeEncodeError:  # the file system gave bytes that are not UTF-8 (kept as surrogates)
+                    problems.add(f"{source.display}: the file name {os.fsencode(name)!r} is not valid UTF-8; rename it")
+                    continue
+                if problem := path_problem(path, "file"):
+                    problems.add(f"{self.display(name)}: {'is a broken symlink' if problem == 'not found' else problem}")
+                    continue
+                self.names.append(name)
         else:
             try:
-                self.zip = zipfile.ZipFile(source.path)
+                self.handle = open_regular(source.path)  # never blocks on a FIFO swapped in after the config check
+            except OSError as error:
+                raise InputError(f"{source.display}: cannot read the archive ({error.strerror})") from None
+            try:
+                self.zip = zipfile.ZipFile(self.handle)
             except (zipfile.BadZipFile, OSError) as error:
+                self.handle.close()
                 raise InputError(f"{source.display}: not a zip archive or a folder ({error})") from None
             self.names = sorted(name for name in self.zip.namelist() if not name.endswith("/"))
+        for name in self.names:
+            if name.endswith(".txt") and (why := name_problem(name)):
+                problems.add(f"{self.display(name)}: the file name {why}")
+        if problems:
+            self.close()
+        problems.raise_if_any()
 
     def read(self, name: str) -> bytes:
-        if self.zip is not None:
+        if self.zip is None:
+            try:
+                return read_bytes(self.source.path / name)
+            except OSError as error:
+                raise InputError(f"{self.display(name)}: cannot read the file ({error.strerror})") from None
+        try:
             return self.zip.read(name)
-        return (self.source.path / name).read_bytes()
+        except (zipfile.BadZipFile, zlib.error, OSError, EOFError, NotImplementedError, RuntimeError) as error:
+            # a damaged member, an unsupported compression method, an encrypted member
+            raise InputError(f"{self.display(name)}: cannot read the archive member ({error})") from None
 
     def display(self, name: str) -> str:
         """Return how messages name a file: ``archive.zip:member`` or ``folder/member``."""
@@ -113,6 +143,8 @@ class Archive:
     def close(self) -> None:
         if self.zip is not None:
             self.zip.close()
+        if self.handle is not None:
+            self.handle.close()
 
 
 @dataclass
@@ -294,9 +326,8 @@ def find_documents(archive: Archive, splits: tuple[str, ...], problems: ProblemL
     return [documents[key] for key in sorted(documents)], orphans
 
 
-def load(config: "Config") -> Record:
+def load(options: CrowdOptions, duplicate_key: str) -> Record:
     """Read the gold and worker files; build passes, the majority aggregate and the gold per item."""
-    options: CrowdOptions = config.record_options["options"]
     problems = ProblemList()
     archive = Archive(options.source)
     try:
@@ -385,7 +416,7 @@ def load(config: "Config") -> Record:
         )
     if orphans:
         notes.append(f"crowd: {count(orphans, 'worker file')} without a gold document skipped")
-    final = with_text_dup_keys(items, config) if options.text_dup_keys else tuple(items)
+    final = with_text_dup_keys(items, duplicate_key) if options.text_dup_keys else tuple(items)
     return Record(items=final, sources=(options.source.path,), notes=tuple(notes))
 
 

@@ -12,7 +12,7 @@ import json
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from refsens_report.adapters.common import (
     InputPath,
@@ -25,10 +25,10 @@ from refsens_report.adapters.common import (
     with_text_dup_keys,
 )
 from refsens_report.errors import MAX_PROBLEMS, InputError, ProblemList
-from refsens_report.record import Item, Record, Span, check_unique_ids
-
-if TYPE_CHECKING:
-    from refsens_report.config import Config, _Reader
+from refsens_report.files import decode_utf8, read_bytes
+from refsens_report.names import name_problem
+from refsens_report.options import OptionReader
+from refsens_report.record import Item, Record, Span, check_unique_ids, describe_json, outside_json
 
 LABELLINGS_BY = ("annotator", "pass")
 SPAN_RESULT = "labels"
@@ -52,7 +52,7 @@ class LabelStudioOptions:
     text_dup_keys: bool = False
 
 
-def read_options(reader: "_Reader", base_dir: Path) -> dict[str, Any]:
+def read_options(reader: OptionReader, base_dir: Path) -> LabelStudioOptions | None:
     """Read `[record]` for format = "label-studio"; bad keys are reported through ``reader``."""
     source = read_path(reader, base_dir, "path")
     language = reader.string("language")
@@ -80,8 +80,8 @@ def read_options(reader: "_Reader", base_dir: Path) -> dict[str, Any]:
     labels = read_labels(reader)
     text_dup_keys = read_dup_key(reader)
     if source is None:
-        return {}
-    options = LabelStudioOptions(
+        return None
+    return LabelStudioOptions(
         source,
         language,
         language_field,
@@ -95,12 +95,15 @@ def read_options(reader: "_Reader", base_dir: Path) -> dict[str, Any]:
         labels,
         text_dup_keys,
     )
-    return {"options": options}
 
 
-def _describe(value: Any) -> str:
-    text = json.dumps(value, ensure_ascii=False)
-    return text if len(text) <= 60 else text[:57] + "..."
+def _lone_surrogate(text: str) -> int | None:
+    """Return the 1-based position of a lone surrogate (a \\udXXX escape JSON lets through), or None."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        return error.start + 1
+    return None
 
 
 def _annotator_key(completed_by: Any) -> str | None:
@@ -163,12 +166,21 @@ class TaskReader:
                 f"(record.text_field names the field that holds the text)"
             )
             return None
+        if (surrogate := _lone_surrogate(text)) is not None:
+            self.problems.add(
+                f"{where}: data field '{options.text_field}' holds {outside_json(text)} (at character {surrogate})"
+            )
+            return None
         item_id = self._item_id(task, data, position, where)
+        if why := name_problem(item_id):
+            self.problems.add(f"{where}: the item id {why}")
         language = self._language(data, where)
+        if why := name_problem(language):
+            self.problems.add(f"{where}: the language {why}")
         meta = {name: data[name] for name in options.meta_fields if name in data}
         if "third_pass" in meta and not isinstance(meta["third_pass"], bool):
             self.problems.add(
-                f"{where}: data field 'third_pass' must be true or false, got {_describe(meta['third_pass'])}"
+                f"{where}: data field 'third_pass' must be true or false, got {describe_json(meta['third_pass'])}"
             )
 
         labellings: dict[str, tuple[Span, ...]] = {}
@@ -204,6 +216,9 @@ class TaskReader:
             name = options.names.get(
                 source_key, source_key if options.labellings_by == "pass" else f"annotator_{source_key}"
             )
+            if why := name_problem(name):
+                self.problems.add(f"{where}, {label}: the labelling name {why}")
+                continue
             if name in labellings:
                 self.problems.add(
                     f"{where}, {label}: labelling '{name}' already has an annotation on this task "
@@ -222,6 +237,9 @@ class TaskReader:
             version = prediction.get("model_version")
             source_key = str(version) if isinstance(version, (str, int)) and str(version).strip() else "prediction"
             name = options.names.get(source_key, source_key)
+            if why := name_problem(name):
+                self.problems.add(f"{where}, prediction #{number}: the labelling name {why}")
+                continue
             if name in labellings:
                 self.problems.add(
                     f"{where}, prediction #{number}: labelling '{name}' already exists on this task "
@@ -289,14 +307,14 @@ class TaskReader:
             return []
         start, end, labels = value.get("start"), value.get("end"), value.get("labels")
         if not all(isinstance(offset, int) and not isinstance(offset, bool) for offset in (start, end)):
-            self.problems.add(f"{here}: value.start and value.end must be integers, got {_describe([start, end])}")
+            self.problems.add(f"{here}: value.start and value.end must be integers, got {describe_json([start, end])}")
             return []
         if (
             not isinstance(labels, list)
             or not labels
             or not all(isinstance(label, str) and label.strip() for label in labels)
         ):
-            self.problems.add(f"{here}: value.labels must be a non-empty list of labels, got {_describe(labels)}")
+            self.problems.add(f"{here}: value.labels must be a non-empty list of labels, got {describe_json(labels)}")
             return []
         if not 0 <= start < end:
             self.problems.add(f"{here}: needs 0 <= start < end, got start {start}, end {end}")
@@ -310,8 +328,8 @@ class TaskReader:
                 self.tally.utf16_offsets += 1
             else:
                 self.problems.add(
-                    f"{here}: value.text {_describe(quoted)} is not the task text at [{start}, {end}) "
-                    f"({_describe(text[start:end])})"
+                    f"{here}: value.text {describe_json(quoted)} is not the task text at [{start}, {end}) "
+                    f"({describe_json(text[start:end])})"
                 )
                 return []
         if end > len(text):
@@ -328,18 +346,22 @@ class TaskReader:
         return spans
 
 
-def load(config: "Config") -> Record:
+def load(options: LabelStudioOptions, duplicate_key: str) -> Record:
     """Read the export; one item per task, with every annotator's (or pass's) and model's spans."""
-    options: LabelStudioOptions = config.record_options["options"]
     display = options.source.display
     try:
-        tasks = json.loads(options.source.path.read_text(encoding="utf-8-sig"))
+        raw = read_bytes(options.source.path)  # a regular file only: never a FIFO or /dev/zero
     except OSError as error:
         raise InputError(f"{display}: cannot read the export ({error.strerror})") from None
-    except UnicodeDecodeError as error:
-        raise InputError(f"{display}: not valid UTF-8 (byte {error.start + 1})") from None
+    content, problem = decode_utf8(raw, display)
+    if content is None:
+        raise InputError(problem or display)
+    try:
+        tasks = json.loads(content.removeprefix("\ufeff"))  # a byte-order mark is allowed
     except json.JSONDecodeError as error:
         raise InputError(f"{display}:{error.lineno}: invalid JSON ({error.msg} at column {error.colno})") from None
+    except RecursionError:
+        raise InputError(f"{display}: invalid JSON (nested too deeply)") from None
     if isinstance(tasks, dict):
         tasks = [tasks]  # a single task exported on its own
     if not isinstance(tasks, list):
@@ -360,7 +382,7 @@ def load(config: "Config") -> Record:
     problems.raise_if_any()
     items = tuple(item for _, item in located)
     if options.text_dup_keys:
-        items = with_text_dup_keys(items, config)
+        items = with_text_dup_keys(items, duplicate_key)
     record = Record(items=items, sources=(options.source.path,))
     notes = [
         f"label-studio: {count(len(items), 'task')} from {display}; labellings by {options.labellings_by}"

@@ -1,0 +1,120 @@
+"""Opening the team's files: regular files only, never a FIFO or a device, and every failure in words.
+
+Every file the tool reads (the config, the record, the datasheet, each adapter's inputs) goes through
+``read_bytes``: it checks with ``stat`` before opening (opening a FIFO blocks until a writer comes, and
+``/dev/zero`` never ends), then opens without blocking and checks the open file again, so a file swapped
+in between cannot slip through. A symlink loop, a FIFO, a device or a socket becomes an ``OSError`` whose
+``strerror`` says so, which the callers already turn into a message naming the file.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from pathlib import Path
+from typing import BinaryIO
+
+SYMLINK_LOOP = "a symlink loop"
+
+
+class UnreadableFile(OSError):
+    """A path that is not a regular file (or not a folder where one is needed), with the reason as strerror."""
+
+
+def _kind(mode: int) -> str:
+    """Return what a non-regular file is, for a message."""
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "something other than a file"
+
+
+def _reason(error: OSError) -> str:
+    if error.errno == errno.ELOOP:
+        return SYMLINK_LOOP
+    return error.strerror or str(error)
+
+
+def resolve(base_dir: Path, value: str) -> tuple[Path, str | None]:
+    """Return a config path made absolute against ``base_dir``, and why it cannot be used, or None."""
+    joined = base_dir / value
+    try:
+        return joined.resolve(), None
+    except RuntimeError:  # Python before 3.13: "Symlink loop from ..."
+        return joined, f"is {SYMLINK_LOOP}"
+    except OSError as error:
+        return joined, f"is {SYMLINK_LOOP}" if error.errno == errno.ELOOP else f"cannot be read ({_reason(error)})"
+    except ValueError:  # an embedded NUL character
+        return joined, "is not a valid path"
+
+
+def path_problem(path: Path, kind: str = "file") -> str | None:
+    """Return why ``path`` is not a readable ``kind`` ("file", "folder", or "any": either), or None.
+
+    The reason reads after the path: "is a symlink loop", "is a FIFO (named pipe), not a regular file",
+    "is not a folder", "cannot be read (Permission denied)"; a missing path gives just "not found", which
+    callers word themselves ("file not found: ...").
+    """
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return "not found"
+    except OSError as error:
+        return f"is {SYMLINK_LOOP}" if error.errno == errno.ELOOP else f"cannot be read ({_reason(error)})"
+    except ValueError:
+        return "is not a valid path"
+    if stat.S_ISREG(mode):
+        return None if kind in ("file", "any") else "is not a folder"
+    if stat.S_ISDIR(mode):
+        return None if kind in ("folder", "any") else "is not a file"
+    return f"is {_kind(mode)}, not a regular file"
+
+
+def open_regular(path: Path) -> BinaryIO:
+    """Open a regular file for reading in binary; raise ``OSError`` (its strerror says why) for anything else."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as error:
+        raise UnreadableFile(error.errno or errno.EIO, _reason(error), str(path)) from None
+    except ValueError:
+        raise UnreadableFile(errno.EINVAL, "not a valid path", str(path)) from None
+    if not stat.S_ISREG(mode):
+        raise UnreadableFile(errno.EINVAL, f"{_kind(mode)}, not a regular file", str(path))
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0)
+    try:
+        descriptor = os.open(path, flags)
+    except OSError as error:
+        raise UnreadableFile(error.errno or errno.EIO, _reason(error), str(path)) from None
+    handle = open(descriptor, "rb", closefd=True)
+    mode = os.fstat(descriptor).st_mode
+    if not stat.S_ISREG(mode):  # swapped between the stat and the open
+        handle.close()
+        raise UnreadableFile(errno.EINVAL, f"{_kind(mode)}, not a regular file", str(path))
+    return handle
+
+
+def read_bytes(path: Path) -> bytes:
+    """Return a regular file's bytes; raise ``OSError`` (its strerror says why) for anything else."""
+    with open_regular(path) as handle:
+        return handle.read()
+
+
+def utf8_position(raw: bytes, error: UnicodeDecodeError) -> tuple[int, int]:
+    """Return (line, byte within the line), both from 1, of the first byte that is not UTF-8."""
+    line_start = raw.rfind(b"\n", 0, error.start) + 1
+    return raw.count(b"\n", 0, error.start) + 1, error.start - line_start + 1
+
+
+def decode_utf8(raw: bytes, display: str) -> tuple[str | None, str | None]:
+    """Return (text, None), or (None, 'FILE:LINE: not valid UTF-8 (byte B of the line)')."""
+    try:
+        return raw.decode("utf-8"), None
+    except UnicodeDecodeError as error:
+        line, byte = utf8_position(raw, error)
+        return None, f"{display}:{line}: not valid UTF-8 (byte {byte} of the line)"
