@@ -21,26 +21,40 @@ SCALE_OUTPUTS = 3
 
 
 class ResultsRows:
-    """The rows of results.json, selectable by column values; each row keeps its index (results.csv line - 2)."""
+    """The rows of results.json, selectable by column values; each row keeps its index (results.csv line - 2).
+
+    Tables ask for one row per cell, tens of thousands at leaderboard scale: each (analysis, statistic) and set
+    of columns asked about is indexed once, on first use, so a lookup costs a dictionary access, not a scan.
+    """
 
     def __init__(self, rows: Iterable[Mapping[str, Any]]):
         self.rows = list(rows)
-        # tables ask for thousands of single rows: group once by (analysis, statistic) to keep lookups short
         self._groups: dict[tuple[str, str], list[tuple[int, Mapping[str, Any]]]] = {}
         for index, row in enumerate(self.rows):
             self._groups.setdefault((row["analysis"], row["statistic"]), []).append((index, row))
+        self._indexes: dict[tuple[str, str, tuple[str, ...]], dict[tuple, list[tuple[int, Mapping[str, Any]]]]] = {}
+
+    def _index(self, analysis: str, statistic: str, columns: tuple[str, ...]) -> dict[tuple, list[tuple[int, Mapping[str, Any]]]]:
+        key = (analysis, statistic, columns)
+        index = self._indexes.get(key)
+        if index is None:
+            index = {}
+            for found in self._groups.get((analysis, statistic), []):
+                index.setdefault(tuple(found[1].get(column) for column in columns), []).append(found)
+            self._indexes[key] = index
+        return index
 
     def select(self, analysis: str, statistic: str, **criteria: str) -> list[tuple[int, Mapping[str, Any]]]:
         """Return (index, row) for every row of a statistic whose columns equal ``criteria``, in results order."""
-        return [
-            (index, row)
-            for index, row in self._groups.get((analysis, statistic), [])
-            if all(row.get(column) == value for column, value in criteria.items())
-        ]
+        if not criteria:
+            return list(self._groups.get((analysis, statistic), []))
+        columns = tuple(sorted(criteria))
+        return list(self._index(analysis, statistic, columns).get(tuple(criteria[c] for c in columns), []))
 
     def one(self, analysis: str, statistic: str, **criteria: str) -> tuple[int, Mapping[str, Any]] | None:
         """Return the first (index, row) matching, or None when there is none."""
-        found = self.select(analysis, statistic, **criteria)
+        columns = tuple(sorted(criteria))
+        found = self._index(analysis, statistic, columns).get(tuple(criteria[c] for c in columns))
         return found[0] if found else None
 
     def has(self, analysis: str, statistic: str | None = None) -> bool:
