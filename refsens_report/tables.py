@@ -48,6 +48,7 @@ class Table:
     notes: tuple[str, ...] = ()
     number: int = 0
     widths: tuple[int, ...] = ()  # % of the table width for the leading columns (long layouts); the rest share
+    csv: "Table | None" = None  # what the CSV download holds when the page shows less (the full type matrix)
 
 
     @property
@@ -159,7 +160,8 @@ def _header_labels(table: Table) -> list[str]:
 
 
 def table_csv(table: Table) -> str:
-    """Return the table as CSV: every label repeated, numbers as printed."""
+    """Return the table as CSV: every label repeated, numbers as printed (all of them, where the page shows less)."""
+    table = table.csv or table
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(_header_labels(table))

@@ -351,3 +351,27 @@ def test_leaderboard_does_not_apply_to_two_outputs(results: dict[str, Any]) -> N
     section = leaderboard.ANALYSIS.section(ResultsView.from_json(results), {})
     assert section.not_applicable == "A leaderboard needs three or more scored outputs." and not section.tables
     assert leaderboard.ANALYSIS.headlines(ResultsView.from_json(results)) == []
+
+
+def test_many_types_show_the_most_frequent_and_sum_the_rest(results: dict[str, Any]) -> None:
+    """Beyond TOP_TYPES the page shows the most frequent types and 'other'; the CSV keeps every type whole."""
+    from refsens_report.tables import table_csv
+
+    long_name = "L" * 5000
+    cells = [{"type_a": f"T{k:02d}", "type_b": f"T{k:02d}", "count": 100 - k} for k in range(30)]
+    cells += [{"type_a": "T00", "type_b": "T29", "count": 4}, {"type_a": long_name, "type_b": long_name, "count": 500}]
+    results["type_confusion"]["cells"] = cells
+    view = ResultsView.from_json(results)
+    table = type_confusion.type_confusion_table(view)
+    shown = [row[0].text for row in table.rows]
+    assert len(shown) == type_confusion.TOP_TYPES == len(table.columns) - 1
+    assert shown[-1] == "other (16 types)" and shown[0] == "L" * 39 + "…"  # the longest name, cut
+    assert shown[1:-1] == [f"T{k:02d}" for k in range(14)]  # the 14 most frequent, sorted
+    other = table.rows[-1]
+    assert other[-1].text == f"{sum(100 - k for k in range(14, 30)):,}"  # the rare types' diagonal, summed
+    assert table.rows[1][-1].text == "4"  # T00 -> T29 lands in "other"
+    assert "CSV holds every one of the 31 types" in table.caption
+    lines = table_csv(table).splitlines()
+    assert len(lines) == 32 and long_name in lines[0] and lines[1].startswith(long_name)
+    _, model = _drawn(type_confusion.type_heatmap, view)
+    assert model.alt.startswith("Heatmap of 31 by 31 types") and "the other 16 are summed" in model.caption

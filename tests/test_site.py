@@ -227,7 +227,11 @@ def test_tables_are_numbered_captioned_and_downloadable(built_site: Built) -> No
         links = [a.attrs["href"] for a in figure.iter("a")]
         assert len(links) == 2 and links[0].endswith(".csv") and links[1].endswith(".tex")
         csv_rows = list(csv.reader((built_site.folder / links[0]).open(encoding="utf-8")))
-        assert len(csv_rows) - 1 == len(list(next(figure.iter("tbody")).iter("tr")))
+        page_rows = len(list(next(figure.iter("tbody")).iter("tr")))
+        if "The table's CSV holds every one of the" in caption:  # many types: the page sums the rare ones
+            assert len(csv_rows) - 1 > page_rows
+        else:
+            assert len(csv_rows) - 1 == page_rows
         latex = (built_site.folder / links[1]).read_text(encoding="utf-8")
         assert r"\toprule" in latex and r"\midrule" in latex and r"\bottomrule" in latex
         assert "<script>" not in latex  # escaped for LaTeX

@@ -13,7 +13,6 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from refsens_report.adapters.common import (
     InputPath,

@@ -6,6 +6,7 @@ Counted once over the corpus (no bootstrap): results.json carries the cells besi
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Mapping
 
 import numpy as np
@@ -44,46 +45,111 @@ def applicability(context: AuditContext) -> dict[str, str | None]:
 # --- the report ------------------------------------------------------------------------------------
 
 
+TOP_TYPES = 16  # at most this many rows and columns on the page: beyond, the most frequent types and "other"
+NAME_CHARACTERS = 40  # a longer type name is cut on the page and in the figure (whole in the CSV and results.json)
+
+
+def shown_type(name: str) -> str:
+    """Return a type name as the page and the figure print it: cut after NAME_CHARACTERS, with an ellipsis."""
+    return name if len(name) <= NAME_CHARACTERS else name[: NAME_CHARACTERS - 1] + "…"
+
+
+@dataclass(frozen=True)
+class Confusion:
+    """The A-by-B counts, types in one sorted order on both axes (agreement lies on the diagonal)."""
+
+    types: list[str]
+    counts: dict[tuple[str, str], int]
+    annotators: tuple[str, str]
+
+    @classmethod
+    def from_view(cls, view: ResultsView) -> "Confusion | None":
+        confusion = view.data.get("type_confusion") or {}
+        cells = confusion.get("cells") or []
+        if not confusion.get("available", bool(cells)) or not cells:
+            return None
+        counts: dict[tuple[str, str], int] = {}
+        for cell in cells:
+            counts[cell["type_a"], cell["type_b"]] = counts.get((cell["type_a"], cell["type_b"]), 0) + cell["count"]
+        types = sorted({type_a for type_a, _ in counts} | {type_b for _, type_b in counts})
+        first, second = (confusion.get("annotators") or view.annotators or ["A", "B"])[:2]
+        return cls(types, counts, (first, second))
+
+    def shown(self) -> tuple[list[str], int]:
+        """Return the types the page shows (those with most spans, in sorted order) and how many it sums as other."""
+        if len(self.types) <= TOP_TYPES:
+            return self.types, 0
+        spans: dict[str, int] = {}
+        for (type_a, type_b), number in self.counts.items():
+            spans[type_a] = spans.get(type_a, 0) + number
+            spans[type_b] = spans.get(type_b, 0) + number
+        top = sorted(self.types, key=lambda name: (-spans[name], name))[: TOP_TYPES - 1]
+        return sorted(top), len(self.types) - len(top)
+
+    def matrix(self, types: list[str], other: bool) -> np.ndarray:
+        """Return counts[row type, column type] over ``types``, with a last row and column summing the others."""
+        position = {name: index for index, name in enumerate(types)}
+        rest = len(types)
+        size = rest + (1 if other else 0)
+        matrix = np.zeros((size, size), dtype=np.int64)
+        for (type_a, type_b), number in self.counts.items():
+            row, column = position.get(type_a, rest), position.get(type_b, rest)
+            if row < size and column < size:
+                matrix[row, column] += number
+        return matrix
+
+
+def _other_label(hidden: int) -> str:
+    return f"other ({hidden} types)"
+
+
 def type_confusion_table(view: ResultsView) -> Table:
-    """Counts of boundary-matched A and B spans by their two types."""
-    confusion = view.data.get("type_confusion", {})
-    cells = confusion.get("cells", [])
-    # one sorted order for rows and columns, so agreement lies on the diagonal
-    types_a = types_b = sorted({cell["type_a"] for cell in cells} | {cell["type_b"] for cell in cells})
-    counts = {(cell["type_a"], cell["type_b"]): cell["count"] for cell in cells}
-    rows = tuple(
-        (label(type_a), *(Cell(text=count(counts.get((type_a, type_b), 0)), numeric=True) for type_b in types_b))
-        for type_a in types_a
+    """Counts of boundary-matched A and B spans by their two types (the most frequent types, and "other")."""
+    confusion = Confusion.from_view(view)
+    types, hidden = confusion.shown() if confusion else ([], 0)
+    matrix = confusion.matrix(types, bool(hidden)) if confusion else np.zeros((0, 0), dtype=np.int64)
+    names = [shown_type(name) for name in types] + ([_other_label(hidden)] if hidden else [])
+    rows = tuple((label(name), *(Cell(text=count(int(value)), numeric=True) for value in line))
+                 for name, line in zip(names, matrix))  # fmt: skip
+    annotator_a, annotator_b = confusion.annotators if confusion else tuple((view.annotators or ["A", "B"])[:2])
+    caption = (
+        f"Spans of A ({annotator_a}, rows) and B ({annotator_b}, columns) with identical boundaries, counted "
+        "by their two types over the corpus. Off-diagonal cells are boundary agreements with a type "
+        "disagreement."
     )
-    annotator_a, annotator_b = (confusion.get("annotators") or view.annotators or ["A", "B"])[:2]
+    full = None
+    if hidden:
+        caption += (
+            f" The {len(types)} types with the most such spans are shown; the other {hidden} are summed in 'other'. "
+            f"The table's CSV holds every one of the {len(confusion.types)} types."
+        )
+        everything = confusion.matrix(confusion.types, False)
+        full = Table(key="type-confusion", title="", caption="", columns=("A \\ B", *confusion.types),
+                     groups=(("", 1), (f"B: {annotator_b}", len(confusion.types))),
+                     rows=tuple((label(name), *(Cell(text=count(int(value)), numeric=True) for value in line))
+                                for name, line in zip(confusion.types, everything)))  # fmt: skip
     return Table(
         key="type-confusion",
         title="Type confusion between the annotators",
-        caption=(
-            f"Spans of A ({annotator_a}, rows) and B ({annotator_b}, columns) with identical boundaries, counted "
-            "by their two types over the corpus. Off-diagonal cells are boundary agreements with a type "
-            "disagreement."
-        ),
-        columns=("A \\ B", *types_b),
-        groups=(("", 1), (f"B: {annotator_b}", len(types_b))) if types_b else (),
+        caption=caption,
+        columns=("A \\ B", *names),
+        groups=(("", 1), (f"B: {annotator_b}", len(names))) if names else (),
         rows=rows,
+        csv=full,
     )
 
 
 def type_heatmap(view: ResultsView) -> tuple[MplFigure, Figure] | None:
-    """Heatmap of A's versus B's types on boundary-matched spans."""
-    matplotlib = mpl()
-    confusion = view.data.get("type_confusion") or {}
-    cells = confusion.get("cells") or []
-    if not confusion.get("available", bool(cells)) or not cells:
+    """Heatmap of A's versus B's types on boundary-matched spans (the most frequent types, and "other")."""
+    confusion = Confusion.from_view(view)
+    if confusion is None:
         return None
-    # one sorted order on both axes, so agreement lies on the diagonal
-    types_a = types_b = sorted({cell["type_a"] for cell in cells} | {cell["type_b"] for cell in cells})
-    matrix = np.zeros((len(types_a), len(types_b)))
-    for cell in cells:
-        matrix[types_a.index(cell["type_a"]), types_b.index(cell["type_b"])] = cell["count"]
-    annotator_a, annotator_b = (confusion.get("annotators") or view.annotators)[:2]
-    side = min(4.6, 1.6 + 0.3 * len(types_a))  # inches; caps a long type list at half a page
+    matplotlib = mpl()
+    types, hidden = confusion.shown()
+    matrix = confusion.matrix(types, bool(hidden)).astype(np.float64)
+    names = [shown_type(name) for name in types] + ([_other_label(hidden)] if hidden else [])
+    annotator_a, annotator_b = confusion.annotators
+    side = min(4.6, 1.6 + 0.3 * len(names))  # inches; caps a long type list at half a page
     figure, axis = subplots(figsize=(side + 1.6, side))
     shown = np.where(matrix > 0, matrix, np.nan)
     top = max(1.0, float(np.nanmax(shown))) if np.isfinite(shown).any() else 1.0
@@ -93,9 +159,9 @@ def type_heatmap(view: ResultsView) -> tuple[MplFigure, Figure] | None:
             level = math.log10(value) / math.log10(max(top, 10))
             axis.text(column, row, formatting.count(int(value)), ha="center", va="center", fontsize=5.5,
                       color="black" if level > 0.6 else "white")  # fmt: skip
-    axis.set_xticks(range(len(types_b)), [plain(name) for name in types_b], rotation=45, ha="right",
+    axis.set_xticks(range(len(names)), [plain(name) for name in names], rotation=45, ha="right",
                     rotation_mode="anchor")  # fmt: skip
-    axis.set_yticks(range(len(types_a)), [plain(name) for name in types_a])
+    axis.set_yticks(range(len(names)), [plain(name) for name in names])
     axis.set_xlabel(plain(f"Type given by B ({annotator_b})"))
     axis.set_ylabel(plain(f"Type given by A ({annotator_a})"))
     for spine in axis.spines.values():
@@ -106,17 +172,19 @@ def type_heatmap(view: ResultsView) -> tuple[MplFigure, Figure] | None:
     colourbar.ax.yaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
     colourbar.set_label("Boundary-matched spans (log scale)")
     colourbar.outline.set_visible(False)
-    off_diagonal = int(matrix.sum() - sum(matrix[types_a.index(t), types_b.index(t)] for t in types_a if t in types_b))
+    total = sum(confusion.counts.values())
+    off_diagonal = total - sum(number for (type_a, type_b), number in confusion.counts.items() if type_a == type_b)
+    shown_note = f" The {len(types)} types with the most such spans are shown; the other {hidden} are summed in 'other'." if hidden else ""
     return figure, Figure(
         key="type-confusion",
         title="Type confusion between the annotators",
         caption=(
             f"Spans on which A ({annotator_a}) and B ({annotator_b}) agree on the boundaries, by the type each "
-            "gave, over the corpus; colour on a log scale. Off-diagonal cells are type disagreements."
+            f"gave, over the corpus; colour on a log scale. Off-diagonal cells are type disagreements.{shown_note}"
         ),
         alt=(
-            f"Heatmap of {len(types_a)} by {len(types_b)} types; {formatting.count(int(matrix.sum()))} "
-            f"boundary-matched spans, {formatting.count(off_diagonal)} with different types."
+            f"Heatmap of {len(confusion.types)} by {len(confusion.types)} types; {formatting.count(int(total))} "
+            f"boundary-matched spans, {formatting.count(int(off_diagonal))} with different types."
         ),
     )
 
