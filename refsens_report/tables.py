@@ -159,14 +159,26 @@ def _header_labels(table: Table) -> list[str]:
     return labels
 
 
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")  # a spreadsheet reads a cell starting so as a formula
+
+
+def spreadsheet_safe(text: str) -> str:
+    """Return a label a spreadsheet shows as text: one starting like a formula gets a leading apostrophe.
+
+    Labels are team-supplied names (a type named '=HYPERLINK(...)'); printed numbers are the tool's own and
+    stay as they are. results.csv is the machine-exact contract and is never altered.
+    """
+    return "'" + text if text.startswith(FORMULA_STARTS) else text
+
+
 def table_csv(table: Table) -> str:
     """Return the table as CSV: every label repeated, numbers as printed (all of them, where the page shows less)."""
     table = table.csv or table
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(_header_labels(table))
+    writer.writerow([spreadsheet_safe(header) for header in _header_labels(table)])
     for row in table.rows:
-        writer.writerow([cell.full_text for cell in row])
+        writer.writerow([cell.full_text if cell.numeric else spreadsheet_safe(cell.full_text) for cell in row])
     return buffer.getvalue()
 
 

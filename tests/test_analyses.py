@@ -375,3 +375,19 @@ def test_many_types_show_the_most_frequent_and_sum_the_rest(results: dict[str, A
     assert len(lines) == 32 and long_name in lines[0] and lines[1].startswith(long_name)
     _, model = _drawn(type_confusion.type_heatmap, view)
     assert model.alt.startswith("Heatmap of 31 by 31 types") and "the other 16 are summed" in model.caption
+
+
+def test_table_csvs_neutralise_formula_labels_and_keep_numbers(results: dict[str, Any]) -> None:
+    """A type named like a formula is text in the table's CSV; printed numbers, even negative ones, stay."""
+    import csv
+    import io
+
+    from refsens_report.tables import table_csv
+
+    results["type_confusion"]["cells"] = [{"type_a": "=HYPERLINK(\"http://x\")", "type_b": "@SUM(1)", "count": 2}]
+    rows = list(csv.reader(io.StringIO(table_csv(type_confusion.type_confusion_table(ResultsView.from_json(results))))))
+    assert rows[0][1:] == ["B: b: =HYPERLINK(\"http://x\")", "B: b: @SUM(1)"]  # header: starts with the group
+    assert [row[0] for row in rows[1:]] == ["'=HYPERLINK(\"http://x\")", "'@SUM(1)"]
+    assert all(not cell.startswith(("=", "+", "@")) for row in rows for cell in row)
+    swap_rows = list(csv.reader(io.StringIO(table_csv(swap.swap_table(ResultsView.from_json(results))))))
+    assert "-1.00 [-4.00, +2.00]" in [cell for row in swap_rows for cell in row]  # numbers are not prefixed
