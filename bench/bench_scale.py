@@ -9,6 +9,8 @@ Cases (issue 13, "Resources"):
   types-1000   1,000 entity types, two annotators and two references on 3,000 items: the build must stay
                about linear in the types, the page readable (top types plus "other"; the full matrix in CSV)
   long-type    one type named with 10,000 characters: long names cost about linear time
+  languages-500  500 languages of 10 items each, two annotators, outputs and references: the page and the PDF
+               stay the size of a report (figures draw 24 languages, tables print 60 rows; CSVs hold all)
 
 Each build runs in this process with SOURCE_DATE_EPOCH fixed; the seconds are wall time per stage of
 ``site.build_site`` on this machine, with 500 replicates (the bootstrap is not what these cases measure).
@@ -43,7 +45,8 @@ resamples = {resamples}
 """
 
 
-def many_types(path: Path, types: int, items: int = 3000, seed: int = 0, name_length: int = 0) -> None:
+def many_types(path: Path, types: int, items: int = 3000, seed: int = 0, name_length: int = 0,
+               languages: int = 1) -> None:  # fmt: skip
     """Write a record whose spans use ``types`` types (or one very long type name), annotators a and b."""
     rng = np.random.default_rng(seed)
     names = [f"TYPE-{k:04d}" for k in range(types)]
@@ -68,7 +71,8 @@ def many_types(path: Path, types: int, items: int = 3000, seed: int = 0, name_le
                 return out
 
             labellings = {"a": noisy(0.1), "b": noisy(0.15), "gold": noisy(0.02), "review": noisy(0.05)}
-            handle.write(json.dumps({"id": f"x-{index:05d}", "language": "en", "labellings": labellings}) + "\n")
+            language = "en" if languages == 1 else f"l{index % languages:03d}"
+            handle.write(json.dumps({"id": f"x-{index:05d}", "language": language, "labellings": labellings}) + "\n")
 
 
 def build(folder: Path, annotators: list[str], outputs: list[str], references: list[str], resamples: int) -> dict:
@@ -89,6 +93,9 @@ def build(folder: Path, annotators: list[str], outputs: list[str], references: l
             "pdf_kb": pdf.stat().st_size / 1024, "results_mb": (target / "results.json").stat().st_size / 2**20}  # fmt: skip
 
 
+CASES = ["outputs-50", "types-1000", "long-type", "languages-500"]
+
+
 def case(name: str, resamples: int) -> dict:
     with tempfile.TemporaryDirectory(prefix=f"bench-{name}-") as scratch:
         folder = Path(scratch)
@@ -99,6 +106,8 @@ def case(name: str, resamples: int) -> dict:
             many_types(folder / "record.jsonl", 1000)
         elif name == "long-type":
             many_types(folder / "record.jsonl", 5, name_length=10_000)
+        elif name == "languages-500":
+            many_types(folder / "record.jsonl", 4, items=5000, languages=500)
         else:
             raise SystemExit(f"unknown case {name!r}")
         return build(folder, ["a", "b"], ["a", "b"], ["gold", "review"], resamples)
@@ -106,16 +115,16 @@ def case(name: str, resamples: int) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--case", action="append", choices=["outputs-50", "types-1000", "long-type"])
+    parser.add_argument("--case", action="append", choices=CASES)
     parser.add_argument("--resamples", type=int, default=500)
     args = parser.parse_args()
     os.environ["SOURCE_DATE_EPOCH"] = "1795996800"
-    print(f"{'case':<12} {'audit':>6} {'figures':>7} {'tables':>6} {'html':>6} {'pdf':>6} {'total':>6} "
+    print(f"{'case':<13} {'audit':>6} {'figures':>7} {'tables':>6} {'html':>6} {'pdf':>6} {'total':>6} "
           f"{'build/audit':>11} {'page KB':>8} {'pdf KB':>7} {'results MB':>10}")  # fmt: skip
-    for name in args.case or ["outputs-50", "types-1000", "long-type"]:
+    for name in args.case or CASES:
         figures = case(name, args.resamples)
         stages = figures["stages"]
-        print(f"{name:<12} {stages.get('audit', 0):6.1f} {stages.get('figures', 0):7.1f} {stages.get('tables', 0):6.1f} "
+        print(f"{name:<13} {stages.get('audit', 0):6.1f} {stages.get('figures', 0):7.1f} {stages.get('tables', 0):6.1f} "
               f"{stages.get('html', 0):6.1f} {stages.get('pdf', 0):6.1f} {figures['total']:6.1f} "
               f"{figures['total'] / max(stages.get('audit', 0), 1e-9):11.1f} {figures['page_kb']:8.0f} "
               f"{figures['pdf_kb']:7.0f} {figures['results_mb']:10.1f}", flush=True)  # fmt: skip

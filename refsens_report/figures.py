@@ -244,6 +244,29 @@ def _fit_fonts(figure: MplFigure) -> bool:
     return shaping
 
 
+FIGURE_LANGUAGES = 24  # language rows a figure draws at most (besides pooled); the tables hold every language
+
+
+def figure_languages(view: ResultsView) -> list[str]:
+    """Return the languages a per-language figure draws: all of them, or the FIGURE_LANGUAGES with the most
+    audited items (in the record's order), then pooled."""
+    languages = view.languages[:-1]
+    if len(languages) <= FIGURE_LANGUAGES:
+        return view.languages
+    audited = view.data.get("record", {}).get("subsets", {}).get("audited") or {}
+    largest = set(sorted(languages, key=lambda language: (-(audited.get(language) or 0), language))[:FIGURE_LANGUAGES])
+    return [language for language in languages if language in largest] + [POOLED]
+
+
+def languages_noted(view: ResultsView, model: Figure) -> Figure:
+    """Return a per-language figure's model, its caption saying which languages it leaves to the tables."""
+    if len(view.languages) - 1 <= FIGURE_LANGUAGES:
+        return model
+    note = (f" Of the {len(view.languages) - 1} languages, the {FIGURE_LANGUAGES} with the most audited items are "
+            "drawn; every language is in the tables and their CSV downloads.")  # fmt: skip
+    return replace(model, caption=model.caption + note)
+
+
 def language_axis(axis: Axes, languages: list[str]) -> dict[str, float]:
     """Lay languages top to bottom with 'pooled' last, set apart by a rule; return each one's y position."""
     positions = {}

@@ -202,8 +202,14 @@ def render_markdown(text: str, heading_shift: int = 0, drop_title: bool = False)
 
 
 def build_sections(view: ResultsView, figures: Mapping[str, Figure]) -> tuple[list[Section], list[Table]]:
-    """Return one section per analysis in the registry's order, tables and figures numbered in reading order."""
-    return _numbered([analysis.section(view, figures) for analysis in ANALYSES])
+    """Return one section per analysis in the registry's order, tables and figures numbered in reading order.
+
+    A long table prints its most telling rows on the page (``tables.for_the_page``); its CSV keeps them all.
+    """
+    sections = [analysis.section(view, figures) for analysis in ANALYSES]
+    sections = [replace(section, tables=tuple(tables.for_the_page(table, view) for table in section.tables))
+                for section in sections]  # fmt: skip
+    return _numbered(sections)
 
 
 def headline_sentences(view: ResultsView) -> list[str]:

@@ -14,6 +14,7 @@ from typing import Any, Mapping, Sequence
 
 from refsens_report import formatting
 from refsens_report.formatting import count, format_row, p_value
+from refsens_report.record import POOLED
 from refsens_report.view import SCALE_OUTPUTS, ResultsView
 
 
@@ -142,6 +143,40 @@ def long_layout(view: ResultsView, number_columns: int) -> bool:
     return bool(view.reference_pairs()) and (
         len(view.outputs) > SCALE_OUTPUTS or number_columns > WIDE_NUMBER_COLUMNS
     )
+
+
+# --- the page's share of a long table ----------------------------------------------------------------
+
+PAGE_ROWS = 60  # rows a table prints on the page at most (about a PDF page and a half); its CSV download holds every row
+
+
+def for_the_page(table: Table, view: ResultsView) -> Table:
+    """Return the table as the page prints it: every row, or the PAGE_ROWS most telling ones and a note.
+
+    Most telling: pooled rows first, then the rows with the largest absolute difference (delta, margin, swing,
+    skew) they print, kept in the table's order. The CSV download (``Table.csv``) keeps every row, so nothing
+    is lost; at leaderboard scale (thousands of swings) the page and the PDF stay the size of a report.
+    """
+    if len(table.rows) <= PAGE_ROWS:
+        return table
+    results = view.rows.rows
+
+    def importance(position: int) -> tuple[bool, float, int]:
+        found = [results[cell.row] for cell in table.rows[position] if cell.row is not None]
+        pooled = any(row["language"] == POOLED for row in found)
+        sizes = [abs(row["estimate"]) for row in found
+                 if row["estimate"] is not None and formatting.is_difference(row["statistic"])]  # fmt: skip
+        return (pooled, max(sizes, default=0.0), -position)
+
+    kept = sorted(sorted(range(len(table.rows)), key=importance, reverse=True)[:PAGE_ROWS])
+    labels = next((index for index, cell in enumerate(table.rows[0]) if cell.numeric), len(table.columns))
+    rows = [[replace(cell, repeated=False) for cell in table.rows[position]] for position in kept]
+    pooled_only = all(importance(position)[0] for position in kept)
+    what = "pooled rows" if pooled_only else "rows, pooled first"
+    note = (f"The page shows {PAGE_ROWS} of the table's {len(table.rows):,} rows ({what}, those with the largest "
+            "differences); the table's CSV holds every row.")  # fmt: skip
+    return replace(table, rows=mark_repeats(rows, max(labels - 1, 0)), notes=(*table.notes, note),
+                   csv=table.csv or table)  # fmt: skip
 
 
 # --- writers ---------------------------------------------------------------------------------------

@@ -18,6 +18,7 @@ import pytest
 from conftest import HOSTILE_LABELLING, HOSTILE_TYPE, UNICODE_TYPES, Built
 
 from refsens_report import render, site
+from refsens_report.tables import PAGE_ROWS
 from refsens_report.cli import main
 from refsens_report.config import load_config
 from refsens_report.errors import InputError
@@ -165,6 +166,11 @@ def test_every_number_in_the_tables_is_its_results_row_as_formatted(built_site: 
     assert printed == set(range(len(rows)))
 
 
+def in_downloads(tables) -> set[int]:
+    """Return the results rows the tables' CSV downloads print (every row of a table the page shortens)."""
+    return {cell.row for table in tables for row in (table.csv or table).rows for cell in row if cell.row is not None}
+
+
 def render_with_models(hostile_config: Path, tmp_path: Path, misses: dict[str, int], resamples: int,
                        draw_figures: bool) -> tuple[dict, list, list]:  # fmt: skip
     """Add model outputs to the hostile record, audit, render the appendix into ``tmp_path``.
@@ -209,7 +215,8 @@ def test_a_leaderboard_is_rendered_when_there_are_three_outputs(hostile_config: 
     leaderboard = {index for index, row in enumerate(rows) if row["analysis"] == "leaderboard"}
     floor = [index for index in leaderboard if rows[index]["statistic"] == "holm_floor"]
     assert leaderboard and floor
-    assert printed == set(range(len(rows))) - set(floor)  # the Holm floor is printed in a sentence
+    # every row is printed on the page or, where the page shortens a long table, in that table's CSV
+    assert printed | in_downloads(numbered) == set(range(len(rows))) - set(floor)  # the floor is in a sentence
     section = [node for node in parse(tmp_path / "index.html").iter("section")
                if node.attrs.get("id") == "section-leaderboard"][0]  # fmt: skip
     text = squash(section.text())
@@ -543,12 +550,12 @@ def four_outputs(hostile_config: Path, tmp_path_factory: pytest.TempPathFactory)
     """The hostile record with three more outputs (5 in all), audited with 100 replicates and rendered."""
     tmp_path = tmp_path_factory.mktemp("four-outputs")
     misses = {"model_x": 3, "model_y": 2, "model_z": 4}
-    results, sections, _ = render_with_models(hostile_config, tmp_path, misses, resamples=100, draw_figures=True)
-    return tmp_path, results, sections
+    results, sections, numbered = render_with_models(hostile_config, tmp_path, misses, resamples=100, draw_figures=True)
+    return tmp_path, results, sections, numbered
 
 
 def test_the_leaderboard_section_shows_the_bump_chart_and_the_swing_heatmap(four_outputs) -> None:
-    folder, results, sections = four_outputs
+    folder, results, sections, _ = four_outputs
     leaderboard = [section for section in sections if section.key == "leaderboard"][0]
     assert [figure.key for figure in leaderboard.figures] == ["leaderboard-bump", "leaderboard-swings"]
     page = parse(folder / "index.html")
@@ -568,7 +575,7 @@ def test_the_leaderboard_section_shows_the_bump_chart_and_the_swing_heatmap(four
 
 
 def test_headlines_summarise_a_leaderboard_instead_of_listing_every_output(four_outputs) -> None:
-    folder, results, _ = four_outputs
+    folder, results, _, _ = four_outputs
     view = ResultsView.from_json(results)
     assert view.at_scale()
     findings = [node for node in parse(folder / "index.html").iter("section") if node.attrs.get("id") == "findings"][0]
@@ -586,11 +593,13 @@ def test_headlines_summarise_a_leaderboard_instead_of_listing_every_output(four_
 
 
 def test_a_leaderboard_record_prints_every_results_row(four_outputs) -> None:
-    folder, _, _ = four_outputs
+    folder, _, _, numbered = four_outputs
     rows = results_rows(folder)
     printed = check_printed_numbers(parse(folder / "index.html"), rows)
     floor = {index for index, row in enumerate(rows) if row["statistic"] == "holm_floor"}
-    assert printed == set(range(len(rows))) - floor  # the Holm floor is printed in a sentence
+    assert printed | in_downloads(numbered) == set(range(len(rows))) - floor  # the floor is printed in a sentence
+    shortened = [table for table in numbered if table.notes and "the table's CSV holds every row" in table.notes[-1]]
+    assert shortened and all(len(table.rows) == PAGE_ROWS < len(table.csv.rows) for table in shortened)
 
 
 def test_figures_for_many_outputs_draw_without_warnings(four_outputs) -> None:
@@ -598,7 +607,7 @@ def test_figures_for_many_outputs_draw_without_warnings(four_outputs) -> None:
 
     from refsens_report import figures
 
-    _, results, _ = four_outputs
+    _, results, _, _ = four_outputs
     view = ResultsView.from_json(results)
     assert len(view.outputs) > figures.MAX_PANELS  # the swap and range figures lay outputs out as rows
     with warnings.catch_warnings():

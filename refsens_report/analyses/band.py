@@ -17,9 +17,11 @@ from refsens_report.figures import (
     OKABE_ITO,
     WIDTH,
     Figure,
+    figure_languages,
     height,
     interval_point,
     language_axis,
+    languages_noted,
     mpl,
     plain,
     subplots,
@@ -147,7 +149,7 @@ def band_margins(view: ResultsView) -> tuple[MplFigure, Figure] | None:
         return None
     band = band_row["estimate"]
     output, output_2 = view.output_pairs()[0]
-    languages = view.languages
+    languages = figure_languages(view)
     figure, axis = subplots(figsize=(WIDTH, height(len(languages))))
     positions = language_axis(axis, languages)
     axis.axvspan(-band, band, color="#E69F00", alpha=0.18, linewidth=0, zorder=0)
@@ -169,7 +171,7 @@ def band_margins(view: ResultsView) -> tuple[MplFigure, Figure] | None:
                    label="margin within the band"),
         ],
     )
-    return figure, Figure(
+    return figure, languages_noted(view, Figure(
         key="band",
         title="Observed margins against the band",
         caption=(
@@ -182,7 +184,7 @@ def band_margins(view: ResultsView) -> tuple[MplFigure, Figure] | None:
             f"Margins per language as points with intervals over a shaded band of ±{formatting.number(band, 2)} "
             f"F1 points; {exceeding} of {len(languages)} margins lie beyond the band."
         ),
-    )
+    ))
 
 
 def overall_band(view: ResultsView, rule: str | None = None) -> Row | None:
@@ -245,11 +247,18 @@ def _section(view: ResultsView, drawn: Mapping[str, Figure]) -> Section:
         if view.rows.has("interaction"):
             margins_table, tallies = band_versus_margins(view)
             band_tables.append(margins_table)
-            for pair, exceeding, compared, band in tallies:
+            if view.at_scale() and tallies:  # one sentence for every pair of outputs, not one each
                 tallies_said.append(
-                    f"{exceeding} of {compared} observed {view.main_rule} margins {pair} under {view.primary} "
-                    f"(per language and pooled) exceed the {view.main_rule} band of ±{band} F1 points."
+                    f"{sum(t[1] for t in tallies):,} of {sum(t[2] for t in tallies):,} observed {view.main_rule} "
+                    f"margins between the {len(tallies):,} pairs of outputs under {view.primary} (per language and "
+                    f"pooled) exceed the {view.main_rule} band of ±{tallies[0][3]} F1 points."
                 )
+            else:
+                for pair, exceeding, compared, band in tallies:
+                    tallies_said.append(
+                        f"{exceeding} of {compared} observed {view.main_rule} margins {pair} under {view.primary} "
+                        f"(per language and pooled) exceed the {view.main_rule} band of ±{band} F1 points."
+                    )
     return section(ANALYSIS, view, drawn, applies, ["band"], band_tables, tallies_said, applicability_key="swap")
 
 

@@ -29,9 +29,11 @@ from refsens_report.figures import (
     OKABE_ITO,
     WIDTH,
     Figure,
+    figure_languages,
     height,
     interval_point,
     language_axis,
+    languages_noted,
     shared_xlabel,
     subplots,
     zero_line,
@@ -166,7 +168,7 @@ def duplicates_multiples(view: ResultsView) -> tuple[MplFigure, Figure] | None:
     rule = view.main_rule
     output, output_2 = view.output_pairs()[0]
     first, second = view.reference_pairs()[0]
-    languages = view.languages
+    languages = figure_languages(view)
     figure, axes = subplots(1, len(policies), figsize=(WIDTH, height(len(languages))), sharey=True,
                                 sharex=True, squeeze=False)  # fmt: skip
     for axis, policy in zip(axes[0], policies):
@@ -182,7 +184,7 @@ def duplicates_multiples(view: ResultsView) -> tuple[MplFigure, Figure] | None:
         f"{policy}: {said(view.row('duplicates', 'swing', rule=rule, language=POOLED, output=output, output_2=output_2, reference=first, reference_2=second, policy=policy))}"
         for policy in policies
     )
-    return figure, Figure(
+    return figure, languages_noted(view, Figure(
         key="duplicates",
         title="Duplicate-policy robustness",
         caption=(
@@ -191,7 +193,7 @@ def duplicates_multiples(view: ResultsView) -> tuple[MplFigure, Figure] | None:
             "produced by the duplicates, not by the references."
         ),
         alt=f"Small multiples, one panel per duplicate policy. Pooled swings: {pooled}.",
-    )
+    ))
 
 
 def _excluded(view: ResultsView) -> bool:

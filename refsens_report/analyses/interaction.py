@@ -29,9 +29,11 @@ from refsens_report.figures import (
     OKABE_ITO,
     WIDTH,
     Figure,
+    figure_languages,
     height,
     interval_point,
     language_axis,
+    languages_noted,
     mpl,
     shared_xlabel,
     subplots,
@@ -263,7 +265,7 @@ def swing_forest(view: ResultsView) -> tuple[MplFigure, Figure] | None:
         return None
     output, output_2 = view.output_pairs()[0]
     first, second = view.reference_pairs()[0]
-    languages = view.languages
+    languages = figure_languages(view)
     figure, axes = subplots(1, len(view.rules), figsize=(WIDTH, height(len(languages))), sharey=True,
                                 sharex=True, squeeze=False)  # fmt: skip
     significant = 0
@@ -290,7 +292,7 @@ def swing_forest(view: ResultsView) -> tuple[MplFigure, Figure] | None:
     top_legend(figure, handles)
     pooled = view.row("interaction", "swing", rule=view.main_rule, language=POOLED, output=output,
                   output_2=output_2, reference=first, reference_2=second)  # fmt: skip
-    return figure, Figure(
+    return figure, languages_noted(view, Figure(
         key="swing",
         title="Swing of the comparison between references",
         caption=(
@@ -303,7 +305,7 @@ def swing_forest(view: ResultsView) -> tuple[MplFigure, Figure] | None:
             f"{formatting.p_value(pooled['p_holm'] if pooled else None)}; {significant} of the plotted swings "
             "are Holm-significant."
         ),
-    )
+    ))
 
 
 def pooled_swing(view: ResultsView) -> Row | None:

@@ -26,8 +26,10 @@ from refsens_report.figures import (
     OKABE_ITO,
     WIDTH,
     Figure,
+    figure_languages,
     height,
     language_axis,
+    languages_noted,
     legend_handles,
     plain,
     shared_xlabel,
@@ -128,7 +130,7 @@ def neutrality_dots(view: ResultsView) -> tuple[MplFigure, Figure] | None:
     """Dot plot: how often each reference reproduces each annotator exactly, per language."""
     if not view.rows.has("neutrality", "rate"):
         return None
-    languages = view.languages
+    languages = figure_languages(view)
     references = view.references
     figure, axes = subplots(1, len(references), figsize=(WIDTH, height(len(languages))), sharey=True,
                                 sharex=True, squeeze=False)  # fmt: skip
@@ -155,7 +157,7 @@ def neutrality_dots(view: ResultsView) -> tuple[MplFigure, Figure] | None:
         f"{reference}: skew {said(view.row('neutrality', 'skew', language=POOLED, reference=reference))}"
         for reference in references
     )
-    return figure, Figure(
+    return figure, languages_noted(view, Figure(
         key="neutrality",
         title="Neutrality of each reference",
         caption=(
@@ -164,7 +166,7 @@ def neutrality_dots(view: ResultsView) -> tuple[MplFigure, Figure] | None:
             "joins the rates of one reference."
         ),
         alt=f"Dot plot, one panel per reference, rows per language. Pooled skew between the annotators: {skews}.",
-    )
+    ))
 
 
 def primary_skew(view: ResultsView) -> Row | None:

@@ -25,8 +25,10 @@ from refsens_report.figures import (
     OKABE_ITO,
     WIDTH,
     Figure,
+    figure_languages,
     height,
     language_axis,
+    languages_noted,
     legend_handles,
     plain,
     shared_xlabel,
@@ -126,7 +128,7 @@ def range_dumbbells(view: ResultsView) -> tuple[MplFigure, Figure] | None:
     if not view.rows.has("range", "score"):
         return None
     rule = view.main_rule
-    languages = view.languages
+    languages = figure_languages(view)
     golds = list(dict.fromkeys(view.annotators + view.references))
     if len(view.outputs) > MAX_PANELS:
         return _range_rows(view, golds)
@@ -152,7 +154,7 @@ def range_dumbbells(view: ResultsView) -> tuple[MplFigure, Figure] | None:
         f"{output}: {said(view.row('range', 'range', rule=rule, language=POOLED, output=output))}"
         for output in view.outputs
     )
-    return figure, Figure(
+    return figure, languages_noted(view, Figure(
         key="range",
         title="Score range from the choice of gold",
         caption=(
@@ -160,7 +162,7 @@ def range_dumbbells(view: ResultsView) -> tuple[MplFigure, Figure] | None:
             "references), per language and pooled, on the audited subset; the grey bar spans the range."
         ),
         alt=f"Dumbbell plot, one panel per output, rows per language. Pooled {rule} ranges: {ranges}.",
-    )
+    ))
 
 
 def _range_rows(view: ResultsView, golds: list[str]) -> tuple[MplFigure, Figure]:

@@ -26,9 +26,11 @@ from refsens_report.figures import (
     OKABE_ITO,
     WIDTH,
     Figure,
+    figure_languages,
     height,
     interval_point,
     language_axis,
+    languages_noted,
     legend_handles,
     plain,
     shared_xlabel,
@@ -166,7 +168,7 @@ def swap_forest(view: ResultsView) -> tuple[MplFigure, Figure] | None:
     first, second = view.reference_pairs()[0]
     if len(view.outputs) > MAX_PANELS:
         return _swap_rows(view, first, second)
-    languages = view.languages
+    languages = figure_languages(view)
     figure, axes = subplots(1, len(view.rules), figsize=(WIDTH, height(len(languages), 0.14 + 0.1 * len(view.outputs))),
                                 sharey=True, squeeze=False)  # fmt: skip
     offsets = np.linspace(-0.18, 0.18, len(view.outputs)) if len(view.outputs) > 1 else [0.0]
@@ -186,7 +188,7 @@ def swap_forest(view: ResultsView) -> tuple[MplFigure, Figure] | None:
         f"{output}: {said(view.row('swap', 'delta', rule=view.main_rule, language=POOLED, output=output, reference=first, reference_2=second))}"
         for output in view.outputs
     )
-    return figure, Figure(
+    return figure, languages_noted(view, Figure(
         key="swap",
         title="Reference-swap deltas",
         caption=(
@@ -199,7 +201,7 @@ def swap_forest(view: ResultsView) -> tuple[MplFigure, Figure] | None:
             f"Forest plot, one panel per matching rule, rows per language with pooled last. Each output's "
             f"swap delta is a point with its interval. Pooled {view.main_rule} deltas: {pooled}."
         ),
-    )
+    ))
 
 
 def _swap_rows(view: ResultsView, first: str, second: str) -> tuple[MplFigure, Figure]:
