@@ -157,10 +157,26 @@ class Estimator:
             return []
         groups, n_items, env = self.environment([c for stat in stats for c in stat.expr.columns()], mask, stream)
         with self.stopwatch.stage("analyses"):
-            return self._rows(stats, subset, groups, n_items, env)
+            populations = {column: self.population_sizes(column, mask)
+                           for column in {stat.expr.population() for stat in stats} - {None}}  # fmt: skip
+            return self._rows(stats, subset, groups, n_items, env, populations)
 
-    def _rows(self, stats: list[Stat], subset: str, groups: list[str], n_items: np.ndarray, env: Env) -> list[dict[str, Any]]:
-        """Evaluate every statistic on the sums; intervals and p-values from the replicates."""
+    def population_sizes(self, column: Column, mask: np.ndarray) -> np.ndarray:
+        """Return, per language and pooled, how many masked items have a positive value in ``column``."""
+        positive = self.counts.values(column) > 0
+        _, members = self.strata(mask)
+        return np.array([int(positive[m].sum()) for m in members] + [int(positive[mask].sum())])
+
+    def _rows(
+        self, stats: list[Stat], subset: str, groups: list[str], n_items: np.ndarray, env: Env,
+        populations: dict[Column, np.ndarray] | None = None,
+    ) -> list[dict[str, Any]]:  # fmt: skip
+        """Evaluate every statistic on the sums; intervals and p-values from the replicates.
+
+        ``n_items`` is the item set's size per group, except for a ratio over a sub-population (``populations``,
+        keyed by the ratio's denominator column), whose rows count that sub-population's items.
+        """
+        populations = populations or {}
         rows: list[dict[str, Any]] = []
         for first in range(0, len(stats), STAT_BLOCK):
             block = stats[first : first + STAT_BLOCK]
@@ -168,6 +184,7 @@ class Estimator:
             low, high = percentile_interval(values[:, :, 1:], self.config.audit.confidence)
             p_values = bootstrap_p_value(values[:, :, 1:])
             for s, stat in enumerate(block):
+                counted = populations.get(stat.expr.population(), n_items)  # type: ignore[arg-type]
                 for g, language in enumerate(groups):
                     rows.append(
                         make_row(
@@ -175,7 +192,7 @@ class Estimator:
                             output=stat.output, output_2=stat.output_2, reference=stat.reference,
                             reference_2=stat.reference_2, subset=subset, policy=stat.policy,
                             estimate=values[s, g, 0], ci_low=low[s, g], ci_high=high[s, g],
-                            p_value=p_values[s, g] if stat.tested else None, n_items=n_items[g],
+                            p_value=p_values[s, g] if stat.tested else None, n_items=counted[g],
                         )
                     )  # fmt: skip
             env.forget()  # memoised terms of this block are not needed by the next
