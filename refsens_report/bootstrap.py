@@ -209,8 +209,8 @@ def holm_floor(family_size: int, resamples: int) -> float:
 # resamples = "auto": B is the smallest number of replicates whose Holm floor is at most a tenth of the level
 # (so the floor never decides a test at the level), at least AUTO_MIN_RESAMPLES (the contract's former
 # default), at most AUTO_MAX_RESAMPLES. The bootstrap's cost is linear in B: the CoNLL-2003 example (14
-# outputs x 4 references, 3,453 items, 156 tests in the adjacent family) audits in about 4 s at 2,000
-# replicates and ~40 s at 62,399 (docs/methods.md, choice "Resamples"); the cap keeps a leaderboard audit
+# outputs x 4 references, 3,453 items, 156 tests in the adjacent family) audits in 3.8 s at 2,000
+# replicates and 17-19 s at 62,399 (docs/methods.md, choice 17); the cap keeps a leaderboard audit
 # under about a minute on a laptop and its bootstrap sums within load.BOOTSTRAP_MEMORY_BUDGET.
 AUTO_MIN_RESAMPLES = 2000
 AUTO_MAX_RESAMPLES = 100_000
