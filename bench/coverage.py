@@ -63,13 +63,13 @@ def studied_rows(rows: list[dict[str, Any]]) -> dict[Key, dict[str, Any]]:
     }
 
 
-def audit_config(folder: Path, resamples: int, seed: int) -> Config:
+def audit_config(folder: Path, resamples: int, seed: int, interval: str = "percentile") -> Config:
     """Write the simulator's config into a scratch folder and load it with the study's bootstrap settings."""
     (folder / "record.jsonl").write_text("", encoding="utf-8")  # the record is passed in memory
     text = render_config(SimulationParameters(), 0).replace("resamples = 2000", f"resamples = {resamples}")
     (folder / "refsens.toml").write_text(text.replace('datasheet = "datasheet.md"\n', ""), encoding="utf-8")
     config = load_config(folder / "refsens.toml")
-    return replace(config, audit=replace(config.audit, seed=seed))
+    return replace(config, audit=replace(config.audit, seed=seed, interval=interval))
 
 
 def true_values(truth_items: int) -> dict[Key, float]:
@@ -81,11 +81,11 @@ def true_values(truth_items: int) -> dict[Key, float]:
     return {key: row["estimate"] for key, row in studied_rows(results.rows).items()}
 
 
-def audit_one(index: int, items: int, resamples: int) -> dict[Key, tuple[float | None, float | None, float | None]]:
+def audit_one(index: int, items: int, resamples: int, interval: str = "percentile") -> dict[Key, tuple[float | None, float | None, float | None]]:
     """Simulate record ``index`` and return (estimate, ci_low, ci_high) for every studied statistic."""
     record = to_record(simulate_rows(SimulationParameters(items=items), seed=index))
     with tempfile.TemporaryDirectory() as folder:
-        results = audit_record(record, audit_config(Path(folder), resamples=resamples, seed=index))
+        results = audit_record(record, audit_config(Path(folder), resamples=resamples, seed=index, interval=interval))
     return {key: (row["estimate"], row["ci_low"], row["ci_high"]) for key, row in studied_rows(results.rows).items()}
 
 
@@ -115,6 +115,8 @@ def main() -> None:
     parser.add_argument("--records", type=int, default=200, help="simulated records to audit (default 200)")
     parser.add_argument("--items", type=int, default=6000, help="items per record (default 6,000)")
     parser.add_argument("--resamples", type=int, default=500, help="bootstrap replicates per audit (default 500)")
+    parser.add_argument("--interval", choices=("percentile", "bca"), default="percentile",
+                        help="interval method of the audits (default percentile)")
     parser.add_argument("--seed", type=int, default=0, help="offset of the records' seeds (default 0)")
     parser.add_argument("--truth-items", type=int, default=200_000, help="items in the truth record (default 200,000)")
     parser.add_argument("--jobs", type=int, default=1, help="worker processes (default 1; the machine is shared)")
@@ -129,7 +131,8 @@ def main() -> None:
     outcomes: list[dict[Key, tuple[float | None, float | None, float | None]]] = []
     with ProcessPoolExecutor(max_workers=args.jobs) if args.jobs > 1 else _Inline() as pool:
         for done, outcome in enumerate(pool.map(audit_one, seeds, [args.items] * len(seeds),
-                                                [args.resamples] * len(seeds)), start=1):  # fmt: skip
+                                                [args.resamples] * len(seeds),
+                                                [args.interval] * len(seeds)), start=1):  # fmt: skip
             outcomes.append(outcome)
             if sys.stderr.isatty():
                 print(f"\raudited {done}/{len(seeds)} records", end="", file=sys.stderr, flush=True)
@@ -137,7 +140,7 @@ def main() -> None:
         print(file=sys.stderr)
 
     print(f"Coverage of nominal 95 % intervals: {args.records} records of {args.items:,} items, "
-          f"{args.resamples} bootstrap replicates each; truth from {args.truth_items:,} items.")  # fmt: skip
+          f"{args.resamples} bootstrap replicates each ({args.interval} intervals); truth from {args.truth_items:,} items.")  # fmt: skip
     print(f"{'statistic':<9} {'rule':<7} {'labellings':<22} {'language':<8} {'truth':>7} {'mean est':>8} "
           f"{'coverage':>8} {'Wilson 95%':>15} {'width':>6} {'low':>4} {'high':>4} {'undef':>5}")  # fmt: skip
     per_statistic: dict[str, list[int]] = {}

@@ -11,16 +11,19 @@ from __future__ import annotations
 import gc
 import os
 from contextlib import contextmanager
+from dataclasses import replace
 from typing import Any, Iterator
 
 import numpy as np
 
 from refsens_report.analyses.base import AuditContext, Estimate
+from refsens_report.analyses.interaction import holm_family
 from refsens_report.analyses.registry import ANALYSES, ORDER
+from refsens_report.bootstrap import auto_resamples
 from refsens_report.config import Config
 from refsens_report.counts import ItemCounts
 from refsens_report.estimator import Estimator, Progress, Stat, Stopwatch
-from refsens_report.load import load_record
+from refsens_report.load import fitting_resamples, load_record
 from refsens_report.record import POOLED, Record
 from refsens_report.results import AuditResults, sha256_file
 from refsens_report.subsets import DuplicateGroups, build_subsets
@@ -75,7 +78,9 @@ def audit_record(
         defective = groups.defective(record, counts, config)
         defective_ids = {item_id for group in defective for item_id in group.items}
         subsets = build_subsets(counts, groups, defective_ids, config)
+    as_used = config.as_used()  # resamples as written ("auto" or a number); results.json's resamples says the B used
     context = AuditContext(config, record, counts, groups, defective, subsets)
+    config = context.config = replace(config, audit=replace(config.audit, resamples=resolved_resamples(context)))
 
     plan = merged_by_stream([estimate for analysis in ANALYSES for estimate in analysis.estimates(context)])
     total_items = sum(int(e.mask.sum()) for e in plan if e.stats and e.mask is not None)
@@ -97,7 +102,7 @@ def audit_record(
         applicability.update(analysis.why_not(context))
     results = AuditResults(
         dataset={"name": config.name, "version": config.version},
-        config=config.as_used(),
+        config=as_used,
         rows=rows,
         seed=config.audit.seed,
         resamples=config.audit.resamples,
@@ -109,6 +114,19 @@ def audit_record(
     )
     results.timings = stopwatch.seconds
     return results
+
+
+def resolved_resamples(context: AuditContext) -> int:
+    """Return B: the configured number, or for "auto" the smallest B whose Holm floor reaches the target.
+
+    The Holm family (interaction.holm_family, from the config and the audited items' point estimates) sets
+    how small a bootstrap p must get; B never exceeds what the record's bootstrap sums fit in memory.
+    """
+    setting = context.config.audit.resamples
+    if isinstance(setting, int):
+        return setting
+    family = holm_family(context)
+    return auto_resamples(len(family), context.config.audit.confidence, fitting_resamples(context.record, context.config))
 
 
 def input_hashes(record: Record, config: Config) -> dict[str, str]:

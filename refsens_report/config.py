@@ -22,6 +22,21 @@ VERSION_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
 # (bootstrap.resampled_sums). Resamples are capped outright, and with the record loaded the sums' size is
 # checked against a budget (load.check_bootstrap_size), so a typo cannot ask for hundreds of GiB.
 MAX_RESAMPLES = 100_000
+# `[audit] family`: which interaction swings Holm's correction runs over (METHOD.md section 4; docs/methods.md).
+#   adjacent: for each alternative reference, the pairs of outputs adjacent in the primary reference's ranking
+#             (pooled point estimates, main rule), primary versus that alternative: the order a reader of the
+#             leaderboard reads; the default with 3 or more outputs.
+#   primary:  every pair of outputs, primary reference versus each alternative.
+#   all:      every pair of outputs x every pair of references (the paper's family; the default with fewer
+#             than 3 outputs, where, with two references, all three families are the same).
+FAMILIES = ("adjacent", "primary", "all")
+FAMILY_OUTPUTS = 3  # outputs from which `adjacent` is the default family
+# `[audit] resamples = "auto"` (the default): bootstrap.auto_resamples picks B from the family's size.
+AUTO = "auto"
+# `[audit] interval`: how ci_low and ci_high are read from the replicates (bootstrap.py).
+#   percentile: numpy's linear quantiles at (1 ± confidence)/2 of the replicates (METHOD.md section 4).
+#   bca:        bias-corrected and accelerated (Efron 1987), acceleration from the leave-one-out jackknife.
+INTERVALS = ("percentile", "bca")
 MAX_SEED = 2**63 - 1  # results.json stores the seed as a 64-bit integer
 
 
@@ -49,7 +64,9 @@ class AuditSettings:
     """The `[audit]` table with its defaults."""
 
     rules: tuple[str, ...] = RULES
-    resamples: int = 2000
+    resamples: int | str = AUTO  # a positive integer pins B; "auto" lets the audit pick it (bootstrap.auto_resamples)
+    family: str = ""  # one of FAMILIES; "" only before config_from_dict fills the default (default_family)
+    interval: str = "percentile"  # one of INTERVALS
     seed: int = 0
     confidence: float = 0.95
     duplicate_policy: str = "keep_first"
@@ -107,6 +124,11 @@ def _plain(value: Any) -> Any:
     if isinstance(value, Path):
         return value.as_posix()
     return value
+
+
+def default_family(outputs: int) -> str:
+    """Return the Holm family used when the config names none: adjacent with 3 or more outputs, else all."""
+    return "adjacent" if outputs >= FAMILY_OUTPUTS else "all"
 
 
 def version_problem(version: str) -> str | None:
@@ -248,8 +270,10 @@ def config_from_dict(data: dict[str, Any], path: Path) -> Config:
         rules = defaults.rules
     rules = tuple(rule for rule in RULES if rule in rules)  # fixed order: strict before relaxed
     resamples = audit_reader.get("resamples", defaults.resamples)
-    if not isinstance(resamples, int) or isinstance(resamples, bool) or resamples < 1:
-        audit_reader.fail("resamples", f"must be a positive integer, got {shown(resamples)}")
+    if resamples == AUTO:
+        pass
+    elif not isinstance(resamples, int) or isinstance(resamples, bool) or resamples < 1:
+        audit_reader.fail("resamples", f'must be a positive integer or "auto", got {shown(resamples)}')
         resamples = defaults.resamples
     elif resamples > MAX_RESAMPLES:
         audit_reader.fail(
@@ -275,6 +299,8 @@ def config_from_dict(data: dict[str, Any], path: Path) -> Config:
         audit_reader.fail("exclude_defective_duplicates", f"must be true or false, got {shown(exclude)}")
         exclude = defaults.exclude_defective_duplicates
     duplicate_key = audit_reader.string("duplicate_key", default=defaults.duplicate_key) or defaults.duplicate_key
+    family = audit_reader.choice("family", FAMILIES, default_family(len(outputs)))
+    interval = audit_reader.choice("interval", INTERVALS, defaults.interval)
     audit_reader.finish()
     audit = AuditSettings(
         rules=rules,
@@ -284,6 +310,8 @@ def config_from_dict(data: dict[str, Any], path: Path) -> Config:
         duplicate_policy=policy,
         exclude_defective_duplicates=exclude,
         duplicate_key=duplicate_key,
+        family=family,
+        interval=interval,
     )
 
     report_reader = OptionReader(_table(data, "report", problems, False), "report", problems)

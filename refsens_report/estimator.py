@@ -18,6 +18,7 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from refsens_report.bootstrap import (
+    bca_interval,
     bootstrap_p_value,
     percentile_interval,
     resampled_sums,
@@ -52,6 +53,9 @@ class Stat:
 
 
 STAT_BLOCK = 512  # statistics evaluated together: bounds memory at leaderboard scale
+# ... and at most this many values (statistic x group x replicate, 8 bytes each, 128 MiB) per block, so the
+# larger B of resamples = "auto" (tens of thousands) evaluates fewer statistics at a time, not more memory.
+BLOCK_VALUES = 1 << 24
 
 
 class Progress:
@@ -101,6 +105,7 @@ class Estimator:
 
     def __init__(self, record: Record, counts: ItemCounts, config: Config, progress: Progress, stopwatch: Stopwatch):
         self.counts, self.config, self.progress, self.stopwatch = counts, config, progress, stopwatch
+        self._jackknife: list[Env] | None = None  # leave-one-out sums per group, with interval = "bca"
         # per stream: (mask, column index, sums, groups, items per group) of the last draws
         self._drawn: dict[str, tuple[np.ndarray, dict[Column, int], np.ndarray, list[str], np.ndarray]] = {}
         self.languages = record.languages
@@ -156,18 +161,62 @@ class Estimator:
         if not stats or not mask.any():
             return []
         groups, n_items, env = self.environment([c for stat in stats for c in stat.expr.columns()], mask, stream)
+        self._jackknife = self.jackknife_envs(stats, mask) if self.config.audit.interval == "bca" else None
         with self.stopwatch.stage("analyses"):
-            return self._rows(stats, subset, groups, n_items, env)
+            populations = {column: self.population_sizes(column, mask)
+                           for column in {stat.expr.population() for stat in stats} - {None}}  # fmt: skip
+            return self._rows(stats, subset, groups, n_items, env, populations)
 
-    def _rows(self, stats: list[Stat], subset: str, groups: list[str], n_items: np.ndarray, env: Env) -> list[dict[str, Any]]:
-        """Evaluate every statistic on the sums; intervals and p-values from the replicates."""
+    def jackknife_envs(self, stats: list[Stat], mask: np.ndarray) -> list[Env]:
+        """Return, per language and pooled, sums with each item left out once (the BCa acceleration's jackknife).
+
+        Leave-one-out sums are the total minus one item's counts, so the jackknife costs one evaluation per
+        item, on the per-item counts already computed. Pooled leaves out each item of the item set.
+        """
+        columns = list(dict.fromkeys(c for stat in stats for c in stat.expr.columns()))
+        index = {column: position for position, column in enumerate(columns)}
+        matrix = np.column_stack([self.counts.values(column) for column in columns])
+        _, members = self.strata(mask)
+        envs = []
+        for items in [*members, np.flatnonzero(mask)]:
+            left_out = matrix[items].sum(axis=0)[None, :] - matrix[items]  # item, column
+            envs.append(Env(lambda column, sums=left_out: sums[None, :, index[column]],
+                            np.array([[len(items) - 1.0]])))  # fmt: skip
+        return envs
+
+    def population_sizes(self, column: Column, mask: np.ndarray) -> np.ndarray:
+        """Return, per language and pooled, how many masked items have a positive value in ``column``."""
+        positive = self.counts.values(column) > 0
+        _, members = self.strata(mask)
+        return np.array([int(positive[m].sum()) for m in members] + [int(positive[mask].sum())])
+
+    def _rows(
+        self, stats: list[Stat], subset: str, groups: list[str], n_items: np.ndarray, env: Env,
+        populations: dict[Column, np.ndarray] | None = None,
+    ) -> list[dict[str, Any]]:  # fmt: skip
+        """Evaluate every statistic on the sums; intervals and p-values from the replicates.
+
+        ``n_items`` is the item set's size per group, except for a ratio over a sub-population (``populations``,
+        keyed by the ratio's denominator column), whose rows count that sub-population's items.
+        """
+        populations = populations or {}
         rows: list[dict[str, Any]] = []
-        for first in range(0, len(stats), STAT_BLOCK):
-            block = stats[first : first + STAT_BLOCK]
+        size = max(1, min(STAT_BLOCK, BLOCK_VALUES // (len(groups) * (self.config.audit.resamples + 1))))
+        for first in range(0, len(stats), size):
+            block = stats[first : first + size]
             values = np.stack([env.value(stat.expr) for stat in block])  # stat, group, 1 + replicate
-            low, high = percentile_interval(values[:, :, 1:], self.config.audit.confidence)
+            if self._jackknife is None:
+                low, high = percentile_interval(values[:, :, 1:], self.config.audit.confidence)
+            else:
+                low, high = np.empty(values.shape[:2]), np.empty(values.shape[:2])
+                for g, jack in enumerate(self._jackknife):
+                    leave_one_out = np.stack([jack.value(stat.expr)[0] for stat in block])  # stat, item
+                    low[:, g], high[:, g] = bca_interval(values[:, g, 1:], values[:, g, 0], leave_one_out,
+                                                         self.config.audit.confidence)  # fmt: skip
+                    jack.forget()
             p_values = bootstrap_p_value(values[:, :, 1:])
             for s, stat in enumerate(block):
+                counted = populations.get(stat.expr.population(), n_items)  # type: ignore[arg-type]
                 for g, language in enumerate(groups):
                     rows.append(
                         make_row(
@@ -175,7 +224,7 @@ class Estimator:
                             output=stat.output, output_2=stat.output_2, reference=stat.reference,
                             reference_2=stat.reference_2, subset=subset, policy=stat.policy,
                             estimate=values[s, g, 0], ci_low=low[s, g], ci_high=high[s, g],
-                            p_value=p_values[s, g] if stat.tested else None, n_items=n_items[g],
+                            p_value=p_values[s, g] if stat.tested else None, n_items=counted[g],
                         )
                     )  # fmt: skip
             env.forget()  # memoised terms of this block are not needed by the next

@@ -44,6 +44,13 @@ class Expr:
     def evaluate(self, env: Env) -> np.ndarray:
         raise NotImplementedError
 
+    def population(self) -> Column | None:
+        """Return the column whose positive items form the sub-population the statistic is a ratio over.
+
+        None: the statistic is computed on every item of its item set (its ``n_items`` is the set's size).
+        """
+        return None
+
     def __sub__(self, other: "Expr") -> "Expr":
         return Difference(self, other)
 
@@ -86,10 +93,17 @@ class Share(Expr):
 
 @dataclass(frozen=True)
 class Ratio(Expr):
-    """100 · Σ numerator / Σ denominator, undefined when the denominator sums to 0."""
+    """100 · Σ numerator / Σ denominator, undefined when the denominator sums to 0.
+
+    Its items are those where the denominator is positive (items with A ≠ B and no third pass for
+    default_to_first, items with a boundary-matched span for type_agreement): its ``n_items``.
+    """
 
     numerator: Column
     denominator: Column
+
+    def population(self) -> Column | None:
+        return self.denominator
 
     def columns(self) -> tuple[Column, ...]:
         return (self.numerator, self.denominator)

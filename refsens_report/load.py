@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from refsens_report.adapters import ADAPTERS
+from refsens_report.bootstrap import AUTO_MIN_RESAMPLES
 from refsens_report.config import Config
 from refsens_report.errors import ProblemList
 from refsens_report.names import name_problem
@@ -78,11 +79,20 @@ def bootstrap_columns(config: Config) -> int:
     return len(config.audit.rules) * (pairs + len(roles.all_names)) + 2 * len(roles.references) + 4
 
 
+def fitting_resamples(record: Record, config: Config) -> int:
+    """Return the most resamples whose bootstrap sums fit the memory budget (the ceiling of resamples = "auto")."""
+    return BOOTSTRAP_MEMORY_BUDGET // ((len(record.languages) + 1) * bootstrap_columns(config) * 8) - 1
+
+
 def check_bootstrap_size(record: Record, config: Config) -> None:
-    """Refuse a config whose bootstrap sums would not fit the memory budget, saying the limit."""
+    """Refuse a config whose bootstrap sums would not fit the memory budget, saying the limit.
+
+    resamples = "auto" never picks more than fits (``fitting_resamples``), so it is refused only when even its
+    lower bound, 2,000, does not fit.
+    """
     groups = len(record.languages) + 1
     columns = bootstrap_columns(config)
-    resamples = config.audit.resamples
+    resamples = config.audit.resamples if isinstance(config.audit.resamples, int) else AUTO_MIN_RESAMPLES
     needed = (resamples + 1) * groups * columns * 8
     if needed > BOOTSTRAP_MEMORY_BUDGET:
         fitting = BOOTSTRAP_MEMORY_BUDGET // (groups * columns * 8) - 1

@@ -277,6 +277,15 @@ def _numbered(sections: list[Section]) -> tuple[list[Section], list[Table]]:
     return numbered, all_tables
 
 
+def family_setting(results: Mapping[str, Any], swings: int) -> str:
+    """Return the settings line of the Holm family: its name, size and floor (older results: every swing)."""
+    holm = results.get("interaction") or {}
+    if not holm.get("tests"):
+        return f"{swings} interaction swings (every language, pooled, every rule and pair)"
+    return (f"{holm['family']}: {holm['tests']:,} of {swings:,} interaction swings (every language, pooled, every "
+            f"rule); Holm floor {holm['holm_floor']:.4g}")  # fmt: skip
+
+
 def build_settings(view: ResultsView) -> tuple[Setting, ...]:
     """Return the settings a reader needs to reproduce the numbers."""
     audit = view.data.get("config", {}).get("audit", {})
@@ -285,7 +294,7 @@ def build_settings(view: ResultsView) -> tuple[Setting, ...]:
     return (
         Setting("Bootstrap", f"paired, stratified by language, prompt-level; {view.data.get('resamples')} replicates"),
         Setting("Seed", str(view.data.get("seed"))),
-        Setting("Confidence", f"{view.data.get('confidence', 0.95) * 100:g}% percentile intervals"),
+        Setting("Confidence", f"{view.data.get('confidence', 0.95) * 100:g}% {audit.get('interval', 'percentile')} intervals"),
         Setting("Matching rules", ", ".join(view.rules)),
         Setting("Annotators (A, B, ...)", ", ".join(view.annotators) or "none"),
         Setting("Outputs", ", ".join(view.outputs)),
@@ -294,7 +303,7 @@ def build_settings(view: ResultsView) -> tuple[Setting, ...]:
         Setting("Defective duplicates excluded",
                 "yes" if audit.get("exclude_defective_duplicates", defaults.exclude_defective_duplicates) else "no"),
         Setting("Duplicate key", str(audit.get("duplicate_key", defaults.duplicate_key))),
-        Setting("Holm family", f"{family} interaction swings (every language, pooled, every rule and pair)"),
+        Setting("Holm family", family_setting(view.data, family)),
         Setting(
             "Printing",
             "F1 scores and differences 2 decimals, rates 1 decimal, intervals as [low, high], intervals of "
@@ -328,7 +337,7 @@ def appendix_context(
         pdf_name=pdf_name,
         headlines=tuple(headline_sentences(view)),
         sections=tuple(sections),
-        methods_html=render_markdown(methods_markdown(), heading_shift=1, drop_title=True),
+        methods_html=render_markdown(methods_markdown(results), heading_shift=1, drop_title=True),
         settings=build_settings(view),
         datasheet_html=(render_markdown(datasheet_markdown, heading_shift=2, drop_title=True)
                         if datasheet_markdown is not None else None),  # fmt: skip

@@ -179,7 +179,7 @@ def three_by_three(tmp_path_factory):
         lines,
         outputs=(A, B, MODEL),
         references=(D, R, EXPERT),
-        audit={"resamples": 300},
+        audit={"resamples": 300, "family": "all"},  # the paper's family: every swing (tests/test_families.py: the others)
     ).rows
 
 

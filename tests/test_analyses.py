@@ -236,7 +236,8 @@ def test_swap_lists_every_delta_and_picks_the_largest(view: ResultsView) -> None
     assert swap.ANALYSIS.headlines(view) == [
         "The score moves with the reference alone: holding each output fixed, its pooled strict F1 against "
         "delivered minus its F1 against reviewer is o1 +5.00 [+2.00, +8.00]; o2 −1.00 [−4.00, +2.00]; "
-        "o3 +2.50 [−0.50, +5.50] F1 points. The largest per-language movement is +5.00 [+2.00, +8.00] (o1, en)."
+        "o3 +2.50 [−0.50, +5.50] F1 points. The largest per-language movement whose interval excludes zero is "
+        "+5.00 [+2.00, +8.00] (o1, en); 2 of 3 per-language movements are undecided (their 95% CI includes zero)."
         .replace("−", "-")
     ]
     assert swap.largest_pooled_delta(view)["output"] == "o1"
@@ -286,8 +287,8 @@ def test_interaction_tables_carry_holm_p(view: ResultsView) -> None:
 def test_band_counts_the_margins_beyond_it(view: ResultsView) -> None:
     assert band.ANALYSIS.headlines(view) == [
         "The strict reference-sensitivity band is ±8.00 F1 points: 0 of 2 observed margins under delivered "
-        "(per language and pooled) exceed it; a margin inside the band could come from the choice of reference "
-        "alone."
+        "(per language and pooled) lie beyond it with their whole 95% CI, 0 are undecided (the interval crosses "
+        "the band's edge); a margin inside the band could come from the choice of reference alone."
     ]
     table, tallies = band.band_versus_margins(view)
     assert tallies == [("o1 − o2", 0, 2, "8.00"), ("o1 − o3", 0, 2, "8.00"), ("o2 − o3", 0, 2, "8.00")]

@@ -215,10 +215,14 @@ def scaled(tmp_path_factory):
 
 
 def test_holm_over_the_interaction_family_at_leaderboard_size_matches_statsmodels(scaled):
-    family = select(scaled.rows, analysis="interaction", statistic="swing")
+    swings = select(scaled.rows, analysis="interaction", statistic="swing")
     # every pair of outputs x every pair of references x both rules x (2 languages + pooled)
-    assert len(family) == 28 * 3 * 2 * 3
-    assert all(row["p_value"] is not None for row in family)
+    assert len(swings) == 28 * 3 * 2 * 3
+    assert all(row["p_value"] is not None for row in swings)
+    # 8 outputs: the default family is "adjacent": 7 adjacent pairs x 2 alternatives x 2 rules x 3 groups
+    family = [row for row in swings if row["p_holm"] is not None]
+    assert len(family) == 7 * 2 * 2 * 3
+    assert all(row["reference"] == REFERENCES[0] for row in family)
     expected = multipletests([row["p_value"] for row in family], method="holm")[1]
     np.testing.assert_allclose([row["p_holm"] for row in family], expected, rtol=1e-12, atol=0)
 
@@ -251,7 +255,8 @@ def test_flip_rows_are_the_swings_of_the_pairs_whose_order_reverses(scaled):
                 count = pick(scaled.rows, analysis="leaderboard", statistic="flips", **labels)
                 assert count["estimate"] == len(reversed_pairs)
                 significant = pick(scaled.rows, analysis="leaderboard", statistic="flips_significant", **labels)
-                assert significant["estimate"] == sum(row["p_holm"] < 0.05 for row in rows)
+                # flips outside the Holm family have no p_holm and are not counted significant
+                assert significant["estimate"] == sum(row["p_holm"] is not None and row["p_holm"] < 0.05 for row in rows)
                 flipped += len(rows)
     assert flipped > 0  # the record is built so that the reference reorders some neighbours
 
@@ -291,9 +296,9 @@ def test_rank_change_probabilities_are_shares_and_the_whole_ranking_changes_most
 
 
 def test_holm_floor_is_the_smallest_holm_p_a_swing_can_reach(scaled):
-    family = select(scaled.rows, analysis="interaction", statistic="swing")
+    family = [row for row in select(scaled.rows, analysis="interaction", statistic="swing") if row["p_holm"] is not None]
     floor = pick(scaled.rows, analysis="leaderboard", statistic="holm_floor")
-    assert floor["estimate"] == min(1.0, len(family) * 2 / (scaled.resamples + 1))  # 504 tests, 200 replicates: 1
+    assert floor["estimate"] == min(1.0, len(family) * 2 / (scaled.resamples + 1))  # 84 tests, 200 replicates: 0.84
     assert min(row["p_holm"] for row in family) >= floor["estimate"]
     assert holm_floor(2184, 2000) == 1.0  # CoNLL-2003: 14 outputs, 4 golds, 2 rules, en + pooled
     assert holm_floor(14, 2000) == 28 / 2001  # the paper's family of 14 tests: Holm can reject
@@ -301,7 +306,8 @@ def test_holm_floor_is_the_smallest_holm_p_a_swing_can_reach(scaled):
 
 def test_rows_follow_the_contract(scaled):
     rows = leaderboard(scaled)
-    statistics = {"score", "rank", "kendall_tau", "flips", "flips_significant", "p_rank_change", "flip", "holm_floor"}
+    statistics = {"score", "rank", "kendall_tau", "flips", "flips_significant", "p_rank_change", "tie_group", "flip",
+                  "holm_floor"}
     assert {row["statistic"] for row in rows} == statistics
     assert all(row["subset"] == "audited" and row["policy"] == "" for row in rows)
     assert all(row["output"] == "" for row in rows if row["statistic"] in {"kendall_tau", "flips", "flips_significant"})

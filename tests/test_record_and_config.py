@@ -206,8 +206,8 @@ CONFIG_PROBLEMS = {
         dict(audit={"resample": 10}),
         "Config value 'audit.resample': unknown key",
     ),
-    "resamples -3": (dict(audit={"resamples": -3}), "Config value 'audit.resamples': must be a positive integer, got -3"),
-    "resamples zero": (dict(audit={"resamples": 0}), "Config value 'audit.resamples': must be a positive integer, got 0"),
+    "resamples -3": (dict(audit={"resamples": -3}), "Config value 'audit.resamples': must be a positive integer or \"auto\", got -3"),
+    "resamples zero": (dict(audit={"resamples": 0}), "Config value 'audit.resamples': must be a positive integer or \"auto\", got 0"),
     "resamples a string": (dict(audit={"resamples": "200"}), "Config value 'audit.resamples'"),
     "resamples a float": (dict(audit={"resamples": 2.5}), "Config value 'audit.resamples'"),
     "resamples a boolean": (dict(audit={"resamples": True}), "Config value 'audit.resamples'"),
@@ -258,7 +258,7 @@ def test_config_problems_are_collected_together(tmp_path, capsys):
     code, _, err = run_validate(config, capsys)
     assert_clean_failure(code, err)
     expected = [
-        "Config value 'audit.resamples': must be a positive integer, got -3",
+        "Config value 'audit.resamples': must be a positive integer or \"auto\", got -3",
         "Config value 'audit.rules'",
         "Config value 'audit.duplicate_policy'",
         "Config value 'audit.colour': unknown key",

@@ -124,13 +124,18 @@ def expected_rows():
     # strict sets equal only on de-1
     add({**agreement, "statistic": "identical"}, {"de": 100.0, "en": 0.0, "pooled": 100 * 1 / 6}, CORPUS_N)
     # TP_strict / TP_relaxed: en 3/4, de 1/1, pooled 4/5
-    add({**agreement, "statistic": "type_agreement"}, {"de": 100.0, "en": 100 * 3 / 4, "pooled": 100 * 4 / 5}, CORPUS_N)
+    # n_items of a ratio over a sub-population is that sub-population (METHOD.md section 5): type agreement is
+    # over the items with a boundary-matched span (en-1, en-2, en-3, de-1; not en-4, en-5)
+    add({**agreement, "statistic": "type_agreement"}, {"de": 100.0, "en": 100 * 3 / 4, "pooled": 100 * 4 / 5},
+        {"de": 1, "en": 3, "pooled": 4})
     # third pass only on en-2
     add({**agreement, "statistic": "third_pass"}, {"de": 0.0, "en": 100 * 1 / 5, "pooled": 100 * 1 / 6}, CORPUS_N)
     # A != B and no third pass: en-1, en-3, en-4, en-5; of those D == A on en-1 and en-4
     add({**agreement, "statistic": "silent"}, {"de": 0.0, "en": 100 * 2 / 5, "pooled": 100 * 2 / 6}, CORPUS_N)
     # de has no unadjudicated split: 0/0, undefined
-    add({**agreement, "statistic": "default_to_first"}, {"de": None, "en": 100 * 2 / 4, "pooled": 100 * 2 / 4}, CORPUS_N)
+    # default to first is over the items where A != B and no third pass fired: en-1, en-3, en-4, en-5
+    add({**agreement, "statistic": "default_to_first"}, {"de": None, "en": 100 * 2 / 4, "pooled": 100 * 2 / 4},
+        {"de": 0, "en": 4, "pooled": 4})
 
     neutrality = {"analysis": "neutrality", "subset": "audited"}
     # D == A on en-1, en-2, de-1; D == B on en-3, de-1; R == A on en-5; R == B on en-1
@@ -747,7 +752,7 @@ def test_results_json_keys_and_provenance(tmp_path):
     document = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
     assert set(document) == {
         "schema", "dataset", "tool_version", "config", "seed", "resamples", "confidence", "inputs",
-        "columns", "rows", "record", "duplicates", "type_confusion", "applicability",
+        "columns", "rows", "record", "interaction", "duplicates", "type_confusion", "applicability",
     }  # fmt: skip
     assert document["schema"] == "refsens-report/results@1"
     assert document["dataset"] == {"name": "Test benchmark", "version": "1.0.0"}

@@ -192,46 +192,67 @@ def overall_band(view: ResultsView, rule: str | None = None) -> Row | None:
     return view.row("band", "band", rule=rule or view.main_rule, language=POOLED, output="")
 
 
-def margins_beyond_band(view: ResultsView) -> tuple[int, int, Row | None]:
-    """Return how many printed margins under the primary reference exceed the band, of how many, and the band."""
+def against_band(margin: Row | None, band: float) -> str | None:
+    """Return where a margin's interval lies against the band ±band: 'outside', 'inside' or 'undecided'.
+
+    The decision is on the interval, not the point estimate: outside when the whole interval lies beyond the
+    band (on either side), inside when it lies within it, undecided when it straddles an edge (or has none).
+    None when the margin is undefined.
+    """
+    if margin is None or margin["estimate"] is None:
+        return None
+    low, high = margin["ci_low"], margin["ci_high"]
+    if low is None or high is None:
+        return "undecided"
+    if low > band or high < -band:
+        return "outside"
+    if low >= -band and high <= band:
+        return "inside"
+    return "undecided"
+
+
+def margins_beyond_band(view: ResultsView) -> tuple[int, int, int, Row | None]:
+    """Return how many margins of the first pair under the primary reference (per language and pooled) lie
+    outside the band by their interval, how many are undecided, of how many, and the band."""
     band = overall_band(view)
     if band is None or band["estimate"] is None or not view.output_pairs():
-        return 0, 0, band
+        return 0, 0, 0, band
     output, output_2 = view.output_pairs()[0]
-    exceeding = compared = 0
-    for language in view.languages:
-        margin = view.row("interaction", "margin", rule=view.main_rule, language=language, output=output,
-                      output_2=output_2, reference=view.primary)  # fmt: skip
-        if margin and margin["estimate"] is not None:
-            compared += 1
-            exceeding += abs(margin["estimate"]) > band["estimate"]
-    return exceeding, compared, band
+    verdicts = [
+        against_band(view.row("interaction", "margin", rule=view.main_rule, language=language, output=output,
+                              output_2=output_2, reference=view.primary), band["estimate"])
+        for language in view.languages
+    ]  # fmt: skip
+    decided = [verdict for verdict in verdicts if verdict is not None]
+    return decided.count("outside"), decided.count("undecided"), len(decided), band
 
 
-def pooled_margins_beyond_band(view: ResultsView, band: Row) -> tuple[int, int]:
-    """Return how many pooled margins (main rule, primary reference, every pair of outputs) exceed the band."""
-    margins = [row for _, row in view.rows.select("interaction", "margin", rule=view.main_rule, language=POOLED,
-                                                  reference=view.primary) if row["estimate"] is not None]  # fmt: skip
-    return sum(abs(row["estimate"]) > band["estimate"] for row in margins), len(margins)
+def pooled_margins_beyond_band(view: ResultsView, band: Row) -> tuple[int, int, int]:
+    """Return how many pooled margins (main rule, primary reference, every pair of outputs) lie outside the
+    band by their interval, how many are undecided, and of how many."""
+    verdicts = [against_band(row, band["estimate"]) for _, row in view.rows.select(
+        "interaction", "margin", rule=view.main_rule, language=POOLED, reference=view.primary)]  # fmt: skip
+    decided = [verdict for verdict in verdicts if verdict is not None]
+    return decided.count("outside"), decided.count("undecided"), len(decided)
 
 
 def headlines(view: ResultsView) -> list[str]:
-    """The band, and how many observed margins under the primary reference exceed it."""
+    """The band, and how many observed margins under the primary reference lie beyond it by their intervals."""
     rule = view.main_rule
-    exceeding, compared, band = margins_beyond_band(view)
+    outside, undecided, compared, band = margins_beyond_band(view)
     if band is None or band["estimate"] is None:
         return []
     sentence = f"The {rule} reference-sensitivity band is ±{formatting.number(band['estimate'], 2)} F1 points"
     if view.at_scale():
-        exceeding, compared = pooled_margins_beyond_band(view, band)
+        outside, undecided, compared = pooled_margins_beyond_band(view, band)
+        which = f"pooled margins between pairs of outputs under {view.primary}"
+    else:
+        which = f"observed margins under {view.primary} (per language and pooled)"
+    if compared:
         sentence += (
-            f": {count_phrase(exceeding, compared, 'pooled margins')} between pairs of outputs under "
-            f"{view.primary} exceed it; a margin inside the band could come from the choice of reference alone."
-        )
-    elif compared:
-        sentence += (
-            f": {count_phrase(exceeding, compared, 'observed margins')} under {view.primary} (per language "
-            f"and pooled) exceed it; a margin inside the band could come from the choice of reference alone."
+            f": {count_phrase(outside, compared, which)} lie beyond it with their whole {view.confidence_label}, "
+            f"{formatting.count(undecided)} {'is' if undecided == 1 else 'are'} undecided (the interval crosses "
+            "the band's edge); a margin inside the band could come from the choice of reference alone."
         )
     else:
         sentence += "."

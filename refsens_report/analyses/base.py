@@ -8,7 +8,7 @@ the estimated ones (``finish``: Holm, the band, the leaderboard) and asks why it
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 import numpy as np
@@ -46,6 +46,8 @@ class AuditContext:
     groups: "DuplicateGroups"
     defective: "list[DefectiveGroup]"
     subsets: "Subsets"
+    # what an analysis's finish learned for results.json beside the rows (its summary), by analysis key
+    notes: dict[str, Any] = field(default_factory=dict)
 
     @property
     def has_annotators(self) -> bool:

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 from itertools import combinations
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
+
+import numpy as np
 
 from refsens_report import formatting
 from refsens_report.analyses.base import (
@@ -21,8 +23,8 @@ from refsens_report.analyses.base import (
     Stat,
     section,
 )
-from refsens_report.bootstrap import holm
-from refsens_report.config import Config
+from refsens_report.bootstrap import holm, holm_floor
+from refsens_report.config import Config, default_family
 from refsens_report.estimator import Estimator
 from refsens_report.figures import (
     INK,
@@ -40,7 +42,7 @@ from refsens_report.figures import (
     top_legend,
     zero_line,
 )  # fmt: skip
-from refsens_report.formulas import F1
+from refsens_report.formulas import F1, Env
 from refsens_report.prose import count_phrase, pair_label, said
 from refsens_report.record import POOLED
 from refsens_report.tables import (
@@ -80,20 +82,106 @@ def estimates(context: AuditContext) -> list[Estimate]:
     return [Estimate(statistics(context.config), context.subsets.audited, "audited", "audited")]
 
 
-def add_holm(rows: list[dict[str, Any]]) -> None:
-    """Holm-adjust the family of every interaction swing row with a p-value, in place."""
-    family = [
+FamilyKey = tuple[str, str, str, str, str, str]  # rule, language, output, output_2, reference, reference_2
+
+
+def family_key(row: Mapping[str, Any]) -> FamilyKey:
+    """Return the labels that name a swing row in the Holm family."""
+    return (row["rule"], row["language"], row["output"], row["output_2"], row["reference"], row["reference_2"])
+
+
+def primary_ranking(context: AuditContext) -> list[str]:
+    """Return the outputs ranked by pooled F1 under the primary reference, highest first (the adjacent family's order).
+
+    Point estimates on the audited items under the main rule (strict when computed, as the report's headlines);
+    the same numbers as the swap's pooled ``score`` rows. Outputs whose score is undefined, and the primary
+    reference itself when it is also an output, are left out; equal scores keep config order.
+    """
+    config, mask = context.config, context.subsets.audited
+    primary, rule = config.roles.primary, config.audit.rules[0]
+    if mask is None or not mask.any():
+        return []
+    scores = {}
+    for output in config.roles.outputs:
+        if output == primary:
+            continue
+        score = F1(rule, output, primary)
+        sums = {column: float(context.counts.values(column)[mask].sum()) for column in score.columns()}
+        value = float(score.evaluate(Env(lambda column: np.array([[sums[column]]]), np.array([[mask.sum()]]))).item())
+        if not np.isnan(value):
+            scores[output] = value
+    return sorted(scores, key=lambda output: -scores[output])  # stable: ties in config order
+
+
+def family_pairs(config: Config, ranking: Sequence[str]) -> set[frozenset[str]] | None:
+    """Return the pairs of outputs the configured family tests (None: every pair)."""
+    if config.audit.family != "adjacent":
+        return None
+    return {frozenset(pair) for pair in zip(ranking, ranking[1:])}
+
+
+def holm_family(context: AuditContext) -> list[FamilyKey]:
+    """Return the swing rows Holm's correction runs over, in results order (METHOD.md section 4, `[audit] family`).
+
+    all: every swing row of the interaction (every pair of outputs and of references); primary: those whose
+    first reference is the primary one (primary versus each alternative); adjacent: of those, the pairs of
+    outputs adjacent in ``primary_ranking``. Every rule and language of the audited items, and pooled.
+    """
+    config, mask = context.config, context.subsets.audited
+    if mask is None or not mask.any():
+        return []
+    family = config.audit.family or default_family(len(config.roles.outputs))
+    pairs = family_pairs(replace(config, audit=replace(config.audit, family=family)), primary_ranking(context)) \
+        if family == "adjacent" else None
+    codes = np.unique([context.record.items[i].language for i in np.flatnonzero(mask)]).tolist()
+    groups = [language for language in context.record.languages if language in set(codes)] + [POOLED]
+    keys: list[FamilyKey] = []
+    for stat in statistics(config):
+        if stat.statistic != "swing":
+            continue
+        if family != "all" and stat.reference != config.roles.primary:
+            continue
+        if pairs is not None and frozenset((stat.output, stat.output_2)) not in pairs:
+            continue
+        keys += [(stat.rule, group, stat.output, stat.output_2, stat.reference, stat.reference_2) for group in groups]
+    return keys
+
+
+def add_holm(rows: list[dict[str, Any]], family: Sequence[FamilyKey] | None = None) -> int:
+    """Holm-adjust the swing rows of the family (every interaction swing when None) in place; return its size.
+
+    Rows outside the family keep their raw ``p_value`` and an empty ``p_holm``; a family row whose p-value is
+    undefined (fewer than half of its replicates defined) is left out of the correction.
+    """
+    members = None if family is None else set(family)
+    tested = [
         row for row in rows
         if row["analysis"] == "interaction" and row["statistic"] == "swing" and row["p_value"] is not None
+        and (members is None or family_key(row) in members)
     ]  # fmt: skip
-    for row, adjusted in zip(family, holm([row["p_value"] for row in family])):
+    for row, adjusted in zip(tested, holm([row["p_value"] for row in tested])):
         row["p_holm"] = adjusted
+    return len(tested)
 
 
 def finish(context: AuditContext, estimator: Estimator, rows: Rows) -> Rows:
-    """Holm-adjust the swing family in place; no new rows."""
-    add_holm(rows)
+    """Holm-adjust the configured family of swings in place; no new rows. Its size goes into results.json."""
+    family = context.config.audit.family or default_family(len(context.config.roles.outputs))
+    size = add_holm(rows, holm_family(context))
+    resamples = int(context.config.audit.resamples)
+    context.notes["interaction"] = {
+        "family": family,
+        "tests": size,
+        "ranking": primary_ranking(context) if family == "adjacent" else [],
+        "resamples": resamples,
+        "holm_floor": holm_floor(size, resamples) if size else None,
+    }
     return []
+
+
+def summary(context: AuditContext) -> dict[str, Any] | None:
+    """results.json "interaction": the Holm family (name, size, the ranking adjacency was read from) and its floor."""
+    return context.notes.get("interaction")
 
 
 def applicability(context: AuditContext) -> dict[str, str | None]:
@@ -378,6 +466,7 @@ ANALYSIS = Analysis(
     estimates=estimates,
     finish=finish,
     applicability=applicability,
+    summary=summary,
     section=_section,
     figures=(swing_forest,),
     headlines=headlines,

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
-from refsens_report.bootstrap import bootstrap_p_value, percentile_interval, significant
+from refsens_report.bootstrap import bootstrap_p_value, holm_floor, percentile_interval, significant  # noqa: F401 (holm_floor re-exported)
 from refsens_report.config import Config
 from refsens_report.formulas import F1
 from refsens_report.record import POOLED
@@ -151,15 +151,6 @@ def leaderboard_rows(
     return rows
 
 
-def holm_floor(family_size: int, resamples: int) -> float:
-    """Return the smallest Holm p any swing can reach: the family size times the smallest bootstrap p.
-
-    The bootstrap p is at least 2 / (B + 1), so with m tests no swing is significant at level alpha unless
-    2m / (B + 1) < alpha: at leaderboard scale the report must say when "none significant" is forced.
-    """
-    return min(1.0, family_size * 2 / (resamples + 1))
-
-
 class Leaderboard:
     """Ranks and rank agreement of one rule's scores[output, reference, group, 1 + replicate]."""
 
@@ -191,6 +182,7 @@ class Leaderboard:
                                for group in self.groups] for pair in flips], dtype=np.float64)  # fmt: skip
             rows += self._per_reference_pair(rule, "flips_significant", tally[:, :, None], interval=False)
         rows += self._rank_change(rule)
+        rows += self._tie_groups(rule)
         return rows + [row for pair in flips for row in pair]
 
     def _row(self, rule: str, statistic: str, group: int, **values: Any) -> dict[str, Any]:
@@ -236,6 +228,32 @@ class Leaderboard:
                 for g in range(len(self.groups)):
                     rows.append(self._row(rule, "p_rank_change", g, output=output, estimate=per_output[o, g], **labels))
         return rows
+
+    def _tie_groups(self, rule: str) -> list[dict[str, Any]]:
+        """tie_group per output under the primary reference: consecutive outputs whose rank intervals overlap.
+
+        Outputs are taken in order of their point rank (config order among equal ranks); an output opens a new
+        group when its rank interval's low end lies above the high end of every interval in the current group,
+        so the groups partition the board into runs ("1–2: A, B; 3: C"). The estimate is the group's number,
+        1 for the top group. An output without a rank has no group (null); one without a rank interval (fewer
+        than half of the replicates rank it) is placed by its point rank alone.
+        """
+        ranks = self.ranks[:, 0]  # output, group, 1 + replicate: the primary reference
+        low, high = percentile_interval(ranks[..., 1:], self.confidence)
+        number = np.full((len(self.outputs), len(self.groups)), np.nan)
+        for g in range(len(self.groups)):
+            ranked = [o for o in np.argsort(ranks[:, g, 0], kind="stable") if not np.isnan(ranks[o, g, 0])]
+            current, reach = 0, -np.inf
+            for o in ranked:
+                bottom = low[o, g] if not np.isnan(low[o, g]) else ranks[o, g, 0]
+                top = high[o, g] if not np.isnan(high[o, g]) else ranks[o, g, 0]
+                if current == 0 or bottom > reach:
+                    current, reach = current + 1, top
+                else:
+                    reach = max(reach, top)
+                number[o, g] = current
+        return [self._row(rule, "tie_group", g, output=output, reference=self.references[0], estimate=number[o, g])
+                for o, output in enumerate(self.outputs) for g in range(len(self.groups))]  # fmt: skip
 
     def _flips(self, rule: str, k: int, l: int, holm: dict[tuple[str, ...], float | None] | None) -> list[dict[str, Any]]:
         """One ``flip`` row per pair of outputs whose order under reference k is the reverse of under l.

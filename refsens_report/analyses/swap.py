@@ -271,10 +271,25 @@ def _delta_summary(view: ResultsView, deltas: list[Row]) -> str:
     per_language = [row for _, row in view.rows.select("swap", "delta", rule=rule)
                     if row["language"] != POOLED and row["estimate"] is not None]  # fmt: skip
     if len(view.languages) > 2 and per_language:
-        top = max(per_language, key=lambda row: abs(row["estimate"]))
-        sentence += (f" The largest per-language movement is {said(top)} ({top['output']}, {top['language']}, "
-                     f"{pair_label(top)}).")  # fmt: skip
+        sentence += largest_movement(view, per_language, with_pair=True)
     return sentence
+
+
+def largest_movement(view: ResultsView, per_language: list[Row], with_pair: bool = False) -> str:
+    """Return the sentence on the largest per-language delta, decided on intervals, not point estimates.
+
+    The largest |delta| among those whose interval excludes zero (a movement the interval confirms), and how
+    many per-language deltas are undecided (their interval includes zero, or there is none).
+    """
+    decided = [row for row in per_language if formatting.excludes_zero(row["ci_low"], row["ci_high"])]
+    undecided = len(per_language) - len(decided)
+    tail = (f"; {count_phrase(undecided, len(per_language), 'per-language movements')} are undecided (their "
+            f"{view.confidence_label} includes zero)")  # fmt: skip
+    if not decided:
+        return f" No per-language movement is decided: all {len(per_language)} intervals include zero."
+    top = max(decided, key=lambda row: abs(row["estimate"]))
+    where = f"{top['output']}, {top['language']}" + (f", {pair_label(top)}" if with_pair else "")
+    return f" The largest per-language movement whose interval excludes zero is {said(top)} ({where}){tail}."
 
 
 def headlines(view: ResultsView) -> list[str]:
@@ -304,11 +319,7 @@ def headlines(view: ResultsView) -> list[str]:
         f"{against} is {'; '.join(parts)} F1 points."
     )
     if per_language:
-        largest = max(per_language, key=lambda row: abs(row["estimate"]))
-        sentence += (
-            f" The largest per-language movement is {said(largest)} ({largest['output']}, "
-            f"{largest['language']})."
-        )
+        sentence += largest_movement(view, per_language)
     return [sentence]
 
 
