@@ -22,7 +22,7 @@ RATE_STATISTICS = {
 # interval excluding zero says nothing, so only differences are ever bold. A leaderboard "flip" row is a swing.
 DIFFERENCE_STATISTICS = {"skew", "delta", "margin", "swing", "flip"}
 # The leaderboard's own statistics (docs/leaderboard.md): ranks can be fractional (ties), flips are counts.
-LEADERBOARD_DECIMALS = {"rank": 1, "flips": 1, "flips_significant": 0, "kendall_tau": 2}
+LEADERBOARD_DECIMALS = {"rank": 1, "flips": 1, "flips_significant": 0, "kendall_tau": 2, "tie_group": 0}
 SHARE_STATISTICS = {("leaderboard", "p_rank_change")}  # a share of replicates (0 to 1), printed as a percentage
 P_LIKE_STATISTICS = {("leaderboard", "holm_floor")}  # a bound on Holm p, printed as p-values are
 

@@ -85,7 +85,7 @@ def squash(text: str) -> str:
 
 RATES = {"identical", "type_agreement", "third_pass", "silent", "default_to_first", "rate", "copied", "skew"}
 DIFFERENCES = {"skew", "delta", "margin", "swing", "flip"}
-LEADERBOARD_DECIMALS = {"rank": 1, "flips": 1, "flips_significant": 0, "kendall_tau": 2}
+LEADERBOARD_DECIMALS = {"rank": 1, "flips": 1, "flips_significant": 0, "kendall_tau": 2, "tie_group": 0}
 
 
 def expected_text(row: dict[str, str], field: str) -> str:
@@ -214,11 +214,9 @@ def test_a_leaderboard_is_rendered_when_there_are_three_outputs(hostile_config: 
     printed = check_printed_numbers(parse(tmp_path / "index.html"), rows)
     leaderboard = {index for index, row in enumerate(rows) if row["analysis"] == "leaderboard"}
     floor = [index for index in leaderboard if rows[index]["statistic"] == "holm_floor"]
-    # tie_group rows (issue 11) are computed; printing them ("1–2: A, B; 3: C") belongs to the report issue
-    ties = {index for index in leaderboard if rows[index]["statistic"] == "tie_group"}
     assert leaderboard and floor
     # every row is printed on the page or, where the page shortens a long table, in that table's CSV
-    assert printed | in_downloads(numbered) == set(range(len(rows))) - set(floor) - ties  # the floor: a sentence
+    assert printed | in_downloads(numbered) == set(range(len(rows))) - set(floor)  # the floor: a sentence
     section = [node for node in parse(tmp_path / "index.html").iter("section")
                if node.attrs.get("id") == "section-leaderboard"][0]  # fmt: skip
     text = squash(section.text())
@@ -599,8 +597,7 @@ def test_a_leaderboard_record_prints_every_results_row(four_outputs) -> None:
     rows = results_rows(folder)
     printed = check_printed_numbers(parse(folder / "index.html"), rows)
     floor = {index for index, row in enumerate(rows) if row["statistic"] == "holm_floor"}
-    ties = {index for index, row in enumerate(rows) if row["statistic"] == "tie_group"}  # printed by the report issue
-    assert printed | in_downloads(numbered) == set(range(len(rows))) - floor - ties  # the floor is in a sentence
+    assert printed | in_downloads(numbered) == set(range(len(rows))) - floor  # the floor is in a sentence
     shortened = [table for table in numbered if table.notes and "the table's CSV holds every row" in table.notes[-1]]
     assert shortened and all(len(table.rows) == PAGE_ROWS < len(table.csv.rows) for table in shortened)
 

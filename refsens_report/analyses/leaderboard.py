@@ -111,6 +111,8 @@ def leaderboard_tables(view: ResultsView) -> list[Table]:
         for language in view.languages:
             for output in outputs:
                 cells = [label(rule), label(language), label(output)]
+                cells.append(stat_cell(rows.one("leaderboard", "tie_group", rule=rule, language=language,
+                                                output=output, reference=view.primary)))  # fmt: skip
                 cells += [stat_cell(rows.one("leaderboard", "p_rank_change", rule=rule, language=language,
                                              output=output, reference=first, reference_2=second))
                           for first, second in pairs]  # fmt: skip
@@ -119,11 +121,12 @@ def leaderboard_tables(view: ResultsView) -> list[Table]:
         key="rank-moves",
         title="How likely is each rank to move?",
         caption=(
-            "Share of bootstrap replicates in which the output's rank under the first reference of a pair differs "
-            "from its rank under the second, audited subset."
+            f"Tie group: outputs whose rank intervals under {view.primary} overlap share a group (1 = the top). "
+            "P(rank moves): share of bootstrap replicates in which the output's rank under the first reference of "
+            "a pair differs from its rank under the second, audited subset."
         ),
-        columns=("Rule", "Language", "Output", *(f"{first} → {second}" for first, second in pairs)),
-        groups=(("", 3), ("P(rank moves)", len(pairs))),
+        columns=("Rule", "Language", "Output", "Tie group", *(f"{first} → {second}" for first, second in pairs)),
+        groups=(("", 4), ("P(rank moves)", len(pairs))),
         rows=mark_repeats(move_rows, 2),
         widths=(8, 10, 26),
     )
@@ -137,8 +140,8 @@ def leaderboard_table(view: ResultsView) -> Table:
     columns: list[str] = ["Rule", "Language", "Output"]
     groups: list[tuple[str, int]] = [("", 3)]
     for reference in view.references:
-        columns += ["F1", "Rank"]
-        groups.append((reference, 2))
+        columns += ["F1", "Rank", "Tie group"] if reference == view.primary else ["F1", "Rank"]
+        groups.append((reference, 3 if reference == view.primary else 2))
     for first, second in pairs:
         columns.append("P(rank moves)" if len(pairs) == 1 else f"P(rank moves) {first}→{second}")
     if pairs:
@@ -152,6 +155,8 @@ def leaderboard_table(view: ResultsView) -> Table:
                     where = {"rule": rule, "language": language, "output": output, "reference": reference}
                     cells += [stat_cell(rows.one("leaderboard", "score", **where)),
                               stat_cell(rows.one("leaderboard", "rank", **where))]  # fmt: skip
+                    if reference == view.primary:
+                        cells.append(stat_cell(rows.one("leaderboard", "tie_group", **where)))
                 for first, second in pairs:
                     cells.append(stat_cell(rows.one("leaderboard", "p_rank_change", rule=rule, language=language,
                                                     output=output, reference=first, reference_2=second)))  # fmt: skip
@@ -162,7 +167,8 @@ def leaderboard_table(view: ResultsView) -> Table:
         caption=(
             "Micro-F1 (F1 points) and rank (1 = highest; ties share their average rank) of every ranked output "
             f"(an output that is not itself a reference) under each reference, on the audited subset, with "
-            f"{view.confidence_label}s from the same paired bootstrap as the swings. P(rank moves) is the share of "
+            f"{view.confidence_label}s from the same paired bootstrap as the swings. Tie group: outputs whose rank "
+            f"intervals under {view.primary} overlap share a group (1 = the top). P(rank moves) is the share of "
             "bootstrap replicates in which the output's rank under the first reference differs from its rank "
             "under the second."
         ),
