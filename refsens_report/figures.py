@@ -33,6 +33,7 @@ from matplotlib.colors import LogNorm  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 
 from refsens_report import formatting  # noqa: E402
+from refsens_report.lifetime import die_with_parent  # noqa: E402
 from refsens_report.tables import POOLED, ResultsView  # noqa: E402
 
 # Okabe & Ito's palette: distinguishable under the common colour-vision deficiencies and in greyscale print.
@@ -924,7 +925,7 @@ def write_figures(view: ResultsView, out_dir: Path) -> dict[str, Figure]:
     if workers > 1 and "fork" in multiprocessing.get_all_start_methods():
         _FORKED_JOB = (view, out_dir)
         try:
-            with multiprocessing.get_context("fork").Pool(workers) as pool:
+            with multiprocessing.get_context("fork").Pool(workers, die_with_parent, (os.getpid(),)) as pool:
                 models = pool.map(_forked_draw, range(len(FIGURES)), chunksize=1)
         finally:
             _FORKED_JOB = None
