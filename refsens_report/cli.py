@@ -59,13 +59,25 @@ def _validate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _refuse_published(out: Path) -> None:
+    """Refuse a published version folder (what build writes: index.html beside results.json or manifest.json)
+    as audit's --out: its results would no longer match its appendix, PDF and manifest."""
+    if (out / "index.html").is_file() and any((out / name).is_file() for name in ("results.json", "manifest.json")):
+        raise InputError(
+            f"{out} is a published version folder (built by refsens-report build): audit does not overwrite "
+            "its results; choose another --out"
+        )
+
+
 def _audit(args: argparse.Namespace) -> int:
     from refsens_report.audit import run_audit
     from refsens_report.config import load_config
     from refsens_report.results import write_results
 
+    _refuse_published(args.out)
     config = load_config(args.config)
     results = run_audit(config, progress=sys.stderr.isatty())
+    _refuse_published(args.out)  # a build may have published into it meanwhile
     paths = write_results(results, args.out)
     print(f"wrote {', '.join(str(path) for path in paths)}")
     return 0
