@@ -14,6 +14,8 @@ RULES = ("strict", "relaxed")
 POLICIES = ("keep_first", "keep_last", "keep_all", "drop_all")
 PAPER_SIZES = ("a4", "letter")
 VERSION_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
+# names the site uses itself (its index page); hidden names (the lock, staging folders) fail the pattern
+RESERVED_VERSIONS = {"index.html"}
 
 
 @dataclass(frozen=True)
@@ -107,6 +109,8 @@ def version_problem(version: str) -> str | None:
             f"must start with a letter or digit and use only letters, digits, '.', '_', '+', '-' "
             f"(it names the folder site/<version>/), got {version!r}"
         )
+    if version.lower() in RESERVED_VERSIONS:
+        return f"{version!r} is reserved: it names a file of the site itself (site/{version.lower()})"
     return None
 
 
