@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import os
+import signal
 import sys
+import threading
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 from refsens_report import __version__
-from refsens_report.errors import InputError
+from refsens_report.errors import BuildError, InputError, Stopped
 
 
 class _Parser(argparse.ArgumentParser):
@@ -54,13 +59,25 @@ def _validate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _refuse_published(out: Path) -> None:
+    """Refuse a published version folder (what build writes: index.html beside results.json or manifest.json)
+    as audit's --out: its results would no longer match its appendix, PDF and manifest."""
+    if (out / "index.html").is_file() and any((out / name).is_file() for name in ("results.json", "manifest.json")):
+        raise InputError(
+            f"{out} is a published version folder (built by refsens-report build): audit does not overwrite "
+            "its results; choose another --out"
+        )
+
+
 def _audit(args: argparse.Namespace) -> int:
     from refsens_report.audit import run_audit
     from refsens_report.config import load_config
     from refsens_report.results import write_results
 
+    _refuse_published(args.out)
     config = load_config(args.config)
     results = run_audit(config, progress=sys.stderr.isatty())
+    _refuse_published(args.out)  # a build may have published into it meanwhile
     paths = write_results(results, args.out)
     print(f"wrote {', '.join(str(path) for path in paths)}")
     return 0
@@ -87,14 +104,57 @@ def _simulate(args: argparse.Namespace) -> int:
 COMMANDS = {"validate": _validate, "audit": _audit, "build": _build, "simulate": _simulate}
 
 
+_STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
+
+
+@contextmanager
+def _stop_on_signals() -> Iterator[None]:
+    """SIGINT, SIGTERM and SIGHUP become exceptions in this process (KeyboardInterrupt, Stopped), so a build
+    removes its staging folder and stops its workers on the way out. A forked worker inherits the handler:
+    there SIGINT is ignored (the parent stops it; no traceback from every process on Ctrl-C) and SIGTERM or
+    SIGHUP end it as by default."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    owner = os.getpid()
+
+    def stop(signum: int, frame: object) -> None:
+        if os.getpid() != owner:
+            if signum != signal.SIGINT:
+                signal.signal(signum, signal.SIG_DFL)
+                os.kill(os.getpid(), signum)
+            return
+        if signum == signal.SIGINT:
+            raise KeyboardInterrupt
+        raise Stopped(signum)
+
+    # a signal ignored on the way in stays ignored (nohup; SIGINT for a background job of a script)
+    previous = {
+        signum: signal.signal(signum, stop) for signum in _STOP_SIGNALS if signal.getsignal(signum) != signal.SIG_IGN
+    }
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler if handler is not None else signal.SIG_DFL)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; return the exit code instead of exiting, so tests can call it."""
     try:
-        args = _parser().parse_args(argv)
-        return COMMANDS[args.command](args)
+        with _stop_on_signals():
+            args = _parser().parse_args(argv)
+            return COMMANDS[args.command](args)
     except InputError as error:
         print(error.render(), file=sys.stderr)
         return 2
+    except BuildError as error:
+        # the typesetter failed (a full disk, a file size limit): the site is as it was
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    except Stopped as stopped:
+        print(f"stopped by {signal.Signals(stopped.signum).name}", file=sys.stderr)
+        return 128 + stopped.signum
     except OSError as error:
         # a folder that is a file, a disk that is full, a permission: the user's to fix, not a crash
         where = f"{error.filename}: " if error.filename else ""

@@ -38,6 +38,8 @@ AUTO = "auto"
 #   bca:        bias-corrected and accelerated (Efron 1987), acceleration from the leave-one-out jackknife.
 INTERVALS = ("percentile", "bca")
 MAX_SEED = 2**63 - 1  # results.json stores the seed as a 64-bit integer
+# names the site uses itself (its index page); hidden names (the lock, staging folders) fail the pattern
+RESERVED_VERSIONS = {"index.html"}
 
 
 @dataclass(frozen=True)
@@ -138,6 +140,8 @@ def version_problem(version: str) -> str | None:
             f"must start with a letter or digit and use only letters, digits, '.', '_', '+', '-' "
             f"(it names the folder site/<version>/), got {shown(version)}"
         )
+    if version.lower() in RESERVED_VERSIONS:
+        return f"{shown(version)} is reserved: it names a file of the site itself (site/{version.lower()})"
     return None
 
 

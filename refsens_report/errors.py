@@ -40,6 +40,20 @@ class InputError(Exception):
         return "\n".join(lines)
 
 
+class BuildError(RuntimeError):
+    """The build could not finish for a reason the user can act on (the PDF typesetter failed: a full disk, a
+    file size limit): one line, exit code 2, no traceback. A RuntimeError, as pdf.py raised before."""
+
+
+class Stopped(BaseException):
+    """SIGTERM or SIGHUP asked the command to stop (as KeyboardInterrupt does for SIGINT): the build cleans up
+    on the way out and the CLI exits with 128 + the signal's number."""
+
+    def __init__(self, signum: int):
+        self.signum = signum
+        super().__init__(signum)
+
+
 class ProblemList:
     """Collects problems while reading input; raises them all at once."""
 

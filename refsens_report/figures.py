@@ -21,6 +21,7 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Sequence
 
+from refsens_report.lifetime import die_with_parent
 from refsens_report.record import POOLED
 from refsens_report.view import ResultsView
 
@@ -373,7 +374,7 @@ def write_figures(view: ResultsView, out_dir: Path, draws: Sequence[Draw]) -> di
     if workers > 1 and "fork" in multiprocessing.get_all_start_methods():
         _FORKED_JOB = (tuple(draws), view, out_dir)
         try:
-            with multiprocessing.get_context("fork").Pool(workers) as pool:
+            with multiprocessing.get_context("fork").Pool(workers, die_with_parent, (os.getpid(),)) as pool:
                 models = pool.map(_forked_draw, range(len(draws)), chunksize=1)
         finally:
             _FORKED_JOB = None

@@ -32,12 +32,15 @@ import logging
 import multiprocessing
 import os
 import re
+import signal
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from refsens_report.errors import BuildError
 from refsens_report.figures import print_variant
+from refsens_report.lifetime import die_with_parent
 
 PDF_VARIANT = "pdf/a-3b"  # PDF/A-3 allows embedded files of any type: results.json and results.csv ride along
 # in name order: WeasyPrint writes the embedded-files name tree in this order, and a name tree must be sorted
@@ -241,19 +244,26 @@ def _failure(error: BaseException) -> tuple[str, str]:
 
 
 def _reply(connection: Any, process: Any, doing: str) -> Any:
-    """Return the value a worker sends back; raise RuntimeError naming ``doing`` if it failed or stopped."""
+    """Return the value a worker sends back; raise BuildError (a RuntimeError) naming ``doing`` if it failed
+    or stopped."""
     try:
         kind, value = connection.recv()
     except EOFError:
         process.join()
-        raise RuntimeError(f"{doing} stopped (exit code {process.exitcode})") from None
+        raise BuildError(f"{doing} stopped (exit code {process.exitcode})") from None
     if kind == "error":
-        raise RuntimeError(f"{doing} failed: {value}")
+        raise BuildError(f"{doing} failed: {value}")
     return value
 
 
-def _run_in_child(html: str, folder: Path, fetcher: Any, target: Path, report: Any) -> None:
+def _exit_on_signal(signum: int, frame: Any) -> None:
+    raise SystemExit(128 + signum)  # unwinds: scratch folders are removed, the run workers stopped
+
+
+def _run_in_child(html: str, folder: Path, fetcher: Any, target: Path, report: Any, parent: int) -> None:
     """A forked worker: typeset one run; every failure goes back through the pipe, never a traceback."""
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the typesetter's handler: terminate() just ends it
+    die_with_parent(parent)
     try:
         _typeset_run(html, folder, fetcher, target, report)
         report.send(("done", None))
@@ -279,7 +289,9 @@ class _Runs:
         context = multiprocessing.get_context("fork")
         for html, target in zip(htmls, self.targets):
             receive, send = context.Pipe(duplex=False)
-            process = context.Process(target=_run_in_child, args=(html, folder, fetcher, target, send), daemon=True)
+            process = context.Process(
+                target=_run_in_child, args=(html, folder, fetcher, target, send, os.getpid()), daemon=True
+            )
             process.start()
             send.close()
             self.workers.append((process, receive))
@@ -538,10 +550,17 @@ def warm_up() -> float:
     return time.perf_counter() - start
 
 
-def _serve(connection: Any) -> None:
-    """The typesetter process: warm up, then typeset each page sent until told to stop."""
+def _serve(connection: Any, builds_end: Any, parent: int) -> None:
+    """The typesetter process: warm up, then typeset each page sent until told to stop.
+
+    It stops, removing its scratch folder and stopping the runs, when the build closes its end of the pipe,
+    sends SIGTERM, or dies (then the system sends SIGTERM: die_with_parent).
+    """
     import time
 
+    builds_end.close()  # holding the build's end too, it would never see the build's end of file
+    signal.signal(signal.SIGTERM, _exit_on_signal)
+    die_with_parent(parent, signal.SIGTERM)
     try:
         warmed = warm_up()
     except Exception:  # noqa: BLE001 - a failed warm-up only costs time; the real page reports its own errors
@@ -558,6 +577,8 @@ def _serve(connection: Any) -> None:
             timings = {"typesetter warm-up (before the page)": warmed, "typesetter idle": time.perf_counter() - waiting}
             write_pdf(*job, timings=timings)
             connection.send(("done", timings))
+        except SystemExit:
+            raise
         except BaseException as error:  # noqa: BLE001 - reported to the build, which raises it
             connection.send(_failure(error))
 
@@ -576,38 +597,51 @@ class Typesetter:
             context = multiprocessing.get_context("fork")
             self.connection, theirs = context.Pipe()
             # not a daemon: it forks the runs' workers itself; it stops when told to or when this end closes
-            self.process = context.Process(target=_serve, args=(theirs,), name="refsens-typesetter")
+            self.process = context.Process(
+                target=_serve, args=(theirs, self.connection, os.getpid()), name="refsens-typesetter"
+            )
             self.process.start()
             theirs.close()
 
     def write_pdf(self, page: Path, target: Path, build_time: datetime,
                   timings: dict[str, float] | None = None) -> Path:  # fmt: skip
-        """Typeset ``page`` into ``target`` (see write_pdf)."""
+        """Typeset ``page`` into ``target`` (see write_pdf); BuildError (a RuntimeError) if that fails."""
         if self.process is None:
-            return write_pdf(page, target, build_time, timings)
-        self.connection.send((page, target, build_time))
+            try:
+                return write_pdf(page, target, build_time, timings)
+            except Exception as error:  # noqa: BLE001 - one line, as from the typesetter process
+                raise BuildError(f"typesetting the PDF failed: {_failure(error)[1]}") from error
+        try:
+            self.connection.send((page, target, build_time))
+        except OSError:  # it died: its exit code says how
+            self.process.join()
+            raise BuildError(f"typesetting the PDF stopped (exit code {self.process.exitcode})") from None
         value = _reply(self.connection, self.process, "typesetting the PDF")
         if timings is not None:
             timings.update(value)
         return target
 
-    def close(self) -> None:
+    def close(self, now: bool = False) -> None:
+        """Stop the typesetter: when idle, or at once with ``now`` (the build failed or was interrupted)."""
         if self.process is None:
             return
-        try:
-            self.connection.send(None)
-        except (BrokenPipeError, OSError):
-            pass
+        if now:
+            self.process.terminate()  # SIGTERM: it removes its scratch folder and stops the runs
+        else:
+            try:
+                self.connection.send(None)
+            except (BrokenPipeError, OSError):
+                pass
         self.connection.close()
         self.process.join(timeout=5)
         if self.process.is_alive():
-            self.process.terminate()
+            self.process.kill()
             self.process.join()
         self.process = None
 
     def __enter__(self) -> Typesetter:
         return self
 
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
+    def __exit__(self, kind: type[BaseException] | None, *exc_info: object) -> None:
+        self.close(now=kind is not None)
 

@@ -1,0 +1,28 @@
+"""Forked workers die with the build: however the build ends, even by kill -9, none is left behind."""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import sys
+
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
+def die_with_parent(parent: int, signum: int = signal.SIGKILL) -> None:
+    """In a forked child: get ``signum`` when the parent (pid ``parent``) dies, however it dies (Linux
+    PR_SET_PDEATHSIG), and exit now if it died already. Ctrl-C is left to the parent, which stops its
+    children itself: SIGINT is ignored here (a child would otherwise print a KeyboardInterrupt traceback).
+
+    Elsewhere than Linux the workers stop on their own: the typesetter at its pipe's end of file once idle,
+    the run and figure workers when their job is done.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if sys.platform.startswith("linux"):
+        try:
+            ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signum, 0, 0, 0)
+        except (OSError, AttributeError):
+            pass
+    if os.getppid() != parent:  # the parent died before the request above: nobody waits for this worker
+        os._exit(1)
