@@ -392,3 +392,22 @@ def test_table_csvs_neutralise_formula_labels_and_keep_numbers(results: dict[str
     assert all(not cell.startswith(("=", "+", "@")) for row in rows for cell in row)
     swap_rows = list(csv.reader(io.StringIO(table_csv(swap.swap_table(ResultsView.from_json(results))))))
     assert "-1.00 [-4.00, +2.00]" in [cell for row in swap_rows for cell in row]  # numbers are not prefixed
+
+
+def test_captions_name_the_holm_family_that_was_tested(results: dict[str, Any]) -> None:
+    """With the adjacent family, captions say which swings were tested; untested swings print '—' as Holm p."""
+    view = ResultsView.from_json(results)
+    assert "Holm-adjusted over all 6 swings" in interaction.interaction_main_tables(view)[0].caption
+    for row in results["rows"]:
+        if row["analysis"] == "interaction" and row["statistic"] == "swing" and row["output_2"] == "o3":
+            row["p_holm"] = None  # outside the family
+    results["interaction"] = {"family": "adjacent", "tests": 2, "ranking": ["o1", "o2", "o3"], "holm_floor": 0.002}
+    view = ResultsView.from_json(results)
+    assert interaction.holm_family_size(view) == 2
+    phrase = interaction.holm_family_phrase(view)
+    assert phrase.startswith("the 2 swings of the adjacent family (the pairs of outputs adjacent in delivered's ranking")
+    [table] = interaction.interaction_main_tables(view)
+    assert phrase in table.caption
+    untested = next(row for row in table.rows if row[0].text == "o1 − o3" and row[1].text == "pooled")
+    assert untested[-1].text == "—" and untested[-1].field == "p_holm"
+    assert phrase in leaderboard.flips_table(view).caption

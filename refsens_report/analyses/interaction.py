@@ -300,11 +300,31 @@ def interaction_tables_long(
     return margins, swings
 
 
+FAMILY_SAID = {
+    "adjacent": "the pairs of outputs adjacent in {primary}'s ranking, {primary} against each other reference",
+    "primary": "every pair of outputs, {primary} against each other reference",
+    "all": "every pair of outputs under every pair of references",
+}
+
+
+def holm_family_phrase(view: ResultsView) -> str:
+    """Return what the Holm correction ran over, for captions: 'the 156 swings of the adjacent family (...)'.
+
+    Swings outside the family have no Holm p (printed '—'); results.json "interaction" names the family.
+    """
+    swings = len(view.rows.select("interaction", "swing"))
+    holm = view.data.get("interaction") or {}
+    if not holm.get("tests") or holm.get("tests") == swings:
+        return f"all {swings:,} swings (every language, pooled, every rule and pair)"
+    said = FAMILY_SAID.get(holm.get("family"), str(holm.get("family"))).format(primary=view.primary)
+    return (f"the {holm['tests']:,} swings of the {holm.get('family')} family ({said}; every language, pooled, both "
+            "rules); a swing outside it is not tested and its Holm p reads '—'")  # fmt: skip
+
+
 def interaction_main_tables(view: ResultsView) -> list[Table]:
     """The interaction tables: the paper's one table, or margins and swings in long layout for a leaderboard."""
     if not interaction_is_long(view):
         return [interaction_main_table(view)]
-    family = len(view.rows.select("interaction", "swing"))
     margins, swings = interaction_tables_long(view)
     return [
         replace(
@@ -322,8 +342,8 @@ def interaction_main_tables(view: ResultsView) -> list[Table]:
             caption=(
                 "Swing: margin under the first reference minus margin under the second, recomputed inside every "
                 "bootstrap resample, per pair of outputs and pair of references. Holm p is the two-sided "
-                f"bootstrap p-value of the swing, Holm-adjusted over all {family} swings (every language, pooled, "
-                "every rule and pair). Bold marks intervals excluding zero."
+                f"bootstrap p-value of the swing, Holm-adjusted over {holm_family_phrase(view)}. Bold marks "
+                "intervals excluding zero."
             ),
         ),
     ]
@@ -332,7 +352,6 @@ def interaction_main_tables(view: ResultsView) -> list[Table]:
 def interaction_main_table(view: ResultsView) -> Table:
     """Interaction on the audited subset, with Holm-adjusted p over the whole swing family."""
     first, second = view.outputs[:2] if len(view.outputs) > 1 else (view.outputs[0], "")
-    family = len(view.rows.select("interaction", "swing"))
     return replace(
         interaction_table(view),
         title="Does the ranking of the outputs survive a change of reference?",
@@ -340,8 +359,8 @@ def interaction_main_table(view: ResultsView) -> Table:
             f"Margin is F1({first}) − F1({second}) in F1 points under each reference, on the audited subset "
             f"({view.items_phrase('audited')} pooled). Swing is the paired interaction: margin under the first "
             "reference minus margin under the second, recomputed inside every bootstrap resample. Holm p is the "
-            f"two-sided bootstrap p-value of the swing, Holm-adjusted over all {family} swings (every language, "
-            "pooled, and every rule). Bold marks intervals excluding zero."
+            f"two-sided bootstrap p-value of the swing, Holm-adjusted over {holm_family_phrase(view)}. Bold marks "
+            "intervals excluding zero."
         ),
     )
 
@@ -386,7 +405,7 @@ def swing_forest(view: ResultsView) -> tuple[MplFigure, Figure] | None:
         caption=(
             f"Swing = (F1({output}) − F1({output_2}) under {first}) − (the same margin under {second}), in F1 "
             f"points with {view.confidence_label}, per language and pooled, on the audited subset. Filled points "
-            f"with an asterisk are significant after Holm correction over the whole swing family (p < {view.level})."
+            f"with an asterisk are significant after Holm correction (p < {view.level}) over {holm_family_phrase(view)}."
         ),
         alt=(
             f"Forest plot of swings, one panel per rule. Pooled {view.main_rule} swing {said(pooled)}, Holm p "
@@ -405,14 +424,18 @@ def pooled_swing(view: ResultsView) -> Row | None:
                 output_2=output_2, reference=first, reference_2=second)  # fmt: skip
 
 
+def holm_family_size(view: ResultsView) -> int:
+    """Return how many swings the Holm correction ran over (those with a Holm p)."""
+    return sum(row["p_holm"] is not None for _, row in view.rows.select("interaction", "swing"))
+
+
 def floor_caveat(view: ResultsView) -> str:
     """Return ', but ... no Holm p can fall below F' when the Holm floor makes 'not significant' empty, else ''."""
     floor = view.row("leaderboard", "holm_floor")
     if floor is None or floor["estimate"] is None or floor["estimate"] < view.alpha:
         return ""
-    family = len(view.rows.select("interaction", "swing"))
     return (
-        f" (with {formatting.count(family)} swings and {formatting.count(view.data.get('resamples'))} replicates no "
+        f" (with {formatting.count(holm_family_size(view))} swings in the Holm family and {formatting.count(view.data.get('resamples'))} replicates no "
         f"Holm p can fall below {said(floor)}, so this says nothing about the swings)"
     )
 

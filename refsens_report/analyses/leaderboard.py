@@ -16,7 +16,7 @@ import numpy as np
 
 from refsens_report import formatting
 from refsens_report.analyses.base import Analysis, AuditContext, Rows, Section
-from refsens_report.analyses.interaction import floor_caveat
+from refsens_report.analyses.interaction import floor_caveat, holm_family_phrase, holm_family_size
 from refsens_report.analyses.ranking import (
     MIN_OUTPUTS,
     leaderboard_rows,
@@ -254,7 +254,7 @@ def flips_table(view: ResultsView) -> Table:
         caption=(
             "Each pair whose order under one reference is the reverse of its order under the other, with its "
             f"swing (margin under the first reference minus margin under the second, F1 points, "
-            f"{view.confidence_label}), its bootstrap p and its Holm p over the whole swing family."
+            f"{view.confidence_label}), its bootstrap p and its Holm p over {holm_family_phrase(view)}."
         ),
         columns=("Rule", "Language", "Outputs", "References", f"Swing [{view.confidence_label}]", "p", "Holm p"),
         rows=mark_repeats(table_rows, 2),
@@ -423,7 +423,7 @@ def swing_heatmap(view: ResultsView) -> tuple[MplFigure, Figure] | None:
             f"{primary}), the pooled {rule} swing: the margin under {primary} minus the margin under "
             f"{alternative}, in F1 points, on the audited subset. {alternative} is the alternative reference with "
             f"the most order flips against {primary}. Framed cells: pairs whose order flips; a dot: swing "
-            "significant after Holm correction over the whole swing family. Every swing, for every pair of "
+            f"significant after Holm correction over {holm_family_phrase(view)}. Every swing, for every pair of "
             "references, is in the interaction table."
         ),
         alt=(
@@ -496,7 +496,7 @@ def leaderboard_sentences(view: ResultsView) -> list[str]:
         sentences.append(sentence)
     if floor is not None:
         sentences.append(
-            f"Holm floor: with {formatting.count(len(view.rows.select('interaction', 'swing')))} swings in the family "
+            f"Holm floor: with {formatting.count(holm_family_size(view))} swings in the Holm family "
             f"and {formatting.count(view.data.get('resamples'))} replicates, the smallest Holm p any swing can reach "
             f"is {said(floor)}"
             + (
