@@ -14,11 +14,17 @@ def die_with_parent(parent: int, signum: int = signal.SIGKILL) -> None:
     """In a forked child: get ``signum`` when the parent (pid ``parent``) dies, however it dies (Linux
     PR_SET_PDEATHSIG), and exit now if it died already. Ctrl-C is left to the parent, which stops its
     children itself: SIGINT is ignored here (a child would otherwise print a KeyboardInterrupt traceback).
+    SIGTERM and SIGHUP get their default action back (the build's handlers are inherited through fork): a
+    Python handler runs only between bytecodes, so a SIGTERM that arrives just before the worker blocks
+    in C (a figure worker waiting for the pool's queue lock when Pool.terminate sends it) would be noticed
+    never, and the pool would wait for the worker forever. The default action cannot be missed.
 
     Elsewhere than Linux the workers stop on their own: the typesetter at its pipe's end of file once idle,
     the run and figure workers when their job is done.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for stop in (getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name)):
+        signal.signal(stop, signal.SIG_DFL)
     if sys.platform.startswith("linux"):
         try:
             ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signum, 0, 0, 0)

@@ -262,8 +262,7 @@ def _exit_on_signal(signum: int, frame: Any) -> None:
 
 def _run_in_child(html: str, folder: Path, fetcher: Any, target: Path, report: Any, parent: int) -> None:
     """A forked worker: typeset one run; every failure goes back through the pipe, never a traceback."""
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the typesetter's handler: terminate() just ends it
-    die_with_parent(parent)
+    die_with_parent(parent)  # and SIGTERM ends it: not the typesetter's handler
     try:
         _typeset_run(html, folder, fetcher, target, report)
         report.send(("done", None))
@@ -559,8 +558,10 @@ def _serve(connection: Any, builds_end: Any, parent: int) -> None:
     import time
 
     builds_end.close()  # holding the build's end too, it would never see the build's end of file
-    signal.signal(signal.SIGTERM, _exit_on_signal)
     die_with_parent(parent, signal.SIGTERM)
+    # SIGTERM unwinds (scratch folder, runs). A SIGTERM that arrives just before it blocks reading the pipe
+    # waits there: the build's end of file, or close()'s kill after 5 s, ends it then
+    signal.signal(signal.SIGTERM, _exit_on_signal)
     try:
         warmed = warm_up()
     except Exception:  # noqa: BLE001 - a failed warm-up only costs time; the real page reports its own errors

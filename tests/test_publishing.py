@@ -76,6 +76,17 @@ def start_build(config: Path, out: Path, *more: str, **popen) -> subprocess.Pope
     )  # fmt: skip
 
 
+def finish(build: subprocess.Popen, timeout: float = 300) -> str:
+    """Wait for a build started by start_build; return its stderr. A build that hangs fails the test and is
+    killed with its whole process group, so no test leaves processes behind."""
+    try:
+        return build.communicate(timeout=timeout)[1]
+    except subprocess.TimeoutExpired:
+        os.killpg(build.pid, signal.SIGKILL)
+        build.communicate()
+        raise
+
+
 def children() -> dict[int, list[int]]:
     """pid -> its children's pids, for every process (from /proc)."""
     tree: dict[int, list[int]] = {}
@@ -188,10 +199,29 @@ def test_a_killed_first_build_leaves_only_a_staging_folder_that_the_next_build_r
     assert wait_gone(workers) == []
     assert [path.name for path in out.iterdir()] == staging_folders(out) and len(staging_folders(out)) == 1
     done = start_build(built_site.config_path, out)
-    _, error = done.communicate()
+    error = finish(done)
     assert done.returncode == 0, error
     assert sorted(path.name for path in out.iterdir()) == sorted([built_site.version, "index.html"])
     assert snapshot(out / built_site.version).keys() == snapshot(built_site.folder).keys()
+
+
+def _worker_signals(position: int) -> tuple[bool, bool]:
+    return signal.getsignal(signal.SIGTERM) == signal.SIG_DFL, signal.getsignal(signal.SIGINT) == signal.SIG_IGN
+
+
+def test_figure_workers_take_sigterm_by_default_under_the_clis_handlers() -> None:
+    # Pool.terminate stops the figure workers with SIGTERM. Had they kept the CLI's Python handler
+    # (inherited through fork), a SIGTERM arriving just before a worker blocks on the pool's queue lock
+    # would be noticed never, and the build would wait for that worker forever (seen: 1 pool in ~300).
+    import multiprocessing
+
+    from refsens_report.cli import _stop_on_signals
+    from refsens_report.lifetime import die_with_parent
+
+    with _stop_on_signals():
+        assert signal.getsignal(signal.SIGTERM) not in (signal.SIG_DFL, signal.SIG_IGN)
+        with multiprocessing.get_context("fork").Pool(2, die_with_parent, (os.getpid(),)) as pool:
+            assert pool.map(_worker_signals, range(4), chunksize=1) == [(True, True)] * 4
 
 
 @pytest.mark.parametrize(("signum", "to_group", "code", "said"), [
@@ -211,7 +241,7 @@ def test_sigterm_and_sigint_clean_up_without_a_traceback(
         os.killpg(build.pid, signum)
     else:
         build.send_signal(signum)
-    _, error = build.communicate(timeout=60)
+    error = finish(build, 60)
     assert build.returncode == code, error
     assert error.strip() == said  # one line, no traceback from the build or any worker
     assert wait_gone(workers) == []
@@ -320,14 +350,14 @@ def test_the_exchange_is_available_here(tmp_path: Path) -> None:
 def test_a_kill_at_any_step_of_a_forced_publish_loses_nothing(built_site: Built, tmp_path: Path, exchange: bool) -> None:
     version = built_site.version
     counting = publish(built_site, copy_site(built_site, tmp_path / "count"), version, "new", exchange=exchange)
-    output, error = counting.communicate()
+    output, error = counting.communicate(timeout=120)
     assert counting.returncode == 0, error
     steps = int(output)
     assert steps == (2 if exchange else 3)
     for kill_at in range(steps + 1):
         out = copy_site(built_site, tmp_path / f"kill-{kill_at}")
         killed = publish(built_site, out, version, "new", kill_at, exchange)
-        killed.communicate()
+        killed.communicate(timeout=120)
         assert killed.returncode == -signal.SIGKILL
         [staging] = staging_folders(out)
         if (out / version).exists():
@@ -338,7 +368,7 @@ def test_a_kill_at_any_step_of_a_forced_publish_loses_nothing(built_site: Built,
             assert tag_of(out / staging / site.PREVIOUS / version, built_site.folder) is None
         # the next build (of another version) puts back what was moved aside and tidies the dead staging
         after = publish(built_site, out, "9.9.9", "next", exchange=exchange)
-        _, error = after.communicate()
+        _, error = after.communicate(timeout=120)
         assert after.returncode == 0, error
         assert staging_folders(out) == []
         # the new version is in place from the step that moves it there (the exchange, or the second rename)
@@ -359,7 +389,7 @@ def test_concurrent_publishers_of_different_versions_all_end_up_in_the_index(bui
         time.sleep(1.5)  # every publisher waits at the start line with its version staged
         go.touch()
         for publisher in publishers:
-            _, error = publisher.communicate()
+            _, error = publisher.communicate(timeout=120)
             assert publisher.returncode == 0, error
         go.unlink()
         listed = index_versions(out)
@@ -371,7 +401,7 @@ def test_two_real_builds_of_different_versions_at_once(built_site: Built, tmp_pa
     out = copy_site(built_site, tmp_path)
     builds = [start_build(config_with_version(built_site, tmp_path, name), out) for name in ("2.0.0", "3.0.0")]
     for build in builds:
-        _, error = build.communicate(timeout=300)
+        error = finish(build)
         assert build.returncode == 0, error
     assert index_versions(out) == ["3.0.0", "2.0.0", built_site.version]
     assert staging_folders(out) == []
@@ -440,7 +470,7 @@ def test_a_file_size_limit_in_the_pdf_stage_is_one_line_and_leaves_the_site(buil
         resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
 
     build = start_build(config_with_version(built_site, tmp_path, "2.0.0"), out, preexec_fn=limit_file_size)
-    _, error = build.communicate(timeout=300)
+    error = finish(build)
     assert build.returncode == 2
     assert len(error.strip().splitlines()) == 1 and "File too large" in error and "Traceback" not in error
     assert snapshot(out) == before
