@@ -13,7 +13,10 @@ import errno
 import os
 import stat
 from pathlib import Path
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO, Iterator
+
+if TYPE_CHECKING:
+    from refsens_report.errors import ProblemList
 
 SYMLINK_LOOP = "a symlink loop"
 
@@ -74,6 +77,25 @@ def path_problem(path: Path, kind: str = "file") -> str | None:
     if stat.S_ISDIR(mode):
         return None if kind in ("folder", "any") else "is not a file"
     return f"is {_kind(mode)}, not a regular file"
+
+
+def text_files(folder: Path, display: str, problems: "ProblemList") -> Iterator[tuple[str, Path]]:
+    """Yield (name relative to the folder, path) of every .txt file under a folder, in name order.
+
+    A name the file system gave as bytes that are not UTF-8, and a file that is not a readable regular file
+    (a broken symlink, a FIFO, a device), are reported in ``problems`` and skipped.
+    """
+    for path in sorted(folder.rglob("*.txt")):
+        name = path.relative_to(folder).as_posix()
+        try:
+            name.encode("utf-8")
+        except UnicodeEncodeError:  # the file system gave bytes that are not UTF-8 (kept as surrogates)
+            problems.add(f"{display}: the file name {os.fsencode(name)!r} is not valid UTF-8; rename the file")
+            continue
+        if problem := path_problem(path, "file"):
+            problems.add(f"{display.rstrip('/')}/{name}: {'is a broken symlink' if problem == 'not found' else problem}")
+            continue
+        yield name, path
 
 
 def open_regular(path: Path) -> BinaryIO:

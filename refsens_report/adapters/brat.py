@@ -29,7 +29,7 @@ from refsens_report.adapters.common import (
     with_text_dup_keys,
 )
 from refsens_report.errors import MAX_PROBLEMS, ProblemList
-from refsens_report.files import decode_utf8, path_problem, read_bytes
+from refsens_report.files import decode_utf8, path_problem, read_bytes, text_files
 from refsens_report.names import name_problem
 from refsens_report.options import OptionReader
 from refsens_report.record import Item, Record, Span
@@ -200,16 +200,7 @@ def parse_ann(
 def _documents(folder: InputPath, problems: ProblemList) -> dict[str, Path]:
     """Return document id (path without suffix, relative to the folder) -> .txt path; report unusable files."""
     documents: dict[str, Path] = {}
-    for path in sorted(folder.path.rglob("*.txt")):
-        relative = path.relative_to(folder.path).as_posix()
-        try:
-            relative.encode("utf-8")
-        except UnicodeEncodeError:  # the file system gave bytes that are not UTF-8 (kept as surrogates)
-            problems.add(f"{folder.display}: the file name {os.fsencode(relative)!r} is not valid UTF-8; rename the file")
-            continue
-        if problem := path_problem(path, "file"):
-            problems.add(f"{folder.display}/{relative}: {'is a broken symlink' if problem == 'not found' else problem}")
-            continue
+    for relative, path in text_files(folder.path, folder.display, problems):
         document = relative[: -len(".txt")]
         if why := name_problem(document):
             problems.add(f"{folder.display}/{relative}: the document id (the file name) {why}")

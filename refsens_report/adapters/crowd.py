@@ -14,7 +14,6 @@ reaches counts as ``O`` for that worker, and how many there were is reported in 
 from __future__ import annotations
 
 import difflib
-import os
 import re
 import zipfile
 import zlib
@@ -35,7 +34,7 @@ from refsens_report.adapters.common import (
     with_text_dup_keys,
 )
 from refsens_report.errors import MAX_PROBLEMS, InputError, ProblemList
-from refsens_report.files import open_regular, path_problem, read_bytes
+from refsens_report.files import open_regular, read_bytes, text_files
 from refsens_report.names import name_problem
 from refsens_report.options import OptionReader
 from refsens_report.record import Item, Record, Span, check_unique_ids
@@ -93,18 +92,7 @@ class Archive:
         self.handle: BinaryIO | None = None
         problems = ProblemList()
         if source.path.is_dir():
-            self.names = []
-            for path in sorted(source.path.rglob("*.txt")):
-                name = path.relative_to(source.path).as_posix()
-                try:
-                    name.encode("utf-8")
-                except UnicodeEncodeError:  # the file system gave bytes that are not UTF-8 (kept as surrogates)
-                    problems.add(f"{source.display}: the file name {os.fsencode(name)!r} is not valid UTF-8; rename it")
-                    continue
-                if problem := path_problem(path, "file"):
-                    problems.add(f"{self.display(name)}: {'is a broken symlink' if problem == 'not found' else problem}")
-                    continue
-                self.names.append(name)
+            self.names = [name for name, _ in text_files(source.path, source.display, problems)]
         else:
             try:
                 self.handle = open_regular(source.path)  # never blocks on a FIFO swapped in after the config check
