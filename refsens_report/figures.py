@@ -289,6 +289,19 @@ def language_axis(axis: Axes, languages: list[str]) -> dict[str, float]:
     return positions
 
 
+def output_positions(outputs: list[str]) -> dict[str, float]:
+    """Return each output's y position, one row per output top to bottom (figures with many outputs)."""
+    return {output: -index for index, output in enumerate(outputs)}
+
+
+def label_outputs(axis: Axes, outputs: list[str]) -> None:
+    """Label the rows of ``output_positions`` with the outputs' names, with a vertical grid behind the points."""
+    axis.set_yticks([-index for index in range(len(outputs))], [plain(output) for output in outputs], fontsize=6.5)
+    axis.set_ylim(-len(outputs) + 0.4, 0.6)
+    axis.grid(axis="x")
+    axis.set_axisbelow(True)
+
+
 def interval_point(axis: Axes, y: float, row: Mapping[str, Any] | None, colour: str, marker: str,
                     filled: bool = True) -> None:  # fmt: skip
     """Draw one estimate with its interval as a horizontal error bar."""

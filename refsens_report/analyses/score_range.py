@@ -27,9 +27,11 @@ from refsens_report.figures import (
     Figure,
     figure_languages,
     height,
+    label_outputs,
     language_axis,
     languages_noted,
     legend_handles,
+    output_positions,
     plain,
     shared_xlabel,
     subplots,
@@ -49,6 +51,7 @@ from refsens_report.tables import (
 from refsens_report.view import ResultsView
 
 if TYPE_CHECKING:
+    from matplotlib.axes import Axes
     from matplotlib.figure import Figure as MplFigure
 
 
@@ -123,6 +126,21 @@ def range_table(view: ResultsView) -> Table:
     )
 
 
+def _dumbbell(axis: Axes, y: float, view: ResultsView, rule: str, language: str, output: str,
+              golds: list[str]) -> None:  # fmt: skip
+    """Draw one output's scores against every other gold at height y: a grey bar min to max, a mark per gold."""
+    scores = {gold: view.row("range", "score", rule=rule, language=language, output=output, reference=gold)
+              for gold in golds if gold != output}  # fmt: skip
+    values = [row["estimate"] for row in scores.values() if row and row["estimate"] is not None]
+    if values:
+        axis.plot([min(values), max(values)], [y] * 2, color=GRID, linewidth=2.5, zorder=1)
+    for gold, row in scores.items():
+        if row and row["estimate"] is not None:
+            index = golds.index(gold)
+            axis.plot([row["estimate"]], [y], marker=MARKERS[index % 8], color=OKABE_ITO[index % 8], markersize=5,
+                      linestyle="none", zorder=2)  # fmt: skip
+
+
 def range_dumbbells(view: ResultsView) -> tuple[MplFigure, Figure] | None:
     """Dumbbells: each output's score against every defensible gold, min to max, per language."""
     if not view.rows.has("range", "score"):
@@ -137,16 +155,7 @@ def range_dumbbells(view: ResultsView) -> tuple[MplFigure, Figure] | None:
     for axis, output in zip(axes[0], view.outputs):
         positions = language_axis(axis, languages)
         for language in languages:
-            scores = {gold: view.row("range", "score", rule=rule, language=language, output=output, reference=gold)
-                      for gold in golds if gold != output}  # fmt: skip
-            values = [row["estimate"] for row in scores.values() if row and row["estimate"] is not None]
-            if values:
-                axis.plot([min(values), max(values)], [positions[language]] * 2, color=GRID, linewidth=2.5, zorder=1)
-            for gold, row in scores.items():
-                if row and row["estimate"] is not None:
-                    index = golds.index(gold)
-                    axis.plot([row["estimate"]], [positions[language]], marker=MARKERS[index % 8],
-                              color=OKABE_ITO[index % 8], markersize=5, linestyle="none", zorder=2)  # fmt: skip
+            _dumbbell(axis, positions[language], view, rule, language, output, golds)
         axis.set_title(plain(f"Output: {output}"))
     shared_xlabel(figure, f"F1 ({rule}, F1 points)")
     top_legend(figure, legend_handles(golds), "Scored against")
@@ -170,22 +179,10 @@ def _range_rows(view: ResultsView, golds: list[str]) -> tuple[MplFigure, Figure]
     rule = view.main_rule
     outputs = view.outputs
     figure, axis = subplots(figsize=(WIDTH, height(len(outputs), 0.22)))
-    positions = {output: -index for index, output in enumerate(outputs)}
+    positions = output_positions(outputs)
     for output in outputs:
-        scores = {gold: view.row("range", "score", rule=rule, language=POOLED, output=output, reference=gold)
-                  for gold in golds if gold != output}  # fmt: skip
-        values = [row["estimate"] for row in scores.values() if row and row["estimate"] is not None]
-        if values:
-            axis.plot([min(values), max(values)], [positions[output]] * 2, color=GRID, linewidth=2.5, zorder=1)
-        for gold, row in scores.items():
-            if row and row["estimate"] is not None:
-                index = golds.index(gold)
-                axis.plot([row["estimate"]], [positions[output]], marker=MARKERS[index % 8],
-                          color=OKABE_ITO[index % 8], markersize=5, linestyle="none", zorder=2)  # fmt: skip
-    axis.set_yticks(list(positions.values()), [plain(output) for output in outputs], fontsize=6.5)
-    axis.set_ylim(-len(outputs) + 0.4, 0.6)
-    axis.grid(axis="x")
-    axis.set_axisbelow(True)
+        _dumbbell(axis, positions[output], view, rule, POOLED, output, golds)
+    label_outputs(axis, outputs)
     axis.set_xlabel(f"F1 ({rule}, pooled, F1 points)")
     top_legend(figure, legend_handles(golds), "Scored against")
     ranges = "; ".join(

@@ -29,9 +29,11 @@ from refsens_report.figures import (
     figure_languages,
     height,
     interval_point,
+    label_outputs,
     language_axis,
     languages_noted,
     legend_handles,
+    output_positions,
     plain,
     shared_xlabel,
     subplots,
@@ -209,17 +211,14 @@ def _swap_rows(view: ResultsView, first: str, second: str) -> tuple[MplFigure, F
     outputs = view.outputs
     figure, axes = subplots(1, len(view.rules), figsize=(WIDTH, height(len(outputs), 0.22)), sharey=True,
                              squeeze=False)  # fmt: skip
-    positions = {output: -index for index, output in enumerate(outputs)}
+    positions = output_positions(outputs)
     for axis, rule in zip(axes[0], view.rules):
         zero_line(axis)
         for output in outputs:
             row = view.row("swap", "delta", rule=rule, language=POOLED, output=output, reference=first,
                        reference_2=second)  # fmt: skip
             interval_point(axis, positions[output], row, OKABE_ITO[0], "o")
-        axis.set_yticks(list(positions.values()), [plain(output) for output in outputs], fontsize=6.5)
-        axis.set_ylim(-len(outputs) + 0.4, 0.6)
-        axis.grid(axis="x")
-        axis.set_axisbelow(True)
+        label_outputs(axis, outputs)
         axis.set_title(rule.capitalize())
     shared_xlabel(figure, plain(f"Δ = F1 vs {first} − F1 vs {second} (F1 points, pooled)"))
     pooled = "; ".join(
