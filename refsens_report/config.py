@@ -17,6 +17,7 @@ from refsens_report.options import OptionReader, shown_key
 RULES = ("strict", "relaxed")
 POLICIES = ("keep_first", "keep_last", "keep_all", "drop_all")
 PAPER_SIZES = ("a4", "letter")
+PDF_CONTENTS = ("summary", "full")  # [report] pdf: the body alone, or the body and the annex of complete tables
 VERSION_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
 # The bootstrap keeps, per item set, sums of shape (languages + 1, resamples + 1, columns) in float64
 # (bootstrap.resampled_sums). Resamples are capped outright, and with the record loaded the sums' size is
@@ -82,6 +83,7 @@ class ReportSettings:
 
     datasheet: Path | None = None
     paper: str = "a4"
+    pdf: str = "summary"  # "full" adds the annex: every row of every table the body shortens
 
 
 @dataclass(frozen=True)
@@ -113,6 +115,7 @@ class Config:
             "report": {
                 "datasheet": self.raw.get("report", {}).get("datasheet"),
                 "paper": self.report.paper,
+                "pdf": self.report.pdf,
             },
         }
 
@@ -324,6 +327,7 @@ def config_from_dict(data: dict[str, Any], path: Path) -> Config:
     if datasheet_value:
         datasheet = read_datasheet(report_reader, path.parent, datasheet_value)
     paper = report_reader.choice("paper", PAPER_SIZES, "a4")
+    pdf_contents = report_reader.choice("pdf", PDF_CONTENTS, "summary")
     report_reader.finish()
 
     problems.raise_if_any()
@@ -335,6 +339,6 @@ def config_from_dict(data: dict[str, Any], path: Path) -> Config:
         record_options=record_options,
         roles=roles,
         audit=audit,
-        report=ReportSettings(datasheet=datasheet, paper=paper),
+        report=ReportSettings(datasheet=datasheet, paper=paper, pdf=pdf_contents),
         raw=data,
     )

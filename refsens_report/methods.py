@@ -1,4 +1,6 @@
-"""The Methods text: what refsens-report computes, and what it chose where the contract is silent.
+"""The Methods text: what refsens-report computes, and what it chose where the method leaves a choice open.
+
+It is printed in every appendix, so it names no file the reader does not have (no METHOD.md, no docs/ page).
 
 The report's Methods section renders ``methods_markdown()``: the shared definitions here, each analysis's own
 (``Analysis.methods``) in the registry's order, and the choices. docs/methods.md is the same text, written by
@@ -13,11 +15,10 @@ from typing import Any, Mapping
 
 from refsens_report.analyses.registry import ANALYSES
 
-INTRO = """# Methods: what refsens-report computes, and what it chose where the contract is silent
+INTRO = """# Methods: what refsens-report computes, and what it chose where the method leaves a choice open
 
-The definitions are those of METHOD.md (shipped with the project's design documents) and of the paper
-"Same Output, Different Gold". This page restates them briefly and lists every choice the tool makes that
-the contract leaves open. The report's Methods section carries the same text.
+The definitions follow the paper "Same Output, Different Gold" and refsens-report's published method. This
+section restates them briefly and lists every choice the tool makes where the method leaves one open.
 
 """
 
@@ -51,7 +52,7 @@ UNCERTAINTY = """- **Uncertainty.** Paired, stratified, prompt-level bootstrap: 
   2,000, for which the Holm floor 2m / (B + 1) of the family's m tests is at most a tenth of 1 − confidence
   (0.005 at 95 %), so the floor never decides a test; a number in the config pins B."""
 
-CHOICES = """## Choices where the contract is silent
+CHOICES = """## Choices where the method leaves a choice open
 
 1. **Absent is never equal.** A labelling absent from an item does not equal any other labelling there,
    not even another absent one. So an item without the primary reference never counts as "silent".
@@ -79,11 +80,11 @@ CHOICES = """## Choices where the contract is silent
    pooled |delta| is largest.
 10. **Range** ignores undefined scores; it is undefined only when every score is.
 11. **Intervals everywhere.** Every row carries a bootstrap interval (rates, scores and ranges too), not only
-    the rows METHOD.md requires; p-values only on skew, delta, margin and swing.
+    the rows the method requires; p-values only on skew, delta, margin and swing.
 12. **Type agreement** uses strict and relaxed TP whatever rules the config lists.
 13. **Precision.** Numbers in results.csv and results.json are the full double-precision values; the
-    report rounds only for display (METHOD.md section 6).
-14. **Type agreement above 100.** The contract's formula, 100 · TP_strict / TP_relaxed, is kept exactly.
+    report rounds only for display (the Printing line of the settings above).
+14. **Type agreement above 100.** The method's formula, 100 · TP_strict / TP_relaxed, is kept exactly.
     When both annotators give one boundary two types (say LOC and ORG on the same span), that boundary is
     one relaxed match but two strict matches, so the figure can exceed 100; on ordinary records, where a
     boundary carries one type, it is the share of boundary-matched spans that also agree on type.
@@ -93,8 +94,17 @@ CHOICES = """## Choices where the contract is silent
     floor, and the report says so rather than reading "none significant" as evidence. The adjacent family's
     ranking is the pooled point estimate F1 under the primary reference, main rule (strict when computed),
     on the audited items, ties in config order; the same pairs are tested under every rule and language.
-    With one language the pooled rows repeat the language's and both stay in the family (the contract's
+    With one language the pooled rows repeat the language's and both stay in the family (the method's
     "all languages and pooled"), which doubles m: conservative, never anticonservative.
+16. **Small strata.** The tool's coverage study on simulated records found the nominal 95 %
+    intervals cover 93.8–94.5 % at about 100 audited items per language, but per-language intervals for
+    languages with about 50 audited items, and few items on which the references differ, covered only
+    86–90 %: the percentile bootstrap cannot resample disagreements the sample does not contain. Read
+    per-language intervals from small strata as optimistic; pooled intervals were unaffected (91.5–95 %).
+    BCa intervals (`[audit] interval = "bca"`) do not help: re-run with 60 records each (truth from 60,000
+    items, 500 replicates), per-language coverage fell from 91.3 / 92.8 / 90.1 % (delta / skew / swing,
+    percentile) to 89.0 / 91.2 / 86.8 % (BCa) at 3,000 items, and from 93.8 / 94.2 / 93.3 % to 92.4 / 93.8 /
+    91.9 % at 6,000 items. Percentile stays the default; BCa is offered, not advised.
 17. **The cap on automatic replicates.** The bootstrap's cost is linear in B (one weights-by-counts product
     per replicate). Measured on this machine: the CoNLL-2003 example (14 systems x 4 golds, 3,453 sentences,
     an adjacent family of 156 tests) audits in 3.8 s at B = 2,000 (all 2,184 tests, floor 1.0) and in 19 s at
@@ -110,15 +120,6 @@ CHOICES = """## Choices where the contract is silent
 20. **n_items.** The items a statistic was computed on: the item set's size per language and pooled, except
     for ratios over a sub-population, which count that sub-population: `default_to_first` the items where
     A ≠ B and no third pass fired, `type_agreement` the items with at least one boundary-matched span.
-16. **Small strata.** The coverage study (`bench/coverage.py`, docs/simulation.md) found the nominal 95 %
-    intervals cover 93.8–94.5 % at about 100 audited items per language, but per-language intervals for
-    languages with about 50 audited items, and few items on which the references differ, covered only
-    86–90 %: the percentile bootstrap cannot resample disagreements the sample does not contain. Read
-    per-language intervals from small strata as optimistic; pooled intervals were unaffected (91.5–95 %).
-    BCa intervals (`[audit] interval = "bca"`) do not help: re-run with 60 records each (truth from 60,000
-    items, 500 replicates), per-language coverage fell from 91.3 / 92.8 / 90.1 % (delta / skew / swing,
-    percentile) to 89.0 / 91.2 / 86.8 % (BCa) at 3,000 items, and from 93.8 / 94.2 / 93.3 % to 92.4 / 93.8 /
-    91.9 % at 6,000 items (docs/simulation.md). Percentile stays the default; BCa is offered, not advised.
 """
 
 

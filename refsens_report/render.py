@@ -28,6 +28,7 @@ from refsens_report.config import AuditSettings
 from refsens_report.figures import Figure
 from refsens_report.methods import methods_markdown
 from refsens_report.prose import said
+from refsens_report.summary import Summary, build_summary, shown_in_summary
 from refsens_report.tables import Table
 from refsens_report.view import ResultsView
 
@@ -74,6 +75,8 @@ class AppendixPage:
     seed, resamples: the bootstrap seed and number of replicates, as printed.
     confidence_label: e.g. "95% CI".
     pdf_name: the file name of the PDF beside the page.
+    summary: the answer first: verdicts per alternative reference, the band, one figure, what does not apply.
+    annex: with ``[report] pdf = "full"``, the complete tables the body shortened (empty otherwise).
     headlines: the headline findings, sentences with their numbers.
     sections: the analysis sections in the paper's order.
     methods_html: the Methods text (``methods.methods_markdown()`` rendered, raw HTML disabled).
@@ -96,6 +99,8 @@ class AppendixPage:
     resamples: str
     confidence_label: str
     pdf_name: str
+    summary: Summary
+    annex: tuple[Table, ...]
     headlines: tuple[str, ...]
     sections: tuple[Section, ...]
     methods_html: Markup
@@ -201,15 +206,59 @@ def render_markdown(text: str, heading_shift: int = 0, drop_title: bool = False)
 # --- sections --------------------------------------------------------------------------------------
 
 
-def build_sections(view: ResultsView, figures: Mapping[str, Figure]) -> tuple[list[Section], list[Table]]:
-    """Return one section per analysis in the registry's order, tables and figures numbered in reading order.
+@dataclass(frozen=True)
+class Body:
+    """The appendix's body: the summary that opens it, the analysis sections it prints, their tables in order."""
 
-    A long table prints its most telling rows on the page (``tables.for_the_page``); its CSV keeps them all.
+    summary: Summary
+    sections: list[Section]
+    tables: list[Table]
+    annex: list[Table]  # with [report] pdf = "full": every table the body shortened, complete
+
+
+def build_body(view: ResultsView, figures: Mapping[str, Figure]) -> Body:
+    """Return the summary and one section per analysis that has something to print, numbered in reading order.
+
+    An analysis that does not apply and has nothing to print is a line of the summary's "Not applicable" list,
+    not a section. The summary's figure is Figure 1 and is not repeated in its own section. With one language a
+    table prints its pooled rows only (``tables.one_language``); a long table prints its most telling rows on the
+    page (``tables.for_the_page``) and its CSV keeps them all.
     """
     sections = [analysis.section(view, figures) for analysis in ANALYSES]
-    sections = [replace(section, tables=tuple(tables.for_the_page(table, view) for table in section.tables))
-                for section in sections]  # fmt: skip
-    return _numbered(sections)
+    summary = build_summary(view, figures, sections)
+    shown, cited = shown_in_summary(summary), summary.cited(view)
+    printed = []
+    for section in sections:
+        if section.not_applicable and not section.tables and not section.figures:
+            continue
+        page_tables = tuple(tables.for_the_page(tables.one_language(table, view), view, cited)
+                            for table in section.tables)  # fmt: skip
+        kept = tuple(figure for figure in section.figures if figure.key != shown)
+        printed.append(replace(section, tables=page_tables, figures=kept,
+                               paragraphs=section.paragraphs + ((SUMMARY_FIGURE_NOTE,) if len(kept) < len(section.figures) else ())))  # fmt: skip
+    if summary.figure is not None:
+        summary = replace(summary, figure=replace(summary.figure, number=1))
+    numbered, all_tables = _numbered(printed, first_figure=2 if summary.figure is not None else 1)
+    full = view.data.get("config", {}).get("report", {}).get("pdf") == "full"
+    return Body(summary=summary, sections=numbered, tables=all_tables, annex=annex(all_tables) if full else [])
+
+
+def annex(numbered: Sequence[Table]) -> list[Table]:
+    """Return every table the body shortened, complete, under its own number (the annex of a full PDF)."""
+    return [
+        replace(table.csv, key=f"{table.key}-complete", number=table.number, title=f"{table.title} (complete)")
+        for table in numbered
+        if table.csv is not None
+    ]  # fmt: skip
+
+
+SUMMARY_FIGURE_NOTE = "Figure 1, in the summary at the start of this appendix, belongs to this section."
+
+
+def build_sections(view: ResultsView, figures: Mapping[str, Figure]) -> tuple[list[Section], list[Table]]:
+    """Return the printed sections and their tables (``build_body`` without the summary)."""
+    body = build_body(view, figures)
+    return body.sections, body.tables
 
 
 def headline_sentences(view: ResultsView) -> list[str]:
@@ -250,11 +299,11 @@ def version_figures(view: ResultsView) -> VersionFigures:
     )
 
 
-def _numbered(sections: list[Section]) -> tuple[list[Section], list[Table]]:
+def _numbered(sections: list[Section], first_figure: int = 1) -> tuple[list[Section], list[Table]]:
     """Number sections from 2 (1 is the headline findings), then tables and figures in reading order."""
     numbered: list[Section] = []
     all_tables: list[Table] = []
-    figure_number = table_number = 1
+    figure_number, table_number = first_figure, 1
     for offset, section in enumerate(sections):
         section_figures = []
         for figure in section.figures:
@@ -320,8 +369,13 @@ def appendix_context(
     build_timestamp: str,
     build_timestamp_source: str,
     pdf_name: str,
+    summary: Summary | None = None,
+    annex: Sequence[Table] = (),
 ) -> AppendixPage:
-    """Return the appendix page's context from results.json, its numbered sections and the datasheet."""
+    """Return the appendix page's context from results.json, its numbered sections and the datasheet.
+
+    ``summary``: from ``build_body`` (with its figure); without it, the summary is made again, without a figure.
+    """
     view = ResultsView.from_json(results)
     return AppendixPage(
         dataset_name=results["dataset"]["name"],
@@ -335,6 +389,8 @@ def appendix_context(
         resamples=formatting.count(results.get("resamples")),
         confidence_label=view.confidence_label,
         pdf_name=pdf_name,
+        summary=summary if summary is not None else build_body(view, {}).summary,
+        annex=tuple(annex),
         headlines=tuple(headline_sentences(view)),
         sections=tuple(sections),
         methods_html=render_markdown(methods_markdown(results), heading_shift=1, drop_title=True),

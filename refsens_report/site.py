@@ -157,12 +157,12 @@ def render_version(config: Config, folder: Path, stages: Stages,
     with stages.stage("figures"):
         drawn = figures.write_figures(view, folder, figure_makers())
     with stages.stage("tables"):
-        sections, numbered = render.build_sections(view, drawn)
-        write_tables(numbered, folder / "tables")
+        body = render.build_body(view, drawn)
+        write_tables(body.tables, folder / "tables")
     with stages.stage("html"):
         page = render.appendix_context(
-            results, sections, datasheet, downloads_of(folder, numbered, drawn, results["dataset"]["version"]),
-            timestamp, moment_source, pdf_name(results["dataset"]["version"]),
+            results, body.sections, datasheet, downloads_of(folder, body.tables, drawn, results["dataset"]["version"]),
+            timestamp, moment_source, pdf_name(results["dataset"]["version"]), body.summary, body.annex,
         )  # fmt: skip
         (folder / INDEX_NAME).write_text(render.render_page("appendix.html", page), encoding="utf-8")
         render.copy_stylesheets(folder)

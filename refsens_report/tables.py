@@ -63,9 +63,55 @@ class Table:
         return f"table-{self.key}"
 
     @property
+    def column_widths(self) -> tuple[str, ...]:
+        """Return each column's share of the printed table width, in %, from its longest word (``column_widths``)."""
+        return column_widths(self)
+
+    @property
     def numeric_columns(self) -> tuple[bool, ...]:
         """Return, per column, whether it holds numbers (right-aligned)."""
         return tuple(any(row[i].numeric for row in self.rows) for i in range(len(self.columns)))
+
+
+# The printed table is set at a fixed layout (WeasyPrint measures no cell): each column gets at least its
+# longest word, so a header or label breaks between words and never inside one (ADDR/ESS), then a share of
+# what is left towards its longest line. In characters of the table's type on a one-column A4 or letter page.
+LINE_CHARACTERS = 120
+CELL_PADDING = 2  # characters' worth of cell padding
+LONGEST_LINE = 28  # a label longer than this wraps rather than widening its column further
+
+
+def _words(text: str) -> list[str]:
+    return text.split() or [""]
+
+
+def column_widths(table: Table) -> tuple[str, ...]:
+    """Return each column's share of the table width, in % (one decimal, so the page is reproducible).
+
+    need: the column's longest word (header or cell; a number cell's estimate and each half of its
+    interval); want: its longest line, up to LONGEST_LINE. Every column gets its need when all needs fit in
+    LINE_CHARACTERS, and what is left is shared in proportion to how much more each wants.
+    """
+    need, want = [], []
+    for index, header in enumerate(table.columns):
+        pieces = [*_words(header)]
+        lines = [len(header)]
+        for row in table.rows:
+            cell = row[index]
+            pieces += _words(cell.text) + (_words(cell.interval) if cell.interval else [])
+            lines += [len(cell.text), len(cell.interval)]
+        longest_word = max(len(piece) for piece in pieces) + CELL_PADDING
+        need.append(longest_word)
+        want.append(max(longest_word, min(max(lines), LONGEST_LINE) + CELL_PADDING))
+    if sum(want) <= LINE_CHARACTERS:
+        sizes = want
+    elif sum(need) <= LINE_CHARACTERS:
+        spare, extra = LINE_CHARACTERS - sum(need), sum(want) - sum(need)
+        sizes = [n + spare * (w - n) / extra for n, w in zip(need, want)]
+    else:
+        sizes = need
+    total = sum(sizes)
+    return tuple(f"{100 * size / total:.1f}" for size in sizes)
 
 
 def number_tables(tables: Sequence[Table], start: int = 1) -> list[Table]:
@@ -145,36 +191,76 @@ def long_layout(view: ResultsView, number_columns: int) -> bool:
     )
 
 
+# --- one language: its rows are the pooled ones -------------------------------------------------------
+
+LANGUAGE_COLUMN = "Language"
+
+
+def one_language(table: Table, view: ResultsView) -> Table:
+    """Return the table without its per-language rows and Language column when the record has one language.
+
+    With one language every per-language row equals its pooled row (same items, same draws), so a table would
+    print each twice. The pooled rows stay (the headlines and figures cite them); a note names the language.
+    results.csv keeps both.
+    """
+    if len(view.languages) != 2 or LANGUAGE_COLUMN not in table.columns:
+        return table
+    column = table.columns.index(LANGUAGE_COLUMN)
+    language = view.languages[0]
+    rows = [[replace(cell, repeated=False) for index, cell in enumerate(row) if index != column]
+            for row in table.rows if row[column].text != language]  # fmt: skip
+    if not rows:
+        return table
+    groups, start = [], 0
+    for group_label, width in table.groups:  # the group band spanning the dropped column loses one column
+        groups.append((group_label, width - (start <= column < start + width)))
+        start += width
+    labels = next((index for index, cell in enumerate(rows[0]) if cell.numeric), len(rows[0]))
+    note = f"The record has one language ({language}): every row is pooled over it."
+    return replace(
+        table,
+        columns=tuple(name for index, name in enumerate(table.columns) if index != column),
+        rows=mark_repeats(rows, max(labels - 1, 0)),
+        groups=tuple((group_label, width) for group_label, width in groups if width > 0),
+        widths=tuple(width for index, width in enumerate(table.widths) if index != column),
+        notes=(*table.notes, note),
+        csv=one_language(table.csv, view) if table.csv else None,
+    )
+
+
 # --- the page's share of a long table ----------------------------------------------------------------
 
-PAGE_ROWS = 60  # rows a table prints on the page at most (about a PDF page and a half); its CSV download holds every row
+PAGE_ROWS = 30  # rows a table prints on the page at most (about a PDF page); its CSV download holds every row
 
 
-def for_the_page(table: Table, view: ResultsView) -> Table:
+def for_the_page(table: Table, view: ResultsView, cited: frozenset[int] = frozenset()) -> Table:
     """Return the table as the page prints it: every row, or the PAGE_ROWS most telling ones and a note.
 
-    Most telling: pooled rows first, then the rows with the largest absolute difference (delta, margin, swing,
-    skew) they print, kept in the table's order. The CSV download (``Table.csv``) keeps every row, so nothing
-    is lost; at leaderboard scale (thousands of swings) the page and the PDF stay the size of a report.
+    Most telling: rows printing a number the summary cites (``cited``: results row indices) first, then pooled
+    rows, then the rows with the largest absolute difference (delta, margin, swing, skew) they print, kept in
+    the table's order. The CSV download (``Table.csv``) and, with ``[report] pdf = "full"``, the annex keep every
+    row, so nothing is lost; at leaderboard scale (thousands of swings) the page and the PDF stay the size of
+    a report.
     """
     if len(table.rows) <= PAGE_ROWS:
         return table
     results = view.rows.rows
 
-    def importance(position: int) -> tuple[bool, float, int]:
-        found = [results[cell.row] for cell in table.rows[position] if cell.row is not None]
+    def importance(position: int) -> tuple[bool, bool, float, int]:
+        indices = [cell.row for cell in table.rows[position] if cell.row is not None]
+        found = [results[index] for index in indices]
         pooled = any(row["language"] == POOLED for row in found)
         sizes = [abs(row["estimate"]) for row in found
                  if row["estimate"] is not None and formatting.is_difference(row["statistic"])]  # fmt: skip
-        return (pooled, max(sizes, default=0.0), -position)
+        return (any(index in cited for index in indices), pooled, max(sizes, default=0.0), -position)
 
     kept = sorted(sorted(range(len(table.rows)), key=importance, reverse=True)[:PAGE_ROWS])
     labels = next((index for index, cell in enumerate(table.rows[0]) if cell.numeric), len(table.columns))
     rows = [[replace(cell, repeated=False) for cell in table.rows[position]] for position in kept]
-    pooled_only = all(importance(position)[0] for position in kept)
+    pooled_only = all(importance(position)[1] for position in kept)
     what = "pooled rows" if pooled_only else "rows, pooled first"
     note = (f"The page shows {PAGE_ROWS} of the table's {len(table.rows):,} rows ({what}, those with the largest "
-            "differences); the table's CSV holds every row.")  # fmt: skip
+            "differences, and every row the summary cites); the table's CSV holds every row.")  # fmt: skip
     return replace(table, rows=mark_repeats(rows, max(labels - 1, 0)), notes=(*table.notes, note),
                    csv=table.csv or table)  # fmt: skip
 
