@@ -89,7 +89,8 @@ def _ranking(view: ResultsView, alternative: str, outputs: Sequence[str], cited:
         cited += [row for row in (flips, tau, significant) if row is not None]
         return (
             f" The ranking of {ranked} outputs: tau-b {said(tau)}; {flipped} of {ranked * (ranked - 1) // 2} pairs "
-            f"change order, {formatting.number(significant['estimate'], 0) if significant else formatting.UNDEFINED} "
+            f"change order ({said(flips)}), "
+            f"{formatting.number(significant['estimate'], 0) if significant else formatting.UNDEFINED} "
             f"of them significantly after Holm."
         )
     if len(outputs) == 2:

@@ -57,7 +57,8 @@ def test_the_appendix_loads_offline_with_no_errors_and_no_outside_request(
         broken = page.evaluate("Array.from(document.images).filter(i => !i.complete || i.naturalWidth === 0).length")
         assert broken == 0
         assert page.evaluate("document.styleSheets.length") >= 1
-        assert page.evaluate("document.querySelectorAll('section').length") == 14
+        html = (built_site.folder / "index.html").read_text(encoding="utf-8")
+        assert page.evaluate("document.querySelectorAll('section').length") == html.count("<section ") >= 10
         # the hostile type and labelling names stayed text: no script element, no alert
         assert page.evaluate("document.querySelectorAll('script').length") == 0
         folder = tmp_path_factory.mktemp("screenshots")
@@ -83,5 +84,67 @@ def test_the_site_index_loads_and_reads_without_javascript(built_site: Built, br
         page.wait_for_load_state("load")
         assert page.url.endswith(f"/{built_site.version}/index.html")
         assert page.locator("h1").inner_text().startswith("Simulated PII benchmark")
+    finally:
+        context.close()
+
+
+# Every word of a table header or row label, measured: a word set on two lines has two client rects. A word
+# is a run of letters and digits (ADDRESS, Language): punctuation inside a name ('<script>alert(...)') and
+# Chinese or Japanese characters, between which lines may break by the Unicode line-breaking rules, are not.
+WORDS_ON_TWO_LINES = """() => {
+  const broken = [];
+  const ideographs = /[\\p{Script=Han}\\p{Script=Hiragana}\\p{Script=Katakana}]/u;
+  for (const cell of document.querySelectorAll('figure.table th')) {
+    const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      const pattern = /[\\p{L}\\p{N}\\p{M}]+/gu;
+      let match;
+      while ((match = pattern.exec(node.data)) !== null) {
+        const range = document.createRange();
+        range.setStart(node, match.index);
+        range.setEnd(node, match.index + match[0].length);
+        const lines = new Set(Array.from(range.getClientRects()).map(rect => Math.round(rect.top)));
+        if (lines.size > 1 && !ideographs.test(match[0])) broken.push(match[0]);
+      }
+    }
+  }
+  return broken;
+}"""
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_no_table_header_or_label_breaks_inside_a_word(built_site: Built, browser, width: int) -> None:
+    context = browser.new_context(viewport={"width": width, "height": 844})
+    page = context.new_page()
+    try:
+        page.goto((built_site.folder / "index.html").resolve().as_uri(), wait_until="load")
+        assert page.evaluate("document.querySelectorAll('figure.table th').length") > 50
+        assert page.evaluate(WORDS_ON_TWO_LINES) == []
+    finally:
+        context.close()
+
+
+def test_a_phone_shows_the_answer_first_and_scrolls_tables_in_their_own_box(built_site: Built, browser) -> None:
+    context = browser.new_context(viewport={"width": 390, "height": 844}, device_scale_factor=2, is_mobile=True)
+    page = context.new_page()
+    try:
+        page.goto((built_site.folder / "index.html").resolve().as_uri(), wait_until="load")
+        # the summary's heading and the start of its first verdict are on the first screen
+        top = page.evaluate("document.querySelector('#summary .verdicts li').getBoundingClientRect().top")
+        assert 0 < top < 844 - 40
+        # the page itself never scrolls sideways; a wide table scrolls inside its box, which shows a cue
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390
+        boxes = page.evaluate("""() => Array.from(document.querySelectorAll('.table-scroll')).map(box => ({
+            wide: box.scrollWidth > box.clientWidth + 1,
+            scrolls: getComputedStyle(box).overflowX === 'auto',
+            cue: getComputedStyle(box).backgroundImage.includes('gradient')}))""")
+        assert any(box["wide"] for box in boxes)  # the demo has tables wider than a phone
+        assert all(box["scrolls"] and box["cue"] for box in boxes)
+        shot = page.screenshot(full_page=False)
+        assert len(shot) > 10_000
+        keep = os.environ.get("REFSENS_SCREENSHOT_DIR")
+        if keep:
+            Path(keep).mkdir(parents=True, exist_ok=True)
+            (Path(keep) / "phone.png").write_bytes(shot)
     finally:
         context.close()

@@ -310,3 +310,32 @@ def test_every_page_prints_its_body_and_its_furniture(built_site: Built, tmp_pat
         ]
         assert all(count > 5 for count in ink), (number, ink)
 
+
+
+# --- the answer first ----------------------------------------------------------------------------------
+
+
+def test_the_summary_page_states_every_verdict_with_the_numbers_of_results_csv(built_site: Built,
+                                                                               pages_text: list[str]) -> None:  # fmt: skip
+    from refsens_report.formatting import format_row
+
+    results = json.loads((built_site.folder / "results.json").read_text(encoding="utf-8"))
+    view = ResultsView.from_json(results)
+    summary = render.build_body(view, {}).summary
+    assert summary.verdicts, "the demo has two references: one verdict"
+    page = squash(pages_text[1])
+    cited = summary.cited(view)
+    assert cited
+    for index in cited:  # each number the verdicts print, estimate and interval, as results.csv formats it
+        assert squash(format_row(view.rows.rows[index]).text) in page, view.rows.rows[index]
+    for verdict in summary.verdicts:
+        assert squash(verdict.text)[:80] in page
+    assert "Figure1." in page  # the summary's figure is Figure 1, on the same page
+
+
+def test_the_summary_pdf_stays_short(built_site: Built, pages_text: list[str]) -> None:
+    # the hostile demo-sized record (2 outputs, 2 references, 6 languages): measured 23 pages, Methods on page 17
+    assert len(pages_text) <= 25
+    contents = pages_text[2]
+    methods = int(re.search(r"Methods[ .]*?(\d+)\s*$", contents, re.M).group(1))
+    assert methods <= 18  # the analyses' body, before Methods, Datasheet and Provenance

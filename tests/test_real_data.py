@@ -210,3 +210,35 @@ def test_examples_validate(capsys, example):
     captured = capsys.readouterr()
     assert code == 0, captured.err
     assert "ok (" in captured.out
+
+
+def test_the_conll_appendix_answers_on_page_two_and_stays_short(tmp_path):
+    """14 systems x 4 golds, one language: the summary PDF's body fits about 25 pages (it was 115)."""
+    import json
+    import re
+
+    import pypdf
+
+    from refsens_report.formatting import format_row
+    from refsens_report.render import build_body
+    from refsens_report.view import ResultsView
+
+    text = (PROJECT / "examples" / "conll2003" / "refsens.toml").read_text(encoding="utf-8")
+    text = re.sub(r'^root = ".*"', f"root = {json.dumps(str(CONLL))}", text, flags=re.M)
+    text = text.replace('resamples = "auto"', "resamples = 2000")  # the layout does not depend on B
+    config = tmp_path / "refsens.toml"
+    config.write_text(text, encoding="utf-8")
+    assert main(["build", str(config), "--out", str(tmp_path / "site")]) == 0
+    folder = tmp_path / "site" / "2003-test"
+    pages = [page.extract_text() for page in pypdf.PdfReader(next(folder.glob("*.pdf"))).pages]
+    assert len(pages) <= 32  # measured 31
+    methods = int(re.search(r"Methods[ .]*?(\d+)\s*$", pages[2], re.M).group(1))
+    assert methods <= 25  # the body before Methods: measured 21 pages
+    squashed = re.sub(r"\s+", "", pages[1])
+    view = ResultsView.from_json(json.loads((folder / "results.json").read_text(encoding="utf-8")))
+    summary = build_body(view, {}).summary
+    assert [verdict.reference for verdict in summary.verdicts] == ["conllpp", "reconll", "cleanconll"]
+    for index in summary.cited(view):  # every verdict number on page 2 is its results.csv row as formatted
+        assert re.sub(r"\s+", "", format_row(view.rows.rows[index]).text) in squashed
+    html = (folder / "index.html").read_text(encoding="utf-8")
+    assert ">pooled<" not in html and ">Language<" not in html  # one language: each row once, no Language column
