@@ -208,7 +208,10 @@ def test_a_section_without_rows_says_why(results: dict[str, Any]) -> None:
 def test_agreement_section_holds_the_record_and_the_agreement(view: ResultsView) -> None:
     section = agreement.ANALYSIS.section(view, {})
     assert [table.key for table in section.tables] == ["record", "agreement"]
-    assert section.paragraphs[1] == "The record holds 120 items in 1 language. Labellings present: a on 120, b on 120 items."
+    assert section.paragraphs[1] == "The record holds 120 items in 1 language; each of the 2 labellings is present on every item."
+    partial = ResultsView.from_json({**view.data, "record": {**view.data["record"], "labellings": {"a": 120, "b": 90}}})
+    assert agreement.ANALYSIS.section(partial, {}).paragraphs[1] == (
+        "The record holds 120 items in 1 language; labellings present: a on 120, b on 90 items.")
     assert section.paragraphs[2] == "Removed before the analyses: 4 items (defective duplicates)."
     f1 = _cell(section.tables[1], "pooled", "F1 strict")
     assert (f1.text, f1.interval, f1.bold) == ("85.00", "[80.00, 90.00]", False)

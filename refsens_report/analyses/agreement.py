@@ -142,11 +142,15 @@ def record_sentences(view: ResultsView) -> list[str]:
     """Return what the record holds: items, languages, labellings present, items removed before the analyses."""
     record = view.data.get("record", {})
     labellings = record.get("labellings", {})
-    coverage = ", ".join(f"{name} on {formatting.count(count)}" for name, count in labellings.items())
+    if labellings and set(labellings.values()) == {record.get("items")}:  # at scale: one clause, not 18
+        coverage = f"each of the {len(labellings)} labellings is present on every item."
+    else:
+        coverage = "labellings present: " + ", ".join(
+            f"{name} on {formatting.count(count)}" for name, count in labellings.items()) + " items."
     excluded = record.get("excluded", {})
     record_lines = [f"The record holds {formatting.count(record.get('items'))} items in "
-                    f"{len(record.get('languages', []))} language{'s' if len(record.get('languages', [])) != 1 else ''}. "
-                    f"Labellings present: {coverage} items."]  # fmt: skip
+                    f"{len(record.get('languages', []))} language{'s' if len(record.get('languages', [])) != 1 else ''}; "
+                    f"{coverage}"]  # fmt: skip
     if excluded:
         record_lines.append(
             "Removed before the analyses: "
