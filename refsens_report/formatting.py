@@ -23,6 +23,9 @@ RATE_STATISTICS = {
 DIFFERENCE_STATISTICS = {"skew", "delta", "margin", "swing", "flip"}
 # The leaderboard's own statistics (docs/leaderboard.md): ranks can be fractional (ties), flips are counts.
 LEADERBOARD_DECIMALS = {"rank": 1, "flips": 1, "flips_significant": 0, "kendall_tau": 2, "tie_group": 0}
+# Ranks and flips are whole numbers except at ties (an average rank) and interpolated interval ends: each
+# value prints as an integer when it is one, with one decimal otherwise ("3 [1, 6]", "2.5 [1, 4]").
+WHOLE_STATISTICS = {("leaderboard", "rank"), ("leaderboard", "flips")}
 SHARE_STATISTICS = {("leaderboard", "p_rank_change")}  # a share of replicates (0 to 1), printed as a percentage
 P_LIKE_STATISTICS = {("leaderboard", "holm_floor")}  # a bound on Holm p, printed as p-values are
 
@@ -53,6 +56,13 @@ def interval(low: float | None, high: float | None, decimals: int, signed: bool 
     if low is None or high is None:
         return ""
     return f"[{number(low, decimals, signed)}, {number(high, decimals, signed)}]"
+
+
+def whole(value: float | None) -> str:
+    """Return a rank or a count: an integer when it is one, one decimal otherwise, '—' when undefined."""
+    if value is None:
+        return UNDEFINED
+    return f"{value:.0f}" if float(value).is_integer() else f"{value:.1f}"
 
 
 def excludes_zero(low: float | None, high: float | None) -> bool:
@@ -94,6 +104,10 @@ def format_row(row: Mapping[str, Any]) -> Formatted:
         return Formatted(estimate=UNDEFINED if share is None else f"{number(share, 1)}%", interval="", bold=False)
     if kind in P_LIKE_STATISTICS:
         return Formatted(estimate=p_value(row["estimate"]), interval="", bold=False)
+    if kind in WHOLE_STATISTICS:
+        low, high = row["ci_low"], row["ci_high"]
+        return Formatted(estimate=whole(row["estimate"]),
+                         interval="" if low is None or high is None else f"[{whole(low)}, {whole(high)}]", bold=False)
     decimals = decimals_for(row["analysis"], row["statistic"])
     signed = is_difference(row["statistic"])
     return Formatted(

@@ -85,11 +85,10 @@ def _ranking(view: ResultsView, alternative: str, outputs: Sequence[str], cited:
         ranked = len({row["output"] for _, row in view.rows.select("leaderboard", "rank")})
         tau = view.row("leaderboard", "kendall_tau", **where)
         significant = view.row("leaderboard", "flips_significant", **where)
-        flipped = formatting.number(flips["estimate"], 0)
         cited += [row for row in (flips, tau, significant) if row is not None]
         return (
-            f" The ranking of {ranked} outputs: tau-b {said(tau)}; {flipped} of {ranked * (ranked - 1) // 2} pairs "
-            f"change order ({said(flips)}), "
+            f" The ranking of {ranked} outputs: tau-b {said(tau)}; {said(flips)} of {ranked * (ranked - 1) // 2} "
+            f"pairs change order, "
             f"{formatting.number(significant['estimate'], 0) if significant else formatting.UNDEFINED} "
             f"of them significantly after Holm."
         )

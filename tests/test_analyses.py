@@ -335,7 +335,7 @@ def test_leaderboard_sentences_tables_and_figures(view: ResultsView) -> None:
     assert not view.at_scale()
     assert leaderboard.ANALYSIS.headlines(view) == [
         "Under reviewer instead of delivered, 2 of 3 pairs of outputs change order (strict, pooled; "
-        "2.0 [0.0, 3.0]); 1 significantly after Holm; tau-b -0.33 [-1.00, 1.00]; the whole ranking differs in "
+        "2 [0, 3]); 1 significantly after Holm; tau-b -0.33 [-1.00, 1.00]; the whole ranking differs in "
         "87.0% of bootstrap replicates."
     ]
     section = leaderboard.ANALYSIS.section(view, {})

@@ -114,6 +114,11 @@ def expected_text(row: dict[str, str], field: str) -> str:
 
     if row["estimate"] == "":
         return "—"
+    if row["analysis"] == "leaderboard" and row["statistic"] in ("rank", "flips"):  # integers unless fractional
+        def whole(text: str) -> str:
+            return str(int(float(text))) if float(text).is_integer() else f"{float(text):.1f}"
+        shown = whole(row["estimate"])
+        return f"{shown} [{whole(row['ci_low'])}, {whole(row['ci_high'])}]" if row["ci_low"] != "" else shown
     text = show(row["estimate"])
     if row["ci_low"] != "" and row["ci_high"] != "":
         text += f" [{show(row['ci_low'])}, {show(row['ci_high'])}]"

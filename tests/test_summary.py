@@ -65,7 +65,7 @@ def test_with_many_outputs_a_verdict_names_the_range_and_the_ranking() -> None:
     # the lowest and the highest delta with their intervals, how many exclude zero, tau-b and the flips
     assert "-1.50 [-2.00, -1.00] (system_0)" in verdict.text and "+2.50 [+2.00, +3.00] (system_4)" in verdict.text
     assert "3 of 5 intervals exclude zero" in verdict.text  # [-1, 0] and [0, 1] touch zero
-    assert "tau-b 0.60 [0.40, 0.80]" in verdict.text and "3 of 10 pairs change order (3.0 [1.0, 5.0]), 1 of them" in verdict.text
+    assert "tau-b 0.60 [0.40, 0.80]" in verdict.text and "3 [1, 5] of 10 pairs change order, 1 of them" in verdict.text
 
 
 def test_an_inapplicable_analysis_is_a_line_not_a_section(built_site: Built) -> None:
