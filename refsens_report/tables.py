@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from dataclasses import dataclass, replace
 from typing import Any, Mapping, Sequence
 
@@ -27,8 +28,11 @@ class Cell:
     bold: bool = False
     numeric: bool = False
     row: int | None = None  # index into results.json "rows" (= results.csv data line - 1)
-    field: str = ""  # which column of that row is printed: estimate (with interval), p_holm, p_value, n_items
+    field: str = ""  # which column of that row is printed: estimate (with interval), point (estimate alone), p_holm, p_value, n_items
     repeated: bool = False  # a label equal to the one above: blank on the page, kept in the CSV
+    value: float | None = None  # the number behind ``text``, as results.json holds it (the CSV writes it)
+    ci_low: float | None = None  # the interval behind ``interval`` (also for a point cell: the CSV keeps it)
+    ci_high: float | None = None
 
     @property
     def full_text(self) -> str:
@@ -81,19 +85,26 @@ def label(text: str) -> Cell:
     return Cell(text=text)
 
 
-def stat_cell(found: tuple[int, Mapping[str, Any]] | None) -> Cell:
-    """Return the estimate and interval of a results row, or '—' when the row does not exist."""
+def stat_cell(found: tuple[int, Mapping[str, Any]] | None, interval: bool = True) -> Cell:
+    """Return the estimate and interval of a results row, or '—' when the row does not exist.
+
+    ``interval=False``: the estimate alone (field ``point``), for a table that prints the interval elsewhere;
+    the cell still carries the interval's bounds for the CSV.
+    """
     if found is None:
         return Cell(text=formatting.UNDEFINED, numeric=True)
     index, row = found
     printed = format_row(row)
     return Cell(
         text=printed.estimate,
-        interval=printed.interval,
-        bold=printed.bold,
+        interval=printed.interval if interval else "",
+        bold=printed.bold and interval,
         numeric=True,
         row=index,
-        field="estimate",
+        field="estimate" if interval else "point",
+        value=row["estimate"],
+        ci_low=row["ci_low"],
+        ci_high=row["ci_high"],
     )
 
 
@@ -102,7 +113,7 @@ def p_cell(found: tuple[int, Mapping[str, Any]] | None, column: str) -> Cell:
     if found is None:
         return Cell(text=formatting.UNDEFINED, numeric=True)
     index, row = found
-    return Cell(text=p_value(row[column]), numeric=True, row=index, field=column)
+    return Cell(text=p_value(row[column]), numeric=True, row=index, field=column, value=row[column])
 
 
 def n_cell(found: tuple[int, Mapping[str, Any]] | None) -> Cell:
@@ -110,7 +121,12 @@ def n_cell(found: tuple[int, Mapping[str, Any]] | None) -> Cell:
     if found is None:
         return Cell(text=formatting.UNDEFINED, numeric=True)
     index, row = found
-    return Cell(text=count(row["n_items"]), numeric=True, row=index, field="n_items")
+    return Cell(text=count(row["n_items"]), numeric=True, row=index, field="n_items", value=row["n_items"])
+
+
+def count_cell(value: int | None) -> Cell:
+    """Return a count that is not a results row (items per subset, spans per pair of types)."""
+    return Cell(text=count(value), numeric=True, value=value)
 
 
 def mark_repeats(rows: list[list[Cell]], label_columns: int) -> tuple[tuple[Cell, ...], ...]:
@@ -206,14 +222,56 @@ def spreadsheet_safe(text: str) -> str:
     return "'" + text if text.startswith(FORMULA_STARTS) else text
 
 
+CONFIDENCE_LABEL = re.compile(r"\s*\[\d+(?:\.\d+)?% CI\]")  # ' [95% CI]' in a header: the CSV names its bounds
+
+
+def _csv_number(value: float | int | None) -> str:
+    """Return a number as results.csv writes it: unrounded (``repr`` of the float), empty when undefined."""
+    if value is None:
+        return ""
+    return repr(value) if isinstance(value, float) else str(value)
+
+
+def _csv_kind(table: Table, column: int) -> str:
+    """Return how a column is written: 'label', 'number' (one column) or 'interval' (estimate, ci_low, ci_high)."""
+    cells = [row[column] for row in table.rows]
+    if not any(cell.numeric for cell in cells):
+        return "label"
+    return "interval" if any(cell.ci_low is not None or cell.ci_high is not None for cell in cells) else "number"
+
+
 def table_csv(table: Table) -> str:
-    """Return the table as CSV: every label repeated, numbers as printed (all of them, where the page shows less)."""
+    """Return the table as CSV: every label repeated, numbers as numbers (all rows, where the page shows less).
+
+    A column of statistics with intervals becomes three columns, ``<header> estimate``, ``<header> ci_low`` and
+    ``<header> ci_high``; p-values, counts and other single numbers one column each. Numbers are written as
+    results.csv writes them (unrounded, shares of replicates as fractions, empty when undefined), so a cell
+    equals its results row; the page's rounding, signs and '<0.01' are not in the CSV.
+    """
     table = table.csv or table
+    kinds = [_csv_kind(table, column) for column in range(len(table.columns))]
+    header: list[str] = []
+    for name, kind in zip(_header_labels(table), kinds):
+        if kind == "label":
+            header.append(name)
+        elif kind == "number":
+            header.append(CONFIDENCE_LABEL.sub("", name))
+        else:
+            name = CONFIDENCE_LABEL.sub("", name)
+            header += [f"{name} estimate", f"{name} ci_low", f"{name} ci_high"]
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow([spreadsheet_safe(header) for header in _header_labels(table)])
+    writer.writerow([spreadsheet_safe(name) for name in header])
     for row in table.rows:
-        writer.writerow([cell.full_text if cell.numeric else spreadsheet_safe(cell.full_text) for cell in row])
+        line: list[str] = []
+        for cell, kind in zip(row, kinds):
+            if not cell.numeric:
+                line += [spreadsheet_safe(cell.text)] + ([""] * 2 if kind == "interval" else [])
+            elif kind == "interval":
+                line += [_csv_number(cell.value), _csv_number(cell.ci_low), _csv_number(cell.ci_high)]
+            else:
+                line.append(_csv_number(cell.value))
+        writer.writerow(line)
     return buffer.getvalue()
 
 

@@ -379,7 +379,7 @@ def test_many_types_show_the_most_frequent_and_sum_the_rest(results: dict[str, A
 
 
 def test_table_csvs_neutralise_formula_labels_and_keep_numbers(results: dict[str, Any]) -> None:
-    """A type named like a formula is text in the table's CSV; printed numbers, even negative ones, stay."""
+    """A type named like a formula is text in the table's CSV; numbers, even negative ones, stay numbers."""
     import csv
     import io
 
@@ -390,8 +390,10 @@ def test_table_csvs_neutralise_formula_labels_and_keep_numbers(results: dict[str
     assert rows[0][1:] == ["B: b: =HYPERLINK(\"http://x\")", "B: b: @SUM(1)"]  # header: starts with the group
     assert [row[0] for row in rows[1:]] == ["'=HYPERLINK(\"http://x\")", "'@SUM(1)"]
     assert all(not cell.startswith(("=", "+", "@")) for row in rows for cell in row)
-    swap_rows = list(csv.reader(io.StringIO(table_csv(swap.swap_table(ResultsView.from_json(results))))))
-    assert "-1.00 [-4.00, +2.00]" in [cell for row in swap_rows for cell in row]  # numbers are not prefixed
+    swap_rows = list(csv.DictReader(io.StringIO(table_csv(swap.swap_table(ResultsView.from_json(results))))))
+    o2 = next(row for row in swap_rows if row["Output"] == "o2" and row["Language"] == "pooled")
+    # numbers are numbers: the estimate and its bounds in columns of their own, negative ones not prefixed
+    assert [o2[f"Strict: Δ {part}"] for part in ("estimate", "ci_low", "ci_high")] == ["-1.0", "-4.0", "2.0"]
 
 
 def test_captions_name_the_holm_family_that_was_tested(results: dict[str, Any]) -> None:
