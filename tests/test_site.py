@@ -17,6 +17,7 @@ import jinja2
 import jinja2.meta
 import pytest
 from conftest import HOSTILE_LABELLING, HOSTILE_TYPE, UNICODE_TYPES, Built
+from latex_check import PDFLATEX, build_with_pdflatex, check_structure
 
 from refsens_report import render, site
 from refsens_report.tables import PAGE_ROWS, table_csv
@@ -116,6 +117,8 @@ def expected_text(row: dict[str, str], field: str) -> str:
     if row["estimate"] == "":
         return "—"
     text = show(row["estimate"])
+    if field == "point":  # the estimate alone: its interval is printed in another table
+        return text
     if row["ci_low"] != "" and row["ci_high"] != "":
         text += f" [{show(row['ci_low'])}, {show(row['ci_high'])}]"
     return text
@@ -652,6 +655,18 @@ def test_a_leaderboard_record_prints_every_results_row(four_outputs) -> None:
     assert in_csvs == set(range(len(rows))) - floor
     shortened = [table for table in numbered if table.notes and "the table's CSV holds every row" in table.notes[-1]]
     assert shortened and all(len(table.rows) == PAGE_ROWS < len(table.csv.rows) for table in shortened)
+
+
+def test_leaderboard_scale_tex_downloads_typeset_within_the_text_width(four_outputs, tmp_path: Path) -> None:
+    """The long layouts and the paper's leaderboard (pooled, then six languages) as LaTeX, built when a TeX is."""
+    _, _, _, numbered = four_outputs
+    files = [path for path in site.write_tables(numbered, tmp_path / "tables") if path.suffix == ".tex"]
+    assert any(path.name.endswith("-leaderboard-paper.tex") for path in files)
+    for path in files:
+        check_structure(path.read_text(encoding="utf-8"))
+    if PDFLATEX is None:
+        pytest.skip("pdflatex is not installed (make test-debs installs TeX Live)")
+    assert not build_with_pdflatex(files, tmp_path / "build")
 
 
 def test_figures_for_many_outputs_draw_without_warnings(four_outputs) -> None:
