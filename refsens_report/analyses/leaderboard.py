@@ -67,6 +67,9 @@ def applicability(context: AuditContext) -> dict[str, str | None]:
 # --- the report ------------------------------------------------------------------------------------
 
 
+RANK_WIDTH, TIE_WIDTH = 6, 7  # % of the page's width for a rank and for the tie group in the paper's table
+
+
 def paper_table(view: ResultsView) -> Table:
     """The leaderboard as a paper prints it: one row per ranked output in the primary reference's order, and its
     F1 with interval and rank under each reference (primary first), main rule; pooled, then each language when
@@ -102,6 +105,12 @@ def paper_table(view: ResultsView) -> Table:
     for reference in view.references:
         columns += [f"F1 [{view.confidence_label}]", "Rank"] + (["Tie group"] if reference == primary else [])
         groups.append((reference, 3 if reference == primary else 2))
+    # the page's column widths (%): names get room, ranks and the tie group little, the F1 columns the rest
+    label_widths = [8, 18] if several else [20]
+    f1 = (100 - sum(label_widths) - RANK_WIDTH * len(view.references) - TIE_WIDTH) / len(view.references)
+    widths = [*label_widths]
+    for reference in view.references:
+        widths += [int(f1), RANK_WIDTH] + ([TIE_WIDTH] if reference == primary else [])
     where = ("pooled over the languages, then per language" if several
              else view.languages[0] if len(view.languages) == 2 else "pooled")  # fmt: skip
     return Table(
@@ -118,6 +127,7 @@ def paper_table(view: ResultsView) -> Table:
         columns=tuple(columns),
         groups=tuple(groups),
         rows=mark_repeats(table_rows, 1) if several else tuple(tuple(row) for row in table_rows),
+        widths=tuple(widths),
     )
 
 
