@@ -392,6 +392,19 @@ def _chunks(text: str) -> list[str]:
     return [chunk for chunk in re.split(r"(?<=[_\-/.])|\s+", text) if chunk]
 
 
+def _line_count(text: str, width: float) -> int:
+    """Return how many lines a label takes wrapped as LaTeX wraps it (``_breakable``) in ``width`` (em of 10 pt)."""
+    lines, used = 1, 0.0
+    for word in text.split():
+        for position, chunk in enumerate(_chunks(word)):
+            needed = text_width(chunk) + (_WIDTHS[" "] if position == 0 and used else 0.0)
+            if used and used + needed > width:
+                lines, used = lines + 1, text_width(chunk)
+            else:
+                used += needed
+    return lines
+
+
 def _latex_number(text: str) -> str:
     """Return a printed number in LaTeX: a true minus sign, '<0.01' in math mode, '%' escaped."""
     if text.startswith("<"):
@@ -409,6 +422,7 @@ class _Column:
     chunk: float  # label: the longest piece it cannot wrap inside
     header: str
     header_word: float  # the header's longest word ('[95% CI]' is one)
+    labels: tuple[str, ...]  # label columns: the labels it prints
 
 
 def _columns(table: Table) -> list[_Column]:
@@ -425,6 +439,7 @@ def _columns(table: Table) -> list[_Column]:
             chunk=max((text_width(chunk) for text in labels for chunk in _chunks(text)), default=0.0),
             header=header,
             header_word=max((text_width(word) for word in _words(header)), default=0.0),
+            labels=tuple(dict.fromkeys(labels)),
         ))  # fmt: skip
     return found
 
@@ -439,7 +454,7 @@ class _Layout:
     widths: tuple[float, ...]  # pt per table column (an interval column set side by side: both parts and the gap)
     wrapped: tuple[bool, ...]  # label columns set as paragraphs of their width
     total: float  # pt, the separations included
-    lines: float  # how many lines the most wrapped label column takes for its longest label, about
+    lines: int  # the most lines a wrapped label takes
 
     @property
     def fits(self) -> bool:
@@ -485,7 +500,8 @@ def _layout(table: Table, columns: list[_Column], font: LatexFont, stacked: bool
             width = min(widths[index], max(low, floors[index]))
             if width < widths[index] - 0.05:
                 widths[index], wrapped[index] = width, True
-    lines = max((font.pt(columns[index].natural) / widths[index] for index in labels if wrapped[index]), default=1.0)
+    lines = max((_line_count(text, widths[index] / (font.size * font.scale))
+                 for index in labels if wrapped[index] for text in columns[index].labels), default=1)
     return _Layout(font=font, stacked=stacked, rotated=rotated, widths=tuple(widths), wrapped=tuple(wrapped),
                    total=sum(widths) + separations, lines=lines)  # fmt: skip
 
