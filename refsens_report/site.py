@@ -110,7 +110,7 @@ def w3c_timestamp(moment: datetime) -> str:
 
 
 def write_tables(numbered: list[tables.Table], folder: Path) -> list[Path]:
-    """Write every table as CSV and as LaTeX (booktabs) under ``folder``."""
+    """Write every table as CSV and as LaTeX (a booktabs longtable to \\input) under ``folder``."""
     folder.mkdir(parents=True, exist_ok=True)
     written = []
     for table in numbered:
@@ -136,8 +136,9 @@ def downloads_of(folder: Path, numbered: list[tables.Table], drawn: Mapping[str,
         entry("manifest.json", "SHA-256 of every file of this version and of every input"),
     ]
     for table in numbered:
-        files.append(entry(f"tables/{table.slug}.csv", f"Table {table.number} ({table.title}) as CSV"))
-        files.append(entry(f"tables/{table.slug}.tex", f"Table {table.number} as LaTeX (booktabs)"))
+        files.append(entry(f"tables/{table.slug}.csv",
+                           f"Table {table.number} ({table.title}) as CSV, numbers as numbers"))
+        files.append(entry(f"tables/{table.slug}.tex", f"Table {table.number} as LaTeX to \\input (longtable)"))
     for figure in drawn.values():
         files.append(entry(figure.file, f"{figure.title} (SVG)"))
     return files

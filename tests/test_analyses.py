@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from refsens_report import figures
+from refsens_report import figures, formatting
 from refsens_report.analyses import (
     agreement,
     band,
@@ -339,8 +339,8 @@ def test_leaderboard_sentences_tables_and_figures(view: ResultsView) -> None:
         "87.0% of bootstrap replicates."
     ]
     section = leaderboard.ANALYSIS.section(view, {})
-    assert [t.key for t in section.tables] == ["leaderboard", "rank-agreement", "flips"]
-    flips = section.tables[2]
+    assert [t.key for t in section.tables] == ["leaderboard-paper", "leaderboard", "rank-agreement", "flips"]
+    flips = section.tables[3]
     assert [row[2].text for row in flips.rows if row[1].text == "pooled"] == ["o1 − o2", "o1 − o3"]
     _, bump = _drawn(leaderboard.leaderboard_bump, view)
     assert "3 of 3 outputs change rank at least once" in bump.alt
@@ -382,7 +382,7 @@ def test_many_types_show_the_most_frequent_and_sum_the_rest(results: dict[str, A
 
 
 def test_table_csvs_neutralise_formula_labels_and_keep_numbers(results: dict[str, Any]) -> None:
-    """A type named like a formula is text in the table's CSV; printed numbers, even negative ones, stay."""
+    """A type named like a formula is text in the table's CSV; numbers, even negative ones, stay numbers."""
     import csv
     import io
 
@@ -393,8 +393,10 @@ def test_table_csvs_neutralise_formula_labels_and_keep_numbers(results: dict[str
     assert rows[0][1:] == ["B: b: =HYPERLINK(\"http://x\")", "B: b: @SUM(1)"]  # header: starts with the group
     assert [row[0] for row in rows[1:]] == ["'=HYPERLINK(\"http://x\")", "'@SUM(1)"]
     assert all(not cell.startswith(("=", "+", "@")) for row in rows for cell in row)
-    swap_rows = list(csv.reader(io.StringIO(table_csv(swap.swap_table(ResultsView.from_json(results))))))
-    assert "-1.00 [-4.00, +2.00]" in [cell for row in swap_rows for cell in row]  # numbers are not prefixed
+    swap_rows = list(csv.DictReader(io.StringIO(table_csv(swap.swap_table(ResultsView.from_json(results))))))
+    o2 = next(row for row in swap_rows if row["Output"] == "o2" and row["Language"] == "pooled")
+    # numbers are numbers: the estimate and its bounds in columns of their own, negative ones not prefixed
+    assert [o2[f"Strict: Δ {part}"] for part in ("estimate", "ci_low", "ci_high")] == ["-1.0", "-4.0", "2.0"]
 
 
 def test_captions_name_the_holm_family_that_was_tested(results: dict[str, Any]) -> None:
@@ -414,3 +416,39 @@ def test_captions_name_the_holm_family_that_was_tested(results: dict[str, Any]) 
     untested = next(row for row in table.rows if row[0].text == "o1 − o3" and row[1].text == "pooled")
     assert untested[-1].text == "—" and untested[-1].field == "p_holm"
     assert phrase in leaderboard.flips_table(view).caption
+
+
+def test_the_paper_leaderboard_has_the_primary_first_and_its_order(results: dict[str, Any]) -> None:
+    """One row per ranked output in the primary reference's order; F1 with interval and rank per reference."""
+    view = ResultsView.from_json(results)
+    table = leaderboard.paper_table(view)
+    assert leaderboard.ANALYSIS.section(view, {}).tables[0].key == table.key == "leaderboard-paper"
+    assert table.groups == (("", 1), ("delivered", 3), ("reviewer", 2))  # the primary reference first
+    assert table.columns == ("Output", "F1 [95% CI]", "Rank", "Tie group", "F1 [95% CI]", "Rank")
+    assert [row[0].text for row in table.rows] == ["o1", "o3", "o2"]  # ranks 1, 2, 3 under delivered
+    rows = results["rows"]
+    for row in table.rows:
+        output = row[0].text
+        for offset, reference in ((1, "delivered"), (4, "reviewer")):
+            score, rank = row[offset], row[offset + 1]
+            where = {"analysis": "leaderboard", "statistic": "score", "rule": "strict", "language": "pooled",
+                     "output": output, "reference": reference}
+            assert all(rows[score.row][key] == value for key, value in where.items())
+            assert (score.field, score.value, score.full_text) == ("estimate", 80.0, "80.00 [78.00, 82.00]")
+            assert rows[rank.row]["statistic"] == "rank" and rows[rank.row]["reference"] == reference
+            assert rank.field == "point" and not rank.interval and float(rank.value).is_integer()
+            assert (rank.ci_low, rank.ci_high) == (1.0, 3.0)  # kept for the CSV
+            assert rank.text == formatting.format_row(rows[rank.row]).estimate
+    # with several languages: pooled first, then each language in its own primary order
+    german = [{**row, "language": "de"} for row in rows if row["analysis"] == "leaderboard" and row["language"] == "en"]
+    for row in german:
+        if row["statistic"] == "rank" and row["reference"] == "delivered":
+            row["estimate"] = {"o1": 3.0, "o2": 1.0, "o3": 2.0}[row["output"]]
+    results["rows"] = rows + german
+    results["record"]["languages"] = ["de", "en"]
+    table = leaderboard.paper_table(ResultsView.from_json(results))
+    assert table.columns[:2] == ("Language", "Output")
+    assert [(row[0].text, row[1].text) for row in table.rows] == [
+        ("pooled", "o1"), ("pooled", "o3"), ("pooled", "o2"), ("de", "o2"), ("de", "o3"), ("de", "o1"),
+        ("en", "o1"), ("en", "o3"), ("en", "o2")]
+    assert [row[0].repeated for row in table.rows[:3]] == [False, True, True]

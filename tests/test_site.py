@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import io
 import json
 import re
 import shutil
@@ -16,9 +17,10 @@ import jinja2
 import jinja2.meta
 import pytest
 from conftest import HOSTILE_LABELLING, HOSTILE_TYPE, UNICODE_TYPES, Built
+from latex_check import PDFLATEX, build_with_pdflatex, check_structure
 
 from refsens_report import render, site
-from refsens_report.tables import PAGE_ROWS
+from refsens_report.tables import PAGE_ROWS, table_csv
 from refsens_report.cli import main
 from refsens_report.config import load_config
 from refsens_report.errors import InputError
@@ -120,6 +122,8 @@ def expected_text(row: dict[str, str], field: str) -> str:
         shown = whole(row["estimate"])
         return f"{shown} [{whole(row['ci_low'])}, {whole(row['ci_high'])}]" if row["ci_low"] != "" else shown
     text = show(row["estimate"])
+    if field == "point":  # the estimate alone: its interval is printed in another table
+        return text
     if row["ci_low"] != "" and row["ci_high"] != "":
         text += f" [{show(row['ci_low'])}, {show(row['ci_high'])}]"
     return text
@@ -250,6 +254,55 @@ def test_a_leaderboard_is_rendered_when_there_are_three_outputs(hostile_config: 
     text = squash(section.text())
     assert "pairs of outputs change order" in text and expected_text(rows[floor[0]], "estimate") in text
     assert {table.key for table in numbered} >= {"leaderboard", "rank-agreement"}
+
+
+def check_table_csv(text: str, table, rows: list[dict[str, str]]) -> set[int]:
+    """Assert a table's CSV holds every number cell as its results.csv values, in numeric columns; return the rows.
+
+    A column with intervals is three columns (<header> estimate, ci_low, ci_high), any other number column one;
+    each value is the results.csv text of that row (unrounded), so it parses as a float and equals the row.
+    """
+    table = table.csv or table
+    lines = list(csv.reader(io.StringIO(text)))
+    header, body = lines[0], lines[1:]
+    assert len(body) == len(table.rows)
+    checked: set[int] = set()
+    for cells, line in zip(table.rows, body):
+        position = 0
+        for index, cell in enumerate(cells):
+            column = [row[index] for row in table.rows]
+            width = 3 if any(c.ci_low is not None or c.ci_high is not None for c in column) else 1
+            values = line[position:position + width]
+            names = header[position:position + width]
+            position += width
+            if not cell.numeric:
+                assert values[0] == cell.text or values[0] == "'" + cell.text
+                continue
+            for value in values:
+                assert value == "" or float(value) == float(value)  # a number, never '+1.00 [...]' or '<0.01'
+            if cell.row is None:  # a count that is no results row, or an empty cell
+                assert values == [str(cell.value) if cell.value is not None else ""] + [""] * (width - 1)
+                continue
+            row = rows[cell.row]
+            if width == 3:
+                assert [name.rsplit(" ", 1)[1] for name in names] == ["estimate", "ci_low", "ci_high"]
+                assert values == [row["estimate"], row["ci_low"], row["ci_high"]], (names, row)
+            else:
+                assert values == [row["estimate" if cell.field in ("estimate", "point") else cell.field]], (names, row)
+            checked.add(cell.row)
+        assert position == len(line) == len(header)
+    return checked
+
+
+def test_table_csvs_hold_numbers_equal_to_results_csv(built_site: Built) -> None:
+    rows = results_rows(built_site.folder)
+    view = ResultsView.from_json(json.loads((built_site.folder / "results.json").read_text(encoding="utf-8")))
+    _, numbered = render.build_sections(view, {})
+    checked: set[int] = set()
+    for table in numbered:
+        checked |= check_table_csv((built_site.folder / "tables" / f"{table.slug}.csv").read_text(encoding="utf-8"),
+                                   table, rows)  # fmt: skip
+    assert checked == set(range(len(rows)))  # every statistic is in some table's CSV, as a number
 
 
 def test_tables_are_numbered_captioned_and_downloadable(built_site: Built) -> None:
@@ -639,8 +692,22 @@ def test_a_leaderboard_record_prints_every_results_row(four_outputs) -> None:
     printed = check_printed_numbers(parse(folder / "index.html"), rows)
     floor = {index for index, row in enumerate(rows) if row["statistic"] == "holm_floor"}
     assert printed | in_downloads(numbered) == set(range(len(rows))) - floor  # the floor is in a sentence
+    in_csvs = set().union(*(check_table_csv(table_csv(table), table, rows) for table in numbered))
+    assert in_csvs == set(range(len(rows))) - floor
     shortened = [table for table in numbered if table.notes and "the table's CSV holds every row" in table.notes[-1]]
     assert shortened and all(len(table.rows) == PAGE_ROWS < len(table.csv.rows) for table in shortened)
+
+
+def test_leaderboard_scale_tex_downloads_typeset_within_the_text_width(four_outputs, tmp_path: Path) -> None:
+    """The long layouts and the paper's leaderboard (pooled, then six languages) as LaTeX, built when a TeX is."""
+    _, _, _, numbered = four_outputs
+    files = [path for path in site.write_tables(numbered, tmp_path / "tables") if path.suffix == ".tex"]
+    assert any(path.name.endswith("-leaderboard-paper.tex") for path in files)
+    for path in files:
+        check_structure(path.read_text(encoding="utf-8"))
+    if PDFLATEX is None:
+        pytest.skip("pdflatex is not installed (make test-debs installs TeX Live)")
+    assert not build_with_pdflatex(files, tmp_path / "build")
 
 
 def test_figures_for_many_outputs_draw_without_warnings(four_outputs) -> None:

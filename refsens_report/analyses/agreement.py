@@ -20,10 +20,9 @@ from refsens_report.analyses.base import (
 from refsens_report.config import Config
 from refsens_report.counts import Column
 from refsens_report.figures import Figure
-from refsens_report.formatting import count
 from refsens_report.formulas import F1, Ratio, Share
 from refsens_report.record import POOLED
-from refsens_report.tables import Cell, Table, label, mark_repeats, n_cell, stat_cell
+from refsens_report.tables import Table, count_cell, label, mark_repeats, n_cell, stat_cell
 from refsens_report.view import ResultsView
 
 
@@ -81,8 +80,8 @@ def record_table(view: ResultsView) -> Table:
     rows = []
     for language in view.languages:
         items = record.get("items") if language == POOLED else per_language.get(language)
-        cells = [label(language), Cell(text=count(items), numeric=True)]
-        cells += [Cell(text=count(subsets[name].get(language)), numeric=True) for name in subset_names]
+        cells = [label(language), count_cell(items)]
+        cells += [count_cell(subsets[name].get(language)) for name in subset_names]
         rows.append(cells)
     return Table(
         key="record",

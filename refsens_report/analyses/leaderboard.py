@@ -67,6 +67,70 @@ def applicability(context: AuditContext) -> dict[str, str | None]:
 # --- the report ------------------------------------------------------------------------------------
 
 
+RANK_WIDTH, TIE_WIDTH = 6, 7  # % of the page's width for a rank and for the tie group in the paper's table
+
+
+def paper_table(view: ResultsView) -> Table:
+    """The leaderboard as a paper prints it: one row per ranked output in the primary reference's order, and its
+    F1 with interval and rank under each reference (primary first), main rule; pooled, then each language when
+    the record has several."""
+    rows = view.rows
+    rule, primary, outputs = view.main_rule, view.primary, view.ranked_outputs()
+    several = len(view.languages) > 2  # with one language, the pooled rows are that language's
+    languages = [POOLED, *view.languages[:-1]] if several else [POOLED]
+    table_rows = []
+    for language in languages:
+        found = {(output, reference): rows.one("leaderboard", "score", rule=rule, language=language, output=output,
+                                               reference=reference)
+                 for output in outputs for reference in view.references}  # fmt: skip
+        ranks = {(output, reference): rows.one("leaderboard", "rank", rule=rule, language=language, output=output,
+                                               reference=reference)
+                 for output in outputs for reference in view.references}  # fmt: skip
+
+        def position(output: str) -> tuple[float, int]:
+            rank = ranks[output, primary][1]["estimate"] if ranks[output, primary] else None
+            return (rank if rank is not None else math.inf, outputs.index(output))
+
+        for output in sorted(outputs, key=position):  # an ordering of printed ranks, not a new number
+            cells = [label(language)] if several else []
+            cells.append(label(output))
+            for reference in view.references:
+                cells += [stat_cell(found[output, reference]), stat_cell(ranks[output, reference], interval=False)]
+                if reference == primary:
+                    cells.append(stat_cell(rows.one("leaderboard", "tie_group", rule=rule, language=language,
+                                                    output=output, reference=reference)))  # fmt: skip
+            table_rows.append(cells)
+    labels = ["Language", "Output"] if several else ["Output"]
+    columns, groups = list(labels), [("", len(labels))]
+    for reference in view.references:
+        columns += [f"F1 [{view.confidence_label}]", "Rank"] + (["Tie group"] if reference == primary else [])
+        groups.append((reference, 3 if reference == primary else 2))
+    # the page's column widths (%): names get room, ranks and the tie group little, the F1 columns the rest
+    label_widths = [8, 18] if several else [20]
+    f1 = (100 - sum(label_widths) - RANK_WIDTH * len(view.references) - TIE_WIDTH) / len(view.references)
+    widths = [*label_widths]
+    for reference in view.references:
+        widths += [int(f1), RANK_WIDTH] + ([TIE_WIDTH] if reference == primary else [])
+    where = ("pooled over the languages, then per language" if several
+             else view.languages[0] if len(view.languages) == 2 else "pooled")  # fmt: skip
+    return Table(
+        key="leaderboard-paper",
+        title="The leaderboard under each reference, as a paper prints it",
+        caption=(
+            f"Micro-F1 (F1 points, {rule}, {where}) of every ranked output under each reference, primary "
+            f"({primary}) first, with {view.confidence_label}s from the paired bootstrap on the audited subset "
+            f"({view.items_phrase('audited')}), and its rank (1 = highest; ties share their average rank). Outputs "
+            f"in order of their rank under {primary}. Tie group: outputs whose rank intervals under {primary} "
+            "overlap share a group (1 = the top). Rank intervals, every rule and the chance that a rank moves are "
+            "in the next tables."
+        ),
+        columns=tuple(columns),
+        groups=tuple(groups),
+        rows=mark_repeats(table_rows, 1) if several else tuple(tuple(row) for row in table_rows),
+        widths=tuple(widths),
+    )
+
+
 def leaderboard_tables(view: ResultsView) -> list[Table]:
     """The leaderboard: the paper-style wide table, or in long layout a board per reference (outputs in rank
     order) and a table of how likely each rank is to move."""
@@ -527,7 +591,7 @@ def leaderboard_section(view: ResultsView, figures: Mapping[str, Figure] | None 
         return Section(key="leaderboard", number=0, title=ANALYSIS.title,
                        not_applicable=view.applicability("leaderboard") or NO_LEADERBOARD)  # fmt: skip
     paragraphs = [ANALYSIS.question, *leaderboard_sentences(view)]
-    section_tables = [*leaderboard_tables(view), rank_agreement_table(view)]
+    section_tables = [paper_table(view), *leaderboard_tables(view), rank_agreement_table(view)]
     if rows.has("leaderboard", "flip"):
         section_tables.append(flips_table(view))
     else:

@@ -14,8 +14,7 @@ import numpy as np
 from refsens_report import formatting
 from refsens_report.analyses.base import Analysis, AuditContext, Section, section
 from refsens_report.figures import Figure, mpl, plain, subplots
-from refsens_report.formatting import count
-from refsens_report.tables import Cell, Table, label
+from refsens_report.tables import Table, count_cell, label
 from refsens_report.view import ResultsView
 
 if TYPE_CHECKING:
@@ -109,7 +108,7 @@ def type_confusion_table(view: ResultsView) -> Table:
     types, hidden = confusion.shown() if confusion else ([], 0)
     matrix = confusion.matrix(types, bool(hidden)) if confusion else np.zeros((0, 0), dtype=np.int64)
     names = [shown_type(name) for name in types] + ([_other_label(hidden)] if hidden else [])
-    rows = tuple((label(name), *(Cell(text=count(int(value)), numeric=True) for value in line))
+    rows = tuple((label(name), *(count_cell(int(value)) for value in line))
                  for name, line in zip(names, matrix))  # fmt: skip
     annotator_a, annotator_b = confusion.annotators if confusion else tuple((view.annotators or ["A", "B"])[:2])
     caption = (
@@ -126,7 +125,7 @@ def type_confusion_table(view: ResultsView) -> Table:
         everything = confusion.matrix(confusion.types, False)
         full = Table(key="type-confusion", title="", caption="", columns=("A \\ B", *confusion.types),
                      groups=(("", 1), (f"B: {annotator_b}", len(confusion.types))),
-                     rows=tuple((label(name), *(Cell(text=count(int(value)), numeric=True) for value in line))
+                     rows=tuple((label(name), *(count_cell(int(value)) for value in line))
                                 for name, line in zip(confusion.types, everything)))  # fmt: skip
     return Table(
         key="type-confusion",
