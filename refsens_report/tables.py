@@ -53,7 +53,6 @@ class Table:
     groups: tuple[tuple[str, int], ...] = ()  # (label, columns spanned) above ``columns``; "" spans nothing
     notes: tuple[str, ...] = ()
     number: int = 0
-    widths: tuple[int, ...] = ()  # % of the table width for the leading columns (long layouts); the rest share
     csv: "Table | None" = None  # what the CSV download holds when the page shows less (the full type matrix)
 
 
@@ -239,7 +238,6 @@ def one_language(table: Table, view: ResultsView) -> Table:
         columns=tuple(name for index, name in enumerate(table.columns) if index != column),
         rows=mark_repeats(rows, max(labels - 1, 0)),
         groups=tuple((group_label, width) for group_label, width in groups if width > 0),
-        widths=tuple(width for index, width in enumerate(table.widths) if index != column),
         notes=(*table.notes, note),
         csv=one_language(table.csv, view) if table.csv else None,
     )

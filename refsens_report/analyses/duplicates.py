@@ -127,12 +127,11 @@ def duplicates_tables(view: ResultsView) -> list[Table]:
     return [
         Table(key="duplicates-margins", title="Duplicate-policy robustness: margins",
               caption=f"Margins as in the interaction tables, {what}.", columns=("Policy", *margins.columns),
-              groups=(("", 1 + margins.groups[0][1]), *margins.groups[1:]), rows=mark_repeats(margin_rows, 3),
-              widths=(9, 22, 10, 8)),
+              groups=(("", 1 + margins.groups[0][1]), *margins.groups[1:]), rows=mark_repeats(margin_rows, 3)),
         Table(key="duplicates-swings", title="Duplicate-policy robustness: swings",
               caption=f"Swings as in the interaction tables, {what}. p is unadjusted.",
               columns=("Policy", *swings.columns), groups=(("", 1 + swings.groups[0][1]), *swings.groups[1:]),
-              rows=mark_repeats(swing_rows, 3), widths=(9, 22, 13, 10)),
+              rows=mark_repeats(swing_rows, 3)),
     ]  # fmt: skip
 
 

@@ -281,7 +281,6 @@ def interaction_tables_long(
         columns=("Outputs", "Language", "Rule", *view.references),
         groups=(("", 3), (f"Margin under [{view.confidence_label}]", len(view.references))),
         rows=mark_repeats(margin_rows, 2),
-        widths=(28, 10, 8),
     )
     swing_columns: list[str] = ["Outputs", "References", "Language"]
     swing_groups: list[tuple[str, int]] = [("", 3)]
@@ -295,7 +294,6 @@ def interaction_tables_long(
         columns=tuple(swing_columns),
         groups=tuple(swing_groups),
         rows=mark_repeats(swing_rows, 2),
-        widths=(30, 14, 10),
     )
     return margins, swings
 

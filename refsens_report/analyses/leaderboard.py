@@ -67,7 +67,6 @@ def applicability(context: AuditContext) -> dict[str, str | None]:
 # --- the report ------------------------------------------------------------------------------------
 
 
-RANK_WIDTH, TIE_WIDTH = 6, 7  # % of the page's width for a rank and for the tie group in the paper's table
 
 
 def paper_table(view: ResultsView) -> Table:
@@ -105,12 +104,6 @@ def paper_table(view: ResultsView) -> Table:
     for reference in view.references:
         columns += [f"F1 [{view.confidence_label}]", "Rank"] + (["Tie group"] if reference == primary else [])
         groups.append((reference, 3 if reference == primary else 2))
-    # the page's column widths (%): names get room, ranks and the tie group little, the F1 columns the rest
-    label_widths = [8, 18] if several else [20]
-    f1 = (100 - sum(label_widths) - RANK_WIDTH * len(view.references) - TIE_WIDTH) / len(view.references)
-    widths = [*label_widths]
-    for reference in view.references:
-        widths += [int(f1), RANK_WIDTH] + ([TIE_WIDTH] if reference == primary else [])
     where = ("pooled over the languages, then per language" if several
              else view.languages[0] if len(view.languages) == 2 else "pooled")  # fmt: skip
     return Table(
@@ -127,7 +120,6 @@ def paper_table(view: ResultsView) -> Table:
         columns=tuple(columns),
         groups=tuple(groups),
         rows=mark_repeats(table_rows, 1) if several else tuple(tuple(row) for row in table_rows),
-        widths=tuple(widths),
     )
 
 
@@ -168,7 +160,6 @@ def leaderboard_tables(view: ResultsView) -> list[Table]:
         columns=("Rule", "Language", "Reference", "Output", f"F1 [{view.confidence_label}]",
                  f"Rank [{view.confidence_label}]"),  # fmt: skip
         rows=mark_repeats(board_rows, 3),
-        widths=(8, 10, 14, 30),
     )
     move_rows = []
     for rule in view.rules:
@@ -192,7 +183,6 @@ def leaderboard_tables(view: ResultsView) -> list[Table]:
         columns=("Rule", "Language", "Output", "Tie group", *(f"{first} → {second}" for first, second in pairs)),
         groups=(("", 4), ("P(rank moves)", len(pairs))),
         rows=mark_repeats(move_rows, 2),
-        widths=(8, 10, 26),
     )
     return [board, moves]
 
@@ -262,7 +252,6 @@ def rank_agreement_table(view: ResultsView) -> Table:
         return replace(
             _rank_agreement(view, ("Rule", "References", "Language", "tau-b", "Flips", "Significant",
                                    "P(ranking moves)"), (), table_rows),  # fmt: skip
-            widths=(8, 22, 10),
         )
     columns: list[str] = ["Rule", "Language"]
     groups: list[tuple[str, int]] = [("", 2)]
@@ -322,7 +311,6 @@ def flips_table(view: ResultsView) -> Table:
         ),
         columns=("Rule", "Language", "Outputs", "References", f"Swing [{view.confidence_label}]", "p", "Holm p"),
         rows=mark_repeats(table_rows, 2),
-        widths=(8, 10, 30, 16) if long_layout(view, 0) else (),
     )
 
 

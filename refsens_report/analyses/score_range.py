@@ -44,7 +44,6 @@ from refsens_report.tables import (
     Cell,
     Table,
     label,
-    long_layout,
     mark_repeats,
     stat_cell,
 )
@@ -122,7 +121,6 @@ def range_table(view: ResultsView) -> Table:
         ),
         columns=("Language", "Output", "Rule", *(f"vs {gold}" for gold in golds), "Range", "Max"),
         rows=mark_repeats(table_rows, 2),
-        widths=(10, 22, 8) if long_layout(view, len(golds) + 1) else (),
     )
 
 

@@ -159,7 +159,6 @@ def swap_table_long(view: ResultsView) -> Table:
         columns=("Output", "References", "Rule", "Language", f"F1 vs first [{view.confidence_label}]",
                  f"F1 vs second [{view.confidence_label}]", f"Δ [{view.confidence_label}]"),  # fmt: skip
         rows=mark_repeats(table_rows, 3),
-        widths=(24, 16, 8, 10),
     )
 
 
