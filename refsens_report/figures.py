@@ -33,8 +33,10 @@ if TYPE_CHECKING:
     from matplotlib.lines import Line2D
 
 # Okabe & Ito's palette: distinguishable under the common colour-vision deficiencies and in greyscale print.
-OKABE_ITO = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#000000")
-MARKERS = ("o", "s", "D", "^", "v", "P", "X", "*")
+# Without its yellow (#F0E442): a line or a point in it is barely visible on white paper.
+OKABE_ITO = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000")
+MARKERS = ("o", "s", "D", "^", "v", "P", "X", "*")  # one more than the colours: (colour, marker) pairs repeat after 56
+MIN_TEXT_PT = 7.0  # the smallest text a figure prints (at the text width, figures print at their own size)
 INK, MUTED, GRID = "#222222", "#6b6b6b", "#d9d9d9"
 # Latin first, then the scripts a multilingual benchmark's labels use; matplotlib measures with these and the
 # browser / WeasyPrint render with the same list (the SVG keeps the family list).
@@ -81,9 +83,11 @@ def mpl() -> "ModuleType":
     matplotlib.use("Agg")
     import matplotlib.colors  # noqa: F401 - the submodules the analyses' figures reach through mpl()
     import matplotlib.figure  # noqa: F401
+    import matplotlib.font_manager  # noqa: F401
     import matplotlib.lines  # noqa: F401
     import matplotlib.patches  # noqa: F401
     import matplotlib.text  # noqa: F401
+    import matplotlib.textpath  # noqa: F401
     import matplotlib.ticker  # noqa: F401
 
     return matplotlib
@@ -290,16 +294,47 @@ def language_axis(axis: Axes, languages: list[str]) -> dict[str, float]:
 
 
 def output_positions(outputs: list[str]) -> dict[str, float]:
-    """Return each output's y position, one row per output top to bottom (figures with many outputs)."""
+    """Return each row's y position, one row per output (or other label) top to bottom."""
     return {output: -index for index, output in enumerate(outputs)}
 
 
 def label_outputs(axis: Axes, outputs: list[str]) -> None:
-    """Label the rows of ``output_positions`` with the outputs' names, with a vertical grid behind the points."""
-    axis.set_yticks([-index for index in range(len(outputs))], [plain(output) for output in outputs], fontsize=6.5)
+    """Label the rows of ``output_positions`` with their names, with a vertical grid behind the points."""
+    axis.set_yticks([-index for index in range(len(outputs))], [plain(output) for output in outputs],
+                    fontsize=MIN_TEXT_PT)  # fmt: skip
     axis.set_ylim(-len(outputs) + 0.4, 0.6)
     axis.grid(axis="x")
     axis.set_axisbelow(True)
+
+
+def style(index: int) -> tuple[str, str]:
+    """Return the colour and marker of the index-th series (outputs, references, annotators)."""
+    return OKABE_ITO[index % len(OKABE_ITO)], MARKERS[index % len(MARKERS)]
+
+
+def offsets(count: int, spread: float = 0.18) -> list[float]:
+    """Return the vertical offsets that set ``count`` intervals on one row apart (0 for a single one)."""
+    if count < 2:
+        return [0.0]
+    return [spread * (2 * index / (count - 1) - 1) for index in range(count)]
+
+
+def text_width(text: str, size: float = MIN_TEXT_PT, weight: str = "normal") -> float:
+    """Return how wide a label prints in DejaVu Sans, in points."""
+    matplotlib = mpl()
+    font = matplotlib.font_manager.FontProperties(family=[FONT_FAMILIES[0]], size=size, weight=weight)
+    return matplotlib.textpath.TextToPath().get_text_width_height_descent(text, font, ismath=False)[0]
+
+
+def fits_cells(texts: Sequence[str], cell: float, size: float = MIN_TEXT_PT) -> bool:
+    """Return whether every label, even in bold, fits a heat-map cell ``cell`` inches wide at ``size`` points
+    with 1 pt each side."""
+    return all(text_width(text, size, "bold") + 2 <= cell * 72 for text in texts)
+
+
+def labels_width(labels: Sequence[str], size: float = MIN_TEXT_PT) -> float:
+    """Return the width (inches) of the longest label: the room a column of tick labels takes."""
+    return max((text_width(plain(label), size) for label in labels), default=0.0) / 72
 
 
 def interval_point(axis: Axes, y: float, row: Mapping[str, Any] | None, colour: str, marker: str,
@@ -325,8 +360,8 @@ def height(rows: int, per_row: float = 0.2) -> float:
 
 def legend_handles(labels: list[str], filled: bool = True) -> list[Line2D]:
     return [
-        mpl().lines.Line2D([], [], color=OKABE_ITO[i % len(OKABE_ITO)], marker=MARKERS[i % len(MARKERS)], markersize=4.5,
-               markerfacecolor=OKABE_ITO[i % len(OKABE_ITO)] if filled else "white", label=plain(text))
+        mpl().lines.Line2D([], [], color=style(i)[0], marker=style(i)[1], markersize=4.5,
+               markerfacecolor=style(i)[0] if filled else "white", label=plain(text))
         for i, text in enumerate(labels)
     ]  # fmt: skip
 

@@ -22,8 +22,6 @@ from refsens_report.config import Config
 from refsens_report.counts import Column
 from refsens_report.figures import (
     GRID,
-    MARKERS,
-    OKABE_ITO,
     WIDTH,
     Figure,
     figure_languages,
@@ -33,6 +31,7 @@ from refsens_report.figures import (
     legend_handles,
     plain,
     shared_xlabel,
+    style,
     subplots,
     top_legend,
 )  # fmt: skip
@@ -145,8 +144,7 @@ def neutrality_dots(view: ResultsView) -> tuple[MplFigure, Figure] | None:
                 axis.plot([min(estimates), max(estimates)], [positions[language]] * 2, color=GRID, linewidth=2.2,
                           zorder=1)  # fmt: skip
             for index, row in enumerate(values):
-                colour = OKABE_ITO[view.annotators.index(annotators[index]) % 8]
-                marker = MARKERS[view.annotators.index(annotators[index]) % 8]
+                colour, marker = style(view.annotators.index(annotators[index]))
                 if row and row["estimate"] is not None:
                     axis.plot([row["estimate"]], [positions[language]], marker=marker, color=colour,
                               markersize=5, linestyle="none", zorder=2)  # fmt: skip

@@ -20,9 +20,7 @@ from refsens_report.analyses.base import (
 from refsens_report.config import Config
 from refsens_report.figures import (
     GRID,
-    MARKERS,
     MAX_PANELS,
-    OKABE_ITO,
     WIDTH,
     Figure,
     figure_languages,
@@ -34,6 +32,7 @@ from refsens_report.figures import (
     output_positions,
     plain,
     shared_xlabel,
+    style,
     subplots,
     top_legend,
 )  # fmt: skip
@@ -136,9 +135,8 @@ def _dumbbell(axis: Axes, y: float, view: ResultsView, rule: str, language: str,
         axis.plot([min(values), max(values)], [y] * 2, color=GRID, linewidth=2.5, zorder=1)
     for gold, row in scores.items():
         if row and row["estimate"] is not None:
-            index = golds.index(gold)
-            axis.plot([row["estimate"]], [y], marker=MARKERS[index % 8], color=OKABE_ITO[index % 8], markersize=5,
-                      linestyle="none", zorder=2)  # fmt: skip
+            colour, marker = style(golds.index(gold))
+            axis.plot([row["estimate"]], [y], marker=marker, color=colour, markersize=5, linestyle="none", zorder=2)
 
 
 def range_dumbbells(view: ResultsView) -> tuple[MplFigure, Figure] | None:
