@@ -19,11 +19,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 
 from refsens_report.lifetime import die_with_parent
 from refsens_report.record import POOLED
-from refsens_report.view import ResultsView
+from refsens_report.view import ResultsView, Row, largest_first
 
 if TYPE_CHECKING:
     from types import ModuleType
@@ -272,6 +272,29 @@ def languages_noted(view: ResultsView, model: Figure) -> Figure:
     return replace(model, caption=model.caption + note)
 
 
+FIGURE_ROWS = 20  # rows (outputs, pairs) a figure draws at most; the tables and their CSV downloads hold every one
+
+
+def picked(rows: Iterable[Row], key: Callable[[Row], Hashable], limit: int = FIGURE_ROWS) -> list[Hashable]:
+    """Return the keys (an output, a pair) of the rows with the largest |estimate|, each key once, at most
+    ``limit``, largest first: the one rule by which a figure chooses what to draw among many."""
+    keys: list[Hashable] = []
+    for row in largest_first(rows):
+        if key(row) not in keys:
+            keys.append(key(row))
+            if len(keys) == limit:
+                break
+    return keys
+
+
+def drawn_note(shown: int, total: int, what: str, chosen: str, where: str) -> str:
+    """Return the caption's sentence on what a figure leaves out ('' when it draws everything)."""
+    if shown >= total:
+        return ""
+    return (f" Drawn: the {shown} {what} with the largest {chosen}, of {total:,}; every one is in {where} and "
+            "its CSV download.")  # fmt: skip
+
+
 def language_axis(axis: Axes, languages: list[str]) -> dict[str, float]:
     """Lay languages top to bottom with 'pooled' last, set apart by a rule; return each one's y position."""
     positions = {}
@@ -305,6 +328,11 @@ def label_outputs(axis: Axes, outputs: list[str]) -> None:
     axis.set_ylim(-len(outputs) + 0.4, 0.6)
     axis.grid(axis="x")
     axis.set_axisbelow(True)
+
+
+def outputs_label(row: Row) -> str:
+    """Return a margin's or a swing's pair of outputs as a two-line row label (long system names stay readable)."""
+    return f"{row['output']} −\n{row['output_2']}"
 
 
 def style(index: int) -> tuple[str, str]:

@@ -274,7 +274,7 @@ def test_interaction_headline_reads_the_holm_family_at_the_configured_level(resu
     figure, model = _drawn(interaction.swing_forest, lenient_view)
     assert "(p < 0.1)" in model.caption
     labels = [text.get_text() for text in figure.legends[0].get_texts()]
-    assert labels == ["Holm p < 0.1 (*)", "Holm p ≥ 0.1"]
+    assert labels == ["delivered vs reviewer", "Holm p < 0.1 (*)", "Holm p ≥ 0.1"]
 
 
 def test_interaction_tables_carry_holm_p(view: ResultsView) -> None:
