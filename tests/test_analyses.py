@@ -69,11 +69,12 @@ def hand_made_rows() -> list[dict[str, Any]]:
             rows.append(_row("swap", "delta", delta[output], (delta[output] - 3, delta[output] + 3), p=0.02,
                              language=language, rule="strict", output=output, reference="delivered",
                              reference_2="reviewer"))  # fmt: skip
-    for output in OUTPUTS:
-        for gold, score in (("a", 70.0), ("b", 90.0), ("delivered", 80.0), ("reviewer", 80.0 - delta[output])):
-            rows.append(_row("range", "score", score, (score - 2, score + 2), rule="strict", output=output,
-                             reference=gold))  # fmt: skip
-        rows.append(_row("range", "range", 20.0, (15.0, 25.0), rule="strict", output=output))
+    for language in LANGUAGES:
+        for output in OUTPUTS:
+            for gold, score in (("a", 70.0), ("b", 90.0), ("delivered", 80.0), ("reviewer", 80.0 - delta[output])):
+                rows.append(_row("range", "score", score, (score - 2, score + 2), language=language, rule="strict",
+                                 output=output, reference=gold))  # fmt: skip
+            rows.append(_row("range", "range", 20.0, (15.0, 25.0), language=language, rule="strict", output=output))
     margins = {("o1", "o2"): (3.0, -3.0), ("o1", "o3"): (1.0, 3.5), ("o2", "o3"): (-2.0, 1.5)}
     for analysis in ("interaction", "decontaminated"):
         for (first, second), (under_delivered, under_reviewer) in margins.items():
