@@ -347,17 +347,16 @@ def offsets(count: int, spread: float = 0.18) -> list[float]:
     return [spread * (2 * index / (count - 1) - 1) for index in range(count)]
 
 
-def text_width(text: str, size: float = MIN_TEXT_PT, weight: str = "normal") -> float:
+def text_width(text: str, size: float = MIN_TEXT_PT) -> float:
     """Return how wide a label prints in DejaVu Sans, in points."""
     matplotlib = mpl()
-    font = matplotlib.font_manager.FontProperties(family=[FONT_FAMILIES[0]], size=size, weight=weight)
+    font = matplotlib.font_manager.FontProperties(family=[FONT_FAMILIES[0]], size=size)
     return matplotlib.textpath.TextToPath().get_text_width_height_descent(text, font, ismath=False)[0]
 
 
 def fits_cells(texts: Sequence[str], cell: float, size: float = MIN_TEXT_PT) -> bool:
-    """Return whether every label, even in bold, fits a heat-map cell ``cell`` inches wide at ``size`` points
-    with 1 pt each side."""
-    return all(text_width(text, size, "bold") + 2 <= cell * 72 for text in texts)
+    """Return whether every label fits a heat-map cell ``cell`` inches wide at ``size`` points, 1 pt each side."""
+    return all(text_width(text, size) + 2 <= cell * 72 for text in texts)
 
 
 def labels_width(labels: Sequence[str], size: float = MIN_TEXT_PT) -> float:

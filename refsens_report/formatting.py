@@ -79,6 +79,15 @@ def count(value: int | None) -> str:
     return UNDEFINED if value is None else f"{value:,}"
 
 
+def count_short(value: int) -> str:
+    """Return a count in at most four characters, for a heat-map cell: 950, 6.6k, 17k, 123k, 1.2M."""
+    for limit, unit in ((1_000_000, "M"), (1_000, "k")):
+        if value >= limit:
+            scaled = value / limit
+            return f"{scaled:.1f}{unit}" if round(scaled, 1) < 10 else f"{scaled:.0f}{unit}"
+    return f"{value}"
+
+
 @dataclass(frozen=True)
 class Formatted:
     """One statistic as printed: the estimate, its interval (may be ''), and whether it is bold."""

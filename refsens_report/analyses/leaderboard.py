@@ -403,8 +403,7 @@ def swing_heatmap(view: ResultsView) -> tuple[MplFigure, Figure] | None:
     if labelled:  # otherwise the colours alone: every swing is in the interaction table
         for (i, j), text in values.items():
             axis.text(j, i, text, ha="center", va="center", fontsize=MIN_TEXT_PT,
-                      color="white" if abs(matrix[i, j]) > 0.6 * top else INK,
-                      fontweight="bold" if (i, j) in significant else "normal")  # fmt: skip
+                      color="white" if abs(matrix[i, j]) > 0.6 * top else INK)  # significance: the dot, not bold
     for i, j in flipped:
         axis.add_patch(matplotlib.patches.Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor=INK,
                                                     linewidth=1.3))  # fmt: skip
