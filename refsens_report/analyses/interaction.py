@@ -344,7 +344,7 @@ def interaction_main_tables(view: ResultsView) -> list[Table]:
         ),
         replace(
             swings,
-            title="Does the order of the outputs survive a change of reference?",
+            title="Swings of the margins between references",
             caption=(
                 "Swing: margin under the first reference minus margin under the second, recomputed inside every "
                 "bootstrap resample, per pair of outputs and pair of references. Holm p is the two-sided "
@@ -360,7 +360,7 @@ def interaction_main_table(view: ResultsView) -> Table:
     first, second = view.outputs[:2] if len(view.outputs) > 1 else (view.outputs[0], "")
     return replace(
         interaction_table(view),
-        title="Does the ranking of the outputs survive a change of reference?",
+        title="Margins between the outputs and their swing between references",
         caption=(
             f"Margin is F1({first}) − F1({second}) in F1 points under each reference, on the audited subset "
             f"({view.items_phrase('audited')} pooled). Swing is the paired interaction: margin under the first "

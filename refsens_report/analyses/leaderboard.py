@@ -122,7 +122,7 @@ def leaderboard_tables(view: ResultsView) -> list[Table]:
                 move_rows.append(cells)
     moves = Table(
         key="rank-moves",
-        title="How likely is each rank to move?",
+        title="How likely each rank is to move",
         caption=(
             f"Tie group: outputs whose rank intervals under {view.primary} overlap share a group (1 = the top). "
             "P(rank moves): share of bootstrap replicates in which the output's rank under the first reference of "
@@ -228,7 +228,7 @@ def _rank_agreement(view: ResultsView, columns: tuple[str, ...], groups: tuple[t
                     table_rows: list[list[Cell]]) -> Table:  # fmt: skip
     return Table(
         key="rank-agreement",
-        title="Does the ranking survive a change of reference?",
+        title="Agreement of the rankings between references",
         caption=(
             "Kendall's tau-b between the rankings under two references (1 = identical, −1 = reversed); Flips: "
             "pairs of outputs whose order is reversed; Significant: flips whose interaction swing has Holm p "
