@@ -254,8 +254,10 @@ FIGURE_LANGUAGES = 24  # language rows a figure draws at most (besides pooled); 
 
 def figure_languages(view: ResultsView) -> list[str]:
     """Return the languages a per-language figure draws: all of them, or the FIGURE_LANGUAGES with the most
-    audited items (in the record's order), then pooled."""
+    audited items (in the record's order), then pooled; with one language only that one (pooled is the same)."""
     languages = view.languages[:-1]
+    if len(languages) == 1:
+        return languages
     if len(languages) <= FIGURE_LANGUAGES:
         return view.languages
     audited = view.data.get("record", {}).get("subsets", {}).get("audited") or {}
