@@ -117,8 +117,8 @@ def hand_made_rows() -> list[dict[str, Any]]:
     return rows
 
 
-@pytest.fixture
-def results() -> dict[str, Any]:
+def hand_made_results() -> dict[str, Any]:
+    """Return the hand-made results.json (a fresh copy each call)."""
     return {
         "schema": "refsens-report/results@1",
         "dataset": {"name": "Hand-made", "version": "1"},
@@ -149,6 +149,11 @@ def results() -> dict[str, Any]:
                                      {"type_a": "ORG", "type_b": "ORG", "count": 5}]},  # fmt: skip
         "applicability": {analysis.key: None for analysis in ANALYSES},
     }
+
+
+@pytest.fixture
+def results() -> dict[str, Any]:
+    return hand_made_results()
 
 
 @pytest.fixture
