@@ -390,8 +390,8 @@ def swing_rows(axis: Axes, view: ResultsView, swings: Sequence[Row], found: Sequ
     significant = 0
     for index, (swing, row) in enumerate(zip(swings, found)):
         colour, marker = style(pairs.index((swing["reference"], swing["reference_2"])))
-        filled = view.significant(row["p_holm"]) if holm and row else not holm
-        significant += bool(holm and filled)
+        filled = not holm or (row is not None and view.significant(row["p_holm"]))
+        significant += holm and filled
         interval_point(axis, -index, row, colour, marker, filled=filled)
         if holm and filled and row and row["estimate"] is not None:
             _star(axis, row, -index)
@@ -434,22 +434,23 @@ def swing_forest(view: ResultsView) -> tuple[MplFigure, Figure] | None:
     pairs = reference_pairs_of(view, shown)
     figure, axes = subplots(1, len(view.rules), figsize=(WIDTH, height(len(shown), 0.3)), sharey=True, sharex=True,
                             squeeze=False)  # fmt: skip
-    significant = 0
+    significant, untested = 0, False
     for axis, panel_rule in zip(axes[0], view.rules):
         zero_line(axis)
         found = [view.row("interaction", "swing", rule=panel_rule, language=POOLED, **same_swing(swing))
                  for swing in shown]  # fmt: skip
         drawn = swing_rows(axis, view, shown, found, pairs, holm=True)
         significant += drawn if panel_rule == rule else 0
+        untested |= any(row is not None and row["p_holm"] is None for row in found)
         axis.set_title(panel_rule.capitalize())
     shared_xlabel(figure, "Swing (F1 points, pooled)")
-    untested = any(swing["p_holm"] is None for swing in shown)
     top_legend(figure, pair_handles(pairs) + significance_handles(view, untested=untested),
                "References (first vs second)")  # fmt: skip
     total = len(swings)
     which = (f"The {len(shown)} pooled swings with the largest |swing| under the {rule} rule, of {total:,}, largest "
              "first" if len(shown) < total else f"Every pooled swing, largest |swing| ({rule}) first")  # fmt: skip
-    listed = "; ".join(f"{swing['output']} − {swing['output_2']} ({pair_label(swing)}) {said(swing)}" for swing in shown[:5])
+    listed = "; ".join(f"{swing['output']} − {swing['output_2']} ({pair_label(swing)}) {said(swing)}"
+                       for swing in shown[:5])  # fmt: skip
     return figure, Figure(
         key="swing",
         title="Largest swings of the comparison between references",

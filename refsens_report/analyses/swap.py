@@ -207,15 +207,15 @@ def swap_forest(view: ResultsView) -> tuple[MplFigure, Figure] | None:
         if many:
             positions = output_positions(shown)
             for output in shown:
-                interval_point(axis, positions[output], _against_primary(view, panel_rule, POOLED, output, alternative),
-                               OKABE_ITO[0], "o")  # fmt: skip
+                row = _against_primary(view, panel_rule, POOLED, output, alternative)
+                interval_point(axis, positions[output], row, OKABE_ITO[0], "o")
             label_outputs(axis, shown)
         else:
             positions = language_axis(axis, languages)
             for index, output in enumerate(outputs):
                 for language in languages:
-                    interval_point(axis, positions[language] - spread[index],
-                                   _against_primary(view, panel_rule, language, output, alternative), *style(index))  # fmt: skip
+                    row = _against_primary(view, panel_rule, language, output, alternative)
+                    interval_point(axis, positions[language] - spread[index], row, *style(index))
         axis.set_title(plain(title))
     for axis in list(axes.flat)[len(panels):]:
         axis.set_visible(False)
@@ -234,9 +234,12 @@ def swap_forest(view: ResultsView) -> tuple[MplFigure, Figure] | None:
     )  # fmt: skip
     exchanged = (f"the primary reference ({primary}) is exchanged for each other reference (one panel each), "
                  f"{rule} rule" if several else f"the reference {primary} is exchanged for {alternatives[0]}")  # fmt: skip
-    # what the table holds beyond the figure
-    rest = [part for part, left_out in (("every language", many and len(view.languages) > 2), ("the other rule", several and len(view.rules) > 1),
-                                        ("the deltas between two alternative references", several)) if left_out]  # fmt: skip
+    # what the swap table holds beyond the figure
+    rest = [part for part, left_out in (
+        ("every language", many and len(view.languages) > 2),
+        ("the other rule", several and len(view.rules) > 1),
+        ("the deltas between two alternative references", several),
+    ) if left_out]  # fmt: skip
     listed = ", ".join(rest[:-1]) + " and " + rest[-1] if len(rest) > 1 else "".join(rest)
     caption = (
         f"Movement of each output's score when {exchanged}, in F1 points, with {view.confidence_label} (paired "
