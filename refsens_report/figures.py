@@ -13,17 +13,18 @@ import io
 import multiprocessing
 import os
 import re
+import signal
 import unicodedata
 import warnings
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 
 from refsens_report.lifetime import die_with_parent
 from refsens_report.record import POOLED
-from refsens_report.view import ResultsView
+from refsens_report.view import ResultsView, Row, largest_first
 
 if TYPE_CHECKING:
     from types import ModuleType
@@ -33,8 +34,10 @@ if TYPE_CHECKING:
     from matplotlib.lines import Line2D
 
 # Okabe & Ito's palette: distinguishable under the common colour-vision deficiencies and in greyscale print.
-OKABE_ITO = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#000000")
-MARKERS = ("o", "s", "D", "^", "v", "P", "X", "*")
+# Without its yellow (#F0E442): a line or a point in it is barely visible on white paper.
+OKABE_ITO = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000")
+MARKERS = ("o", "s", "D", "^", "v", "P", "X", "*")  # one more than the colours: (colour, marker) pairs repeat after 56
+MIN_TEXT_PT = 7.0  # the smallest text a figure prints (at the text width, figures print at their own size)
 INK, MUTED, GRID = "#222222", "#6b6b6b", "#d9d9d9"
 # Latin first, then the scripts a multilingual benchmark's labels use; matplotlib measures with these and the
 # browser / WeasyPrint render with the same list (the SVG keeps the family list).
@@ -81,9 +84,11 @@ def mpl() -> "ModuleType":
     matplotlib.use("Agg")
     import matplotlib.colors  # noqa: F401 - the submodules the analyses' figures reach through mpl()
     import matplotlib.figure  # noqa: F401
+    import matplotlib.font_manager  # noqa: F401
     import matplotlib.lines  # noqa: F401
     import matplotlib.patches  # noqa: F401
     import matplotlib.text  # noqa: F401
+    import matplotlib.textpath  # noqa: F401
     import matplotlib.ticker  # noqa: F401
 
     return matplotlib
@@ -250,8 +255,10 @@ FIGURE_LANGUAGES = 24  # language rows a figure draws at most (besides pooled); 
 
 def figure_languages(view: ResultsView) -> list[str]:
     """Return the languages a per-language figure draws: all of them, or the FIGURE_LANGUAGES with the most
-    audited items (in the record's order), then pooled."""
+    audited items (in the record's order), then pooled; with one language only that one (pooled is the same)."""
     languages = view.languages[:-1]
+    if len(languages) == 1:
+        return languages
     if len(languages) <= FIGURE_LANGUAGES:
         return view.languages
     audited = view.data.get("record", {}).get("subsets", {}).get("audited") or {}
@@ -266,6 +273,29 @@ def languages_noted(view: ResultsView, model: Figure) -> Figure:
     note = (f" Of the {len(view.languages) - 1} languages, the {FIGURE_LANGUAGES} with the most audited items are "
             "drawn; every language is in the tables and their CSV downloads.")  # fmt: skip
     return replace(model, caption=model.caption + note)
+
+
+FIGURE_ROWS = 20  # rows (outputs, pairs) a figure draws at most; the tables and their CSV downloads hold every one
+
+
+def picked(rows: Iterable[Row], key: Callable[[Row], Hashable], limit: int = FIGURE_ROWS) -> list[Hashable]:
+    """Return the keys (an output, a pair) of the rows with the largest |estimate|, each key once, at most
+    ``limit``, largest first: the one rule by which a figure chooses what to draw among many."""
+    keys: list[Hashable] = []
+    for row in largest_first(rows):
+        if key(row) not in keys:
+            keys.append(key(row))
+            if len(keys) == limit:
+                break
+    return keys
+
+
+def drawn_note(shown: int, total: int, what: str, chosen: str, where: str) -> str:
+    """Return the caption's sentence on what a figure leaves out ('' when it draws everything)."""
+    if shown >= total:
+        return ""
+    return (f" Drawn: the {shown} {what} with the largest {chosen}, of {total:,}; every one is in {where} and "
+            "its CSV download.")  # fmt: skip
 
 
 def language_axis(axis: Axes, languages: list[str]) -> dict[str, float]:
@@ -290,16 +320,51 @@ def language_axis(axis: Axes, languages: list[str]) -> dict[str, float]:
 
 
 def output_positions(outputs: list[str]) -> dict[str, float]:
-    """Return each output's y position, one row per output top to bottom (figures with many outputs)."""
+    """Return each row's y position, one row per output (or other label) top to bottom."""
     return {output: -index for index, output in enumerate(outputs)}
 
 
 def label_outputs(axis: Axes, outputs: list[str]) -> None:
-    """Label the rows of ``output_positions`` with the outputs' names, with a vertical grid behind the points."""
-    axis.set_yticks([-index for index in range(len(outputs))], [plain(output) for output in outputs], fontsize=6.5)
+    """Label the rows of ``output_positions`` with their names, with a vertical grid behind the points."""
+    axis.set_yticks([-index for index in range(len(outputs))], [plain(output) for output in outputs],
+                    fontsize=MIN_TEXT_PT)  # fmt: skip
     axis.set_ylim(-len(outputs) + 0.4, 0.6)
     axis.grid(axis="x")
     axis.set_axisbelow(True)
+
+
+def outputs_label(row: Row) -> str:
+    """Return a margin's or a swing's pair of outputs as a two-line row label (long system names stay readable)."""
+    return f"{row['output']} −\n{row['output_2']}"
+
+
+def style(index: int) -> tuple[str, str]:
+    """Return the colour and marker of the index-th series (outputs, references, annotators)."""
+    return OKABE_ITO[index % len(OKABE_ITO)], MARKERS[index % len(MARKERS)]
+
+
+def offsets(count: int, spread: float = 0.18) -> list[float]:
+    """Return the vertical offsets that set ``count`` intervals on one row apart (0 for a single one)."""
+    if count < 2:
+        return [0.0]
+    return [spread * (2 * index / (count - 1) - 1) for index in range(count)]
+
+
+def text_width(text: str, size: float = MIN_TEXT_PT) -> float:
+    """Return how wide a label prints in DejaVu Sans, in points."""
+    matplotlib = mpl()
+    font = matplotlib.font_manager.FontProperties(family=[FONT_FAMILIES[0]], size=size)
+    return matplotlib.textpath.TextToPath().get_text_width_height_descent(text, font, ismath=False)[0]
+
+
+def fits_cells(texts: Sequence[str], cell: float, size: float = MIN_TEXT_PT) -> bool:
+    """Return whether every label fits a heat-map cell ``cell`` inches wide at ``size`` points, 1 pt each side."""
+    return all(text_width(text, size) + 2 <= cell * 72 for text in texts)
+
+
+def labels_width(labels: Sequence[str], size: float = MIN_TEXT_PT) -> float:
+    """Return the width (inches) of the longest label: the room a column of tick labels takes."""
+    return max((text_width(plain(label), size) for label in labels), default=0.0) / 72
 
 
 def interval_point(axis: Axes, y: float, row: Mapping[str, Any] | None, colour: str, marker: str,
@@ -325,8 +390,8 @@ def height(rows: int, per_row: float = 0.2) -> float:
 
 def legend_handles(labels: list[str], filled: bool = True) -> list[Line2D]:
     return [
-        mpl().lines.Line2D([], [], color=OKABE_ITO[i % len(OKABE_ITO)], marker=MARKERS[i % len(MARKERS)], markersize=4.5,
-               markerfacecolor=OKABE_ITO[i % len(OKABE_ITO)] if filled else "white", label=plain(text))
+        mpl().lines.Line2D([], [], color=style(i)[0], marker=style(i)[1], markersize=4.5,
+               markerfacecolor=style(i)[0] if filled else "white", label=plain(text))
         for i, text in enumerate(labels)
     ]  # fmt: skip
 
@@ -373,6 +438,34 @@ def _forked_draw(position: int) -> Figure | None:
     return _draw_and_write(draws[position], view, out_dir)
 
 
+# the build's stop signals (cli.py turns them into exceptions)
+STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
+
+
+@contextmanager
+def _stop_signals_held() -> Iterator[None]:
+    """Within: the stop signals wait, and are handled on the way out.
+
+    A signal handled while the pool forks its workers runs its handler inside os.fork's after-fork hooks,
+    where Python prints and ignores the exception the handler raises: the build would draw on, not stop.
+    """
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+def _figure_worker(parent: int) -> None:
+    """Start a forked figure worker: it dies with the build, and takes the stop signals it was forked without."""
+    die_with_parent(parent)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
+
+
 def write_figures(view: ResultsView, out_dir: Path, draws: Sequence[Draw]) -> dict[str, Figure]:
     """Draw every figure that applies, write ``figures/<key>.svg`` under ``out_dir``; return them by key, in order.
 
@@ -387,7 +480,10 @@ def write_figures(view: ResultsView, out_dir: Path, draws: Sequence[Draw]) -> di
     if workers > 1 and "fork" in multiprocessing.get_all_start_methods():
         _FORKED_JOB = (tuple(draws), view, out_dir)
         try:
-            with multiprocessing.get_context("fork").Pool(workers, die_with_parent, (os.getpid(),)) as pool:
+            with ExitStack() as stack:
+                with _stop_signals_held():  # a signal while forking is handled once the pool is in the stack
+                    pool = stack.enter_context(
+                        multiprocessing.get_context("fork").Pool(workers, _figure_worker, (os.getpid(),)))
                 models = pool.map(_forked_draw, range(len(draws)), chunksize=1)
         finally:
             _FORKED_JOB = None

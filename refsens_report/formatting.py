@@ -51,6 +51,13 @@ def number(value: float | None, decimals: int, signed: bool = False) -> str:
     return f"{value:+.{decimals}f}" if signed else f"{value:.{decimals}f}"
 
 
+def rank(value: float | None) -> str:
+    """Return a rank as a figure prints it: whole ranks as integers ('3'), tied (average) ranks with one decimal."""
+    if value is None:
+        return UNDEFINED
+    return number(value, 0 if float(value).is_integer() else 1)
+
+
 def interval(low: float | None, high: float | None, decimals: int, signed: bool = False) -> str:
     """Return '[low, high]', or '' when the interval is undefined."""
     if low is None or high is None:
@@ -80,6 +87,15 @@ def p_value(value: float | None) -> str:
 def count(value: int | None) -> str:
     """Return an item count with thousands separators."""
     return UNDEFINED if value is None else f"{value:,}"
+
+
+def count_short(value: int) -> str:
+    """Return a count in at most four characters, for a heat-map cell: 950, 6.6k, 17k, 123k, 1.2M."""
+    for limit, unit in ((1_000_000, "M"), (1_000, "k")):
+        if value >= limit:
+            scaled = value / limit
+            return f"{scaled:.1f}{unit}" if round(scaled, 1) < 10 else f"{scaled:.0f}{unit}"
+    return f"{value}"
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,15 @@ from refsens_report.record import POOLED
 
 Row = Mapping[str, Any]
 
+def largest_first(rows: Iterable[Row]) -> list[Row]:
+    """Return the rows with a defined estimate, the largest |estimate| first (ties keep their order).
+
+    The one rule by which figures and the site index pick the informative rows among many: the largest swings,
+    the largest deltas. It orders printed numbers; it computes none.
+    """
+    return sorted((row for row in rows if row["estimate"] is not None), key=lambda row: -abs(row["estimate"]))
+
+
 # More outputs than this (or more pairs of references), and the record is leaderboard-sized: the headlines
 # summarise instead of listing, and the swap and interaction tables are laid out long.
 SCALE_OUTPUTS = 3
@@ -142,6 +151,22 @@ class ResultsView:
     def at_scale(self) -> bool:
         """Return whether the record is leaderboard-sized: prose summarises and tables are laid out long."""
         return len(self.outputs) > SCALE_OUTPUTS or len(self.reference_pairs()) > SCALE_OUTPUTS
+
+    def largest(self, analysis: str, statistic: str, **criteria: str) -> list[Row]:
+        """Return a statistic's pooled rows under the main rule (unless ``criteria`` say otherwise) matching
+        ``criteria``, the largest |estimate| first (``largest_first``)."""
+        where = {"rule": self.main_rule, "language": POOLED, **criteria}
+        return largest_first(row for _, row in self.rows.select(analysis, statistic, **where))
+
+    def primary_order(self) -> list[str]:
+        """Return the outputs in the order of their pooled main-rule score under the primary reference, highest
+        first (ties, and outputs without a score last, in config order): an ordering of printed scores."""
+        def score(output: str) -> float:
+            row = self.row("swap", "score", rule=self.main_rule, language=POOLED, output=output,
+                           reference=self.primary)  # fmt: skip
+            return -row["estimate"] if row and row["estimate"] is not None else float("inf")
+
+        return sorted(self.outputs, key=score)
 
     def ranked_outputs(self) -> list[str]:
         """Return the outputs the leaderboard ranks (those with rank rows), in config order."""

@@ -69,11 +69,12 @@ def hand_made_rows() -> list[dict[str, Any]]:
             rows.append(_row("swap", "delta", delta[output], (delta[output] - 3, delta[output] + 3), p=0.02,
                              language=language, rule="strict", output=output, reference="delivered",
                              reference_2="reviewer"))  # fmt: skip
-    for output in OUTPUTS:
-        for gold, score in (("a", 70.0), ("b", 90.0), ("delivered", 80.0), ("reviewer", 80.0 - delta[output])):
-            rows.append(_row("range", "score", score, (score - 2, score + 2), rule="strict", output=output,
-                             reference=gold))  # fmt: skip
-        rows.append(_row("range", "range", 20.0, (15.0, 25.0), rule="strict", output=output))
+    for language in LANGUAGES:
+        for output in OUTPUTS:
+            for gold, score in (("a", 70.0), ("b", 90.0), ("delivered", 80.0), ("reviewer", 80.0 - delta[output])):
+                rows.append(_row("range", "score", score, (score - 2, score + 2), language=language, rule="strict",
+                                 output=output, reference=gold))  # fmt: skip
+            rows.append(_row("range", "range", 20.0, (15.0, 25.0), language=language, rule="strict", output=output))
     margins = {("o1", "o2"): (3.0, -3.0), ("o1", "o3"): (1.0, 3.5), ("o2", "o3"): (-2.0, 1.5)}
     for analysis in ("interaction", "decontaminated"):
         for (first, second), (under_delivered, under_reviewer) in margins.items():
@@ -116,8 +117,8 @@ def hand_made_rows() -> list[dict[str, Any]]:
     return rows
 
 
-@pytest.fixture
-def results() -> dict[str, Any]:
+def hand_made_results() -> dict[str, Any]:
+    """Return the hand-made results.json (a fresh copy each call)."""
     return {
         "schema": "refsens-report/results@1",
         "dataset": {"name": "Hand-made", "version": "1"},
@@ -148,6 +149,11 @@ def results() -> dict[str, Any]:
                                      {"type_a": "ORG", "type_b": "ORG", "count": 5}]},  # fmt: skip
         "applicability": {analysis.key: None for analysis in ANALYSES},
     }
+
+
+@pytest.fixture
+def results() -> dict[str, Any]:
+    return hand_made_results()
 
 
 @pytest.fixture
@@ -277,7 +283,7 @@ def test_interaction_headline_reads_the_holm_family_at_the_configured_level(resu
     figure, model = _drawn(interaction.swing_forest, lenient_view)
     assert "(p < 0.1)" in model.caption
     labels = [text.get_text() for text in figure.legends[0].get_texts()]
-    assert labels == ["Holm p < 0.1 (*)", "Holm p ≥ 0.1"]
+    assert labels == ["delivered vs reviewer", "Holm p < 0.1 (*)", "Holm p ≥ 0.1"]
 
 
 def test_interaction_tables_carry_holm_p(view: ResultsView) -> None:

@@ -14,6 +14,7 @@ from refsens_report.analyses.base import Analysis, AuditContext, Rows, Section, 
 from refsens_report.config import Config
 from refsens_report.estimator import Estimator
 from refsens_report.figures import (
+    FIGURE_ROWS,
     OKABE_ITO,
     WIDTH,
     Figure,
@@ -21,8 +22,10 @@ from refsens_report.figures import (
     height,
     interval_point,
     language_axis,
+    label_outputs,
     languages_noted,
     mpl,
+    outputs_label,
     plain,
     subplots,
     top_legend,
@@ -140,28 +143,61 @@ def band_versus_margins(view: ResultsView) -> tuple[Table, list[tuple[str, int, 
     return table, tallies
 
 
+def band_figure_margins(view: ResultsView) -> tuple[list[Row], int, bool]:
+    """Return the pooled margins under the primary reference (main rule) the band figure draws, how many there
+    are, and whether they are only those between outputs adjacent in the primary ranking.
+
+    Every margin while there are at most FIGURE_ROWS; beyond, the margins a leaderboard's reader compares: each
+    output against the next one down (the pairs ordered by the outputs' pooled scores under the primary).
+    """
+    margins = [row for _, row in view.rows.select("interaction", "margin", rule=view.main_rule, language=POOLED,
+                                                  reference=view.primary)]  # fmt: skip
+    position = {output: index for index, output in enumerate(view.primary_order())}
+
+    def places(row: Row) -> tuple[int, int]:
+        return tuple(sorted((position[row["output"]], position[row["output_2"]])))  # type: ignore[return-value]
+
+    ordered = sorted(margins, key=places)
+    if len(ordered) <= FIGURE_ROWS:
+        return ordered, len(margins), False
+    adjacent = [row for row in ordered if places(row)[1] - places(row)[0] == 1]
+    return adjacent[:FIGURE_ROWS], len(margins), True
+
+
 def band_margins(view: ResultsView) -> tuple[MplFigure, Figure] | None:
-    """Observed margins under the primary reference against the shaded ± band."""
+    """Observed margins under the primary reference against the shaded ± band: every pair of outputs (or, for a
+    leaderboard, the pairs adjacent in the primary ranking), pooled; a single pair per language."""
     matplotlib = mpl()
     rule = view.main_rule
     band_row = view.row("band", "band", rule=rule, language=POOLED, output="")
-    if band_row is None or band_row["estimate"] is None or not view.output_pairs():
+    margins, total, adjacent = band_figure_margins(view)
+    if band_row is None or band_row["estimate"] is None or not margins:
         return None
     band = band_row["estimate"]
-    output, output_2 = view.output_pairs()[0]
+    per_language = total == 1 and len(view.languages) > 2
     languages = figure_languages(view)
-    figure, axis = subplots(figsize=(WIDTH, height(len(languages))))
-    positions = language_axis(axis, languages)
+    if per_language:
+        figure, axis = subplots(figsize=(WIDTH, height(len(languages))))
+        positions = language_axis(axis, languages)
+        drawn = [(positions[language], view.row("interaction", "margin", rule=rule, language=language,
+                                                output=margins[0]["output"], output_2=margins[0]["output_2"],
+                                                reference=view.primary)) for language in languages]  # fmt: skip
+    else:
+        figure, axis = subplots(figsize=(WIDTH, height(len(margins), 0.3)))
+        drawn = [(-index, row) for index, row in enumerate(margins)]
+        label_outputs(axis, [outputs_label(row) for row in margins])
     axis.axvspan(-band, band, color="#E69F00", alpha=0.18, linewidth=0, zorder=0)
     zero_line(axis)
     exceeding = 0
-    for language in languages:
-        row = view.row("interaction", "margin", rule=rule, language=language, output=output, output_2=output_2,
-                   reference=view.primary)  # fmt: skip
+    for y, row in drawn:
         outside = bool(row and row["estimate"] is not None and abs(row["estimate"]) > band)
         exceeding += outside
-        interval_point(axis, positions[language], row, OKABE_ITO[0], "o", filled=outside)
-    axis.set_xlabel(plain(f"Margin F1({output}) − F1({output_2}) under {view.primary} (F1 points)"))
+        interval_point(axis, y, row, OKABE_ITO[0], "o", filled=outside)
+    output, output_2 = margins[0]["output"], margins[0]["output_2"]
+    if per_language:
+        axis.set_xlabel(plain(f"Margin F1({output}) − F1({output_2}) under {view.primary} (F1 points)"))
+    else:
+        axis.set_xlabel(plain(f"Margin F1(first) − F1(second) under {view.primary} ({rule}, pooled, F1 points)"))
     top_legend(
         figure,
         [
@@ -171,20 +207,29 @@ def band_margins(view: ResultsView) -> tuple[MplFigure, Figure] | None:
                    label="margin within the band"),
         ],
     )
-    return figure, languages_noted(view, Figure(
+    against = (f"against the shaded {rule} reference-sensitivity band (±{formatting.number(band, 2)} F1 points). A "
+               "margin inside the band could be produced by the choice of reference alone.")  # fmt: skip
+    if per_language:
+        caption = (f"Margin between {output} and {output_2} under the primary reference ({view.primary}), {rule} "
+                   f"rule, with {view.confidence_label}, per language and pooled, {against}")  # fmt: skip
+    else:
+        which = (f"the {len(margins)} pairs of outputs adjacent in {view.primary}'s ranking (of {total:,} pairs), "
+                 "from the top of the leaderboard down" if adjacent else
+                 f"every pair of outputs, ordered by the outputs' pooled scores under {view.primary}")  # fmt: skip
+        caption = (f"Margin (first output minus second) under the primary reference ({view.primary}), {rule} rule, "
+                   f"with {view.confidence_label}, pooled over languages, for {which}, {against} Every margin, per "
+                   "language, is in the band and interaction tables and their CSV downloads.")  # fmt: skip
+    model = Figure(
         key="band",
         title="Observed margins against the band",
-        caption=(
-            f"Margin between {output} and {output_2} under the primary reference ({view.primary}), {rule} rule, "
-            f"with {view.confidence_label}, per language and pooled, against the shaded {rule} "
-            f"reference-sensitivity band (±{formatting.number(band, 2)} F1 points). A margin inside the band could "
-            "be produced by the choice of reference alone."
-        ),
+        caption=caption,
         alt=(
-            f"Margins per language as points with intervals over a shaded band of ±{formatting.number(band, 2)} "
-            f"F1 points; {exceeding} of {len(languages)} margins lie beyond the band."
+            f"Margins {'per language' if per_language else 'per pair of outputs'} as points with intervals over a "
+            f"shaded band of ±{formatting.number(band, 2)} F1 points; {exceeding} of {len(drawn)} margins lie "
+            "beyond the band."
         ),
-    ))
+    )
+    return figure, (languages_noted(view, model) if per_language else model)
 
 
 def overall_band(view: ResultsView, rule: str | None = None) -> Row | None:

@@ -26,6 +26,7 @@ from refsens_report.analyses.interaction import (
 )
 from refsens_report.config import POLICIES, AuditSettings
 from refsens_report.figures import (
+    FIGURE_ROWS,
     OKABE_ITO,
     WIDTH,
     Figure,
@@ -36,9 +37,10 @@ from refsens_report.figures import (
     languages_noted,
     shared_xlabel,
     subplots,
+    top_legend,
     zero_line,
 )
-from refsens_report.prose import said
+from refsens_report.prose import pair_label, said
 from refsens_report.record import POOLED
 from refsens_report.tables import Cell, Table, label, mark_repeats
 from refsens_report.view import ResultsView
@@ -159,40 +161,61 @@ def defective_groups_table(view: ResultsView) -> Table:
 
 
 def duplicates_multiples(view: ResultsView) -> tuple[MplFigure, Figure] | None:
-    """Small multiples: the swing per language under each duplicate policy."""
+    """Small multiples, one panel per duplicate policy: the swings the swing figure shows (the largest |swing|
+    of the interaction, pooled, main rule), or, with a single swing and several languages, that swing per language."""
     policies = [policy for policy in POLICIES
                 if view.rows.select("duplicates", "swing", policy=policy)]  # fmt: skip
-    if not policies or not view.output_pairs():
+    swings = view.largest("interaction", "swing")
+    if not policies or not swings:
         return None
     rule = view.main_rule
-    output, output_2 = view.output_pairs()[0]
-    first, second = view.reference_pairs()[0]
+    per_language = len(swings) == 1 and len(view.languages) > 2
+    shown = swings[:FIGURE_ROWS]
     languages = figure_languages(view)
-    figure, axes = subplots(1, len(policies), figsize=(WIDTH, height(len(languages))), sharey=True,
-                                sharex=True, squeeze=False)  # fmt: skip
+    rows = len(languages) if per_language else len(shown)
+    figure, axes = subplots(1, len(policies), figsize=(WIDTH, height(rows, 0.2 if per_language else 0.3)),
+                            sharey=True, sharex=True, squeeze=False)  # fmt: skip
+    pairs = interaction.reference_pairs_of(view, shown)
     for axis, policy in zip(axes[0], policies):
-        positions = language_axis(axis, languages)
         zero_line(axis)
-        for language in languages:
-            row = view.row("duplicates", "swing", rule=rule, language=language, output=output, output_2=output_2,
-                       reference=first, reference_2=second, policy=policy)  # fmt: skip
-            interval_point(axis, positions[language], row, OKABE_ITO[2], "o")
+        if per_language:
+            positions = language_axis(axis, languages)
+            for language in languages:
+                row = view.row("duplicates", "swing", rule=rule, language=language, policy=policy,
+                               **interaction.same_swing(swings[0]))  # fmt: skip
+                interval_point(axis, positions[language], row, OKABE_ITO[2], "o")
+        else:
+            found = [view.row("duplicates", "swing", rule=rule, language=POOLED, policy=policy,
+                              **interaction.same_swing(swing)) for swing in shown]  # fmt: skip
+            interaction.swing_rows(axis, view, shown, found, pairs, holm=False)
         axis.set_title(policy)
-    shared_xlabel(figure, f"Swing ({rule}, F1 points)")
+    shared_xlabel(figure, f"Swing ({rule}{'' if per_language else ', pooled'}, F1 points)")
+    if not per_language:
+        top_legend(figure, interaction.pair_handles(pairs), "References (first vs second)")
     pooled = "; ".join(
-        f"{policy}: {said(view.row('duplicates', 'swing', rule=rule, language=POOLED, output=output, output_2=output_2, reference=first, reference_2=second, policy=policy))}"
+        f"{policy}: {said(view.row('duplicates', 'swing', rule=rule, language=POOLED, policy=policy, **interaction.same_swing(swings[0])))}"
         for policy in policies
     )
-    return figure, languages_noted(view, Figure(
+    first = f"{swings[0]['output']} − {swings[0]['output_2']} ({pair_label(swings[0])})"
+    if per_language:
+        shows = (f"Swing of {first} ({rule} rule, F1 points, {view.confidence_label}) per language under each "
+                 "duplicate policy")  # fmt: skip
+    else:
+        count = (f"the {len(shown)} largest pooled {rule} swings of the interaction, of {len(swings):,}"
+                 if len(shown) < len(swings) else f"every pooled {rule} swing, largest |swing| first")  # fmt: skip
+        shows = (f"Swing (F1 points, {view.confidence_label}, pooled) under each duplicate policy, for {count} "
+                 "(the rows of the swing figure)")  # fmt: skip
+    model = Figure(
         key="duplicates",
         title="Duplicate-policy robustness",
         caption=(
-            f"Swing ({rule} rule, F1 points, {view.confidence_label}) per language under each duplicate policy, "
-            "without excluding defective duplicate groups. A swing that appears under one policy only is "
-            "produced by the duplicates, not by the references."
+            f"{shows}, without excluding defective duplicate groups. A swing that appears under one policy only "
+            "is produced by the duplicates, not by the references. Every swing under every policy is in the "
+            "duplicate tables and their CSV downloads."
         ),
-        alt=f"Small multiples, one panel per duplicate policy. Pooled swings: {pooled}.",
-    ))
+        alt=f"Small multiples, one panel per duplicate policy. Pooled swings of {first}: {pooled}.",
+    )
+    return figure, (languages_noted(view, model) if per_language else model)
 
 
 def _excluded(view: ResultsView) -> bool:

@@ -27,6 +27,7 @@ from refsens_report.bootstrap import holm, holm_floor
 from refsens_report.config import Config, default_family
 from refsens_report.estimator import Estimator
 from refsens_report.figures import (
+    FIGURE_ROWS,
     INK,
     OKABE_ITO,
     WIDTH,
@@ -34,10 +35,14 @@ from refsens_report.figures import (
     figure_languages,
     height,
     interval_point,
+    label_outputs,
     language_axis,
     languages_noted,
+    legend_handles,
     mpl,
+    outputs_label,
     shared_xlabel,
+    style,
     subplots,
     top_legend,
     zero_line,
@@ -56,6 +61,7 @@ from refsens_report.tables import (
 from refsens_report.view import ResultsView, Row
 
 if TYPE_CHECKING:
+    from matplotlib.axes import Axes
     from matplotlib.figure import Figure as MplFigure
 
 
@@ -336,7 +342,7 @@ def interaction_main_tables(view: ResultsView) -> list[Table]:
         ),
         replace(
             swings,
-            title="Does the order of the outputs survive a change of reference?",
+            title="Swings of the margins between references",
             caption=(
                 "Swing: margin under the first reference minus margin under the second, recomputed inside every "
                 "bootstrap resample, per pair of outputs and pair of references. Holm p is the two-sided "
@@ -352,7 +358,7 @@ def interaction_main_table(view: ResultsView) -> Table:
     first, second = view.outputs[:2] if len(view.outputs) > 1 else (view.outputs[0], "")
     return replace(
         interaction_table(view),
-        title="Does the ranking of the outputs survive a change of reference?",
+        title="Margins between the outputs and their swing between references",
         caption=(
             f"Margin is F1({first}) − F1({second}) in F1 points under each reference, on the audited subset "
             f"({view.items_phrase('audited')} pooled). Swing is the paired interaction: margin under the first "
@@ -363,13 +369,106 @@ def interaction_main_table(view: ResultsView) -> Table:
     )
 
 
+def same_swing(row: Row) -> dict[str, str]:
+    """Return the labels that name a swing (its pairs of outputs and of references), to find it elsewhere."""
+    return {key: row[key] for key in ("output", "output_2", "reference", "reference_2")}
+
+
+def reference_pairs_of(view: ResultsView, swings: Sequence[Row]) -> list[tuple[str, str]]:
+    """Return the pairs of references the swings are between, in config order (one colour and marker each)."""
+    present = {(row["reference"], row["reference_2"]) for row in swings}
+    return [pair for pair in view.reference_pairs() if pair in present]
+
+
+def swing_rows(axis: Axes, view: ResultsView, swings: Sequence[Row], found: Sequence[Row | None],
+               pairs: Sequence[tuple[str, str]], holm: bool) -> int:  # fmt: skip
+    """Draw chosen swings one per row, top to bottom, coloured by their pair of references; with ``holm``,
+    Holm-significant ones filled and starred (others hollow). ``found[k]`` is what row k draws (the swing itself,
+    or the same swing under another rule or policy). Return how many drawn rows are Holm-significant."""
+    significant = 0
+    for index, (swing, row) in enumerate(zip(swings, found)):
+        colour, marker = style(pairs.index((swing["reference"], swing["reference_2"])))
+        filled = not holm or (row is not None and view.significant(row["p_holm"]))
+        significant += holm and filled
+        interval_point(axis, -index, row, colour, marker, filled=filled)
+        if holm and filled and row and row["estimate"] is not None:
+            _star(axis, row, -index)
+    label_outputs(axis, [outputs_label(swing) for swing in swings])
+    return significant
+
+
+def _star(axis: Axes, row: Row, y: float) -> None:
+    """Put the asterisk of a Holm-significant swing just right of its interval."""
+    axis.annotate("*", (row["ci_high"] if row["ci_high"] is not None else row["estimate"], y), xytext=(3, -2.5),
+                  textcoords="offset points", fontsize=9, color=INK, fontweight="bold")  # fmt: skip
+
+
+def pair_handles(pairs: Sequence[tuple[str, str]]) -> list:
+    """Return legend entries naming each pair of references by its colour and marker."""
+    return legend_handles([f"{first} vs {second}" for first, second in pairs])
+
+
+def significance_handles(view: ResultsView, colour: str = INK, untested: bool = False) -> list:
+    """Return the legend entries for filled (Holm-significant, starred) and hollow points; ``untested``: some
+    hollow points are swings outside the Holm family."""
+    lines = mpl().lines
+    return [
+        lines.Line2D([], [], color=colour, marker="o", markersize=4.5, label=f"Holm p < {view.level} (*)"),
+        lines.Line2D([], [], color=colour, marker="o", markersize=4.5, markerfacecolor="white",
+                     label=f"Holm p ≥ {view.level}" + (" or not tested" if untested else "")),
+    ]  # fmt: skip
+
+
 def swing_forest(view: ResultsView) -> tuple[MplFigure, Figure] | None:
-    """Forest plot of the swing per language and rule; Holm-significant swings filled, others hollow."""
-    matplotlib = mpl()
-    if not view.rows.has("interaction", "swing") or not view.output_pairs():
+    """Forest plot of the swings with the largest |swing| (pooled, main rule), one per row, one panel per rule;
+    with a single swing and several languages, that swing per language. Holm-significant swings filled."""
+    swings = view.largest("interaction", "swing")
+    if not swings:
         return None
-    output, output_2 = view.output_pairs()[0]
-    first, second = view.reference_pairs()[0]
+    if len(swings) == 1 and len(view.languages) > 2:
+        return _swing_languages(view, swings[0])
+    rule = view.main_rule
+    shown = swings[:FIGURE_ROWS]
+    pairs = reference_pairs_of(view, shown)
+    figure, axes = subplots(1, len(view.rules), figsize=(WIDTH, height(len(shown), 0.3)), sharey=True, sharex=True,
+                            squeeze=False)  # fmt: skip
+    significant, untested = 0, False
+    for axis, panel_rule in zip(axes[0], view.rules):
+        zero_line(axis)
+        found = [view.row("interaction", "swing", rule=panel_rule, language=POOLED, **same_swing(swing))
+                 for swing in shown]  # fmt: skip
+        drawn = swing_rows(axis, view, shown, found, pairs, holm=True)
+        significant += drawn if panel_rule == rule else 0
+        untested |= any(row is not None and row["p_holm"] is None for row in found)
+        axis.set_title(panel_rule.capitalize())
+    shared_xlabel(figure, "Swing (F1 points, pooled)")
+    top_legend(figure, pair_handles(pairs) + significance_handles(view, untested=untested),
+               "References (first vs second)")  # fmt: skip
+    total = len(swings)
+    which = (f"The {len(shown)} pooled swings with the largest |swing| under the {rule} rule, of {total:,}, largest "
+             "first" if len(shown) < total else f"Every pooled swing, largest |swing| ({rule}) first")  # fmt: skip
+    listed = "; ".join(f"{swing['output']} − {swing['output_2']} ({pair_label(swing)}) {said(swing)}"
+                       for swing in shown[:5])  # fmt: skip
+    return figure, Figure(
+        key="swing",
+        title="Largest swings of the comparison between references",
+        caption=(
+            f"{which}: swing = (F1(first output) − F1(second) under the first reference) − (the same margin under "
+            f"the second reference), in F1 points with {view.confidence_label}, pooled over languages, on the "
+            f"audited subset; colour and marker name the pair of references. Filled points with an asterisk are "
+            f"significant after Holm correction (p < {view.level}) over {holm_family_phrase(view)}. Every swing, "
+            "per language and rule, is in the interaction tables and their CSV downloads."
+        ),
+        alt=(
+            f"Forest plot of the {len(shown)} largest pooled swings of {total}, one panel per rule, one row per swing. "
+            f"Largest {rule} swings: {listed}; {significant} of the {len(shown)} are Holm-significant."
+        ),
+    )
+
+
+def _swing_languages(view: ResultsView, swing: Row) -> tuple[MplFigure, Figure]:
+    """The one swing of the record per language, one panel per rule."""
+    output, output_2, first, second = swing["output"], swing["output_2"], swing["reference"], swing["reference_2"]
     languages = figure_languages(view)
     figure, axes = subplots(1, len(view.rules), figsize=(WIDTH, height(len(languages))), sharey=True,
                                 sharex=True, squeeze=False)  # fmt: skip
@@ -378,25 +477,15 @@ def swing_forest(view: ResultsView) -> tuple[MplFigure, Figure] | None:
         positions = language_axis(axis, languages)
         zero_line(axis)
         for language in languages:
-            row = view.row("interaction", "swing", rule=rule, language=language, output=output, output_2=output_2,
-                       reference=first, reference_2=second)  # fmt: skip
-            holm = row["p_holm"] if row else None
-            filled = view.significant(holm)
+            row = view.row("interaction", "swing", rule=rule, language=language, **same_swing(swing))
+            filled = view.significant(row["p_holm"] if row else None)
             significant += filled
             interval_point(axis, positions[language], row, OKABE_ITO[0], "o", filled=filled)
             if row and row["estimate"] is not None and filled:
-                axis.annotate("*", (row["ci_high"] if row["ci_high"] is not None else row["estimate"],
-                                    positions[language]), xytext=(3, -2.5), textcoords="offset points",
-                              fontsize=9, color=INK, fontweight="bold")  # fmt: skip
+                _star(axis, row, positions[language])
         axis.set_title(rule.capitalize())
-    handles = [
-        matplotlib.lines.Line2D([], [], color=OKABE_ITO[0], marker="o", markersize=4.5, label=f"Holm p < {view.level} (*)"),
-        matplotlib.lines.Line2D([], [], color=OKABE_ITO[0], marker="o", markersize=4.5, markerfacecolor="white", label=f"Holm p ≥ {view.level}"),
-    ]
     shared_xlabel(figure, "Swing (F1 points)")
-    top_legend(figure, handles)
-    pooled = view.row("interaction", "swing", rule=view.main_rule, language=POOLED, output=output,
-                  output_2=output_2, reference=first, reference_2=second)  # fmt: skip
+    top_legend(figure, significance_handles(view, OKABE_ITO[0]))
     return figure, languages_noted(view, Figure(
         key="swing",
         title="Swing of the comparison between references",
@@ -406,20 +495,16 @@ def swing_forest(view: ResultsView) -> tuple[MplFigure, Figure] | None:
             f"with an asterisk are significant after Holm correction (p < {view.level}) over {holm_family_phrase(view)}."
         ),
         alt=(
-            f"Forest plot of swings, one panel per rule. Pooled {view.main_rule} swing {said(pooled)}, Holm p "
-            f"{formatting.p_value(pooled['p_holm'] if pooled else None)}; {significant} of the plotted swings "
-            "are Holm-significant."
+            f"Forest plot of swings, one panel per rule. Pooled {view.main_rule} swing {said(swing)}, Holm p "
+            f"{formatting.p_value(swing['p_holm'])}; {significant} of the plotted swings are Holm-significant."
         ),
     ))
 
 
 def pooled_swing(view: ResultsView) -> Row | None:
-    """Return the pooled swing (main rule) for the first pair of outputs and of references."""
-    if not view.output_pairs() or not view.reference_pairs():
-        return None
-    (output, output_2), (first, second) = view.output_pairs()[0], view.reference_pairs()[0]
-    return view.row("interaction", "swing", rule=view.main_rule, language=POOLED, output=output,
-                output_2=output_2, reference=first, reference_2=second)  # fmt: skip
+    """Return the pooled swing (main rule) with the largest absolute estimate, over every pair of outputs and of
+    references: the headline swing, the site index's, and the swing figure's first."""
+    return next(iter(view.largest("interaction", "swing")), None)
 
 
 def holm_family_size(view: ResultsView) -> int:

@@ -25,13 +25,16 @@ from refsens_report.analyses.ranking import (
 from refsens_report.estimator import Estimator
 from refsens_report.figures import (
     INK,
-    MARKERS,
+    MIN_TEXT_PT,
     MUTED,
     OKABE_ITO,
     WIDTH,
     Figure,
+    fits_cells,
+    labels_width,
     mpl,
     plain,
+    style,
     subplots,
 )
 from refsens_report.prose import said
@@ -174,7 +177,7 @@ def leaderboard_tables(view: ResultsView) -> list[Table]:
                 move_rows.append(cells)
     moves = Table(
         key="rank-moves",
-        title="How likely is each rank to move?",
+        title="How likely each rank is to move",
         caption=(
             f"Tie group: outputs whose rank intervals under {view.primary} overlap share a group (1 = the top). "
             "P(rank moves): share of bootstrap replicates in which the output's rank under the first reference of "
@@ -278,7 +281,7 @@ def _rank_agreement(view: ResultsView, columns: tuple[str, ...], groups: tuple[t
                     table_rows: list[list[Cell]]) -> Table:  # fmt: skip
     return Table(
         key="rank-agreement",
-        title="Does the ranking survive a change of reference?",
+        title="Agreement of the rankings between references",
         caption=(
             "Kendall's tau-b between the rankings under two references (1 = identical, −1 = reversed); Flips: "
             "pairs of outputs whose order is reversed; Significant: flips whose interaction swing has Holm p "
@@ -314,9 +317,13 @@ def flips_table(view: ResultsView) -> Table:
     )
 
 
-def _rank_text(rank: float) -> str:
-    """Return a rank as printed at a line end: whole ranks without decimals, tied ranks with one."""
-    return formatting.number(rank, 0 if float(rank).is_integer() else 1)
+def _rank_said(row: Mapping[str, Any] | None) -> str:
+    """Return a rank row as the bump chart's alt text says it: '2 [1, 3]', ranks as integers unless tied."""
+    if row is None:
+        return formatting.UNDEFINED
+    interval = (f" [{formatting.rank(row['ci_low'])}, {formatting.rank(row['ci_high'])}]"
+                if row["ci_low"] is not None and row["ci_high"] is not None else "")  # fmt: skip
+    return formatting.rank(row["estimate"]) + interval
 
 
 def leaderboard_bump(view: ResultsView) -> tuple[MplFigure, Figure] | None:
@@ -333,23 +340,25 @@ def leaderboard_bump(view: ResultsView) -> tuple[MplFigure, Figure] | None:
     # the labels at the line ends sit outside the axes: fixed margins instead of the layout engine
     height = max(2.4, 0.8 + 0.2 * len(outputs))
     figure = mpl().figure.Figure(figsize=(WIDTH, height), layout="none")
-    figure.subplots_adjust(left=0.3, right=0.7, top=1 - 0.35 / height, bottom=0.35 / height)
+    # room for the longest "name  rank" label at either end (6 pt from its point), at most 0.4 of the width each
+    margin = min(0.4, (labels_width([f"{output}  10.5" for output in outputs]) + 0.15) / WIDTH)
+    figure.subplots_adjust(left=margin, right=1 - margin, top=1 - 0.35 / height, bottom=0.35 / height)
     axis = figure.subplots()
     xs = list(range(len(references)))
     for index, output in enumerate(outputs):
-        colour, marker = OKABE_ITO[index % 8], MARKERS[(index // 8 + index) % 8]
+        colour, marker = style(index)
         points = [(x, row["estimate"]) for x, row in zip(xs, ranks[output]) if row and row["estimate"] is not None]
         if not points:
             continue
+        # past the palette's colours the lines are dashed, so no two outputs look alike
         axis.plot([x for x, _ in points], [y for _, y in points], color=colour, marker=marker, markersize=4,
-                  linewidth=1.2, linestyle="-" if index < 8 else "--")  # fmt: skip
+                  linewidth=1.2, linestyle="-" if index < len(OKABE_ITO) else "--")  # fmt: skip
         first_x, first_y = points[0]
         last_x, last_y = points[-1]
-        ink = colour if colour != "#F0E442" else INK  # the yellow is too light for text
-        axis.annotate(f"{plain(output)}  {_rank_text(first_y)}", (first_x, first_y), xytext=(-6, 0),
-                      textcoords="offset points", ha="right", va="center", fontsize=6.5, color=ink)  # fmt: skip
-        axis.annotate(f"{_rank_text(last_y)}  {plain(output)}", (last_x, last_y), xytext=(6, 0),
-                      textcoords="offset points", ha="left", va="center", fontsize=6.5, color=ink)  # fmt: skip
+        axis.annotate(f"{plain(output)}  {formatting.rank(first_y)}", (first_x, first_y), xytext=(-6, 0),
+                      textcoords="offset points", ha="right", va="center", fontsize=MIN_TEXT_PT, color=colour)  # fmt: skip
+        axis.annotate(f"{formatting.rank(last_y)}  {plain(output)}", (last_x, last_y), xytext=(6, 0),
+                      textcoords="offset points", ha="left", va="center", fontsize=MIN_TEXT_PT, color=colour)  # fmt: skip
     axis.set_xticks(xs, [plain(reference) for reference in references])
     axis.set_xlim(-0.08, len(references) - 0.92)
     axis.set_ylim(len(outputs) + 0.5, 0.5)  # rank 1 on top
@@ -364,7 +373,7 @@ def leaderboard_bump(view: ResultsView) -> tuple[MplFigure, Figure] | None:
         1 for output in outputs
         if len({row["estimate"] for row in ranks[output] if row and row["estimate"] is not None}) > 1
     )  # fmt: skip
-    first = "; ".join(f"{output} {said(ranks[output][0])}" for output in outputs[:3])
+    first = "; ".join(f"{output} {_rank_said(ranks[output][0])}" for output in outputs[:3])
     return figure, Figure(
         key="leaderboard-bump",
         title="Ranks under each reference",
@@ -434,23 +443,26 @@ def swing_heatmap(view: ResultsView) -> tuple[MplFigure, Figure] | None:
     matrix = matrix[:-1, 1:]  # the diagonal and below are empty: drop the empty last row and first column
     significant = [(i, j - 1) for i, j in significant]
     flipped = [(i, j - 1) for i, j in flipped]
-    cell = min(0.34, 4.2 / size)
-    figure, axis = subplots(figsize=(WIDTH, min(8.5, 1.9 + cell * size)))
+    labels = [plain(output) for output in ordered]
+    label_room = labels_width(labels) + 0.1
+    # cells as large as the text width allows once the row labels and the colour bar have their room
+    cell = min(0.4, (WIDTH - label_room - 1.1) / (size - 1))
+    figure, axis = subplots(figsize=(WIDTH, min(9.0, cell * (size - 1) + 0.75 * label_room + 0.9)))
     image = axis.imshow(matrix, cmap="PuOr_r", vmin=-top, vmax=top, aspect="equal")
-    if size <= 16:
-        for (i, j), value in np.ndenumerate(matrix):
-            if np.isfinite(value):
-                axis.text(j, i, formatting.number(value, 1, signed=True), ha="center", va="center", fontsize=5.2,
-                          color="white" if abs(value) > 0.6 * top else INK,
-                          fontweight="bold" if (i, j) in significant else "normal")  # fmt: skip
+    values = {(i, j): formatting.number(value, 1, signed=True) for (i, j), value in np.ndenumerate(matrix)
+              if np.isfinite(value)}  # fmt: skip
+    labelled = fits_cells(list(values.values()), cell)
+    if labelled:  # otherwise the colours alone: every swing is in the interaction table
+        for (i, j), text in values.items():
+            axis.text(j, i, text, ha="center", va="center", fontsize=MIN_TEXT_PT,
+                      color="white" if abs(matrix[i, j]) > 0.6 * top else INK)  # significance: the dot, not bold
     for i, j in flipped:
         axis.add_patch(matplotlib.patches.Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor=INK,
                                                     linewidth=1.3))  # fmt: skip
     for i, j in significant:
-        axis.plot([j + 0.32], [i - 0.32], marker="o", markersize=2.2, color=INK, linestyle="none")
-    labels = [plain(output) for output in ordered]
-    axis.set_xticks(range(size - 1), labels[1:], rotation=45, ha="right", rotation_mode="anchor", fontsize=6.5)
-    axis.set_yticks(range(size - 1), labels[:-1], fontsize=6.5)
+        axis.plot([j + 0.34], [i - 0.34], marker="o", markersize=2.2, color=INK, linestyle="none")
+    axis.set_xticks(range(size - 1), labels[1:], rotation=45, ha="right", rotation_mode="anchor", fontsize=MIN_TEXT_PT)
+    axis.set_yticks(range(size - 1), labels[:-1], fontsize=MIN_TEXT_PT)
     axis.set_xlim(-0.5, size - 1.5)
     axis.set_ylim(size - 1.5, -0.5)
     for spine in axis.spines.values():
@@ -475,8 +487,10 @@ def swing_heatmap(view: ResultsView) -> tuple[MplFigure, Figure] | None:
             f"{primary}), the pooled {rule} swing: the margin under {primary} minus the margin under "
             f"{alternative}, in F1 points, on the audited subset. {alternative} is the alternative reference with "
             f"the most order flips against {primary}. Framed cells: pairs whose order flips; a dot: swing "
-            f"significant after Holm correction over {holm_family_phrase(view)}. Every swing, for every pair of "
-            "references, is in the interaction table."
+            f"significant after Holm correction over {holm_family_phrase(view)}. "
+            + ("" if labelled else "The cells are too small to print their swings at a readable size: the colour "
+               "scale gives them. ")
+            + "Every swing, for every pair of references, is in the interaction table."
         ),
         alt=(
             f"Heatmap of {size * (size - 1) // 2} pairwise swings between {primary} and {alternative}, "

@@ -21,18 +21,18 @@ from refsens_report.analyses.base import (
 from refsens_report.config import Config
 from refsens_report.counts import Column
 from refsens_report.figures import (
-    GRID,
-    MARKERS,
-    OKABE_ITO,
     WIDTH,
     Figure,
     figure_languages,
     height,
+    interval_point,
     language_axis,
     languages_noted,
     legend_handles,
+    offsets,
     plain,
     shared_xlabel,
+    style,
     subplots,
     top_legend,
 )  # fmt: skip
@@ -132,24 +132,17 @@ def neutrality_dots(view: ResultsView) -> tuple[MplFigure, Figure] | None:
         return None
     languages = figure_languages(view)
     references = view.references
-    figure, axes = subplots(1, len(references), figsize=(WIDTH, height(len(languages))), sharey=True,
-                                sharex=True, squeeze=False)  # fmt: skip
+    most = max((len([name for name in view.annotators if name != reference]) for reference in references), default=1)
+    figure, axes = subplots(1, len(references), figsize=(WIDTH, height(len(languages), 0.12 + 0.06 * most)),
+                            sharey=True, sharex=True, squeeze=False)  # fmt: skip
     for axis, reference in zip(axes[0], references):
         positions = language_axis(axis, languages)
         annotators = [name for name in view.annotators if name != reference]
-        for language in languages:
-            values = [view.row("neutrality", "rate", language=language, output=name, reference=reference)
-                      for name in annotators]  # fmt: skip
-            estimates = [row["estimate"] for row in values if row and row["estimate"] is not None]
-            if len(estimates) > 1:
-                axis.plot([min(estimates), max(estimates)], [positions[language]] * 2, color=GRID, linewidth=2.2,
-                          zorder=1)  # fmt: skip
-            for index, row in enumerate(values):
-                colour = OKABE_ITO[view.annotators.index(annotators[index]) % 8]
-                marker = MARKERS[view.annotators.index(annotators[index]) % 8]
-                if row and row["estimate"] is not None:
-                    axis.plot([row["estimate"]], [positions[language]], marker=marker, color=colour,
-                              markersize=5, linestyle="none", zorder=2)  # fmt: skip
+        spread = offsets(len(annotators), 0.15)
+        for index, name in enumerate(annotators):
+            for language in languages:
+                row = view.row("neutrality", "rate", language=language, output=name, reference=reference)
+                interval_point(axis, positions[language] - spread[index], row, *style(view.annotators.index(name)))
         axis.set_title(plain(f"Reference: {reference}"))
     shared_xlabel(figure, "% of audited items reproduced exactly")
     top_legend(figure, legend_handles(view.annotators), "Annotator")
@@ -161,9 +154,9 @@ def neutrality_dots(view: ResultsView) -> tuple[MplFigure, Figure] | None:
         key="neutrality",
         title="Neutrality of each reference",
         caption=(
-            "Percentage of audited items on which each reference's strict span set equals each annotator's, per "
-            "language and pooled. A neutral reference reproduces the annotators about equally often; a grey bar "
-            "joins the rates of one reference."
+            "Percentage of audited items on which each reference's strict span set equals each annotator's, with "
+            f"{view.confidence_label}, per language and pooled. A neutral reference reproduces the annotators about "
+            "equally often: its intervals in a row overlap."
         ),
         alt=f"Dot plot, one panel per reference, rows per language. Pooled skew between the annotators: {skews}.",
     ))

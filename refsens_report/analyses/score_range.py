@@ -19,21 +19,22 @@ from refsens_report.analyses.base import (
 )
 from refsens_report.config import Config
 from refsens_report.figures import (
-    GRID,
-    MARKERS,
     MAX_PANELS,
-    OKABE_ITO,
     WIDTH,
     Figure,
     figure_languages,
     height,
+    interval_point,
     label_outputs,
     language_axis,
     languages_noted,
     legend_handles,
+    mpl,
+    offsets,
     output_positions,
     plain,
     shared_xlabel,
+    style,
     subplots,
     top_legend,
 )  # fmt: skip
@@ -124,19 +125,23 @@ def range_table(view: ResultsView) -> Table:
     )
 
 
+RANGE_FILL = "#ebebeb"  # lighter than the grid, so the grid lines and the intervals stay visible over it
+
+
 def _dumbbell(axis: Axes, y: float, view: ResultsView, rule: str, language: str, output: str,
               golds: list[str]) -> None:  # fmt: skip
-    """Draw one output's scores against every other gold at height y: a grey bar min to max, a mark per gold."""
+    """Draw one output's score against every other gold at height y, each with its interval (one colour and a
+    small offset per gold), over a grey box from the lowest to the highest score: the range."""
     scores = {gold: view.row("range", "score", rule=rule, language=language, output=output, reference=gold)
               for gold in golds if gold != output}  # fmt: skip
     values = [row["estimate"] for row in scores.values() if row and row["estimate"] is not None]
+    spread = offsets(len(golds), 0.27)
     if values:
-        axis.plot([min(values), max(values)], [y] * 2, color=GRID, linewidth=2.5, zorder=1)
+        axis.add_patch(mpl().patches.Rectangle((min(values), y - 0.36), max(values) - min(values), 0.72,
+                                               facecolor=RANGE_FILL, edgecolor="none", zorder=0.8))  # fmt: skip
     for gold, row in scores.items():
-        if row and row["estimate"] is not None:
-            index = golds.index(gold)
-            axis.plot([row["estimate"]], [y], marker=MARKERS[index % 8], color=OKABE_ITO[index % 8], markersize=5,
-                      linestyle="none", zorder=2)  # fmt: skip
+        index = golds.index(gold)
+        interval_point(axis, y - spread[index], row, *style(index))
 
 
 def range_dumbbells(view: ResultsView) -> tuple[MplFigure, Figure] | None:
@@ -148,8 +153,8 @@ def range_dumbbells(view: ResultsView) -> tuple[MplFigure, Figure] | None:
     golds = list(dict.fromkeys(view.annotators + view.references))
     if len(view.outputs) > MAX_PANELS:
         return _range_rows(view, golds)
-    figure, axes = subplots(1, len(view.outputs), figsize=(WIDTH, height(len(languages))), sharey=True,
-                                sharex=True, squeeze=False)  # fmt: skip
+    figure, axes = subplots(1, len(view.outputs), figsize=(WIDTH, height(len(languages), 0.12 + 0.06 * len(golds))),
+                            sharey=True, sharex=True, squeeze=False)  # fmt: skip
     for axis, output in zip(axes[0], view.outputs):
         positions = language_axis(axis, languages)
         for language in languages:
@@ -166,7 +171,8 @@ def range_dumbbells(view: ResultsView) -> tuple[MplFigure, Figure] | None:
         title="Score range from the choice of gold",
         caption=(
             f"Each output's {rule} F1 (F1 points) against every other defensible gold (annotators and "
-            "references), per language and pooled, on the audited subset; the grey bar spans the range."
+            f"references), with {view.confidence_label}, per language and pooled, on the audited subset; the grey "
+            "box spans the range, from the lowest score to the highest."
         ),
         alt=f"Dumbbell plot, one panel per output, rows per language. Pooled {rule} ranges: {ranges}.",
     ))
@@ -176,7 +182,7 @@ def _range_rows(view: ResultsView, golds: list[str]) -> tuple[MplFigure, Figure]
     """Range dumbbells for many outputs: one row per output, pooled only (per language in the range table)."""
     rule = view.main_rule
     outputs = view.outputs
-    figure, axis = subplots(figsize=(WIDTH, height(len(outputs), 0.22)))
+    figure, axis = subplots(figsize=(WIDTH, height(len(outputs), 0.12 + 0.06 * len(golds))))
     positions = output_positions(outputs)
     for output in outputs:
         _dumbbell(axis, positions[output], view, rule, POOLED, output, golds)
@@ -192,8 +198,9 @@ def _range_rows(view: ResultsView, golds: list[str]) -> tuple[MplFigure, Figure]
         title="Score range from the choice of gold",
         caption=(
             f"Each output's pooled {rule} F1 (F1 points) against every other defensible gold (annotators and "
-            "references), on the audited subset; the grey bar spans the range. With this many outputs the figure "
-            "shows the pooled scores only; every language's scores are in the range table."
+            f"references), with {view.confidence_label}, on the audited subset; the grey box spans the range, from "
+            "the lowest score to the highest. With this many outputs the figure shows the pooled scores only; every "
+            "language's scores are in the range table."
         ),
         alt=f"Dumbbell plot, one row per output, pooled. Pooled {rule} ranges: {ranges}.",
     )

@@ -8,8 +8,6 @@ from __future__ import annotations
 from itertools import combinations
 from typing import TYPE_CHECKING, Mapping
 
-import numpy as np
-
 from refsens_report import formatting
 from refsens_report.analyses.base import (
     Analysis,
@@ -21,11 +19,12 @@ from refsens_report.analyses.base import (
 )
 from refsens_report.config import Config
 from refsens_report.figures import (
-    MARKERS,
+    FIGURE_ROWS,
     MAX_PANELS,
     OKABE_ITO,
     WIDTH,
     Figure,
+    drawn_note,
     figure_languages,
     height,
     interval_point,
@@ -33,9 +32,12 @@ from refsens_report.figures import (
     language_axis,
     languages_noted,
     legend_handles,
+    offsets,
     output_positions,
+    picked,
     plain,
     shared_xlabel,
+    style,
     subplots,
     top_legend,
     zero_line,
@@ -162,93 +164,104 @@ def swap_table_long(view: ResultsView) -> Table:
     )
 
 
+def _swap_panels(view: ResultsView) -> list[tuple[str, str, str]]:
+    """Return the swap figure's panels as (title, rule, alternative reference): the primary reference against
+    each alternative under the main rule, or, when there is one alternative, against it under each rule."""
+    alternatives = view.references[1:]
+    if len(alternatives) == 1:
+        return [(rule.capitalize(), rule, alternatives[0]) for rule in view.rules]
+    return [(f"vs {alternative}", view.main_rule, alternative) for alternative in alternatives]
+
+
+def _against_primary(view: ResultsView, rule: str, language: str, output: str, alternative: str) -> Row | None:
+    """Return an output's delta F1 vs the primary reference − F1 vs an alternative one."""
+    return view.row("swap", "delta", rule=rule, language=language, output=output, reference=view.primary,
+                    reference_2=alternative)  # fmt: skip
+
+
 def swap_forest(view: ResultsView) -> tuple[MplFigure, Figure] | None:
-    """Forest plot of reference-swap deltas with intervals, per language and output, one panel per rule."""
-    if not view.rows.has("swap", "delta"):
+    """Forest plot of the swap deltas, the primary reference against each alternative, with intervals: per
+    language with the outputs side by side, or with many outputs one row per output, pooled."""
+    primary, rule = view.primary, view.main_rule
+    deltas = view.largest("swap", "delta", reference=primary)
+    if not deltas:
         return None
-    first, second = view.reference_pairs()[0]
-    if len(view.outputs) > MAX_PANELS:
-        return _swap_rows(view, first, second)
-    languages = figure_languages(view)
-    figure, axes = subplots(1, len(view.rules), figsize=(WIDTH, height(len(languages), 0.14 + 0.1 * len(view.outputs))),
-                                sharey=True, squeeze=False)  # fmt: skip
-    offsets = np.linspace(-0.18, 0.18, len(view.outputs)) if len(view.outputs) > 1 else [0.0]
-    for axis, rule in zip(axes[0], view.rules):
-        positions = language_axis(axis, languages)
+    outputs = [output for output in view.outputs if any(row["output"] == output for row in deltas)]
+    panels = _swap_panels(view)
+    several = len(view.references) > 2  # panels per alternative reference, not per rule
+    many = len(outputs) > MAX_PANELS
+    shown = outputs
+    if many and len(outputs) > FIGURE_ROWS:
+        chosen = set(picked(deltas, lambda row: row["output"], FIGURE_ROWS))
+        shown = [output for output in outputs if output in chosen]
+    languages = [POOLED] if many else figure_languages(view)
+    columns = min(len(panels), MAX_PANELS)
+    lines = -(-len(panels) // columns)
+    per_panel = height(len(shown), 0.22) if many else height(len(languages), 0.14 + 0.1 * len(outputs))
+    figure, axes = subplots(lines, columns, figsize=(WIDTH, per_panel + (lines - 1) * (per_panel - 0.6)),
+                            sharey=True, sharex=True, squeeze=False)  # fmt: skip
+    spread = offsets(len(outputs))
+    for axis, (title, panel_rule, alternative) in zip(axes.flat, panels):
         zero_line(axis)
-        for index, output in enumerate(view.outputs):
-            for language in languages:
-                row = view.row("swap", "delta", rule=rule, language=language, output=output,
-                           reference=first, reference_2=second)  # fmt: skip
-                interval_point(axis, positions[language] - offsets[index], row,
-                                OKABE_ITO[index % 8], MARKERS[index % 8])  # fmt: skip
-        axis.set_title(rule.capitalize())
-    shared_xlabel(figure, plain(f"Δ = F1 vs {first} − F1 vs {second} (F1 points)"))
-    top_legend(figure, legend_handles(view.outputs), "Output")
+        if many:
+            positions = output_positions(shown)
+            for output in shown:
+                row = _against_primary(view, panel_rule, POOLED, output, alternative)
+                interval_point(axis, positions[output], row, OKABE_ITO[0], "o")
+            label_outputs(axis, shown)
+        else:
+            positions = language_axis(axis, languages)
+            for index, output in enumerate(outputs):
+                for language in languages:
+                    row = _against_primary(view, panel_rule, language, output, alternative)
+                    interval_point(axis, positions[language] - spread[index], row, *style(index))
+        axis.set_title(plain(title))
+    for axis in list(axes.flat)[len(panels):]:
+        axis.set_visible(False)
+    where = ", pooled" if many else ""
+    if several:
+        shared_xlabel(figure, plain(f"Δ = F1 vs {primary} − F1 vs the panel's reference ({rule}{where}, F1 points)"))
+    else:
+        shared_xlabel(figure, plain(f"Δ = F1 vs {primary} − F1 vs {panels[0][2]} (F1 points{where})"))
+    if not many:
+        top_legend(figure, legend_handles(outputs), "Output")
+    alternatives = list(dict.fromkeys(panel[2] for panel in panels))
     pooled = "; ".join(
-        f"{output}: {said(view.row('swap', 'delta', rule=view.main_rule, language=POOLED, output=output, reference=first, reference_2=second))}"
-        for output in view.outputs
+        f"{output}" + (f" vs {alternative}" if several else "") + ": "
+        + said(_against_primary(view, rule, POOLED, output, alternative))
+        for output in shown for alternative in alternatives
+    )  # fmt: skip
+    exchanged = (f"the primary reference ({primary}) is exchanged for each other reference (one panel each), "
+                 f"{rule} rule" if several else f"the reference {primary} is exchanged for {alternatives[0]}")  # fmt: skip
+    # what the swap table holds beyond the figure
+    rest = [part for part, left_out in (
+        ("every language", many and len(view.languages) > 2),
+        ("the other rule", several and len(view.rules) > 1),
+        ("the deltas between two alternative references", several),
+    ) if left_out]  # fmt: skip
+    listed = ", ".join(rest[:-1]) + " and " + rest[-1] if len(rest) > 1 else "".join(rest)
+    caption = (
+        f"Movement of each output's score when {exchanged}, in F1 points, with {view.confidence_label} (paired "
+        f"bootstrap), {'pooled over languages' if many else 'per language and pooled'}, on the audited subset "
+        f"({formatting.count(view.subset_size('audited'))} items{'' if many else ' pooled'}). Points right of "
+        f"zero: the output scores higher against {primary}."
+        + (f" {listed[0].upper()}{listed[1:]} {'are' if len(rest) > 1 else 'is'} in the swap table." if rest else "")
+        + drawn_note(len(shown), len(outputs), "outputs", f"pooled |Δ| ({rule})", "the swap table")
     )
-    return figure, languages_noted(view, Figure(
+    layout = "one row per output, pooled" if many else "rows per language"
+    panels_said = "one panel per alternative reference" if several else "one panel per matching rule"
+    model = Figure(
         key="swap",
         title="Reference-swap deltas",
-        caption=(
-            f"Movement of each output's score when the reference {first} is exchanged for {second}, in F1 points, "
-            f"with {view.confidence_label} (paired bootstrap), per language and pooled, on the audited subset "
-            f"({formatting.count(view.subset_size('audited'))} items pooled). Points right of zero: the output "
-            f"scores higher against {first}."
-        ),
-        alt=(
-            f"Forest plot, one panel per matching rule, rows per language with pooled last. Each output's "
-            f"swap delta is a point with its interval. Pooled {view.main_rule} deltas: {pooled}."
-        ),
-    ))
-
-
-def _swap_rows(view: ResultsView, first: str, second: str) -> tuple[MplFigure, Figure]:
-    """Swap forest for many outputs: one row per output, pooled only, one panel per rule."""
-    outputs = view.outputs
-    figure, axes = subplots(1, len(view.rules), figsize=(WIDTH, height(len(outputs), 0.22)), sharey=True,
-                             squeeze=False)  # fmt: skip
-    positions = output_positions(outputs)
-    for axis, rule in zip(axes[0], view.rules):
-        zero_line(axis)
-        for output in outputs:
-            row = view.row("swap", "delta", rule=rule, language=POOLED, output=output, reference=first,
-                       reference_2=second)  # fmt: skip
-            interval_point(axis, positions[output], row, OKABE_ITO[0], "o")
-        label_outputs(axis, outputs)
-        axis.set_title(rule.capitalize())
-    shared_xlabel(figure, plain(f"Δ = F1 vs {first} − F1 vs {second} (F1 points, pooled)"))
-    pooled = "; ".join(
-        f"{output}: {said(view.row('swap', 'delta', rule=view.main_rule, language=POOLED, output=output, reference=first, reference_2=second))}"
-        for output in outputs
+        caption=caption,
+        alt=f"Forest plot, {panels_said}, {layout}. Pooled {rule} deltas against {primary}: {pooled}.",
     )
-    return figure, Figure(
-        key="swap",
-        title="Reference-swap deltas",
-        caption=(
-            f"Movement of each output's score when the reference {first} is exchanged for {second}, in F1 points, "
-            f"with {view.confidence_label} (paired bootstrap), pooled over languages, on the audited subset "
-            f"({formatting.count(view.subset_size('audited'))} items). Points right of zero: the output scores "
-            "higher against the first reference. With this many outputs the figure shows the primary pair of "
-            "references, pooled; every language and pair of references is in the swap table."
-        ),
-        alt=(
-            f"Forest plot, one panel per matching rule, one row per output. Pooled {view.main_rule} deltas: "
-            f"{pooled}."
-        ),
-    )
+    return figure, (model if many else languages_noted(view, model))
 
 
 def largest_pooled_delta(view: ResultsView) -> Row | None:
     """Return the pooled swap delta (main rule) with the largest absolute estimate."""
-    candidates = [
-        row
-        for _, row in view.rows.select("swap", "delta", rule=view.main_rule, language=POOLED)
-        if row["estimate"] is not None
-    ]
-    return max(candidates, key=lambda row: abs(row["estimate"]), default=None)
+    return next(iter(view.largest("swap", "delta")), None)
 
 
 def _delta_summary(view: ResultsView, deltas: list[Row]) -> str:

@@ -13,7 +13,7 @@ import numpy as np
 
 from refsens_report import formatting
 from refsens_report.analyses.base import Analysis, AuditContext, Section, section
-from refsens_report.figures import Figure, mpl, plain, subplots
+from refsens_report.figures import MIN_TEXT_PT, WIDTH, Figure, fits_cells, labels_width, mpl, plain, subplots
 from refsens_report.tables import Table, count_cell, label
 from refsens_report.view import ResultsView
 
@@ -149,15 +149,18 @@ def type_heatmap(view: ResultsView) -> tuple[MplFigure, Figure] | None:
     names = [shown_type(name) for name in types] + ([_other_label(hidden)] if hidden else [])
     annotator_a, annotator_b = confusion.annotators
     side = min(4.6, 1.6 + 0.3 * len(names))  # inches; caps a long type list at half a page
-    figure, axis = subplots(figsize=(side + 1.6, side))
+    figure, axis = subplots(figsize=(WIDTH, side))
     shown = np.where(matrix > 0, matrix, np.nan)
     top = max(1.0, float(np.nanmax(shown))) if np.isfinite(shown).any() else 1.0
     image = axis.imshow(shown, cmap="cividis", norm=matplotlib.colors.LogNorm(vmin=1, vmax=max(top, 10)), aspect="auto")
-    for (row, column), value in np.ndenumerate(matrix):
-        if value:
-            level = math.log10(value) / math.log10(max(top, 10))
-            axis.text(column, row, formatting.count(int(value)), ha="center", va="center", fontsize=5.5,
-                      color="black" if level > 0.6 else "white")  # fmt: skip
+    counts = {(row, column): formatting.count_short(int(value)) for (row, column), value in np.ndenumerate(matrix) if value}
+    # the cells' width once the type names and the colour bar have their room
+    cell = (WIDTH - labels_width(names) - 1.6) / len(names)
+    labelled = fits_cells(list(counts.values()), cell)
+    for (row, column), text in counts.items() if labelled else ():
+        level = math.log10(matrix[row, column]) / math.log10(max(top, 10))
+        axis.text(column, row, text, ha="center", va="center", fontsize=MIN_TEXT_PT,
+                  color="black" if level > 0.6 else "white")  # fmt: skip
     axis.set_xticks(range(len(names)), [plain(name) for name in names], rotation=45, ha="right",
                     rotation_mode="anchor")  # fmt: skip
     axis.set_yticks(range(len(names)), [plain(name) for name in names])
@@ -179,7 +182,9 @@ def type_heatmap(view: ResultsView) -> tuple[MplFigure, Figure] | None:
         title="Type confusion between the annotators",
         caption=(
             f"Spans on which A ({annotator_a}) and B ({annotator_b}) agree on the boundaries, by the type each "
-            f"gave, over the corpus; colour on a log scale. Off-diagonal cells are type disagreements.{shown_note}"
+            f"gave, over the corpus; colour on a log scale"
+            + ("; cells print their count (k = thousands)" if labelled else "")
+            + f". Off-diagonal cells are type disagreements; the table gives every count exactly.{shown_note}"
         ),
         alt=(
             f"Heatmap of {len(confusion.types)} by {len(confusion.types)} types; {formatting.count(int(total))} "
