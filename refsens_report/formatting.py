@@ -51,13 +51,6 @@ def number(value: float | None, decimals: int, signed: bool = False) -> str:
     return f"{value:+.{decimals}f}" if signed else f"{value:.{decimals}f}"
 
 
-def rank(value: float | None) -> str:
-    """Return a rank as a figure prints it: whole ranks as integers ('3'), tied (average) ranks with one decimal."""
-    if value is None:
-        return UNDEFINED
-    return number(value, 0 if float(value).is_integer() else 1)
-
-
 def interval(low: float | None, high: float | None, decimals: int, signed: bool = False) -> str:
     """Return '[low, high]', or '' when the interval is undefined."""
     if low is None or high is None:

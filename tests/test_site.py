@@ -120,7 +120,9 @@ def expected_text(row: dict[str, str], field: str) -> str:
         def whole(text: str) -> str:
             return str(int(float(text))) if float(text).is_integer() else f"{float(text):.1f}"
         shown = whole(row["estimate"])
-        return f"{shown} [{whole(row['ci_low'])}, {whole(row['ci_high'])}]" if row["ci_low"] != "" else shown
+        if field == "point" or row["ci_low"] == "":  # the estimate alone: its interval is in another table
+            return shown
+        return f"{shown} [{whole(row['ci_low'])}, {whole(row['ci_high'])}]"
     text = show(row["estimate"])
     if field == "point":  # the estimate alone: its interval is printed in another table
         return text

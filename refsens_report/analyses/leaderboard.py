@@ -319,11 +319,7 @@ def flips_table(view: ResultsView) -> Table:
 
 def _rank_said(row: Mapping[str, Any] | None) -> str:
     """Return a rank row as the bump chart's alt text says it: '2 [1, 3]', ranks as integers unless tied."""
-    if row is None:
-        return formatting.UNDEFINED
-    interval = (f" [{formatting.rank(row['ci_low'])}, {formatting.rank(row['ci_high'])}]"
-                if row["ci_low"] is not None and row["ci_high"] is not None else "")  # fmt: skip
-    return formatting.rank(row["estimate"]) + interval
+    return said(row)  # format_row prints ranks as integers unless tied (formatting.WHOLE_STATISTICS)
 
 
 def leaderboard_bump(view: ResultsView) -> tuple[MplFigure, Figure] | None:
@@ -355,9 +351,9 @@ def leaderboard_bump(view: ResultsView) -> tuple[MplFigure, Figure] | None:
                   linewidth=1.2, linestyle="-" if index < len(OKABE_ITO) else "--")  # fmt: skip
         first_x, first_y = points[0]
         last_x, last_y = points[-1]
-        axis.annotate(f"{plain(output)}  {formatting.rank(first_y)}", (first_x, first_y), xytext=(-6, 0),
+        axis.annotate(f"{plain(output)}  {formatting.whole(first_y)}", (first_x, first_y), xytext=(-6, 0),
                       textcoords="offset points", ha="right", va="center", fontsize=MIN_TEXT_PT, color=colour)  # fmt: skip
-        axis.annotate(f"{formatting.rank(last_y)}  {plain(output)}", (last_x, last_y), xytext=(6, 0),
+        axis.annotate(f"{formatting.whole(last_y)}  {plain(output)}", (last_x, last_y), xytext=(6, 0),
                       textcoords="offset points", ha="left", va="center", fontsize=MIN_TEXT_PT, color=colour)  # fmt: skip
     axis.set_xticks(xs, [plain(reference) for reference in references])
     axis.set_xlim(-0.08, len(references) - 0.92)
