@@ -231,9 +231,9 @@ def test_the_conll_appendix_answers_on_page_two_and_stays_short(tmp_path):
     assert main(["build", str(config), "--out", str(tmp_path / "site")]) == 0
     folder = tmp_path / "site" / "2003-test"
     pages = [page.extract_text() for page in pypdf.PdfReader(next(folder.glob("*.pdf"))).pages]
-    assert len(pages) <= 32  # measured 31
+    assert len(pages) <= 36  # measured 34, of which Methods, Datasheet and Provenance 11
     methods = int(re.search(r"Methods[ .]*?(\d+)\s*$", pages[2], re.M).group(1))
-    assert methods <= 25  # the body before Methods: measured 21 pages
+    assert methods <= 25  # the body before Methods: measured pages 2-23
     squashed = re.sub(r"\s+", "", pages[1])
     view = ResultsView.from_json(json.loads((folder / "results.json").read_text(encoding="utf-8")))
     summary = build_body(view, {}).summary
