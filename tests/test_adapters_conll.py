@@ -256,7 +256,14 @@ def test_matching_gold_column_passes(tmp_path, capsys):
     ("gold_text", "column", "expected"),
     [
         ("EU NNP\n", 3, "gold.txt:1: has 2 columns; the tag column 3 is missing"),
-        ("EU\n", -1, "gold.txt:1: has 1 column; the tag the last column is missing"),
+        ("EU\n", -1, "gold.txt:1: has 1 column, which is read as the token; tags only? set token_column = 0"),
+        ("EU\n", 1, "gold.txt:1: has 1 column, which is read as the token; tags only? set token_column = 0"),
+        ("EU\n", 2, "gold.txt:1: has 1 column; the tag column 2 is missing; tags only? set token_column = 0"),
+        (
+            "EU NNP B-ORG\n",
+            1,
+            "gold.txt:1: has 3 columns; the tag column 1 is the token column 1: set column to the tag's column",
+        ),
         ("EU B_ORG\n", -1, "gold.txt:1: tag 'B_ORG' is not O or B-/I-/E-/S-TYPE"),
         ("EU B-\n", -1, "gold.txt:1: tag 'B-' is not O or B-/I-/E-/S-TYPE"),
         ("\n-DOCSTART- O\n\n", -1, "gold.txt: no token lines"),
@@ -416,3 +423,153 @@ def test_dup_key_text_groups_items_with_the_same_text(tmp_path):
     assert (
         "dup_key" not in load(config(tmp_path, 'labellings = {gold = "gold.txt", pred = "gold.txt"}\n')).items[0].meta
     )
+
+
+# ----------------------------------------------------------------------------------------------------------
+# tags-only files (token_column = 0): one tag per line, laid line by line on the first labelling's file
+
+# the prediction column of PREDICTIONS laid out line by line on GOLD: a tag ("O") on each -DOCSTART- line
+TAGS_ONLY = """\
+O
+
+B-ORG
+O
+B-MISC
+O
+O
+
+B-PER
+O
+
+O
+
+B-ORG
+O
+"""
+
+
+def test_tags_only_file_reads_like_the_same_tags_with_tokens(tmp_path, capsys):
+    write(tmp_path / "gold.txt", GOLD)
+    write(tmp_path / "pred.txt", PREDICTIONS)
+    write(tmp_path / "pred.tags", TAGS_ONLY)
+    path = config(
+        tmp_path,
+        'labellings = {gold = {path = "gold.txt", column = 4}, pred = {path = "pred.txt", column = 3}, '
+        'tags = {path = "pred.tags", token_column = 0}}\n',
+        outputs=("pred", "tags"),
+    )
+    record = load(path)
+    assert [item.labellings["tags"] for item in record.items] == [item.labellings["pred"] for item in record.items]
+    assert spans_with_text(record.items[2], "tags") == [("BRUSSELS", "ORG")]
+    assert "labelling 'tags' (pred.tags, tags only, column 1): IOB2 (detected); 4 spans" in record.notes[3]
+    assert "aligned" not in record.notes[3]
+    code, output = validate(path, capsys)
+    assert code == 0, output
+
+
+def test_tags_only_file_with_several_columns_and_a_gold_column(tmp_path):
+    write(tmp_path / "gold.txt", GOLD)
+    gold_tags = ["O", "", "B-ORG", "O", "B-MISC", "O", "O", "", "B-PER", "I-PER", "", "O", "", "B-LOC", "O"]
+    lines = [f"{gold}\t{pred}" if gold else "" for gold, pred in zip(gold_tags, TAGS_ONLY.split("\n"))]
+    write(tmp_path / "pred.tags", "\n".join(lines) + "\n")
+    record = load(
+        config(
+            tmp_path,
+            'token_column = 0\ngold = "gold"\n'
+            'labellings = {gold = {path = "gold.txt", column = 4, token_column = 1}, '
+            'pred = {path = "pred.tags", column = 2, gold_column = 1}}\n',
+        )
+    )
+    assert spans_with_text(record.items[1], "pred") == [("Peter", "PER")]
+
+
+def test_tags_only_file_on_a_first_file_without_docstart_lines(tmp_path):
+    write(tmp_path / "pred.txt", PREDICTIONS)
+    tags = "B-ORG\nO\nB-MISC\nO\nO\n\nB-PER\nO\n\nB-ORG\nO\n\n\n"  # blank lines at the end do not count
+    write(tmp_path / "pred.tags", tags)
+    record = load(config(tmp_path, 'labellings = {pred = "pred.txt", tags = {path = "pred.tags", token_column = 0}}\n',
+                         references=("tags",)))  # fmt: skip
+    assert [item.labellings["tags"] for item in record.items] == [item.labellings["pred"] for item in record.items]
+
+
+@pytest.mark.parametrize(
+    ("tags", "expected"),
+    [
+        (  # the -DOCSTART- lines left out: everything after them is off by one
+            TAGS_ONLY.replace("O\n\n", "", 1),
+            "pred.tags:2: a tag line ('O'), where gold.txt:2 is blank: a tags-only file (token_column = 0) needs "
+            "one line per line of the first labelling's file, blank where it is blank (pred.tags has 13 lines, "
+            "gold.txt 15, blank lines at the end aside); a tags-only file keeps a line, with any tag, for each "
+            "-DOCSTART- line of gold.txt",
+        ),
+        (  # a blank line missing between two sentences
+            TAGS_ONLY.replace("O\n\nB-PER", "O\nB-PER"),
+            "pred.tags:8: a tag line ('B-PER'), where gold.txt:8 is blank",
+        ),
+        (  # a tag missing inside a sentence
+            TAGS_ONLY.replace("B-PER\nO\n", "B-PER\n\n"),
+            "pred.tags:10: no tag (a blank line or the end of the file), where gold.txt:10 has a token "
+            "('Blackburn NNP I-NP I-PER')",
+        ),
+        (  # the last tag missing
+            TAGS_ONLY[: -len("O\n")],
+            "pred.tags:15: no tag (a blank line or the end of the file), where gold.txt:15 has a token",
+        ),
+        (  # a tag too many at the end
+            TAGS_ONLY + "O\n",
+            "pred.tags:16: a tag line ('O'), where gold.txt:16 is past its last line",
+        ),
+    ],
+)
+def test_tags_only_line_mismatch_names_both_files_lines(tmp_path, capsys, tags, expected):
+    write(tmp_path / "gold.txt", GOLD)
+    write(tmp_path / "pred.tags", tags)
+    path = config(tmp_path, 'labellings = {gold = "gold.txt", pred = {path = "pred.tags", token_column = 0}}\n')
+    code, output = validate(path, capsys)
+    assert code == 2
+    assert f"error: {expected}" in output
+    assert "Traceback" not in output
+
+
+@pytest.mark.parametrize(
+    ("record", "expected"),
+    [
+        (
+            'labellings = {pred = {path = "pred.tags", token_column = 0}, gold = "gold.txt"}\n',
+            "'record.labellings.pred.token_column': is 0 (tags only), but the first labelling's file defines the "
+            "items and their text",
+        ),
+        (
+            'token_column = 0\nlabellings = {gold = "gold.txt", pred = "pred.tags"}\n',
+            "'record.token_column': is 0 (tags only), but the first labelling's file defines the items",
+        ),
+        (
+            'labellings = {gold = "gold.txt", pred = {path = "pred.tags", token_column = "none"}}\n',
+            "'record.labellings.pred.token_column': must be an integer: the token's column (1 = first, -1 = last), "
+            "or 0 for a file of tags only, got 'none'",
+        ),
+    ],
+)
+def test_tags_only_config_errors(tmp_path, capsys, record, expected):
+    write(tmp_path / "gold.txt", GOLD)
+    write(tmp_path / "pred.tags", TAGS_ONLY)
+    code, output = validate(config(tmp_path, record), capsys)
+    assert code == 2
+    assert f"error: Config value {expected}" in output
+
+
+def test_bad_tag_in_a_tags_only_file_names_its_line(tmp_path, capsys):
+    write(tmp_path / "gold.txt", GOLD)
+    write(tmp_path / "pred.tags", TAGS_ONLY.replace("B-MISC", "B_MISC"))
+    path = config(tmp_path, 'labellings = {gold = "gold.txt", pred = {path = "pred.tags", token_column = 0}}\n')
+    code, output = validate(path, capsys)
+    assert code == 2
+    assert "error: pred.tags:5: tag 'B_MISC' is not O or B-/I-/E-/S-TYPE" in output
+
+
+def test_an_absolute_labelling_path_under_root_is_shown_as_written(tmp_path):
+    (tmp_path / "data").mkdir()
+    gold = write(tmp_path / "gold.txt", "EU B-ORG\n")
+    record = load(config(tmp_path, f'root = "data"\nlabellings = {{gold = "{gold}", pred = "{gold}"}}\n'))
+    assert f"from {gold};" in record.notes[0]
+    assert "data//" not in record.notes[0]

@@ -33,6 +33,7 @@ from refsens_report.adapters.common import (
 )
 from refsens_report.errors import MAX_PROBLEMS, InputError, ProblemList
 from refsens_report.files import read_bytes
+from refsens_report.names import shown
 from refsens_report.options import OptionReader
 from refsens_report.record import Item, Record, Span, check_unique_ids
 
@@ -51,9 +52,14 @@ class LabellingSource:
     gold_column: int | None = None
     scheme: str = "auto"
 
+    @property
+    def tags_only(self) -> bool:
+        """Whether the file holds tags without tokens, one line per line of the first labelling's file."""
+        return self.token_column == 0
+
     def describe(self) -> str:
         column = "last column" if self.column == -1 else f"column {self.column}"
-        return f"{self.file.display}, {column}"
+        return f"{self.file.display}, {'tags only, ' if self.tags_only else ''}{column}"
 
 
 @dataclass(frozen=True)
@@ -79,8 +85,8 @@ def read_options(reader: OptionReader, base_dir: Path) -> ConllOptions | None:
     items = reader.choice("items", ITEM_UNITS, "sentences")
     labels = read_labels(reader)
     gold = reader.string("gold")
-    default_column = read_int(reader, "column", -1, allow_negative=True)
-    default_token_column = read_int(reader, "token_column", 1, allow_negative=True)
+    default_column = read_int(reader, "column", None, allow_negative=True)
+    default_token_column = read_token_column(reader, 1)
     # one place to say where the data lives: labelling paths are relative to it
     root = read_path(reader, base_dir, "root", kind="folder", required=False)
     files_dir = root.path if root is not None else base_dir
@@ -100,15 +106,24 @@ def read_options(reader: OptionReader, base_dir: Path) -> ConllOptions | None:
         # with a bad root every path would fail too: the root error alone says it
         file = None if root_failed else read_path(entry_reader, files_dir, "path")
         entry_reader.used.add("path")
-        if file is not None:
+        if file is not None and not Path(file.display).is_absolute():  # an absolute path is shown as written
             file = InputPath(file.path, shown_root + file.display)
+        token_column = read_token_column(entry_reader, default_token_column)
         column = read_int(entry_reader, "column", default_column, allow_negative=True)
-        token_column = read_int(entry_reader, "token_column", default_token_column, allow_negative=True)
+        if column is None:  # a tags-only file's tag is its first column, any other file's its last
+            column = 1 if token_column == 0 else -1
         gold_column = read_int(entry_reader, "gold_column", None, allow_negative=True)
         scheme = entry_reader.choice("scheme", iob.SCHEME_CHOICES, default_scheme)
         entry_reader.finish()
+        if token_column == 0 and name == next(iter(table)):
+            key = f"labellings.{name}.token_column" if "token_column" in entry else "token_column"
+            reader.fail(
+                key,
+                "is 0 (tags only), but the first labelling's file defines the items and their text: "
+                "list a labelling whose file has the tokens first",
+            )
         if file is not None:
-            sources.append(LabellingSource(name, file, column or -1, token_column or 1, gold_column, scheme))
+            sources.append(LabellingSource(name, file, column, token_column, gold_column, scheme))
     if gold is not None and table and gold not in table:
         reader.fail("gold", f"'{gold}' is not one of record.labellings ({', '.join(table)})")
     if gold is not None and not any(source.gold_column for source in sources):
@@ -116,6 +131,21 @@ def read_options(reader: OptionReader, base_dir: Path) -> ConllOptions | None:
     text_dup_keys = read_dup_key(reader)
     options = ConllOptions(language, items, labels, gold, tuple(sources), text_dup_keys)
     return options
+
+
+def read_token_column(reader: OptionReader, default: int) -> int:
+    """Read ``token_column``: the token's column (1 = first, -1 = last), or 0 for a file of tags only."""
+    value = reader.get("token_column")
+    if value is None:
+        return default
+    if not isinstance(value, int) or isinstance(value, bool):
+        reader.fail(
+            "token_column",
+            f"must be an integer: the token's column (1 = first, -1 = last), or 0 for a file of tags only, "
+            f"got {shown(value)}",
+        )
+        return default
+    return value
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -132,6 +162,8 @@ class ConllFile:
     sentence_starts: list[int] = field(default_factory=list)  # token index; the last entry closes the file
     sentence_documents: list[int] = field(default_factory=list)  # document number of each sentence
     has_docstart: bool = False
+    docstart_lines: list[int] = field(default_factory=list)  # line numbers of the -DOCSTART- lines
+    last_line: int = 0  # the number of the last line that is not blank
 
 
 def read_conll_file(file: InputPath, problems: ProblemList) -> ConllFile | None:
@@ -153,8 +185,11 @@ def read_conll_file(file: InputPath, problems: ProblemList) -> ConllFile | None:
         lines = _decode_lines(raw, file.display, problems)
     for number, line in enumerate(lines, start=1):
         fields = line.split()  # CRLF endings: the trailing \r is whitespace
+        if fields:
+            parsed.last_line = number
         if fields and fields[0] == DOCSTART:
             parsed.has_docstart = True
+            parsed.docstart_lines.append(number)
             document += 1
             in_sentence = False
             continue
@@ -198,7 +233,11 @@ def _ordinal_column(column: int) -> str:
 def read_column(
     parsed: ConllFile, column: int, token_column: int, what: str, problems: ProblemList
 ) -> tuple[list[str], list[iob.Tag]] | None:
-    """Return the tokens and the parsed tags of one column; every bad line is a problem."""
+    """Return the tokens and the parsed tags of one column; every bad line is a problem.
+
+    ``token_column = 0``: the file holds tags only, and no tokens are returned.
+    """
+    tags_only = token_column == 0
     tokens: list[str] = []
     tags: list[iob.Tag] = []
     before = len(problems)
@@ -209,18 +248,25 @@ def read_column(
             break
         if len(fields) != width:
             width = len(fields)
-            token_index, tag_index = _column_index(token_column, width), _column_index(column, width)
-        if token_index is None:
-            problems.add(
-                f"{parsed.file.display}:{line}: has {count(width, 'column')}; "
-                f"the token {_ordinal_column(token_column)} is missing"
-            )
+            token_index = None if tags_only else _column_index(token_column, width)
+            tag_index = _column_index(column, width)
+        where = f"{parsed.file.display}:{line}: has {count(width, 'column')}"
+        # a file of one column is most likely tags without tokens: say how to read it so
+        hint = "; tags only? set token_column = 0" if width == 1 and not tags_only else ""
+        if token_index is None and not tags_only:
+            problems.add(f"{where}; the token {_ordinal_column(token_column)} is missing{hint}")
             continue
-        if tag_index is None or tag_index == token_index:
-            problems.add(
-                f"{parsed.file.display}:{line}: has {count(width, 'column')}; "
-                f"the {what} {_ordinal_column(column)} is missing"
-            )
+        if tag_index is None:
+            problems.add(f"{where}; the {what} {_ordinal_column(column)} is missing{hint}")
+            continue
+        if tag_index == token_index:
+            if width == 1:
+                problems.add(f"{where}, which is read as the token{hint}")
+            else:
+                problems.add(
+                    f"{where}; the {what} {_ordinal_column(column)} is the token {_ordinal_column(token_column)}: "
+                    "set column to the tag's column (or token_column to the token's)"
+                )
             continue
         raw = fields[tag_index]
         if raw not in parsed_tags:
@@ -229,7 +275,8 @@ def read_column(
         if tag is None:
             problems.add(f"{parsed.file.display}:{line}: {what} '{raw}' is not O or B-/I-/E-/S-TYPE")
             continue
-        tokens.append(fields[token_index])
+        if not tags_only:
+            tokens.append(fields[token_index])
         tags.append(tag)
     return (tokens, tags) if len(problems) == before else None
 
@@ -280,6 +327,57 @@ def decode_column(
                 problems.add(f"{parsed.file.display}:{parsed.lines[offset + start]}: {what} has an {problem}")
             spans.append((offset + start, offset + end, label))
     return DecodedColumn(spans, report) if len(problems) == before else None
+
+
+def lay_tags(base: ConllFile, tags: ConllFile, problems: ProblemList) -> ConllFile | None:
+    """Lay a tags-only file line by line on the first labelling's file: its tag lines are that file's tokens.
+
+    Line n of the tags file goes with line n of the first file: a blank line where that has one, a tag
+    where it has a token, anything (a tag, -DOCSTART-, nothing) where it has a -DOCSTART- line. The result
+    has the first file's sentences and documents, and the tags file's own line numbers for messages.
+    """
+    docstarts = set(base.docstart_lines)
+    keep = [index for index, line in enumerate(tags.lines) if line not in docstarts]
+    lines = [tags.lines[index] for index in keep]
+    if lines != base.lines:
+        problems.add(_tags_mismatch(base, tags, lines))
+        return None
+    fields = tags.fields if len(keep) == len(tags.fields) else [tags.fields[index] for index in keep]
+    return ConllFile(
+        file=tags.file,
+        fields=fields,
+        lines=lines,
+        sentence_starts=base.sentence_starts,
+        sentence_documents=base.sentence_documents,
+        has_docstart=base.has_docstart,
+        docstart_lines=base.docstart_lines,
+        last_line=tags.last_line,
+    )
+
+
+def _tags_mismatch(base: ConllFile, tags: ConllFile, lines: list[int]) -> str:
+    """Say where a tags-only file first stops having a line per line of the first file, in both files."""
+    index = first_difference(lines, base.lines)
+    base_line = base.lines[index] if index < len(base.lines) else None
+    tag_line = lines[index] if index < len(lines) else None
+    here, there = tags.file.display, base.file.display
+    if base_line is not None and (tag_line is None or base_line < tag_line):
+        what = f"{here}:{base_line}: no tag (a blank line or the end of the file)"
+        where = f"{there}:{base_line} has a token ({' '.join(base.fields[index])!r})"
+    else:
+        tag_index = tags.lines.index(tag_line)
+        what = f"{here}:{tag_line}: a tag line ({' '.join(tags.fields[tag_index])!r})"
+        where = f"{there}:{tag_line} is " + ("blank" if tag_line <= base.last_line else "past its last line")
+    hint = (
+        f"; a tags-only file keeps a line, with any tag, for each -DOCSTART- line of {there}"
+        if base.has_docstart and not tags.has_docstart
+        else ""
+    )
+    return (
+        f"{what}, where {where}: a tags-only file (token_column = 0) needs one line per line of the first "
+        f"labelling's file, blank where it is blank ({here} has {tags.last_line:,} lines, {there} "
+        f"{base.last_line:,}, blank lines at the end aside){hint}"
+    )
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -459,19 +557,27 @@ def load(options: ConllOptions, duplicate_key: str) -> Record:
     """Read every labelling's file, align them on the first, and build one item per sentence or document."""
     problems = ProblemList()
     files: dict[Path, ConllFile | None] = {}
-    columns: list[tuple[LabellingSource, ConllFile, list[str], list[iob.Tag]]] = []
     for source in options.labellings:
         if source.file.path not in files:
             files[source.file.path] = read_conll_file(source.file, problems)
+    first_file = files[options.labellings[0].file.path]
+    laid: dict[Path, ConllFile | None] = {}  # tags-only files laid on the first file, once per file
+    columns: list[tuple[LabellingSource, ConllFile, list[str] | None, list[iob.Tag]]] = []
+    for source in options.labellings:
         parsed = files[source.file.path]
+        if source.tags_only and parsed is not None and first_file is not None:
+            if source.file.path not in laid:
+                laid[source.file.path] = lay_tags(first_file, parsed, problems)
+            parsed = laid[source.file.path]
         if parsed is None:
             continue
         read = read_column(parsed, source.column, source.token_column, "tag", problems)
         if read is not None:
-            columns.append((source, parsed, *read))
+            columns.append((source, parsed, None if source.tags_only else read[0], read[1]))
     problems.raise_if_any()
 
     base_source, base_parsed, base_tokens, _ = columns[0]
+    assert base_tokens is not None  # read_options refuses a tags-only first labelling
     if options.items == "documents" and not base_parsed.has_docstart:
         raise InputError(
             f'{base_source.file.display}: items = "documents" needs -DOCSTART- lines in the first labelling\'s file '
@@ -487,7 +593,7 @@ def load(options: ConllOptions, duplicate_key: str) -> Record:
     labellings: dict[str, list[list[Span]]] = {}
     gold_checks: list[tuple[LabellingSource, Alignment, Projection]] = []
     for source, parsed, tokens, tags in columns:
-        alignment = align(base, base_tokens, parsed, tokens, problems)
+        alignment = align(base, base_tokens, parsed, base_tokens if tokens is None else tokens, problems)
         decoded = decode_column(parsed, tags, source.scheme, options.labels, "tag", problems)
         if alignment is None or decoded is None:
             continue
