@@ -573,3 +573,137 @@ def test_an_absolute_labelling_path_under_root_is_shown_as_written(tmp_path):
     record = load(config(tmp_path, f'root = "data"\nlabellings = {{gold = "{gold}", pred = "{gold}"}}\n'))
     assert f"from {gold};" in record.notes[0]
     assert "data//" not in record.notes[0]
+
+
+# ----------------------------------------------------------------------------------------------------------
+# parts: several files per language and split, one record
+
+
+def parts_config(tmp_path: Path, parts: str, record: str = "", references=("gold",), outputs=("model",)) -> Path:
+    """Write a conll config whose [record] has no language or labellings of its own, then the given parts."""
+    path = config(tmp_path, record + parts, outputs=outputs, references=references)
+    path.write_text(path.read_text().replace('language = "en"\n', "", 1), encoding="utf-8")
+    return path
+
+
+def two_languages_three_splits(tmp_path: Path) -> Path:
+    """ES and FR x train/dev/test: gold and model everywhere, a reviewer on the test splits only."""
+    data = tmp_path / "data"
+    parts = []
+    for language, entity in (("es", "Madrid B-LOC"), ("fr", "Paris B-LOC")):
+        (data / language).mkdir(parents=True)
+        for split, sentences in (("train", 3), ("dev", 1), ("test", 2)):
+            gold = "\n\n".join(f"{entity}\n{split} O" for _ in range(sentences)) + "\n"
+            write(data / language / f"{split}.gold", gold)
+            write(data / language / f"{split}.model", gold.replace("B-LOC", "B-ORG", 1))
+            labellings = f'gold = "{language}/{split}.gold", model = "{language}/{split}.model"'
+            if split == "test":
+                write(data / language / f"{split}.reviewer", gold)
+                labellings += f', reviewer = "{language}/{split}.reviewer"'
+            parts.append(
+                f'[[record.parts]]\nlanguage = "{language}"\nmeta = {{ split = "{split}" }}\n'
+                f"labellings = {{ {labellings} }}\n"
+            )
+    return parts_config(tmp_path, "\n".join(parts), 'root = "data"\n', references=("gold", "reviewer"))
+
+
+def test_parts_in_two_languages_and_three_splits_are_one_record(tmp_path, capsys):
+    path = two_languages_three_splits(tmp_path)
+    record = load(path)
+    assert len(record.items) == 12
+    assert [item.id for item in record.items[:4]] == [
+        "es/train.gold:sentence-1",
+        "es/train.gold:sentence-2",
+        "es/train.gold:sentence-3",
+        "es/dev.gold:sentence-1",
+    ]
+    assert len({item.id for item in record.items}) == 12
+    assert [item.language for item in record.items] == ["es"] * 6 + ["fr"] * 6
+    assert record.items[3].meta == {"split": "dev", "line": 1}
+    assert [item.meta["split"] for item in record.items[6:]] == ["train"] * 3 + ["dev", "test", "test"]
+    assert record.items[7].text == "Paris train"
+    # the reviewer is present on the test splits only, absent (not empty) elsewhere
+    assert [("reviewer" in item.labellings) for item in record.items] == [False] * 4 + [True] * 2 + [False] * 4 + [True] * 2
+    assert record.items[4].labellings["reviewer"] == ((0, 6, "LOC"),)
+    assert record.items[0].labellings["model"] == ((0, 6, "ORG"),)
+    assert record.items[1].labellings["model"] == ((0, 6, "LOC"),)
+    notes = "\n".join(record.notes)
+    assert "conll: part 'fr/dev.gold' (fr, split = dev): 1 sentence (2 tokens) from data/fr/dev.gold" in notes
+    assert "conll: part 'es/test.gold' (es, split = test): labelling 'reviewer' (data/es/test.reviewer" in notes
+    assert len(record.sources) == 14
+    code, output = validate(path, capsys)
+    assert code == 0, output
+
+
+def test_parts_take_names_documents_and_record_defaults(tmp_path):
+    write(tmp_path / "a.txt", GOLD)
+    write(tmp_path / "b.txt", GOLD.replace("B-PER", "B-ORG"))
+    parts = (
+        '[[record.parts]]\nname = "first"\nlabellings = { gold = { path = "a.txt", column = 4 }, model = "b.txt" }\n'
+        '[[record.parts]]\nname = "second"\nlanguage = "de"\nmeta = { year = 2003, checked = true }\n'
+        'labellings = { gold = "b.txt", model = { path = "a.txt", column = 4 } }\n'
+    )
+    record = load(parts_config(tmp_path, parts, 'language = "en"\nitems = "documents"\n'))
+    assert [item.id for item in record.items] == ["first:document-1", "first:document-2", "second:document-1",
+                                                  "second:document-2"]  # fmt: skip
+    assert [item.language for item in record.items] == ["en", "en", "de", "de"]
+    assert record.items[2].meta == {"year": 2003, "checked": True, "line": 3, "sentences": 2}
+    assert spans_with_text(record.items[2], "model")[-1] == ("Peter Blackburn", "PER")
+
+
+def test_problems_of_every_part_are_reported_in_one_run(tmp_path, capsys):
+    write(tmp_path / "a.txt", "EU B-ORG\n")
+    write(tmp_path / "bad.txt", "EU B_ORG\n")
+    write(tmp_path / "other.txt", "EC B-ORG\n")
+    parts = (
+        '[[record.parts]]\nlanguage = "en"\nlabellings = { gold = "a.txt", model = "bad.txt" }\n'
+        '[[record.parts]]\nlanguage = "de"\nlabellings = { gold = "a.txt", model = "other.txt" }\n'
+        '[[record.parts]]\nname = "ok"\nlanguage = "fr"\nlabellings = { gold = "a.txt", model = "a.txt" }\n'
+    )
+    code, output = validate(parts_config(tmp_path, parts), capsys)
+    assert code == 2
+    assert "error: Config value 'record.parts[2].name': 'a.txt' also names part 1" in output
+    parts = parts.replace('language = "de"', 'name = "de"\nlanguage = "de"')
+    code, output = validate(parts_config(tmp_path, parts), capsys)
+    assert code == 2
+    assert "error: bad.txt:1: tag 'B_ORG' is not O or B-/I-/E-/S-TYPE" in output
+    assert "error: other.txt:1: cannot be aligned with a.txt" in output
+    assert "Traceback" not in output
+
+
+@pytest.mark.parametrize(
+    ("parts", "record", "expected"),
+    [
+        ('parts = "es.txt"\n', "", "'record.parts': must be an array of tables ([[record.parts]])"),
+        ("parts = []\n", "", "'record.parts': must be an array of tables"),
+        ('[[record.parts]]\nlabellings = { gold = "a.txt", model = "a.txt" }\n', "",
+         "'record.parts[1].language': is required"),
+        ('[[record.parts]]\nlanguage = "es"\n', "", "'record.parts[1].labellings': is required"),
+        ('[[record.parts]]\nlanguage = "es"\nlabellings = { gold = "a.txt", model = { path = "a.txt", colour = 1 } }\n',
+         "", "'record.parts[1].labellings.model.colour': unknown key"),
+        ('[[record.parts]]\nlanguage = "es"\nsplit = "test"\nlabellings = { gold = "a.txt", model = "a.txt" }\n', "",
+         "'record.parts[1].split': unknown key"),
+        ('[[record.parts]]\nlanguage = "es"\nmeta = { line = 3 }\nlabellings = { gold = "a.txt", model = "a.txt" }\n',
+         "", "'record.parts[1].meta.line': is set by the adapter on every item (line, document, sentences)"),
+        ('[[record.parts]]\nlanguage = "es"\nmeta = { split = [1] }\nlabellings = { gold = "a.txt", model = "a.txt" }\n',
+         "", "'record.parts[1].meta.split': must be a string, a number or true/false, got [1]"),
+        ('[[record.parts]]\nlanguage = "es"\nmeta = { third_pass = "yes" }\nlabellings = { gold = "a.txt", model = "a.txt" }\n',
+         "", "'record.parts[1].meta.third_pass': must be true or false"),
+        ('[[record.parts]]\nlanguage = "es"\nmeta = "test"\nlabellings = { gold = "a.txt", model = "a.txt" }\n',
+         "", "'record.parts[1].meta': must be a table copied into each item's meta"),
+        ('[[record.parts]]\nlanguage = "es"\nlabellings = { gold = "a.txt", model = "a.txt" }\n',
+         'labellings = { gold = "a.txt" }\n', "'record.labellings': cannot be used with [[record.parts]]"),
+        ('[[record.parts]]\nlanguage = "es"\nlabellings = { gold = "a.txt", model = { path = "a.txt", gold_column = 2 } }\n'
+         '[[record.parts]]\nname = "2"\nlanguage = "es"\nlabellings = { other = "a.txt", model = { path = "a.txt", gold_column = 2 } }\n',
+         'gold = "gold"\n', "'record.parts[2].labellings': model set gold_column, checked against record.gold = 'gold', "
+         "which this part does not have"),
+        ('[[record.parts]]\nlanguage = "es"\nlabellings = { gold = "a.txt", model = { path = "a.txt", gold_column = 2 } }\n',
+         'gold = "nope"\n', "'record.gold': 'nope' is not one of the parts' labellings (gold, model)"),
+    ],
+)  # fmt: skip
+def test_parts_config_errors_name_the_part_and_key(tmp_path, capsys, parts, record, expected):
+    write(tmp_path / "a.txt", "EU B-ORG\n")
+    code, output = validate(parts_config(tmp_path, parts, record), capsys)
+    assert code == 2
+    assert f"error: Config value {expected}" in output, output
+    assert "Traceback" not in output

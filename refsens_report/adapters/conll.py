@@ -8,11 +8,12 @@ onto that text through its non-whitespace characters, so files that split senten
 
 from __future__ import annotations
 
+import math
 from array import array
 from bisect import bisect_right
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 from refsens_report.adapters import iob
 from refsens_report.adapters.common import (
@@ -63,15 +64,53 @@ class LabellingSource:
 
 
 @dataclass(frozen=True)
+class Part:
+    """One run of files over the same text (a language and split, say): its first labelling defines its items.
+
+    ``name`` is None for a record without ``[[record.parts]]``, whose item ids are then ``sentence-N``;
+    a part's item ids are ``<name>:sentence-N``, so they stay unique across parts.
+    """
+
+    name: str | None
+    language: str
+    meta: Mapping[str, Any]
+    labellings: tuple[LabellingSource, ...]
+
+    def describe(self) -> str:
+        details = ", ".join([self.language, *(f"{key} = {value}" for key, value in self.meta.items())])
+        return f"part '{self.name}' ({details}): " if self.name is not None else ""
+
+
+@dataclass(frozen=True)
 class ConllOptions:
     """The checked `[record]` keys of a conll record."""
 
-    language: str
     items: str
     labels: frozenset[str] | None
     gold: str | None
-    labellings: tuple[LabellingSource, ...]
+    parts: tuple[Part, ...]
     text_dup_keys: bool = False
+
+    @property
+    def labellings(self) -> tuple[LabellingSource, ...]:
+        """Return every part's labelling sources, in order."""
+        return tuple(source for part in self.parts for source in part.labellings)
+
+
+# meta keys the adapter sets on every item itself
+ITEM_META = ("line", "document", "sentences")
+
+
+@dataclass(frozen=True)
+class LabellingDefaults:
+    """What `[record]` says for every labelling, and where the labelling paths are relative to."""
+
+    column: int | None
+    token_column: int
+    scheme: str
+    files_dir: Path
+    shown_root: str
+    root_failed: bool
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -80,7 +119,8 @@ class ConllOptions:
 
 def read_options(reader: OptionReader, base_dir: Path) -> ConllOptions | None:
     """Read `[record]` for format = "conll"; bad keys are reported through ``reader``."""
-    language = read_language(reader)
+    parts_value = reader.get("parts")
+    language = reader.string("language") if parts_value is not None else read_language(reader)
     default_scheme = reader.choice("scheme", iob.SCHEME_CHOICES, "auto")
     items = reader.choice("items", ITEM_UNITS, "sentences")
     labels = read_labels(reader)
@@ -89,9 +129,42 @@ def read_options(reader: OptionReader, base_dir: Path) -> ConllOptions | None:
     default_token_column = read_token_column(reader, 1)
     # one place to say where the data lives: labelling paths are relative to it
     root = read_path(reader, base_dir, "root", kind="folder", required=False)
-    files_dir = root.path if root is not None else base_dir
-    shown_root = root.display.rstrip("/") + "/" if root is not None else ""
-    root_failed = reader.table.get("root") is not None and root is None
+    defaults = LabellingDefaults(
+        column=default_column,
+        token_column=default_token_column,
+        scheme=default_scheme,
+        files_dir=root.path if root is not None else base_dir,
+        shown_root=root.display.rstrip("/") + "/" if root is not None else "",
+        root_failed=reader.table.get("root") is not None and root is None,
+    )
+    if parts_value is None:
+        names, sources = read_labellings(reader, defaults)
+        parts = (Part(None, language or "", {}, sources),)
+    else:
+        parts, names = read_parts(reader, parts_value, language, defaults)
+    if gold is not None and names and gold not in names:
+        where = "record.labellings" if parts_value is None else "the parts' labellings"
+        reader.fail("gold", f"'{gold}' is not one of {where} ({', '.join(names)})")
+    for number, part in enumerate(parts, start=1):
+        checked = [source.name for source in part.labellings if source.gold_column is not None]
+        if gold is not None and gold in names and checked and gold not in {s.name for s in part.labellings}:
+            reader.fail(
+                f"parts[{number}].labellings",
+                f"{', '.join(checked)} set gold_column, checked against record.gold = '{gold}', which this part "
+                "does not have",
+            )
+    sources = [source for part in parts for source in part.labellings]
+    if gold is not None and not any(source.gold_column for source in sources):
+        reader.fail("gold", "names the labelling gold columns are checked against, but no labelling sets gold_column")
+    text_dup_keys = read_dup_key(reader)
+    return ConllOptions(items, labels, gold, parts, text_dup_keys)
+
+
+def read_labellings(reader: OptionReader, defaults: LabellingDefaults) -> tuple[list[str], tuple[LabellingSource, ...]]:
+    """Read the ``labellings`` table of `[record]` or of one part: each name's file and columns.
+
+    Returns the names as configured (also those whose file failed) and the sources that can be read.
+    """
     table = read_name_table(reader, "labellings")
     if not table and isinstance(reader.table.get("labellings", {}), dict):
         reader.fail("labellings", "is required: a table mapping each labelling name to its file (and column)")
@@ -104,33 +177,91 @@ def read_options(reader: OptionReader, base_dir: Path) -> ConllOptions | None:
             continue
         entry_reader = reader.sub(entry, f"labellings.{name}")
         # with a bad root every path would fail too: the root error alone says it
-        file = None if root_failed else read_path(entry_reader, files_dir, "path")
+        file = None if defaults.root_failed else read_path(entry_reader, defaults.files_dir, "path")
         entry_reader.used.add("path")
         if file is not None and not Path(file.display).is_absolute():  # an absolute path is shown as written
-            file = InputPath(file.path, shown_root + file.display)
-        token_column = read_token_column(entry_reader, default_token_column)
-        column = read_int(entry_reader, "column", default_column, allow_negative=True)
+            file = InputPath(file.path, defaults.shown_root + file.display)
+        token_column = read_token_column(entry_reader, defaults.token_column)
+        column = read_int(entry_reader, "column", defaults.column, allow_negative=True)
         if column is None:  # a tags-only file's tag is its first column, any other file's its last
             column = 1 if token_column == 0 else -1
         gold_column = read_int(entry_reader, "gold_column", None, allow_negative=True)
-        scheme = entry_reader.choice("scheme", iob.SCHEME_CHOICES, default_scheme)
+        scheme = entry_reader.choice("scheme", iob.SCHEME_CHOICES, defaults.scheme)
         entry_reader.finish()
         if token_column == 0 and name == next(iter(table)):
-            key = f"labellings.{name}.token_column" if "token_column" in entry else "token_column"
-            reader.fail(
-                key,
+            message = (
                 "is 0 (tags only), but the first labelling's file defines the items and their text: "
-                "list a labelling whose file has the tokens first",
+                "list a labelling whose file has the tokens first"
             )
+            if "token_column" in entry:
+                reader.fail(f"labellings.{name}.token_column", message)
+            else:  # the default of [record]
+                reader.problems.add(f"Config value 'record.token_column': {message} ({reader.prefix}.labellings.{name})")
         if file is not None:
             sources.append(LabellingSource(name, file, column, token_column, gold_column, scheme))
-    if gold is not None and table and gold not in table:
-        reader.fail("gold", f"'{gold}' is not one of record.labellings ({', '.join(table)})")
-    if gold is not None and not any(source.gold_column for source in sources):
-        reader.fail("gold", "names the labelling gold columns are checked against, but no labelling sets gold_column")
-    text_dup_keys = read_dup_key(reader)
-    options = ConllOptions(language, items, labels, gold, tuple(sources), text_dup_keys)
-    return options
+    return list(table), tuple(sources)
+
+
+def read_parts(
+    reader: OptionReader, value: Any, language: str | None, defaults: LabellingDefaults
+) -> tuple[tuple[Part, ...], list[str]]:
+    """Read ``[[record.parts]]``: each part's language, meta and labellings (numbered from 1 in messages)."""
+    if "labellings" in reader.table:
+        reader.fail("labellings", "cannot be used with [[record.parts]]: each part lists its own labellings")
+    if not isinstance(value, list) or not value or not all(isinstance(entry, dict) for entry in value):
+        reader.fail(
+            "parts",
+            f"must be an array of tables ([[record.parts]]), each with language and labellings, got {shown(value)}",
+        )
+        return (), []
+    parts: list[Part] = []
+    names: list[str] = []
+    seen: dict[str, int] = {}
+    for number, table in enumerate(value, start=1):
+        part_reader = reader.sub(table, f"parts[{number}]")
+        part_language = part_reader.string("language", default=language, required=language is None) or ""
+        name = part_reader.string("name")
+        meta = read_meta(part_reader)
+        part_names, sources = read_labellings(part_reader, defaults)
+        part_reader.finish()
+        names.extend(name for name in part_names if name not in names)
+        if name is None:  # the first labelling's path as written: where the items come from
+            first = next(iter(table.get("labellings") or {}), None) if isinstance(table.get("labellings"), dict) else None
+            entry = table["labellings"][first] if first is not None else None
+            written = entry if isinstance(entry, str) else entry.get("path") if isinstance(entry, dict) else None
+            name = written if isinstance(written, str) and written.strip() else f"part-{number}"
+        if name in seen:
+            part_reader.fail(
+                "name",
+                f"'{name}' also names part {seen[name]} (a part's name, by default its first labelling's path, "
+                "starts its item ids): give each part its own name",
+            )
+        seen.setdefault(name, number)
+        parts.append(Part(name, part_language, meta, sources))
+    return tuple(parts), names
+
+
+def read_meta(reader: OptionReader) -> dict[str, Any]:
+    """Read a part's ``meta``: values copied into each of its items' meta (``{ split = "test" }``)."""
+    value = reader.get("meta")
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        reader.fail("meta", f'must be a table copied into each item\'s meta, e.g. {{ split = "test" }}, got {shown(value)}')
+        return {}
+    meta: dict[str, Any] = {}
+    for key, entry in value.items():
+        if key in ITEM_META:
+            reader.fail(f"meta.{key}", f"is set by the adapter on every item ({', '.join(ITEM_META)}): use another key")
+        elif key == "third_pass" and not isinstance(entry, bool):
+            reader.fail(f"meta.{key}", f"must be true or false, got {shown(entry)}")
+        elif isinstance(entry, float) and not math.isfinite(entry):
+            reader.fail(f"meta.{key}", f"must be a finite number, got {shown(entry)}")
+        elif not isinstance(entry, (str, int, float, bool)):
+            reader.fail(f"meta.{key}", f"must be a string, a number or true/false, got {shown(entry)}")
+        else:
+            meta[key] = entry
+    return meta
 
 
 def read_token_column(reader: OptionReader, default: int) -> int:
@@ -554,16 +685,38 @@ def project(base: BaseText, alignment: Alignment, token_spans: list[iob.TokenSpa
 
 
 def load(options: ConllOptions, duplicate_key: str) -> Record:
-    """Read every labelling's file, align them on the first, and build one item per sentence or document."""
+    """Read every part's files and build its items; the record is the parts' items in order."""
+    problems = ProblemList()
+    items: list[Item] = []
+    notes: list[str] = []
+    for part in options.parts:
+        try:
+            part_items, part_notes = load_part(part, options)
+        except InputError as error:  # every part is read, so one run reports the problems of all
+            for problem in error.problems:
+                problems.add(problem)
+            continue
+        items.extend(part_items)
+        notes.extend(part_notes)
+    problems.raise_if_any()
+    check_unique_ids(((item.id, item) for item in items), problems)
+    problems.raise_if_any()
+    sources = unique_paths(source.file.path for source in options.labellings)
+    final = with_text_dup_keys(items, duplicate_key) if options.text_dup_keys else tuple(items)
+    return Record(items=final, sources=sources, notes=tuple(notes))
+
+
+def load_part(part: Part, options: ConllOptions) -> tuple[list[Item], list[str]]:
+    """Read one part's files, align them on its first, and build one item per sentence or document."""
     problems = ProblemList()
     files: dict[Path, ConllFile | None] = {}
-    for source in options.labellings:
+    for source in part.labellings:
         if source.file.path not in files:
             files[source.file.path] = read_conll_file(source.file, problems)
-    first_file = files[options.labellings[0].file.path]
+    first_file = files[part.labellings[0].file.path]
     laid: dict[Path, ConllFile | None] = {}  # tags-only files laid on the first file, once per file
     columns: list[tuple[LabellingSource, ConllFile, list[str] | None, list[iob.Tag]]] = []
-    for source in options.labellings:
+    for source in part.labellings:
         parsed = files[source.file.path]
         if source.tags_only and parsed is not None and first_file is not None:
             if source.file.path not in laid:
@@ -587,7 +740,7 @@ def load(options: ConllOptions, duplicate_key: str) -> Record:
     unit = "document" if options.items == "documents" else "sentence"
 
     notes = [
-        f"conll: {count(len(base.item_ids), unit)} ({count(len(base_tokens), 'token')}) from "
+        f"conll: {part.describe()}{count(len(base.item_ids), unit)} ({count(len(base_tokens), 'token')}) from "
         f"{base_source.file.display}; every other file is aligned onto its text"
     ]
     labellings: dict[str, list[list[Span]]] = {}
@@ -599,7 +752,7 @@ def load(options: ConllOptions, duplicate_key: str) -> Record:
             continue
         projection = project(base, alignment, decoded.spans)
         labellings[source.name] = projection.spans
-        notes.append(_labelling_note(source, alignment, decoded, projection, unit))
+        notes.append(_labelling_note(part, source, alignment, decoded, projection, unit))
         if source.gold_column is not None:
             gold_read = read_column(parsed, source.gold_column, source.token_column, "gold tag", problems)
             if gold_read is None:
@@ -616,29 +769,29 @@ def load(options: ConllOptions, duplicate_key: str) -> Record:
 
     items = []
     for index, item_id in enumerate(base.item_ids):
-        item_labellings = {name: tuple(spans[index]) for name, spans in labellings.items()}
         items.append(
             Item(
-                id=item_id,
-                language=options.language,
-                labellings=item_labellings,
+                id=item_id if part.name is None else f"{part.name}:{item_id}",
+                language=part.language,
+                labellings={name: tuple(spans[index]) for name, spans in labellings.items()},
                 text=base.item_texts[index],
-                meta=base.item_meta[index],
+                meta={**part.meta, **base.item_meta[index]} if part.meta else base.item_meta[index],
             )
         )
-    check_unique_ids(((item.id, item) for item in items), problems)
-    problems.raise_if_any()
-    sources = unique_paths(source.file.path for source in options.labellings)
-    final = with_text_dup_keys(items, duplicate_key) if options.text_dup_keys else tuple(items)
-    return Record(items=final, sources=sources, notes=tuple(notes))
+    return items, notes
 
 
 def _labelling_note(
-    source: LabellingSource, alignment: Alignment, decoded: DecodedColumn, projection: Projection, unit: str
+    part: Part,
+    source: LabellingSource,
+    alignment: Alignment,
+    decoded: DecodedColumn,
+    projection: Projection,
+    unit: str,
 ) -> str:
     placed = sum(len(spans) for spans in projection.spans)
     parts = [
-        f"conll: labelling '{source.name}' ({source.describe()}): {decoded.report.describe()}",
+        f"conll: {part.describe()}labelling '{source.name}' ({source.describe()}): {decoded.report.describe()}",
         count(placed, "span"),
     ]
     if alignment.kind != "identical":
