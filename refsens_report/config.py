@@ -6,9 +6,10 @@ import re
 import tomllib
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 from refsens_report.adapters import ADAPTERS
+from refsens_report.adapters.label_map import read_label_map
 from refsens_report.errors import InputError, ProblemList
 from refsens_report.files import decode_utf8, path_problem, read_bytes, resolve
 from refsens_report.names import name_problem, shown
@@ -94,6 +95,7 @@ class Config:
     record_format: str
     record_options: Any  # the adapter's own checked options (adapters.<format>.read_options)
     roles: Roles
+    label_map: Mapping[str, str] = field(default_factory=dict)  # `[record] label_map`, for every format
     audit: AuditSettings = field(default_factory=AuditSettings)
     report: ReportSettings = field(default_factory=ReportSettings)
     raw: dict[str, Any] = field(default_factory=dict)
@@ -251,6 +253,10 @@ def config_from_dict(data: dict[str, Any], path: Path) -> Config:
         record.used.update(record_table)
     else:
         record_options = adapter.read_options(record, path.parent)
+    # every format takes a label map; its targets must be allowed types when the record lists them
+    labels = record_table.get("labels")
+    listed = isinstance(labels, list) and labels and all(isinstance(label, str) for label in labels)
+    label_map = read_label_map(record, labels if listed else None)
     record.finish()
 
     roles_reader = OptionReader(_table(data, "roles", problems, True), "roles", problems)
@@ -334,6 +340,7 @@ def config_from_dict(data: dict[str, Any], path: Path) -> Config:
         record_format=record_format,
         record_options=record_options,
         roles=roles,
+        label_map=label_map,
         audit=audit,
         report=ReportSettings(datasheet=datasheet, paper=paper),
         raw=data,

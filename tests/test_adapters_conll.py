@@ -707,3 +707,99 @@ def test_parts_config_errors_name_the_part_and_key(tmp_path, capsys, parts, reco
     assert code == 2
     assert f"error: Config value {expected}" in output, output
     assert "Traceback" not in output
+
+
+# ----------------------------------------------------------------------------------------------------------
+# label maps: [record] label_map for every labelling, a labelling's own before it; "" drops the type
+
+DATES = "Monday B-DATE\nnoon B-TIME\nin O\nMadrid B-LOC\nand O\nEU B-MISC\n"
+
+
+def test_record_label_map_renames_and_drops_before_the_labels_check(tmp_path, capsys):
+    write(tmp_path / "a.txt", DATES)
+    write(tmp_path / "b.txt", DATES.replace("B-TIME", "I-DATE"))
+    path = config(
+        tmp_path,
+        'labels = ["LOC", "DATETIME"]\nlabel_map = { DATE = "DATETIME", TIME = "DATETIME", MISC = "" }\n'
+        'labellings = { gold = "a.txt", pred = "b.txt" }\n',
+    )
+    record = load(path)
+    item = record.items[0]
+    assert spans_with_text(item, "gold") == [("Monday", "DATETIME"), ("noon", "DATETIME"), ("Madrid", "LOC")]
+    assert spans_with_text(item, "pred") == [("Monday noon", "DATETIME"), ("Madrid", "LOC")]
+    assert (
+        "record.label_map: renamed 3 spans (DATE → DATETIME 2, TIME → DATETIME 1); "
+        "dropped 2 MISC spans (gold 1, pred 1)"
+    ) in record.notes
+    code, output = validate(path, capsys)
+    assert code == 0, output
+    assert "dropped 2 MISC spans" in output
+
+
+def test_a_labellings_own_label_map_comes_before_the_records(tmp_path):
+    write(tmp_path / "a.txt", DATES)
+    write(tmp_path / "b.txt", DATES.replace("B-DATE", "B-DATUM").replace("B-TIME", "B-ZEIT").replace("B-LOC", "B-ORT"))
+    record = load(
+        config(
+            tmp_path,
+            'labels = ["LOC", "DATETIME", "MISC"]\nlabel_map = { DATE = "DATETIME", TIME = "DATETIME" }\n'
+            'labellings = { gold = "a.txt", pred = { path = "b.txt", label_map = { DATUM = "DATE", ZEIT = "TIME", '
+            'ORT = "LOC", MISC = "" } } }\n',
+        )
+    )
+    item = record.items[0]
+    assert spans_with_text(item, "pred") == [("Monday", "DATETIME"), ("noon", "DATETIME"), ("Madrid", "LOC")]
+    assert spans_with_text(item, "gold")[-1] == ("EU", "MISC")
+    assert "its label_map renamed 3 spans (DATUM → DATE 1, ORT → LOC 1, ZEIT → TIME 1); dropped 1 MISC span" in (
+        record.notes[2]
+    )
+
+
+def test_a_type_neither_listed_nor_mapped_is_still_refused_at_its_line(tmp_path, capsys):
+    write(tmp_path / "a.txt", DATES)
+    path = config(
+        tmp_path,
+        'labels = ["LOC", "DATETIME"]\nlabel_map = { DATE = "DATETIME", MISC = "" }\n'
+        'labellings = { gold = "a.txt", pred = "a.txt" }\n',
+    )
+    code, output = validate(path, capsys)
+    assert code == 2
+    assert "a.txt:2: tag has an unknown label 'TIME' (record.labels allows DATE, DATETIME, LOC, MISC)" in output
+
+
+@pytest.mark.parametrize(
+    ("record", "expected"),
+    [
+        ('label_map = "DATE"\n', "'record.label_map': must be a table from type to type"),
+        ('label_map = { DATE = 1 }\n', "'record.label_map.DATE': must be a type, or \"\" to drop DATE, got 1"),
+        ('label_map = { DATE = " " }\n', "'record.label_map.DATE': must be a type, or \"\" to drop DATE"),
+        ('label_map = { "" = "X" }\n', "'record.label_map': maps an empty type"),
+        ('labels = ["LOC"]\nlabel_map = { DATE = "DATETIME" }\n',
+         "'record.label_map.DATE': maps to 'DATETIME', which record.labels does not allow (LOC)"),
+        ('labels = ["LOC", "DATETIME"]\nlabel_map = { DATE = "DATETIME" }\n'
+         'labellings = { gold = "a.txt", pred = { path = "a.txt", label_map = { ORT = "PLACE" } } }\n',
+         "'record.labellings.pred.label_map.ORT': maps to 'PLACE', which record.labels (with record.label_map) does "
+         "not allow (DATE, DATETIME, LOC)"),
+    ],
+)  # fmt: skip
+def test_label_map_config_errors(tmp_path, capsys, record, expected):
+    write(tmp_path / "a.txt", DATES)
+    if "labellings" not in record:
+        record += 'labellings = { gold = "a.txt", pred = "a.txt" }\n'
+    code, output = validate(config(tmp_path, record), capsys)
+    assert code == 2
+    assert f"error: Config value {expected}" in output, output
+
+
+def test_label_map_applies_per_part(tmp_path):
+    write(tmp_path / "es.txt", "Madrid B-LUG\n")
+    write(tmp_path / "fr.txt", "Paris B-LIEU\n")
+    parts = (
+        '[[record.parts]]\nlanguage = "es"\n'
+        'labellings = { gold = { path = "es.txt", label_map = { LUG = "LOC" } }, model = "es.txt" }\n'
+        '[[record.parts]]\nlanguage = "fr"\n'
+        'labellings = { gold = { path = "fr.txt", label_map = { LIEU = "LOC" } }, model = "fr.txt" }\n'
+    )
+    record = load(parts_config(tmp_path, parts, 'label_map = { LUG = "LOC", LIEU = "LOC" }\n'))
+    assert [item.labellings["gold"] for item in record.items] == [((0, 6, "LOC"),), ((0, 5, "LOC"),)]
+    assert [item.labellings["model"] for item in record.items] == [((0, 6, "LOC"),), ((0, 5, "LOC"),)]

@@ -32,6 +32,7 @@ from refsens_report.adapters.common import (
     unique_paths,
     with_text_dup_keys,
 )
+from refsens_report.adapters.label_map import MapCounts, read_label_map
 from refsens_report.errors import MAX_PROBLEMS, InputError, ProblemList
 from refsens_report.files import read_bytes
 from refsens_report.names import shown
@@ -52,6 +53,7 @@ class LabellingSource:
     token_column: int = 1
     gold_column: int | None = None
     scheme: str = "auto"
+    label_map: tuple[tuple[str, str], ...] = ()  # this labelling's own, applied before [record]'s
 
     @property
     def tags_only(self) -> bool:
@@ -108,6 +110,7 @@ class LabellingDefaults:
     column: int | None
     token_column: int
     scheme: str
+    labels: frozenset[str] | None  # the types the labels check accepts (record.labels and what label_map maps)
     files_dir: Path
     shown_root: str
     root_failed: bool
@@ -133,6 +136,7 @@ def read_options(reader: OptionReader, base_dir: Path) -> ConllOptions | None:
         column=default_column,
         token_column=default_token_column,
         scheme=default_scheme,
+        labels=labels,
         files_dir=root.path if root is not None else base_dir,
         shown_root=root.display.rstrip("/") + "/" if root is not None else "",
         root_failed=reader.table.get("root") is not None and root is None,
@@ -187,6 +191,7 @@ def read_labellings(reader: OptionReader, defaults: LabellingDefaults) -> tuple[
             column = 1 if token_column == 0 else -1
         gold_column = read_int(entry_reader, "gold_column", None, allow_negative=True)
         scheme = entry_reader.choice("scheme", iob.SCHEME_CHOICES, defaults.scheme)
+        label_map = read_label_map(entry_reader, defaults.labels, "record.labels (with record.label_map)")
         entry_reader.finish()
         if token_column == 0 and name == next(iter(table)):
             message = (
@@ -198,7 +203,9 @@ def read_labellings(reader: OptionReader, defaults: LabellingDefaults) -> tuple[
             else:  # the default of [record]
                 reader.problems.add(f"Config value 'record.token_column': {message} ({reader.prefix}.labellings.{name})")
         if file is not None:
-            sources.append(LabellingSource(name, file, column, token_column, gold_column, scheme))
+            sources.append(
+                LabellingSource(name, file, column, token_column, gold_column, scheme, tuple(label_map.items()))
+            )
     return list(table), tuple(sources)
 
 
@@ -418,6 +425,7 @@ class DecodedColumn:
 
     spans: list[iob.TokenSpan]  # global token indices
     report: iob.SchemeReport
+    mapped: MapCounts | None = None  # what the labelling's own label_map renamed and dropped
 
 
 def decode_column(
@@ -427,8 +435,9 @@ def decode_column(
     labels: frozenset[str] | None,
     what: str,
     problems: ProblemList,
+    label_map: Mapping[str, str] | None = None,
 ) -> DecodedColumn | None:
-    """Decode every sentence of a tag column (conlleval semantics); count repairs; check types and scheme."""
+    """Decode every sentence of a tag column (conlleval semantics); count repairs; map, then check types."""
     starts = parsed.sentence_starts
     sentences = [tags[starts[i] : starts[i + 1]] for i in range(len(starts) - 1)]
     detected = scheme == "auto"
@@ -445,6 +454,7 @@ def decode_column(
                 )
                 break
     spans: list[iob.TokenSpan] = []
+    mapped = MapCounts() if label_map else None
     for sentence, offset in zip(sentences, starts):
         if sentence.count(iob.OUTSIDE) == len(sentence):
             continue  # most sentences of most files: nothing to decode or repair
@@ -453,11 +463,19 @@ def decode_column(
                 report.first_repair = f"{parsed.file.display}:{parsed.lines[offset + position]}"
             report.repaired += 1
         for start, end, label in iob.decode(sentence):
+            if mapped is not None:
+                target = label_map.get(label, label)  # type: ignore[union-attr]
+                if not target:
+                    mapped.dropped[label] += 1
+                    continue
+                if target != label:
+                    mapped.renamed[(label, target)] += 1
+                    label = target
             problem = check_label(label, labels)
             if problem and len(problems) - before < MAX_PROBLEMS:
                 problems.add(f"{parsed.file.display}:{parsed.lines[offset + start]}: {what} has an {problem}")
             spans.append((offset + start, offset + end, label))
-    return DecodedColumn(spans, report) if len(problems) == before else None
+    return DecodedColumn(spans, report, mapped) if len(problems) == before else None
 
 
 def lay_tags(base: ConllFile, tags: ConllFile, problems: ProblemList) -> ConllFile | None:
@@ -747,7 +765,8 @@ def load_part(part: Part, options: ConllOptions) -> tuple[list[Item], list[str]]
     gold_checks: list[tuple[LabellingSource, Alignment, Projection]] = []
     for source, parsed, tokens, tags in columns:
         alignment = align(base, base_tokens, parsed, base_tokens if tokens is None else tokens, problems)
-        decoded = decode_column(parsed, tags, source.scheme, options.labels, "tag", problems)
+        label_map = dict(source.label_map)
+        decoded = decode_column(parsed, tags, source.scheme, options.labels, "tag", problems, label_map)
         if alignment is None or decoded is None:
             continue
         projection = project(base, alignment, decoded.spans)
@@ -757,7 +776,9 @@ def load_part(part: Part, options: ConllOptions) -> tuple[list[Item], list[str]]
             gold_read = read_column(parsed, source.gold_column, source.token_column, "gold tag", problems)
             if gold_read is None:
                 continue
-            gold_decoded = decode_column(parsed, gold_read[1], "auto", options.labels, "gold tag", problems)
+            gold_decoded = decode_column(
+                parsed, gold_read[1], "auto", options.labels, "gold tag", problems, label_map
+            )
             if gold_decoded is not None:
                 gold_checks.append((source, alignment, project(base, alignment, gold_decoded.spans)))
     problems.raise_if_any()
@@ -794,6 +815,8 @@ def _labelling_note(
         f"conll: {part.describe()}labelling '{source.name}' ({source.describe()}): {decoded.report.describe()}",
         count(placed, "span"),
     ]
+    if decoded.mapped is not None:
+        parts.append(f"its label_map {decoded.mapped.describe(by_labelling=False)}")
     if alignment.kind != "identical":
         parts.append(f"aligned by characters ({alignment.kind})")
     if projection.inside_tokens:
