@@ -10,12 +10,15 @@ from typing import Any, Mapping
 
 from refsens_report.adapters import ADAPTERS
 from refsens_report.adapters.label_map import read_label_map
+from refsens_report.counts import DEFAULT_RULES, RULE_NAMES
 from refsens_report.errors import InputError, ProblemList
 from refsens_report.files import decode_utf8, path_problem, read_bytes, resolve
 from refsens_report.names import name_problem, shown
 from refsens_report.options import OptionReader, shown_key
 
-RULES = ("strict", "relaxed")
+# `[audit] rules`: strict = (start, end, type); relaxed = exact boundaries, any type; overlap = same type and
+# at least one shared character, scored as a maximum one-to-one matching (counts.py, METHOD.md section 1)
+RULES = RULE_NAMES
 POLICIES = ("keep_first", "keep_last", "keep_all", "drop_all")
 PAPER_SIZES = ("a4", "letter")
 VERSION_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
@@ -66,7 +69,7 @@ class Roles:
 class AuditSettings:
     """The `[audit]` table with its defaults."""
 
-    rules: tuple[str, ...] = RULES
+    rules: tuple[str, ...] = DEFAULT_RULES
     resamples: int | str = AUTO  # a positive integer pins B; "auto" lets the audit pick it (bootstrap.auto_resamples)
     family: str = ""  # one of FAMILIES; "" only before config_from_dict fills the default (default_family)
     interval: str = "percentile"  # one of INTERVALS
@@ -278,7 +281,7 @@ def config_from_dict(data: dict[str, Any], path: Path) -> Config:
     if not rules or any(rule not in RULES for rule in rules):
         audit_reader.fail("rules", f"must be a non-empty list drawn from {', '.join(RULES)}, got {list(rules)!r}")
         rules = defaults.rules
-    rules = tuple(rule for rule in RULES if rule in rules)  # fixed order: strict before relaxed
+    rules = tuple(rule for rule in RULES if rule in rules)  # fixed order: strict, relaxed, overlap
     resamples = audit_reader.get("resamples", defaults.resamples)
     if resamples == AUTO:
         pass

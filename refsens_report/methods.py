@@ -22,9 +22,16 @@ the contract leaves open. The report's Methods section carries the same text.
 """
 
 # The definitions every analysis shares; each analysis states its own (``Analysis.methods``), in between.
-GENERAL = """- **Spans and rules.** A span is `(start, end, type)` in character offsets. Under `strict` a labelling's
-  spans on an item form a set of `(start, end, type)`; under `relaxed` a set of `(start, end)`. Repeated
-  spans count once; under `relaxed` two spans with the same boundaries and different types are one.
+GENERAL = """- **Spans and rules.** A span is `(start, end, type)` in character offsets, the end exclusive.
+  `[audit] rules` lists the rules every F1 is computed under (default `strict` and `relaxed`):
+  - `strict`: a labelling's spans on an item form a set of `(start, end, type)`; TP = |O ∩ R|.
+  - `relaxed` = **exact boundaries, any type**: a set of `(start, end)`; two spans with the same boundaries
+    and different types are one. It is not partial matching: boundaries must agree exactly.
+  - `overlap` = same type and at least one shared character: TP on an item is the size of a **maximum
+    one-to-one matching** between the two strict sets (no span is counted twice, and the result does not
+    depend on the order of the spans); FP = |O| − TP and FN = |R| − TP with the strict sets.
+
+  Repeated spans count once under every rule.
 - **F1.** Micro-averaged over items: `F1(O, R) = 100 · 2TP / (2TP + FP + FN)` with TP, FP, FN summed over
   the items; undefined (empty) when `2TP + FP + FN = 0`.
 - **Subsets.** *corpus*: items where annotators A and B are both present. *audited*: items where every
@@ -119,6 +126,25 @@ CHOICES = """## Choices where the contract is silent
     items, 500 replicates), per-language coverage fell from 91.3 / 92.8 / 90.1 % (delta / skew / swing,
     percentile) to 89.0 / 91.2 / 86.8 % (BCa) at 3,000 items, and from 93.8 / 94.2 / 93.3 % to 92.4 / 93.8 /
     91.9 % at 6,000 items (docs/simulation.md). Percentile stays the default; BCa is offered, not advised.
+21. **Overlap: sharing a character.** Offsets are half-open, so `[0, 4)` and `[4, 9)` share none and never
+    match under `overlap`; the types must be equal (after `label_map`, below).
+22. **Overlap: which spans are paired** is not reported: only the matching's size enters the counts, and
+    several maximum matchings can have it. Each span of either labelling is matched at most once, so a
+    prediction covering two gold spans earns one TP and one FN, and two predictions inside one gold span
+    earn one TP and one FP. A partial match counts fully (no half credit, unlike nervaluate's and SemEval
+    2013's `partial` scheme). Where no span overlaps more than one span of its type in the other labelling,
+    TP equals the correct count of nervaluate's `ent_type` scheme summed over its per-type results; elsewhere
+    nervaluate pairs greedily in span order and can count fewer. Overlap TP is
+    never below strict TP (exact matches are among the candidates), so overlap F1 is at least strict F1;
+    against relaxed there is no order. Type agreement and the type-confusion table stay on exact boundaries
+    whatever rules are configured.
+23. **Overlap and the analyses.** Everything the contract computes per rule (agreement F1, swap, range,
+    interaction, band, decontaminated, duplicates, leaderboard) is computed under `overlap` when it is
+    configured, and its swings join the Holm family like the other rules'. The statistics defined on strict
+    sets (identical, neutrality, silent, the decontaminated subset, defective duplicates) do not change.
+24. **Label maps.** `label_map` (docs/adapters.md) renames or drops span types while the record is read, so
+    every statistic, under every rule, sees the mapped types; the report's input notes count what was renamed
+    and dropped.
 """
 
 
