@@ -262,3 +262,24 @@ def test_a_tags_only_output_without_docstart_lines(tmp_path, capsys):
     assert len(record.items) == 3453
     assert all(item.labellings["tags"] == item.labellings["full"] for item in record.items)
     assert strict_f1(record, "tags", "gold") == pytest.approx(PUBLISHED_F1["spanner-CelmoWnon_lstmCrf"], abs=0.005)
+
+
+def test_overlap_tp_equals_nervaluate_ent_type_on_real_systems(conll_record, conll_config):
+    """The two agree on all 14 systems (checked once; three kept here for time): the best and worst sequence
+    labellers, and a span predictor whose raw spans overlapped."""
+    from nervaluate import Evaluator
+
+    from refsens_report.counts import ItemCounts
+
+    counts = ItemCounts(conll_record.items, conll_config.roles.all_names)
+
+    def documents(name):
+        return [[{"label": label, "start": start, "end": end - 1} for start, end, label in sorted(set(item.labellings[name]))]
+                for item in conll_record.items]  # fmt: skip
+
+    gold = documents("original")
+    for system in ("interpreteval-CflairWglove_lstmCrf", "spanner-CnonWrand_lstmCrf", "spanner-spanNER_generic"):
+        results = Evaluator(gold, documents(system), tags=["PER", "LOC", "ORG", "MISC"], loader="dict").evaluate()
+        correct = sum(per_type["ent_type"].correct for per_type in results["entities"].values())
+        assert int(counts.tp("overlap", system, "original").sum()) == correct, system
+        assert correct >= int(counts.tp("strict", system, "original").sum())

@@ -388,23 +388,8 @@ def read_column(
             width = len(fields)
             token_index = None if tags_only else _column_index(token_column, width)
             tag_index = _column_index(column, width)
-        where = f"{parsed.file.display}:{line}: has {count(width, 'column')}"
-        # a file of one column is most likely tags without tokens: say how to read it so
-        hint = "; tags only? set token_column = 0" if width == 1 and not tags_only else ""
-        if token_index is None and not tags_only:
-            problems.add(f"{where}; the token {_ordinal_column(token_column)} is missing{hint}")
-            continue
-        if tag_index is None:
-            problems.add(f"{where}; the {what} {_ordinal_column(column)} is missing{hint}")
-            continue
-        if tag_index == token_index:
-            if width == 1:
-                problems.add(f"{where}, which is read as the token{hint}")
-            else:
-                problems.add(
-                    f"{where}; the {what} {_ordinal_column(column)} is the token {_ordinal_column(token_column)}: "
-                    "set column to the tag's column (or token_column to the token's)"
-                )
+        if tag_index is None or tag_index == token_index or (token_index is None and not tags_only):
+            problems.add(_column_problem(parsed, line, width, column, token_column, what))
             continue
         raw = fields[tag_index]
         if raw not in parsed_tags:
@@ -417,6 +402,22 @@ def read_column(
             tokens.append(fields[token_index])
         tags.append(tag)
     return (tokens, tags) if len(problems) == before else None
+
+
+def _column_problem(parsed: ConllFile, line: int, width: int, column: int, token_column: int, what: str) -> str:
+    """Say why a line has no usable token or tag column; a one-column file is most likely tags only."""
+    where = f"{parsed.file.display}:{line}: has {count(width, 'column')}"
+    hint = "; tags only? set token_column = 0" if width == 1 and token_column != 0 else ""
+    if token_column != 0 and _column_index(token_column, width) is None:
+        return f"{where}; the token {_ordinal_column(token_column)} is missing{hint}"
+    if _column_index(column, width) is None:
+        return f"{where}; the {what} {_ordinal_column(column)} is missing{hint}"
+    if width == 1:
+        return f"{where}, which is read as the token{hint}"
+    return (
+        f"{where}; the {what} {_ordinal_column(column)} is the token {_ordinal_column(token_column)}: "
+        "set column to the tag's column (or token_column to the token's)"
+    )
 
 
 @dataclass
