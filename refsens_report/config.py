@@ -6,15 +6,19 @@ import re
 import tomllib
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 from refsens_report.adapters import ADAPTERS
+from refsens_report.adapters.label_map import read_label_map
+from refsens_report.counts import DEFAULT_RULES, RULE_NAMES
 from refsens_report.errors import InputError, ProblemList
 from refsens_report.files import decode_utf8, path_problem, read_bytes, resolve
 from refsens_report.names import name_problem, shown
 from refsens_report.options import OptionReader, shown_key
 
-RULES = ("strict", "relaxed")
+# `[audit] rules`: strict = (start, end, type); relaxed = exact boundaries, any type; overlap = same type and
+# at least one shared character, scored as a maximum one-to-one matching (counts.py, METHOD.md section 1)
+RULES = RULE_NAMES
 POLICIES = ("keep_first", "keep_last", "keep_all", "drop_all")
 PAPER_SIZES = ("a4", "letter")
 PDF_CONTENTS = ("summary", "full")  # [report] pdf: the body alone, or the body and the annex of complete tables
@@ -66,7 +70,7 @@ class Roles:
 class AuditSettings:
     """The `[audit]` table with its defaults."""
 
-    rules: tuple[str, ...] = RULES
+    rules: tuple[str, ...] = DEFAULT_RULES
     resamples: int | str = AUTO  # a positive integer pins B; "auto" lets the audit pick it (bootstrap.auto_resamples)
     family: str = ""  # one of FAMILIES; "" only before config_from_dict fills the default (default_family)
     interval: str = "percentile"  # one of INTERVALS
@@ -96,6 +100,7 @@ class Config:
     record_format: str
     record_options: Any  # the adapter's own checked options (adapters.<format>.read_options)
     roles: Roles
+    label_map: Mapping[str, str] = field(default_factory=dict)  # `[record] label_map`, for every format
     audit: AuditSettings = field(default_factory=AuditSettings)
     report: ReportSettings = field(default_factory=ReportSettings)
     raw: dict[str, Any] = field(default_factory=dict)
@@ -254,6 +259,10 @@ def config_from_dict(data: dict[str, Any], path: Path) -> Config:
         record.used.update(record_table)
     else:
         record_options = adapter.read_options(record, path.parent)
+    # every format takes a label map; its targets must be allowed types when the record lists them
+    labels = record_table.get("labels")
+    listed = isinstance(labels, list) and labels and all(isinstance(label, str) for label in labels)
+    label_map = read_label_map(record, labels if listed else None)
     record.finish()
 
     roles_reader = OptionReader(_table(data, "roles", problems, True), "roles", problems)
@@ -275,7 +284,7 @@ def config_from_dict(data: dict[str, Any], path: Path) -> Config:
     if not rules or any(rule not in RULES for rule in rules):
         audit_reader.fail("rules", f"must be a non-empty list drawn from {', '.join(RULES)}, got {list(rules)!r}")
         rules = defaults.rules
-    rules = tuple(rule for rule in RULES if rule in rules)  # fixed order: strict before relaxed
+    rules = tuple(rule for rule in RULES if rule in rules)  # fixed order: strict, relaxed, overlap
     resamples = audit_reader.get("resamples", defaults.resamples)
     if resamples == AUTO:
         pass
@@ -338,6 +347,7 @@ def config_from_dict(data: dict[str, Any], path: Path) -> Config:
         record_format=record_format,
         record_options=record_options,
         roles=roles,
+        label_map=label_map,
         audit=audit,
         report=ReportSettings(datasheet=datasheet, paper=paper, pdf=pdf_contents),
         raw=data,

@@ -1,13 +1,17 @@
 """Per-item sufficient statistics, computed once for the whole record and vectorised.
 
-Every span of every labelling becomes a compact integer id under each rule (``strict``: start, end, type;
-``relaxed``: start, end), so a labelling on an item is a set of ids. The statistics the audit needs per
-item are then counts: ``|O ∩ R|`` (TP), ``|O|`` and ``|R|`` (FP = |O| - TP, FN = |R| - TP), and strict-set
-equality flags. The bootstrap only re-weights these counts; nothing recomputes span sets per replicate.
+Every span of every labelling becomes a compact integer id under each set rule (``strict``: start, end, type;
+``relaxed``: start, end, i.e. exact boundaries, any type), so a labelling on an item is a set of ids. The
+statistics the audit needs per item are then counts: ``|O ∩ R|`` (TP), ``|O|`` and ``|R|`` (FP = |O| - TP,
+FN = |R| - TP), and strict-set equality flags. Under ``overlap`` TP is the size of a maximum one-to-one
+matching between the strict sets, two spans matching when they have the same type and share a character
+(``overlap_true_positives``); |O| and |R| are the strict sizes (METHOD.md section 1). The bootstrap only
+re-weights these counts; nothing recomputes span sets or matchings per replicate.
 """
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass
 from operator import itemgetter
 from typing import Sequence
@@ -16,7 +20,16 @@ import numpy as np
 
 from refsens_report.record import Item
 
-RULE_NAMES = ("strict", "relaxed")
+RULE_NAMES = ("strict", "relaxed", "overlap")  # the order rules take everywhere (config, rows, tables)
+DEFAULT_RULES = ("strict", "relaxed")
+# what each rule means, in the words the report's settings use
+RULE_MEANINGS = {
+    "strict": "exact boundaries and type",
+    "relaxed": "exact boundaries, any type",
+    "overlap": "same type, at least one shared character, matched one-to-one",
+}
+# the rule whose span sets give |O| and |R| under each rule: overlap matches strict spans (METHOD.md section 1)
+SET_RULE = {"strict": "strict", "relaxed": "relaxed", "overlap": "strict"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,11 +120,15 @@ class ItemCounts:
         # strict id -> relaxed id and type, for the type-confusion table
         self._strict_to_relaxed = relaxed_id[strict_first] if len(strict_first) else np.zeros(0, np.int64)
         self._strict_type = type_codes[strict_first] if len(strict_first) else np.zeros(0, np.int64)
+        # strict id -> start and end, for overlap matching
+        self._strict_start = starts_array[strict_first] if len(strict_first) else np.zeros(0, np.int64)
+        self._strict_end = ends_array[strict_first] if len(strict_first) else np.zeros(0, np.int64)
         self._cache: dict[object, np.ndarray] = {}
 
     # -- span sets -----------------------------------------------------------------------------------
     def ids(self, rule: str, name: str) -> np.ndarray:
         """Return the sorted unique span ids of a labelling under a rule (repeats count once)."""
+        rule = SET_RULE[rule]
         key = ("ids", rule, name)
         if key not in self._cache:
             # mark and read back: sorted and unique in O(spans), no sort needed
@@ -125,7 +142,8 @@ class ItemCounts:
         return self.present[:, self.names.index(name)]
 
     def size(self, rule: str, name: str) -> np.ndarray:
-        """Return |L_i| per item under the rule (0 where absent)."""
+        """Return |L_i| per item under the rule (0 where absent); under overlap the strict size."""
+        rule = SET_RULE[rule]
         key = ("size", rule, name)
         if key not in self._cache:
             ids = self.ids(rule, name)
@@ -133,7 +151,7 @@ class ItemCounts:
         return self._cache[key]
 
     def common(self, rule: str, a: str, b: str) -> np.ndarray:
-        """Return the span ids in both labellings under the rule."""
+        """Return the span ids in both labellings under a set rule (strict or relaxed)."""
         mark = np.zeros(self._n_ids[rule], dtype=bool)
         mark[self.ids(rule, a)] = True
         ids_b = self.ids(rule, b)
@@ -145,8 +163,21 @@ class ItemCounts:
             a, b = b, a
         key = ("tp", rule, a, b)
         if key not in self._cache:
-            self._cache[key] = np.bincount(self._id_item[rule][self.common(rule, a, b)], minlength=self.n_items)
+            if rule == "overlap":
+                self._cache[key] = self._overlap_tp(a, b)
+            else:
+                self._cache[key] = np.bincount(self._id_item[rule][self.common(rule, a, b)], minlength=self.n_items)
         return self._cache[key]
+
+    def _overlap_tp(self, a: str, b: str) -> np.ndarray:
+        """Return the maximum one-to-one overlap matching's size per item between a's and b's strict sets."""
+        ids_a, ids_b = self.ids("strict", a), self.ids("strict", b)
+        item = self._id_item["strict"]
+        return overlap_true_positives(
+            (item[ids_a], self._strict_start[ids_a], self._strict_end[ids_a], self._strict_type[ids_a]),
+            (item[ids_b], self._strict_start[ids_b], self._strict_end[ids_b], self._strict_type[ids_b]),
+            self.n_items,
+        )
 
     def equal(self, a: str, b: str) -> np.ndarray:
         """Return whether the strict span sets of a and b are equal (both present) on each item."""
@@ -219,3 +250,136 @@ class ItemCounts:
         ]
         return sorted(cells)
 
+
+
+# ----------------------------------------------------------------------------------------------------------
+# the overlap rule: a maximum one-to-one matching per item
+
+SpanArrays = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]  # item, start, end, type code per span
+
+
+def overlap_edges(a: SpanArrays, b: SpanArrays) -> tuple[np.ndarray, np.ndarray]:
+    """Return every pair (index into a, index into b) of spans with the same item and type sharing a character.
+
+    Spans are half-open ``[start, end)``: two spans share a character when each starts before the other ends.
+    With b's spans in (item, start) order, an a-span's candidates are the b-spans of its item that start
+    before it ends and after its start minus b's longest span (the others end before it starts): two binary
+    searches, then the candidates of another type or ending too early are dropped.
+    """
+    item_a, start_a, end_a, type_a = a
+    item_b, start_b, end_b, type_b = b
+    if not len(item_a) or not len(item_b):
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    longest = int((end_b - start_b).max())
+    low_a = np.maximum(start_a - longest + 1, 0)
+    top = int(max(end_a.max(), start_b.max())) + 1
+    if (int(max(item_a.max(), item_b.max())) + 1) * top < 2**62:
+        # one int64 key per position: item, then offset (the common case, no sorting of positions needed)
+        key_b = item_b * top + start_b
+        low, high = item_a * top + low_a, item_a * top + end_a
+    else:  # offsets too large to share a key with the item: rank them first
+        _, rank = np.unique(np.concatenate([start_b, low_a, end_a]), return_inverse=True)
+        top = int(rank.max()) + 1
+        n_b, n_a = len(start_b), len(start_a)
+        key_b = item_b * top + rank[:n_b]
+        low, high = item_a * top + rank[n_b : n_b + n_a], item_a * top + rank[n_b + n_a :]
+    order = None
+    if len(key_b) > 1 and not bool(np.all(key_b[1:] >= key_b[:-1])):  # ItemCounts' ids come sorted already
+        order = np.argsort(key_b, kind="stable")
+        key_b = key_b[order]
+    first = np.searchsorted(key_b, low, side="left")
+    candidates = np.searchsorted(key_b, high, side="left") - first
+    edge_a = np.repeat(np.arange(len(item_a)), candidates)
+    within = np.arange(len(edge_a)) - np.repeat(np.cumsum(candidates) - candidates, candidates)
+    edge_b = np.repeat(first, candidates) + within
+    if order is not None:
+        edge_b = order[edge_b]
+    shared = (type_b[edge_b] == type_a[edge_a]) & (end_b[edge_b] > start_a[edge_a])
+    return edge_a[shared], edge_b[shared]
+
+
+def overlap_true_positives(a: SpanArrays, b: SpanArrays, n_items: int) -> np.ndarray:
+    """Return, per item, the size of a maximum one-to-one matching of a's spans to b's (same type, ≥1 shared character).
+
+    An edge whose two spans overlap nothing else of the other labelling is a match in every maximum
+    matching: those (nearly all, on ordinary records) are counted at once. The items left, where a span
+    overlaps several, get an exact maximum matching (Hopcroft–Karp), so the count never depends on span order.
+    """
+    edge_a, edge_b = overlap_edges(a, b)
+    true_positives = np.zeros(n_items, dtype=np.int64)
+    if not len(edge_a):
+        return true_positives
+    degree_a = np.bincount(edge_a, minlength=len(a[0]))
+    degree_b = np.bincount(edge_b, minlength=len(b[0]))
+    alone = (degree_a[edge_a] == 1) & (degree_b[edge_b] == 1)
+    item_a = a[0]
+    true_positives += np.bincount(item_a[edge_a[alone]], minlength=n_items)
+    edge_a, edge_b = edge_a[~alone], edge_b[~alone]
+    if not len(edge_a):
+        return true_positives
+    edge_item = item_a[edge_a]
+    order = np.argsort(edge_item, kind="stable")
+    edge_item, edge_a, edge_b = edge_item[order], edge_a[order], edge_b[order]
+    bounds = np.flatnonzero(np.diff(edge_item)) + 1
+    for first, stop in zip(np.concatenate([[0], bounds]), np.concatenate([bounds, [len(edge_item)]])):
+        true_positives[edge_item[first]] += maximum_matching(edge_a[first:stop].tolist(), edge_b[first:stop].tolist())
+    return true_positives
+
+
+def maximum_matching(left: Sequence[int], right: Sequence[int]) -> int:
+    """Return the size of a maximum matching of the bipartite graph with edges (left[k], right[k]) (Hopcroft–Karp)."""
+    left_index = {node: index for index, node in enumerate(dict.fromkeys(left))}
+    right_index = {node: index for index, node in enumerate(dict.fromkeys(right))}
+    adjacency: list[list[int]] = [[] for _ in left_index]
+    for u, v in zip(left, right):
+        adjacency[left_index[u]].append(right_index[v])
+    n_left = len(adjacency)
+    unreached = n_left + 1
+    match_left, match_right = [-1] * n_left, [-1] * len(right_index)
+    size = 0
+    while True:
+        # breadth first from the free left vertices: layers of alternating paths
+        distance = [unreached] * n_left
+        queue = deque(u for u in range(n_left) if match_left[u] == -1)
+        for u in queue:
+            distance[u] = 0
+        augmentable = False
+        while queue:
+            u = queue.popleft()
+            for v in adjacency[u]:
+                w = match_right[v]
+                if w == -1:
+                    augmentable = True
+                elif distance[w] == unreached:
+                    distance[w] = distance[u] + 1
+                    queue.append(w)
+        if not augmentable:
+            return size
+        # depth first along the layers, iteratively: vertex-disjoint shortest augmenting paths
+        pointer = [0] * n_left
+        for root in range(n_left):
+            if match_left[root] != -1:
+                continue
+            stack, path = [root], []
+            while stack:
+                u = stack[-1]
+                while pointer[u] < len(adjacency[u]):
+                    v = adjacency[u][pointer[u]]
+                    pointer[u] += 1
+                    w = match_right[v]
+                    if w == -1:
+                        path.append(v)
+                        for left_vertex, right_vertex in zip(stack, path):
+                            match_left[left_vertex], match_right[right_vertex] = right_vertex, left_vertex
+                        size += 1
+                        stack = []
+                        break
+                    if distance[w] == distance[u] + 1:
+                        path.append(v)
+                        stack.append(w)
+                        break
+                else:
+                    distance[u] = unreached  # a dead end for the rest of this phase
+                    stack.pop()
+                    if path:
+                        path.pop()

@@ -12,7 +12,7 @@ from typing import Callable
 
 import numpy as np
 
-from refsens_report.counts import Column
+from refsens_report.counts import SET_RULE, Column
 
 
 
@@ -64,10 +64,11 @@ class F1(Expr):
     reference: str
 
     def columns(self) -> tuple[Column, ...]:
+        sizes = SET_RULE[self.rule]  # overlap's |O| and |R| are the strict ones: one column serves both rules
         return (
             Column("tp", self.rule, self.output, self.reference),
-            Column("size", self.rule, self.output),
-            Column("size", self.rule, self.reference),
+            Column("size", sizes, self.output),
+            Column("size", sizes, self.reference),
         )
 
     def evaluate(self, env: Env) -> np.ndarray:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from refsens_report.adapters import ADAPTERS
+from refsens_report.adapters.label_map import apply_label_map
 from refsens_report.bootstrap import AUTO_MIN_RESAMPLES
 from refsens_report.config import Config
 from refsens_report.errors import ProblemList
@@ -20,6 +21,7 @@ BOOTSTRAP_MEMORY_BUDGET = 4 * 2**30  # bytes
 def load_record(config: Config) -> Record:
     """Load the record with the configured adapter; raise ``InputError`` if it cannot be audited."""
     record = ADAPTERS[config.record_format].load(config.record_options, config.audit.duplicate_key)
+    record = apply_label_map(record, config.label_map)
     check_names(record)
     check_roles(record, config)
     check_bootstrap_size(record, config)

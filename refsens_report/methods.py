@@ -23,9 +23,16 @@ section restates them briefly and lists every choice the tool makes where the me
 """
 
 # The definitions every analysis shares; each analysis states its own (``Analysis.methods``), in between.
-GENERAL = """- **Spans and rules.** A span is `(start, end, type)` in character offsets. Under `strict` a labelling's
-  spans on an item form a set of `(start, end, type)`; under `relaxed` a set of `(start, end)`. Repeated
-  spans count once; under `relaxed` two spans with the same boundaries and different types are one.
+GENERAL = """- **Spans and rules.** A span is `(start, end, type)` in character offsets, the end exclusive.
+  `[audit] rules` lists the rules every F1 is computed under (default `strict` and `relaxed`):
+  - `strict`: a labelling's spans on an item form a set of `(start, end, type)`; TP = |O ∩ R|.
+  - `relaxed` = **exact boundaries, any type**: a set of `(start, end)`; two spans with the same boundaries
+    and different types are one. It is not partial matching: boundaries must agree exactly.
+  - `overlap` = same type and at least one shared character: TP on an item is the size of a **maximum
+    one-to-one matching** between the two strict sets (no span is counted twice, and the result does not
+    depend on the order of the spans); FP = |O| − TP and FN = |R| − TP with the strict sets.
+
+  Repeated spans count once under every rule.
 - **F1.** Micro-averaged over items: `F1(O, R) = 100 · 2TP / (2TP + FP + FN)` with TP, FP, FN summed over
   the items; undefined (empty) when `2TP + FP + FN = 0`.
 - **Subsets.** *corpus*: items where annotators A and B are both present. *audited*: items where every
@@ -120,6 +127,25 @@ CHOICES = """## Choices where the method leaves a choice open
 20. **n_items.** The items a statistic was computed on: the item set's size per language and pooled, except
     for ratios over a sub-population, which count that sub-population: `default_to_first` the items where
     A ≠ B and no third pass fired, `type_agreement` the items with at least one boundary-matched span.
+21. **Overlap: sharing a character.** Offsets are half-open, so `[0, 4)` and `[4, 9)` share none and never
+    match under `overlap`; the types must be equal (after `label_map`, below).
+22. **Overlap: which spans are paired** is not reported: only the matching's size enters the counts, and
+    several maximum matchings can have it. Each span of either labelling is matched at most once, so a
+    prediction covering two gold spans earns one TP and one FN, and two predictions inside one gold span
+    earn one TP and one FP. A partial match counts fully (no half credit, unlike nervaluate's and SemEval
+    2013's `partial` scheme). Where no span overlaps more than one span of its type in the other labelling,
+    TP equals the correct count of nervaluate's `ent_type` scheme summed over its per-type results; elsewhere
+    nervaluate pairs greedily in span order and can count fewer. Overlap TP is
+    never below strict TP (exact matches are among the candidates), so overlap F1 is at least strict F1;
+    against relaxed there is no order. Type agreement and the type-confusion table stay on exact boundaries
+    whatever rules are configured.
+23. **Overlap and the analyses.** Everything the method computes per rule (agreement F1, swap, range,
+    interaction, band, decontaminated, duplicates, leaderboard) is computed under `overlap` when it is
+    configured, and its swings join the Holm family like the other rules'. The statistics defined on strict
+    sets (identical, neutrality, silent, the decontaminated subset, defective duplicates) do not change.
+24. **Label maps.** `label_map` (a key of the record's config) renames or drops span types while the record is read, so
+    every statistic, under every rule, sees the mapped types; the report's input notes count what was renamed
+    and dropped.
 """
 
 

@@ -25,6 +25,7 @@ from refsens_report.analyses.neutrality import primary_skew
 from refsens_report.analyses.registry import ANALYSES
 from refsens_report.analyses.swap import largest_pooled_delta
 from refsens_report.config import AuditSettings
+from refsens_report.counts import RULE_MEANINGS
 from refsens_report.figures import Figure
 from refsens_report.methods import methods_markdown
 from refsens_report.prose import said
@@ -344,7 +345,7 @@ def build_settings(view: ResultsView) -> tuple[Setting, ...]:
         Setting("Bootstrap", f"paired, stratified by language, prompt-level; {view.data.get('resamples')} replicates"),
         Setting("Seed", str(view.data.get("seed"))),
         Setting("Confidence", f"{view.data.get('confidence', 0.95) * 100:g}% {audit.get('interval', 'percentile')} intervals"),
-        Setting("Matching rules", ", ".join(view.rules)),
+        Setting("Matching rules", "; ".join(f"{rule} ({RULE_MEANINGS.get(rule, rule)})" for rule in view.rules)),
         Setting("Annotators (A, B, ...)", ", ".join(view.annotators) or "none"),
         Setting("Outputs", ", ".join(view.outputs)),
         Setting("References (primary first)", ", ".join(view.references)),

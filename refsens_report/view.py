@@ -11,6 +11,7 @@ from typing import Any, Iterable, Mapping
 
 from refsens_report import formatting
 from refsens_report.bootstrap import significant
+from refsens_report.counts import DEFAULT_RULES, RULE_NAMES
 from refsens_report.record import POOLED
 
 Row = Mapping[str, Any]
@@ -104,8 +105,8 @@ class ResultsView:
 
     @property
     def rules(self) -> list[str]:
-        rules = self.data["config"].get("audit", {}).get("rules") or ["strict", "relaxed"]
-        return [rule for rule in ("strict", "relaxed") if rule in rules]
+        rules = self.data["config"].get("audit", {}).get("rules") or list(DEFAULT_RULES)
+        return [rule for rule in RULE_NAMES if rule in rules]
 
     @property
     def main_rule(self) -> str:

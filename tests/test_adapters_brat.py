@@ -185,3 +185,23 @@ def test_dup_key_text(tmp_path):
     record = load_record(load_config(path))
     keys = {item.id: item.meta["dup_key"] for item in record.items}
     assert keys["doc1"] == keys["copy"] != keys["sub/doc2"]
+
+
+def test_record_label_map_applies_to_brat_and_its_labels_check(tmp_path, capsys):
+    """label_map is read for every format: the brat adapter accepts a mapped type where record.labels lacks it."""
+    path = write_case(
+        tmp_path,
+        FIRST.replace("ORG 15 24", "COMPANY 15 24"),
+        "T1\tPER 0 5\tAlice\nT2\tORG 15 24\tAcme Corp\nT3\tGPE 28 36\tNew York\n",
+        record='labels = ["PER", "ORG"]\nlabel_map = { COMPANY = "ORG", LOC = "", GPE = "" }\n',
+    )
+    record = load_record(load_config(path))
+    doc1 = record.items[0]
+    assert doc1.labellings["annotator_a"] == ((0, 5, "PER"), (15, 24, "ORG"))
+    assert doc1.labellings["annotator_b"] == ((0, 5, "PER"), (15, 24, "ORG"))
+    assert (
+        "record.label_map: renamed 1 span (COMPANY → ORG 1); dropped 1 GPE span (annotator_b 1); "
+        "dropped 1 LOC span (annotator_a 1)"
+    ) in record.notes
+    code, output = validate(path, capsys)
+    assert code == 0, output

@@ -256,7 +256,14 @@ def test_matching_gold_column_passes(tmp_path, capsys):
     ("gold_text", "column", "expected"),
     [
         ("EU NNP\n", 3, "gold.txt:1: has 2 columns; the tag column 3 is missing"),
-        ("EU\n", -1, "gold.txt:1: has 1 column; the tag the last column is missing"),
+        ("EU\n", -1, "gold.txt:1: has 1 column, which is read as the token; tags only? set token_column = 0"),
+        ("EU\n", 1, "gold.txt:1: has 1 column, which is read as the token; tags only? set token_column = 0"),
+        ("EU\n", 2, "gold.txt:1: has 1 column; the tag column 2 is missing; tags only? set token_column = 0"),
+        (
+            "EU NNP B-ORG\n",
+            1,
+            "gold.txt:1: has 3 columns; the tag column 1 is the token column 1: set column to the tag's column",
+        ),
         ("EU B_ORG\n", -1, "gold.txt:1: tag 'B_ORG' is not O or B-/I-/E-/S-TYPE"),
         ("EU B-\n", -1, "gold.txt:1: tag 'B-' is not O or B-/I-/E-/S-TYPE"),
         ("\n-DOCSTART- O\n\n", -1, "gold.txt: no token lines"),
@@ -416,3 +423,383 @@ def test_dup_key_text_groups_items_with_the_same_text(tmp_path):
     assert (
         "dup_key" not in load(config(tmp_path, 'labellings = {gold = "gold.txt", pred = "gold.txt"}\n')).items[0].meta
     )
+
+
+# ----------------------------------------------------------------------------------------------------------
+# tags-only files (token_column = 0): one tag per line, laid line by line on the first labelling's file
+
+# the prediction column of PREDICTIONS laid out line by line on GOLD: a tag ("O") on each -DOCSTART- line
+TAGS_ONLY = """\
+O
+
+B-ORG
+O
+B-MISC
+O
+O
+
+B-PER
+O
+
+O
+
+B-ORG
+O
+"""
+
+
+def test_tags_only_file_reads_like_the_same_tags_with_tokens(tmp_path, capsys):
+    write(tmp_path / "gold.txt", GOLD)
+    write(tmp_path / "pred.txt", PREDICTIONS)
+    write(tmp_path / "pred.tags", TAGS_ONLY)
+    path = config(
+        tmp_path,
+        'labellings = {gold = {path = "gold.txt", column = 4}, pred = {path = "pred.txt", column = 3}, '
+        'tags = {path = "pred.tags", token_column = 0}}\n',
+        outputs=("pred", "tags"),
+    )
+    record = load(path)
+    assert [item.labellings["tags"] for item in record.items] == [item.labellings["pred"] for item in record.items]
+    assert spans_with_text(record.items[2], "tags") == [("BRUSSELS", "ORG")]
+    assert "labelling 'tags' (pred.tags, tags only, column 1): IOB2 (detected); 4 spans" in record.notes[3]
+    assert "aligned" not in record.notes[3]
+    code, output = validate(path, capsys)
+    assert code == 0, output
+
+
+def test_tags_only_file_with_several_columns_and_a_gold_column(tmp_path):
+    write(tmp_path / "gold.txt", GOLD)
+    gold_tags = ["O", "", "B-ORG", "O", "B-MISC", "O", "O", "", "B-PER", "I-PER", "", "O", "", "B-LOC", "O"]
+    lines = [f"{gold}\t{pred}" if gold else "" for gold, pred in zip(gold_tags, TAGS_ONLY.split("\n"))]
+    write(tmp_path / "pred.tags", "\n".join(lines) + "\n")
+    record = load(
+        config(
+            tmp_path,
+            'token_column = 0\ngold = "gold"\n'
+            'labellings = {gold = {path = "gold.txt", column = 4, token_column = 1}, '
+            'pred = {path = "pred.tags", column = 2, gold_column = 1}}\n',
+        )
+    )
+    assert spans_with_text(record.items[1], "pred") == [("Peter", "PER")]
+
+
+def test_tags_only_file_on_a_first_file_without_docstart_lines(tmp_path):
+    write(tmp_path / "pred.txt", PREDICTIONS)
+    tags = "B-ORG\nO\nB-MISC\nO\nO\n\nB-PER\nO\n\nB-ORG\nO\n\n\n"  # blank lines at the end do not count
+    write(tmp_path / "pred.tags", tags)
+    record = load(config(tmp_path, 'labellings = {pred = "pred.txt", tags = {path = "pred.tags", token_column = 0}}\n',
+                         references=("tags",)))  # fmt: skip
+    assert [item.labellings["tags"] for item in record.items] == [item.labellings["pred"] for item in record.items]
+
+
+@pytest.mark.parametrize(
+    ("tags", "expected"),
+    [
+        (  # the -DOCSTART- lines left out: everything after them is off by one
+            TAGS_ONLY.replace("O\n\n", "", 1),
+            "pred.tags:2: a tag line ('O'), where gold.txt:2 is blank: a tags-only file (token_column = 0) needs "
+            "one line per line of the first labelling's file, blank where it is blank (pred.tags has 13 lines, "
+            "gold.txt 15, blank lines at the end aside); a tags-only file keeps a line, with any tag, for each "
+            "-DOCSTART- line of gold.txt",
+        ),
+        (  # a blank line missing between two sentences
+            TAGS_ONLY.replace("O\n\nB-PER", "O\nB-PER"),
+            "pred.tags:8: a tag line ('B-PER'), where gold.txt:8 is blank",
+        ),
+        (  # a tag missing inside a sentence
+            TAGS_ONLY.replace("B-PER\nO\n", "B-PER\n\n"),
+            "pred.tags:10: no tag (a blank line or the end of the file), where gold.txt:10 has a token "
+            "('Blackburn NNP I-NP I-PER')",
+        ),
+        (  # the last tag missing
+            TAGS_ONLY[: -len("O\n")],
+            "pred.tags:15: no tag (a blank line or the end of the file), where gold.txt:15 has a token",
+        ),
+        (  # a tag too many at the end
+            TAGS_ONLY + "O\n",
+            "pred.tags:16: a tag line ('O'), where gold.txt:16 is past its last line",
+        ),
+    ],
+)
+def test_tags_only_line_mismatch_names_both_files_lines(tmp_path, capsys, tags, expected):
+    write(tmp_path / "gold.txt", GOLD)
+    write(tmp_path / "pred.tags", tags)
+    path = config(tmp_path, 'labellings = {gold = "gold.txt", pred = {path = "pred.tags", token_column = 0}}\n')
+    code, output = validate(path, capsys)
+    assert code == 2
+    assert f"error: {expected}" in output
+    assert "Traceback" not in output
+
+
+@pytest.mark.parametrize(
+    ("record", "expected"),
+    [
+        (
+            'labellings = {pred = {path = "pred.tags", token_column = 0}, gold = "gold.txt"}\n',
+            "'record.labellings.pred.token_column': is 0 (tags only), but the first labelling's file defines the "
+            "items and their text",
+        ),
+        (
+            'token_column = 0\nlabellings = {gold = "gold.txt", pred = "pred.tags"}\n',
+            "'record.token_column': is 0 (tags only), but the first labelling's file defines the items",
+        ),
+        (
+            'labellings = {gold = "gold.txt", pred = {path = "pred.tags", token_column = "none"}}\n',
+            "'record.labellings.pred.token_column': must be an integer: the token's column (1 = first, -1 = last), "
+            "or 0 for a file of tags only, got 'none'",
+        ),
+    ],
+)
+def test_tags_only_config_errors(tmp_path, capsys, record, expected):
+    write(tmp_path / "gold.txt", GOLD)
+    write(tmp_path / "pred.tags", TAGS_ONLY)
+    code, output = validate(config(tmp_path, record), capsys)
+    assert code == 2
+    assert f"error: Config value {expected}" in output
+
+
+def test_bad_tag_in_a_tags_only_file_names_its_line(tmp_path, capsys):
+    write(tmp_path / "gold.txt", GOLD)
+    write(tmp_path / "pred.tags", TAGS_ONLY.replace("B-MISC", "B_MISC"))
+    path = config(tmp_path, 'labellings = {gold = "gold.txt", pred = {path = "pred.tags", token_column = 0}}\n')
+    code, output = validate(path, capsys)
+    assert code == 2
+    assert "error: pred.tags:5: tag 'B_MISC' is not O or B-/I-/E-/S-TYPE" in output
+
+
+def test_an_absolute_labelling_path_under_root_is_shown_as_written(tmp_path):
+    (tmp_path / "data").mkdir()
+    gold = write(tmp_path / "gold.txt", "EU B-ORG\n")
+    record = load(config(tmp_path, f'root = "data"\nlabellings = {{gold = "{gold}", pred = "{gold}"}}\n'))
+    assert f"from {gold};" in record.notes[0]
+    assert "data//" not in record.notes[0]
+
+
+# ----------------------------------------------------------------------------------------------------------
+# parts: several files per language and split, one record
+
+
+def parts_config(tmp_path: Path, parts: str, record: str = "", references=("gold",), outputs=("model",)) -> Path:
+    """Write a conll config whose [record] has no language or labellings of its own, then the given parts."""
+    path = config(tmp_path, record + parts, outputs=outputs, references=references)
+    path.write_text(path.read_text().replace('language = "en"\n', "", 1), encoding="utf-8")
+    return path
+
+
+def two_languages_three_splits(tmp_path: Path) -> Path:
+    """ES and FR x train/dev/test: gold and model everywhere, a reviewer on the test splits only."""
+    data = tmp_path / "data"
+    parts = []
+    for language, entity in (("es", "Madrid B-LOC"), ("fr", "Paris B-LOC")):
+        (data / language).mkdir(parents=True)
+        for split, sentences in (("train", 3), ("dev", 1), ("test", 2)):
+            gold = "\n\n".join(f"{entity}\n{split} O" for _ in range(sentences)) + "\n"
+            write(data / language / f"{split}.gold", gold)
+            write(data / language / f"{split}.model", gold.replace("B-LOC", "B-ORG", 1))
+            labellings = f'gold = "{language}/{split}.gold", model = "{language}/{split}.model"'
+            if split == "test":
+                write(data / language / f"{split}.reviewer", gold)
+                labellings += f', reviewer = "{language}/{split}.reviewer"'
+            parts.append(
+                f'[[record.parts]]\nlanguage = "{language}"\nmeta = {{ split = "{split}" }}\n'
+                f"labellings = {{ {labellings} }}\n"
+            )
+    return parts_config(tmp_path, "\n".join(parts), 'root = "data"\n', references=("gold", "reviewer"))
+
+
+def test_parts_in_two_languages_and_three_splits_are_one_record(tmp_path, capsys):
+    path = two_languages_three_splits(tmp_path)
+    record = load(path)
+    assert len(record.items) == 12
+    assert [item.id for item in record.items[:4]] == [
+        "es/train.gold:sentence-1",
+        "es/train.gold:sentence-2",
+        "es/train.gold:sentence-3",
+        "es/dev.gold:sentence-1",
+    ]
+    assert len({item.id for item in record.items}) == 12
+    assert [item.language for item in record.items] == ["es"] * 6 + ["fr"] * 6
+    assert record.items[3].meta == {"split": "dev", "line": 1}
+    assert [item.meta["split"] for item in record.items[6:]] == ["train"] * 3 + ["dev", "test", "test"]
+    assert record.items[7].text == "Paris train"
+    # the reviewer is present on the test splits only, absent (not empty) elsewhere
+    assert [("reviewer" in item.labellings) for item in record.items] == [False] * 4 + [True] * 2 + [False] * 4 + [True] * 2
+    assert record.items[4].labellings["reviewer"] == ((0, 6, "LOC"),)
+    assert record.items[0].labellings["model"] == ((0, 6, "ORG"),)
+    assert record.items[1].labellings["model"] == ((0, 6, "LOC"),)
+    notes = "\n".join(record.notes)
+    assert "conll: part 'fr/dev.gold' (fr, split = dev): 1 sentence (2 tokens) from data/fr/dev.gold" in notes
+    assert "conll: part 'es/test.gold' (es, split = test): labelling 'reviewer' (data/es/test.reviewer" in notes
+    assert len(record.sources) == 14
+    code, output = validate(path, capsys)
+    assert code == 0, output
+
+
+def test_parts_take_names_documents_and_record_defaults(tmp_path):
+    write(tmp_path / "a.txt", GOLD)
+    write(tmp_path / "b.txt", GOLD.replace("B-PER", "B-ORG"))
+    parts = (
+        '[[record.parts]]\nname = "first"\nlabellings = { gold = { path = "a.txt", column = 4 }, model = "b.txt" }\n'
+        '[[record.parts]]\nname = "second"\nlanguage = "de"\nmeta = { year = 2003, checked = true }\n'
+        'labellings = { gold = "b.txt", model = { path = "a.txt", column = 4 } }\n'
+    )
+    record = load(parts_config(tmp_path, parts, 'language = "en"\nitems = "documents"\n'))
+    assert [item.id for item in record.items] == ["first:document-1", "first:document-2", "second:document-1",
+                                                  "second:document-2"]  # fmt: skip
+    assert [item.language for item in record.items] == ["en", "en", "de", "de"]
+    assert record.items[2].meta == {"year": 2003, "checked": True, "line": 3, "sentences": 2}
+    assert spans_with_text(record.items[2], "model")[-1] == ("Peter Blackburn", "PER")
+
+
+def test_problems_of_every_part_are_reported_in_one_run(tmp_path, capsys):
+    write(tmp_path / "a.txt", "EU B-ORG\n")
+    write(tmp_path / "bad.txt", "EU B_ORG\n")
+    write(tmp_path / "other.txt", "EC B-ORG\n")
+    parts = (
+        '[[record.parts]]\nlanguage = "en"\nlabellings = { gold = "a.txt", model = "bad.txt" }\n'
+        '[[record.parts]]\nlanguage = "de"\nlabellings = { gold = "a.txt", model = "other.txt" }\n'
+        '[[record.parts]]\nname = "ok"\nlanguage = "fr"\nlabellings = { gold = "a.txt", model = "a.txt" }\n'
+    )
+    code, output = validate(parts_config(tmp_path, parts), capsys)
+    assert code == 2
+    assert "error: Config value 'record.parts[2].name': 'a.txt' also names part 1" in output
+    parts = parts.replace('language = "de"', 'name = "de"\nlanguage = "de"')
+    code, output = validate(parts_config(tmp_path, parts), capsys)
+    assert code == 2
+    assert "error: bad.txt:1: tag 'B_ORG' is not O or B-/I-/E-/S-TYPE" in output
+    assert "error: other.txt:1: cannot be aligned with a.txt" in output
+    assert "Traceback" not in output
+
+
+@pytest.mark.parametrize(
+    ("parts", "record", "expected"),
+    [
+        ('parts = "es.txt"\n', "", "'record.parts': must be an array of tables ([[record.parts]])"),
+        ("parts = []\n", "", "'record.parts': must be an array of tables"),
+        ('[[record.parts]]\nlabellings = { gold = "a.txt", model = "a.txt" }\n', "",
+         "'record.parts[1].language': is required"),
+        ('[[record.parts]]\nlanguage = "es"\n', "", "'record.parts[1].labellings': is required"),
+        ('[[record.parts]]\nlanguage = "es"\nlabellings = { gold = "a.txt", model = { path = "a.txt", colour = 1 } }\n',
+         "", "'record.parts[1].labellings.model.colour': unknown key"),
+        ('[[record.parts]]\nlanguage = "es"\nsplit = "test"\nlabellings = { gold = "a.txt", model = "a.txt" }\n', "",
+         "'record.parts[1].split': unknown key"),
+        ('[[record.parts]]\nlanguage = "es"\nmeta = { line = 3 }\nlabellings = { gold = "a.txt", model = "a.txt" }\n',
+         "", "'record.parts[1].meta.line': is set by the adapter on every item (line, document, sentences)"),
+        ('[[record.parts]]\nlanguage = "es"\nmeta = { split = [1] }\nlabellings = { gold = "a.txt", model = "a.txt" }\n',
+         "", "'record.parts[1].meta.split': must be a string, a number or true/false, got [1]"),
+        ('[[record.parts]]\nlanguage = "es"\nmeta = { third_pass = "yes" }\nlabellings = { gold = "a.txt", model = "a.txt" }\n',
+         "", "'record.parts[1].meta.third_pass': must be true or false"),
+        ('[[record.parts]]\nlanguage = "es"\nmeta = "test"\nlabellings = { gold = "a.txt", model = "a.txt" }\n',
+         "", "'record.parts[1].meta': must be a table copied into each item's meta"),
+        ('[[record.parts]]\nlanguage = "es"\nlabellings = { gold = "a.txt", model = "a.txt" }\n',
+         'labellings = { gold = "a.txt" }\n', "'record.labellings': cannot be used with [[record.parts]]"),
+        ('[[record.parts]]\nlanguage = "es"\nlabellings = { gold = "a.txt", model = { path = "a.txt", gold_column = 2 } }\n'
+         '[[record.parts]]\nname = "2"\nlanguage = "es"\nlabellings = { other = "a.txt", model = { path = "a.txt", gold_column = 2 } }\n',
+         'gold = "gold"\n', "'record.parts[2].labellings': model set gold_column, checked against record.gold = 'gold', "
+         "which this part does not have"),
+        ('[[record.parts]]\nlanguage = "es"\nlabellings = { gold = "a.txt", model = { path = "a.txt", gold_column = 2 } }\n',
+         'gold = "nope"\n', "'record.gold': 'nope' is not one of the parts' labellings (gold, model)"),
+    ],
+)  # fmt: skip
+def test_parts_config_errors_name_the_part_and_key(tmp_path, capsys, parts, record, expected):
+    write(tmp_path / "a.txt", "EU B-ORG\n")
+    code, output = validate(parts_config(tmp_path, parts, record), capsys)
+    assert code == 2
+    assert f"error: Config value {expected}" in output, output
+    assert "Traceback" not in output
+
+
+# ----------------------------------------------------------------------------------------------------------
+# label maps: [record] label_map for every labelling, a labelling's own before it; "" drops the type
+
+DATES = "Monday B-DATE\nnoon B-TIME\nin O\nMadrid B-LOC\nand O\nEU B-MISC\n"
+
+
+def test_record_label_map_renames_and_drops_before_the_labels_check(tmp_path, capsys):
+    write(tmp_path / "a.txt", DATES)
+    write(tmp_path / "b.txt", DATES.replace("B-TIME", "I-DATE"))
+    path = config(
+        tmp_path,
+        'labels = ["LOC", "DATETIME"]\nlabel_map = { DATE = "DATETIME", TIME = "DATETIME", MISC = "" }\n'
+        'labellings = { gold = "a.txt", pred = "b.txt" }\n',
+    )
+    record = load(path)
+    item = record.items[0]
+    assert spans_with_text(item, "gold") == [("Monday", "DATETIME"), ("noon", "DATETIME"), ("Madrid", "LOC")]
+    assert spans_with_text(item, "pred") == [("Monday noon", "DATETIME"), ("Madrid", "LOC")]
+    assert (
+        "record.label_map: renamed 3 spans (DATE → DATETIME 2, TIME → DATETIME 1); "
+        "dropped 2 MISC spans (gold 1, pred 1)"
+    ) in record.notes
+    code, output = validate(path, capsys)
+    assert code == 0, output
+    assert "dropped 2 MISC spans" in output
+
+
+def test_a_labellings_own_label_map_comes_before_the_records(tmp_path):
+    write(tmp_path / "a.txt", DATES)
+    write(tmp_path / "b.txt", DATES.replace("B-DATE", "B-DATUM").replace("B-TIME", "B-ZEIT").replace("B-LOC", "B-ORT"))
+    record = load(
+        config(
+            tmp_path,
+            'labels = ["LOC", "DATETIME", "MISC"]\nlabel_map = { DATE = "DATETIME", TIME = "DATETIME" }\n'
+            'labellings = { gold = "a.txt", pred = { path = "b.txt", label_map = { DATUM = "DATE", ZEIT = "TIME", '
+            'ORT = "LOC", MISC = "" } } }\n',
+        )
+    )
+    item = record.items[0]
+    assert spans_with_text(item, "pred") == [("Monday", "DATETIME"), ("noon", "DATETIME"), ("Madrid", "LOC")]
+    assert spans_with_text(item, "gold")[-1] == ("EU", "MISC")
+    assert "its label_map renamed 3 spans (DATUM → DATE 1, ORT → LOC 1, ZEIT → TIME 1); dropped 1 MISC span" in (
+        record.notes[2]
+    )
+
+
+def test_a_type_neither_listed_nor_mapped_is_still_refused_at_its_line(tmp_path, capsys):
+    write(tmp_path / "a.txt", DATES)
+    path = config(
+        tmp_path,
+        'labels = ["LOC", "DATETIME"]\nlabel_map = { DATE = "DATETIME", MISC = "" }\n'
+        'labellings = { gold = "a.txt", pred = "a.txt" }\n',
+    )
+    code, output = validate(path, capsys)
+    assert code == 2
+    assert "a.txt:2: tag has an unknown label 'TIME' (record.labels allows DATE, DATETIME, LOC, MISC)" in output
+
+
+@pytest.mark.parametrize(
+    ("record", "expected"),
+    [
+        ('label_map = "DATE"\n', "'record.label_map': must be a table from type to type"),
+        ('label_map = { DATE = 1 }\n', "'record.label_map.DATE': must be a type, or \"\" to drop DATE, got 1"),
+        ('label_map = { DATE = " " }\n', "'record.label_map.DATE': must be a type, or \"\" to drop DATE"),
+        ('label_map = { "" = "X" }\n', "'record.label_map': maps an empty type"),
+        ('labels = ["LOC"]\nlabel_map = { DATE = "DATETIME" }\n',
+         "'record.label_map.DATE': maps to 'DATETIME', which record.labels does not allow (LOC)"),
+        ('labels = ["LOC", "DATETIME"]\nlabel_map = { DATE = "DATETIME" }\n'
+         'labellings = { gold = "a.txt", pred = { path = "a.txt", label_map = { ORT = "PLACE" } } }\n',
+         "'record.labellings.pred.label_map.ORT': maps to 'PLACE', which record.labels (with record.label_map) does "
+         "not allow (DATE, DATETIME, LOC)"),
+    ],
+)  # fmt: skip
+def test_label_map_config_errors(tmp_path, capsys, record, expected):
+    write(tmp_path / "a.txt", DATES)
+    if "labellings" not in record:
+        record += 'labellings = { gold = "a.txt", pred = "a.txt" }\n'
+    code, output = validate(config(tmp_path, record), capsys)
+    assert code == 2
+    assert f"error: Config value {expected}" in output, output
+
+
+def test_label_map_applies_per_part(tmp_path):
+    write(tmp_path / "es.txt", "Madrid B-LUG\n")
+    write(tmp_path / "fr.txt", "Paris B-LIEU\n")
+    parts = (
+        '[[record.parts]]\nlanguage = "es"\n'
+        'labellings = { gold = { path = "es.txt", label_map = { LUG = "LOC" } }, model = "es.txt" }\n'
+        '[[record.parts]]\nlanguage = "fr"\n'
+        'labellings = { gold = { path = "fr.txt", label_map = { LIEU = "LOC" } }, model = "fr.txt" }\n'
+    )
+    record = load(parts_config(tmp_path, parts, 'label_map = { LUG = "LOC", LIEU = "LOC" }\n'))
+    assert [item.labellings["gold"] for item in record.items] == [((0, 6, "LOC"),), ((0, 5, "LOC"),)]
+    assert [item.labellings["model"] for item in record.items] == [((0, 6, "LOC"),), ((0, 5, "LOC"),)]

@@ -1,6 +1,9 @@
 """The engine against outside references, with the reference call kept in the test.
 
 - span F1 against seqeval on random IOB2 records;
+- overlap F1 against nervaluate's `ent_type` scheme where the two agree by definition (no span overlaps
+  more than one span of its type in the other labelling), and a case where nervaluate's greedy pairing
+  counts fewer;
 - Holm against statsmodels' multipletests(method="holm"), on random p-values and on the engine's own
   interaction swing family;
 - the paired bootstrap interval against scipy.stats.bootstrap(paired=True, method="percentile") on a
@@ -16,6 +19,7 @@ import numpy as np
 import pytest
 from helpers import A, B, D, R, audit_items, by_language, item, pick, select
 from scipy import stats as scipy_stats
+from nervaluate import Evaluator
 from seqeval.metrics import f1_score
 from seqeval.scheme import IOB2
 from statsmodels.stats.multitest import multipletests
@@ -130,6 +134,60 @@ def test_span_f1_matches_seqeval(tmp_path, seed):
     row = pick(rows, analysis="agreement", statistic="f1", rule="strict", language="pooled")
     assert row["estimate"] == pytest.approx(100 * f1_score(y_a, y_b), rel=1e-12)
     assert compared == 2 * 2 * 2 * (len(languages) + 1)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Overlap F1 against nervaluate
+
+
+def nervaluate_correct(true_items, predicted_items) -> int:
+    """Return nervaluate's `ent_type` correct count summed over its per-type results (end inclusive there)."""
+
+    def documents(items):
+        return [[{"label": label, "start": start, "end": end - 1} for start, end, label in spans] for spans in items]
+
+    results = Evaluator(documents(true_items), documents(predicted_items), tags=list(TYPES), loader="dict").evaluate()
+    return sum(per_type["ent_type"].correct for per_type in results["entities"].values())
+
+
+def slotted_spans(rng: np.random.Generator, slots: int) -> tuple[list, list]:
+    """Two labellings with at most one span each in every slot of 12 characters: no span overlaps two."""
+    first, second = [], []
+    for slot in range(slots):
+        for spans in (first, second):
+            if rng.random() < 0.75:
+                start = 12 * slot + int(rng.integers(0, 8))
+                spans.append([start, start + int(rng.integers(1, 5)), TYPES[int(rng.integers(2))]])
+    return first, second
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_overlap_f1_matches_nervaluate_ent_type_where_they_agree_by_definition(tmp_path, seed):
+    rng = np.random.default_rng(seed)
+    lines, outputs, references = [], [], []
+    for index in range(80):
+        output, reference = slotted_spans(rng, int(rng.integers(0, 6)))
+        outputs.append(output)
+        references.append(reference)
+        lines.append(item(f"en-{index:03d}", "en", **{A: output, B: output, D: reference, R: reference}))
+    rows = audit_items(tmp_path, lines, audit={"resamples": 10, "rules": ["strict", "overlap"]}).rows
+    correct = nervaluate_correct(references, outputs)
+    size = sum(map(len, outputs)) + sum(map(len, references))
+    row = pick(rows, analysis="swap", statistic="score", rule="overlap", output=A, reference=D, language="pooled")
+    assert row["estimate"] == pytest.approx(100 * 2 * correct / size, rel=1e-12)
+    strict = pick(rows, analysis="swap", statistic="score", rule="strict", output=A, reference=D, language="pooled")
+    assert row["estimate"] > strict["estimate"]  # the slots make partial overlaps common
+
+
+def test_nervaluate_pairs_greedily_where_a_span_overlaps_two(tmp_path):
+    # the first prediction overlaps both gold spans and is closest to the first, which the second needs
+    predicted = [[0, 10, "PER"], [2, 5, "PER"]]
+    gold = [[0, 4, "PER"], [8, 12, "PER"]]
+    assert nervaluate_correct([gold], [predicted]) == 1
+    rows = audit_items(tmp_path, [item("en-1", "en", **{A: predicted, B: predicted, D: gold, R: gold})],
+                       audit={"resamples": 10, "rules": ["overlap"]}).rows  # fmt: skip
+    row = pick(rows, analysis="swap", statistic="score", rule="overlap", output=A, reference=D, language="en")
+    assert row["estimate"] == 100.0  # a maximum matching pairs both
 
 
 # ---------------------------------------------------------------------------------------------------------

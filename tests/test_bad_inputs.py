@@ -461,3 +461,102 @@ def test_fuzz_the_config_reader(tmp_path_factory, capsys, tables, raw):
         (folder / "refsens.toml").write_bytes(content)
         code, _, err = run(["validate", str(folder / "refsens.toml")], capsys)
         assert_clean(code, err)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# issue 14: tags-only files, parts, label maps and the overlap rule, malformed
+
+CONLL_GOLD = "-DOCSTART- -X- -X- O\n\nEU NNP B-NP B-ORG\nrejects VBZ B-VP O\n\nPeter NNP B-NP B-PER\n"
+CONLL_TAGS = "O\n\nB-ORG\nO\n\nB-PER\n"
+
+
+def conll_project(tmp_path: Path, record: str, files: dict[str, str], audit: str = "") -> Path:
+    for name, text in files.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    path = tmp_path / "refsens.toml"
+    path.write_text(
+        f'[dataset]\nname = "t"\nversion = "1"\n[record]\nformat = "conll"\n{record}\n'
+        f'[roles]\noutputs = ["pred"]\nreferences = ["gold"]\n{audit}',
+        encoding="utf-8",
+    )
+    return path
+
+
+TAGS_ONLY = 'language = "en"\nlabellings = { gold = "gold.txt", pred = { path = "pred.tags", token_column = 0 } }\n'
+
+
+@pytest.mark.parametrize(
+    ("record", "files", "audit", "expected"),
+    [
+        (TAGS_ONLY, {"pred.tags": CONLL_TAGS.replace("O\n\n", "", 1)},  "",
+         ["pred.tags:2: a tag line ('O'), where gold.txt:2 is blank", "pred.tags has 4 lines, gold.txt 6"]),
+        (TAGS_ONLY, {"pred.tags": CONLL_TAGS + "O\n"}, "", ["pred.tags:7: a tag line ('O'), where gold.txt:7 is past"]),
+        (TAGS_ONLY, {"pred.tags": CONLL_TAGS.replace("B-ORG", "ORG")}, "", ["pred.tags:3: tag 'ORG' is not O or"]),
+        (TAGS_ONLY.replace("token_column = 0", "column = 2, token_column = 0"), {}, "",
+         ["pred.tags:3: has 1 column; the tag column 2 is missing"]),
+        ('language = "en"\nlabellings = { gold = "gold.txt", pred = "pred.tags" }\n', {}, "",
+         ["pred.tags:3: has 1 column, which is read as the token; tags only? set token_column = 0"]),
+        ('[[record.parts]]\nlanguage = "en"\nlabellings = { gold = "gold.txt", pred = "pred.txt" }\n'
+         '[[record.parts]]\nname = "b"\nlanguage = "de"\nlabellings = { gold = "gold.txt", pred = "bad.txt" }\n',
+         {"pred.txt": "EU O\nrejects O\n\nPeter O\n", "bad.txt": "EU O\nrejects X-ORG\n\nPeter O\n"}, "",
+         ["bad.txt:2: tag 'X-ORG' is not O or B-/I-/E-/S-TYPE"]),
+        ('[[record.parts]]\nlanguage = "en"\nmeta = { line = 1, split = {} }\nlabellings = { gold = "gold.txt" }\n',
+         {}, "", ["'record.parts[1].meta.line': is set by the adapter",
+                  "'record.parts[1].meta.split': must be a string, a number or true/false"]),
+        ('language = "en"\nlabels = ["ORG"]\nlabel_map = { PER = "PERSON", MISC = 3 }\n'
+         'labellings = { gold = "gold.txt", pred = "gold.txt" }\n', {}, "",
+         ["'record.label_map.PER': maps to 'PERSON', which record.labels does not allow (ORG)",
+          "'record.label_map.MISC': must be a type, or \"\" to drop MISC, got 3"]),
+        ('language = "en"\nlabels = ["ORG"]\nlabellings = { gold = "gold.txt", pred = "gold.txt" }\n', {}, "",
+         ["gold.txt:6: tag has an unknown label 'PER' (record.labels allows ORG)"]),
+        ('language = "en"\nlabellings = { gold = "gold.txt", pred = "gold.txt" }\n', {},
+         '[audit]\nrules = ["strict", "partial"]\n',
+         ["'audit.rules': must be a non-empty list drawn from strict, relaxed, overlap"]),
+    ],
+)  # fmt: skip
+def test_malformed_issue_14_inputs_are_refused_naming_the_place(tmp_path, capsys, record, files, audit, expected):
+    path = conll_project(tmp_path, record, {"gold.txt": CONLL_GOLD, "pred.tags": CONLL_TAGS, **files}, audit)
+    code, _, err = run(["validate", str(path)], capsys)
+    assert_refused(code, err, *expected)
+
+
+def test_every_part_and_the_tags_only_file_are_reported_in_one_run(tmp_path, capsys):
+    record = (
+        '[[record.parts]]\nlanguage = "en"\n'
+        'labellings = { gold = "gold.txt", pred = { path = "pred.tags", token_column = 0 } }\n'
+        '[[record.parts]]\nname = "de"\nlanguage = "de"\nlabellings = { gold = "gold.txt", pred = "bad.txt" }\n'
+    )
+    files = {"pred.tags": CONLL_TAGS.replace("O\n\n", "", 1), "bad.txt": "EU O\nrejects X-ORG\n\nPeter O\n"}
+    path = conll_project(tmp_path, record, {"gold.txt": CONLL_GOLD, **files})
+    code, _, err = run(["validate", str(path)], capsys)
+    assert_refused(code, err, "pred.tags:2: a tag line", "bad.txt:2: tag 'X-ORG'")
+
+
+CONLL_LABELLINGS = st.just({"gold": "gold.txt", "pred": {"path": "pred.tags", "token_column": 0}}) | st.just(
+    {"gold": {"path": "gold.txt", "label_map": {"ORG": ""}}, "pred": "gold.txt"}
+)
+CONLL_VALUE = TOML_VALUE | CONLL_LABELLINGS | st.just("en") | st.just(0)
+CONLL_PART = st.dictionaries(st.sampled_from(["language", "name", "meta", "labellings", "label_map", "x"]), CONLL_VALUE,
+                             max_size=4)  # fmt: skip
+
+
+@FUZZ
+@given(
+    record=st.dictionaries(
+        st.sampled_from(["language", "labellings", "parts", "label_map", "token_column", "column", "labels", "gold"]),
+        CONLL_VALUE | st.lists(CONLL_PART, max_size=3),
+        max_size=5,
+    )
+)
+def test_fuzz_the_conll_keys_of_issue_14(tmp_path_factory, capsys, record):
+    folder = tmp_path_factory.mktemp("fuzz-conll")
+    (folder / "gold.txt").write_text(CONLL_GOLD, encoding="utf-8")
+    (folder / "pred.tags").write_text(CONLL_TAGS, encoding="utf-8")
+    body = "\n".join(f"{json.dumps(key)} = {toml_value(value)}" for key, value in record.items())
+    (folder / "refsens.toml").write_text(
+        f'[dataset]\nname = "t"\nversion = "1"\n[record]\nformat = "conll"\n{body}\n'
+        '[roles]\noutputs = ["pred"]\nreferences = ["gold"]\n',
+        encoding="utf-8",
+    )
+    code, _, err = run(["validate", str(folder / "refsens.toml")], capsys)
+    assert_clean(code, err)

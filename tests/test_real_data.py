@@ -242,3 +242,74 @@ def test_the_conll_appendix_answers_on_page_two_and_stays_short(tmp_path):
         assert re.sub(r"\s+", "", format_row(view.rows.rows[index]).text) in squashed
     html = (folder / "index.html").read_text(encoding="utf-8")
     assert ">pooled<" not in html and ">Language<" not in html  # one language: each row once, no Language column
+# ----------------------------------------------------------------------------------------------------------
+# tags-only files (token_column = 0): the shape shared-task outputs are distributed in. No such file is in the
+# shared data, so the prediction column of two real system files is cut out here (into tmp_path, never the
+# repository): one keeps a line for each -DOCSTART- line of the gold, one does not.
+
+SYSTEMS = CONLL / "systems"
+BERT = SYSTEMS / "spanner-CbertWnon_lstmCrf" / "conll03_CbertWnon_lstmCrf_1_test_9246.txt"  # keeps -DOCSTART- O O
+ELMO = SYSTEMS / "spanner-CelmoWnon_lstmCrf" / "conll03_CelmoWnon_lstmCrf_81319158_test_9199.txt"  # no -DOCSTART-
+
+
+def _tags_only(source: Path, target: Path) -> Path:
+    """Write the last column of a `token gold pred` file, one tag per line, blank lines kept."""
+    lines = source.read_text(encoding="utf-8").split("\n")
+    target.write_text("\n".join(line.split()[-1] if line.strip() else "" for line in lines), encoding="utf-8")
+    return target
+
+
+def _tags_only_config(tmp_path: Path, gold: Path, tags: Path, full: Path, gold_column: int = -1) -> Path:
+    config = tmp_path / "refsens.toml"
+    config.write_text(
+        f'[dataset]\nname = "t"\nversion = "1"\n[record]\nformat = "conll"\nlanguage = "en"\n'
+        f'labels = ["PER", "LOC", "ORG", "MISC"]\n[record.labellings]\n'
+        f'gold = {{path = "{gold}", column = {gold_column}}}\n'
+        f'tags = {{path = "{tags}", token_column = 0}}\nfull = {{path = "{full}", column = 3}}\n'
+        '[roles]\noutputs = ["tags", "full"]\nreferences = ["gold"]\n',
+        encoding="utf-8",
+    )
+    return config
+
+
+def test_a_tags_only_system_output_scores_its_published_f1(tmp_path):
+    tags = _tags_only(BERT, tmp_path / "bert.tags")
+    record = load_record(load_config(_tags_only_config(tmp_path, CONLL / "original" / "test.txt", tags, BERT)))
+    assert all(item.labellings["tags"] == item.labellings["full"] for item in record.items)
+    assert strict_f1(record, "tags", "gold") == pytest.approx(PUBLISHED_F1["spanner-CbertWnon_lstmCrf"], abs=0.005)
+
+
+def test_a_tags_only_output_without_docstart_lines(tmp_path, capsys):
+    tags = _tags_only(ELMO, tmp_path / "elmo.tags")
+    # against a gold with -DOCSTART- lines the lines do not correspond: refused, naming both files' lines
+    config = _tags_only_config(tmp_path, CONLL / "original" / "test.txt", tags, ELMO)
+    assert main(["validate", str(config)]) == 2
+    err = capsys.readouterr().err
+    assert "elmo.tags:2: a tag line ('O'), where " in err and "test.txt:2 is blank" in err
+    assert "keeps a line, with any tag, for each -DOCSTART- line" in err and "Traceback" not in err
+    # with a first file without them (the system's own `token gold pred` file) it is read line by line
+    record = load_record(load_config(_tags_only_config(tmp_path, ELMO, tags, ELMO, gold_column=2)))
+    assert len(record.items) == 3453
+    assert all(item.labellings["tags"] == item.labellings["full"] for item in record.items)
+    assert strict_f1(record, "tags", "gold") == pytest.approx(PUBLISHED_F1["spanner-CelmoWnon_lstmCrf"], abs=0.005)
+
+
+def test_overlap_tp_equals_nervaluate_ent_type_on_real_systems(conll_record, conll_config):
+    """The two agree on all 14 systems (checked once; three kept here for time): the best and worst sequence
+    labellers, and a span predictor whose raw spans overlapped."""
+    from nervaluate import Evaluator
+
+    from refsens_report.counts import ItemCounts
+
+    counts = ItemCounts(conll_record.items, conll_config.roles.all_names)
+
+    def documents(name):
+        return [[{"label": label, "start": start, "end": end - 1} for start, end, label in sorted(set(item.labellings[name]))]
+                for item in conll_record.items]  # fmt: skip
+
+    gold = documents("original")
+    for system in ("interpreteval-CflairWglove_lstmCrf", "spanner-CnonWrand_lstmCrf", "spanner-spanNER_generic"):
+        results = Evaluator(gold, documents(system), tags=["PER", "LOC", "ORG", "MISC"], loader="dict").evaluate()
+        correct = sum(per_type["ent_type"].correct for per_type in results["entities"].values())
+        assert int(counts.tp("overlap", system, "original").sum()) == correct, system
+        assert correct >= int(counts.tp("strict", system, "original").sum())

@@ -214,7 +214,8 @@ CONFIG_PROBLEMS = {
     "seed negative": (dict(audit={"seed": -1}), "Config value 'audit.seed'"),
     "confidence 1": (dict(audit={"confidence": 1}), "Config value 'audit.confidence'"),
     "confidence 95": (dict(audit={"confidence": 95}), "Config value 'audit.confidence'"),
-    "bad rule": (dict(audit={"rules": ["strict", "fuzzy"]}), "Config value 'audit.rules'"),
+    "bad rule": (dict(audit={"rules": ["strict", "fuzzy"]}),
+                 "Config value 'audit.rules': must be a non-empty list drawn from strict, relaxed, overlap"),
     "empty rules": (dict(audit={"rules": []}), "Config value 'audit.rules'"),
     "rules not a list": (dict(audit={"rules": "strict"}), "Config value 'audit.rules'"),
     "bad policy": (dict(audit={"duplicate_policy": "keep_middle"}), "Config value 'audit.duplicate_policy'"),
@@ -363,3 +364,33 @@ def test_audit_out_on_a_file_is_bad_usage(target, tmp_path, capsys):
     err = capsys.readouterr().err
     assert_clean_failure(code, err)
     assert "taken" in err
+
+
+def test_record_label_map_applies_to_a_jsonl_record_before_the_audit(tmp_path, capsys):
+    """label_map is the loader's, not an adapter's: a canonical record gets it too, and repeats count once."""
+    from helpers import pick
+
+    from refsens_report.audit import run_audit
+    from refsens_report.config import load_config
+    from refsens_report.load import load_record
+
+    lines = [
+        item("en-1", "en", meta={"third_pass": False}, **{A: [[0, 3, "DATE"]], B: [[0, 3, "TIME"]],
+             D: [[0, 3, "DATE"], [0, 3, "TIME"]], R: [[0, 3, "DATE"], [4, 6, "MISC"]]}),
+    ]  # fmt: skip
+    path = write_project(tmp_path, lines)
+    path.write_text(
+        path.read_text().replace('format = "jsonl"\n', 'format = "jsonl"\nlabel_map = { DATE = "DATETIME", '
+                                 'TIME = "DATETIME", MISC = "" }\n'),
+        encoding="utf-8",
+    )  # fmt: skip
+    record = load_record(load_config(path))
+    assert record.items[0].labellings[D] == ((0, 3, "DATETIME"), (0, 3, "DATETIME"))
+    assert record.items[0].labellings[R] == ((0, 3, "DATETIME"),)
+    assert any("dropped 1 MISC span (reviewer 1)" in note for note in record.notes)
+    rows = run_audit(load_config(path)).rows
+    assert pick(rows, analysis="agreement", statistic="f1", rule="strict", language="en")["estimate"] == 100.0
+    assert pick(rows, analysis="swap", statistic="score", rule="strict", language="en", output=A,
+                reference=D)["estimate"] == 100.0  # fmt: skip
+    code, out, err = run_validate(path, capsys)
+    assert code == 0, err

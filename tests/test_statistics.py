@@ -853,3 +853,102 @@ def test_three_annotators(tmp_path):
     # decontaminated is about A and B: D equals A on en-1 and B on en-2, so it is empty
     assert not select(results.rows, analysis="decontaminated")
     assert results.applicability["decontaminated"]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The overlap rule: same type, at least one shared character, a maximum one-to-one matching per item
+
+
+def overlap_f1(rows, output=A, reference=D):
+    return pick(rows, analysis="swap", statistic="score", rule="overlap", output=output, reference=reference,
+                language="en")["estimate"]  # fmt: skip
+
+
+def overlap_case(tmp_path, a, d):
+    """Score A against D under every rule on one item (B and R are copies, so every role is present)."""
+    lines = [item("en-1", "en", **{A: a, B: a, D: d, R: d})]
+    return audit_items(tmp_path, lines, audit={"resamples": 20, "rules": ["strict", "relaxed", "overlap"]}).rows
+
+
+@pytest.mark.parametrize(
+    ("a", "d", "tp", "note"),
+    [
+        ([[0, 10, "ORG"]], [[0, 4, "ORG"], [5, 10, "ORG"]], 1, "a span over two: one match, one FN"),
+        ([[0, 4, "PER"], [5, 9, "PER"]], [[0, 9, "PER"]], 1, "two spans in one: one match, one FP"),
+        ([[2, 4, "LOC"]], [[0, 10, "LOC"]], 1, "nested: counts fully, no half credit"),
+        ([[0, 5, "PER"], [0, 5, "PER"]], [[0, 5, "PER"], [0, 3, "PER"]], 1, "equal spans twice count once"),
+        ([[0, 5, "X"], [4, 8, "X"]], [[3, 6, "X"], [0, 2, "X"]], 2, "first-come pairing would find 1"),
+        ([[3, 6, "X"], [0, 2, "X"]], [[0, 5, "X"], [4, 8, "X"]], 2, "and the other way round"),
+        ([[0, 4, "X"]], [[4, 9, "X"]], 0, "touching spans share no character"),
+        ([[0, 4, "X"]], [[2, 6, "Y"]], 0, "overlapping spans of two types"),
+        ([[0, 4, "X"], [0, 4, "Y"]], [[1, 3, "X"], [1, 3, "Y"]], 2, "one boundary, two types: one match each"),
+        ([], [], 0, "nothing on either side: F1 undefined"),
+    ],
+)
+def test_overlap_hand_cases(tmp_path, a, d, tp, note):
+    rows = overlap_case(tmp_path, a, d)
+    size_a, size_d = len({tuple(span) for span in a}), len({tuple(span) for span in d})
+    expected = None if size_a + size_d == 0 else exact(100 * 2 * tp / (size_a + size_d))
+    assert overlap_f1(rows) == expected, note
+    strict = pick(rows, analysis="swap", statistic="score", rule="strict", output=A, reference=D, language="en")
+    if expected is not None:
+        assert overlap_f1(rows) >= strict["estimate"]  # exact matches are among the overlap candidates
+
+
+def test_overlap_does_not_depend_on_span_order(tmp_path):
+    a = [[0, 5, "X"], [4, 8, "X"], [10, 20, "Y"], [12, 14, "Y"], [30, 31, "X"]]
+    d = [[3, 6, "X"], [0, 2, "X"], [11, 13, "Y"], [13, 19, "Y"], [29, 32, "X"]]
+    forward = overlap_f1(overlap_case(tmp_path / "forward", a, d))
+    backward = overlap_f1(overlap_case(tmp_path / "backward", a[::-1], d[::-1]))
+    swapped = overlap_f1(overlap_case(tmp_path / "swapped", d, a))
+    assert forward == backward == swapped == exact(100.0)
+
+
+def test_overlap_feeds_every_per_rule_analysis(tmp_path):
+    """Every row the record has under strict it also has under overlap (the rule is one more count column)."""
+    copies = [item(f"en-{index}", "en", meta={"third_pass": False, "dup_key": "twice"},
+                   **{A: [[0, 5, "PER"]], B: [[0, 5, "PER"]], D: [[0, 5, "PER"]], R: [[0, 5, "PER"]]})
+              for index in (8, 9)]  # fmt: skip
+    rows = audit_items(tmp_path, main_items() + copies,
+                       audit={"resamples": 30, "rules": ["strict", "relaxed", "overlap"]}).rows  # fmt: skip
+
+    def labels(row):
+        return tuple(row[column] for column in ("analysis", "statistic", "language", "output", "output_2",
+                                                "reference", "reference_2", "subset", "policy"))  # fmt: skip
+
+    strict = {labels(row) for row in rows if row["rule"] == "strict"}
+    overlap = {labels(row) for row in rows if row["rule"] == "overlap"}
+    assert strict == overlap
+    assert {key[0] for key in overlap} >= {"agreement", "swap", "range", "interaction", "band", "decontaminated",
+                                           "duplicates"}  # fmt: skip
+    # F1 never falls from strict to overlap; only en-4 (A 0-3, B 1-3) overlaps without matching exactly
+    by_labels = {(labels(row), row["rule"]): row["estimate"] for row in rows}
+    for key in strict:
+        if key[1] in ("f1", "score") and by_labels[(key, "strict")] is not None:
+            assert by_labels[(key, "overlap")] >= by_labels[(key, "strict")], key
+    # F1(A, B) pooled on the corpus (en-1..5, de-1, and one copy: keep_first drops en-9):
+    # TP 1+1+1+1+0+1+1, |A| 2+1+2+1+1+1+1, |B| 2+2+1+1+0+1+1; strict has no TP on en-4
+    f1 = pick(rows, analysis="agreement", statistic="f1", rule="overlap", language="pooled")["estimate"]
+    assert f1 == exact(100 * 2 * 6 / (9 + 8))
+    strict_f1 = pick(rows, analysis="agreement", statistic="f1", rule="strict", language="pooled")["estimate"]
+    assert strict_f1 == exact(100 * 2 * 5 / (9 + 8))
+    # and the Holm family takes the overlap swings like the others'
+    family = [row for row in rows if row["analysis"] == "interaction" and row["p_holm"] is not None]
+    assert {row["rule"] for row in family} == {"strict", "relaxed", "overlap"}
+
+
+def test_overlap_counts_one_item_by_hand(tmp_path):
+    rows = overlap_case(tmp_path, [[0, 3, "X"]], [[1, 4, "X"]])
+    assert pick(rows, analysis="agreement", statistic="f1", rule="overlap", language="en")["estimate"] == exact(100.0)
+    assert overlap_f1(rows) == exact(100.0)
+    assert pick(rows, analysis="swap", statistic="score", rule="strict", output=A, reference=D,
+                language="en")["estimate"] == exact(0.0)  # fmt: skip
+
+
+def test_overlap_alone_and_the_default_rules(tmp_path):
+    rows = one_item(tmp_path / "alone", [[0, 2, "X"]], [[1, 3, "X"]], rules=("overlap",))
+    assert {row["rule"] for row in rows} == {"", "overlap"}
+    assert pick(rows, analysis="agreement", statistic="f1", rule="overlap", language="en")["estimate"] == exact(100.0)
+    # the default stays strict and relaxed: overlap is asked for
+    default = audit_items(tmp_path / "default", [item("en-1", "en", **{A: [], B: [], D: [], R: []})]).rows
+    assert {row["rule"] for row in default} == {"", "strict", "relaxed"}

@@ -7,6 +7,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Iterable
 
+from refsens_report.adapters.label_map import mapped_types
 from refsens_report.files import path_problem, resolve
 from refsens_report.names import name_problem, shown
 from refsens_report.options import OptionReader
@@ -51,9 +52,13 @@ def read_language(reader: OptionReader, default: str | None = None) -> str:
 
 
 def read_labels(reader: OptionReader) -> frozenset[str] | None:
-    """Read the optional list of allowed span types; a type outside it is an input error."""
+    """Read the optional list of allowed span types; a type outside it is an input error.
+
+    The types `[record] label_map` turns into an allowed type (or drops) are accepted too: the map applies
+    before the check (refsens_report.adapters.label_map).
+    """
     labels = reader.names("labels")
-    return frozenset(labels) if labels else None
+    return frozenset(labels) | mapped_types(reader.table.get("label_map"), labels) if labels else None
 
 
 def read_int(reader: OptionReader, key: str, default: int | None, allow_negative: bool = False) -> int | None:

@@ -8,11 +8,12 @@ onto that text through its non-whitespace characters, so files that split senten
 
 from __future__ import annotations
 
+import math
 from array import array
 from bisect import bisect_right
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 from refsens_report.adapters import iob
 from refsens_report.adapters.common import (
@@ -31,8 +32,10 @@ from refsens_report.adapters.common import (
     unique_paths,
     with_text_dup_keys,
 )
+from refsens_report.adapters.label_map import MapCounts, read_label_map
 from refsens_report.errors import MAX_PROBLEMS, InputError, ProblemList
 from refsens_report.files import read_bytes
+from refsens_report.names import shown
 from refsens_report.options import OptionReader
 from refsens_report.record import Item, Record, Span, check_unique_ids
 
@@ -50,22 +53,67 @@ class LabellingSource:
     token_column: int = 1
     gold_column: int | None = None
     scheme: str = "auto"
+    label_map: tuple[tuple[str, str], ...] = ()  # this labelling's own, applied before [record]'s
+
+    @property
+    def tags_only(self) -> bool:
+        """Whether the file holds tags without tokens, one line per line of the first labelling's file."""
+        return self.token_column == 0
 
     def describe(self) -> str:
         column = "last column" if self.column == -1 else f"column {self.column}"
-        return f"{self.file.display}, {column}"
+        return f"{self.file.display}, {'tags only, ' if self.tags_only else ''}{column}"
+
+
+@dataclass(frozen=True)
+class Part:
+    """One run of files over the same text (a language and split, say): its first labelling defines its items.
+
+    ``name`` is None for a record without ``[[record.parts]]``, whose item ids are then ``sentence-N``;
+    a part's item ids are ``<name>:sentence-N``, so they stay unique across parts.
+    """
+
+    name: str | None
+    language: str
+    meta: Mapping[str, Any]
+    labellings: tuple[LabellingSource, ...]
+
+    def describe(self) -> str:
+        details = ", ".join([self.language, *(f"{key} = {value}" for key, value in self.meta.items())])
+        return f"part '{self.name}' ({details}): " if self.name is not None else ""
 
 
 @dataclass(frozen=True)
 class ConllOptions:
     """The checked `[record]` keys of a conll record."""
 
-    language: str
     items: str
     labels: frozenset[str] | None
     gold: str | None
-    labellings: tuple[LabellingSource, ...]
+    parts: tuple[Part, ...]
     text_dup_keys: bool = False
+
+    @property
+    def labellings(self) -> tuple[LabellingSource, ...]:
+        """Return every part's labelling sources, in order."""
+        return tuple(source for part in self.parts for source in part.labellings)
+
+
+# meta keys the adapter sets on every item itself
+ITEM_META = ("line", "document", "sentences")
+
+
+@dataclass(frozen=True)
+class LabellingDefaults:
+    """What `[record]` says for every labelling, and where the labelling paths are relative to."""
+
+    column: int | None
+    token_column: int
+    scheme: str
+    labels: frozenset[str] | None  # the types the labels check accepts (record.labels and what label_map maps)
+    files_dir: Path
+    shown_root: str
+    root_failed: bool
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -74,18 +122,53 @@ class ConllOptions:
 
 def read_options(reader: OptionReader, base_dir: Path) -> ConllOptions | None:
     """Read `[record]` for format = "conll"; bad keys are reported through ``reader``."""
-    language = read_language(reader)
+    parts_value = reader.get("parts")
+    language = reader.string("language") if parts_value is not None else read_language(reader)
     default_scheme = reader.choice("scheme", iob.SCHEME_CHOICES, "auto")
     items = reader.choice("items", ITEM_UNITS, "sentences")
     labels = read_labels(reader)
     gold = reader.string("gold")
-    default_column = read_int(reader, "column", -1, allow_negative=True)
-    default_token_column = read_int(reader, "token_column", 1, allow_negative=True)
+    default_column = read_int(reader, "column", None, allow_negative=True)
+    default_token_column = read_token_column(reader, 1)
     # one place to say where the data lives: labelling paths are relative to it
     root = read_path(reader, base_dir, "root", kind="folder", required=False)
-    files_dir = root.path if root is not None else base_dir
-    shown_root = root.display.rstrip("/") + "/" if root is not None else ""
-    root_failed = reader.table.get("root") is not None and root is None
+    defaults = LabellingDefaults(
+        column=default_column,
+        token_column=default_token_column,
+        scheme=default_scheme,
+        labels=labels,
+        files_dir=root.path if root is not None else base_dir,
+        shown_root=root.display.rstrip("/") + "/" if root is not None else "",
+        root_failed=reader.table.get("root") is not None and root is None,
+    )
+    if parts_value is None:
+        names, sources = read_labellings(reader, defaults)
+        parts = (Part(None, language or "", {}, sources),)
+    else:
+        parts, names = read_parts(reader, parts_value, language, defaults)
+    if gold is not None and names and gold not in names:
+        where = "record.labellings" if parts_value is None else "the parts' labellings"
+        reader.fail("gold", f"'{gold}' is not one of {where} ({', '.join(names)})")
+    for number, part in enumerate(parts, start=1):
+        checked = [source.name for source in part.labellings if source.gold_column is not None]
+        if gold is not None and gold in names and checked and gold not in {s.name for s in part.labellings}:
+            reader.fail(
+                f"parts[{number}].labellings",
+                f"{', '.join(checked)} set gold_column, checked against record.gold = '{gold}', which this part "
+                "does not have",
+            )
+    sources = [source for part in parts for source in part.labellings]
+    if gold is not None and not any(source.gold_column for source in sources):
+        reader.fail("gold", "names the labelling gold columns are checked against, but no labelling sets gold_column")
+    text_dup_keys = read_dup_key(reader)
+    return ConllOptions(items, labels, gold, parts, text_dup_keys)
+
+
+def read_labellings(reader: OptionReader, defaults: LabellingDefaults) -> tuple[list[str], tuple[LabellingSource, ...]]:
+    """Read the ``labellings`` table of `[record]` or of one part: each name's file and columns.
+
+    Returns the names as configured (also those whose file failed) and the sources that can be read.
+    """
     table = read_name_table(reader, "labellings")
     if not table and isinstance(reader.table.get("labellings", {}), dict):
         reader.fail("labellings", "is required: a table mapping each labelling name to its file (and column)")
@@ -98,24 +181,109 @@ def read_options(reader: OptionReader, base_dir: Path) -> ConllOptions | None:
             continue
         entry_reader = reader.sub(entry, f"labellings.{name}")
         # with a bad root every path would fail too: the root error alone says it
-        file = None if root_failed else read_path(entry_reader, files_dir, "path")
+        file = None if defaults.root_failed else read_path(entry_reader, defaults.files_dir, "path")
         entry_reader.used.add("path")
-        if file is not None:
-            file = InputPath(file.path, shown_root + file.display)
-        column = read_int(entry_reader, "column", default_column, allow_negative=True)
-        token_column = read_int(entry_reader, "token_column", default_token_column, allow_negative=True)
+        if file is not None and not Path(file.display).is_absolute():  # an absolute path is shown as written
+            file = InputPath(file.path, defaults.shown_root + file.display)
+        token_column = read_token_column(entry_reader, defaults.token_column)
+        column = read_int(entry_reader, "column", defaults.column, allow_negative=True)
+        if column is None:  # a tags-only file's tag is its first column, any other file's its last
+            column = 1 if token_column == 0 else -1
         gold_column = read_int(entry_reader, "gold_column", None, allow_negative=True)
-        scheme = entry_reader.choice("scheme", iob.SCHEME_CHOICES, default_scheme)
+        scheme = entry_reader.choice("scheme", iob.SCHEME_CHOICES, defaults.scheme)
+        label_map = read_label_map(entry_reader, defaults.labels, "record.labels (with record.label_map)")
         entry_reader.finish()
+        if token_column == 0 and name == next(iter(table)):
+            message = (
+                "is 0 (tags only), but the first labelling's file defines the items and their text: "
+                "list a labelling whose file has the tokens first"
+            )
+            if "token_column" in entry:
+                reader.fail(f"labellings.{name}.token_column", message)
+            else:  # the default of [record]
+                reader.problems.add(f"Config value 'record.token_column': {message} ({reader.prefix}.labellings.{name})")
         if file is not None:
-            sources.append(LabellingSource(name, file, column or -1, token_column or 1, gold_column, scheme))
-    if gold is not None and table and gold not in table:
-        reader.fail("gold", f"'{gold}' is not one of record.labellings ({', '.join(table)})")
-    if gold is not None and not any(source.gold_column for source in sources):
-        reader.fail("gold", "names the labelling gold columns are checked against, but no labelling sets gold_column")
-    text_dup_keys = read_dup_key(reader)
-    options = ConllOptions(language, items, labels, gold, tuple(sources), text_dup_keys)
-    return options
+            sources.append(
+                LabellingSource(name, file, column, token_column, gold_column, scheme, tuple(label_map.items()))
+            )
+    return list(table), tuple(sources)
+
+
+def read_parts(
+    reader: OptionReader, value: Any, language: str | None, defaults: LabellingDefaults
+) -> tuple[tuple[Part, ...], list[str]]:
+    """Read ``[[record.parts]]``: each part's language, meta and labellings (numbered from 1 in messages)."""
+    if "labellings" in reader.table:
+        reader.fail("labellings", "cannot be used with [[record.parts]]: each part lists its own labellings")
+    if not isinstance(value, list) or not value or not all(isinstance(entry, dict) for entry in value):
+        reader.fail(
+            "parts",
+            f"must be an array of tables ([[record.parts]]), each with language and labellings, got {shown(value)}",
+        )
+        return (), []
+    parts: list[Part] = []
+    names: list[str] = []
+    seen: dict[str, int] = {}
+    for number, table in enumerate(value, start=1):
+        part_reader = reader.sub(table, f"parts[{number}]")
+        part_language = part_reader.string("language", default=language, required=language is None) or ""
+        name = part_reader.string("name")
+        meta = read_meta(part_reader)
+        part_names, sources = read_labellings(part_reader, defaults)
+        part_reader.finish()
+        names.extend(name for name in part_names if name not in names)
+        if name is None:  # the first labelling's path as written: where the items come from
+            first = next(iter(table.get("labellings") or {}), None) if isinstance(table.get("labellings"), dict) else None
+            entry = table["labellings"][first] if first is not None else None
+            written = entry if isinstance(entry, str) else entry.get("path") if isinstance(entry, dict) else None
+            name = written if isinstance(written, str) and written.strip() else f"part-{number}"
+        if name in seen:
+            part_reader.fail(
+                "name",
+                f"'{name}' also names part {seen[name]} (a part's name, by default its first labelling's path, "
+                "starts its item ids): give each part its own name",
+            )
+        seen.setdefault(name, number)
+        parts.append(Part(name, part_language, meta, sources))
+    return tuple(parts), names
+
+
+def read_meta(reader: OptionReader) -> dict[str, Any]:
+    """Read a part's ``meta``: values copied into each of its items' meta (``{ split = "test" }``)."""
+    value = reader.get("meta")
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        reader.fail("meta", f'must be a table copied into each item\'s meta, e.g. {{ split = "test" }}, got {shown(value)}')
+        return {}
+    meta: dict[str, Any] = {}
+    for key, entry in value.items():
+        if key in ITEM_META:
+            reader.fail(f"meta.{key}", f"is set by the adapter on every item ({', '.join(ITEM_META)}): use another key")
+        elif key == "third_pass" and not isinstance(entry, bool):
+            reader.fail(f"meta.{key}", f"must be true or false, got {shown(entry)}")
+        elif isinstance(entry, float) and not math.isfinite(entry):
+            reader.fail(f"meta.{key}", f"must be a finite number, got {shown(entry)}")
+        elif not isinstance(entry, (str, int, float, bool)):
+            reader.fail(f"meta.{key}", f"must be a string, a number or true/false, got {shown(entry)}")
+        else:
+            meta[key] = entry
+    return meta
+
+
+def read_token_column(reader: OptionReader, default: int) -> int:
+    """Read ``token_column``: the token's column (1 = first, -1 = last), or 0 for a file of tags only."""
+    value = reader.get("token_column")
+    if value is None:
+        return default
+    if not isinstance(value, int) or isinstance(value, bool):
+        reader.fail(
+            "token_column",
+            f"must be an integer: the token's column (1 = first, -1 = last), or 0 for a file of tags only, "
+            f"got {shown(value)}",
+        )
+        return default
+    return value
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -132,6 +300,8 @@ class ConllFile:
     sentence_starts: list[int] = field(default_factory=list)  # token index; the last entry closes the file
     sentence_documents: list[int] = field(default_factory=list)  # document number of each sentence
     has_docstart: bool = False
+    docstart_lines: list[int] = field(default_factory=list)  # line numbers of the -DOCSTART- lines
+    last_line: int = 0  # the number of the last line that is not blank
 
 
 def read_conll_file(file: InputPath, problems: ProblemList) -> ConllFile | None:
@@ -153,8 +323,11 @@ def read_conll_file(file: InputPath, problems: ProblemList) -> ConllFile | None:
         lines = _decode_lines(raw, file.display, problems)
     for number, line in enumerate(lines, start=1):
         fields = line.split()  # CRLF endings: the trailing \r is whitespace
+        if fields:
+            parsed.last_line = number
         if fields and fields[0] == DOCSTART:
             parsed.has_docstart = True
+            parsed.docstart_lines.append(number)
             document += 1
             in_sentence = False
             continue
@@ -198,7 +371,11 @@ def _ordinal_column(column: int) -> str:
 def read_column(
     parsed: ConllFile, column: int, token_column: int, what: str, problems: ProblemList
 ) -> tuple[list[str], list[iob.Tag]] | None:
-    """Return the tokens and the parsed tags of one column; every bad line is a problem."""
+    """Return the tokens and the parsed tags of one column; every bad line is a problem.
+
+    ``token_column = 0``: the file holds tags only, and no tokens are returned.
+    """
+    tags_only = token_column == 0
     tokens: list[str] = []
     tags: list[iob.Tag] = []
     before = len(problems)
@@ -209,18 +386,10 @@ def read_column(
             break
         if len(fields) != width:
             width = len(fields)
-            token_index, tag_index = _column_index(token_column, width), _column_index(column, width)
-        if token_index is None:
-            problems.add(
-                f"{parsed.file.display}:{line}: has {count(width, 'column')}; "
-                f"the token {_ordinal_column(token_column)} is missing"
-            )
-            continue
-        if tag_index is None or tag_index == token_index:
-            problems.add(
-                f"{parsed.file.display}:{line}: has {count(width, 'column')}; "
-                f"the {what} {_ordinal_column(column)} is missing"
-            )
+            token_index = None if tags_only else _column_index(token_column, width)
+            tag_index = _column_index(column, width)
+        if tag_index is None or tag_index == token_index or (token_index is None and not tags_only):
+            problems.add(_column_problem(parsed, line, width, column, token_column, what))
             continue
         raw = fields[tag_index]
         if raw not in parsed_tags:
@@ -229,9 +398,26 @@ def read_column(
         if tag is None:
             problems.add(f"{parsed.file.display}:{line}: {what} '{raw}' is not O or B-/I-/E-/S-TYPE")
             continue
-        tokens.append(fields[token_index])
+        if not tags_only:
+            tokens.append(fields[token_index])
         tags.append(tag)
     return (tokens, tags) if len(problems) == before else None
+
+
+def _column_problem(parsed: ConllFile, line: int, width: int, column: int, token_column: int, what: str) -> str:
+    """Say why a line has no usable token or tag column; a one-column file is most likely tags only."""
+    where = f"{parsed.file.display}:{line}: has {count(width, 'column')}"
+    hint = "; tags only? set token_column = 0" if width == 1 and token_column != 0 else ""
+    if token_column != 0 and _column_index(token_column, width) is None:
+        return f"{where}; the token {_ordinal_column(token_column)} is missing{hint}"
+    if _column_index(column, width) is None:
+        return f"{where}; the {what} {_ordinal_column(column)} is missing{hint}"
+    if width == 1:
+        return f"{where}, which is read as the token{hint}"
+    return (
+        f"{where}; the {what} {_ordinal_column(column)} is the token {_ordinal_column(token_column)}: "
+        "set column to the tag's column (or token_column to the token's)"
+    )
 
 
 @dataclass
@@ -240,6 +426,7 @@ class DecodedColumn:
 
     spans: list[iob.TokenSpan]  # global token indices
     report: iob.SchemeReport
+    mapped: MapCounts | None = None  # what the labelling's own label_map renamed and dropped
 
 
 def decode_column(
@@ -249,8 +436,9 @@ def decode_column(
     labels: frozenset[str] | None,
     what: str,
     problems: ProblemList,
+    label_map: Mapping[str, str] | None = None,
 ) -> DecodedColumn | None:
-    """Decode every sentence of a tag column (conlleval semantics); count repairs; check types and scheme."""
+    """Decode every sentence of a tag column (conlleval semantics); count repairs; map, then check types."""
     starts = parsed.sentence_starts
     sentences = [tags[starts[i] : starts[i + 1]] for i in range(len(starts) - 1)]
     detected = scheme == "auto"
@@ -267,6 +455,7 @@ def decode_column(
                 )
                 break
     spans: list[iob.TokenSpan] = []
+    mapped = MapCounts() if label_map else None
     for sentence, offset in zip(sentences, starts):
         if sentence.count(iob.OUTSIDE) == len(sentence):
             continue  # most sentences of most files: nothing to decode or repair
@@ -275,11 +464,70 @@ def decode_column(
                 report.first_repair = f"{parsed.file.display}:{parsed.lines[offset + position]}"
             report.repaired += 1
         for start, end, label in iob.decode(sentence):
+            if mapped is not None:
+                target = label_map.get(label, label)  # type: ignore[union-attr]
+                if not target:
+                    mapped.dropped[label] += 1
+                    continue
+                if target != label:
+                    mapped.renamed[(label, target)] += 1
+                    label = target
             problem = check_label(label, labels)
             if problem and len(problems) - before < MAX_PROBLEMS:
                 problems.add(f"{parsed.file.display}:{parsed.lines[offset + start]}: {what} has an {problem}")
             spans.append((offset + start, offset + end, label))
-    return DecodedColumn(spans, report) if len(problems) == before else None
+    return DecodedColumn(spans, report, mapped) if len(problems) == before else None
+
+
+def lay_tags(base: ConllFile, tags: ConllFile, problems: ProblemList) -> ConllFile | None:
+    """Lay a tags-only file line by line on the first labelling's file: its tag lines are that file's tokens.
+
+    Line n of the tags file goes with line n of the first file: a blank line where that has one, a tag
+    where it has a token, anything (a tag, -DOCSTART-, nothing) where it has a -DOCSTART- line. The result
+    has the first file's sentences and documents, and the tags file's own line numbers for messages.
+    """
+    docstarts = set(base.docstart_lines)
+    keep = [index for index, line in enumerate(tags.lines) if line not in docstarts]
+    lines = [tags.lines[index] for index in keep]
+    if lines != base.lines:
+        problems.add(_tags_mismatch(base, tags, lines))
+        return None
+    fields = tags.fields if len(keep) == len(tags.fields) else [tags.fields[index] for index in keep]
+    return ConllFile(
+        file=tags.file,
+        fields=fields,
+        lines=lines,
+        sentence_starts=base.sentence_starts,
+        sentence_documents=base.sentence_documents,
+        has_docstart=base.has_docstart,
+        docstart_lines=base.docstart_lines,
+        last_line=tags.last_line,
+    )
+
+
+def _tags_mismatch(base: ConllFile, tags: ConllFile, lines: list[int]) -> str:
+    """Say where a tags-only file first stops having a line per line of the first file, in both files."""
+    index = first_difference(lines, base.lines)
+    base_line = base.lines[index] if index < len(base.lines) else None
+    tag_line = lines[index] if index < len(lines) else None
+    here, there = tags.file.display, base.file.display
+    if base_line is not None and (tag_line is None or base_line < tag_line):
+        what = f"{here}:{base_line}: no tag (a blank line or the end of the file)"
+        where = f"{there}:{base_line} has a token ({' '.join(base.fields[index])!r})"
+    else:
+        tag_index = tags.lines.index(tag_line)
+        what = f"{here}:{tag_line}: a tag line ({' '.join(tags.fields[tag_index])!r})"
+        where = f"{there}:{tag_line} is " + ("blank" if tag_line <= base.last_line else "past its last line")
+    hint = (
+        f"; a tags-only file keeps a line, with any tag, for each -DOCSTART- line of {there}"
+        if base.has_docstart and not tags.has_docstart
+        else ""
+    )
+    return (
+        f"{what}, where {where}: a tags-only file (token_column = 0) needs one line per line of the first "
+        f"labelling's file, blank where it is blank ({here} has {tags.last_line:,} lines, {there} "
+        f"{base.last_line:,}, blank lines at the end aside){hint}"
+    )
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -456,22 +704,52 @@ def project(base: BaseText, alignment: Alignment, token_spans: list[iob.TokenSpa
 
 
 def load(options: ConllOptions, duplicate_key: str) -> Record:
-    """Read every labelling's file, align them on the first, and build one item per sentence or document."""
+    """Read every part's files and build its items; the record is the parts' items in order."""
+    problems = ProblemList()
+    items: list[Item] = []
+    notes: list[str] = []
+    for part in options.parts:
+        try:
+            part_items, part_notes = load_part(part, options)
+        except InputError as error:  # every part is read, so one run reports the problems of all
+            for problem in error.problems:
+                problems.add(problem)
+            continue
+        items.extend(part_items)
+        notes.extend(part_notes)
+    problems.raise_if_any()
+    check_unique_ids(((item.id, item) for item in items), problems)
+    problems.raise_if_any()
+    sources = unique_paths(source.file.path for source in options.labellings)
+    final = with_text_dup_keys(items, duplicate_key) if options.text_dup_keys else tuple(items)
+    return Record(items=final, sources=sources, notes=tuple(notes))
+
+
+def load_part(part: Part, options: ConllOptions) -> tuple[list[Item], list[str]]:
+    """Read one part's files, align them on its first, and build one item per sentence or document."""
     problems = ProblemList()
     files: dict[Path, ConllFile | None] = {}
-    columns: list[tuple[LabellingSource, ConllFile, list[str], list[iob.Tag]]] = []
-    for source in options.labellings:
+    for source in part.labellings:
         if source.file.path not in files:
             files[source.file.path] = read_conll_file(source.file, problems)
+    first_file = files[part.labellings[0].file.path]
+    laid: dict[Path, ConllFile | None] = {}  # tags-only files laid on the first file, once per file
+    columns: list[tuple[LabellingSource, ConllFile, list[str] | None, list[iob.Tag]]] = []
+    for source in part.labellings:
         parsed = files[source.file.path]
+        if source.tags_only and parsed is not None and first_file is not None:
+            if source.file.path not in laid:
+                laid[source.file.path] = lay_tags(first_file, parsed, problems)
+            parsed = laid[source.file.path]
         if parsed is None:
             continue
         read = read_column(parsed, source.column, source.token_column, "tag", problems)
         if read is not None:
-            columns.append((source, parsed, *read))
+            columns.append((source, parsed, None if source.tags_only else read[0], read[1]))
     problems.raise_if_any()
 
     base_source, base_parsed, base_tokens, _ = columns[0]
+    assert base_tokens is not None  # read_options refuses a tags-only first labelling
     if options.items == "documents" and not base_parsed.has_docstart:
         raise InputError(
             f'{base_source.file.display}: items = "documents" needs -DOCSTART- lines in the first labelling\'s file '
@@ -481,24 +759,27 @@ def load(options: ConllOptions, duplicate_key: str) -> Record:
     unit = "document" if options.items == "documents" else "sentence"
 
     notes = [
-        f"conll: {count(len(base.item_ids), unit)} ({count(len(base_tokens), 'token')}) from "
+        f"conll: {part.describe()}{count(len(base.item_ids), unit)} ({count(len(base_tokens), 'token')}) from "
         f"{base_source.file.display}; every other file is aligned onto its text"
     ]
     labellings: dict[str, list[list[Span]]] = {}
     gold_checks: list[tuple[LabellingSource, Alignment, Projection]] = []
     for source, parsed, tokens, tags in columns:
-        alignment = align(base, base_tokens, parsed, tokens, problems)
-        decoded = decode_column(parsed, tags, source.scheme, options.labels, "tag", problems)
+        alignment = align(base, base_tokens, parsed, base_tokens if tokens is None else tokens, problems)
+        label_map = dict(source.label_map)
+        decoded = decode_column(parsed, tags, source.scheme, options.labels, "tag", problems, label_map)
         if alignment is None or decoded is None:
             continue
         projection = project(base, alignment, decoded.spans)
         labellings[source.name] = projection.spans
-        notes.append(_labelling_note(source, alignment, decoded, projection, unit))
+        notes.append(_labelling_note(part, source, alignment, decoded, projection, unit))
         if source.gold_column is not None:
             gold_read = read_column(parsed, source.gold_column, source.token_column, "gold tag", problems)
             if gold_read is None:
                 continue
-            gold_decoded = decode_column(parsed, gold_read[1], "auto", options.labels, "gold tag", problems)
+            gold_decoded = decode_column(
+                parsed, gold_read[1], "auto", options.labels, "gold tag", problems, label_map
+            )
             if gold_decoded is not None:
                 gold_checks.append((source, alignment, project(base, alignment, gold_decoded.spans)))
     problems.raise_if_any()
@@ -510,31 +791,33 @@ def load(options: ConllOptions, duplicate_key: str) -> Record:
 
     items = []
     for index, item_id in enumerate(base.item_ids):
-        item_labellings = {name: tuple(spans[index]) for name, spans in labellings.items()}
         items.append(
             Item(
-                id=item_id,
-                language=options.language,
-                labellings=item_labellings,
+                id=item_id if part.name is None else f"{part.name}:{item_id}",
+                language=part.language,
+                labellings={name: tuple(spans[index]) for name, spans in labellings.items()},
                 text=base.item_texts[index],
-                meta=base.item_meta[index],
+                meta={**part.meta, **base.item_meta[index]} if part.meta else base.item_meta[index],
             )
         )
-    check_unique_ids(((item.id, item) for item in items), problems)
-    problems.raise_if_any()
-    sources = unique_paths(source.file.path for source in options.labellings)
-    final = with_text_dup_keys(items, duplicate_key) if options.text_dup_keys else tuple(items)
-    return Record(items=final, sources=sources, notes=tuple(notes))
+    return items, notes
 
 
 def _labelling_note(
-    source: LabellingSource, alignment: Alignment, decoded: DecodedColumn, projection: Projection, unit: str
+    part: Part,
+    source: LabellingSource,
+    alignment: Alignment,
+    decoded: DecodedColumn,
+    projection: Projection,
+    unit: str,
 ) -> str:
     placed = sum(len(spans) for spans in projection.spans)
     parts = [
-        f"conll: labelling '{source.name}' ({source.describe()}): {decoded.report.describe()}",
+        f"conll: {part.describe()}labelling '{source.name}' ({source.describe()}): {decoded.report.describe()}",
         count(placed, "span"),
     ]
+    if decoded.mapped is not None:
+        parts.append(f"its label_map {decoded.mapped.describe(by_labelling=False)}")
     if alignment.kind != "identical":
         parts.append(f"aligned by characters ({alignment.kind})")
     if projection.inside_tokens:
