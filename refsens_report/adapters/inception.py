@@ -21,8 +21,9 @@ import zlib
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
+from refsens_report.adapters.archive import Export, macos_metadata
 from refsens_report.adapters.common import (
     ITEM_UNITS,
     InputPath,
@@ -37,8 +38,7 @@ from refsens_report.adapters.common import (
     read_path,
     with_text_dup_keys,
 )
-from refsens_report.errors import MAX_PROBLEMS, InputError, ProblemList
-from refsens_report.files import open_regular, path_problem, read_bytes
+from refsens_report.errors import MAX_PROBLEMS, ProblemList
 from refsens_report.names import name_problem, shown
 from refsens_report.options import OptionReader
 from refsens_report.record import Item, Record, Span
@@ -104,68 +104,6 @@ def read_options(reader: OptionReader, base_dir: Path) -> InceptionOptions | Non
     return InceptionOptions(
         source, language, items, layer, feature, curation, names, finished_only, labels, text_dup_keys
     )
-
-
-# ----------------------------------------------------------------------------------------------------------
-# the export: a zip archive or a folder
-
-
-class Export:
-    """The files of a project export (a zip archive or a folder), by their path relative to it."""
-
-    def __init__(self, source: InputPath):
-        self.source = source
-        self.zip: zipfile.ZipFile | None = None
-        self.handle: BinaryIO | None = None
-        if source.path.is_dir():
-            self.names = sorted(
-                path.relative_to(source.path).as_posix() for path in source.path.rglob("*") if not path.is_dir()
-            )
-            return
-        try:
-            self.handle = open_regular(source.path)
-        except OSError as error:
-            raise InputError(f"{source.display}: cannot read the export ({error.strerror})") from None
-        try:
-            self.zip = zipfile.ZipFile(self.handle)
-        except (zipfile.BadZipFile, OSError) as error:
-            self.handle.close()
-            raise InputError(f"{source.display}: not a zip archive or a folder ({error})") from None
-        self.names = sorted(name for name in self.zip.namelist() if not name.endswith("/"))
-
-    def display(self, name: str) -> str:
-        """Return how messages name a file: ``export.zip:member`` or ``folder/member``."""
-        separator = ":" if self.zip is not None else "/"
-        return f"{self.source.display.rstrip('/')}{separator}{name}"
-
-    def read(self, name: str, problems: ProblemList) -> bytes | None:
-        """Return a file's bytes, or None with the problem reported."""
-        if self.zip is None:
-            path = self.source.path / name
-            if problem := path_problem(path, "file"):
-                problems.add(f"{self.display(name)}: {'is a broken symlink' if problem == 'not found' else problem}")
-                return None
-            try:
-                return read_bytes(path)
-            except OSError as error:
-                problems.add(f"{self.display(name)}: cannot read the file ({error.strerror})")
-                return None
-        try:
-            return self.zip.read(name)
-        except (zipfile.BadZipFile, zlib.error, OSError, EOFError, NotImplementedError, RuntimeError) as error:
-            problems.add(f"{self.display(name)}: cannot read the archive member ({error})")
-            return None
-
-    def close(self) -> None:
-        if self.zip is not None:
-            self.zip.close()
-        if self.handle is not None:
-            self.handle.close()
-
-
-def macos_metadata(name: str) -> bool:
-    """Whether a member is macOS bookkeeping a zip made on a Mac carries (``__MACOSX/``, ``._name``)."""
-    return name.startswith("__MACOSX/") or "/__MACOSX/" in name or name.rsplit("/", 1)[-1].startswith("._")
 
 
 @dataclass(frozen=True)
