@@ -160,3 +160,16 @@ def test_every_problem_in_one_run_and_config_problems_together(tmp_path, capsys)
     both = write_config(tmp_path, 'path = "export.zip"\nempty = "maybe"\n[record.labellings]\nx = "missing.jsonl"')
     refused(both, capsys, "Config value 'record.path': give either path", "Config value 'record.empty': must be one of",
             "Config value 'record.labellings.x.path': file not found: missing.jsonl")  # fmt: skip
+
+
+def test_a_fifo_in_the_export_folder_and_an_unknown_key_are_named(tmp_path, capsys):
+    import os
+
+    folder = tmp_path / "export"
+    folder.mkdir()
+    (folder / "alice.jsonl").write_bytes(ALICE)
+    os.mkfifo(folder / "bob.jsonl")  # opening it would block until a writer came
+    refused(write_config(tmp_path, 'path = "export"'), capsys,
+            "export/bob.jsonl: is a FIFO (named pipe), not a regular file")  # fmt: skip
+    refused(write_config(tmp_path, 'path = "export"\nuser_feild = "user"'), capsys,
+            "Config value 'record.user_feild': unknown key")  # fmt: skip

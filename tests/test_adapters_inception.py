@@ -319,3 +319,11 @@ def test_the_real_inceptalytics_export(tmp_path, capsys):
     sentences = load_record(load_config(write_config(
         tmp_path, source=str(REAL), record=f'layer = "{POS}"\nfeature = "coarseValue"\nitems = "sentences"', roles=roles)))
     assert len(sentences.items) == 6
+
+
+@pytest.mark.skipif(not REAL.is_file(), reason=f"real data not found at {REAL} (the shared data folder lives beside the project)")
+def test_the_inception_example_config_validates(capsys):
+    config = Path(__file__).resolve().parents[1] / "examples" / "inception" / "refsens.toml"
+    code, output = validate(config, capsys)
+    assert code == 0, output
+    assert "ok (3 items, 1 languages)" in output and "not audited: zesch" in output
