@@ -174,7 +174,7 @@ def test_each_annotator_and_the_curation_become_labellings_of_document_items(tmp
     assert doc2.labellings == {"alice": ((0, 9, "ORG"), (16, 19, "PER")), "bob": ()}
     notes = "\n".join(record.notes)
     assert "1 annotation of the layer with no 'value' value skipped" in notes
-    assert "1 annotation document not finished, read as they are: bob on doc2.txt (IN_PROGRESS)" in notes
+    assert "1 CAS not finished, read as they are: bob of doc2.txt (IN_PROGRESS)" in notes
     assert "1 CAS of the pseudo-user INITIAL_CAS skipped" in notes
     assert "1 macOS metadata entry (__MACOSX/, ._*) skipped" in notes
     assert "1 serialised CAS file (annotation_ser/, curation_ser/) not read" in notes
@@ -230,7 +230,18 @@ def test_finished_only_leaves_unfinished_documents_absent_and_names_rename(tmp_p
     )))  # fmt: skip
     assert list(record.items[0].labellings) == ["annotator_a", "annotator_b", "adjudicated"]
     assert record.items[1].labellings == {"annotator_a": ((0, 9, "ORG"), (16, 19, "PER"))}
-    assert "not finished, left out (finished_only; the labelling is absent there): bob on doc2.txt" in "\n".join(record.notes)
+    assert "not finished, left out (finished_only; the labelling is absent there): bob of doc2.txt" in "\n".join(record.notes)
+
+
+def test_a_curation_in_progress_is_noted_or_left_out(tmp_path):
+    project = {**PROJECT, "source_documents": [{"name": "doc1.txt", "state": "CURATION_IN_PROGRESS"}]}
+    files = replaced("exportedproject123.json", json.dumps(project).encode())
+    record = load_record(load_config(case(tmp_path, files)))
+    assert "the curation of doc1.txt (CURATION_IN_PROGRESS)" in "\n".join(record.notes)
+    assert "curation" in record.items[0].labellings
+    roles = '[roles]\noutputs = ["alice"]\nreferences = ["bob"]\n'
+    record = load_record(load_config(case(tmp_path, files, record="finished_only = true", roles=roles)))
+    assert "curation" not in record.items[0].labellings
 
 
 def test_another_feature_types_the_spans(tmp_path):
@@ -315,7 +326,7 @@ def test_the_real_inceptalytics_export(tmp_path, capsys):
     assert test1.labellings["ia-test1"][0] == (0, 6, "PROPN")
     assert sum(len(spans) for item in record.items for spans in item.labellings.values()) == 369
     notes = "\n".join(record.notes)
-    assert "zesch on test1.txt (IN_PROGRESS)" in notes and "32 macOS metadata entries" in notes
+    assert "zesch of test1.txt (IN_PROGRESS); the curation of test3.txt (CURATION_IN_PROGRESS)" in notes and "32 macOS metadata entries" in notes
     sentences = load_record(load_config(write_config(
         tmp_path, source=str(REAL), record=f'layer = "{POS}"\nfeature = "coarseValue"\nitems = "sentences"', roles=roles)))
     assert len(sentences.items) == 6

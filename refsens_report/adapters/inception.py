@@ -233,6 +233,11 @@ def read_states(export: Export, problems: ProblemList) -> tuple[dict[tuple[str, 
     for document in documents:
         if isinstance(document, dict) and all(isinstance(document.get(key), str) for key in ("name", "user", "state")):
             states[(document["name"], document["user"])] = document["state"]
+    sources = project.get("source_documents")
+    for document in sources if isinstance(sources, list) else []:
+        # the curation's state is the source document's: CURATION_IN_PROGRESS, CURATION_FINISHED
+        if isinstance(document, dict) and all(isinstance(document.get(key), str) for key in ("name", "state")):
+            states[(document["name"], CURATION_USER)] = document["state"]
     return states, name
 
 
@@ -457,8 +462,10 @@ def load(options: InceptionOptions, duplicate_key: str) -> Record:
                 problems.add(f"{cas.display}: the document name {why}")
                 continue
             state = states.get((cas.document, cas.user))
-            if cas.user != CURATION_USER and state is not None and state != "FINISHED":
-                where = f"{cas.user} on {cas.document} ({state})"
+            finished = "CURATION_FINISHED" if cas.user == CURATION_USER else "FINISHED"
+            if state is not None and state != finished:
+                who = "the curation" if cas.user == CURATION_USER else cas.user
+                where = f"{who} of {cas.document} ({state})"
                 if options.finished_only:
                     tally.left_out.append(where)
                     continue
@@ -524,13 +531,13 @@ def _notes(
     ]
     if tally.not_finished:
         notes.append(
-            f"inception: {count(len(tally.not_finished), 'annotation document')} not finished, read as they are: "
+            f"inception: {count(len(tally.not_finished), 'CAS', 'CASes')} not finished, read as they are: "
             + "; ".join(tally.not_finished[:10]) + ("; ..." if len(tally.not_finished) > 10 else "")
             + " (finished_only = true leaves them out)"
         )
     if tally.left_out:
         notes.append(
-            f"inception: {count(len(tally.left_out), 'annotation document')} not finished, left out "
+            f"inception: {count(len(tally.left_out), 'CAS', 'CASes')} not finished, left out "
             "(finished_only; the labelling is absent there): " + "; ".join(tally.left_out[:10])
             + ("; ..." if len(tally.left_out) > 10 else "")
         )
