@@ -61,11 +61,13 @@ def xmi(
     """Return a CAS as INCEpTION writes it: sentences, named entities (value None: no tag; ``identifiers`` by
     entity position, the entity-linking feature), the sofa, the view."""
     sentences = sentences if sentences is not None else [(0, len(text))]
-    lines = ['<?xml version="1.0" encoding="UTF-8"?>',
-             '<xmi:XMI xmlns:xmi="http://www.omg.org/XMI" xmlns:cas="http:///uima/cas.ecore" '
-             'xmlns:type="http:///de/tudarmstadt/ukp/dkpro/core/api/ner/type.ecore" '
-             'xmlns:type2="http:///de/tudarmstadt/ukp/dkpro/core/api/segmentation/type.ecore" xmi:version="2.0">',
-             '  <cas:NULL xmi:id="0"/>']  # fmt: skip
+    lines = [
+        '<?xml version="1.0" encoding="UTF-8"?>',
+        '<xmi:XMI xmlns:xmi="http://www.omg.org/XMI" xmlns:cas="http:///uima/cas.ecore" '
+        'xmlns:type="http:///de/tudarmstadt/ukp/dkpro/core/api/ner/type.ecore" '
+        'xmlns:type2="http:///de/tudarmstadt/ukp/dkpro/core/api/segmentation/type.ecore" xmi:version="2.0">',
+        '  <cas:NULL xmi:id="0"/>',
+    ]
     members = []
     for number, (begin, end) in enumerate(sentences):
         lines.append(f'  <type2:Sentence xmi:id="{10 + number}" sofa="1" begin="{begin}" end="{end}"/>')
@@ -76,7 +78,9 @@ def xmi(
             attribute += f" identifier={quoteattr(identifiers[number])}"
         lines.append(f'  <type:NamedEntity xmi:id="{100 + number}" sofa="1" begin="{begin}" end="{end}"{attribute}/>')
         members.append(str(100 + number))
-    lines.append(f'  <cas:Sofa xmi:id="1" sofaNum="1" sofaID="_InitialView" mimeType="text" sofaString={quoteattr(text)}/>')
+    lines.append(
+        f'  <cas:Sofa xmi:id="1" sofaNum="1" sofaID="_InitialView" mimeType="text" sofaString={quoteattr(text)}/>'
+    )
     lines.append(f'  <cas:View sofa="1" members="{" ".join(members)}"/>')
     lines.append("</xmi:XMI>")
     return "\n".join(lines) + "\n"
@@ -99,14 +103,17 @@ ALICE_2 = xmi(DOC2, [(0, 9, "ORG"), (16, 19, "PER")])
 BOB_2 = xmi(DOC2, [])
 PROJECT = {
     "name": "ner-demo",
-    "source_documents": [{"name": "doc1.txt", "state": "CURATION_FINISHED"}, {"name": "doc2.txt", "state": "ANNOTATION_IN_PROGRESS"}],
+    "source_documents": [
+        {"name": "doc1.txt", "state": "CURATION_FINISHED"},
+        {"name": "doc2.txt", "state": "ANNOTATION_IN_PROGRESS"},
+    ],
     "annotation_documents": [
         {"name": "doc1.txt", "user": "alice", "state": "FINISHED"},
         {"name": "doc1.txt", "user": "bob", "state": "FINISHED"},
         {"name": "doc2.txt", "user": "alice", "state": "FINISHED"},
         {"name": "doc2.txt", "user": "bob", "state": "IN_PROGRESS"},
     ],
-}  # fmt: skip
+}
 
 
 def export_files(legacy: bool = False) -> dict[str, bytes]:
@@ -210,8 +217,10 @@ def test_a_bare_xmi_beside_its_type_system_is_read(tmp_path):
 def test_sentence_items_shift_offsets_and_split_a_span_across_a_boundary(tmp_path):
     files = export_files()
     crossing = xmi(DOC1, [(22, 32, "LOC"), (37, 52, "PER")], SENTENCES)  # "Paris. She": ends in the second
-    files = {name: (cas_zip("alice", crossing) if name.endswith("doc1.txt/alice.zip") else data)
-             for name, data in files.items()}  # fmt: skip
+    files = {
+        name: (cas_zip("alice", crossing) if name.endswith("doc1.txt/alice.zip") else data)
+        for name, data in files.items()
+    }
     record = load_record(load_config(case(tmp_path, files, record='items = "sentences"')))
     assert [item.id for item in record.items] == ["doc1.txt/1", "doc1.txt/2", "doc2.txt/1"]
     first, second, _ = record.items
@@ -224,13 +233,14 @@ def test_sentence_items_shift_offsets_and_split_a_span_across_a_boundary(tmp_pat
 
 
 def test_finished_only_leaves_unfinished_documents_absent_and_names_rename(tmp_path):
-    record = load_record(load_config(case(
-        tmp_path, record='finished_only = true\ncuration = "adjudicated"\nnames = { alice = "annotator_a", bob = "annotator_b" }',
-        roles='[roles]\nannotators = ["annotator_a", "annotator_b"]\noutputs = ["annotator_a"]\nreferences = ["adjudicated"]\n',
-    )))  # fmt: skip
+    record = 'finished_only = true\ncuration = "adjudicated"\nnames = { alice = "annotator_a", bob = "annotator_b" }'
+    roles = '[roles]\nannotators = ["annotator_a", "annotator_b"]\noutputs = ["annotator_a"]\n'
+    record = load_record(load_config(case(tmp_path, record=record, roles=roles + 'references = ["adjudicated"]\n')))
     assert list(record.items[0].labellings) == ["annotator_a", "annotator_b", "adjudicated"]
     assert record.items[1].labellings == {"annotator_a": ((0, 9, "ORG"), (16, 19, "PER"))}
-    assert "not finished, left out (finished_only; the labelling is absent there): bob of doc2.txt" in "\n".join(record.notes)
+    assert "not finished, left out (finished_only; the labelling is absent there): bob of doc2.txt" in "\n".join(
+        record.notes
+    )
 
 
 def test_a_curation_in_progress_is_noted_or_left_out(tmp_path):
@@ -246,8 +256,11 @@ def test_a_curation_in_progress_is_noted_or_left_out(tmp_path):
 
 def test_another_feature_types_the_spans(tmp_path):
     linked = xmi(DOC1, [(0, 13, "PER"), (22, 27, "LOC"), (37, 52, "PER")], SENTENCES, {0: "Q567", 2: "Q3052772"})
-    record = load_record(load_config(case(tmp_path, replaced("doc1.txt/alice.zip", cas_zip("alice", linked)),
-                                          record='feature = "identifier"')))  # fmt: skip
+    record = load_record(
+        load_config(
+            case(tmp_path, replaced("doc1.txt/alice.zip", cas_zip("alice", linked)), record='feature = "identifier"')
+        )
+    )
     assert record.items[0].labellings["alice"] == ((0, 13, "Q567"), (37, 52, "Q3052772"))
     assert record.items[0].labellings["bob"] == ()  # no identifiers: skipped, counted
     assert "9 annotations of the layer with no 'identifier' value skipped" in "\n".join(record.notes)
@@ -256,42 +269,89 @@ def test_another_feature_types_the_spans(tmp_path):
 @pytest.mark.parametrize(
     "files, record, expected",
     [
-        (replaced("doc1.txt/alice.zip", cas_zip("alice", ALICE_1.replace("</xmi:XMI>", "</xmi:XM>"))), "",
-         ["export.zip:ner-demo_project_2024-05-01_1200/annotation/doc1.txt/alice.zip:alice.xmi:11: not a readable "
-          "UIMA CAS XMI"]),
-        (replaced("doc1.txt/alice.zip", cas_zip("alice", ALICE_1, type_system=None)), "",
-         ["annotation/doc1.txt/alice.zip: no TypeSystem.xml beside alice.xmi"]),
-        (replaced("doc1.txt/alice.zip", cas_zip("alice", ALICE_1, type_system="<typeSystemDescription")), "",
-         ["annotation/doc1.txt/alice.zip:TypeSystem.xml:1: not a UIMA type system"]),
-        (replaced("doc1.txt/bob.zip", cas_zip("bob", xmi(DOC1.replace("Paris", "Parma"), [], SENTENCES))), "",
-         ["annotation/doc1.txt/bob.zip:bob.xmi: the text differs from", "at character 26 ('ma. She met Emmanuel'... here, 'is. She met Emmanuel'... there)"]),
-        ({**export_files(), "p/annotation/doc3.txt/carol.tsv": b"#FORMAT=WebAnno TSV 3.3\n"}, "",
-         ["export.zip:p/annotation/doc3.txt/carol.tsv: not UIMA CAS XMI", "format 'UIMA CAS XMI'"]),
-        (None, 'layer = "webanno.custom.Entity"',
-         ["the layer 'webanno.custom.Entity' (record.layer) is not in its type system; annotations in this CAS: "
-          "de.tudarmstadt.ukp.dkpro.core.api.ner.type.NamedEntity (3)"]),
-        (None, 'feature = "label"',
-         ["'label' (record.feature) is not a feature of the layer", "its features: identifier, value"]),
-        (None, 'labels = ["PER", "LOC"]',
-         ["annotation/doc1.txt/bob.zip:bob.xmi: the annotation at [22, 27) ('Paris'): unknown label 'ORG'",
-          "annotation/doc2.txt/alice.zip:alice.xmi: the annotation at [0, 9) ('Acme Corp'): unknown label 'ORG'"]),
-        (None, 'feature = "identifier"', ["the feature 'identifier' (record.feature) is empty on all 11 annotations",
-                                          "features holding values: 'value' (10)"]),
-        (replaced("exportedproject123.json", b'{"annotation_documents": [\n}'), "",
-         ["export.zip:ner-demo_project_2024-05-01_1200/exportedproject123.json:2: invalid JSON"]),
+        (
+            replaced("doc1.txt/alice.zip", cas_zip("alice", ALICE_1.replace("</xmi:XMI>", "</xmi:XM>"))),
+            "",
+            [
+                "export.zip:ner-demo_project_2024-05-01_1200/annotation/doc1.txt/alice.zip:alice.xmi:11: "
+                "not a readable UIMA CAS XMI"
+            ],
+        ),
+        (
+            replaced("doc1.txt/alice.zip", cas_zip("alice", ALICE_1, type_system=None)),
+            "",
+            ["annotation/doc1.txt/alice.zip: no TypeSystem.xml beside alice.xmi"],
+        ),
+        (
+            replaced("doc1.txt/alice.zip", cas_zip("alice", ALICE_1, type_system="<typeSystemDescription")),
+            "",
+            ["annotation/doc1.txt/alice.zip:TypeSystem.xml:1: not a UIMA type system"],
+        ),
+        (
+            replaced("doc1.txt/bob.zip", cas_zip("bob", xmi(DOC1.replace("Paris", "Parma"), [], SENTENCES))),
+            "",
+            [
+                "annotation/doc1.txt/bob.zip:bob.xmi: the text differs from",
+                "at character 26 ('ma. She met Emmanuel'... here, 'is. She met Emmanuel'... there)",
+            ],
+        ),
+        (
+            {**export_files(), "p/annotation/doc3.txt/carol.tsv": b"#FORMAT=WebAnno TSV 3.3\n"},
+            "",
+            ["export.zip:p/annotation/doc3.txt/carol.tsv: not UIMA CAS XMI", "format 'UIMA CAS XMI'"],
+        ),
+        (
+            None,
+            'layer = "webanno.custom.Entity"',
+            [
+                "the layer 'webanno.custom.Entity' (record.layer) is not in its type system; annotations in this CAS: "
+                "de.tudarmstadt.ukp.dkpro.core.api.ner.type.NamedEntity (3)"
+            ],
+        ),
+        (
+            None,
+            'feature = "label"',
+            ["'label' (record.feature) is not a feature of the layer", "its features: identifier, value"],
+        ),
+        (
+            None,
+            'labels = ["PER", "LOC"]',
+            [
+                "annotation/doc1.txt/bob.zip:bob.xmi: the annotation at [22, 27) ('Paris'): unknown label 'ORG'",
+                "annotation/doc2.txt/alice.zip:alice.xmi: the annotation at [0, 9) ('Acme Corp'): unknown label 'ORG'",
+            ],
+        ),
+        (
+            None,
+            'feature = "identifier"',
+            [
+                "the feature 'identifier' (record.feature) is empty on all 11 annotations",
+                "features holding values: 'value' (10)",
+            ],
+        ),
+        (
+            replaced("exportedproject123.json", b'{"annotation_documents": [\n}'),
+            "",
+            ["export.zip:ner-demo_project_2024-05-01_1200/exportedproject123.json:2: invalid JSON"],
+        ),
         (replaced("doc1.txt/bob.zip", b"not a zip"), "", ["annotation/doc1.txt/bob.zip: not a readable zip"]),
         ({"notes/readme.txt": b"hello"}, "", ["export.zip: no annotation/<document>/ or curation/<document>/ files"]),
     ],
-)  # fmt: skip
+)
 def test_malformed_exports_are_refused_naming_the_member(tmp_path, capsys, files, record, expected):
     refused(case(tmp_path, files, record=record), capsys, *expected)
 
 
 def test_every_broken_cas_is_reported_in_one_run(tmp_path, capsys):
     files = replaced("doc1.txt/alice.zip", cas_zip("alice", "<oops"))
-    files = {name: (cas_zip("bob", "<oops") if name.endswith("doc2.txt/bob.zip") else data) for name, data in files.items()}
-    err = refused(case(tmp_path, files, record='items = "paragraphs"'), capsys,
-                  "Config value 'record.items': must be one of sentences, documents")  # fmt: skip
+    files = {
+        name: (cas_zip("bob", "<oops") if name.endswith("doc2.txt/bob.zip") else data) for name, data in files.items()
+    }
+    err = refused(
+        case(tmp_path, files, record='items = "paragraphs"'),
+        capsys,
+        "Config value 'record.items': must be one of sentences, documents",
+    )
     # the config is refused first; fixed, both broken CASes are named at once
     err = refused(case(tmp_path, files), capsys, "doc1.txt/alice.zip:alice.xmi", "doc2.txt/bob.zip:bob.xmi")
     assert err.count("not a readable UIMA CAS XMI") == 2
@@ -309,30 +369,56 @@ REAL = Path(__file__).resolve().parents[2] / "shared" / "data" / "inception" / "
 POS = "de.tudarmstadt.ukp.dkpro.core.api.lexmorph.type.pos.POS"
 
 
-@pytest.mark.skipif(not REAL.is_file(), reason=f"real data not found at {REAL} (the shared data folder lives beside the project)")
+@pytest.mark.skipif(
+    not REAL.is_file(), reason=f"real data not found at {REAL} (the shared data folder lives beside the project)"
+)
 def test_the_real_inceptalytics_export(tmp_path, capsys):
-    roles = '[roles]\nannotators = ["ia-test1", "ia-test2"]\noutputs = ["ia-test1", "ia-test2", "ia-test3"]\nreferences = ["curation"]\n'
+    roles = (
+        '[roles]\nannotators = ["ia-test1", "ia-test2"]\noutputs = ["ia-test1", "ia-test2", "ia-test3"]\n'
+        'references = ["curation"]\n'
+    )
     # its README says the tags are in PosValue; the CASes hold them in coarseValue, and the adapter says so
-    refused(write_config(tmp_path, source=str(REAL), record=f'layer = "{POS}"\nfeature = "PosValue"', roles=roles),
-            capsys, "the feature 'PosValue' (record.feature) is empty on all 371 annotations",
-            "features holding values: 'coarseValue' (369)")  # fmt: skip
+    refused(
+        write_config(tmp_path, source=str(REAL), record=f'layer = "{POS}"\nfeature = "PosValue"', roles=roles),
+        capsys,
+        "the feature 'PosValue' (record.feature) is empty on all 371 annotations",
+        "features holding values: 'coarseValue' (369)",
+    )
     config = write_config(tmp_path, source=str(REAL), record=f'layer = "{POS}"\nfeature = "coarseValue"', roles=roles)
     record = load_record(load_config(config))
     assert [item.id for item in record.items] == ["test1.txt", "test2.txt", "test3.txt"]
     assert {name: sum(name in item.labellings for item in record.items) for name in record.labelling_names} == {
-        "ia-test1": 3, "ia-test2": 3, "ia-test3": 3, "zesch": 1, "curation": 1}  # fmt: skip
+        "ia-test1": 3,
+        "ia-test2": 3,
+        "ia-test3": 3,
+        "zesch": 1,
+        "curation": 1,
+    }
     test1 = record.items[0]
     assert len(test1.text) == 341 and test1.labellings["zesch"] == ()  # opened, nothing tagged (IN_PROGRESS)
     assert test1.labellings["ia-test1"][0] == (0, 6, "PROPN")
     assert sum(len(spans) for item in record.items for spans in item.labellings.values()) == 369
     notes = "\n".join(record.notes)
-    assert "zesch of test1.txt (IN_PROGRESS); the curation of test3.txt (CURATION_IN_PROGRESS)" in notes and "32 macOS metadata entries" in notes
-    sentences = load_record(load_config(write_config(
-        tmp_path, source=str(REAL), record=f'layer = "{POS}"\nfeature = "coarseValue"\nitems = "sentences"', roles=roles)))
+    assert (
+        "zesch of test1.txt (IN_PROGRESS); the curation of test3.txt (CURATION_IN_PROGRESS)" in notes
+        and "32 macOS metadata entries" in notes
+    )
+    sentences = load_record(
+        load_config(
+            write_config(
+                tmp_path,
+                source=str(REAL),
+                record=f'layer = "{POS}"\nfeature = "coarseValue"\nitems = "sentences"',
+                roles=roles,
+            )
+        )
+    )
     assert len(sentences.items) == 6
 
 
-@pytest.mark.skipif(not REAL.is_file(), reason=f"real data not found at {REAL} (the shared data folder lives beside the project)")
+@pytest.mark.skipif(
+    not REAL.is_file(), reason=f"real data not found at {REAL} (the shared data folder lives beside the project)"
+)
 def test_the_inception_example_config_validates(capsys):
     config = Path(__file__).resolve().parents[1] / "examples" / "inception" / "refsens.toml"
     code, output = validate(config, capsys)

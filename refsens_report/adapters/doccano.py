@@ -316,4 +316,3 @@ def load(options: DoccanoOptions, duplicate_key: str) -> Record:
         shown_files = ", ".join(tally.skipped_files[:5]) + (", ..." if len(tally.skipped_files) > 5 else "")
         notes.append(f"doccano: {count(len(tally.skipped_files), 'file')} that are not .jsonl skipped: {shown_files}")
     return Record(items=items, sources=tuple(sources), notes=tuple(notes))
-

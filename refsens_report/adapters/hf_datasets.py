@@ -210,8 +210,10 @@ def open_dataset(source: InputPath, split: str | None, problems: ProblemList) ->
     if state is None:
         return None
     files = state.get("_data_files") if isinstance(state, dict) else None
-    if not isinstance(files, list) or not files or not all(
-        isinstance(entry, dict) and isinstance(entry.get("filename"), str) for entry in files
+    if (
+        not isinstance(files, list)
+        or not files
+        or not all(isinstance(entry, dict) and isinstance(entry.get("filename"), str) for entry in files)
     ):
         problems.add(f"{display}/state.json: '_data_files' must list the Arrow files ({{\"filename\": ...}})")
         return None
@@ -340,7 +342,7 @@ def _tags(
                 if names is None:
                     problems.add(
                         f"{dataset.display}: '{labelling.column}' holds integers but the dataset's features give "
-                        "no ClassLabel names for it (set record.tag_names = [\"O\", \"B-PER\", ...] in id order)"
+                        'no ClassLabel names for it (set record.tag_names = ["O", "B-PER", ...] in id order)'
                     )
                     return None
                 if not 0 <= value < len(names):
@@ -488,4 +490,3 @@ def _same_tokens(
                          f"({shown(theirs, 60)} here, {shown(mine, 60)} there)")  # fmt: skip
             return False
     return True
-

@@ -323,7 +323,7 @@ class CasReader:
                 return None
             sentences = tuple(sorted({(fs.begin, fs.end) for fs in parsed.select(SENTENCE) if fs.end > fs.begin}))
             if not sentences:
-                self.problems.add(f"{cas.display}: items = \"sentences\" but the CAS has no sentences")
+                self.problems.add(f'{cas.display}: items = "sentences" but the CAS has no sentences')
                 return None
         return ReadCas(text, sentences, spans)
 
@@ -532,13 +532,15 @@ def _notes(
     if tally.not_finished:
         notes.append(
             f"inception: {count(len(tally.not_finished), 'CAS', 'CASes')} not finished, read as they are: "
-            + "; ".join(tally.not_finished[:10]) + ("; ..." if len(tally.not_finished) > 10 else "")
+            + "; ".join(tally.not_finished[:10])
+            + ("; ..." if len(tally.not_finished) > 10 else "")
             + " (finished_only = true leaves them out)"
         )
     if tally.left_out:
         notes.append(
             f"inception: {count(len(tally.left_out), 'CAS', 'CASes')} not finished, left out "
-            "(finished_only; the labelling is absent there): " + "; ".join(tally.left_out[:10])
+            "(finished_only; the labelling is absent there): "
+            + "; ".join(tally.left_out[:10])
             + ("; ..." if len(tally.left_out) > 10 else "")
         )
     if project_file is None:
@@ -570,4 +572,3 @@ def _notes(
             "read; their XMI copies are"
         )
     return notes
-
