@@ -64,6 +64,8 @@ class AuditResults:
     summaries: dict[str, Any] = field(default_factory=dict)  # what analyses say beside the rows, by analysis key
     applicability: dict[str, str | None] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict, compare=False)  # not written: varies by run
+    # not written: where each input is on this machine (the build's timestamp falls back to their dates)
+    input_files: dict[str, Path] = field(default_factory=dict, compare=False)
 
     def to_json_dict(self) -> dict[str, Any]:
         """Return results.json's content (docs/results.md)."""

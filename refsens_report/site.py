@@ -26,7 +26,7 @@ from contextlib import contextmanager
 from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any, Iterable, Iterator, Mapping
 
 from refsens_report import __version__, figures, manifest, pdf, render, tables
 from refsens_report.analyses.registry import figure_makers
@@ -73,15 +73,16 @@ class Stages:
 # --- the build timestamp ---------------------------------------------------------------------------
 
 
-def build_time(config: Config, inputs: Mapping[str, str]) -> tuple[datetime, str]:
+def build_time(config: Config, input_files: Iterable[Path] = ()) -> tuple[datetime, str]:
     """Return the one build timestamp and where it came from: SOURCE_DATE_EPOCH, else the newest input's date.
 
-    Never the clock: two builds of the same inputs must give the same bytes.
+    Never the clock: two builds of the same inputs must give the same bytes. ``input_files``: where the
+    audit's inputs are on this machine (results.json names them as written, not where they are).
     """
     epoch = source_date_epoch()
     if epoch is not None:
         return epoch, "SOURCE_DATE_EPOCH"
-    paths = [config.path, *((config.base_dir / name) for name in inputs)]
+    paths = [config.path, *input_files]
     newest = max(int(path.stat().st_mtime) for path in paths if path.is_file())
     return datetime.fromtimestamp(newest, tz=timezone.utc), "the newest input file's modification time"
 
@@ -144,15 +145,16 @@ def downloads_of(folder: Path, numbered: list[tables.Table], drawn: Mapping[str,
     return files
 
 
-def render_version(config: Config, folder: Path, stages: Stages,
-                   typesetter: pdf.Typesetter | None = None) -> dict[str, Any]:  # fmt: skip
+def render_version(config: Config, folder: Path, stages: Stages, typesetter: pdf.Typesetter | None = None,
+                   input_files: Iterable[Path] = ()) -> dict[str, Any]:  # fmt: skip
     """Render a version folder that already holds results.json/csv; return results.json's content.
 
     ``typesetter``: a PDF typesetter started ahead of time (build_site starts it before the audit).
+    ``input_files``: the audit's input files (their dates give the build timestamp without SOURCE_DATE_EPOCH).
     """
     results = json.loads((folder / "results.json").read_text(encoding="utf-8"))
     datasheet = config.report.datasheet.read_text(encoding="utf-8") if config.report.datasheet else None
-    moment, moment_source = build_time(config, results.get("inputs", {}))
+    moment, moment_source = build_time(config, input_files)
     timestamp = w3c_timestamp(moment)
     view = ResultsView.from_json(results)
     with stages.stage("figures"):
@@ -557,7 +559,8 @@ def build_site(config: Config, out: Path, force: bool = False, progress: bool = 
             with stages.stage("audit"):
                 audit_results = run_audit(config, progress=progress)
                 write_results(audit_results, folder)
-            render_version(config, folder, stages, typesetter=typesetter)
+            render_version(config, folder, stages, typesetter=typesetter,
+                           input_files=audit_results.input_files.values())  # fmt: skip
         with stages.stage("index"), site_lock(out):
             _recover(out, own=staging)
             # the index is made from the folders as they are now, under the lock: a build of another

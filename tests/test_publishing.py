@@ -258,6 +258,7 @@ PUBLISHER = textwrap.dedent(r"""
     import json, os, shutil, signal, sys, time
     from dataclasses import replace
     from pathlib import Path
+    from types import SimpleNamespace
     import refsens_report.audit, refsens_report.results
     from refsens_report import site
     from refsens_report.config import load_config
@@ -278,7 +279,7 @@ PUBLISHER = textwrap.dedent(r"""
         def __enter__(self): return self
         def __exit__(self, *exc_info): pass
 
-    refsens_report.audit.run_audit = lambda config, progress=False: None
+    refsens_report.audit.run_audit = lambda config, progress=False: SimpleNamespace(input_files={})
     refsens_report.results.write_results = write_results
     site.render_version = render
     site.pdf.Typesetter = NoTypesetter
