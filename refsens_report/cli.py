@@ -38,6 +38,8 @@ def _parser() -> argparse.ArgumentParser:
     build.add_argument("config", type=Path)
     build.add_argument("--out", type=Path, default=Path("site"), help="site folder (default: site)")
     build.add_argument("--force", action="store_true", help="rebuild a version that is already published")
+    build.add_argument("--allow-other-dataset", action="store_true",
+                       help="publish into a site whose versions belong to another dataset name")
 
     simulate = commands.add_parser("simulate", help="write a realistic synthetic record, config and datasheet")
     simulate.add_argument("directory", type=Path)
@@ -88,7 +90,8 @@ def _build(args: argparse.Namespace) -> int:
     from refsens_report.site import build_site
 
     config = load_config(args.config)
-    target = build_site(config, args.out, force=args.force, progress=sys.stderr.isatty())
+    target = build_site(config, args.out, force=args.force, progress=sys.stderr.isatty(),
+                        allow_other_dataset=args.allow_other_dataset)
     print(f"wrote {target}")
     return 0
 

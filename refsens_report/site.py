@@ -507,6 +507,37 @@ def _publish(staging: Path, out: Path, version: str, force: bool) -> None:
             raise
 
 
+def site_datasets(out: Path) -> dict[str, list[str]]:
+    """Return the dataset names the site's published versions belong to, each with its versions.
+
+    A version whose results.json cannot be read is left out (the index leaves it out too, with a warning).
+    """
+    datasets: dict[str, list[str]] = {}
+    for version, folder in published_versions(out).items():
+        try:
+            name = json.loads((folder / "results.json").read_text(encoding="utf-8"))["dataset"]["name"]
+        except (OSError, ValueError, TypeError, KeyError):
+            continue
+        if isinstance(name, str):
+            datasets.setdefault(name, []).append(version)
+    return datasets
+
+
+def _check_one_dataset(out: Path, dataset: str) -> None:
+    """Refuse to publish ``dataset`` into a site whose versions belong to another dataset (one site, one
+    dataset: the index is titled by it and lists its versions as one history)."""
+    others = {name: versions for name, versions in site_datasets(out).items() if name != dataset}
+    if not others:
+        return
+    held = "; ".join(
+        f"'{name}' ({', '.join(sorted(versions, key=version_sort_key))})" for name, versions in others.items()
+    )
+    raise InputError(
+        f"{out} holds the dataset {held}, not '{dataset}': build into another --out (one site per dataset), "
+        "or pass --allow-other-dataset to add it to this site"
+    )
+
+
 def _check_site_path(out: Path) -> None:
     if out.exists() and not out.is_dir():
         raise InputError(f"{out}: the site folder is a file")
@@ -523,10 +554,12 @@ def _check_site_path(out: Path) -> None:
 
 
 def build_site(config: Config, out: Path, force: bool = False, progress: bool = False,
-               timings: dict[str, float] | None = None, details: dict[str, float] | None = None) -> Path:  # fmt: skip
+               timings: dict[str, float] | None = None, details: dict[str, float] | None = None,
+               allow_other_dataset: bool = False) -> Path:  # fmt: skip
     """Audit the record and publish ``out/<version>/`` with a refreshed ``out/index.html``; return the folder.
 
     ``timings`` receives the seconds of each stage, ``details`` those of the steps within the PDF stage.
+    A site whose versions belong to another dataset is refused unless ``allow_other_dataset``.
     """
     from refsens_report.audit import run_audit
     from refsens_report.results import write_results
@@ -537,6 +570,8 @@ def build_site(config: Config, out: Path, force: bool = False, progress: bool = 
     target = out / config.version
     _check_site_path(out)
     source_date_epoch()  # a bad SOURCE_DATE_EPOCH stops the build now, not after the audit
+    if not allow_other_dataset:
+        _check_one_dataset(out, config.name)
     _check_replaceable(target, force)
     stages = Stages(progress, timings)
     if details is not None:
@@ -565,6 +600,8 @@ def build_site(config: Config, out: Path, force: bool = False, progress: bool = 
             _recover(out, own=staging)
             # the index is made from the folders as they are now, under the lock: a build of another
             # version that published meanwhile is listed
+            if not allow_other_dataset:  # another dataset's build may have published here meanwhile
+                _check_one_dataset(out, config.name)
             versions = {**published_versions(out), config.version: folder}
             (staging / INDEX_NAME).write_text(site_index_html(versions, (config.version,)), encoding="utf-8")
             _publish(staging, out, config.version, force)
