@@ -105,6 +105,7 @@ def audit_record(
     results = AuditResults(
         dataset={"name": config.name, "version": config.version},
         config=as_used,
+        config_toml=config.text,
         rows=rows,
         seed=config.audit.seed,
         resamples=config.audit.resamples,

@@ -2,7 +2,8 @@
 
 The record is the simulator's (1,500 items, 200 resamples) with team-written text made hostile: a type named
 like a script tag, a labelling name carrying an <img onerror>, type labels in Devanagari, Arabic and Chinese,
-and a datasheet with raw HTML, a javascript: link, an external link and an external image.
+a datasheet with raw HTML, a javascript: link, an external link and an external image, and a config comment
+holding a script tag and a right-to-left override (the appendix prints the config as written).
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ import pytest
 SOURCE_DATE_EPOCH = "1767225600"  # 2026-01-01T00:00:00Z
 HOSTILE_TYPE = '<script>alert("type")</script>'
 HOSTILE_LABELLING = "annotator_b<img src=x onerror=alert(1)>"
+# a comment in the config, printed in the appendix as written: markup and a right-to-left override
+HOSTILE_CONFIG_COMMENT = '# the team\'s note: <script>alert("config")</script> then \u202e reversed?'
 UNICODE_TYPES = {"hi": "नाम", "ar": "اسم", "zh": "姓名"}  # NAME, in the script of each language
 HOSTILE_DATASHEET = """# Datasheet: hostile test
 
@@ -71,6 +74,7 @@ def make_hostile_record(directory: Path) -> Path:
     text = config.read_text(encoding="utf-8")
     text = text.replace('"annotator_b"', json.dumps(HOSTILE_LABELLING))
     text = "\n".join("resamples = 200" if line.startswith("resamples") else line for line in text.splitlines()) + "\n"
+    text = text.replace("[roles]\n", f"{HOSTILE_CONFIG_COMMENT}\n[roles]\n", 1)
     config.write_text(text, encoding="utf-8")
     (directory / "datasheet.md").write_text(HOSTILE_DATASHEET, encoding="utf-8")
     return config

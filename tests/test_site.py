@@ -16,7 +16,7 @@ from xml.etree import ElementTree
 import jinja2
 import jinja2.meta
 import pytest
-from conftest import HOSTILE_LABELLING, HOSTILE_TYPE, UNICODE_TYPES, Built
+from conftest import HOSTILE_CONFIG_COMMENT, HOSTILE_LABELLING, HOSTILE_TYPE, UNICODE_TYPES, Built
 from latex_check import PDFLATEX, build_with_pdflatex, check_structure
 
 from refsens_report import render, site
@@ -407,6 +407,30 @@ def test_team_text_is_inert_in_html_and_svg(built_site: Built) -> None:
             assert not any(name.lower().startswith("on") for name in element.attrib), svg
             hostile_in_figures |= HOSTILE_TYPE in (element.text or "")
     assert hostile_in_figures  # the heatmap prints the type as text
+
+
+def test_the_config_is_printed_as_the_toml_the_team_wrote(built_site: Built) -> None:
+    written = built_site.config_path.read_text(encoding="utf-8")
+    results = json.loads((built_site.folder / "results.json").read_text(encoding="utf-8"))
+    assert results["config_toml"] == written  # as written, comments included; the JSON config stays for tools
+    assert results["config"]["roles"]["annotators"][1] == HOSTILE_LABELLING
+    page = parse(built_site.folder / "index.html")
+    provenance = next(node for node in page.iter("section") if node.attrs.get("id") == "section-provenance")
+    headings = [squash(node.text()) for node in provenance.iter("h3")]
+    assert "Config as written" in headings and "Config as used" not in headings
+    [printed] = [node.text() for node in provenance.iter("pre")]
+    # the comment's markup prints as text, its right-to-left override as a visible escape, the rest unchanged
+    assert printed == written.replace("\u202e", "\\u202e")
+    assert '<script>alert("config")</script>' in printed and "[roles]" in printed and "# first = primary" in printed
+    assert "\u202e" not in (built_site.folder / "index.html").read_text(encoding="utf-8")
+    assert HOSTILE_CONFIG_COMMENT.startswith("#")
+
+
+def test_results_without_the_config_text_print_the_config_as_used(built_site: Built) -> None:
+    results = json.loads((built_site.folder / "results.json").read_text(encoding="utf-8"))
+    del results["config_toml"]  # results an audit wrote from a config made in Python, not read from a file
+    page = render.appendix_context(results, [], None, [], "2026-01-01T00:00:00+00:00", "SOURCE_DATE_EPOCH", "x.pdf")
+    assert not page.config_written and json.loads(page.config_text) == results["config"]
 
 
 EXTERNAL = re.compile(r"(?:https?|ftp)://[^\s\"'<>)]*|(?:src|href)\s*=\s*[\"']//", re.I)
