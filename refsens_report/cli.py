@@ -46,6 +46,8 @@ def _parser() -> argparse.ArgumentParser:
     simulate.add_argument("--items", type=int, default=None, help="number of items (default: 25000)")
     simulate.add_argument("--seed", type=int, default=0)
     simulate.add_argument("--neutral", action="store_true", help="replace the silent default with a neutral rule")
+    simulate.add_argument("--outputs", type=int, default=None,
+                          help="model outputs scored beside the two annotators (default: 4; 0: the annotators only)")
     return parser
 
 
@@ -99,7 +101,8 @@ def _build(args: argparse.Namespace) -> int:
 def _simulate(args: argparse.Namespace) -> int:
     from refsens_report.simulate import write_simulation
 
-    written = write_simulation(args.directory, items=args.items, seed=args.seed, neutral=args.neutral)
+    written = write_simulation(args.directory, items=args.items, seed=args.seed, neutral=args.neutral,
+                               outputs=args.outputs)
     print(f"wrote {', '.join(str(path) for path in written)}")
     return 0
 

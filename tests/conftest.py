@@ -1,9 +1,10 @@
 """Shared fixtures for the site, PDF and browser tests: one small hostile record, built twice.
 
-The record is the simulator's (1,500 items, 200 resamples) with team-written text made hostile: a type named
-like a script tag, a labelling name carrying an <img onerror>, type labels in Devanagari, Arabic and Chinese,
-a datasheet with raw HTML, a javascript: link, an external link and an external image, and a config comment
-holding a script tag and a right-to-left override (the appendix prints the config as written).
+The record is the simulator's (1,500 items, 200 resamples, the two annotator passes as the only outputs) with
+team-written text made hostile: a type named like a script tag, a labelling name carrying an <img onerror>,
+type labels in Devanagari, Arabic and Chinese, a datasheet with raw HTML, a javascript: link, an external link
+and an external image, and a config comment holding a script tag and a right-to-left override (the appendix
+prints the config as written).
 """
 
 from __future__ import annotations
@@ -52,7 +53,10 @@ def make_hostile_record(directory: Path) -> Path:
     """Simulate a small record and make its team-written text hostile; return the config path."""
     from refsens_report.simulate import write_simulation
 
-    write_simulation(directory, items=1500, seed=0)
+    # the paper's shape, A and B the only outputs: these tests are about hostile text, the site and publishing,
+    # and the leaderboard-sized variants add their own models (test_site.render_with_models); the demo's own
+    # shape, with its model outputs, is tested in test_simulate.py and test_site.py's demo_site
+    write_simulation(directory, items=1500, seed=0, outputs=0)
     record = directory / "record.jsonl"
     lines = []
     for line in record.read_text(encoding="utf-8").splitlines():

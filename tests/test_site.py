@@ -307,6 +307,34 @@ def test_table_csvs_hold_numbers_equal_to_results_csv(built_site: Built) -> None
     assert checked == set(range(len(rows)))  # every statistic is in some table's CSV, as a number
 
 
+def test_the_demo_shows_every_section_the_leaderboard_and_its_tie_groups(tmp_path: Path) -> None:
+    """The demo's shape (simulate's defaults: six outputs) at a small size, rendered without the PDF."""
+    from refsens_report.audit import run_audit
+    from refsens_report.results import write_results
+    from refsens_report.simulate import write_simulation
+
+    write_simulation(tmp_path / "demo", items=1500, seed=0)
+    config_path = tmp_path / "demo" / "refsens.toml"
+    text = re.sub(r"(?m)^resamples = .*$", "resamples = 200", config_path.read_text(encoding="utf-8"))
+    config_path.write_text(text, encoding="utf-8")
+    write_results(run_audit(load_config(config_path)), tmp_path)
+    results = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))
+    assert all(reason is None for reason in results["applicability"].values()), results["applicability"]
+    view = ResultsView.from_json(results)
+    body = render.build_body(view, site.figures.write_figures(view, tmp_path, figure_makers()))
+    page = render.appendix_context(results, body.sections, None, [], "2026-01-01T00:00:00+00:00",
+                                   "SOURCE_DATE_EPOCH", "x.pdf", summary=body.summary)  # fmt: skip
+    (tmp_path / "index.html").write_text(render.render_page("appendix.html", page), encoding="utf-8")
+    parsed = parse(tmp_path / "index.html")
+    assert skipped_analyses(parsed) == set()  # nothing in the summary's "Not applicable" list
+    assert [node.attrs.get("id") for node in parsed.iter("section")] == ["summary", *SECTION_IDS]
+    leaderboard = [node for node in parsed.iter("section") if node.attrs.get("id") == "section-leaderboard"][0]
+    headers = {squash(cell.text()) for cell in leaderboard.iter("th")}
+    assert "Tie group" in headers
+    summary = [node for node in parsed.iter("section") if node.attrs.get("id") == "summary"][0]
+    assert [node.attrs["id"] for node in summary.iter("figure")] == ["figure-leaderboard-bump"]  # the rank chart
+
+
 def test_tables_are_numbered_captioned_and_downloadable(built_site: Built) -> None:
     page = parse(built_site.folder / "index.html")
     figures = [node for node in page.iter("figure") if "table" in node.attrs.get("class", "")]
