@@ -55,7 +55,7 @@ def make_hostile_record(directory: Path) -> Path:
 
     # the paper's shape, A and B the only outputs: these tests are about hostile text, the site and publishing,
     # and the leaderboard-sized variants add their own models (test_site.render_with_models); the demo's own
-    # shape, with its model outputs, is tested in test_simulate.py and test_site.py's demo_site
+    # shape, with its model outputs, is tested in test_simulate.py and test_site.py (test_the_demo_shows_...)
     write_simulation(directory, items=1500, seed=0, outputs=0)
     record = directory / "record.jsonl"
     lines = []
