@@ -38,12 +38,16 @@ def _parser() -> argparse.ArgumentParser:
     build.add_argument("config", type=Path)
     build.add_argument("--out", type=Path, default=Path("site"), help="site folder (default: site)")
     build.add_argument("--force", action="store_true", help="rebuild a version that is already published")
+    build.add_argument("--allow-other-dataset", action="store_true",
+                       help="publish into a site whose versions belong to another dataset name")
 
     simulate = commands.add_parser("simulate", help="write a realistic synthetic record, config and datasheet")
     simulate.add_argument("directory", type=Path)
     simulate.add_argument("--items", type=int, default=None, help="number of items (default: 25000)")
     simulate.add_argument("--seed", type=int, default=0)
     simulate.add_argument("--neutral", action="store_true", help="replace the silent default with a neutral rule")
+    simulate.add_argument("--outputs", type=int, default=None,
+                          help="model outputs scored beside the two annotators (default: 4; 0: the annotators only)")
     return parser
 
 
@@ -88,7 +92,8 @@ def _build(args: argparse.Namespace) -> int:
     from refsens_report.site import build_site
 
     config = load_config(args.config)
-    target = build_site(config, args.out, force=args.force, progress=sys.stderr.isatty())
+    target = build_site(config, args.out, force=args.force, progress=sys.stderr.isatty(),
+                        allow_other_dataset=args.allow_other_dataset)
     print(f"wrote {target}")
     return 0
 
@@ -96,7 +101,8 @@ def _build(args: argparse.Namespace) -> int:
 def _simulate(args: argparse.Namespace) -> int:
     from refsens_report.simulate import write_simulation
 
-    written = write_simulation(args.directory, items=args.items, seed=args.seed, neutral=args.neutral)
+    written = write_simulation(args.directory, items=args.items, seed=args.seed, neutral=args.neutral,
+                               outputs=args.outputs)
     print(f"wrote {', '.join(str(path) for path in written)}")
     return 0
 

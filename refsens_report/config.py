@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import tomllib
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -104,6 +104,8 @@ class Config:
     audit: AuditSettings = field(default_factory=AuditSettings)
     report: ReportSettings = field(default_factory=ReportSettings)
     raw: dict[str, Any] = field(default_factory=dict)
+    # the config file's text as written (comments included), printed in the report; None when not read from a file
+    text: str | None = None
 
     @property
     def base_dir(self) -> Path:
@@ -176,7 +178,7 @@ def load_config(path: str | Path) -> Config:
     resolved, problem = resolve(Path.cwd(), str(path))
     if problem:
         raise InputError(f"{path}: {problem}")
-    return config_from_dict(data, resolved)
+    return replace(config_from_dict(data, resolved), text=text)
 
 
 def check_strings(data: dict[str, Any], problems: ProblemList) -> None:

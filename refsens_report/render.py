@@ -28,6 +28,7 @@ from refsens_report.config import AuditSettings
 from refsens_report.counts import RULE_MEANINGS
 from refsens_report.figures import Figure
 from refsens_report.methods import methods_markdown
+from refsens_report.names import visible
 from refsens_report.prose import said
 from refsens_report.summary import Summary, build_summary, shown_in_summary
 from refsens_report.tables import Table
@@ -84,7 +85,9 @@ class AppendixPage:
     settings: the bootstrap and audit settings of this build.
     datasheet_html: the team's datasheet prose rendered, or None when the config names none.
     inputs: input file (as written in the config) to SHA-256.
-    config_json: the config as used, pretty JSON.
+    config_written: whether config_text is the config file as written (results.json ``config_toml``).
+    config_text: the config file's TOML as the team wrote it, comments included (invisible and bidirectional
+        characters shown as escapes); for results without it, the config as used as pretty JSON.
     downloads: the files beside the appendix with their SHA-256.
     notes: what an input adapter repaired or skipped.
     """
@@ -108,7 +111,8 @@ class AppendixPage:
     settings: tuple[Setting, ...]
     datasheet_html: Markup | None
     inputs: tuple[Setting, ...]
-    config_json: str
+    config_written: bool
+    config_text: str
     downloads: tuple[Download, ...]
     notes: tuple[str, ...]
 
@@ -399,7 +403,9 @@ def appendix_context(
         datasheet_html=(render_markdown(datasheet_markdown, heading_shift=2, drop_title=True)
                         if datasheet_markdown is not None else None),  # fmt: skip
         inputs=tuple(Setting(name, digest) for name, digest in sorted(results.get("inputs", {}).items())),
-        config_json=json.dumps(results.get("config", {}), indent=2, ensure_ascii=False),
+        config_written=isinstance(results.get("config_toml"), str),
+        config_text=(visible(results["config_toml"]) if isinstance(results.get("config_toml"), str)
+                     else json.dumps(results.get("config", {}), indent=2, ensure_ascii=False)),  # fmt: skip
         downloads=tuple(downloads),
         notes=tuple(results.get("record", {}).get("notes", [])),
     )

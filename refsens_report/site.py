@@ -26,7 +26,7 @@ from contextlib import contextmanager
 from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any, Iterable, Iterator, Mapping
 
 from refsens_report import __version__, figures, manifest, pdf, render, tables
 from refsens_report.analyses.registry import figure_makers
@@ -73,15 +73,16 @@ class Stages:
 # --- the build timestamp ---------------------------------------------------------------------------
 
 
-def build_time(config: Config, inputs: Mapping[str, str]) -> tuple[datetime, str]:
+def build_time(config: Config, input_files: Iterable[Path] = ()) -> tuple[datetime, str]:
     """Return the one build timestamp and where it came from: SOURCE_DATE_EPOCH, else the newest input's date.
 
-    Never the clock: two builds of the same inputs must give the same bytes.
+    Never the clock: two builds of the same inputs must give the same bytes. ``input_files``: where the
+    audit's inputs are on this machine (results.json names them as written, not where they are).
     """
     epoch = source_date_epoch()
     if epoch is not None:
         return epoch, "SOURCE_DATE_EPOCH"
-    paths = [config.path, *((config.base_dir / name) for name in inputs)]
+    paths = [config.path, *input_files]
     newest = max(int(path.stat().st_mtime) for path in paths if path.is_file())
     return datetime.fromtimestamp(newest, tz=timezone.utc), "the newest input file's modification time"
 
@@ -144,15 +145,16 @@ def downloads_of(folder: Path, numbered: list[tables.Table], drawn: Mapping[str,
     return files
 
 
-def render_version(config: Config, folder: Path, stages: Stages,
-                   typesetter: pdf.Typesetter | None = None) -> dict[str, Any]:  # fmt: skip
+def render_version(config: Config, folder: Path, stages: Stages, typesetter: pdf.Typesetter | None = None,
+                   input_files: Iterable[Path] = ()) -> dict[str, Any]:  # fmt: skip
     """Render a version folder that already holds results.json/csv; return results.json's content.
 
     ``typesetter``: a PDF typesetter started ahead of time (build_site starts it before the audit).
+    ``input_files``: the audit's input files (their dates give the build timestamp without SOURCE_DATE_EPOCH).
     """
     results = json.loads((folder / "results.json").read_text(encoding="utf-8"))
     datasheet = config.report.datasheet.read_text(encoding="utf-8") if config.report.datasheet else None
-    moment, moment_source = build_time(config, results.get("inputs", {}))
+    moment, moment_source = build_time(config, input_files)
     timestamp = w3c_timestamp(moment)
     view = ResultsView.from_json(results)
     with stages.stage("figures"):
@@ -505,6 +507,37 @@ def _publish(staging: Path, out: Path, version: str, force: bool) -> None:
             raise
 
 
+def site_datasets(out: Path) -> dict[str, list[str]]:
+    """Return the dataset names the site's published versions belong to, each with its versions.
+
+    A version whose results.json cannot be read is left out (the index leaves it out too, with a warning).
+    """
+    datasets: dict[str, list[str]] = {}
+    for version, folder in published_versions(out).items():
+        try:
+            name = json.loads((folder / "results.json").read_text(encoding="utf-8"))["dataset"]["name"]
+        except (OSError, ValueError, TypeError, KeyError):
+            continue
+        if isinstance(name, str):
+            datasets.setdefault(name, []).append(version)
+    return datasets
+
+
+def _check_one_dataset(out: Path, dataset: str) -> None:
+    """Refuse to publish ``dataset`` into a site whose versions belong to another dataset (one site, one
+    dataset: the index is titled by it and lists its versions as one history)."""
+    others = {name: versions for name, versions in site_datasets(out).items() if name != dataset}
+    if not others:
+        return
+    held = "; ".join(
+        f"'{name}' ({', '.join(sorted(versions, key=version_sort_key))})" for name, versions in others.items()
+    )
+    raise InputError(
+        f"{out} holds the dataset {held}, not '{dataset}': build into another --out (one site per dataset), "
+        "or pass --allow-other-dataset to add it to this site"
+    )
+
+
 def _check_site_path(out: Path) -> None:
     if out.exists() and not out.is_dir():
         raise InputError(f"{out}: the site folder is a file")
@@ -521,10 +554,12 @@ def _check_site_path(out: Path) -> None:
 
 
 def build_site(config: Config, out: Path, force: bool = False, progress: bool = False,
-               timings: dict[str, float] | None = None, details: dict[str, float] | None = None) -> Path:  # fmt: skip
+               timings: dict[str, float] | None = None, details: dict[str, float] | None = None,
+               allow_other_dataset: bool = False) -> Path:  # fmt: skip
     """Audit the record and publish ``out/<version>/`` with a refreshed ``out/index.html``; return the folder.
 
     ``timings`` receives the seconds of each stage, ``details`` those of the steps within the PDF stage.
+    A site whose versions belong to another dataset is refused unless ``allow_other_dataset``.
     """
     from refsens_report.audit import run_audit
     from refsens_report.results import write_results
@@ -535,6 +570,8 @@ def build_site(config: Config, out: Path, force: bool = False, progress: bool = 
     target = out / config.version
     _check_site_path(out)
     source_date_epoch()  # a bad SOURCE_DATE_EPOCH stops the build now, not after the audit
+    if not allow_other_dataset:
+        _check_one_dataset(out, config.name)
     _check_replaceable(target, force)
     stages = Stages(progress, timings)
     if details is not None:
@@ -557,11 +594,14 @@ def build_site(config: Config, out: Path, force: bool = False, progress: bool = 
             with stages.stage("audit"):
                 audit_results = run_audit(config, progress=progress)
                 write_results(audit_results, folder)
-            render_version(config, folder, stages, typesetter=typesetter)
+            render_version(config, folder, stages, typesetter=typesetter,
+                           input_files=audit_results.input_files.values())  # fmt: skip
         with stages.stage("index"), site_lock(out):
             _recover(out, own=staging)
             # the index is made from the folders as they are now, under the lock: a build of another
             # version that published meanwhile is listed
+            if not allow_other_dataset:  # another dataset's build may have published here meanwhile
+                _check_one_dataset(out, config.name)
             versions = {**published_versions(out), config.version: folder}
             (staging / INDEX_NAME).write_text(site_index_html(versions, (config.version,)), encoding="utf-8")
             _publish(staging, out, config.version, force)

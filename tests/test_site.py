@@ -16,7 +16,7 @@ from xml.etree import ElementTree
 import jinja2
 import jinja2.meta
 import pytest
-from conftest import HOSTILE_LABELLING, HOSTILE_TYPE, UNICODE_TYPES, Built
+from conftest import HOSTILE_CONFIG_COMMENT, HOSTILE_LABELLING, HOSTILE_TYPE, UNICODE_TYPES, Built
 from latex_check import PDFLATEX, build_with_pdflatex, check_structure
 
 from refsens_report import render, site
@@ -307,6 +307,34 @@ def test_table_csvs_hold_numbers_equal_to_results_csv(built_site: Built) -> None
     assert checked == set(range(len(rows)))  # every statistic is in some table's CSV, as a number
 
 
+def test_the_demo_shows_every_section_the_leaderboard_and_its_tie_groups(tmp_path: Path) -> None:
+    """The demo's shape (simulate's defaults: six outputs) at a small size, rendered without the PDF."""
+    from refsens_report.audit import run_audit
+    from refsens_report.results import write_results
+    from refsens_report.simulate import write_simulation
+
+    write_simulation(tmp_path / "demo", items=1500, seed=0)
+    config_path = tmp_path / "demo" / "refsens.toml"
+    text = re.sub(r"(?m)^resamples = .*$", "resamples = 200", config_path.read_text(encoding="utf-8"))
+    config_path.write_text(text, encoding="utf-8")
+    write_results(run_audit(load_config(config_path)), tmp_path)
+    results = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))
+    assert all(reason is None for reason in results["applicability"].values()), results["applicability"]
+    view = ResultsView.from_json(results)
+    body = render.build_body(view, site.figures.write_figures(view, tmp_path, figure_makers()))
+    page = render.appendix_context(results, body.sections, None, [], "2026-01-01T00:00:00+00:00",
+                                   "SOURCE_DATE_EPOCH", "x.pdf", summary=body.summary)  # fmt: skip
+    (tmp_path / "index.html").write_text(render.render_page("appendix.html", page), encoding="utf-8")
+    parsed = parse(tmp_path / "index.html")
+    assert skipped_analyses(parsed) == set()  # nothing in the summary's "Not applicable" list
+    assert [node.attrs.get("id") for node in parsed.iter("section")] == ["summary", *SECTION_IDS]
+    leaderboard = [node for node in parsed.iter("section") if node.attrs.get("id") == "section-leaderboard"][0]
+    headers = {squash(cell.text()) for cell in leaderboard.iter("th")}
+    assert "Tie group" in headers
+    summary = [node for node in parsed.iter("section") if node.attrs.get("id") == "summary"][0]
+    assert [node.attrs["id"] for node in summary.iter("figure")] == ["figure-leaderboard-bump"]  # the rank chart
+
+
 def test_tables_are_numbered_captioned_and_downloadable(built_site: Built) -> None:
     page = parse(built_site.folder / "index.html")
     figures = [node for node in page.iter("figure") if "table" in node.attrs.get("class", "")]
@@ -407,6 +435,30 @@ def test_team_text_is_inert_in_html_and_svg(built_site: Built) -> None:
             assert not any(name.lower().startswith("on") for name in element.attrib), svg
             hostile_in_figures |= HOSTILE_TYPE in (element.text or "")
     assert hostile_in_figures  # the heatmap prints the type as text
+
+
+def test_the_config_is_printed_as_the_toml_the_team_wrote(built_site: Built) -> None:
+    written = built_site.config_path.read_text(encoding="utf-8")
+    results = json.loads((built_site.folder / "results.json").read_text(encoding="utf-8"))
+    assert results["config_toml"] == written  # as written, comments included; the JSON config stays for tools
+    assert results["config"]["roles"]["annotators"][1] == HOSTILE_LABELLING
+    page = parse(built_site.folder / "index.html")
+    provenance = next(node for node in page.iter("section") if node.attrs.get("id") == "section-provenance")
+    headings = [squash(node.text()) for node in provenance.iter("h3")]
+    assert "Config as written" in headings and "Config as used" not in headings
+    [printed] = [node.text() for node in provenance.iter("pre")]
+    # the comment's markup prints as text, its right-to-left override as a visible escape, the rest unchanged
+    assert printed == written.replace("\u202e", "\\u202e")
+    assert '<script>alert("config")</script>' in printed and "[roles]" in printed and "# first = primary" in printed
+    assert "\u202e" not in (built_site.folder / "index.html").read_text(encoding="utf-8")
+    assert HOSTILE_CONFIG_COMMENT.startswith("#")
+
+
+def test_results_without_the_config_text_print_the_config_as_used(built_site: Built) -> None:
+    results = json.loads((built_site.folder / "results.json").read_text(encoding="utf-8"))
+    del results["config_toml"]  # results an audit wrote from a config made in Python, not read from a file
+    page = render.appendix_context(results, [], None, [], "2026-01-01T00:00:00+00:00", "SOURCE_DATE_EPOCH", "x.pdf")
+    assert not page.config_written and json.loads(page.config_text) == results["config"]
 
 
 EXTERNAL = re.compile(r"(?:https?|ftp)://[^\s\"'<>)]*|(?:src|href)\s*=\s*[\"']//", re.I)

@@ -751,7 +751,7 @@ def test_results_json_keys_and_provenance(tmp_path):
     assert main(["audit", str(config), "--out", str(tmp_path / "out")]) == 0
     document = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
     assert set(document) == {
-        "schema", "dataset", "tool_version", "config", "seed", "resamples", "confidence", "inputs",
+        "schema", "dataset", "tool_version", "config", "config_toml", "seed", "resamples", "confidence", "inputs",
         "columns", "rows", "record", "interaction", "duplicates", "type_confusion", "applicability",
     }  # fmt: skip
     assert document["schema"] == "refsens-report/results@1"
@@ -760,6 +760,7 @@ def test_results_json_keys_and_provenance(tmp_path):
     assert document["columns"] == CONTRACT_COLUMNS
     assert set(document["config"]) == {"dataset", "record", "roles", "audit", "report"}
     assert document["config"]["audit"]["resamples"] == 30
+    assert document["config_toml"] == (tmp_path / "refsens.toml").read_text(encoding="utf-8")  # as written
     import hashlib
 
     assert document["inputs"] == {

@@ -45,7 +45,7 @@ def _jsonl_options(reader: OptionReader, base_dir: Path) -> JsonlOptions | None:
 
 
 def _jsonl_load(options: JsonlOptions, duplicate_key: str) -> Record:
-    return load_jsonl(options.source.path, display=options.source.display)
+    return load_jsonl(options.source)
 
 
 ADAPTERS: dict[str, Adapter] = {
