@@ -108,7 +108,7 @@ def derive_references(counts: ItemCounts, config: Config) -> None:
     rules = {
         "keep_a": spans_a,
         "keep_b": spans_b,
-        "merge_union": np.union1d(spans_a, spans_b),
+        "merge_union": np.concatenate([spans_a, spans_b]),  # repeats count once: derive keeps a set
         "merge_intersection": counts.common("strict", first, second),
     }
     present = counts.has(config.roles.primary) | silent
