@@ -111,6 +111,14 @@ def test_neutrality_rows_carry_the_exact_sign_test(tmp_path) -> None:  # noqa: A
     assert pick(fewer.rows, statistic="skew_permutation_p", reference=D, language="en")["estimate"] == en["estimate"]
 
 
+def test_one_language_pools_the_same_test(tmp_path) -> None:  # noqa: ANN001
+    """With one language the pooled test is the language's, random sign vectors included (the same stream)."""
+    results = _project(tmp_path, {"en": ["A"] * 40 + ["B"] * 25 + ["both"] * 5})
+    rows = select(results.rows, analysis="neutrality", statistic="skew_permutation_p", reference=D)
+    assert len(rows) == 2 and rows[0]["n_items"] == 65 and rows[0]["estimate"] == rows[1]["estimate"]
+    assert rows[0]["estimate"] == pytest.approx(sign_test_p(np.array([1] * 40 + [-1] * 25)), abs=0.02)
+
+
 def test_permutations_is_a_positive_integer(tmp_path) -> None:  # noqa: ANN001
     base = {"dataset": {"name": "x", "version": "1"}, "record": {"path": "record.jsonl"},
             "roles": {"annotators": [A, B], "outputs": [A], "references": [D]}}  # fmt: skip

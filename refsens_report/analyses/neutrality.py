@@ -94,20 +94,22 @@ def finish(context: AuditContext, estimator: Estimator, rows: Rows) -> Rows:
 
     The per-item difference is equal(R, A) − equal(R, B), items in id order within each language (pooled: the
     languages in order), so the p does not depend on the record's line order. Each test has its own stream,
-    keyed by the language (or pooled), the reference and the pair, from the audit's seed.
+    keyed by the languages it pools, the reference and the pair, from the audit's seed.
     """
     mask = context.subsets.audited
     if not context.has_annotators or not mask.any():
         return []
     counts, permutations = context.counts, context.config.audit.permutations
     languages, members = estimator.strata(mask)
-    groups = [*zip(languages, members), (POOLED, np.concatenate(members))]
+    # each test's stream is keyed by the languages it pools, so with one language pooled repeats its test exactly
+    groups = [*((language, items, language_key(language)) for language, items in zip(languages, members)),
+              (POOLED, np.concatenate(members), language_key("\x1f".join(languages)))]  # fmt: skip
     found: Rows = []
     for reference, left, right in skew_pairs(context.config):
         difference = counts.equal(reference, left).astype(np.int64) - counts.equal(reference, right).astype(np.int64)
         names = (language_key(reference), language_key(left), language_key(right))
-        for language, items in groups:
-            seed = permutation_seed(context.config.audit.seed, language_key(language), *names)
+        for language, items, key in groups:
+            seed = permutation_seed(context.config.audit.seed, key, *names)
             p_value, informative = sign_flip_p(difference[items], permutations, seed)
             found.append(make_row(analysis="neutrality", statistic="skew_permutation_p", language=language,
                                   output=left, output_2=right, reference=reference, subset="audited",
@@ -302,9 +304,10 @@ ANALYSIS = Analysis(
   p is the share of sign vectors s with |Σ sᵢdᵢ| ≥ |Σ dᵢ|, per language and pooled. Only the m items where
   R equals exactly one of A and B are informative (d ≠ 0; `n_items` counts them): when 2^m is at most
   `[audit] permutations` (default 10,000) every sign vector is enumerated and p is exact; otherwise that
-  many random sign vectors are drawn from the seed (a stream of their own, keyed by the language, the
-  reference and the pair) and p = (1 + #{|Σ sᵢdᵢ| ≥ |Σ dᵢ|}) / (permutations + 1). The bootstrap interval
-  says how large the skew is; the permutation p, how surprising it would be from a neutral reference.""",
+  many random sign vectors are drawn from the seed (a stream of their own, keyed by the languages the test
+  pools, the reference and the pair: with one language, pooled repeats its test) and
+  p = (1 + #{|Σ sᵢdᵢ| ≥ |Σ dᵢ|}) / (permutations + 1). The bootstrap interval says how large the skew is;
+  the permutation p, how surprising it would be from a neutral reference.""",
     estimates=estimates,
     finish=finish,
     applicability=applicability,
