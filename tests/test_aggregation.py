@@ -357,3 +357,16 @@ def test_section_without_rows_says_why() -> None:
     section = aggregation.ANALYSIS.section(view, {})
     assert section.not_applicable == "No third pass." and not section.tables
     assert aggregation.ANALYSIS.headlines(view) == []
+
+
+def test_many_outputs_lay_the_table_out_long_with_the_skew_once_per_block() -> None:
+    data = _view().data
+    view = ResultsView.from_json({**data, "config": {**data["config"], "roles": {
+        **data["config"]["roles"], "outputs": ["a", "b", "c", "d"]}}})  # fmt: skip
+    table = aggregation.aggregation_table(view)
+    assert table.columns == ("What-if", "Language", "Output", "F1", "Δ [95% CI]", "Skew")
+    block = [row for row in table.rows if row[0].text == "what-if: keep_b" and row[1].text == "pooled"]
+    assert [row[2].text for row in block] == ["a", "b", "c", "d"]
+    assert [row[-1].repeated for row in block] == [False, True, True, True]
+    assert {row[-1].full_text for row in block} == {"-12.0 [-14.0, -10.0]"}  # the CSV repeats it on every row
+    assert block[2][3].text == "—"  # no row for output c

@@ -271,11 +271,16 @@ def applicability(context: AuditContext) -> dict[str, str | None]:
 # --- the report ------------------------------------------------------------------------------------
 
 
+def annotator_names(view: ResultsView) -> tuple[str, str]:
+    """Return annotators A and B, whose disagreements the what-ifs re-aggregate."""
+    first, second = ((view.data.get("aggregation") or {}).get("annotators") or view.annotators)[:2]
+    return first, second
+
+
 def silent_phrase(view: ResultsView, language: str = POOLED) -> str:
     """Return 'the 812 audited items where annotator_a and annotator_b differ and no third pass fired'."""
-    facts = view.data.get("aggregation") or {}
-    first, second = (facts.get("annotators") or view.annotators)[:2]
-    count = (facts.get("silent_items") or {}).get(language)
+    first, second = annotator_names(view)
+    count = ((view.data.get("aggregation") or {}).get("silent_items") or {}).get(language)
     size = f"{formatting.count(count)} " if count is not None else ""
     return f"the {size}audited items where {first} and {second} differ and no third pass fired"
 
@@ -318,11 +323,12 @@ def aggregation_table(view: ResultsView) -> Table:
                                    **({"reference_2": primary} if statistic == "delta" else {}), **where))
                 for statistic in ("score", "delta")]  # fmt: skip
 
+    first, second = annotator_names(view)
     caption = (
-        f"On {silent_phrase(view)}, the primary reference {primary} is replaced by B's spans (keep_b), the union "
-        "of A's and B's (merge_union), their intersection (merge_intersection) or, item by item, A's or B's with "
-        "probability ½ (coin, its exact expectation); every other audited item keeps "
-        f"{primary}. F1 is each output's {rule} micro-F1 against the reference ({view.items_phrase('audited')} "
+        f"On {silent_phrase(view)}, the primary reference {primary} is replaced by {second}'s spans (keep_b), the "
+        f"union of {first}'s and {second}'s (merge_union), their intersection (merge_intersection) or, item by "
+        f"item, {first}'s or {second}'s with probability ½ (coin, its exact expectation); every other audited item "
+        f"keeps {primary}. F1 is each output's {rule} micro-F1 against the reference ({view.items_phrase('audited')} "
         f"pooled); Δ is F1 against the what-if minus F1 against {primary}, with its paired bootstrap "
         f"{view.confidence_label} (the swap's draws); Skew is the what-if's rate of reproducing the first annotator "
         "minus the second's, in points, as in the neutrality table."
@@ -365,8 +371,9 @@ def aggregation_dots(view: ResultsView) -> tuple[MplFigure, Figure] | None:
     if not view.rows.has("aggregation", "score") or not what_ifs:
         return None
     rule, primary = view.main_rule, view.primary
+    first, second = annotator_names(view)
     outputs = [output for output in view.outputs if output != primary]
-    references = [reference for reference in view.references]
+    references = list(view.references)
     names = [*(f"{r} (primary)" if r == primary else r for r in references), *(f"what-if: {w}" for w in what_ifs)]
 
     def row_of(output: str, index: int) -> Row | None:
@@ -396,7 +403,8 @@ def aggregation_dots(view: ResultsView) -> tuple[MplFigure, Figure] | None:
             f"Each output's pooled {rule} F1 with its {view.confidence_label} against the primary reference, the "
             f"other references and each what-if reference: {primary} re-aggregated on {silent_phrase(view)} "
             "(keep_b: B's spans; merge_union: A ∪ B; merge_intersection: A ∩ B; coin: A or B with probability ½, "
-            f"its expectation). The what-if scores are paired with {primary}'s on the same bootstrap draws."
+            f"its expectation; A = {first}, B = {second}). The what-if scores are paired with {primary}'s on the "
+            "same bootstrap draws."
         ),
         alt=(
             f"Dot plot, one row per output, one point per reference with its interval. Pooled {rule} F1 change "
@@ -413,8 +421,7 @@ def headlines(view: ResultsView) -> list[str]:
                                                   reference=keep_b) if row["estimate"] is not None]  # fmt: skip
     if not deltas:
         return []
-    facts = view.data.get("aggregation") or {}
-    first, second = (facts.get("annotators") or view.annotators)[:2]
+    first, second = annotator_names(view)
     if len(deltas) > 3:
         largest = max(deltas, key=lambda row: abs(row["estimate"]))
         moves = (f"the pooled {rule} F1 of the {len(deltas)} outputs would change by up to {said(largest)} F1 points "
@@ -456,9 +463,10 @@ def _section(view: ResultsView, drawn: Mapping[str, Figure]) -> Section:
     extra = ()
     if applies_here:
         extra = (
-            f"On {silent_phrase(view)}, the delivered reference {view.primary} is what an unwritten default made "
-            "it. Each what-if reference keeps it everywhere else and replaces it there by another rule, so the "
-            "change in a score is the part of it that the default decided.",
+            f"On {silent_phrase(view)}, the primary reference {view.primary} is whatever the pipeline's aggregation "
+            f"rule put there, with no third pass to settle it. Each what-if reference keeps {view.primary} everywhere "
+            "else and replaces it there by another rule, so the change in a score is the part of it that the "
+            "aggregation rule decided.",
         )
     tables = [aggregation_table(view)] if applies_here else []
     return section(ANALYSIS, view, drawn, applies_here, ["aggregation"], tables, extra)
