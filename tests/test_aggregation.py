@@ -325,21 +325,21 @@ def test_headline_says_how_far_each_score_moves_had_the_default_kept_b() -> None
     ]  # fmt: skip
 
 
-def test_table_puts_the_primary_first_and_each_what_if_beside_it() -> None:
+def test_table_has_one_column_per_what_if_and_a_row_per_language_and_statistic() -> None:
     view = _view()
     table = aggregation.aggregation_table(view)
-    assert table.columns == ("What-if", "Language", "F1", "Δ [95% CI]", "F1", "Δ [95% CI]", "Skew")
-    assert table.groups == (("", 2), ("a", 2), ("b", 2), ("", 1))
-    names = [row[0].text for row in table.rows if not row[0].repeated]
-    assert names == ["delivered (primary)", "what-if: keep_b", "what-if: merge_union", "what-if: merge_intersection",
-                     "what-if: coin"]  # fmt: skip
-    primary = next(row for row in table.rows if row[0].text == "delivered (primary)" and row[1].text == "pooled")
-    assert [cell.full_text for cell in primary[2:]] == ["90.00 [89.00, 91.00]", "", "80.00 [79.00, 81.00]", "",
-                                                        "+20.0 [+12.0, +28.0]"]  # fmt: skip
-    keep_b = next(row for row in table.rows if row[0].text == "what-if: keep_b" and row[1].text == "pooled")
-    assert keep_b[3].full_text == "-6.00 [-6.50, -5.50]" and keep_b[3].bold
-    assert view.rows.rows[keep_b[3].row]["statistic"] == "delta"
+    assert table.columns == ("Language", "Statistic", "keep_b", "merge_union", "merge_intersection", "coin")
+    assert [(row[0].text, row[1].text) for row in table.rows] == [
+        (language, name) for language in ("en", "pooled") for name in ("Δ a", "Δ b", "Skew a − b")]
+    pooled = [row for row in table.rows if row[0].text == "pooled"]
+    assert pooled[0][2].full_text == "-6.00 [-6.50, -5.50]" and pooled[0][2].bold
+    assert view.rows.rows[pooled[0][2].row]["statistic"] == "delta"
+    assert [cell.full_text for cell in pooled[2][2:]] == ["-12.0 [-14.0, -10.0]", *["+0.5 [-1.5, +2.5]"] * 3]
     assert "30 audited items where a and b differ" in table.caption
+    assert table.notes[0].startswith("The page shows the strict rule's Δ; the table's CSV holds every row")
+    assert [row[1].text for row in table.csv.rows[:5]] == ["F1 a", "Δ a", "F1 b", "Δ b", "Skew a − b"]
+    printed = {cell.row for row in table.csv.rows for cell in row if cell.row is not None}
+    assert printed == {index for index, row in enumerate(view.rows.rows) if row["analysis"] == "aggregation"}
 
 
 def test_figure_shows_every_reference_and_what_if() -> None:
@@ -359,14 +359,11 @@ def test_section_without_rows_says_why() -> None:
     assert aggregation.ANALYSIS.headlines(view) == []
 
 
-def test_many_outputs_lay_the_table_out_long_with_the_skew_once_per_block() -> None:
+def test_many_outputs_add_rows_not_columns() -> None:
     data = _view().data
     view = ResultsView.from_json({**data, "config": {**data["config"], "roles": {
         **data["config"]["roles"], "outputs": ["a", "b", "c", "d"]}}})  # fmt: skip
     table = aggregation.aggregation_table(view)
-    assert table.columns == ("What-if", "Language", "Output", "F1", "Δ [95% CI]", "Skew")
-    block = [row for row in table.rows if row[0].text == "what-if: keep_b" and row[1].text == "pooled"]
-    assert [row[2].text for row in block] == ["a", "b", "c", "d"]
-    assert [row[-1].repeated for row in block] == [False, True, True, True]
-    assert {row[-1].full_text for row in block} == {"-12.0 [-14.0, -10.0]"}  # the CSV repeats it on every row
-    assert block[2][3].text == "—"  # no row for output c
+    assert len(table.columns) == 6 and len(table.rows) == 2 * 5
+    assert [row[1].text for row in table.rows[:5]] == ["Δ a", "Δ b", "Δ c", "Δ d", "Skew a − b"]
+    assert table.rows[2][2].text == "—"  # no row for output c

@@ -17,7 +17,7 @@ primary's (``ranking.py``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from itertools import combinations
 from typing import TYPE_CHECKING, Any, Mapping
 
@@ -57,7 +57,7 @@ from refsens_report.formulas import F1, Env, Expr, Share
 from refsens_report.prose import said
 from refsens_report.record import POOLED
 from refsens_report.results import make_row
-from refsens_report.tables import Cell, Table, label, long_layout, mark_repeats, stat_cell
+from refsens_report.tables import Table, label, mark_repeats, stat_cell
 from refsens_report.view import ResultsView, Row
 
 if TYPE_CHECKING:
@@ -292,77 +292,65 @@ def _what_ifs(view: ResultsView) -> list[str]:
     return [what_if for what_if in WHAT_IFS if reference_label(what_if) in found]
 
 
-def aggregation_table(view: ResultsView) -> Table:
-    """Each output's score and delta under each what-if (main rule), the skew, and tau-b and flips with 3+ outputs."""
-    rows, rule, primary = view.rows, view.main_rule, view.primary
+def _lines(view: ResultsView, rules: list[str], scores: bool) -> list[tuple[str, str, dict[str, str]]]:
+    """Return the table's statistics per language: (row label, statistic, the row's labels beside the what-if)."""
+    primary, several = view.primary, len(rules) > 1
     outputs = [output for output in view.outputs if output != primary]
-    pairs = view.annotator_pairs()
-    ranked = rows.has("aggregation", "kendall_tau")
-    skew_names = ["Skew" if len(pairs) == 1 else f"Skew {first}−{second}" for first, second in pairs]
-    ranking_names = ["tau-b", "Flips"] if ranked else []
-    blocks = [(primary, f"{primary} (primary)"), *((reference_label(w), f"what-if: {w}") for w in _what_ifs(view))]
+    ranked = view.rows.has("aggregation", "kendall_tau")
+    lines: list[tuple[str, str, dict[str, str]]] = []
+    for rule in rules:
+        named = f" ({rule})" if several else ""
+        for output in outputs:
+            if scores:
+                lines.append((f"F1 {output}{named}", "score", {"rule": rule, "output": output}))
+            lines.append((f"Δ {output}{named}", "delta", {"rule": rule, "output": output, "reference_2": primary}))
+        if ranked:
+            lines += [(f"tau-b with {primary}{named}", "kendall_tau", {"rule": rule, "reference_2": primary}),
+                      (f"Flips against {primary}{named}", "flips", {"rule": rule, "reference_2": primary})]  # fmt: skip
+    return lines + [(f"Skew {left} − {right}", "skew", {"output": left, "output_2": right})
+                    for left, right in view.annotator_pairs()]  # fmt: skip
 
-    def skews(reference: str, language: str) -> list[Cell]:
-        analysis = "neutrality" if reference == primary else "aggregation"
-        return [stat_cell(rows.one(analysis, "skew", language=language, output=first, output_2=second,
-                                   reference=reference)) for first, second in pairs]  # fmt: skip
 
-    def ranking(reference: str, language: str) -> list[Cell]:
-        if not ranked:
-            return []
-        if reference == primary:
-            return [label(""), label("")]
-        where = {"rule": rule, "language": language, "reference": reference, "reference_2": primary}
-        return [stat_cell(rows.one("aggregation", statistic, **where)) for statistic in ("kendall_tau", "flips")]
+def aggregation_table(view: ResultsView) -> Table:
+    """Per language: each output's Δ under each what-if (main rule), the what-if's skew, and tau-b and flips.
 
-    def scores(reference: str, language: str, output: str) -> list[Cell]:
-        where = {"rule": rule, "language": language, "output": output}
-        if reference == primary:
-            return [stat_cell(rows.one("swap", "score", reference=primary, **where)), label("")]
-        return [stat_cell(rows.one("aggregation", statistic, reference=reference,
-                                   **({"reference_2": primary} if statistic == "delta" else {}), **where))
-                for statistic in ("score", "delta")]  # fmt: skip
-
+    One column per what-if, so the page stays four number columns wide whatever the number of outputs. The
+    table's CSV (``Table.csv``) holds every aggregation row: the scores too, under every rule.
+    """
+    rows, rule, primary = view.rows, view.main_rule, view.primary
+    what_ifs = _what_ifs(view)
     first, second = annotator_names(view)
+    ranked = rows.has("aggregation", "kendall_tau")
+
+    def table_rows(lines: list[tuple[str, str, dict[str, str]]]) -> tuple:
+        found = []
+        for language in view.languages:
+            for name, statistic, where in lines:
+                cells = [label(language), label(name)]
+                cells += [stat_cell(rows.one("aggregation", statistic, language=language,
+                                             reference=reference_label(w), **where)) for w in what_ifs]  # fmt: skip
+                found.append(cells)
+        return mark_repeats(found, 1)
+
     caption = (
         f"On {silent_phrase(view)}, the primary reference {primary} is replaced by {second}'s spans (keep_b), the "
         f"union of {first}'s and {second}'s (merge_union), their intersection (merge_intersection) or, item by "
         f"item, {first}'s or {second}'s with probability ½ (coin, its exact expectation); every other audited item "
-        f"keeps {primary}. F1 is each output's {rule} micro-F1 against the reference ({view.items_phrase('audited')} "
-        f"pooled); Δ is F1 against the what-if minus F1 against {primary}, with its paired bootstrap "
-        f"{view.confidence_label} (the swap's draws); Skew is the what-if's rate of reproducing the first annotator "
-        "minus the second's, in points, as in the neutrality table."
+        f"keeps {primary} ({view.items_phrase('audited')} pooled). Δ is an output's {rule} micro-F1 against the "
+        f"what-if minus its F1 against {primary}, in F1 points, with its paired bootstrap {view.confidence_label} "
+        f"(the swap's draws). Skew is how much more often the what-if reproduces the first annotator than the "
+        f"second, in points, as in the neutrality table ({primary}'s own skew is there)."
         + (f" tau-b and Flips compare the ranking of the outputs under the what-if with the ranking under {primary}."
            if ranked else "")
-        + "".join(f" The {other} rule's rows are in results.csv." for other in view.rules if other != rule)
     )  # fmt: skip
-    wide = not long_layout(view, 2 * len(outputs) + len(pairs) + len(ranking_names))
-    if wide:
-        columns = ["What-if", "Language"]
-        groups = [("", 2)] + [(output, 2) for output in outputs] + [("", len(pairs) + len(ranking_names))]
-        for _ in outputs:
-            columns += ["F1", f"Δ [{view.confidence_label}]"]
-        columns += skew_names + ranking_names
-        table_rows = []
-        for reference, name in blocks:
-            for language in view.languages:
-                cells = [label(name), label(language)]
-                for output in outputs:
-                    cells += scores(reference, language, output)
-                table_rows.append(cells + skews(reference, language) + ranking(reference, language))
-        return Table(key="aggregation", title="What the gold would have been", caption=caption,
-                     columns=tuple(columns), groups=tuple(groups), rows=mark_repeats(table_rows, 1))  # fmt: skip
-    # many outputs: one row per output; the what-if's own skew and ranking print on its first row per language
-    table_rows = []
-    for reference, name in blocks:
-        for language in view.languages:
-            shared = skews(reference, language) + ranking(reference, language)
-            for index, output in enumerate(outputs):
-                cells = [label(name), label(language), label(output), *scores(reference, language, output)]
-                table_rows.append(cells + [replace(cell, repeated=index > 0) for cell in shared])
-    columns = ("What-if", "Language", "Output", "F1", f"Δ [{view.confidence_label}]", *skew_names, *ranking_names)
+    columns = ("Language", "Statistic", *what_ifs)
+    full = Table(key="aggregation", title="What the gold would have been", caption=caption, columns=columns,
+                 rows=table_rows(_lines(view, view.rules, scores=True)))  # fmt: skip
+    rules = ", ".join(view.rules)
+    note = (f"The page shows the {rule} rule's Δ; the table's CSV holds every row: the scores (F1) as well, under "
+            f"{'each rule' if len(view.rules) > 1 else 'the ' + rules + ' rule'} ({rules}).")  # fmt: skip
     return Table(key="aggregation", title="What the gold would have been", caption=caption, columns=columns,
-                 rows=mark_repeats(table_rows, 2), widths=(18, 9, 18))  # fmt: skip
+                 rows=table_rows(_lines(view, [rule], scores=False)), notes=(note,), csv=full)  # fmt: skip
 
 
 def aggregation_dots(view: ResultsView) -> tuple[MplFigure, Figure] | None:
