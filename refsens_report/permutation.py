@@ -60,12 +60,38 @@ def sign_flip_p(differences: np.ndarray, permutations: int, seed: np.random.Seed
     words = -(-informative // 64)  # each sign vector takes whole 64-bit words: its signs never depend on the chunk
     block = max(1, CHUNK_CELLS // (64 * words))
     total = float(d.sum())
+    masks = _sign_masks(d, words)
     extreme = 0
     for first in range(0, permutations, block):
         count = min(block, permutations - first)
-        raw = generator.random_raw(count * words).astype("<u8")  # little-endian bytes on every machine
-        bits = np.unpackbits(raw.view(np.uint8).reshape(count, 8 * words), axis=1, bitorder="little")
-        # s = 2·bit − 1, so s · d = 2 (bits · d) − Σ d
-        statistics = 2.0 * (bits[:, :informative] @ d) - total
+        # sign j of a vector is bit j % 64 of its word j // 64 (s = 2·bit − 1), on every machine
+        raw = generator.random_raw(count * words).reshape(count, words)
+        if masks is not None:  # every d is ±1: s · d = 2 (#set bits where d = +1 − #where d = −1) − Σ d
+            plus, minus = masks
+            statistics = 2.0 * (np.bitwise_count(raw & plus).sum(axis=1, dtype=np.int64)
+                                - np.bitwise_count(raw & minus).sum(axis=1, dtype=np.int64)) - total  # fmt: skip
+        else:
+            octets = raw.astype("<u8").view(np.uint8).reshape(count, 8 * words)
+            bits = np.unpackbits(octets, axis=1, bitorder="little")[:, :informative]
+            statistics = 2.0 * (bits @ d) - total
         extreme += int(np.count_nonzero(np.abs(statistics) >= threshold))
     return (1 + extreme) / (permutations + 1), informative
+
+
+def _sign_masks(d: np.ndarray, words: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """Return bit masks of the items with d = +1 and d = −1 (64 per word), or None unless every d is ±1.
+
+    The neutrality skew's differences are always ±1, so its statistic is a count of set bits: measured 4 to 5
+    times faster than multiplying unpacked bits at 5,000 to 15,000 informative items (numpy 2's bitwise_count;
+    older numpy multiplies, with the same result).
+    """
+    if not hasattr(np, "bitwise_count") or not np.all(np.abs(d) == 1):
+        return None
+    position = np.arange(len(d))
+    masks = []
+    for sign in (1.0, -1.0):
+        chosen = position[d == sign]
+        mask = np.zeros(words, dtype=np.uint64)
+        np.bitwise_or.at(mask, chosen // 64, np.left_shift(np.uint64(1), (chosen % 64).astype(np.uint64)))
+        masks.append(mask)
+    return masks[0], masks[1]

@@ -73,6 +73,9 @@ def test_p_is_one_without_informative_items_and_reproducible_with_the_seed(monke
     assert first != sign_flip_p(differences, 3_000, permutation_seed(1, 9))
     monkeypatch.setattr(permutation, "CHUNK_CELLS", 700)  # other chunks, the same sign vectors
     assert sign_flip_p(differences, 3_000, permutation_seed(0, 9)) == first
+    # differences of ±1 count set bits instead of multiplying: the same sign vectors, the same p
+    monkeypatch.setattr(permutation, "_sign_masks", lambda differences, words: None)
+    assert sign_flip_p(differences, 3_000, permutation_seed(0, 9)) == first
     # the smallest p random sign vectors can give is 1 / (permutations + 1)
     assert sign_flip_p(np.ones(100), 999, SEED)[0] == pytest.approx(1 / 1000)
 
