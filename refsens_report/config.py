@@ -42,6 +42,9 @@ AUTO = "auto"
 #   percentile: numpy's linear quantiles at (1 ± confidence)/2 of the replicates (METHOD.md section 4).
 #   bca:        bias-corrected and accelerated (Efron 1987), acceleration from the leave-one-out jackknife.
 INTERVALS = ("percentile", "bca")
+# `[audit] permutations`: random sign vectors of the paired permutation test of the neutrality skew
+# (permutation.py); a test with few informative items enumerates every sign vector instead.
+MAX_PERMUTATIONS = 1_000_000
 MAX_SEED = 2**63 - 1  # results.json stores the seed as a 64-bit integer
 # names the site uses itself (its index page); hidden names (the lock, staging folders) fail the pattern
 RESERVED_VERSIONS = {"index.html"}
@@ -74,6 +77,7 @@ class AuditSettings:
     resamples: int | str = AUTO  # a positive integer pins B; "auto" lets the audit pick it (bootstrap.auto_resamples)
     family: str = ""  # one of FAMILIES; "" only before config_from_dict fills the default (default_family)
     interval: str = "percentile"  # one of INTERVALS
+    permutations: int = 10_000  # sign vectors of the neutrality skew's permutation test (permutation.py)
     seed: int = 0
     confidence: float = 0.95
     duplicate_policy: str = "keep_first"
@@ -319,6 +323,14 @@ def config_from_dict(data: dict[str, Any], path: Path) -> Config:
     duplicate_key = audit_reader.string("duplicate_key", default=defaults.duplicate_key) or defaults.duplicate_key
     family = audit_reader.choice("family", FAMILIES, default_family(len(outputs)))
     interval = audit_reader.choice("interval", INTERVALS, defaults.interval)
+    permutations = audit_reader.get("permutations", defaults.permutations)
+    if not isinstance(permutations, int) or isinstance(permutations, bool) or permutations < 1:
+        audit_reader.fail("permutations", f"must be a positive integer, got {shown(permutations)}")
+        permutations = defaults.permutations
+    elif permutations > MAX_PERMUTATIONS:
+        audit_reader.fail("permutations", f"must be at most {MAX_PERMUTATIONS:,} (each test multiplies that many sign "
+                          f"vectors by its items; 10,000 is usual), got {shown(permutations)}")  # fmt: skip
+        permutations = defaults.permutations
     audit_reader.finish()
     audit = AuditSettings(
         rules=rules,
@@ -330,6 +342,7 @@ def config_from_dict(data: dict[str, Any], path: Path) -> Config:
         duplicate_key=duplicate_key,
         family=family,
         interval=interval,
+        permutations=permutations,
     )
 
     report_reader = OptionReader(_table(data, "report", problems, False), "report", problems)

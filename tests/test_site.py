@@ -101,9 +101,9 @@ def expected_text(row: dict[str, str], field: str) -> str:
         return "<0.01" if value < 0.01 else f"{value:.2f}"
     if row["analysis"] == "leaderboard" and row["statistic"] == "p_rank_change":
         return f"{100 * float(row['estimate']):.1f}%" if row["estimate"] else "—"
-    if row["analysis"] == "leaderboard" and row["statistic"] == "holm_floor":
+    if (row["analysis"], row["statistic"]) in (("leaderboard", "holm_floor"), ("neutrality", "skew_permutation_p")):
         return expected_text({**row, "p_holm": row["estimate"]}, "p_holm")
-    decimals = 1 if row["statistic"] in RATES and row["analysis"] in ("agreement", "neutrality") else 2
+    decimals = 1 if row["statistic"] in RATES and row["analysis"] in ("agreement", "neutrality", "aggregation") else 2
     if row["analysis"] == "leaderboard":
         decimals = LEADERBOARD_DECIMALS.get(row["statistic"], decimals)
     signed = row["statistic"] in DIFFERENCES
@@ -116,7 +116,7 @@ def expected_text(row: dict[str, str], field: str) -> str:
 
     if row["estimate"] == "":
         return "—"
-    if row["analysis"] == "leaderboard" and row["statistic"] in ("rank", "flips"):  # integers unless fractional
+    if row["analysis"] in ("leaderboard", "aggregation") and row["statistic"] in ("rank", "flips"):  # whole unless fractional
         def whole(text: str) -> str:
             return str(int(float(text))) if float(text).is_integer() else f"{float(text):.1f}"
         shown = whole(row["estimate"])
@@ -139,7 +139,7 @@ def results_rows(folder: Path) -> list[dict[str, str]]:
 SECTION_IDS = [
     "findings", "section-agreement", "section-neutrality", "section-swap", "section-range", "section-interaction",
     "section-band", "section-decontaminated", "section-duplicates", "section-type_confusion", "section-leaderboard",
-    "section-methods",
+    "section-aggregation", "section-methods",
     "section-datasheet", "section-provenance",
 ]  # fmt: skip
 
@@ -356,7 +356,7 @@ def test_tables_are_numbered_captioned_and_downloadable(built_site: Built) -> No
         assert "<script>" not in latex  # escaped for LaTeX
     assert numbers == list(range(1, len(figures) + 1))
     images = [node for node in page.iter("figure") if "figure" in node.attrs.get("class", "").split()]
-    assert len(images) == 7
+    assert len(images) == 8
     for number, figure in enumerate(images, start=1):
         image = next(figure.iter("img"))
         assert image.attrs["alt"] and (built_site.folder / image.attrs["src"]).is_file()
