@@ -18,6 +18,8 @@ from markdown_it.token import Token
 from markupsafe import Markup
 
 from refsens_report import __version__, formatting, tables
+from refsens_report.changes import Changes, Grid
+from refsens_report.check import Gate
 from refsens_report.analyses.band import overall_band
 from refsens_report.analyses.base import Section
 from refsens_report.analyses.interaction import pooled_swing
@@ -26,6 +28,7 @@ from refsens_report.analyses.registry import ANALYSES
 from refsens_report.analyses.swap import largest_pooled_delta
 from refsens_report.config import AuditSettings
 from refsens_report.figures import Figure
+from refsens_report.metadata import Citation
 from refsens_report.methods import methods_markdown
 from refsens_report.prose import said
 from refsens_report.summary import Summary, build_summary, shown_in_summary
@@ -86,6 +89,9 @@ class AppendixPage:
     config_json: the config as used, pretty JSON.
     downloads: the files beside the appendix with their SHA-256.
     notes: what an input adapter repaired or skipped.
+    checks: the `[check]` thresholds against these results (shown in the summary), or None without [check].
+    changes: what changed since the previous published version (its own section), or None for a first version.
+    citation: how to cite this version: a reference, its BibTeX, the metadata files (the "How to cite" section).
     """
 
     dataset_name: str
@@ -110,6 +116,9 @@ class AppendixPage:
     config_json: str
     downloads: tuple[Download, ...]
     notes: tuple[str, ...]
+    checks: Gate | None = None
+    changes: Changes | None = None
+    citation: Citation | None = None
 
 
 @dataclass(frozen=True)
@@ -131,11 +140,13 @@ class SiteIndexPage:
     title: the newest version's dataset name.
     versions: the versions, newest first.
     tool_version: the refsens-report version that wrote this index.
+    grid: with two or more versions, their headline numbers side by side (statistics by version), else None.
     """
 
     title: str
     versions: tuple[VersionEntry, ...]
     tool_version: str
+    grid: Grid | None = None
 
 
 def context_dict(context: Any) -> dict[str, Any]:
