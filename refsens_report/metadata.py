@@ -76,6 +76,10 @@ CROISSANT_CONTEXT = {
     "subField": "cr:subField",
     "transform": "cr:transform",
 }
+# The vocabularies croissant.json names (its inline @context and conformsTo): identifiers, like XML namespace
+# names, that nothing fetches
+VOCABULARIES = frozenset({CROISSANT_1_1, RAI_1_0, "http://mlcommons.org/croissant/",
+                          "http://mlcommons.org/croissant/RAI/", "http://purl.org/dc/terms/", "https://schema.org/"})
 KEYWORDS = ("reference sensitivity", "annotation", "benchmark", "span extraction", "datasheet")
 SPDX_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9.+-]*$")  # an SPDX identifier (MIT, CC-BY-4.0), not a URL
 

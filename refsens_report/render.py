@@ -19,7 +19,7 @@ from markupsafe import Markup
 
 from refsens_report import __version__, formatting, tables
 from refsens_report.changes import Changes, Grid
-from refsens_report.check import Gate
+from refsens_report.check import Gate, gate
 from refsens_report.analyses.band import overall_band
 from refsens_report.analyses.base import Section
 from refsens_report.analyses.interaction import pooled_swing
@@ -28,7 +28,7 @@ from refsens_report.analyses.registry import ANALYSES
 from refsens_report.analyses.swap import largest_pooled_delta
 from refsens_report.config import AuditSettings
 from refsens_report.figures import Figure
-from refsens_report.metadata import Citation
+from refsens_report.metadata import Citation, citation, work_of
 from refsens_report.methods import methods_markdown
 from refsens_report.prose import said
 from refsens_report.summary import Summary, build_summary, shown_in_summary
@@ -89,8 +89,9 @@ class AppendixPage:
     config_json: the config as used, pretty JSON.
     downloads: the files beside the appendix with their SHA-256.
     notes: what an input adapter repaired or skipped.
-    checks: the `[check]` thresholds against these results (shown in the summary), or None without [check].
-    changes: what changed since the previous published version (its own section), or None for a first version.
+    checks: the `[check]` thresholds of the config as used against these results (in the summary), or None.
+    changes: what changed since the previous published version (its own section; set by the build, which
+        knows the site), or None for a first version.
     citation: how to cite this version: a reference, its BibTeX, the metadata files (the "How to cite" section).
     """
 
@@ -412,6 +413,8 @@ def appendix_context(
         config_json=json.dumps(results.get("config", {}), indent=2, ensure_ascii=False),
         downloads=tuple(downloads),
         notes=tuple(results.get("record", {}).get("notes", [])),
+        checks=gate(results),
+        citation=citation(work_of(results, build_timestamp)),
     )
 
 

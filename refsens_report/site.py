@@ -29,7 +29,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
-from refsens_report import __version__, changes, check, figures, manifest, metadata, pdf, render, tables
+from refsens_report import __version__, changes, figures, manifest, metadata, pdf, render, tables
 from refsens_report.analyses.registry import figure_makers
 from refsens_report.config import Config, version_problem
 from refsens_report.errors import InputError
@@ -182,20 +182,18 @@ def render_version(config: Config, folder: Path, stages: Stages, typesetter: pdf
         body = render.build_body(view, drawn)
         write_tables(body.tables, folder / "tables")
     with stages.stage("release"):  # the checks, what changed since the baseline, the metadata files
-        gate = check.gate(results)
         section = None
         if baseline is not None:
             section, changes_text = changes.compare(baseline.version, baseline.results, baseline.sha256, results)
             (folder / changes.CHANGES_NAME).write_text(changes_text, encoding="utf-8", newline="")
         metadata.write_metadata(results, folder, timestamp)
-        citation = metadata.citation(metadata.work_of(results, timestamp))
     with stages.stage("html"):
         version = results["dataset"]["version"]
         page = render.appendix_context(
             results, body.sections, datasheet, downloads_of(folder, body.tables, drawn, version, with_pdf),
             timestamp, moment_source, pdf_name(version) if with_pdf else "", body.summary, body.annex,
         )  # fmt: skip
-        page = replace(page, checks=gate, changes=section, citation=citation)
+        page = replace(page, changes=section)
         (folder / INDEX_NAME).write_text(render.render_page("appendix.html", page), encoding="utf-8")
         render.copy_stylesheets(folder)
     if with_pdf:
