@@ -22,7 +22,7 @@ from refsens_report.analyses.registry import ANALYSES, ORDER
 from refsens_report.bootstrap import auto_resamples
 from refsens_report.config import Config
 from refsens_report.counts import ItemCounts
-from refsens_report.estimator import Estimator, Progress, Stat, Stopwatch
+from refsens_report.estimator import Estimator, Progress, Stat, Stopwatch, stage_line
 from refsens_report.load import fitting_resamples, load_record
 from refsens_report.files import InputPath, as_written
 from refsens_report.record import POOLED, Record
@@ -51,6 +51,8 @@ def run_audit(config: Config, progress: bool = False, stopwatch: Stopwatch | Non
     stopwatch = stopwatch or Stopwatch()
     with stopwatch.stage("load"), gc_paused():
         record = load_record(config)
+    if progress:
+        stage_line("load", stopwatch.seconds["load"], f"{len(record.items):,} items")
     return audit_record(record, config, progress=progress, stopwatch=stopwatch)
 
 
@@ -85,7 +87,7 @@ def audit_record(
 
     plan = merged_by_stream([estimate for analysis in ANALYSES for estimate in analysis.estimates(context)])
     total_items = sum(int(e.mask.sum()) for e in plan if e.stats and e.mask is not None)
-    estimator = Estimator(record, counts, config, Progress(progress, total_items), stopwatch)
+    estimator = Estimator(record, counts, config, Progress(progress, total_items, config.audit.resamples), stopwatch)
     rows: list[dict[str, Any]] = []
     for estimate in plan:
         if estimate.mask is not None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 import tomllib
 from dataclasses import asdict, dataclass, field, replace
@@ -48,6 +49,26 @@ MAX_PERMUTATIONS = 1_000_000
 MAX_SEED = 2**63 - 1  # results.json stores the seed as a 64-bit integer
 # names the site uses itself (its index page); hidden names (the lock, staging folders) fail the pattern
 RESERVED_VERSIONS = {"index.html"}
+# `[check]`: the release gate's thresholds (refsens-report check; docs/ci.md). Each key bounds one pooled
+# statistic under the main rule (strict when computed), taken over every row the key names:
+#   max_band               the overall sensitivity band (band, empty output)          F1 points
+#   max_abs_delta          the largest |swap delta|, any pair of references           F1 points
+#   max_abs_skew           the largest |skew| of the primary reference                 points of % of items
+#   min_kendall_tau        the smallest tau-b, primary versus each alternative         -1 to 1
+#   max_significant_flips  the most flips significant after Holm, primary vs each alternative    a count
+# Value: (how the threshold bounds the statistic, whether the rows carry an interval a check can decide on).
+CHECK_KEYS = {
+    "max_band": ("max", False),
+    "max_abs_delta": ("max_abs", True),
+    "max_abs_skew": ("max_abs", True),
+    "min_kendall_tau": ("min", True),
+    "max_significant_flips": ("max", False),
+}
+# `fail_when`, per check: what must lie beyond the threshold for the check to fail.
+#   estimate:        the point estimate (the default)
+#   any_of_interval: any part of the interval (a cautious gate: it passes only when the whole interval is within)
+#   all_of_interval: the whole interval (a lenient gate: it fails only when the data leave no doubt)
+FAIL_WHEN = ("estimate", "any_of_interval", "all_of_interval")
 
 
 @dataclass(frozen=True)
@@ -92,6 +113,21 @@ class ReportSettings:
     datasheet: Path | None = None
     paper: str = "a4"
     pdf: str = "summary"  # "full" adds the annex: every row of every table the body shortens
+    url: str | None = None  # where the appendix is published: CITATION.cff, BibTeX and croissant.json cite it
+    authors: tuple[str, ...] = ()  # who to cite (CITATION.cff needs one): "<dataset name> maintainers" when none
+    license: str | None = None  # the dataset's license: an SPDX identifier (CC-BY-4.0) or a URL
+
+
+@dataclass(frozen=True)
+class Check:
+    """One threshold of `[check]`: its key (CHECK_KEYS), the threshold and what must cross it (FAIL_WHEN)."""
+
+    key: str
+    threshold: float
+    fail_when: str = "estimate"
+
+    def as_used(self) -> dict[str, Any]:
+        return {"threshold": self.threshold, "fail_when": self.fail_when}
 
 
 @dataclass(frozen=True)
@@ -110,6 +146,7 @@ class Config:
     raw: dict[str, Any] = field(default_factory=dict)
     # the config file's text as written (comments included), printed in the report; None when not read from a file
     text: str | None = None
+    checks: tuple[Check, ...] | None = None  # `[check]` in config order; None when the config has no such table
 
     @property
     def base_dir(self) -> Path:
@@ -127,7 +164,12 @@ class Config:
                 "datasheet": self.raw.get("report", {}).get("datasheet"),
                 "paper": self.report.paper,
                 "pdf": self.report.pdf,
+                "url": self.report.url,
+                "authors": list(self.report.authors),
+                "license": self.report.license,
             },
+            # the thresholds the build shows in its summary (only `check` exits 1 on them)
+            **({"check": {check.key: check.as_used() for check in self.checks}} if self.checks is not None else {}),
         }
 
 
@@ -228,6 +270,60 @@ def read_datasheet(reader: OptionReader, base_dir: Path, value: str) -> Path:
     return datasheet
 
 
+def read_checks(reader: OptionReader) -> tuple[Check, ...]:
+    """Read `[check]`: each key a threshold (a number) or a table {threshold = number, fail_when = "..."}.
+
+    Also reads the `check` table of results.json's config as used, which is written in the table form.
+    """
+    checks = []
+    for key in reader.table:
+        if key not in CHECK_KEYS:
+            continue  # reader.finish() names it
+        kind, has_interval = CHECK_KEYS[key]
+        value = reader.get(key)
+        fail_when = "estimate"
+        if isinstance(value, dict):
+            inner = reader.sub(value, key)
+            threshold = inner.get("threshold")
+            fail_when = inner.choice("fail_when", FAIL_WHEN, "estimate")
+            inner.finish()
+            if threshold is None:
+                reader.fail(key, "needs a threshold: write `key = number` or `key = { threshold = number, "
+                                 'fail_when = "estimate" }`')
+                continue
+            if fail_when != "estimate" and not has_interval:
+                inner.fail("fail_when", f'must be "estimate": {key} is decided on a number without an interval, '
+                                        f"got {shown(fail_when)}")  # fmt: skip
+                continue
+        else:
+            threshold = value
+        where = f"{key}.threshold" if isinstance(value, dict) else key
+        if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not math.isfinite(threshold):
+            reader.fail(where, f"must be a number, got {shown(threshold)}")
+            continue
+        if key == "min_kendall_tau" and not -1 <= threshold <= 1:
+            reader.fail(where, f"must be between -1 and 1 (tau-b's range), got {shown(threshold)}")
+            continue
+        if kind != "min" and threshold < 0:
+            reader.fail(where, f"must be 0 or more, got {shown(threshold)}")
+            continue
+        if key == "max_significant_flips" and not float(threshold).is_integer():
+            reader.fail(where, f"must be a whole number of flips, got {shown(threshold)}")
+            continue
+        checks.append(Check(key=key, threshold=float(threshold), fail_when=fail_when))
+    reader.finish()
+    return tuple(checks)
+
+
+def read_url(reader: OptionReader, key: str) -> str | None:
+    """Read a web address (http or https): CITATION.cff and croissant.json require a full URL."""
+    url = reader.string(key)
+    if url is not None and not re.match(r"^https?://[^\s/]+\S*$", url):
+        reader.fail(key, f"must be a web address starting with https:// or http://, got {shown(url)}")
+        return None
+    return url
+
+
 def _table(data: dict[str, Any], name: str, problems: ProblemList, required: bool) -> dict[str, Any]:
     value = data.get(name)
     if value is None:
@@ -243,7 +339,7 @@ def _table(data: dict[str, Any], name: str, problems: ProblemList, required: boo
 def config_from_dict(data: dict[str, Any], path: Path) -> Config:
     """Check a decoded config; ``path`` is the config file, against whose folder paths resolve."""
     problems = ProblemList()
-    known = {"dataset", "record", "roles", "audit", "report"}
+    known = {"dataset", "record", "roles", "audit", "report", "check"}
     for key in sorted(set(data) - known):
         problems.add(f"Config value '{shown_key(key)}': unknown table")
     check_strings(data, problems)
@@ -352,7 +448,14 @@ def config_from_dict(data: dict[str, Any], path: Path) -> Config:
         datasheet = read_datasheet(report_reader, path.parent, datasheet_value)
     paper = report_reader.choice("paper", PAPER_SIZES, "a4")
     pdf_contents = report_reader.choice("pdf", PDF_CONTENTS, "summary")
+    url = read_url(report_reader, "url")
+    authors = report_reader.names("authors")
+    license_name = report_reader.string("license")
     report_reader.finish()
+
+    checks = None
+    if "check" in data:
+        checks = read_checks(OptionReader(_table(data, "check", problems, False), "check", problems))
 
     problems.raise_if_any()
     return Config(
@@ -364,6 +467,8 @@ def config_from_dict(data: dict[str, Any], path: Path) -> Config:
         roles=roles,
         label_map=label_map,
         audit=audit,
-        report=ReportSettings(datasheet=datasheet, paper=paper, pdf=pdf_contents),
+        report=ReportSettings(datasheet=datasheet, paper=paper, pdf=pdf_contents, url=url, authors=authors,
+                              license=license_name),
         raw=data,
+        checks=checks,
     )

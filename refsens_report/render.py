@@ -18,6 +18,8 @@ from markdown_it.token import Token
 from markupsafe import Markup
 
 from refsens_report import __version__, formatting, tables
+from refsens_report.changes import Changes, Grid
+from refsens_report.check import Gate, gate
 from refsens_report.analyses.band import overall_band
 from refsens_report.analyses.base import Section
 from refsens_report.analyses.interaction import pooled_swing
@@ -27,6 +29,7 @@ from refsens_report.analyses.swap import largest_pooled_delta
 from refsens_report.config import AuditSettings
 from refsens_report.counts import RULE_MEANINGS
 from refsens_report.figures import Figure
+from refsens_report.metadata import Citation, citation, work_of
 from refsens_report.methods import methods_markdown
 from refsens_report.names import visible
 from refsens_report.prose import said
@@ -90,6 +93,10 @@ class AppendixPage:
         characters shown as escapes); for results without it, the config as used as pretty JSON.
     downloads: the files beside the appendix with their SHA-256.
     notes: what an input adapter repaired or skipped.
+    checks: the `[check]` thresholds of the config as used against these results (in the summary), or None.
+    changes: what changed since the previous published version (its own section; set by the build, which
+        knows the site), or None for a first version.
+    citation: how to cite this version: a reference, its BibTeX, the metadata files (the "How to cite" section).
     """
 
     dataset_name: str
@@ -115,6 +122,9 @@ class AppendixPage:
     config_text: str
     downloads: tuple[Download, ...]
     notes: tuple[str, ...]
+    checks: Gate | None = None
+    changes: Changes | None = None
+    citation: Citation | None = None
 
 
 @dataclass(frozen=True)
@@ -136,11 +146,13 @@ class SiteIndexPage:
     title: the newest version's dataset name.
     versions: the versions, newest first.
     tool_version: the refsens-report version that wrote this index.
+    grid: with two or more versions, their headline numbers side by side (statistics by version), else None.
     """
 
     title: str
     versions: tuple[VersionEntry, ...]
     tool_version: str
+    grid: Grid | None = None
 
 
 def context_dict(context: Any) -> dict[str, Any]:
@@ -408,6 +420,8 @@ def appendix_context(
                      else json.dumps(results.get("config", {}), indent=2, ensure_ascii=False)),  # fmt: skip
         downloads=tuple(downloads),
         notes=tuple(results.get("record", {}).get("notes", [])),
+        checks=gate(results),
+        citation=citation(work_of(results, build_timestamp)),
     )
 
 

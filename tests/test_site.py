@@ -24,6 +24,7 @@ from refsens_report.tables import PAGE_ROWS, table_csv
 from refsens_report.cli import main
 from refsens_report.config import load_config
 from refsens_report.errors import InputError
+from refsens_report.metadata import VOCABULARIES
 from refsens_report.analyses.registry import ANALYSES, figure_makers
 from refsens_report.view import ResultsView
 
@@ -140,7 +141,7 @@ SECTION_IDS = [
     "findings", "section-agreement", "section-neutrality", "section-swap", "section-range", "section-interaction",
     "section-band", "section-decontaminated", "section-duplicates", "section-type_confusion", "section-leaderboard",
     "section-aggregation", "section-methods",
-    "section-datasheet", "section-provenance",
+    "section-datasheet", "section-provenance", "section-cite",
 ]  # fmt: skip
 
 
@@ -462,8 +463,8 @@ def test_results_without_the_config_text_print_the_config_as_used(built_site: Bu
 
 
 EXTERNAL = re.compile(r"(?:https?|ftp)://[^\s\"'<>)]*|(?:src|href)\s*=\s*[\"']//", re.I)
-# XML namespace names identify vocabularies; nothing fetches them
-NAMESPACES = {"http://www.w3.org/2000/svg", "http://www.w3.org/1999/xlink"}
+# XML namespace names and croissant.json's JSON-LD vocabularies identify vocabularies; nothing fetches them
+NAMESPACES = {"http://www.w3.org/2000/svg", "http://www.w3.org/1999/xlink", *VOCABULARIES}
 
 
 def test_no_output_refers_outside_the_site(built_site: Built) -> None:
