@@ -319,7 +319,7 @@ def test_headline_says_how_far_each_score_moves_had_the_default_kept_b() -> None
     assert aggregation.ANALYSIS.headlines(_view()) == [
         "Had delivered kept b's spans on the 30 audited items where a and b differ and no third pass fired, a's "
         "pooled strict F1 would change by −6.00 [−6.50, −5.50] and b's by +6.00 [+5.50, +6.50] F1 points; the "
-        "reference's skew between them would be −12.0 [−14.0, −10.0] points instead of +20.0 [+12.0, +28.0].".replace("−", "-"),
+        "reference's skew between a and b would be −12.0 [−14.0, −10.0] points instead of +20.0 [+12.0, +28.0].".replace("−", "-"),
         "Under the other rules, a's score would change by -3.00 [-3.50, -2.50] under merge_union, -3.50 [-4.00, -3.00] "
         "under merge_intersection and -3.10 [-3.60, -2.60] under coin (F1 points).",
     ]  # fmt: skip
@@ -367,3 +367,18 @@ def test_many_outputs_add_rows_not_columns() -> None:
     assert len(table.columns) == 6 and len(table.rows) == 2 * 5
     assert [row[1].text for row in table.rows[:5]] == ["Δ a", "Δ b", "Δ c", "Δ d", "Skew a − b"]
     assert table.rows[2][2].text == "—"  # no row for output c
+
+
+def test_at_scale_the_headline_leads_with_annotator_a_then_the_largest_change() -> None:
+    data = _view().data
+    rows = list(data["rows"])
+    for output, change in (("c", 9.0), ("d", -1.0)):
+        rows.append(make_row(analysis="aggregation", statistic="delta", rule="strict", language="pooled",
+                             output=output, reference="what_if:keep_b", reference_2="delivered", subset="audited",
+                             estimate=change, ci_low=change - 1, ci_high=change + 1, n_items=100))  # fmt: skip
+    view = ResultsView.from_json({**data, "rows": rows, "config": {**data["config"], "roles": {
+        **data["config"]["roles"], "outputs": ["a", "b", "c", "d"]}}})  # fmt: skip
+    assert aggregation.ANALYSIS.headlines(view)[0].startswith(
+        "Had delivered kept b's spans on the 30 audited items where a and b differ and no third pass fired, a's "
+        "pooled strict F1 would change by -6.00 [-6.50, -5.50] F1 points, and the 4 outputs' by up to "
+        "+9.00 [+8.00, +10.00] (c); the reference's skew between a and b")

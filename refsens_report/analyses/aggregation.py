@@ -410,10 +410,15 @@ def headlines(view: ResultsView) -> list[str]:
     if not deltas:
         return []
     first, second = annotator_names(view)
-    if len(deltas) > 3:
+    if len(deltas) > 3:  # at scale: annotator A's change (the one the default favoured), then the largest
         largest = max(deltas, key=lambda row: abs(row["estimate"]))
-        moves = (f"the pooled {rule} F1 of the {len(deltas)} outputs would change by up to {said(largest)} F1 points "
-                 f"({largest['output']})")  # fmt: skip
+        lead = next((row for row in deltas if row["output"] == first), None)
+        if lead is not None and lead is not largest:
+            moves = (f"{first}'s pooled {rule} F1 would change by {said(lead)} F1 points, and the {len(deltas)} "
+                     f"outputs' by up to {said(largest)} ({largest['output']})")  # fmt: skip
+        else:
+            moves = (f"the pooled {rule} F1 of the {len(deltas)} outputs would change by up to {said(largest)} F1 "
+                     f"points ({largest['output']})")  # fmt: skip
     else:
         each = [f"{deltas[0]['output']}'s pooled {rule} F1 would change by {said(deltas[0])}"]
         each += [f"{row['output']}'s by {said(row)}" for row in deltas[1:]]
@@ -422,7 +427,7 @@ def headlines(view: ResultsView) -> list[str]:
     skew = view.row("aggregation", "skew", language=POOLED, output=first, output_2=second, reference=keep_b)
     primary_skew = view.row("neutrality", "skew", language=POOLED, output=first, output_2=second, reference=primary)
     if skew is not None:
-        sentence += f"; the reference's skew between them would be {said(skew)} points"
+        sentence += f"; the reference's skew between {first} and {second} would be {said(skew)} points"
         sentence += f" instead of {said(primary_skew)}" if primary_skew is not None else ""
     tau = view.row("aggregation", "kendall_tau", rule=rule, language=POOLED, reference=keep_b, reference_2=primary)
     flips = view.row("aggregation", "flips", rule=rule, language=POOLED, reference=keep_b, reference_2=primary)
