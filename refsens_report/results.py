@@ -15,11 +15,15 @@ import orjson
 
 from refsens_report import __version__
 
-SCHEMA = "refsens-report/results@1"
+# Schema 2 appended the ``type`` column (the span type of per-type rows, analysis ``by_type``; empty elsewhere).
+SCHEMA = "refsens-report/results@2"
 COLUMNS = (
     "analysis", "statistic", "rule", "language", "output", "output_2", "reference", "reference_2",
-    "subset", "policy", "estimate", "ci_low", "ci_high", "p_value", "p_holm", "n_items",
+    "subset", "policy", "estimate", "ci_low", "ci_high", "p_value", "p_holm", "n_items", "type",
 )  # fmt: skip
+# the columns that say what a row is about (all but the numbers): no two rows of one results file share them
+LABEL_COLUMNS = tuple(column for column in COLUMNS if column not in ("estimate", "ci_low", "ci_high", "p_value",
+                                                                     "p_holm", "n_items"))  # fmt: skip
 NUMBER_COLUMNS = ("estimate", "ci_low", "ci_high", "p_value", "p_holm")
 
 

@@ -28,7 +28,7 @@ from refsens_report.analyses import (
 from refsens_report.analyses.registry import ANALYSES, figure_makers
 from refsens_report.methods import methods_markdown
 from refsens_report.render import build_sections, headline_sentences
-from refsens_report.results import COLUMNS, make_row
+from refsens_report.results import COLUMNS, SCHEMA, make_row
 from refsens_report.view import ResultsView
 
 OUTPUTS = ["o1", "o2", "o3"]
@@ -120,7 +120,7 @@ def hand_made_rows() -> list[dict[str, Any]]:
 def hand_made_results() -> dict[str, Any]:
     """Return the hand-made results.json (a fresh copy each call)."""
     return {
-        "schema": "refsens-report/results@1",
+        "schema": SCHEMA,
         "dataset": {"name": "Hand-made", "version": "1"},
         "config": {
             "roles": {"annotators": ["a", "b"], "outputs": OUTPUTS, "references": ["delivered", "reviewer"]},

@@ -30,7 +30,7 @@ from helpers import A, B, D, R, audit_items, by_language, item, pick, select
 
 from refsens_report.bootstrap import resampled_sums, stratified_weights
 from refsens_report.cli import main
-from refsens_report.results import COLUMNS, results_csv
+from refsens_report.results import COLUMNS, LABEL_COLUMNS, results_csv
 
 RESAMPLES = 200  # every one-item stratum's replicates equal its estimate; p = 2/(B+1) or 1 there
 
@@ -677,7 +677,7 @@ def test_differences_are_paired_inside_each_replicate(tmp_path):
 
 CONTRACT_COLUMNS = [
     "analysis", "statistic", "rule", "language", "output", "output_2", "reference", "reference_2",
-    "subset", "policy", "estimate", "ci_low", "ci_high", "p_value", "p_holm", "n_items",
+    "subset", "policy", "estimate", "ci_low", "ci_high", "p_value", "p_holm", "n_items", "type",
 ]  # fmt: skip
 
 
@@ -754,7 +754,7 @@ def test_results_json_keys_and_provenance(tmp_path):
         "schema", "dataset", "tool_version", "config", "seed", "resamples", "confidence", "inputs",
         "columns", "rows", "record", "interaction", "duplicates", "type_confusion", "applicability",
     }  # fmt: skip
-    assert document["schema"] == "refsens-report/results@1"
+    assert document["schema"] == "refsens-report/results@2"
     assert document["dataset"] == {"name": "Test benchmark", "version": "1.0.0"}
     assert document["seed"] == 7 and document["resamples"] == 30 and document["confidence"] == 0.95
     assert document["columns"] == CONTRACT_COLUMNS
@@ -816,7 +816,7 @@ def test_a_language_named_pooled_is_rejected_or_unambiguous(tmp_path, capsys):
         assert "record.jsonl:1:" in err and "pooled" in err and "Traceback" not in err
         return  # rejected cleanly, naming the line: acceptable
     rows = audit_items(tmp_path / "run", items, audit={"resamples": 20}).rows
-    keys = [tuple(row[c] for c in COLUMNS[:10]) for row in rows]
+    keys = [tuple(row[c] for c in LABEL_COLUMNS) for row in rows]
     duplicated = {key for key in keys if keys.count(key) > 1}
     assert not duplicated, f"{len(duplicated)} label sets appear twice, e.g. {sorted(duplicated)[0]}"
 
