@@ -219,13 +219,15 @@ def test_hand_computed_estimate(main_rows, labels, values, n_items):
 
 def test_no_row_beyond_the_hand_computed_ones_and_the_bands(main_rows):
     expected = {
-        tuple(full_labels(labels).values()) + (language,)
+        tuple(full_labels(labels).values()) + (language, "")
         for labels, values, _ in EXPECTED
         for language in values
     }
-    found = [tuple(row[c] for c in COLUMNS[:10] if c != "language") + (row["language"],) for row in main_rows]
+    found = [tuple(row[c] for c in COLUMNS[:10] if c != "language") + (row["language"], row["type"])
+             for row in main_rows]
     assert len(found) == len(set(found)), "no row twice"
-    extra = {key for key in found if key not in expected and key[0] != "band"}
+    # band rows are checked below; per-type rows (analysis by_type) in test_by_type.py
+    extra = {key for key in found if key not in expected and key[0] not in ("band", "by_type")}
     assert not extra
     assert len([row for row in main_rows if row["analysis"] == "band"]) == 2 * 3  # per rule: A, B, overall
 
@@ -693,7 +695,8 @@ def test_results_csv_columns_in_order(main_rows):
 
 def test_row_order(main_rows):
     analyses = [row["analysis"] for row in main_rows]
-    order = ["agreement", "neutrality", "swap", "range", "interaction", "band", "decontaminated", "duplicates"]
+    order = ["agreement", "neutrality", "swap", "range", "interaction", "band", "decontaminated", "duplicates",
+             "by_type"]
     assert analyses == sorted(analyses, key=order.index)
     # within a statistic: languages sorted, then pooled
     for labels, values, _ in EXPECTED:
@@ -725,6 +728,8 @@ def test_labelling_columns_per_statistic(main_rows):
         ("interaction", "swing"): {"output", "output_2", "reference", "reference_2"},
         ("decontaminated", "margin"): {"output", "output_2", "reference"},
         ("decontaminated", "swing"): {"output", "output_2", "reference", "reference_2"},
+        ("by_type", "score"): {"output", "reference"},
+        ("by_type", "delta"): {"output", "reference", "reference_2"},
     }
     labelling = ("output", "output_2", "reference", "reference_2")
     for row in main_rows:
@@ -733,13 +738,15 @@ def test_labelling_columns_per_statistic(main_rows):
             continue
         key = (row["analysis"], None if row["analysis"] == "agreement" else row["statistic"])
         assert {c for c in labelling if row[c]} == filled[key], row
+        assert bool(row["type"]) == (row["analysis"] == "by_type"), row
     for row in select(main_rows, analysis="agreement"):
         assert (row["output"], row["reference"]) == (A, B)
 
 
 def test_subset_column(main_rows):
     subset = {"agreement": "corpus", "neutrality": "audited", "swap": "audited", "range": "audited",
-              "interaction": "audited", "band": "audited", "decontaminated": "decontaminated"}  # fmt: skip
+              "interaction": "audited", "band": "audited", "decontaminated": "decontaminated",
+              "by_type": "audited"}  # fmt: skip
     for row in main_rows:
         assert row["subset"] == subset[row["analysis"]], row
 
@@ -752,7 +759,7 @@ def test_results_json_keys_and_provenance(tmp_path):
     document = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
     assert set(document) == {
         "schema", "dataset", "tool_version", "config", "seed", "resamples", "confidence", "inputs",
-        "columns", "rows", "record", "interaction", "duplicates", "type_confusion", "applicability",
+        "columns", "rows", "record", "interaction", "duplicates", "type_confusion", "by_type", "applicability",
     }  # fmt: skip
     assert document["schema"] == "refsens-report/results@2"
     assert document["dataset"] == {"name": "Test benchmark", "version": "1.0.0"}

@@ -9,6 +9,7 @@ from __future__ import annotations
 from refsens_report.analyses import (
     agreement,
     band,
+    by_type,
     decontaminated,
     duplicates,
     interaction,
@@ -30,6 +31,7 @@ ANALYSES: tuple[Analysis, ...] = (
     decontaminated.ANALYSIS,
     duplicates.ANALYSIS,
     type_confusion.ANALYSIS,
+    by_type.ANALYSIS,
     leaderboard.ANALYSIS,
 )
 
