@@ -88,6 +88,9 @@ class ReportSettings:
     datasheet: Path | None = None
     paper: str = "a4"
     pdf: str = "summary"  # "full" adds the annex: every row of every table the body shortens
+    # false: the record's text is never written (PII benchmarks): the disagreement files and pages give ids,
+    # offsets and types only
+    show_text: bool = True
 
 
 @dataclass(frozen=True)
@@ -121,6 +124,7 @@ class Config:
                 "datasheet": self.raw.get("report", {}).get("datasheet"),
                 "paper": self.report.paper,
                 "pdf": self.report.pdf,
+                "show_text": self.report.show_text,
             },
         }
 
@@ -337,6 +341,10 @@ def config_from_dict(data: dict[str, Any], path: Path) -> Config:
         datasheet = read_datasheet(report_reader, path.parent, datasheet_value)
     paper = report_reader.choice("paper", PAPER_SIZES, "a4")
     pdf_contents = report_reader.choice("pdf", PDF_CONTENTS, "summary")
+    show_text = report_reader.get("show_text", ReportSettings.show_text)
+    if not isinstance(show_text, bool):
+        report_reader.fail("show_text", f"must be true or false, got {shown(show_text)}")
+        show_text = ReportSettings.show_text
     report_reader.finish()
 
     problems.raise_if_any()
@@ -349,6 +357,6 @@ def config_from_dict(data: dict[str, Any], path: Path) -> Config:
         roles=roles,
         label_map=label_map,
         audit=audit,
-        report=ReportSettings(datasheet=datasheet, paper=paper, pdf=pdf_contents),
+        report=ReportSettings(datasheet=datasheet, paper=paper, pdf=pdf_contents, show_text=show_text),
         raw=data,
     )
