@@ -247,8 +247,8 @@ def movers_table(view: ResultsView, rule: str) -> Table:
                     cells += [movers.cell(by_output.get(output)) for output in outputs]
                 else:
                     largest = _largest(movers.moving(name, language)) or _largest(rows)
-                    cells += [label(f"{len(movers.moving(name, language))} of {len(rows)}"), movers.cell(largest),
-                              label(largest["output"] if largest else formatting.UNDEFINED)]  # fmt: skip
+                    cells += [label(largest["output"] if largest else formatting.UNDEFINED), movers.cell(largest),
+                              count_cell(len(movers.moving(name, language)))]  # fmt: skip
                 table_rows.append(cells)
         if others:
             rest = [row for name in others for row in movers.pooled(name)]
@@ -259,13 +259,12 @@ def movers_table(view: ResultsView, rule: str) -> Table:
                     cells.append(count_cell(sum(_decided(row) for row in mine)))
             else:
                 largest = _largest([row for row in rest if _decided(row)]) or _largest(rest)
-                cells += [label(f"{sum(_decided(row) for row in rest)} of {len(rest)}"), movers.cell(largest),
-                          label(f"{largest['output']} ({shown_type(largest['type'])})" if largest else formatting.UNDEFINED)]  # fmt: skip
+                cells += [label(f"{largest['output']} ({shown_type(largest['type'])})" if largest else formatting.UNDEFINED),
+                          movers.cell(largest), count_cell(sum(_decided(row) for row in rest))]  # fmt: skip
             table_rows.append(cells)
     delta = f"Δ [{view.confidence_label}]"
     columns = ["References", "Type", "Language"]
-    columns += [f"{output}: {delta}" for output in outputs] if few else [
-        "Outputs moving", f"Largest {delta}", "Output"]  # fmt: skip
+    columns += [f"{output}: {delta}" for output in outputs] if few else ["Output", f"Largest {delta}", "Outputs moving"]
     resamples = (view.data.get("by_type") or {}).get("resamples")
     replicates = f" on the first {formatting.count(resamples)} replicates of the swap's draws" if resamples else ""
     caption = (
@@ -274,17 +273,18 @@ def movers_table(view: ResultsView, rule: str) -> Table:
         f"({view.items_phrase('audited')} pooled), with paired bootstrap intervals{replicates}. Types in order of "
         "how much they move: the largest |Δ| whose interval excludes zero. "
         + ("Bold marks intervals excluding zero." if few else
-           "Outputs moving: the outputs whose Δ interval excludes zero; the largest Δ is among them when there "
-           "is one, otherwise the largest of all, with its output.")
+           f"Outputs moving: how many of the {len(outputs)} outputs have a Δ whose interval excludes zero; the "
+           "largest Δ shown is theirs when there is one, otherwise the largest of all, with its output.")
     )
     if hidden_types:
         caption += (
             f" Beyond the {limit} types that move most, the 'other' row sums the rest, pooled: "
             + ("per output, how many of their deltas exclude zero" if few else
-               "how many of their deltas exclude zero, and the largest with its output and type")
+               "the largest Δ with its output and type, and how many of their deltas exclude zero")
             + "."
         )
-    caption += " The table's CSV holds every type's F1 against every reference and every Δ, per language and pooled."
+    caption += (f" The table's CSV holds every one of the {len(types_of(view))} types: each output's F1 on it "
+                "against every reference and every Δ, per language and pooled.")
     return Table(
         key="by-type",
         title="Types that move most with the reference",
@@ -366,8 +366,14 @@ def _section(view: ResultsView, drawn: Mapping[str, Figure]) -> Section:
     rule = main_typed_rule(view)
     applies = rule is not None and view.rows.has("by_type", "delta")
     if not applies:
+        # one reference: per-type scores but no delta; printed (the page's share, the CSV every row) under the reason
         reason = view.applicability("by_type") or view.applicability("swap")
+        scores = view.rows.has("by_type", "score")
+        table = replace(full_table(view), title="Each output's F1 per span type", caption=(
+            "Each output's F1 on the spans of one type against each reference, on the audited subset "
+            f"({view.items_phrase('audited')} pooled), with bootstrap intervals."))  # fmt: skip
         return Section(key=ANALYSIS.key, number=0, title=ANALYSIS.title,
+                       paragraphs=(ANALYSIS.question,) if scores else (), tables=(table,) if scores else (),
                        not_applicable=reason or "This analysis produced no results for this record.")  # fmt: skip
     sentences = [sentence for first, second in pairs(view) if (sentence := pair_sentence(view, rule, first, second))]
     return section(ANALYSIS, view, drawn, True, tables=[movers_table(view, rule)], extra=sentences)
