@@ -97,6 +97,7 @@ def audit_record(
 
     with stopwatch.stage("analyses"):
         summaries = {analysis.key: analysis.summary(context) for analysis in ANALYSES if analysis.summary}
+        files = {name: text for analysis in ANALYSES if analysis.files for name, text in analysis.files(context).items()}
     applicability: dict[str, str | None] = {}
     for analysis in ANALYSES:
         applicability.update(analysis.why_not(context))
@@ -113,6 +114,7 @@ def audit_record(
         applicability=applicability,
     )
     results.timings = stopwatch.seconds
+    results.files = files
     return results
 
 

@@ -68,6 +68,8 @@ class AuditResults:
     summaries: dict[str, Any] = field(default_factory=dict)  # what analyses say beside the rows, by analysis key
     applicability: dict[str, str | None] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict, compare=False)  # not written: varies by run
+    # files the build writes beside results.json (name -> text: the disagreement listings); not in results.json
+    files: dict[str, str] = field(default_factory=dict, compare=False)
 
     def to_json_dict(self) -> dict[str, Any]:
         """Return results.json's content (docs/results.md)."""
@@ -127,6 +129,16 @@ def write_results(results: AuditResults, out_dir: str | Path) -> list[Path]:
     write_text_atomic(json_path, results_json(results))
     write_text_atomic(csv_path, results_csv(results.rows))
     return [json_path, csv_path]
+
+
+def write_files(results: AuditResults, out_dir: str | Path) -> list[Path]:
+    """Write the files the analyses list beside results.json (``AuditResults.files``) into ``out_dir``."""
+    out_dir = Path(out_dir)
+    paths = []
+    for name, text in sorted(results.files.items()):
+        write_text_atomic(out_dir / name, text)
+        paths.append(out_dir / name)
+    return paths
 
 
 def read_results_csv(path: Path) -> list[dict[str, Any]]:

@@ -141,6 +141,12 @@ def downloads_of(folder: Path, numbered: list[tables.Table], drawn: Mapping[str,
         files.append(entry(f"tables/{table.slug}.tex", f"Table {table.number} as LaTeX to \\input (longtable)"))
     for figure in drawn.values():
         files.append(entry(figure.file, f"{figure.title} (SVG)"))
+    for stem, what in (("disagreements", "the primary reference and an alternative"),
+                       ("annotator-disagreements", "annotator A and annotator B")):  # fmt: skip
+        for suffix, kind in ((".html", "The page of those with most impact"), (".jsonl", "Every one as JSON Lines"),
+                             (".csv", "Every one as CSV")):  # fmt: skip
+            if (folder / f"{stem}{suffix}").is_file():
+                files.append(entry(f"{stem}{suffix}", f"{kind}: the items on which {what} differ"))
     return files
 
 
@@ -161,6 +167,8 @@ def render_version(config: Config, folder: Path, stages: Stages,
         body = render.build_body(view, drawn)
         write_tables(body.tables, folder / "tables")
     with stages.stage("html"):
+        for name, listing in render.disagreement_pages(folder, results, timestamp):
+            (folder / name).write_text(render.render_page("disagreements.html", listing), encoding="utf-8")
         page = render.appendix_context(
             results, body.sections, datasheet, downloads_of(folder, body.tables, drawn, results["dataset"]["version"]),
             timestamp, moment_source, pdf_name(results["dataset"]["version"]), body.summary, body.annex,
@@ -527,7 +535,7 @@ def build_site(config: Config, out: Path, force: bool = False, progress: bool = 
     ``timings`` receives the seconds of each stage, ``details`` those of the steps within the PDF stage.
     """
     from refsens_report.audit import run_audit
-    from refsens_report.results import write_results
+    from refsens_report.results import write_files, write_results
 
     if why := version_problem(config.version):
         raise InputError(f"Config value 'dataset.version': {why}")
@@ -557,6 +565,7 @@ def build_site(config: Config, out: Path, force: bool = False, progress: bool = 
             with stages.stage("audit"):
                 audit_results = run_audit(config, progress=progress)
                 write_results(audit_results, folder)
+                write_files(audit_results, folder)
             render_version(config, folder, stages, typesetter=typesetter)
         with stages.stage("index"), site_lock(out):
             _recover(out, own=staging)

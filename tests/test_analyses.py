@@ -18,6 +18,7 @@ from refsens_report.analyses import (
     band,
     by_type,
     decontaminated,
+    disagreements,
     duplicates,
     interaction,
     leaderboard,
@@ -163,6 +164,13 @@ def hand_made_results() -> dict[str, Any]:
                                      {"type_a": "LOC", "type_b": "ORG", "count": 3},
                                      {"type_a": "ORG", "type_b": "ORG", "count": 5}]},  # fmt: skip
         "by_type": {"rules": ["strict"], "types": sorted(TYPE_DELTAS), "resamples": 2000},
+        "disagreements": {"show_text": True, "text": True, "comparisons": [
+            {"kind": "references", "first": "delivered", "second": "reviewer", "subset": "audited",
+             "file": "disagreements", "items": {"en": 100, "pooled": 100}, "differing": {"en": 30, "pooled": 30},
+             "only_first": {"en": 25, "pooled": 25}, "only_second": {"en": 1200, "pooled": 1200}},
+            {"kind": "annotators", "first": "a", "second": "b", "subset": "corpus", "file": "annotator-disagreements",
+             "items": {"en": 120, "pooled": 120}, "differing": {"en": 45, "pooled": 45},
+             "only_first": {"en": 20, "pooled": 20}, "only_second": {"en": 40, "pooled": 40}}]},
         "applicability": {analysis.key: None for analysis in ANALYSES},
     }
 
@@ -196,7 +204,7 @@ def _drawn(draw, view):
 def test_the_registry_orders_sections_figures_methods_and_headlines(view: ResultsView) -> None:
     keys = [analysis.key for analysis in ANALYSES]
     assert keys == ["agreement", "neutrality", "swap", "range", "interaction", "band", "decontaminated",
-                    "duplicates", "type_confusion", "by_type", "leaderboard"]  # fmt: skip
+                    "duplicates", "type_confusion", "by_type", "disagreements", "leaderboard"]  # fmt: skip
     assert len(set(keys)) == len(keys) and len({analysis.title for analysis in ANALYSES}) == len(keys)
     sections, numbered = build_sections(view, {})
     assert [section.key for section in sections] == keys
@@ -204,7 +212,7 @@ def test_the_registry_orders_sections_figures_methods_and_headlines(view: Result
     assert [table.number for table in numbered] == list(range(1, len(numbered) + 1))
     methods = methods_markdown()
     positions = [methods.index(analysis.methods) for analysis in ANALYSES if analysis.methods]
-    assert positions == sorted(positions) and len(positions) == 7
+    assert positions == sorted(positions) and len(positions) == 8
     # figure functions come in the analyses' order: each analysis's own, in its module
     owners = [draw.__module__.rsplit(".", 1)[-1] for draw in figure_makers()]
     assert owners == ["neutrality", "swap", "score_range", "interaction", "band", "duplicates", "type_confusion",
@@ -393,16 +401,35 @@ def test_by_type_at_scale_counts_the_outputs_that_move_and_sums_the_rest(results
     results["config"]["roles"]["outputs"] = outputs
     view = ResultsView.from_json(results)
     [table] = by_type.ANALYSIS.section(view, {}).tables
-    assert table.columns == ("References", "Type", "Language", "Outputs moving", "Largest Δ [95% CI]", "Output")
+    assert table.columns == ("References", "Type", "Language", "Output", "Largest Δ [95% CI]", "Outputs moving")
     shown = [row[1].text for row in table.rows]
     assert shown == ["T00", "T39", "T01", "T38", "T02", "T37", "T03", "T36", "T04", "T35", "other (30 types)"]
     first = table.rows[0]
-    assert [first[3].text, first[4].full_text, first[5].text] == ["6 of 6", "-5.00 [-7.00, -3.00]", "s0"]
+    assert [first[3].text, first[4].full_text, first[5].text] == ["s0", "-5.00 [-7.00, -3.00]", "6"]
     other = table.rows[-1]
-    assert other[3].text == f"{sum(abs((n - 20) / 4 + k / 100) > 2 for n in range(5, 35) for k in range(6))} of 180"
-    assert other[5].text == "s0 (T05)" and other[4].full_text == "-3.75 [-5.75, -1.75]"
+    assert other[5].text == f"{sum(abs((n - 20) / 4 + k / 100) > 2 for n in range(5, 35) for k in range(6))}"
+    assert other[3].text == "s0 (T05)" and other[4].full_text == "-3.75 [-5.75, -1.75]"
     assert "the 'other' row sums the rest" in table.caption
     assert len(table_csv(table).splitlines()) == 1 + 40 * 6  # every type and output in the CSV
+
+
+def test_disagreements_count_the_items_and_link_the_pages(results: dict[str, Any]) -> None:
+    view = ResultsView.from_json(results)
+    section = disagreements.ANALYSIS.section(view, {})
+    [table] = section.tables
+    assert [[cell.text for cell in row] for row in table.rows] == [
+        ["delivered vs reviewer", "en", "100", "30", "25", "1,200"], ["delivered vs reviewer", "pooled", "100", "30", "25", "1,200"],
+        ["a vs b", "en", "120", "45", "20", "40"], ["a vs b", "pooled", "120", "45", "20", "40"]]  # fmt: skip
+    assert [href for href, _ in section.links] == ["disagreements.html", "annotator-disagreements.html"]
+    assert section.links[0][1] == ("The 30 items on which delivered and reviewer differ, with the most impact first: "
+                                   "disagreements.html; all of them in disagreements.jsonl and disagreements.csv.")
+    # the swap section links the references' page, the agreement section the annotators'
+    assert [href for href, _ in swap.ANALYSIS.section(view, {}).links] == ["disagreements.html"]
+    assert [href for href, _ in agreement.ANALYSIS.section(view, {}).links] == ["annotator-disagreements.html"]
+    results["disagreements"]["show_text"] = False
+    assert "show_text = false" in disagreements.ANALYSIS.section(ResultsView.from_json(results), {}).paragraphs[1]
+    del results["disagreements"]
+    assert not swap.ANALYSIS.section(ResultsView.from_json(results), {}).links
 
 
 def test_type_confusion_table_and_heatmap(view: ResultsView) -> None:

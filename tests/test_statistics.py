@@ -759,7 +759,8 @@ def test_results_json_keys_and_provenance(tmp_path):
     document = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
     assert set(document) == {
         "schema", "dataset", "tool_version", "config", "seed", "resamples", "confidence", "inputs",
-        "columns", "rows", "record", "interaction", "duplicates", "type_confusion", "by_type", "applicability",
+        "columns", "rows", "record", "interaction", "duplicates", "type_confusion", "by_type", "disagreements",
+        "applicability",
     }  # fmt: skip
     assert document["schema"] == "refsens-report/results@2"
     assert document["dataset"] == {"name": "Test benchmark", "version": "1.0.0"}

@@ -11,6 +11,7 @@ from refsens_report.analyses import (
     band,
     by_type,
     decontaminated,
+    disagreements,
     duplicates,
     interaction,
     leaderboard,
@@ -32,6 +33,7 @@ ANALYSES: tuple[Analysis, ...] = (
     duplicates.ANALYSIS,
     type_confusion.ANALYSIS,
     by_type.ANALYSIS,
+    disagreements.ANALYSIS,
     leaderboard.ANALYSIS,
 )
 
