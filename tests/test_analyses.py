@@ -421,8 +421,8 @@ def test_disagreements_count_the_items_and_link_the_pages(results: dict[str, Any
         ["delivered vs reviewer", "en", "100", "30", "25", "1,200"], ["delivered vs reviewer", "pooled", "100", "30", "25", "1,200"],
         ["a vs b", "en", "120", "45", "20", "40"], ["a vs b", "pooled", "120", "45", "20", "40"]]  # fmt: skip
     assert [href for href, _ in section.links] == ["disagreements.html", "annotator-disagreements.html"]
-    assert section.links[0][1] == ("The 30 items on which delivered and reviewer differ, with the most impact first: "
-                                   "disagreements.html; all of them in disagreements.jsonl and disagreements.csv.")
+    assert section.links[0][1] == ("Where delivered and reviewer differ, item by item (30 items), the most impact first: "
+                                   "disagreements.html; every item in disagreements.jsonl and disagreements.csv.")
     # the swap section links the references' page, the agreement section the annotators'
     assert [href for href, _ in swap.ANALYSIS.section(view, {}).links] == ["disagreements.html"]
     assert [href for href, _ in agreement.ANALYSIS.section(view, {}).links] == ["annotator-disagreements.html"]

@@ -296,19 +296,24 @@ def links(view: ResultsView, kind: str) -> tuple[tuple[str, str], ...]:
     if not found:
         return ()
     stem = found[0]["file"]
-    differing = formatting.count(sum(comparison["differing"][POOLED] for comparison in found))
     if len(found) == 1:
-        what = f"The {differing} items on which {found[0]['first']} and {found[0]['second']} differ"
+        comparison = found[0]
+        what = (f"Where {comparison['first']} and {comparison['second']} differ, item by item "
+                f"({formatting.count(comparison['differing'][POOLED])} items)")  # fmt: skip
     else:
-        what = (f"The {differing} items and alternative references on which {found[0]['first']} and an alternative "
-                "differ")  # fmt: skip
-    return ((page_name(stem), f"{what}, with the most impact first: {page_name(stem)}; all of them in {stem}.jsonl "
-                              f"and {stem}.csv."),)  # fmt: skip
+        each = ", ".join(f"{formatting.count(c['differing'][POOLED])} under {c['second']}" for c in found)
+        what = f"Where the alternative references differ from {found[0]['first']}, item by item ({each})"
+    return ((page_name(stem), f"{what}, the most impact first: {page_name(stem)}; every item in {stem}.jsonl and "
+                              f"{stem}.csv."),)  # fmt: skip
 
 
 def counts_table(view: ResultsView) -> Table:
     """Per comparison and language: items compared, items on which the two differ, spans only in each."""
     rows = []
+    kinds = {comparison["kind"] for comparison in listed(view)}
+    pairs = " and ".join(part for kind, part in (
+        ("references", "the primary reference against each alternative on the audited subset"),
+        ("annotators", "annotator A against B on the corpus")) if kind in kinds)  # fmt: skip
     for comparison in listed(view):
         for language in view.languages:
             if language not in comparison["items"]:
@@ -321,10 +326,9 @@ def counts_table(view: ResultsView) -> Table:
         key="disagreements",
         title="Items on which the golds differ",
         caption=(
-            "Items on which two labellings' strict span sets differ: the primary reference against each "
-            "alternative on the audited subset, and annotator A against B on the corpus; spans only in the first "
-            "and only in the second labelling of each pair. The listing pages and files give every such item, "
-            "ordered by how many of the outputs' TP, FP and FN counts it changes."
+            f"Items on which two labellings' strict span sets differ: {pairs}; spans only in the first and only in "
+            "the second labelling of each pair. The listing pages and files give every such item, ordered by how "
+            "many of the outputs' TP, FP and FN counts it changes."
         ),
         columns=("Pair", "Language", "Items", "Differing", "Spans only in first", "Spans only in second"),
         rows=mark_repeats(rows, 1),
@@ -339,7 +343,7 @@ def _section(view: ResultsView, drawn: Mapping[str, Figure]) -> Section:
     hidden = not (view.data.get(KEY) or {}).get("show_text", True)
     note = ("The record's text is withheld ([report] show_text = false): the pages and files list items by id, "
             "with each span's offsets and type." if hidden else
-            "The pages show each item's text with the differing spans highlighted.")  # fmt: skip
+            "Each listing page shows the items' text with the differing spans highlighted.")  # fmt: skip
     return Section(
         key=KEY, number=0, title=ANALYSIS.title,
         paragraphs=(ANALYSIS.question, note),
