@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 from refsens_report import __version__, figures, manifest, pdf, render, tables
+from refsens_report.analyses import disagreements
 from refsens_report.analyses.registry import figure_makers
 from refsens_report.config import Config, version_problem
 from refsens_report.errors import InputError
@@ -141,8 +142,8 @@ def downloads_of(folder: Path, numbered: list[tables.Table], drawn: Mapping[str,
         files.append(entry(f"tables/{table.slug}.tex", f"Table {table.number} as LaTeX to \\input (longtable)"))
     for figure in drawn.values():
         files.append(entry(figure.file, f"{figure.title} (SVG)"))
-    for stem, what in (("disagreements", "the primary reference and an alternative"),
-                       ("annotator-disagreements", "annotator A and annotator B")):  # fmt: skip
+    for stem, what in ((disagreements.REFERENCES_FILE, "the primary reference and an alternative"),
+                       (disagreements.ANNOTATORS_FILE, "annotator A and annotator B")):  # fmt: skip
         for suffix, kind in ((".html", "The page of those with most impact"), (".jsonl", "Every one as JSON Lines"),
                              (".csv", "Every one as CSV")):  # fmt: skip
             if (folder / f"{stem}{suffix}").is_file():
