@@ -361,7 +361,8 @@ def test_by_type_names_the_types_that_move_most(view: ResultsView) -> None:
     ]
     section = by_type.ANALYSIS.section(view, {})
     assert section.paragraphs[1] == (
-        "Under reviewer instead of delivered (strict, pooled), 2 of 3 types move for at least one output (an "
+        "Under reviewer instead of delivered (strict, pooled; Δ = F1 against delivered − F1 against reviewer), "
+        "2 of 3 types move for at least one output (an "
         "interval excluding zero); most: ORG (o2 -6.00 [-9.00, -3.00]; 1 of 3 outputs); then LOC "
         "(o1 +4.00 [+1.00, +7.00]; 2 of 3 outputs)."
     )

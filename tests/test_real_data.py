@@ -245,7 +245,7 @@ def test_the_conll_appendix_answers_on_page_two_and_stays_short(tmp_path):
     # the types that move most under CleanCoNLL, named with their intervals (issue 18), and the page of the
     # sentences on which the golds differ, every one of them in the listing files
     section = re.search(r'<section id="section-by_type".*?</section>', html, re.S).group(0)
-    sentence = re.search(r"Under cleanconll instead of original \(strict, pooled\)[^<]*", section).group(0)
+    sentence = re.search(r"Under cleanconll instead of original \(strict, pooled;[^<]*", section).group(0)
     assert re.search(r"most: (LOC|ORG|PER|MISC) \(\S+ [+-]\d+\.\d\d \[[+-]\d+\.\d\d, [+-]\d+\.\d\d\]", sentence), sentence
     listed = {(c["second"], c["differing"]["pooled"]) for c in view.data["disagreements"]["comparisons"]}
     lines = [json.loads(line) for line in (folder / "disagreements.jsonl").read_text(encoding="utf-8").splitlines()]

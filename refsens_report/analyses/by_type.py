@@ -328,7 +328,7 @@ def pair_sentence(view: ResultsView, rule: str, first: str, second: str) -> str:
         return ""
     outputs = len({row["output"] for name in movers.types for row in movers.pooled(name)})
     moving = [name for name in movers.types if movers.moving(name)]
-    where = f"Under {second} instead of {first} ({rule}, pooled)"
+    where = f"Under {second} instead of {first} ({rule}, pooled; Δ = F1 against {first} − F1 against {second})"
     if not moving:
         return f"{where}, no type's delta has an interval excluding zero for any output ({len(movers.types)} types)."
     named = []
