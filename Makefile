@@ -16,7 +16,7 @@ TEST_DEBS := $(REPORT_DEBS) chromium poppler-utils
 # Without recommends: 16 packages, 144 MB installed (with them, 34 packages and 313 MB).
 TEX_DEBS := texlive-latex-base texlive-latex-recommended
 
-.PHONY: report test install bench clean report-debs test-debs wheel-check
+.PHONY: report check test install bench clean report-debs test-debs wheel-check
 
 # Debian packages: the Noto fonts (Devanagari, Arabic, CJK labels in the PDF), chromium (the browser
 # test), poppler-utils (pdftoppm: the PDF test reads pages back as pixels) and TeX Live (the LaTeX test).
@@ -55,6 +55,18 @@ ifeq ($(CONFIG),)
 	SOURCE_DATE_EPOCH=$(DEMO_EPOCH) $(BIN)/refsens-report build $(DEMO)/refsens.toml --out $(OUT) --force
 else
 	$(BIN)/refsens-report build $(CONFIG) --out $(OUT)
+endif
+
+# The release gate (docs/ci.md): exit 1 when a [check] threshold fails, a JUnit report in out/check.xml. Without
+# CONFIG: the demo record with the fixed (neutral) aggregation rule, against examples/release-checks.toml, which
+# it passes; the demo `make report` builds (the silent default) fails the same thresholds, as it should.
+check: $(STAMP)
+ifeq ($(CONFIG),)
+	$(BIN)/refsens-report simulate $(DEMO)-neutral --seed 0 --neutral
+	cat examples/release-checks.toml >> $(DEMO)-neutral/refsens.toml
+	$(BIN)/refsens-report check $(DEMO)-neutral/refsens.toml --junit out/check.xml
+else
+	$(BIN)/refsens-report check $(CONFIG) --junit out/check.xml
 endif
 
 test: $(STAMP) test-debs

@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/bench_report.py              # the demo as `make report` builds it
     .venv/bin/python bench/bench_report.py --items 1500 # a quick look
+    .venv/bin/python bench/bench_report.py --outputs 0  # the annotators alone, as the demo was before issue 12
 
 Targets (issue 4): the whole `make report` <= 15 s, the PDF stage <= 5 s. Wall-clock seconds on this machine;
 the CPU seconds beside them show how much of the wall time was waiting for a shared CPU.
@@ -36,6 +37,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--items", type=int, default=None, help="demo size (default: the simulator's, as make report)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--outputs", type=int, default=None,
+                        help="model outputs beside the annotators (default: the simulator's, as make report)")
     args = parser.parse_args()
     binary = Path(sys.executable).parent / "refsens-report"
     env = {**os.environ, "SOURCE_DATE_EPOCH": os.environ.get("SOURCE_DATE_EPOCH", "1767225600")}
@@ -44,6 +47,8 @@ def main() -> int:
         simulate = [str(binary), "simulate", str(demo), "--seed", str(args.seed)]
         if args.items:
             simulate += ["--items", str(args.items)]
+        if args.outputs is not None:
+            simulate += ["--outputs", str(args.outputs)]
         simulate_wall, simulate_cpu = run(simulate, env)
         build_wall, build_cpu = run([str(binary), "build", str(demo / "refsens.toml"), "--out", str(out), "--force"], env)
 
@@ -60,7 +65,9 @@ def main() -> int:
         build_cpu_in_process = time.process_time() - cpu_start
         items = sum(1 for _ in (demo / "record.jsonl").open(encoding="utf-8"))
 
-    print(f"demo record: {items:,} items (simulate --seed {args.seed}{f' --items {args.items}' if args.items else ''})")
+    given = (f" --items {args.items}" if args.items else "") + (
+        f" --outputs {args.outputs}" if args.outputs is not None else "")
+    print(f"demo record: {items:,} items (simulate --seed {args.seed}{given})")
     print(f"{'stage':<12}{'seconds':>10}")
     for name, seconds in timings.items():
         target = TARGETS.get(name)

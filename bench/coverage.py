@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 import sys
 import tempfile
 import time
@@ -33,6 +34,9 @@ from refsens_report.record import Item, Record  # noqa: E402
 from refsens_report.simulate import SimulationParameters, render_config, simulate_rows  # noqa: E402
 
 STATISTICS = (("swap", "delta"), ("neutrality", "skew"), ("interaction", "swing"))
+# The study's population: the simulator's defaults without model outputs (the two annotator passes scored,
+# as in the paper and in docs/simulation.md's coverage tables; models add swings, not new kinds of statistic).
+POPULATION = SimulationParameters(models=())
 KEY_COLUMNS = ("analysis", "statistic", "rule", "output", "output_2", "reference", "reference_2", "language")
 TRUTH_SEED = 999_999  # far from the records' seeds 1..records
 Key = tuple[str, ...]
@@ -66,7 +70,7 @@ def studied_rows(rows: list[dict[str, Any]]) -> dict[Key, dict[str, Any]]:
 def audit_config(folder: Path, resamples: int, seed: int, interval: str = "percentile") -> Config:
     """Write the simulator's config into a scratch folder and load it with the study's bootstrap settings."""
     (folder / "record.jsonl").write_text("", encoding="utf-8")  # the record is passed in memory
-    text = render_config(SimulationParameters(), 0).replace("resamples = 2000", f"resamples = {resamples}")
+    text = re.sub(r"(?m)^resamples = .*$", f"resamples = {resamples}", render_config(POPULATION, 0))
     (folder / "refsens.toml").write_text(text.replace('datasheet = "datasheet.md"\n', ""), encoding="utf-8")
     config = load_config(folder / "refsens.toml")
     return replace(config, audit=replace(config.audit, seed=seed, interval=interval))
@@ -74,7 +78,7 @@ def audit_config(folder: Path, resamples: int, seed: int, interval: str = "perce
 
 def true_values(truth_items: int) -> dict[Key, float]:
     """Return every studied statistic's point estimate on one very large record (reviewer on every item)."""
-    parameters = SimulationParameters(items=truth_items, reviewer_share=1.0)
+    parameters = replace(POPULATION, items=truth_items, reviewer_share=1.0)
     record = to_record(simulate_rows(parameters, seed=TRUTH_SEED))
     with tempfile.TemporaryDirectory() as folder:
         results = audit_record(record, audit_config(Path(folder), resamples=2, seed=0))
@@ -83,7 +87,7 @@ def true_values(truth_items: int) -> dict[Key, float]:
 
 def audit_one(index: int, items: int, resamples: int, interval: str = "percentile") -> dict[Key, tuple[float | None, float | None, float | None]]:
     """Simulate record ``index`` and return (estimate, ci_low, ci_high) for every studied statistic."""
-    record = to_record(simulate_rows(SimulationParameters(items=items), seed=index))
+    record = to_record(simulate_rows(replace(POPULATION, items=items), seed=index))
     with tempfile.TemporaryDirectory() as folder:
         results = audit_record(record, audit_config(Path(folder), resamples=resamples, seed=index, interval=interval))
     return {key: (row["estimate"], row["ci_low"], row["ci_high"]) for key, row in studied_rows(results.rows).items()}

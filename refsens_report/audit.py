@@ -9,9 +9,9 @@ the band, the leaderboard) and returns ``AuditResults``, the single source for e
 from __future__ import annotations
 
 import gc
-import os
 from contextlib import contextmanager
 from dataclasses import replace
+from pathlib import Path
 from typing import Any, Iterator
 
 import numpy as np
@@ -22,8 +22,9 @@ from refsens_report.analyses.registry import ANALYSES, ORDER
 from refsens_report.bootstrap import auto_resamples
 from refsens_report.config import Config
 from refsens_report.counts import ItemCounts
-from refsens_report.estimator import Estimator, Progress, Stat, Stopwatch
+from refsens_report.estimator import Estimator, Progress, Stat, Stopwatch, stage_line
 from refsens_report.load import fitting_resamples, load_record
+from refsens_report.files import InputPath, as_written
 from refsens_report.record import POOLED, Record
 from refsens_report.results import AuditResults, sha256_file
 from refsens_report.subsets import DuplicateGroups, build_subsets
@@ -50,6 +51,8 @@ def run_audit(config: Config, progress: bool = False, stopwatch: Stopwatch | Non
     stopwatch = stopwatch or Stopwatch()
     with stopwatch.stage("load"), gc_paused():
         record = load_record(config)
+    if progress:
+        stage_line("load", stopwatch.seconds["load"], f"{len(record.items):,} items")
     return audit_record(record, config, progress=progress, stopwatch=stopwatch)
 
 
@@ -84,7 +87,7 @@ def audit_record(
 
     plan = merged_by_stream([estimate for analysis in ANALYSES for estimate in analysis.estimates(context)])
     total_items = sum(int(e.mask.sum()) for e in plan if e.stats and e.mask is not None)
-    estimator = Estimator(record, counts, config, Progress(progress, total_items), stopwatch)
+    estimator = Estimator(record, counts, config, Progress(progress, total_items, config.audit.resamples), stopwatch)
     rows: list[dict[str, Any]] = []
     for estimate in plan:
         if estimate.mask is not None:
@@ -101,14 +104,17 @@ def audit_record(
     applicability: dict[str, str | None] = {}
     for analysis in ANALYSES:
         applicability.update(analysis.why_not(context))
+    files = input_files(record, config)
     results = AuditResults(
         dataset={"name": config.name, "version": config.version},
         config=as_used,
+        config_toml=config.text,
         rows=rows,
         seed=config.audit.seed,
         resamples=config.audit.resamples,
         confidence=config.audit.confidence,
-        inputs=input_hashes(record, config),
+        inputs=input_hashes(files),
+        input_files=files,
         record=record_summary(record, counts, subsets, estimator),
         summaries=summaries,
         applicability=applicability,
@@ -131,17 +137,37 @@ def resolved_resamples(context: AuditContext) -> int:
     return auto_resamples(len(family), context.config.audit.confidence, fitting_resamples(context.record, context.config))
 
 
-def input_hashes(record: Record, config: Config) -> dict[str, str]:
-    """Return SHA-256 of the config, every record file and the datasheet, keyed by path from the config."""
-    paths = [config.path, *record.sources]
+def input_files(record: Record, config: Config) -> dict[str, Path]:
+    """Return every input file, the config, the record's files and the datasheet, by its name in the provenance.
+
+    Names are the paths as written in the config (a file under a folder input: the folder's name, then the
+    path inside it), never computed from resolved paths: a symlinked project, data folder or working folder
+    must not change results.json or manifest.json. A name written twice for two different files (a record
+    root holding a file named like the config) falls back to its longer display name.
+    """
+    sources = [InputPath(config.path, config.path.name), *record.sources]
     if config.report.datasheet is not None:
-        paths.append(config.report.datasheet)
-    hashes: dict[str, str] = {}
-    for path in paths:
-        files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
-        for file in files:
-            hashes[os.path.relpath(file, config.base_dir).replace(os.sep, "/")] = sha256_file(file)
-    return hashes
+        written = str(config.raw.get("report", {}).get("datasheet", config.report.datasheet.name))
+        sources.append(InputPath(config.report.datasheet, written, as_written(written)))
+    files: dict[str, Path] = {}
+    for source in sources:
+        if source.path.is_dir():
+            inside = sorted(path for path in source.path.rglob("*") if path.is_file())
+            named = [(f"{source.name.rstrip('/')}/{path.relative_to(source.path).as_posix()}",
+                      f"{source.display.rstrip('/')}/{path.relative_to(source.path).as_posix()}", path)
+                     for path in inside]  # fmt: skip
+        else:
+            named = [(source.name, source.display, source.path)]
+        for name, display, path in named:
+            if files.get(name, path) != path:
+                name = as_written(display)
+            files.setdefault(name, path)
+    return files
+
+
+def input_hashes(files: dict[str, Path]) -> dict[str, str]:
+    """Return SHA-256 of every input file, keyed by its name in the provenance."""
+    return {name: sha256_file(path) for name, path in files.items()}
 
 
 def record_summary(record: Record, counts: ItemCounts, subsets: Any, estimator: Estimator) -> dict[str, Any]:

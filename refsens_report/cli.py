@@ -1,4 +1,5 @@
-"""The command line: parse arguments, load the config, call the library. Exit 0 ok, 2 bad usage or input."""
+"""The command line: parse arguments, load the config, call the library. Exit 0 ok, 1 a failed release check,
+2 bad usage or input."""
 
 from __future__ import annotations
 
@@ -22,29 +23,119 @@ class _Parser(argparse.ArgumentParser):
         raise InputError(f"{self.prog}: {message}")
 
 
+DESCRIPTION = """\
+Audit how much a span-extraction benchmark's scores depend on which gold they are computed against, and
+publish the answer as a versioned datasheet appendix (HTML, PDF, machine-readable results)."""
+
+EPILOG = """\
+typical use:
+  refsens-report validate refsens.toml             every problem in the config and the record
+  refsens-report check refsens.toml --junit c.xml  the release gate: [check] thresholds, exit 1 on a failure
+  refsens-report build refsens.toml --out site     site/<version>/ and site/index.html
+  refsens-report build refsens.toml --resamples 200 --no-pdf --out drafts   a quick draft
+
+exit codes: 0 success, 1 a release check failed (check only), 2 bad usage or bad input.
+Long stages print their timings on a terminal; --quiet (or a pipe, as in CI) keeps them silent.
+docs: README.md, docs/site.md, docs/ci.md"""
+
+
+def _resamples(text: str) -> int:
+    """argparse type for --resamples: a positive whole number within the config's cap."""
+    from refsens_report.config import MAX_RESAMPLES
+
+    if not text.isdigit() or not 1 <= int(text) <= MAX_RESAMPLES:
+        raise argparse.ArgumentTypeError(f"must be a whole number from 1 to {MAX_RESAMPLES:,}, got {text!r}")
+    return int(text)
+
+
+def _add_run_options(command: argparse.ArgumentParser) -> None:
+    """The options of every command that runs the audit: a quick look and silence."""
+    command.add_argument("--resamples", type=_resamples, metavar="N",
+                         help="bootstrap replicates for this run, overriding [audit] resamples (a quick look: 200)")
+    command.add_argument("--quiet", "-q", action="store_true",
+                         help="print no stage timings or progress bar (they are printed only on a terminal anyway)")
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="refsens-report", description=__doc__)
+    parser = _Parser(prog="refsens-report", description=DESCRIPTION, epilog=EPILOG,
+                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"refsens-report {__version__}")
-    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser, metavar="COMMAND")
 
-    validate = commands.add_parser("validate", help="check a config and its record; list every problem")
-    validate.add_argument("config", type=Path)
+    def command(name: str, summary: str, description: str) -> argparse.ArgumentParser:
+        return commands.add_parser(name, help=summary, description=description,
+                                   formatter_class=argparse.RawDescriptionHelpFormatter)
 
-    audit = commands.add_parser("audit", help="run the audit; write results.json and results.csv")
-    audit.add_argument("config", type=Path)
-    audit.add_argument("--out", type=Path, required=True, help="folder for results.json / results.csv")
+    validate = command("validate", "check a config and its record; list every problem",
+                       "Read the config and the record it names, and print every problem found (the file, the "
+                       "line or item, what is wrong), or one line with the record's size. Nothing is written.")
+    validate.add_argument("config", type=Path, help="the refsens.toml to read")
 
-    build = commands.add_parser("build", help="run the audit and render site/<version>/ (HTML, PDF, downloads)")
-    build.add_argument("config", type=Path)
-    build.add_argument("--out", type=Path, default=Path("site"), help="site folder (default: site)")
+    audit = command("audit", "run the audit; write results.json and results.csv only",
+                    "Run the audit and write results.json and results.csv (docs/results.md) into --out: "
+                    "every number the appendix would print, without the appendix.")
+    audit.add_argument("config", type=Path, help="the refsens.toml to read")
+    audit.add_argument("--out", type=Path, required=True, metavar="DIR", help="folder for results.json and results.csv")
+    _add_run_options(audit)
+
+    check = command("check", "the release gate: [check] thresholds; exit 1 when one fails",
+                    "Evaluate the config's [check] thresholds (max_band, max_abs_delta, max_abs_skew, "
+                    "min_kendall_tau,\nmax_significant_flips; docs/ci.md) against a fresh audit or an existing "
+                    "results folder, and print\none line per check: PASS or FAIL, the threshold, the deciding "
+                    "statistic with its interval.\n\nexit codes: 0 every check passes, 1 one fails, 2 bad input "
+                    "(including a check the record\ncannot answer, such as tau-b with fewer than three outputs).")
+    check.add_argument("config", type=Path, help="the refsens.toml whose [check] table holds the thresholds")
+    check.add_argument("--results", type=Path, metavar="DIR",
+                       help="read results.json from DIR (an audit's --out or a published site/<version>/) "
+                            "instead of running the audit")
+    check.add_argument("--junit", type=Path, metavar="FILE", help="also write the checks as JUnit XML (CI test reports)")
+    _add_run_options(check)
+
+    build = command("build", "run the audit and publish site/<version>/ (HTML, PDF, downloads)",
+                    "Run the audit and publish the version's appendix: site/<version>/ (the page, its PDF, "
+                    "results,\ntables, figures, changes since the previous version, metadata, manifest) and a "
+                    "refreshed\nsite/index.html. A published version is never overwritten without --force, and "
+                    "a failed\nbuild leaves the site as it was. [check] thresholds are shown in the summary; "
+                    "only `check`\nexits 1 on them.")
+    build.add_argument("config", type=Path, help="the refsens.toml to read")
+    build.add_argument("--out", type=Path, default=Path("site"), metavar="DIR", help="site folder (default: site)")
     build.add_argument("--force", action="store_true", help="rebuild a version that is already published")
+    build.add_argument("--allow-other-dataset", action="store_true",
+                       help="publish into a site whose versions belong to another dataset name")
+    build.add_argument("--no-pdf", dest="pdf", action="store_false",
+                       help="skip the PDF (a fast draft: the page, results and downloads without it)")
+    build.add_argument("--compare-to", metavar="VERSION",
+                       help="the published version the 'Changes since' section compares with (default: the newest "
+                            "version before this one)")
+    _add_run_options(build)
 
-    simulate = commands.add_parser("simulate", help="write a realistic synthetic record, config and datasheet")
+    simulate = command("simulate", "write a realistic synthetic record, config and datasheet",
+                       "Write a synthetic record from the simulated annotation pipeline (docs/simulation.md), "
+                       "its refsens.toml\nand a datasheet stub into DIRECTORY: the demo `make report` builds.")
     simulate.add_argument("directory", type=Path)
     simulate.add_argument("--items", type=int, default=None, help="number of items (default: 25000)")
-    simulate.add_argument("--seed", type=int, default=0)
+    simulate.add_argument("--seed", type=int, default=0, help="the simulation's seed (default: 0)")
     simulate.add_argument("--neutral", action="store_true", help="replace the silent default with a neutral rule")
+    simulate.add_argument("--outputs", type=int, default=None,
+                          help="model outputs scored beside the two annotators (default: 4; 0: the annotators only)")
     return parser
+
+
+def _progress(args: argparse.Namespace) -> bool:
+    """Stage timings and the bootstrap bar go to a terminal only, and never with --quiet."""
+    return sys.stderr.isatty() and not getattr(args, "quiet", False)
+
+
+def _config(args: argparse.Namespace):  # -> Config (imported lazily: `--help` stays fast)
+    """Load the config, with --resamples overriding [audit] resamples for this run."""
+    from dataclasses import replace
+
+    from refsens_report.config import load_config
+
+    config = load_config(args.config)
+    if getattr(args, "resamples", None) is not None:
+        config = replace(config, audit=replace(config.audit, resamples=args.resamples))
+    return config
 
 
 def _validate(args: argparse.Namespace) -> int:
@@ -71,24 +162,60 @@ def _refuse_published(out: Path) -> None:
 
 def _audit(args: argparse.Namespace) -> int:
     from refsens_report.audit import run_audit
-    from refsens_report.config import load_config
     from refsens_report.results import write_results
+    from refsens_report.site import Stages
 
     _refuse_published(args.out)
-    config = load_config(args.config)
-    results = run_audit(config, progress=sys.stderr.isatty())
+    config = _config(args)
+    stages = Stages(_progress(args), None)
+    with stages.stage("audit"):
+        results = run_audit(config, progress=stages.progress)
     _refuse_published(args.out)  # a build may have published into it meanwhile
     paths = write_results(results, args.out)
     print(f"wrote {', '.join(str(path) for path in paths)}")
     return 0
 
 
+def _check(args: argparse.Namespace) -> int:
+    from refsens_report import check
+    from refsens_report.view import ResultsView
+
+    config = _config(args)
+    if config.checks is None:
+        raise InputError(f"{args.config}: the config has no [check] table, so there is nothing to check (docs/ci.md)")
+    if not config.checks:
+        raise InputError(f"{args.config}: the [check] table names no check (keys: docs/ci.md)")
+    if args.results is not None:
+        results = check.read_results(args.results)
+    else:
+        from refsens_report.audit import run_audit
+        from refsens_report.site import Stages
+
+        stages = Stages(_progress(args), None)
+        with stages.stage("audit"):
+            results = run_audit(config, progress=stages.progress).to_json_dict()
+    outcomes = check.evaluate_all(config.checks, ResultsView.from_json(results))
+    dataset = results.get("dataset", {})
+    print(f"{dataset.get('name')} {dataset.get('version')}: release checks")
+    for outcome in outcomes:
+        print(outcome.line())
+    print(check.tally(outcomes))
+    if args.junit is not None:
+        check.write_junit(outcomes, args.junit, f"refsens-report check: {dataset.get('name')} {dataset.get('version')}")
+    code = check.exit_code(outcomes)
+    if code == 2:
+        missing = ", ".join(outcome.check.key for outcome in outcomes if outcome.status == check.NOT_EVALUATED)
+        raise InputError(f"{args.config}: [check] asks for what these results cannot answer: {missing} "
+                         "(remove the key, or audit a record that has it)")
+    return code
+
+
 def _build(args: argparse.Namespace) -> int:
-    from refsens_report.config import load_config
     from refsens_report.site import build_site
 
-    config = load_config(args.config)
-    target = build_site(config, args.out, force=args.force, progress=sys.stderr.isatty())
+    config = _config(args)
+    target = build_site(config, args.out, force=args.force, progress=_progress(args), with_pdf=args.pdf,
+                        compare_to=args.compare_to, allow_other_dataset=args.allow_other_dataset)
     print(f"wrote {target}")
     return 0
 
@@ -96,12 +223,13 @@ def _build(args: argparse.Namespace) -> int:
 def _simulate(args: argparse.Namespace) -> int:
     from refsens_report.simulate import write_simulation
 
-    written = write_simulation(args.directory, items=args.items, seed=args.seed, neutral=args.neutral)
+    written = write_simulation(args.directory, items=args.items, seed=args.seed, neutral=args.neutral,
+                               outputs=args.outputs)
     print(f"wrote {', '.join(str(path) for path in written)}")
     return 0
 
 
-COMMANDS = {"validate": _validate, "audit": _audit, "build": _build, "simulate": _simulate}
+COMMANDS = {"validate": _validate, "audit": _audit, "check": _check, "build": _build, "simulate": _simulate}
 
 
 _STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))

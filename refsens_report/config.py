@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import math
 import re
 import tomllib
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -42,9 +43,32 @@ AUTO = "auto"
 #   percentile: numpy's linear quantiles at (1 ± confidence)/2 of the replicates (METHOD.md section 4).
 #   bca:        bias-corrected and accelerated (Efron 1987), acceleration from the leave-one-out jackknife.
 INTERVALS = ("percentile", "bca")
+# `[audit] permutations`: random sign vectors of the paired permutation test of the neutrality skew
+# (permutation.py); a test with few informative items enumerates every sign vector instead.
+MAX_PERMUTATIONS = 1_000_000
 MAX_SEED = 2**63 - 1  # results.json stores the seed as a 64-bit integer
 # names the site uses itself (its index page); hidden names (the lock, staging folders) fail the pattern
 RESERVED_VERSIONS = {"index.html"}
+# `[check]`: the release gate's thresholds (refsens-report check; docs/ci.md). Each key bounds one pooled
+# statistic under the main rule (strict when computed), taken over every row the key names:
+#   max_band               the overall sensitivity band (band, empty output)          F1 points
+#   max_abs_delta          the largest |swap delta|, any pair of references           F1 points
+#   max_abs_skew           the largest |skew| of the primary reference                 points of % of items
+#   min_kendall_tau        the smallest tau-b, primary versus each alternative         -1 to 1
+#   max_significant_flips  the most flips significant after Holm, primary vs each alternative    a count
+# Value: (how the threshold bounds the statistic, whether the rows carry an interval a check can decide on).
+CHECK_KEYS = {
+    "max_band": ("max", False),
+    "max_abs_delta": ("max_abs", True),
+    "max_abs_skew": ("max_abs", True),
+    "min_kendall_tau": ("min", True),
+    "max_significant_flips": ("max", False),
+}
+# `fail_when`, per check: what must lie beyond the threshold for the check to fail.
+#   estimate:        the point estimate (the default)
+#   any_of_interval: any part of the interval (a cautious gate: it passes only when the whole interval is within)
+#   all_of_interval: the whole interval (a lenient gate: it fails only when the data leave no doubt)
+FAIL_WHEN = ("estimate", "any_of_interval", "all_of_interval")
 
 
 @dataclass(frozen=True)
@@ -74,6 +98,7 @@ class AuditSettings:
     resamples: int | str = AUTO  # a positive integer pins B; "auto" lets the audit pick it (bootstrap.auto_resamples)
     family: str = ""  # one of FAMILIES; "" only before config_from_dict fills the default (default_family)
     interval: str = "percentile"  # one of INTERVALS
+    permutations: int = 10_000  # sign vectors of the neutrality skew's permutation test (permutation.py)
     seed: int = 0
     confidence: float = 0.95
     duplicate_policy: str = "keep_first"
@@ -91,6 +116,21 @@ class ReportSettings:
     # false: the record's text is never written (PII benchmarks): the disagreement files and pages give ids,
     # offsets and types only
     show_text: bool = True
+    url: str | None = None  # where the appendix is published: CITATION.cff, BibTeX and croissant.json cite it
+    authors: tuple[str, ...] = ()  # who to cite (CITATION.cff needs one): "<dataset name> maintainers" when none
+    license: str | None = None  # the dataset's license: an SPDX identifier (CC-BY-4.0) or a URL
+
+
+@dataclass(frozen=True)
+class Check:
+    """One threshold of `[check]`: its key (CHECK_KEYS), the threshold and what must cross it (FAIL_WHEN)."""
+
+    key: str
+    threshold: float
+    fail_when: str = "estimate"
+
+    def as_used(self) -> dict[str, Any]:
+        return {"threshold": self.threshold, "fail_when": self.fail_when}
 
 
 @dataclass(frozen=True)
@@ -107,6 +147,9 @@ class Config:
     audit: AuditSettings = field(default_factory=AuditSettings)
     report: ReportSettings = field(default_factory=ReportSettings)
     raw: dict[str, Any] = field(default_factory=dict)
+    # the config file's text as written (comments included), printed in the report; None when not read from a file
+    text: str | None = None
+    checks: tuple[Check, ...] | None = None  # `[check]` in config order; None when the config has no such table
 
     @property
     def base_dir(self) -> Path:
@@ -125,7 +168,12 @@ class Config:
                 "paper": self.report.paper,
                 "pdf": self.report.pdf,
                 "show_text": self.report.show_text,
+                "url": self.report.url,
+                "authors": list(self.report.authors),
+                "license": self.report.license,
             },
+            # the thresholds the build shows in its summary (only `check` exits 1 on them)
+            **({"check": {check.key: check.as_used() for check in self.checks}} if self.checks is not None else {}),
         }
 
 
@@ -180,7 +228,7 @@ def load_config(path: str | Path) -> Config:
     resolved, problem = resolve(Path.cwd(), str(path))
     if problem:
         raise InputError(f"{path}: {problem}")
-    return config_from_dict(data, resolved)
+    return replace(config_from_dict(data, resolved), text=text)
 
 
 def check_strings(data: dict[str, Any], problems: ProblemList) -> None:
@@ -226,6 +274,60 @@ def read_datasheet(reader: OptionReader, base_dir: Path, value: str) -> Path:
     return datasheet
 
 
+def read_checks(reader: OptionReader) -> tuple[Check, ...]:
+    """Read `[check]`: each key a threshold (a number) or a table {threshold = number, fail_when = "..."}.
+
+    Also reads the `check` table of results.json's config as used, which is written in the table form.
+    """
+    checks = []
+    for key in reader.table:
+        if key not in CHECK_KEYS:
+            continue  # reader.finish() names it
+        kind, has_interval = CHECK_KEYS[key]
+        value = reader.get(key)
+        fail_when = "estimate"
+        if isinstance(value, dict):
+            inner = reader.sub(value, key)
+            threshold = inner.get("threshold")
+            fail_when = inner.choice("fail_when", FAIL_WHEN, "estimate")
+            inner.finish()
+            if threshold is None:
+                reader.fail(key, "needs a threshold: write `key = number` or `key = { threshold = number, "
+                                 'fail_when = "estimate" }`')
+                continue
+            if fail_when != "estimate" and not has_interval:
+                inner.fail("fail_when", f'must be "estimate": {key} is decided on a number without an interval, '
+                                        f"got {shown(fail_when)}")  # fmt: skip
+                continue
+        else:
+            threshold = value
+        where = f"{key}.threshold" if isinstance(value, dict) else key
+        if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not math.isfinite(threshold):
+            reader.fail(where, f"must be a number, got {shown(threshold)}")
+            continue
+        if key == "min_kendall_tau" and not -1 <= threshold <= 1:
+            reader.fail(where, f"must be between -1 and 1 (tau-b's range), got {shown(threshold)}")
+            continue
+        if kind != "min" and threshold < 0:
+            reader.fail(where, f"must be 0 or more, got {shown(threshold)}")
+            continue
+        if key == "max_significant_flips" and not float(threshold).is_integer():
+            reader.fail(where, f"must be a whole number of flips, got {shown(threshold)}")
+            continue
+        checks.append(Check(key=key, threshold=float(threshold), fail_when=fail_when))
+    reader.finish()
+    return tuple(checks)
+
+
+def read_url(reader: OptionReader, key: str) -> str | None:
+    """Read a web address (http or https): CITATION.cff and croissant.json require a full URL."""
+    url = reader.string(key)
+    if url is not None and not re.match(r"^https?://[^\s/]+\S*$", url):
+        reader.fail(key, f"must be a web address starting with https:// or http://, got {shown(url)}")
+        return None
+    return url
+
+
 def _table(data: dict[str, Any], name: str, problems: ProblemList, required: bool) -> dict[str, Any]:
     value = data.get(name)
     if value is None:
@@ -241,7 +343,7 @@ def _table(data: dict[str, Any], name: str, problems: ProblemList, required: boo
 def config_from_dict(data: dict[str, Any], path: Path) -> Config:
     """Check a decoded config; ``path`` is the config file, against whose folder paths resolve."""
     problems = ProblemList()
-    known = {"dataset", "record", "roles", "audit", "report"}
+    known = {"dataset", "record", "roles", "audit", "report", "check"}
     for key in sorted(set(data) - known):
         problems.add(f"Config value '{shown_key(key)}': unknown table")
     check_strings(data, problems)
@@ -321,6 +423,14 @@ def config_from_dict(data: dict[str, Any], path: Path) -> Config:
     duplicate_key = audit_reader.string("duplicate_key", default=defaults.duplicate_key) or defaults.duplicate_key
     family = audit_reader.choice("family", FAMILIES, default_family(len(outputs)))
     interval = audit_reader.choice("interval", INTERVALS, defaults.interval)
+    permutations = audit_reader.get("permutations", defaults.permutations)
+    if not isinstance(permutations, int) or isinstance(permutations, bool) or permutations < 1:
+        audit_reader.fail("permutations", f"must be a positive integer, got {shown(permutations)}")
+        permutations = defaults.permutations
+    elif permutations > MAX_PERMUTATIONS:
+        audit_reader.fail("permutations", f"must be at most {MAX_PERMUTATIONS:,} (each test multiplies that many sign "
+                          f"vectors by its items; 10,000 is usual), got {shown(permutations)}")  # fmt: skip
+        permutations = defaults.permutations
     audit_reader.finish()
     audit = AuditSettings(
         rules=rules,
@@ -332,6 +442,7 @@ def config_from_dict(data: dict[str, Any], path: Path) -> Config:
         duplicate_key=duplicate_key,
         family=family,
         interval=interval,
+        permutations=permutations,
     )
 
     report_reader = OptionReader(_table(data, "report", problems, False), "report", problems)
@@ -345,7 +456,14 @@ def config_from_dict(data: dict[str, Any], path: Path) -> Config:
     if not isinstance(show_text, bool):
         report_reader.fail("show_text", f"must be true or false, got {shown(show_text)}")
         show_text = ReportSettings.show_text
+    url = read_url(report_reader, "url")
+    authors = report_reader.names("authors")
+    license_name = report_reader.string("license")
     report_reader.finish()
+
+    checks = None
+    if "check" in data:
+        checks = read_checks(OptionReader(_table(data, "check", problems, False), "check", problems))
 
     problems.raise_if_any()
     return Config(
@@ -357,6 +475,8 @@ def config_from_dict(data: dict[str, Any], path: Path) -> Config:
         roles=roles,
         label_map=label_map,
         audit=audit,
-        report=ReportSettings(datasheet=datasheet, paper=paper, pdf=pdf_contents, show_text=show_text),
+        report=ReportSettings(datasheet=datasheet, paper=paper, pdf=pdf_contents, url=url, authors=authors,
+                              license=license_name, show_text=show_text),
         raw=data,
+        checks=checks,
     )

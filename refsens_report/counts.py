@@ -126,6 +126,37 @@ class ItemCounts:
         self._strict_start = starts_array[strict_first] if len(strict_first) else np.zeros(0, np.int64)
         self._strict_end = ends_array[strict_first] if len(strict_first) else np.zeros(0, np.int64)
         self._cache: dict[object, np.ndarray] = {}
+        self._derived: dict[str, np.ndarray] = {}  # derived labelling -> present per item (``derive``)
+
+    # -- derived labellings ----------------------------------------------------------------------------
+    def item_of(self, rule: str, ids: np.ndarray) -> np.ndarray:
+        """Return the item each span id (under the rule) belongs to."""
+        return self._id_item[rule][ids]
+
+    def derive(self, name: str, strict_ids: np.ndarray, present: np.ndarray) -> None:
+        """Add a labelling made of spans the record already holds (a what-if reference), once.
+
+        ``strict_ids`` are its strict span ids, ``present`` says on which items it is present. Its relaxed set
+        is the projection of its strict set, so ``tp``, ``size`` and ``equal`` (and every column built on them)
+        treat it like a labelling of the record. It is not one of ``names``, the record's labellings.
+        """
+        strict = self._marked("strict", np.asarray(strict_ids, dtype=np.int64))
+        present = np.asarray(present, dtype=bool)
+        if name in self.names:
+            raise ValueError(f"derived labelling {name!r} would hide the record's labelling of that name")
+        if name in self._derived:
+            if not (np.array_equal(self._derived[name], present) and np.array_equal(self.ids("strict", name), strict)):
+                raise ValueError(f"derived labelling {name!r} is already defined differently")
+            return
+        self._derived[name] = present
+        self._cache[("ids", "strict", name)] = strict
+        self._cache[("ids", "relaxed", name)] = self._marked("relaxed", self._strict_to_relaxed[strict])
+
+    def _marked(self, rule: str, ids: np.ndarray) -> np.ndarray:
+        """Return span ids sorted and unique: mark and read back, O(ids) (np.unique sorts or hashes, ~20x slower)."""
+        mark = np.zeros(self._n_ids[rule], dtype=bool)
+        mark[ids] = True
+        return np.flatnonzero(mark)
 
     # -- span sets -----------------------------------------------------------------------------------
     def ids(self, rule: str, name: str) -> np.ndarray:
@@ -141,6 +172,8 @@ class ItemCounts:
 
     def has(self, name: str) -> np.ndarray:
         """Return whether the labelling is present on each item."""
+        if name in self._derived:
+            return self._derived[name]
         return self.present[:, self.names.index(name)]
 
     def size(self, rule: str, name: str) -> np.ndarray:

@@ -59,11 +59,25 @@ STAT_BLOCK = 512  # statistics evaluated together: bounds memory at leaderboard 
 BLOCK_VALUES = 1 << 24
 
 
-class Progress:
-    """Bootstrap progress on a terminal (stderr), silent otherwise."""
+def stage_line(name: str, seconds: float, detail: str = "") -> None:
+    """Print one finished stage with its time on stderr, over whatever progress bar the line holds."""
+    text = f"{name}: {seconds:.1f} s" + (f" ({detail})" if detail else "")
+    print(f"\r{text}".ljust(BAR_WIDTH + 1), file=sys.stderr, flush=True)
 
-    def __init__(self, enabled: bool, total_items: int):
+
+BAR_WIDTH = 72  # characters the bootstrap's bar line takes (cleared by the next stage line)
+BAR_AFTER = 1.0  # seconds: a bootstrap shorter than this draws no bar
+BAR_EVERY = 0.1  # seconds between redraws
+
+
+class Progress:
+    """Bootstrap progress on a terminal (stderr): a bar once the bootstrap runs for a while, silent otherwise."""
+
+    def __init__(self, enabled: bool, total_items: int, resamples: int = 0):
         self.enabled, self.total, self.done = enabled, max(total_items, 1), 0
+        self.resamples = resamples
+        self.started = self.drawn_at = time.perf_counter()
+        self.drawn = False
 
     def stage(self, name: str) -> Callable[[int], None] | None:
         if not self.enabled:
@@ -71,14 +85,24 @@ class Progress:
 
         def advance(items: int) -> None:
             self.done += items
-            share = min(100, round(100 * self.done / self.total))
-            print(f"\rbootstrap {name:<24} {share:3d}%", end="", file=sys.stderr, flush=True)
+            now = time.perf_counter()
+            elapsed = now - self.started
+            if elapsed < BAR_AFTER or now - self.drawn_at < BAR_EVERY:
+                return
+            self.drawn_at, self.drawn = now, True
+            share = min(1.0, self.done / self.total)
+            filled = round(24 * share)
+            left = f", {elapsed / share - elapsed:.0f} s left" if share > 0.05 else ""
+            line = f"bootstrap [{'#' * filled}{'.' * (24 - filled)}] {share:4.0%} {elapsed:.0f} s{left} ({name})"
+            print(f"\r{line[:BAR_WIDTH].ljust(BAR_WIDTH)}", end="", file=sys.stderr, flush=True)
 
         return advance
 
     def finish(self) -> None:
+        """Replace the bar with the bootstrap's time and number of replicates."""
         if self.enabled:
-            print(file=sys.stderr)
+            stage_line("bootstrap", time.perf_counter() - self.started,
+                       f"{self.resamples:,} replicates" if self.resamples else "")  # fmt: skip
 
 
 class Stopwatch:

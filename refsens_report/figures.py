@@ -13,7 +13,6 @@ import io
 import multiprocessing
 import os
 import re
-import signal
 import unicodedata
 import warnings
 from contextlib import ExitStack, contextmanager
@@ -22,7 +21,7 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 
-from refsens_report.lifetime import die_with_parent
+from refsens_report.lifetime import die_with_parent, stop_signals_held, stop_signals_released
 from refsens_report.record import POOLED
 from refsens_report.view import ResultsView, Row, largest_first
 
@@ -438,32 +437,10 @@ def _forked_draw(position: int) -> Figure | None:
     return _draw_and_write(draws[position], view, out_dir)
 
 
-# the build's stop signals (cli.py turns them into exceptions)
-STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
-
-
-@contextmanager
-def _stop_signals_held() -> Iterator[None]:
-    """Within: the stop signals wait, and are handled on the way out.
-
-    A signal handled while the pool forks its workers runs its handler inside os.fork's after-fork hooks,
-    where Python prints and ignores the exception the handler raises: the build would draw on, not stop.
-    """
-    if not hasattr(signal, "pthread_sigmask"):
-        yield
-        return
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
-
-
 def _figure_worker(parent: int) -> None:
     """Start a forked figure worker: it dies with the build, and takes the stop signals it was forked without."""
     die_with_parent(parent)
-    if hasattr(signal, "pthread_sigmask"):
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
+    stop_signals_released()
 
 
 def write_figures(view: ResultsView, out_dir: Path, draws: Sequence[Draw]) -> dict[str, Figure]:
@@ -481,7 +458,7 @@ def write_figures(view: ResultsView, out_dir: Path, draws: Sequence[Draw]) -> di
         _FORKED_JOB = (tuple(draws), view, out_dir)
         try:
             with ExitStack() as stack:
-                with _stop_signals_held():  # a signal while forking is handled once the pool is in the stack
+                with stop_signals_held():  # a signal while forking is handled once the pool is in the stack
                     pool = stack.enter_context(
                         multiprocessing.get_context("fork").Pool(workers, _figure_worker, (os.getpid(),)))
                 models = pool.map(_forked_draw, range(len(draws)), chunksize=1)

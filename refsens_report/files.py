@@ -12,13 +12,44 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from pathlib import Path
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, BinaryIO, Iterator
 
 if TYPE_CHECKING:
     from refsens_report.errors import ProblemList
 
 SYMLINK_LOOP = "a symlink loop"
+
+
+@dataclass(frozen=True)
+class InputPath:
+    """A path from the config: resolved for reading, shown in messages, and named in the provenance.
+
+    ``display`` says where the file is from the config's folder (a path under ``record.root`` with the root
+    before it), so a message can be followed. ``name`` is the path as written in its own key (under a root,
+    relative to it), never a resolved one: results.json and manifest.json name inputs by it, and they must not
+    depend on where the project, the data or a symlink lives.
+    """
+
+    path: Path
+    display: str
+    name: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.name:
+            object.__setattr__(self, "name", self.display)
+
+    def under(self, root: "InputPath") -> "InputPath":
+        """Return this path as read under ``root``: shown after the root unless written absolute."""
+        if PurePosixPath(self.display).is_absolute():
+            return self  # the root does not apply to an absolute path: show it as written, not root//path
+        return InputPath(self.path, f"{root.display.rstrip('/')}/{self.display}", self.name)
+
+
+def as_written(value: str) -> str:
+    """Return a config path as the user wrote it, tidied only lexically (``./a//b`` -> ``a/b``; ``..`` kept)."""
+    return PurePosixPath(value).as_posix()
 
 
 class UnreadableFile(OSError):

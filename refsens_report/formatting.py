@@ -17,6 +17,7 @@ RATE_STATISTICS = {
     ("neutrality", "rate"),
     ("neutrality", "copied"),
     ("neutrality", "skew"),
+    ("aggregation", "skew"),  # the skew a what-if reference would have had
 }
 # Differences print with a sign, and an interval that excludes zero is bold; for a score or a rate an
 # interval excluding zero says nothing, so only differences are ever bold. A leaderboard "flip" row is a swing.
@@ -25,9 +26,10 @@ DIFFERENCE_STATISTICS = {"skew", "delta", "margin", "swing", "flip"}
 LEADERBOARD_DECIMALS = {"rank": 1, "flips": 1, "flips_significant": 0, "kendall_tau": 2, "tie_group": 0}
 # Ranks and flips are whole numbers except at ties (an average rank) and interpolated interval ends: each
 # value prints as an integer when it is one, with one decimal otherwise ("3 [1, 6]", "2.5 [1, 4]").
-WHOLE_STATISTICS = {("leaderboard", "rank"), ("leaderboard", "flips")}
+WHOLE_STATISTICS = {("leaderboard", "rank"), ("leaderboard", "flips"), ("aggregation", "flips")}
 SHARE_STATISTICS = {("leaderboard", "p_rank_change")}  # a share of replicates (0 to 1), printed as a percentage
-P_LIKE_STATISTICS = {("leaderboard", "holm_floor")}  # a bound on Holm p, printed as p-values are
+# a bound on Holm p and the skew's permutation p, printed as p-values are
+P_LIKE_STATISTICS = {("leaderboard", "holm_floor"), ("neutrality", "skew_permutation_p")}
 
 
 def decimals_for(analysis: str, statistic: str) -> int:

@@ -6,6 +6,8 @@ import ctypes
 import os
 import signal
 import sys
+from contextlib import contextmanager
+from typing import Iterator
 
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
@@ -32,3 +34,30 @@ def die_with_parent(parent: int, signum: int = signal.SIGKILL) -> None:
             pass
     if os.getppid() != parent:  # the parent died before the request above: nobody waits for this worker
         os._exit(1)
+
+
+# the build's stop signals (cli.py turns them into exceptions; the PDF typesetter into SystemExit)
+STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
+
+
+@contextmanager
+def stop_signals_held() -> Iterator[None]:
+    """Within: the stop signals wait, and are handled on the way out. Wrap every fork of a worker in it.
+
+    A signal handled while a process forks runs its handler inside os.fork's after-fork hooks, where Python
+    prints and ignores the exception the handler raises: the build would go on, not stop, and print a traceback.
+    """
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+def stop_signals_released() -> None:
+    """In a worker forked under ``stop_signals_held``: take the stop signals again."""
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)

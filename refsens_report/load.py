@@ -78,7 +78,10 @@ def bootstrap_columns(config: Config) -> int:
     roles = config.roles
     golds = set(roles.annotators) | set(roles.references)
     pairs = len(roles.outputs) * len(golds) + len(roles.annotators) * len(roles.references)
-    return len(config.audit.rules) * (pairs + len(roles.all_names)) + 2 * len(roles.references) + 4
+    # the aggregation what-if's four derived references (keep_a, keep_b, merge_union, merge_intersection): TP
+    # with each output and their sizes per rule, and their equality with each annotator
+    what_ifs = 4 * (len(config.audit.rules) * (len(roles.outputs) + 1) + len(roles.annotators)) if roles.annotators else 0
+    return len(config.audit.rules) * (pairs + len(roles.all_names)) + 2 * len(roles.references) + 4 + what_ifs
 
 
 def fitting_resamples(record: Record, config: Config) -> int:

@@ -36,6 +36,20 @@ def refused_character(name: str) -> tuple[int, str] | None:
     return None  # only spaces such as U+00A0 made it unprintable
 
 
+def visible(text: str) -> str:
+    """Return free text (the config as written, comments included) with its line breaks as newlines and every
+    character a name may not hold, tabs aside, written as an escape (``\\u202e``): printed, it can neither
+    reorder nor hide what is around it."""
+    text = text.replace("\r\n", "\n")
+    if all(line.isprintable() for line in text.split("\n")):
+        return text
+    return "".join(
+        character if character in "\n\t" or unicodedata.category(character) not in REFUSED_CATEGORIES
+        else character.encode("unicode_escape").decode("ascii")
+        for character in text
+    )
+
+
 def describe_character(character: str) -> str:
     """Return 'U+202E RIGHT-TO-LEFT OVERRIDE, a bidirectional control' for a message."""
     code = f"U+{ord(character):04X}"

@@ -40,7 +40,7 @@ from typing import Any
 
 from refsens_report.errors import BuildError
 from refsens_report.figures import print_variant
-from refsens_report.lifetime import die_with_parent
+from refsens_report.lifetime import die_with_parent, stop_signals_held, stop_signals_released
 from refsens_report.results import SCHEMA as RESULTS_SCHEMA
 
 PDF_VARIANT = "pdf/a-3b"  # PDF/A-3 allows embedded files of any type: results.json and results.csv ride along
@@ -264,6 +264,7 @@ def _exit_on_signal(signum: int, frame: Any) -> None:
 def _run_in_child(html: str, folder: Path, fetcher: Any, target: Path, report: Any, parent: int) -> None:
     """A forked worker: typeset one run; every failure goes back through the pipe, never a traceback."""
     die_with_parent(parent)  # and SIGTERM ends it: not the typesetter's handler
+    stop_signals_released()
     try:
         _typeset_run(html, folder, fetcher, target, report)
         report.send(("done", None))
@@ -292,7 +293,8 @@ class _Runs:
             process = context.Process(
                 target=_run_in_child, args=(html, folder, fetcher, target, send, os.getpid()), daemon=True
             )
-            process.start()
+            with stop_signals_held():  # a SIGTERM while forking is handled after it, not lost in its hooks
+                process.start()
             send.close()
             self.workers.append((process, receive))
 

@@ -15,7 +15,7 @@ from typing import Any, Iterable, Mapping
 import orjson
 
 from refsens_report.errors import MAX_PROBLEMS, InputError, ProblemList
-from refsens_report.files import read_bytes
+from refsens_report.files import InputPath, read_bytes
 from refsens_report.names import name_problem, shown
 
 Span = tuple[int, int, str]
@@ -39,7 +39,7 @@ class Record:
     """An annotation record: items in record order, and where they came from."""
 
     items: tuple[Item, ...]
-    sources: tuple[Path, ...] = ()
+    sources: tuple[InputPath, ...] = ()  # the files (or folders) read, each with its name as written in the config
     notes: tuple[str, ...] = ()  # what an adapter repaired or skipped, shown in the report
 
     @property
@@ -245,9 +245,11 @@ def outside_json(value: Any) -> str:
     return "a value outside what JSON allows"
 
 
-def load_jsonl(path: Path, display: str | None = None) -> Record:
+def load_jsonl(source: InputPath | Path) -> Record:
     """Read a canonical JSON Lines record; raise ``InputError`` listing every bad line."""
-    display = display or str(path)
+    if not isinstance(source, InputPath):
+        source = InputPath(Path(source), str(source))
+    path, display = source.path, source.display
     problems = ProblemList()
     try:
         raw = read_bytes(path)  # a regular file only: never a FIFO or /dev/zero
@@ -276,4 +278,4 @@ def load_jsonl(path: Path, display: str | None = None) -> Record:
     if stopped_at is not None:
         problems.add(f"{display}: stopped reading at line {stopped_at}; fix the problems above and run again")
     problems.raise_if_any()
-    return Record(items=tuple(item for _, item in located), sources=(path,))
+    return Record(items=tuple(item for _, item in located), sources=(source,))

@@ -19,6 +19,8 @@ from markupsafe import Markup
 
 from refsens_report import __version__, formatting, tables
 from refsens_report.analyses import disagreements
+from refsens_report.changes import Changes, Grid
+from refsens_report.check import Gate, gate
 from refsens_report.analyses.band import overall_band
 from refsens_report.analyses.base import Section
 from refsens_report.analyses.interaction import pooled_swing
@@ -28,7 +30,9 @@ from refsens_report.analyses.swap import largest_pooled_delta
 from refsens_report.config import AuditSettings
 from refsens_report.counts import RULE_MEANINGS
 from refsens_report.figures import Figure
+from refsens_report.metadata import Citation, citation, work_of
 from refsens_report.methods import methods_markdown
+from refsens_report.names import visible
 from refsens_report.prose import said
 from refsens_report.results import sha256_file
 from refsens_report.summary import Summary, build_summary, shown_in_summary
@@ -86,9 +90,15 @@ class AppendixPage:
     settings: the bootstrap and audit settings of this build.
     datasheet_html: the team's datasheet prose rendered, or None when the config names none.
     inputs: input file (as written in the config) to SHA-256.
-    config_json: the config as used, pretty JSON.
+    config_written: whether config_text is the config file as written (results.json ``config_toml``).
+    config_text: the config file's TOML as the team wrote it, comments included (invisible and bidirectional
+        characters shown as escapes); for results without it, the config as used as pretty JSON.
     downloads: the files beside the appendix with their SHA-256.
     notes: what an input adapter repaired or skipped.
+    checks: the `[check]` thresholds of the config as used against these results (in the summary), or None.
+    changes: what changed since the previous published version (its own section; set by the build, which
+        knows the site), or None for a first version.
+    citation: how to cite this version: a reference, its BibTeX, the metadata files (the "How to cite" section).
     """
 
     dataset_name: str
@@ -110,9 +120,13 @@ class AppendixPage:
     settings: tuple[Setting, ...]
     datasheet_html: Markup | None
     inputs: tuple[Setting, ...]
-    config_json: str
+    config_written: bool
+    config_text: str
     downloads: tuple[Download, ...]
     notes: tuple[str, ...]
+    checks: Gate | None = None
+    changes: Changes | None = None
+    citation: Citation | None = None
 
 
 @dataclass(frozen=True)
@@ -134,11 +148,13 @@ class SiteIndexPage:
     title: the newest version's dataset name.
     versions: the versions, newest first.
     tool_version: the refsens-report version that wrote this index.
+    grid: with two or more versions, their headline numbers side by side (statistics by version), else None.
     """
 
     title: str
     versions: tuple[VersionEntry, ...]
     tool_version: str
+    grid: Grid | None = None
 
 
 def context_dict(context: Any) -> dict[str, Any]:
@@ -402,9 +418,13 @@ def appendix_context(
         datasheet_html=(render_markdown(datasheet_markdown, heading_shift=2, drop_title=True)
                         if datasheet_markdown is not None else None),  # fmt: skip
         inputs=tuple(Setting(name, digest) for name, digest in sorted(results.get("inputs", {}).items())),
-        config_json=json.dumps(results.get("config", {}), indent=2, ensure_ascii=False),
+        config_written=isinstance(results.get("config_toml"), str),
+        config_text=(visible(results["config_toml"]) if isinstance(results.get("config_toml"), str)
+                     else json.dumps(results.get("config", {}), indent=2, ensure_ascii=False)),  # fmt: skip
         downloads=tuple(downloads),
         notes=tuple(results.get("record", {}).get("notes", [])),
+        checks=gate(results),
+        citation=citation(work_of(results, build_timestamp)),
     )
 
 

@@ -65,19 +65,24 @@ class AuditResults:
     confidence: float
     inputs: dict[str, str]
     record: dict[str, Any] = field(default_factory=dict)
+    config_toml: str | None = None  # the config file's text as written, when the audit read one
     summaries: dict[str, Any] = field(default_factory=dict)  # what analyses say beside the rows, by analysis key
     applicability: dict[str, str | None] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict, compare=False)  # not written: varies by run
     # files the build writes beside results.json (name -> text: the disagreement listings); not in results.json
     files: dict[str, str] = field(default_factory=dict, compare=False)
+    # not written: where each input is on this machine (the build's timestamp falls back to their dates)
+    input_files: dict[str, Path] = field(default_factory=dict, compare=False)
 
     def to_json_dict(self) -> dict[str, Any]:
         """Return results.json's content (docs/results.md)."""
+        written = {} if self.config_toml is None else {"config_toml": self.config_toml}
         return {
             "schema": SCHEMA,
             "dataset": self.dataset,
             "tool_version": __version__,
             "config": self.config,
+            **written,
             "seed": self.seed,
             "resamples": self.resamples,
             "confidence": self.confidence,

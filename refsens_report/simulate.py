@@ -1,4 +1,5 @@
-"""A simulated annotation pipeline: two annotator passes, a selective third pass, a silent default, a reviewer.
+"""A simulated annotation pipeline: two annotator passes, a selective third pass, a silent default, a reviewer,
+and model outputs scored beside the annotators (one of them tuned to the shipped gold's conventions).
 
 The generative story is documented in ``docs/simulation.md``; every number it uses is a field of
 ``SimulationParameters``. ``simulate_rows`` returns the record as canonical JSON objects and
@@ -9,6 +10,7 @@ simulate``). The same parameters and seed always give byte-identical files.
 from __future__ import annotations
 
 import hashlib
+import textwrap
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
@@ -16,6 +18,8 @@ from typing import Any
 import numpy as np
 import orjson
 
+from refsens_report.bootstrap import AUTO_MIN_RESAMPLES, holm_floor
+from refsens_report.config import default_family
 from refsens_report.errors import InputError
 
 DEMO_VERSION = "0.1.0-demo"
@@ -80,6 +84,53 @@ def _paper_languages() -> tuple[LanguageParameters, ...]:
 
 
 @dataclass(frozen=True)
+class ModelParameters:
+    """One simulated model output: a system run on every item, with its own error rates and conventions."""
+
+    name: str
+    # Probability that the model misses a latent mention.
+    miss_rate: float
+    # Probability that it labels a decoy (non-PII text).
+    extra_rate: float
+    # Probability that it gives a mention the confusable type.
+    type_confusion_rate: float
+    # Probability that it includes the optional part, per convention (title, country code, flat number).
+    includes: tuple[float, float, float]
+
+
+DEFAULT_OUTPUTS = 4  # model outputs beside the two annotator passes: six scored outputs, a leaderboard
+# The model outputs' own random stream (numpy SeedSequence entropy [seed, MODEL_STREAM]): the rest of the
+# record is drawn from default_rng(seed) exactly as without them.
+MODEL_STREAM = 1
+MAX_OUTPUTS = 30
+
+
+def simulated_models(count: int = DEFAULT_OUTPUTS) -> tuple[ModelParameters, ...]:
+    """Return ``count`` model outputs, strongest first, with the planted rank flip between the first two.
+
+    Every model labels less accurately than the annotator passes, so the leaderboard's humans stay on top and
+    the first two models sit next to each other in the delivered gold's ranking. model_1 is the more
+    accurate; its conventions lean the other way from annotator A's (a title or a country code a fifth of the
+    time, a flat number four fifths). model_2 was tuned on the shipped gold: it learned the delivered gold's
+    conventions (A's, through the silent default) but misses more mentions. Under the delivered gold the
+    conventions win and model_2 ranks above model_1; under the reviewer, whose convention favours no one,
+    accuracy wins and the order flips (a swing of about 2.5 to 3.5 points over seeds 0-3). The rest come in
+    pairs of near-equal strength (tie groups), each pair weaker than the one before.
+    """
+    if not 0 <= count <= MAX_OUTPUTS:
+        raise ValueError(f"model outputs must be between 0 and {MAX_OUTPUTS}, got {count}")
+    models = [
+        ModelParameters("model_1", 0.060, 0.035, 0.015, (0.2, 0.2, 0.8)),
+        ModelParameters("model_2", 0.084, 0.040, 0.018, (0.95, 0.95, 0.05)),
+    ]
+    for index in range(2, count):
+        pair, second = divmod(index - 2, 2)
+        miss = 0.14 + 0.04 * pair + 0.004 * second
+        models.append(ModelParameters(f"model_{index + 1}", round(miss, 3), 0.05, 0.025, (0.6, 0.6, 0.4)))
+    return tuple(models[:count])
+
+
+@dataclass(frozen=True)
 class SimulationParameters:
     """Every number of the generative story; the defaults imitate the paper's pipeline."""
 
@@ -136,6 +187,8 @@ class SimulationParameters:
     copy_defect_rate: float = 11 / 25_000
     # Share of items on which one annotator pass is absent (the paper: both present on 99.6 %).
     pass_absent_share: float = 0.004
+    # Model outputs scored beside the annotators, on every item (``simulated_models``; ``--outputs N``).
+    models: tuple[ModelParameters, ...] = field(default_factory=simulated_models)
 
     @property
     def neutral(self) -> bool:
@@ -466,8 +519,12 @@ def _annotate(
     rows: _Rows,
     parameters: SimulationParameters,
     rng: np.random.Generator,
-) -> tuple[dict[str, list[list[list[Any]] | None]], np.ndarray]:
-    """Run every row through the pipeline; return each labelling's spans per row (None: absent) and third_pass."""
+    model_rng: np.random.Generator,
+) -> tuple[dict[str, list[list[tuple[int, int, str]] | None]], np.ndarray]:
+    """Run every row through the pipeline; return each labelling's spans per row (None: absent) and third_pass.
+
+    The model outputs draw from ``model_rng``, so adding or removing them leaves every other labelling as it was.
+    """
     n_rows = len(rows.latent)
     starts = latent.unit_offsets[rows.latent]
     counts = latent.unit_offsets[rows.latent + 1] - starts
@@ -530,18 +587,26 @@ def _annotate(
     label = latent.label[unit]
     names = np.array(LABELS, dtype=object)
 
-    def spans_per_row(version: Version, present: np.ndarray) -> list[list[list[Any]] | None]:
-        """Return each row's spans [start, end, type] for one labelling, None where it is absent."""
+    def spans_per_row(version: Version, present: np.ndarray) -> list[list[tuple[int, int, str]] | None]:
+        """Return each row's spans (start, end, type) for one labelling, None where it is absent."""
         labelled, long, confused = version
         kept = np.flatnonzero(labelled)
         span_starts = np.where(long, long_start, short_start)[kept].tolist()
         span_ends = np.where(long, long_end, short_end)[kept].tolist()
         types = names[np.where(confused, CONFUSED_INDEX[label], label)[kept]].tolist()
-        spans = list(map(list, zip(span_starts, span_ends, types)))
+        # (start, end, type) tuples: orjson writes them as the same arrays as lists, seven times faster to build
+        spans = list(zip(span_starts, span_ends, types))
         # Units are disjoint and in text order, so each row's spans come out sorted.
         bounds = np.concatenate([[0], np.cumsum(np.bincount(row_of[kept], minlength=n_rows))]).tolist()
         flags = present.tolist()
         return [spans[bounds[i] : bounds[i + 1]] if flags[i] else None for i in range(n_rows)]
+
+    def model_pass(model: ModelParameters) -> Version:
+        """Return one model's output: like an annotator pass, with the model's rates and conventions."""
+        roll = model_rng.random((3, total))
+        return (np.where(is_decoy, roll[0] < model.extra_rate, roll[0] >= model.miss_rate),
+                has_variant & (roll[1] < np.array(model.includes)[convention]),
+                roll[2] < model.type_confusion_rate)  # fmt: skip
 
     everywhere = np.ones(n_rows, dtype=bool)
     labellings = {
@@ -550,6 +615,8 @@ def _annotate(
         "delivered": spans_per_row(delivered, everywhere),
         "reviewer": spans_per_row(reviewer, reviewed),
     }
+    for model in parameters.models:  # a model runs on every item
+        labellings[model.name] = spans_per_row(model_pass(model), everywhere)
     return labellings, third_pass
 
 
@@ -565,6 +632,7 @@ def simulate_rows(parameters: SimulationParameters, seed: int = 0) -> list[dict[
     if parameters.items < len(parameters.languages):
         raise ValueError(f"need at least one item per language ({len(parameters.languages)}), got {parameters.items}")
     rng = np.random.default_rng(seed)
+    model_rng = np.random.default_rng([seed, MODEL_STREAM])
     latent_by_language, rows_by_language, eligible = [], [], []
     for position, (language, size) in enumerate(zip(parameters.languages, _language_sizes(parameters))):
         pairs = min(int(round(parameters.duplicated_share * size / 2)), size // 2)
@@ -589,7 +657,7 @@ def simulate_rows(parameters: SimulationParameters, seed: int = 0) -> list[dict[
 
     records: list[dict[str, Any]] = []
     for language, latent, rows in zip(parameters.languages, latent_by_language, rows_by_language):
-        labellings, third_pass = _annotate(language, latent, rows, parameters, rng)
+        labellings, third_pass = _annotate(language, latent, rows, parameters, rng, model_rng)
         flags = third_pass.tolist()
         keys = [hashlib.sha256(text.encode("utf-8")).hexdigest()[:16] for text in latent.texts]
         latent_of = rows.latent.tolist()
@@ -619,11 +687,48 @@ def dataset_version(parameters: SimulationParameters, seed: int) -> str:
         version += f"-seed{seed}"
     if parameters.items != SimulationParameters().items:
         version += f"-{parameters.items}items"
+    if len(parameters.models) != DEFAULT_OUTPUTS:
+        version += f"-{len(parameters.models)}outputs"
     return version
+
+
+DEMO_RULES = ("strict", "relaxed")
+DEMO_CONFIDENCE = 0.95
+# The demo's Holm floor as a share of the level: below it, with a fifth to spare, so a comparison that holds
+# in every replicate is significant after Holm and the planted rank flip can show as one. resamples = "auto"
+# aims at a tenth, which for six outputs means B = 27,999 and a demo that no longer builds in seconds.
+DEMO_FLOOR_SHARE = 0.8
+
+
+def demo_family_size(parameters: SimulationParameters) -> int:
+    """Return how many swings the demo's Holm family holds (config.default_family, METHOD.md section 4).
+
+    One alternative reference (the reviewer): adjacent holds the output pairs adjacent in the delivered
+    gold's ranking, all every pair; each for every language, pooled, and rule.
+    """
+    outputs = 2 + len(parameters.models)
+    pairs = outputs - 1 if default_family(outputs) == "adjacent" else outputs * (outputs - 1) // 2
+    return pairs * (len(parameters.languages) + 1) * len(DEMO_RULES)
+
+
+def demo_resamples(parameters: SimulationParameters) -> int:
+    """Return the demo's B: the smallest B >= 2,000 whose Holm floor is at most 0.8 times the level."""
+    target = DEMO_FLOOR_SHARE * (1 - DEMO_CONFIDENCE)
+    family = demo_family_size(parameters)
+    resamples = AUTO_MIN_RESAMPLES
+    while holm_floor(family, resamples) > target:
+        resamples += 1
+    return resamples
 
 
 def render_config(parameters: SimulationParameters, seed: int) -> str:
     """Return refsens.toml for the simulated record."""
+    resamples = demo_resamples(parameters)
+    resamples_comment = ""
+    if resamples > AUTO_MIN_RESAMPLES:
+        floor = holm_floor(demo_family_size(parameters), resamples)
+        resamples_comment = (f"   # Holm floor {floor:.3f} ({demo_family_size(parameters)} tests): "
+                             "a flip seen in every replicate is significant")  # fmt: skip
     return (
         "# Written by `refsens-report simulate`: a synthetic record from the simulated annotation pipeline.\n"
         "[dataset]\n"
@@ -634,13 +739,13 @@ def render_config(parameters: SimulationParameters, seed: int) -> str:
         'format = "jsonl"\n'
         "\n[roles]\n"
         'annotators = ["annotator_a", "annotator_b"]\n'
-        'outputs = ["annotator_a", "annotator_b"]\n'
+        f"outputs = {_toml_list(['annotator_a', 'annotator_b', *(model.name for model in parameters.models)])}\n"
         'references = ["delivered", "reviewer"]   # first = primary (shipped) reference\n'
         "\n[audit]\n"
-        'rules = ["strict", "relaxed"]\n'
-        "resamples = 2000\n"
+        f"rules = {_toml_list(list(DEMO_RULES))}\n"
+        f"resamples = {resamples}{resamples_comment}\n"
         "seed = 0\n"
-        "confidence = 0.95\n"
+        f"confidence = {DEMO_CONFIDENCE}\n"
         'duplicate_policy = "keep_first"\n'
         "exclude_defective_duplicates = true\n"
         "\n[report]\n"
@@ -648,17 +753,27 @@ def render_config(parameters: SimulationParameters, seed: int) -> str:
     )
 
 
+def _toml_list(names: list[str]) -> str:
+    """Return a TOML array of simple names (letters, digits, underscores: no escaping needed)."""
+    return "[" + ", ".join(f'"{name}"' for name in names) + "]"
+
+
+def count_of(number: int, noun: str) -> str:
+    """Return '1 model output' / '4 model outputs'."""
+    return f"{number:,} {noun}{'' if number == 1 else 's'}"
+
+
 def _percent(value: float) -> str:
     return f"{100 * value:.1f} %"
 
 
-def _summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
+def _summary(rows: list[dict[str, Any]], models: tuple[ModelParameters, ...]) -> dict[str, Any]:
     """Return the counts the datasheet states about the written record."""
     languages = list(dict.fromkeys(row["language"] for row in rows))
     key_counts: dict[str, int] = {}
     for row in rows:
         key_counts[row["meta"]["dup_key"]] = key_counts.get(row["meta"]["dup_key"], 0) + 1
-    labellings = ("annotator_a", "annotator_b", "delivered", "reviewer")
+    labellings = ("annotator_a", "annotator_b", "delivered", "reviewer", *(model.name for model in models))
     return {
         "items": len(rows),
         "per_language": {code: sum(row["language"] == code for row in rows) for code in languages},
@@ -672,7 +787,7 @@ def _summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 def render_datasheet(parameters: SimulationParameters, seed: int, rows: list[dict[str, Any]]) -> str:
     """Return datasheet.md: a "Datasheets for Datasets" stub that says plainly the data is synthetic."""
-    summary = _summary(rows)
+    summary = _summary(rows, parameters.models)
     per_language = ", ".join(f"{code} {count:,}" for code, count in summary["per_language"].items())
     default_rule = (
         "a neutral rule: when the annotators differ and no third pass fires, the delivered gold is A or B "
@@ -689,14 +804,46 @@ def render_datasheet(parameters: SimulationParameters, seed: int, rows: list[dic
     scalars = "\n".join(
         f"| `{f.name}` | `{getattr(parameters, f.name)!r}` |"
         for f in fields(parameters)
-        if f.name != "languages"
+        if f.name not in ("languages", "models")
+    )
+    model_table = "\n".join(
+        f"| `{m.name}` | {m.miss_rate} | {m.extra_rate} | {m.type_confusion_rate} | "
+        f"{' / '.join(str(share) for share in m.includes)} |"
+        for m in parameters.models
     )
     labelled = summary["labelled"]
+    if parameters.models:
+        names = [model.name for model in parameters.models]
+        every = all(labelled[name] == summary["items"] for name in names)
+        models_line = (
+            f"- {count_of(len(names), 'model output')}: {', '.join(f'`{name}`' for name in names)}, "
+            f"{'each on every item' if every else 'on ' + ', '.join(f'{labelled[n]:,}' for n in names)}; "
+            "scored beside the two annotator passes.\n"
+        )
+        story = (
+            "The model outputs are simulated the same way as a pass, each with its own miss, extra and "
+            "type-confusion rates and its own boundary conventions (the table below). One comparison is planted: "
+            "`model_1` is the more accurate, with conventions of its own"
+            + (", and `model_2` was tuned on the shipped gold, so it learned the delivered gold's conventions "
+               "(annotator A's, through the silent default) but misses more mentions. Under the delivered gold "
+               "`model_2` ranks above `model_1`; under the reviewer, whose convention favours no one, the order "
+               "flips." if len(names) > 1 else ".")
+            + (" The others come in pairs of near-equal strength." if len(names) > 3 else "")
+        )
+        models_story = "\n\n" + textwrap.fill(story, width=108, break_long_words=False, break_on_hyphens=False)
+        models_section = (
+            "\n| model | miss rate | extra rate | type confusion | includes title / country code / flat number |\n"
+            f"|---|---|---|---|---|\n{model_table}\n"
+        )
+    else:
+        models_line, models_story, models_section = "", "", ""
     command = f"refsens-report simulate DIR --seed {seed}"
     if parameters.items != SimulationParameters().items:
         command += f" --items {parameters.items}"
     if parameters.neutral:
         command += " --neutral"
+    if len(parameters.models) != DEFAULT_OUTPUTS:
+        command += f" --outputs {len(parameters.models)}"
     return f"""# Datasheet: {DATASET_NAME}
 
 **This dataset is synthetic.** Every item was generated by `refsens-report simulate` (seed {seed}) from the
@@ -724,7 +871,7 @@ record.
 - Labellings: `annotator_a` on {labelled['annotator_a']:,} items, `annotator_b` on {labelled['annotator_b']:,},
   `delivered` on {labelled['delivered']:,}, `reviewer` on {labelled['reviewer']:,}
   ({_percent(labelled['reviewer'] / summary['items'])}, a random sample).
-- `meta.third_pass`: the third pass fired on {summary['third_pass']:,} items
+{models_line}- `meta.third_pass`: the third pass fired on {summary['third_pass']:,} items
   ({_percent(summary['third_pass'] / summary['items'])}).
 - `meta.dup_key`: a hash of the text. {summary['duplicate_groups']:,} keys are shared by
   {summary['duplicated_items']:,} items (the same prompt entered the pipeline twice). A few of these pairs
@@ -736,7 +883,7 @@ Nothing was collected. The simulator draws, for each item, a text and its latent
 annotator passes that miss mentions, label decoys, confuse types and follow opposite boundary conventions
 (a title inside a name or not, a country code inside a phone number or not, a flat number inside an address
 or not); a third pass that fires at language-specific rates; the delivered gold by the aggregation rule;
-and the reviewer on a random sample, with its own convention that favours neither pass.
+and the reviewer on a random sample, with its own convention that favours neither pass.{models_story}
 
 ## Preprocessing
 
@@ -766,7 +913,7 @@ Maintained with refsens-report; the generative story and its parameters are docu
 | parameter | value |
 |---|---|
 {scalars}
-"""
+{models_section}"""
 
 
 def _dump(row: dict[str, Any]) -> bytes:
@@ -775,14 +922,24 @@ def _dump(row: dict[str, Any]) -> bytes:
     return orjson.dumps(row)
 
 
-def write_simulation(directory: Path, items: int | None = None, seed: int = 0, neutral: bool = False) -> list[Path]:
-    """Write DIR/record.jsonl, DIR/refsens.toml and DIR/datasheet.md; return their paths."""
+def write_simulation(directory: Path, items: int | None = None, seed: int = 0, neutral: bool = False,
+                     outputs: int | None = None) -> list[Path]:  # fmt: skip
+    """Write DIR/record.jsonl, DIR/refsens.toml and DIR/datasheet.md; return their paths.
+
+    ``outputs``: model outputs scored beside the two annotator passes (default DEFAULT_OUTPUTS; 0 scores the
+    annotators alone, as the paper does).
+    """
     if items is not None and items < len(SimulationParameters().languages):
         raise InputError(f"simulate: --items must be at least {len(SimulationParameters().languages)} "
                          f"(one per language), got {items}")  # fmt: skip
     if seed < 0:
         raise InputError(f"simulate: --seed must be a non-negative integer, got {seed}")
+    if outputs is not None and not 0 <= outputs <= MAX_OUTPUTS:
+        raise InputError(f"simulate: --outputs must be between 0 and {MAX_OUTPUTS} (model outputs beside the two "
+                         f"annotator passes), got {outputs}")  # fmt: skip
     parameters = SimulationParameters()
+    if outputs is not None:
+        parameters = replace(parameters, models=simulated_models(outputs))
     if items is not None:
         parameters = replace(parameters, items=items)
     if neutral:

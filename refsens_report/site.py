@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ctypes
 import errno
+import hashlib
 import json
 import os
 import re
@@ -22,17 +23,18 @@ import sys
 import tempfile
 import threading
 import time
-from contextlib import contextmanager
-from dataclasses import replace
+from contextlib import contextmanager, nullcontext
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any, Iterable, Iterator, Mapping
 
-from refsens_report import __version__, figures, manifest, pdf, render, tables
+from refsens_report import __version__, changes, figures, manifest, metadata, pdf, render, tables
 from refsens_report.analyses import disagreements
 from refsens_report.analyses.registry import figure_makers
 from refsens_report.config import Config, version_problem
 from refsens_report.errors import InputError
+from refsens_report.estimator import stage_line
 from refsens_report.results import sha256_file
 from refsens_report.view import ResultsView
 
@@ -68,21 +70,22 @@ class Stages:
         self.timings[name] = self.timings.get(name, 0.0) + elapsed
         if self.progress:
             # one line after the stage: the audit draws its own progress bar while it runs
-            print(f"\r{name}: {elapsed:.1f} s".ljust(40), file=sys.stderr, flush=True)
+            stage_line(name, elapsed)
 
 
 # --- the build timestamp ---------------------------------------------------------------------------
 
 
-def build_time(config: Config, inputs: Mapping[str, str]) -> tuple[datetime, str]:
+def build_time(config: Config, input_files: Iterable[Path] = ()) -> tuple[datetime, str]:
     """Return the one build timestamp and where it came from: SOURCE_DATE_EPOCH, else the newest input's date.
 
-    Never the clock: two builds of the same inputs must give the same bytes.
+    Never the clock: two builds of the same inputs must give the same bytes. ``input_files``: where the
+    audit's inputs are on this machine (results.json names them as written, not where they are).
     """
     epoch = source_date_epoch()
     if epoch is not None:
         return epoch, "SOURCE_DATE_EPOCH"
-    paths = [config.path, *((config.base_dir / name) for name in inputs)]
+    paths = [config.path, *input_files]
     newest = max(int(path.stat().st_mtime) for path in paths if path.is_file())
     return datetime.fromtimestamp(newest, tz=timezone.utc), "the newest input file's modification time"
 
@@ -123,7 +126,7 @@ def write_tables(numbered: list[tables.Table], folder: Path) -> list[Path]:
 
 
 def downloads_of(folder: Path, numbered: list[tables.Table], drawn: Mapping[str, figures.Figure],
-                 version: str) -> list[render.Download]:  # fmt: skip
+                 version: str, with_pdf: bool = True) -> list[render.Download]:  # fmt: skip
     """Return every file beside the appendix, with the SHA-256 of those already written."""
 
     def entry(name: str, description: str) -> render.Download:
@@ -131,10 +134,20 @@ def downloads_of(folder: Path, numbered: list[tables.Table], drawn: Mapping[str,
         return render.Download(name, description, sha256_file(path) if path.is_file() else "")
 
     files = [
-        entry(pdf_name(version), "The appendix as PDF/A-3b, with results.json and results.csv attached"),
+        *([entry(pdf_name(version), "The appendix as PDF/A-3b, with results.json and results.csv attached")]
+          if with_pdf else []),
         entry("results.json", "Every result row with the config, seed and input hashes"),
         entry("results.csv", "One row per statistic: the columns of the results contract"),
         entry("manifest.json", "SHA-256 of every file of this version and of every input"),
+    ]
+    if (folder / changes.CHANGES_NAME).is_file():
+        files.append(entry(changes.CHANGES_NAME, "Every statistic against the previous version: both estimates "
+                                                 "and intervals, the difference, how it changed"))
+    files += [
+        entry(metadata.CROISSANT_NAME, "Croissant 1.1 metadata (JSON-LD) with its Responsible-AI fields"),
+        entry(metadata.CARD_NAME, "The YAML header of a Hugging Face dataset card"),
+        entry(metadata.CFF_NAME, "How to cite this version (Citation File Format 1.2.0)"),
+        entry(metadata.BIBTEX_NAME, "How to cite this version (BibTeX)"),
     ]
     for table in numbered:
         files.append(entry(f"tables/{table.slug}.csv",
@@ -151,15 +164,27 @@ def downloads_of(folder: Path, numbered: list[tables.Table], drawn: Mapping[str,
     return files
 
 
-def render_version(config: Config, folder: Path, stages: Stages,
-                   typesetter: pdf.Typesetter | None = None) -> dict[str, Any]:  # fmt: skip
+@dataclass(frozen=True)
+class Baseline:
+    """The published version a build compares with: its name, results.json's content and SHA-256."""
+
+    version: str
+    results: Mapping[str, Any]
+    sha256: str
+
+
+def render_version(config: Config, folder: Path, stages: Stages, typesetter: pdf.Typesetter | None = None,
+                   with_pdf: bool = True, baseline: Baseline | None = None,
+                   input_files: Iterable[Path] = ()) -> dict[str, Any]:  # fmt: skip
     """Render a version folder that already holds results.json/csv; return results.json's content.
 
     ``typesetter``: a PDF typesetter started ahead of time (build_site starts it before the audit).
+    ``with_pdf``: False skips the PDF (a draft). ``baseline``: the version the changes section compares with.
+    ``input_files``: the audit's input files (their dates give the build timestamp without SOURCE_DATE_EPOCH).
     """
     results = json.loads((folder / "results.json").read_text(encoding="utf-8"))
     datasheet = config.report.datasheet.read_text(encoding="utf-8") if config.report.datasheet else None
-    moment, moment_source = build_time(config, results.get("inputs", {}))
+    moment, moment_source = build_time(config, input_files)
     timestamp = w3c_timestamp(moment)
     view = ResultsView.from_json(results)
     with stages.stage("figures"):
@@ -167,21 +192,73 @@ def render_version(config: Config, folder: Path, stages: Stages,
     with stages.stage("tables"):
         body = render.build_body(view, drawn)
         write_tables(body.tables, folder / "tables")
+    with stages.stage("release"):  # the checks, what changed since the baseline, the metadata files
+        section = None
+        if baseline is not None:
+            section, changes_text = changes.compare(baseline.version, baseline.results, baseline.sha256, results)
+            (folder / changes.CHANGES_NAME).write_text(changes_text, encoding="utf-8", newline="")
+        metadata.write_metadata(results, folder, timestamp)
     with stages.stage("html"):
         for name, listing in render.disagreement_pages(folder, results, timestamp):
             (folder / name).write_text(render.render_page("disagreements.html", listing), encoding="utf-8")
+        version = results["dataset"]["version"]
         page = render.appendix_context(
-            results, body.sections, datasheet, downloads_of(folder, body.tables, drawn, results["dataset"]["version"]),
-            timestamp, moment_source, pdf_name(results["dataset"]["version"]), body.summary, body.annex,
+            results, body.sections, datasheet, downloads_of(folder, body.tables, drawn, version, with_pdf),
+            timestamp, moment_source, pdf_name(version) if with_pdf else "", body.summary, body.annex,
         )  # fmt: skip
+        page = replace(page, changes=section)
         (folder / INDEX_NAME).write_text(render.render_page("appendix.html", page), encoding="utf-8")
         render.copy_stylesheets(folder)
-    with stages.stage("pdf"):
-        write_pdf = pdf.write_pdf if typesetter is None else typesetter.write_pdf
-        write_pdf(folder / INDEX_NAME, folder / pdf_name(page.version), moment, timings=stages.details)
+    if with_pdf:
+        with stages.stage("pdf"):
+            write_pdf = pdf.write_pdf if typesetter is None else typesetter.write_pdf
+            write_pdf(folder / INDEX_NAME, folder / pdf_name(page.version), moment, timings=stages.details)
     with stages.stage("manifest"):
         manifest.write_manifest(manifest.build_manifest(results, folder, timestamp, moment_source), folder)
     return results
+
+
+# --- the baseline: the version a build compares with ---------------------------------------------
+
+
+def _read_baseline(name: str, folder: Path) -> Baseline:
+    path = folder / "results.json"
+    data = path.read_bytes()
+    results = json.loads(data.decode("utf-8"))
+    if not isinstance(results, dict) or not isinstance(results.get("rows"), list):
+        raise ValueError("results.json is not the results contract")
+    if not ResultsView.from_json(results).references:  # the roles the comparison reads
+        raise ValueError("results.json names no reference")
+    return Baseline(version=name, results=results, sha256=hashlib.sha256(data).hexdigest())
+
+
+def find_baseline(out: Path, version: str, compare_to: str | None) -> Baseline | None:
+    """Return the published version to compare with: ``compare_to``, else the newest one before ``version``.
+
+    A named version that is missing or unreadable is bad input; without a name, a damaged earlier version is
+    skipped with a warning and the next older one is tried. None when there is no earlier version.
+    """
+    published = {name: folder for name, folder in published_versions(out).items() if name != version}
+    if compare_to is not None:
+        if compare_to == version:
+            raise InputError(f"--compare-to {compare_to}: that is the version being built; name an earlier one")
+        if compare_to not in published:
+            known = ", ".join(sorted(published, key=version_sort_key, reverse=True)) or "none"
+            raise InputError(f"--compare-to {compare_to}: no such version in {out} (published: {known})")
+        try:
+            return _read_baseline(compare_to, published[compare_to])
+        except Exception as error:  # noqa: BLE001 - any damage: the user named it, so say so and stop
+            raise InputError(f"--compare-to {compare_to}: cannot read its results ({type(error).__name__}: "
+                             f"{error})") from None  # fmt: skip
+    current = version_sort_key(version)
+    for name in sorted(published, key=version_sort_key, reverse=True):
+        if version_sort_key(name) >= current:
+            continue
+        try:
+            return _read_baseline(name, published[name])
+        except Exception as error:  # noqa: BLE001 - as the index does: skip a damaged version, say so
+            _warn(f"{published[name]}: not compared with: cannot read its results ({type(error).__name__}: {error})")
+    return None
 
 
 # --- the site index --------------------------------------------------------------------------------
@@ -257,10 +334,11 @@ def site_index_html(versions: Mapping[str, Path], required: tuple[str, ...] = ()
     left out of the index with a warning naming it, so one damaged folder cannot stop every later build;
     the versions in ``required`` (the one being built) raise instead.
     """
-    entries = []
+    entries, compared = [], []
     for name in sorted(versions, key=version_sort_key, reverse=True):
         try:
             entries.append(_index_entry(name, versions[name]))
+            compared.append((name, json.loads((versions[name] / "results.json").read_text(encoding="utf-8"))))
         except Exception as error:  # noqa: BLE001 - any damage to another version's files: skip it, say so
             if name in required:
                 raise
@@ -268,7 +346,8 @@ def site_index_html(versions: Mapping[str, Path], required: tuple[str, ...] = ()
             _warn(f"{versions[name]}: left out of the site index: cannot read its results ({reason})")
     title = entries[0].dataset_name if entries else "refsens-report"
     return render.render_page(
-        "site_index.html", render.SiteIndexPage(title=title, versions=tuple(entries), tool_version=__version__)
+        "site_index.html", render.SiteIndexPage(title=title, versions=tuple(entries), tool_version=__version__,
+                                                grid=changes.side_by_side(compared) if len(compared) > 1 else None),
     )
 
 
@@ -514,6 +593,37 @@ def _publish(staging: Path, out: Path, version: str, force: bool) -> None:
             raise
 
 
+def site_datasets(out: Path) -> dict[str, list[str]]:
+    """Return the dataset names the site's published versions belong to, each with its versions.
+
+    A version whose results.json cannot be read is left out (the index leaves it out too, with a warning).
+    """
+    datasets: dict[str, list[str]] = {}
+    for version, folder in published_versions(out).items():
+        try:
+            name = json.loads((folder / "results.json").read_text(encoding="utf-8"))["dataset"]["name"]
+        except (OSError, ValueError, TypeError, KeyError):
+            continue
+        if isinstance(name, str):
+            datasets.setdefault(name, []).append(version)
+    return datasets
+
+
+def _check_one_dataset(out: Path, dataset: str) -> None:
+    """Refuse to publish ``dataset`` into a site whose versions belong to another dataset (one site, one
+    dataset: the index is titled by it and lists its versions as one history)."""
+    others = {name: versions for name, versions in site_datasets(out).items() if name != dataset}
+    if not others:
+        return
+    held = "; ".join(
+        f"'{name}' ({', '.join(sorted(versions, key=version_sort_key))})" for name, versions in others.items()
+    )
+    raise InputError(
+        f"{out} holds the dataset {held}, not '{dataset}': build into another --out (one site per dataset), "
+        "or pass --allow-other-dataset to add it to this site"
+    )
+
+
 def _check_site_path(out: Path) -> None:
     if out.exists() and not out.is_dir():
         raise InputError(f"{out}: the site folder is a file")
@@ -530,10 +640,15 @@ def _check_site_path(out: Path) -> None:
 
 
 def build_site(config: Config, out: Path, force: bool = False, progress: bool = False,
-               timings: dict[str, float] | None = None, details: dict[str, float] | None = None) -> Path:  # fmt: skip
+               timings: dict[str, float] | None = None, details: dict[str, float] | None = None,
+               with_pdf: bool = True, compare_to: str | None = None,
+               allow_other_dataset: bool = False) -> Path:  # fmt: skip
     """Audit the record and publish ``out/<version>/`` with a refreshed ``out/index.html``; return the folder.
 
     ``timings`` receives the seconds of each stage, ``details`` those of the steps within the PDF stage.
+    ``with_pdf``: False publishes the version without its PDF (a draft). ``compare_to``: the published version
+    the changes section compares with (default: the newest one before this version).
+    A site whose versions belong to another dataset is refused unless ``allow_other_dataset``.
     """
     from refsens_report.audit import run_audit
     from refsens_report.results import write_files, write_results
@@ -544,7 +659,10 @@ def build_site(config: Config, out: Path, force: bool = False, progress: bool = 
     target = out / config.version
     _check_site_path(out)
     source_date_epoch()  # a bad SOURCE_DATE_EPOCH stops the build now, not after the audit
+    if not allow_other_dataset:
+        _check_one_dataset(out, config.name)
     _check_replaceable(target, force)
+    baseline = find_baseline(out, config.version, compare_to)  # before the audit: a bad --compare-to stops now
     stages = Stages(progress, timings)
     if details is not None:
         stages.details = details
@@ -562,16 +680,19 @@ def build_site(config: Config, out: Path, force: bool = False, progress: bool = 
                 os.replace(staging / INDEX_NAME, out / INDEX_NAME)
         folder = staging / config.version
         # the PDF's typesetter starts now, so its start-up overlaps the audit (the audit mostly uses one core)
-        with pdf.Typesetter() as typesetter:
+        with pdf.Typesetter() if with_pdf else nullcontext() as typesetter:
             with stages.stage("audit"):
                 audit_results = run_audit(config, progress=progress)
                 write_results(audit_results, folder)
                 write_files(audit_results, folder)
-            render_version(config, folder, stages, typesetter=typesetter)
+            render_version(config, folder, stages, typesetter=typesetter, with_pdf=with_pdf, baseline=baseline,
+                           input_files=audit_results.input_files.values())  # fmt: skip
         with stages.stage("index"), site_lock(out):
             _recover(out, own=staging)
             # the index is made from the folders as they are now, under the lock: a build of another
             # version that published meanwhile is listed
+            if not allow_other_dataset:  # another dataset's build may have published here meanwhile
+                _check_one_dataset(out, config.name)
             versions = {**published_versions(out), config.version: folder}
             (staging / INDEX_NAME).write_text(site_index_html(versions, (config.version,)), encoding="utf-8")
             _publish(staging, out, config.version, force)

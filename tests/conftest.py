@@ -1,8 +1,10 @@
 """Shared fixtures for the site, PDF and browser tests: one small hostile record, built twice.
 
-The record is the simulator's (1,500 items, 200 resamples) with team-written text made hostile: a type named
-like a script tag, a labelling name carrying an <img onerror>, type labels in Devanagari, Arabic and Chinese,
-and a datasheet with raw HTML, a javascript: link, an external link and an external image.
+The record is the simulator's (1,500 items, 200 resamples, the two annotator passes as the only outputs) with
+team-written text made hostile: a type named like a script tag, a labelling name carrying an <img onerror>,
+type labels in Devanagari, Arabic and Chinese, a datasheet with raw HTML, a javascript: link, an external link
+and an external image, and a config comment holding a script tag and a right-to-left override (the appendix
+prints the config as written).
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ import pytest
 SOURCE_DATE_EPOCH = "1767225600"  # 2026-01-01T00:00:00Z
 HOSTILE_TYPE = '<script>alert("type")</script>'
 HOSTILE_LABELLING = "annotator_b<img src=x onerror=alert(1)>"
+# a comment in the config, printed in the appendix as written: markup and a right-to-left override
+HOSTILE_CONFIG_COMMENT = '# the team\'s note: <script>alert("config")</script> then \u202e reversed?'
 UNICODE_TYPES = {"hi": "नाम", "ar": "اسم", "zh": "姓名"}  # NAME, in the script of each language
 HOSTILE_DATASHEET = """# Datasheet: hostile test
 
@@ -49,7 +53,10 @@ def make_hostile_record(directory: Path) -> Path:
     """Simulate a small record and make its team-written text hostile; return the config path."""
     from refsens_report.simulate import write_simulation
 
-    write_simulation(directory, items=1500, seed=0)
+    # the paper's shape, A and B the only outputs: these tests are about hostile text, the site and publishing,
+    # and the leaderboard-sized variants add their own models (test_site.render_with_models); the demo's own
+    # shape, with its model outputs, is tested in test_simulate.py and test_site.py (test_the_demo_shows_...)
+    write_simulation(directory, items=1500, seed=0, outputs=0)
     record = directory / "record.jsonl"
     lines = []
     for line in record.read_text(encoding="utf-8").splitlines():
@@ -71,6 +78,7 @@ def make_hostile_record(directory: Path) -> Path:
     text = config.read_text(encoding="utf-8")
     text = text.replace('"annotator_b"', json.dumps(HOSTILE_LABELLING))
     text = "\n".join("resamples = 200" if line.startswith("resamples") else line for line in text.splitlines()) + "\n"
+    text = text.replace("[roles]\n", f"{HOSTILE_CONFIG_COMMENT}\n[roles]\n", 1)
     config.write_text(text, encoding="utf-8")
     (directory / "datasheet.md").write_text(HOSTILE_DATASHEET, encoding="utf-8")
     return config

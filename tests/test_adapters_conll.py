@@ -106,7 +106,9 @@ def test_sentences_become_items_with_text_from_tokens_joined_by_spaces(tmp_path,
     assert spans_with_text(record.items[2], "pred") == [("BRUSSELS", "ORG")]
     assert first.meta == {"line": 3, "document": 1}
     assert record.items[2].meta["document"] == 2
-    assert record.sources == ((tmp_path / "gold.txt").resolve(), (tmp_path / "pred.txt").resolve())
+    assert [(source.path, source.name) for source in record.sources] == [
+        ((tmp_path / "gold.txt").resolve(), "gold.txt"), ((tmp_path / "pred.txt").resolve(), "pred.txt")
+    ]
     code, output = validate(path, capsys)
     assert code == 0, output
     assert "3 items" in output
@@ -371,6 +373,21 @@ def test_root_makes_paths_relative_to_one_data_folder(tmp_path):
     record = load(config(tmp_path, 'root = "data"\nlabellings = {gold = "gold.txt", pred = "gold.txt"}\n'))
     assert record.items[0].labellings["gold"] == ((0, 2, "ORG"),)
     assert "data/gold.txt" in record.notes[0]
+    # messages name the file from the config's folder; the provenance by its path as written, under the root
+    assert [(source.display, source.name) for source in record.sources] == [("data/gold.txt", "gold.txt")]
+
+
+def test_an_absolute_path_under_root_is_shown_as_written(tmp_path, capsys):
+    (tmp_path / "data").mkdir()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    write(elsewhere / "gold.txt", "EU B-ORG\n")
+    write(elsewhere / "pred.txt", "EU\n")  # a bad file, so the message shows how the path is named
+    absolute = (elsewhere / "pred.txt").as_posix()
+    path = config(tmp_path, f'root = "data"\nlabellings = {{gold = "{elsewhere.as_posix()}/gold.txt", pred = "{absolute}"}}\n')
+    code, output = validate(path, capsys)
+    assert code == 2
+    assert f"{absolute}:1:" in output and "data//" not in output and f"data/{absolute}" not in output
 
 
 def test_language_code_no_stays_a_string(tmp_path):

@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 import pytest
-from helpers import A, B, D, R, audit_items, by_language, item, pick, select
+from helpers import A, B, D, R, audit_items, item, pick, select
 from scipy import stats as scipy_stats
 from nervaluate import Evaluator
 from seqeval.metrics import f1_score

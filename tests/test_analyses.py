@@ -130,6 +130,14 @@ def hand_made_rows() -> list[dict[str, Any]]:
         rows.append(_row("leaderboard", "flip", 6.0, (4.0, 8.0), p=0.001, holm=0.006, output="o1", output_2="o2", **pair))
         rows.append(_row("leaderboard", "flip", -2.5, (-4.5, -0.5), p=0.4, holm=0.8, output="o1", output_2="o3", **pair))
     rows.append(_row("leaderboard", "holm_floor", 0.006))
+    for language in LANGUAGES:
+        for output in OUTPUTS:
+            rows.append(_row("aggregation", "score", 75.0, (73.0, 77.0), language=language, rule="strict", output=output,
+                             reference="what_if:keep_b"))  # fmt: skip
+            rows.append(_row("aggregation", "delta", -5.0, (-6.0, -4.0), p=0.001, language=language, rule="strict",
+                             output=output, reference="what_if:keep_b", reference_2="delivered"))  # fmt: skip
+        rows.append(_row("aggregation", "skew", -10.0, (-14.0, -6.0), p=0.001, language=language, output="a",
+                         output_2="b", reference="what_if:keep_b"))  # fmt: skip
     return rows
 
 
@@ -204,7 +212,7 @@ def _drawn(draw, view):
 def test_the_registry_orders_sections_figures_methods_and_headlines(view: ResultsView) -> None:
     keys = [analysis.key for analysis in ANALYSES]
     assert keys == ["agreement", "neutrality", "swap", "range", "interaction", "band", "decontaminated",
-                    "duplicates", "type_confusion", "by_type", "disagreements", "leaderboard"]  # fmt: skip
+                    "duplicates", "type_confusion", "by_type", "disagreements", "leaderboard", "aggregation"]  # fmt: skip
     assert len(set(keys)) == len(keys) and len({analysis.title for analysis in ANALYSES}) == len(keys)
     sections, numbered = build_sections(view, {})
     assert [section.key for section in sections] == keys
@@ -212,11 +220,11 @@ def test_the_registry_orders_sections_figures_methods_and_headlines(view: Result
     assert [table.number for table in numbered] == list(range(1, len(numbered) + 1))
     methods = methods_markdown()
     positions = [methods.index(analysis.methods) for analysis in ANALYSES if analysis.methods]
-    assert positions == sorted(positions) and len(positions) == 8
+    assert positions == sorted(positions) and len(positions) == 9
     # figure functions come in the analyses' order: each analysis's own, in its module
     owners = [draw.__module__.rsplit(".", 1)[-1] for draw in figure_makers()]
     assert owners == ["neutrality", "swap", "score_range", "interaction", "band", "duplicates", "type_confusion",
-                      "leaderboard", "leaderboard"]  # fmt: skip
+                      "leaderboard", "leaderboard", "aggregation"]  # fmt: skip
     sentences = headline_sentences(view)
     assert sentences == [s for analysis in ANALYSES for s in analysis.headlines(view)]
 

@@ -33,7 +33,6 @@ from test_site import parse
 
 from refsens_report import render
 from refsens_report.analyses import disagreements
-from refsens_report.view import ResultsView
 
 ROLES = {"annotators": ("a", "b"), "outputs": ("o1", "o2"), "references": ("gold", "clean")}
 TEXTS = {"en-1": "Peter met Mary in Paris", "en-2": "Anna said hi", "en-3": "Same here", "de-1": "Hallo Welt"}

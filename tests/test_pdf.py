@@ -71,7 +71,7 @@ def test_tables_and_figures_are_numbered_in_the_pdf(pages_text: list[str]) -> No
     tables = sorted({int(number) for number in re.findall(r"Table (\d+)\.", text)})
     figures = sorted({int(number) for number in re.findall(r"Figure (\d+)\.", text)})
     assert tables == list(range(1, len(tables) + 1)) and len(tables) >= 10
-    assert figures == list(range(1, 8))
+    assert figures == list(range(1, 9))
 
 
 def test_pdf_a3b_metadata_and_attached_results(built_site: Built, reader: pypdf.PdfReader) -> None:

@@ -257,6 +257,7 @@ PUBLISHER = textwrap.dedent(r"""
     import json, os, shutil, signal, sys, time
     from dataclasses import replace
     from pathlib import Path
+    from types import SimpleNamespace
     import refsens_report.audit, refsens_report.results
     from refsens_report import site
     from refsens_report.config import load_config
@@ -277,7 +278,7 @@ PUBLISHER = textwrap.dedent(r"""
         def __enter__(self): return self
         def __exit__(self, *exc_info): pass
 
-    refsens_report.audit.run_audit = lambda config, progress=False: None
+    refsens_report.audit.run_audit = lambda config, progress=False: SimpleNamespace(input_files={})
     refsens_report.results.write_results = write_results
     refsens_report.results.write_files = lambda results, folder: []  # the template holds them already
     site.render_version = render
@@ -591,3 +592,73 @@ def test_force_never_replaces_something_that_is_not_a_published_version(built_si
     with pytest.raises(site.InputError, match="is not a published version"):
         site.build_site(load_config(config), out, force=True)
     assert (out / "README.md").read_text(encoding="utf-8") == "the team's notes"
+
+
+# --- issue 12, item 7: one site, one dataset --------------------------------------------------------------
+
+
+def config_of_dataset(built: Built, tmp_path: Path, name: str, version: str) -> Path:
+    """A copy of the hostile record's config naming another dataset (and version)."""
+    path = config_with_version(built, tmp_path, version)
+    old = load_config(built.config_path).name
+    path.write_text(path.read_text(encoding="utf-8").replace(f'name = "{old}"', f'name = "{name}"', 1), encoding="utf-8")
+    assert load_config(path).name == name
+    return path
+
+
+@pytest.mark.parametrize("force", [False, True])
+def test_a_site_of_another_dataset_is_refused_in_one_line_and_left_untouched(
+    built_site: Built, tmp_path: Path, capsys, force: bool
+) -> None:
+    out = copy_site(built_site, tmp_path)
+    before = snapshot(out)
+    # with --force even the same version folder name: it holds the other dataset's release
+    version = built_site.version if force else "9.9.9"
+    config = config_of_dataset(built_site, tmp_path, "Another benchmark", version)
+    assert main(["build", str(config), "--out", str(out), *(["--force"] if force else [])]) == 2
+    error = capsys.readouterr().err
+    held = load_config(built_site.config_path).name
+    assert error.count("\n") == 1 and "Traceback" not in error
+    assert f"holds the dataset '{held}' ({built_site.version})" in error
+    assert "'Another benchmark'" in error and "another --out" in error and "--allow-other-dataset" in error
+    assert snapshot(out) == before  # nothing written: no version, no index, no staging folder, no lock file
+
+
+def test_allow_other_dataset_publishes_beside_the_other_one(built_site: Built, tmp_path: Path) -> None:
+    out = copy_site(built_site, tmp_path)
+    config = config_of_dataset(built_site, tmp_path, "Another benchmark", "9.9.9")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(site, "render_version", quick_render)
+        patch.setenv("SOURCE_DATE_EPOCH", SOURCE_DATE_EPOCH)
+        site.build_site(load_config(config), out, allow_other_dataset=True)
+    assert index_versions(out) == ["9.9.9", built_site.version]
+    assert sorted(site.site_datasets(out)) == sorted(["Another benchmark", load_config(built_site.config_path).name])
+
+
+def test_another_dataset_published_during_the_build_stops_it_before_publishing(
+    built_site: Built, tmp_path: Path
+) -> None:
+    out = tmp_path / "site"  # a new site: the first check passes
+    intruder = json.loads((built_site.folder / "results.json").read_text(encoding="utf-8"))
+    intruder["dataset"]["name"] = "Another benchmark"
+
+    def render_while_another_publishes(config, folder, stages, **options):
+        shutil.copytree(built_site.folder, out / "0.0.1")
+        (out / "0.0.1" / "results.json").write_text(json.dumps(intruder), encoding="utf-8")
+        return quick_render(config, folder, stages, **options)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(site, "render_version", render_while_another_publishes)
+        patch.setenv("SOURCE_DATE_EPOCH", SOURCE_DATE_EPOCH)
+        with pytest.raises(site.InputError, match="holds the dataset 'Another benchmark' \\(0.0.1\\)"):
+            site.build_site(load_config(built_site.config_path), out)
+    assert sorted(path.name for path in out.iterdir()) == ["0.0.1"]  # not published, staging gone
+
+
+def test_the_same_dataset_is_one_site_whatever_its_versions(built_site: Built, tmp_path: Path) -> None:
+    out = copy_site(built_site, tmp_path)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(site, "render_version", quick_render)
+        patch.setenv("SOURCE_DATE_EPOCH", SOURCE_DATE_EPOCH)
+        site.build_site(load_config(config_with_version(built_site, tmp_path, "2.0.0")), out)
+    assert index_versions(out) == ["2.0.0", built_site.version]

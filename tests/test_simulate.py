@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -14,18 +15,27 @@ from refsens_report.audit import run_audit
 from refsens_report.cli import main
 from refsens_report.config import load_config
 from refsens_report.load import load_record
-from refsens_report.simulate import SimulationParameters, dataset_version, simulate_rows, write_simulation
+from refsens_report.simulate import (
+    SimulationParameters,
+    dataset_version,
+    simulate_rows,
+    simulated_models,
+    write_parameters,
+    write_simulation,
+)
 
 ITEMS = 3000  # a few hundred audited items: enough for the planted skew to show, small enough to be quick
 RESAMPLES = 400
+MODELS = ("model_1", "model_2", "model_3", "model_4")  # the default model outputs
 
 
 def _fast_config(directory: Path) -> Path:
     """Return the written config with fewer bootstrap replicates, so the audit tests stay quick."""
     path = directory / "refsens.toml"
     text = path.read_text(encoding="utf-8")
-    assert "resamples = 2000" in text
-    path.write_text(text.replace("resamples = 2000", f"resamples = {RESAMPLES}"), encoding="utf-8")
+    text, replaced = re.subn(r"(?m)^resamples = .*$", f"resamples = {RESAMPLES}", text)
+    assert replaced == 1
+    path.write_text(text, encoding="utf-8")
     return path
 
 
@@ -84,18 +94,50 @@ def test_written_config_is_valid_and_the_record_loads(default_dir: Path) -> None
     assert config.name == "Simulated PII benchmark (synthetic)"
     assert config.version == "0.1.0-demo-3000items"
     assert config.roles.annotators == ("annotator_a", "annotator_b")
-    assert config.roles.outputs == ("annotator_a", "annotator_b")
+    # the annotator passes are scored as the paper does, beside the model outputs (a leaderboard of six)
+    assert config.roles.outputs == ("annotator_a", "annotator_b", *MODELS)
     assert config.roles.references == ("delivered", "reviewer")
     assert config.report.datasheet == (default_dir / "datasheet.md").resolve()
     record = load_record(config)  # also checks every span lies inside its text
     assert len(record.items) == ITEMS
     assert record.languages == ("ar", "hi", "pl", "pt", "sv", "zh")
-    assert set(record.labelling_names) == {"annotator_a", "annotator_b", "delivered", "reviewer"}
+    assert set(record.labelling_names) == {"annotator_a", "annotator_b", "delivered", "reviewer", *MODELS}
+    # a model runs on every item: present on each (possibly with no spans)
+    assert all(all(name in item.labellings for name in MODELS) for item in record.items)
+    assert not record.notes  # every labelling is audited: none read and left out
 
 
 def test_default_arguments_name_the_demo_version() -> None:
     assert dataset_version(SimulationParameters(), 0) == "0.1.0-demo"
     assert dataset_version(replace(SimulationParameters(), silent_default_keeps_a=0.5), 2) == "0.1.0-demo-neutral-seed2"
+    assert dataset_version(replace(SimulationParameters(), models=simulated_models(0)), 0) == "0.1.0-demo-0outputs"
+
+
+def test_outputs_zero_is_the_papers_record_and_models_leave_the_rest_unchanged(tmp_path: Path) -> None:
+    write_simulation(tmp_path / "paper", items=600, seed=3, outputs=0)
+    config = load_config(tmp_path / "paper" / "refsens.toml")
+    assert config.roles.outputs == ("annotator_a", "annotator_b")
+    assert config.audit.resamples == 2000  # two outputs: the family of 14 swings reaches below the level at 2,000
+    # the model outputs draw from a stream of their own: the other labellings, texts and meta are unchanged
+    without = simulate_rows(SimulationParameters(items=600, models=()), seed=3)
+    with_models = simulate_rows(SimulationParameters(items=600), seed=3)
+    for bare, full in zip(without, with_models, strict=True):
+        assert {name: spans for name, spans in full["labellings"].items() if name not in MODELS} == bare["labellings"]
+        assert {key: value for key, value in full.items() if key != "labellings"} == {
+            key: value for key, value in bare.items() if key != "labellings"}
+
+
+def test_the_demos_resamples_bring_its_holm_floor_below_the_level() -> None:
+    from refsens_report.bootstrap import holm_floor
+    from refsens_report.simulate import demo_family_size, demo_resamples
+
+    for count in (0, 1, 4, 10):
+        parameters = SimulationParameters(models=simulated_models(count))
+        resamples = demo_resamples(parameters)
+        floor = holm_floor(demo_family_size(parameters), resamples)
+        assert floor <= 0.8 * 0.05 < holm_floor(demo_family_size(parameters), resamples - 1) or resamples == 2000
+    # six outputs: the adjacent family, 5 output pairs x (6 languages + pooled) x 2 rules
+    assert demo_family_size(SimulationParameters()) == 70 and demo_resamples(SimulationParameters()) == 3499
 
 
 def test_datasheet_says_the_data_is_synthetic(default_dir: Path) -> None:
@@ -193,6 +235,54 @@ def test_audit_flags_the_planted_copy_defect(default_results) -> None:  # noqa: 
     assert len(default_results.summaries["duplicates"]["defective_groups"]) >= planted
 
 
+# --- the model outputs and the planted rank flip ----------------------------------------------------------
+
+
+def _pooled(results, **wanted) -> dict:  # noqa: ANN001
+    return _row(results, language="pooled", rule="strict", **wanted)
+
+
+@pytest.fixture(scope="module")
+def population_results(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
+    """A record with the reviewer on every item: the models' true order under each gold, with narrow intervals."""
+    directory = tmp_path_factory.mktemp("population")
+    write_parameters(directory, SimulationParameters(items=6000, reviewer_share=1.0), seed=11)
+    return run_audit(load_config(_fast_config(directory)))
+
+
+def test_the_planted_flip_holds_in_the_population(population_results) -> None:  # noqa: ANN001
+    # model_1 - model_2: behind under the delivered gold (model_2 learned its conventions), ahead under the
+    # reviewer (whose convention favours no one, so the more accurate model wins)
+    delivered = _pooled(population_results, analysis="interaction", statistic="margin", output="model_1",
+                        output_2="model_2", reference="delivered")  # fmt: skip
+    reviewer = _pooled(population_results, analysis="interaction", statistic="margin", output="model_1",
+                       output_2="model_2", reference="reviewer")  # fmt: skip
+    assert delivered["ci_high"] < 0 < reviewer["ci_low"]
+    flip = _pooled(population_results, analysis="leaderboard", statistic="flip", output="model_1", output_2="model_2")
+    assert flip["estimate"] < -2 and flip["ci_high"] < 0
+    # the annotators stay above every model under both golds; the models keep their order of strength
+    for reference in ("delivered", "reviewer"):
+        ranks = {output: _pooled(population_results, analysis="leaderboard", statistic="rank", output=output,
+                                 reference=reference)["estimate"] for output in ("annotator_a", "annotator_b", *MODELS)}  # fmt: skip
+        assert max(ranks["annotator_a"], ranks["annotator_b"]) < min(ranks[model] for model in MODELS)
+        assert max(ranks["model_1"], ranks["model_2"]) < min(ranks["model_3"], ranks["model_4"])
+
+
+def test_the_demo_as_make_report_builds_it_shows_every_analysis_and_a_significant_flip(tmp_path: Path) -> None:
+    write_simulation(tmp_path, seed=0)  # the demo record and config, as `make report` writes them
+    results = run_audit(load_config(tmp_path / "refsens.toml"))
+    assert all(reason is None for reason in results.applicability.values()), results.applicability
+    assert results.summaries["interaction"]["family"] == "adjacent"
+    flip = _pooled(results, analysis="leaderboard", statistic="flip", output="model_1", output_2="model_2")
+    assert flip["ci_high"] < 0 and flip["p_holm"] < 0.05  # significant after Holm over the 70 adjacent swings
+    significant = _pooled(results, analysis="leaderboard", statistic="flips_significant", reference="delivered")
+    assert significant["estimate"] >= 1
+    groups = {row["output"]: row["estimate"] for row in results.rows if row["analysis"] == "leaderboard"
+              and row["statistic"] == "tie_group" and row["language"] == "pooled" and row["rule"] == "strict"}  # fmt: skip
+    assert groups["model_3"] == groups["model_4"]  # a near-equal pair shares a tie group
+    assert len(set(groups.values())) > 1
+
+
 # --- the command line ----------------------------------------------------------------------------------
 
 
@@ -204,7 +294,8 @@ def test_cli_simulate_then_audit(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert (tmp_path / "out" / "results.csv").is_file()
 
 
-@pytest.mark.parametrize("argv", [["--items", "3"], ["--items", "-5"], ["--seed", "-1"]])
+@pytest.mark.parametrize("argv", [["--items", "3"], ["--items", "-5"], ["--seed", "-1"], ["--outputs", "-1"],
+                                  ["--outputs", "31"]])
 def test_cli_simulate_rejects_bad_arguments(tmp_path: Path, capsys: pytest.CaptureFixture[str], argv) -> None:  # noqa: ANN001
     assert main(["simulate", str(tmp_path / "demo"), *argv]) == 2
     assert capsys.readouterr().err.startswith("error: simulate:")

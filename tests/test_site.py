@@ -16,7 +16,7 @@ from xml.etree import ElementTree
 import jinja2
 import jinja2.meta
 import pytest
-from conftest import HOSTILE_LABELLING, HOSTILE_TYPE, UNICODE_TYPES, Built
+from conftest import HOSTILE_CONFIG_COMMENT, HOSTILE_LABELLING, HOSTILE_TYPE, UNICODE_TYPES, Built
 from latex_check import PDFLATEX, build_with_pdflatex, check_structure
 
 from refsens_report import render, site
@@ -24,6 +24,7 @@ from refsens_report.tables import PAGE_ROWS, table_csv
 from refsens_report.cli import main
 from refsens_report.config import load_config
 from refsens_report.errors import InputError
+from refsens_report.metadata import VOCABULARIES
 from refsens_report.analyses.registry import ANALYSES, figure_makers
 from refsens_report.view import ResultsView
 
@@ -101,9 +102,9 @@ def expected_text(row: dict[str, str], field: str) -> str:
         return "<0.01" if value < 0.01 else f"{value:.2f}"
     if row["analysis"] == "leaderboard" and row["statistic"] == "p_rank_change":
         return f"{100 * float(row['estimate']):.1f}%" if row["estimate"] else "—"
-    if row["analysis"] == "leaderboard" and row["statistic"] == "holm_floor":
+    if (row["analysis"], row["statistic"]) in (("leaderboard", "holm_floor"), ("neutrality", "skew_permutation_p")):
         return expected_text({**row, "p_holm": row["estimate"]}, "p_holm")
-    decimals = 1 if row["statistic"] in RATES and row["analysis"] in ("agreement", "neutrality") else 2
+    decimals = 1 if row["statistic"] in RATES and row["analysis"] in ("agreement", "neutrality", "aggregation") else 2
     if row["analysis"] == "leaderboard":
         decimals = LEADERBOARD_DECIMALS.get(row["statistic"], decimals)
     signed = row["statistic"] in DIFFERENCES
@@ -116,7 +117,7 @@ def expected_text(row: dict[str, str], field: str) -> str:
 
     if row["estimate"] == "":
         return "—"
-    if row["analysis"] == "leaderboard" and row["statistic"] in ("rank", "flips"):  # integers unless fractional
+    if row["analysis"] in ("leaderboard", "aggregation") and row["statistic"] in ("rank", "flips"):  # whole unless fractional
         def whole(text: str) -> str:
             return str(int(float(text))) if float(text).is_integer() else f"{float(text):.1f}"
         shown = whole(row["estimate"])
@@ -140,8 +141,8 @@ SECTION_IDS = [
     "findings", "section-agreement", "section-neutrality", "section-swap", "section-range", "section-interaction",
     "section-band", "section-decontaminated", "section-duplicates", "section-type_confusion", "section-by_type",
     "section-disagreements", "section-leaderboard",
-    "section-methods",
-    "section-datasheet", "section-provenance",
+    "section-aggregation", "section-methods",
+    "section-datasheet", "section-provenance", "section-cite",
 ]  # fmt: skip
 
 
@@ -308,6 +309,34 @@ def test_table_csvs_hold_numbers_equal_to_results_csv(built_site: Built) -> None
     assert checked == set(range(len(rows)))  # every statistic is in some table's CSV, as a number
 
 
+def test_the_demo_shows_every_section_the_leaderboard_and_its_tie_groups(tmp_path: Path) -> None:
+    """The demo's shape (simulate's defaults: six outputs) at a small size, rendered without the PDF."""
+    from refsens_report.audit import run_audit
+    from refsens_report.results import write_results
+    from refsens_report.simulate import write_simulation
+
+    write_simulation(tmp_path / "demo", items=1500, seed=0)
+    config_path = tmp_path / "demo" / "refsens.toml"
+    text = re.sub(r"(?m)^resamples = .*$", "resamples = 200", config_path.read_text(encoding="utf-8"))
+    config_path.write_text(text, encoding="utf-8")
+    write_results(run_audit(load_config(config_path)), tmp_path)
+    results = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))
+    assert all(reason is None for reason in results["applicability"].values()), results["applicability"]
+    view = ResultsView.from_json(results)
+    body = render.build_body(view, site.figures.write_figures(view, tmp_path, figure_makers()))
+    page = render.appendix_context(results, body.sections, None, [], "2026-01-01T00:00:00+00:00",
+                                   "SOURCE_DATE_EPOCH", "x.pdf", summary=body.summary)  # fmt: skip
+    (tmp_path / "index.html").write_text(render.render_page("appendix.html", page), encoding="utf-8")
+    parsed = parse(tmp_path / "index.html")
+    assert skipped_analyses(parsed) == set()  # nothing in the summary's "Not applicable" list
+    assert [node.attrs.get("id") for node in parsed.iter("section")] == ["summary", *SECTION_IDS]
+    leaderboard = [node for node in parsed.iter("section") if node.attrs.get("id") == "section-leaderboard"][0]
+    headers = {squash(cell.text()) for cell in leaderboard.iter("th")}
+    assert "Tie group" in headers
+    summary = [node for node in parsed.iter("section") if node.attrs.get("id") == "summary"][0]
+    assert [node.attrs["id"] for node in summary.iter("figure")] == ["figure-leaderboard-bump"]  # the rank chart
+
+
 def test_tables_are_numbered_captioned_and_downloadable(built_site: Built) -> None:
     page = parse(built_site.folder / "index.html")
     figures = [node for node in page.iter("figure") if "table" in node.attrs.get("class", "")]
@@ -329,7 +358,7 @@ def test_tables_are_numbered_captioned_and_downloadable(built_site: Built) -> No
         assert "<script>" not in latex  # escaped for LaTeX
     assert numbers == list(range(1, len(figures) + 1))
     images = [node for node in page.iter("figure") if "figure" in node.attrs.get("class", "").split()]
-    assert len(images) == 7
+    assert len(images) == 8
     for number, figure in enumerate(images, start=1):
         image = next(figure.iter("img"))
         assert image.attrs["alt"] and (built_site.folder / image.attrs["src"]).is_file()
@@ -411,9 +440,33 @@ def test_team_text_is_inert_in_html_and_svg(built_site: Built) -> None:
     assert hostile_in_figures  # the heatmap prints the type as text
 
 
+def test_the_config_is_printed_as_the_toml_the_team_wrote(built_site: Built) -> None:
+    written = built_site.config_path.read_text(encoding="utf-8")
+    results = json.loads((built_site.folder / "results.json").read_text(encoding="utf-8"))
+    assert results["config_toml"] == written  # as written, comments included; the JSON config stays for tools
+    assert results["config"]["roles"]["annotators"][1] == HOSTILE_LABELLING
+    page = parse(built_site.folder / "index.html")
+    provenance = next(node for node in page.iter("section") if node.attrs.get("id") == "section-provenance")
+    headings = [squash(node.text()) for node in provenance.iter("h3")]
+    assert "Config as written" in headings and "Config as used" not in headings
+    [printed] = [node.text() for node in provenance.iter("pre")]
+    # the comment's markup prints as text, its right-to-left override as a visible escape, the rest unchanged
+    assert printed == written.replace("\u202e", "\\u202e")
+    assert '<script>alert("config")</script>' in printed and "[roles]" in printed and "# first = primary" in printed
+    assert "\u202e" not in (built_site.folder / "index.html").read_text(encoding="utf-8")
+    assert HOSTILE_CONFIG_COMMENT.startswith("#")
+
+
+def test_results_without_the_config_text_print_the_config_as_used(built_site: Built) -> None:
+    results = json.loads((built_site.folder / "results.json").read_text(encoding="utf-8"))
+    del results["config_toml"]  # results an audit wrote from a config made in Python, not read from a file
+    page = render.appendix_context(results, [], None, [], "2026-01-01T00:00:00+00:00", "SOURCE_DATE_EPOCH", "x.pdf")
+    assert not page.config_written and json.loads(page.config_text) == results["config"]
+
+
 EXTERNAL = re.compile(r"(?:https?|ftp)://[^\s\"'<>)]*|(?:src|href)\s*=\s*[\"']//", re.I)
-# XML namespace names identify vocabularies; nothing fetches them
-NAMESPACES = {"http://www.w3.org/2000/svg", "http://www.w3.org/1999/xlink"}
+# XML namespace names and croissant.json's JSON-LD vocabularies identify vocabularies; nothing fetches them
+NAMESPACES = {"http://www.w3.org/2000/svg", "http://www.w3.org/1999/xlink", *VOCABULARIES}
 
 
 def test_no_output_refers_outside_the_site(built_site: Built) -> None:

@@ -177,6 +177,54 @@ def expected_rows():
         add({**interaction, "statistic": "swing", "reference": D, "reference_2": R},
             combine(lambda x, y: x - y, margin[D], margin[R]), AUDITED_N)
 
+    # neutrality/skew_permutation_p: d = [R = A] - [R = B] on the audited items. D: en-1 +1, en-2 +1, en-3 -1,
+    # en-5 0 | de-1 0 (equals both); R: en-1 -1, en-5 +1, others 0. Every sum is 1 or 0 on 3 or 2 informative
+    # items, so every sign vector gives |sum| >= it: p = 1 (exact: 2^m sign vectors). n_items = informative items.
+    for reference, informative in ((D, {"de": 0, "en": 3, "pooled": 3}), (R, {"de": 0, "en": 2, "pooled": 2})):
+        add({**neutrality, "statistic": "skew_permutation_p", "output": A, "output_2": B, "reference": reference},
+            {"de": 1.0, "en": 1.0, "pooled": 1.0}, informative)
+
+    # aggregation: silent = A != B and no third pass: en-1, en-3, en-5 (audited; en-4 is not). Each what-if keeps D
+    # on en-2 and de-1 and puts on the silent items (strict | relaxed sets):
+    #   keep_b  en-1 {P05, O1015} | {05, 1015}         en-3 {L26} | {26}        en-5 {} | {}
+    #   union   en-1 {P05, L1015, O1015} | {05, 1015}  en-3 {L26, O26} | {26}   en-5 {P03} | {03}
+    #   inter.  en-1 {P05} | {05}                      en-3 {L26} | {26}        en-5 {} | {}
+    #   keep_a  A's sets (coin's expectation is the mean of keep_a's and keep_b's counts)
+    # (|W|, TP(A, W), TP(B, W)) summed over en | pooled (de-1 adds 1, 1, 1 and scores 100 everywhere):
+    counts = {
+        ("strict", "keep_b"): ((4, 3, 4), (5, 4, 5)), ("relaxed", "keep_b"): ((4, 4, 4), (5, 5, 5)),
+        ("strict", "merge_union"): ((7, 6, 4), (8, 7, 5)), ("relaxed", "merge_union"): ((5, 5, 4), (6, 6, 5)),
+        ("strict", "merge_intersection"): ((3, 3, 3), (4, 4, 4)),
+        ("relaxed", "merge_intersection"): ((3, 3, 3), (4, 4, 4)),
+        ("strict", "keep_a"): ((6, 6, 3), (7, 7, 4)), ("relaxed", "keep_a"): ((5, 5, 4), (6, 6, 5)),
+    }  # fmt: skip
+    size = {("strict", A): (6, 7), ("strict", B): (5, 6), ("relaxed", A): (5, 6), ("relaxed", B): (5, 6)}
+    for rule in ("strict", "relaxed"):
+        for what_if in ("keep_b", "merge_union", "merge_intersection", "coin"):
+            for index, output in enumerate((A, B), start=1):
+                def score(where: int, what_if=what_if, index=index, output=output, rule=rule) -> float:
+                    if what_if == "coin":  # expected counts: the mean of keep_a's and keep_b's
+                        first, second = counts[rule, "keep_a"][where], counts[rule, "keep_b"][where]
+                        return 100 * (first[index] + second[index]) / (size[rule, output][where] + (first[0] + second[0]) / 2)
+                    found = counts[rule, what_if][where]
+                    return 100 * 2 * found[index] / (size[rule, output][where] + found[0])
+
+                labels = {"analysis": "aggregation", "rule": rule, "subset": "audited", "output": output,
+                          "reference": f"what_if:{what_if}"}  # fmt: skip
+                scores = {"de": 100.0, "en": score(0), "pooled": score(1)}
+                add({**labels, "statistic": "score"}, scores, AUDITED_N)
+                add({**labels, "statistic": "delta", "reference_2": D},
+                    combine(lambda x, y: x - y, scores, f1(rule, output, D)), AUDITED_N)
+        if rule == "strict":
+            # strict equality with A and B per item (en-1, en-2, en-3, en-5 | de-1 equals both):
+            # keep_b: B, A, B, B -> en 1/4 - 3/4, pooled 2/5 - 4/5; union: -, A, A, A -> 3/4 - 0, 4/5 - 1/5;
+            # intersection: -, A, B, B -> 1/4 - 2/4, 2/5 - 3/5; keep_a: A, A, A, A -> 4/4 - 0, 5/5 - 1/5
+            skew = {"keep_b": (-50.0, -40.0), "merge_union": (75.0, 60.0), "merge_intersection": (-25.0, -20.0),
+                    "coin": ((100.0 - 50.0) / 2, (80.0 - 40.0) / 2)}  # fmt: skip
+            for what_if, (en, pooled) in skew.items():
+                add({"analysis": "aggregation", "statistic": "skew", "subset": "audited", "output": A, "output_2": B,
+                     "reference": f"what_if:{what_if}"}, {"de": 0.0, "en": en, "pooled": pooled}, AUDITED_N)  # fmt: skip
+
     # decontaminated = {en-5}: A {P03}, B {}, D {L03}, R {P03}
     # strict: F1(A,D) = 0/(1+1), F1(B,D) = 0/(0+1), F1(A,R) = 2/(1+1), F1(B,R) = 0/(0+1)
     # relaxed: D becomes {03}: F1(A,D) = 100, F1(B,D) = 0; R as strict
@@ -248,7 +296,8 @@ def test_the_worked_numbers_themselves(main_rows):
 
 def test_one_item_language_has_degenerate_intervals(main_rows):
     """Every replicate of a one-item stratum draws that item: the interval collapses onto the estimate."""
-    de_rows = [row for row in main_rows if row["language"] == "de" and row["estimate"] is not None]
+    de_rows = [row for row in main_rows if row["language"] == "de" and row["estimate"] is not None
+               and row["statistic"] != "skew_permutation_p"]  # a permutation p has no interval
     assert len(de_rows) > 40
     for row in de_rows:
         assert row["ci_low"] == exact(row["estimate"]), row
@@ -696,7 +745,7 @@ def test_results_csv_columns_in_order(main_rows):
 def test_row_order(main_rows):
     analyses = [row["analysis"] for row in main_rows]
     order = ["agreement", "neutrality", "swap", "range", "interaction", "band", "decontaminated", "duplicates",
-             "by_type"]
+             "by_type", "aggregation"]
     assert analyses == sorted(analyses, key=order.index)
     # within a statistic: languages sorted, then pooled
     for labels, values, _ in EXPECTED:
@@ -705,7 +754,8 @@ def test_row_order(main_rows):
 
 
 def test_rule_column(main_rows):
-    without_rule = {"identical", "type_agreement", "third_pass", "silent", "default_to_first", "rate", "skew", "copied"}
+    without_rule = {"identical", "type_agreement", "third_pass", "silent", "default_to_first", "rate", "skew", "copied",
+                    "skew_permutation_p"}
     for row in main_rows:
         if row["statistic"] in without_rule:
             assert row["rule"] == "", row
@@ -730,6 +780,10 @@ def test_labelling_columns_per_statistic(main_rows):
         ("decontaminated", "swing"): {"output", "output_2", "reference", "reference_2"},
         ("by_type", "score"): {"output", "reference"},
         ("by_type", "delta"): {"output", "reference", "reference_2"},
+        ("neutrality", "skew_permutation_p"): {"output", "output_2", "reference"},
+        ("aggregation", "score"): {"output", "reference"},
+        ("aggregation", "delta"): {"output", "reference", "reference_2"},
+        ("aggregation", "skew"): {"output", "output_2", "reference"},
     }
     labelling = ("output", "output_2", "reference", "reference_2")
     for row in main_rows:
@@ -746,7 +800,7 @@ def test_labelling_columns_per_statistic(main_rows):
 def test_subset_column(main_rows):
     subset = {"agreement": "corpus", "neutrality": "audited", "swap": "audited", "range": "audited",
               "interaction": "audited", "band": "audited", "decontaminated": "decontaminated",
-              "by_type": "audited"}  # fmt: skip
+              "by_type": "audited", "aggregation": "audited"}  # fmt: skip
     for row in main_rows:
         assert row["subset"] == subset[row["analysis"]], row
 
@@ -758,9 +812,9 @@ def test_results_json_keys_and_provenance(tmp_path):
     assert main(["audit", str(config), "--out", str(tmp_path / "out")]) == 0
     document = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
     assert set(document) == {
-        "schema", "dataset", "tool_version", "config", "seed", "resamples", "confidence", "inputs",
+        "schema", "dataset", "tool_version", "config", "config_toml", "seed", "resamples", "confidence", "inputs",
         "columns", "rows", "record", "interaction", "duplicates", "type_confusion", "by_type", "disagreements",
-        "applicability",
+        "aggregation", "applicability",
     }  # fmt: skip
     assert document["schema"] == "refsens-report/results@2"
     assert document["dataset"] == {"name": "Test benchmark", "version": "1.0.0"}
@@ -768,6 +822,7 @@ def test_results_json_keys_and_provenance(tmp_path):
     assert document["columns"] == CONTRACT_COLUMNS
     assert set(document["config"]) == {"dataset", "record", "roles", "audit", "report"}
     assert document["config"]["audit"]["resamples"] == 30
+    assert document["config_toml"] == (tmp_path / "refsens.toml").read_text(encoding="utf-8")  # as written
     import hashlib
 
     assert document["inputs"] == {

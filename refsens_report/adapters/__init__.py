@@ -2,7 +2,8 @@
 
 An adapter reads its own keys of the ``[record]`` table (``read_options``, reporting bad keys through the
 reader) and loads the record from those options (``load``). ``ADAPTERS`` maps ``record.format`` to one:
-``jsonl`` (here), ``conll``, ``crowd``, ``label-studio`` and ``brat`` (a module each; docs/adapters.md).
+``jsonl`` (here), ``conll``, ``crowd``, ``label-studio``, ``brat``, ``inception``, ``doccano``, ``prodigy`` and
+``hf-datasets`` (a module each; docs/adapters.md).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from refsens_report.adapters import brat, conll, crowd, label_studio
+from refsens_report.adapters import brat, conll, crowd, doccano, hf_datasets, inception, label_studio, prodigy
 from refsens_report.adapters.common import InputPath, read_path
 from refsens_report.options import OptionReader
 from refsens_report.record import Record, load_jsonl
@@ -44,7 +45,7 @@ def _jsonl_options(reader: OptionReader, base_dir: Path) -> JsonlOptions | None:
 
 
 def _jsonl_load(options: JsonlOptions, duplicate_key: str) -> Record:
-    return load_jsonl(options.source.path, display=options.source.display)
+    return load_jsonl(options.source)
 
 
 ADAPTERS: dict[str, Adapter] = {
@@ -53,4 +54,8 @@ ADAPTERS: dict[str, Adapter] = {
     "crowd": Adapter(read_options=crowd.read_options, load=crowd.load),
     "label-studio": Adapter(read_options=label_studio.read_options, load=label_studio.load),
     "brat": Adapter(read_options=brat.read_options, load=brat.load),
+    "inception": Adapter(read_options=inception.read_options, load=inception.load),
+    "doccano": Adapter(read_options=doccano.read_options, load=doccano.load),
+    "prodigy": Adapter(read_options=prodigy.read_options, load=prodigy.load),
+    "hf-datasets": Adapter(read_options=hf_datasets.read_options, load=hf_datasets.load),
 }

@@ -80,8 +80,7 @@ def read_options(reader: OptionReader, base_dir: Path) -> BratOptions | None:
         entry_reader.used.add("path")
         entry_reader.finish()
         if folder is not None:
-            shown = f"{root.display.rstrip('/')}/{folder.display}" if root else folder.display
-            folders.append((name, InputPath(folder.path, shown)))
+            folders.append((name, folder.under(root) if root else folder))
     return BratOptions(language, labels, tuple(folders), read_dup_key(reader))
 
 
@@ -215,7 +214,7 @@ def load(options: BratOptions, duplicate_key: str) -> Record:
     tally = Tally()
     texts: dict[str, tuple[str, str]] = {}  # document -> (text, display of the file it came from)
     labellings: dict[str, dict[str, tuple[Span, ...]]] = {}  # document -> labelling -> spans
-    read: list[Path] = []
+    read: list[InputPath] = []  # every file read, named under its folder as written in the config
     for name, folder in options.folders:
         documents = _documents(folder, problems)
         for ann in sorted(folder.path.rglob("*.ann")):
@@ -230,7 +229,7 @@ def load(options: BratOptions, duplicate_key: str) -> Record:
             text = _read_text(txt, display, problems)
             if text is None:
                 continue
-            read.append(txt)
+            read.append(InputPath(txt, display, f"{folder.name}/{document}.txt"))
             if document in texts:
                 known, known_display = texts[document]
                 if known != text:
@@ -250,7 +249,7 @@ def load(options: BratOptions, duplicate_key: str) -> Record:
             if problem := path_problem(ann, "file"):
                 problems.add(f"{folder.display}/{document}.ann: {problem}")
                 continue
-            read.append(ann)
+            read.append(InputPath(ann, f"{folder.display}/{document}.ann", f"{folder.name}/{document}.ann"))
             spans = parse_ann(ann, f"{folder.display}/{document}.ann", text, options.labels, tally, problems)
             if spans is not None:
                 labellings.setdefault(document, {})[name] = tuple(spans)

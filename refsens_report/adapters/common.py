@@ -3,26 +3,18 @@
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Iterable
 
 from refsens_report.adapters.label_map import mapped_types
-from refsens_report.files import path_problem, resolve
+from refsens_report.files import InputPath, as_written, path_problem, resolve
 from refsens_report.names import name_problem, shown
 from refsens_report.options import OptionReader
 from refsens_report.record import Item
 
 ITEM_UNITS = ("sentences", "documents")
 DUP_KEYS = ("none", "text")
-
-
-@dataclass(frozen=True)
-class InputPath:
-    """A path from the config: resolved for reading, and as the user wrote it for messages."""
-
-    path: Path
-    display: str
 
 
 def read_path(
@@ -43,7 +35,7 @@ def read_path(
     if problem:
         reader.fail(key, f"{problem}: {value}")
         return None
-    return InputPath(resolved, value)
+    return InputPath(resolved, value, as_written(value))
 
 
 def read_language(reader: OptionReader, default: str | None = None) -> str:
@@ -140,6 +132,9 @@ def count(number: int, noun: str, plural: str | None = None) -> str:
     return f"{number:,} {noun if number == 1 else (plural or noun + 's')}"
 
 
-def unique_paths(paths: Iterable[Path]) -> tuple[Path, ...]:
-    """Return the paths once each, in first-seen order (the record's sources)."""
-    return tuple(dict.fromkeys(paths))
+def unique_paths(paths: Iterable[InputPath]) -> tuple[InputPath, ...]:
+    """Return the input paths once each (by the file they read), in first-seen order (the record's sources)."""
+    seen: dict[Path, InputPath] = {}
+    for source in paths:
+        seen.setdefault(source.path, source)
+    return tuple(seen.values())

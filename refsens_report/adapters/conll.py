@@ -112,7 +112,7 @@ class LabellingDefaults:
     scheme: str
     labels: frozenset[str] | None  # the types the labels check accepts (record.labels and what label_map maps)
     files_dir: Path
-    shown_root: str
+    root: InputPath | None  # record.root: messages name a file under it with the root before it
     root_failed: bool
 
 
@@ -138,7 +138,7 @@ def read_options(reader: OptionReader, base_dir: Path) -> ConllOptions | None:
         scheme=default_scheme,
         labels=labels,
         files_dir=root.path if root is not None else base_dir,
-        shown_root=root.display.rstrip("/") + "/" if root is not None else "",
+        root=root,
         root_failed=reader.table.get("root") is not None and root is None,
     )
     if parts_value is None:
@@ -183,8 +183,8 @@ def read_labellings(reader: OptionReader, defaults: LabellingDefaults) -> tuple[
         # with a bad root every path would fail too: the root error alone says it
         file = None if defaults.root_failed else read_path(entry_reader, defaults.files_dir, "path")
         entry_reader.used.add("path")
-        if file is not None and not Path(file.display).is_absolute():  # an absolute path is shown as written
-            file = InputPath(file.path, defaults.shown_root + file.display)
+        if file is not None and defaults.root is not None:
+            file = file.under(defaults.root)  # an absolute path stays as written, not root//path
         token_column = read_token_column(entry_reader, defaults.token_column)
         column = read_int(entry_reader, "column", defaults.column, allow_negative=True)
         if column is None:  # a tags-only file's tag is its first column, any other file's its last
@@ -720,7 +720,7 @@ def load(options: ConllOptions, duplicate_key: str) -> Record:
     problems.raise_if_any()
     check_unique_ids(((item.id, item) for item in items), problems)
     problems.raise_if_any()
-    sources = unique_paths(source.file.path for source in options.labellings)
+    sources = unique_paths(source.file for source in options.labellings)
     final = with_text_dup_keys(items, duplicate_key) if options.text_dup_keys else tuple(items)
     return Record(items=final, sources=sources, notes=tuple(notes))
 

@@ -405,7 +405,7 @@ def load(options: CrowdOptions, duplicate_key: str) -> Record:
     if orphans:
         notes.append(f"crowd: {count(orphans, 'worker file')} without a gold document skipped")
     final = with_text_dup_keys(items, duplicate_key) if options.text_dup_keys else tuple(items)
-    return Record(items=final, sources=(options.source.path,), notes=tuple(notes))
+    return Record(items=final, sources=(options.source,), notes=tuple(notes))
 
 
 def _decode(

@@ -383,7 +383,7 @@ def load(options: LabelStudioOptions, duplicate_key: str) -> Record:
     items = tuple(item for _, item in located)
     if options.text_dup_keys:
         items = with_text_dup_keys(items, duplicate_key)
-    record = Record(items=items, sources=(options.source.path,))
+    record = Record(items=items, sources=(options.source,))
     notes = [
         f"label-studio: {count(len(items), 'task')} from {display}; labellings by {options.labellings_by}"
         + (" (annotations in id order)" if options.labellings_by == "pass" else " (completed_by)")
@@ -407,4 +407,4 @@ def load(options: LabelStudioOptions, duplicate_key: str) -> Record:
             f"label-studio: {count(tally.utf16_offsets, 'region')} had browser (UTF-16) offsets, "
             "converted to characters"
         )
-    return Record(items=items, sources=(options.source.path,), notes=tuple(notes))
+    return Record(items=items, sources=(options.source,), notes=tuple(notes))

@@ -9,6 +9,7 @@ the estimated ones (``finish``: Holm, the band, the leaderboard) and asks why it
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 import numpy as np
@@ -54,7 +55,7 @@ class AuditContext:
         """Return whether the record names two annotator passes (agreement, neutrality, decontamination)."""
         return len(self.config.roles.annotators) >= 2
 
-    @property
+    @cached_property  # a loop over the corpus, asked by several analyses
     def third_pass_known(self) -> bool:
         """Return whether every corpus item records whether a third pass fired (meta.third_pass)."""
         corpus = self.subsets.corpus

@@ -22,7 +22,7 @@ from refsens_report import formatting
 from refsens_report.analyses.base import Analysis, AuditContext, Rows, Section, Stat, section
 from refsens_report.analyses.type_confusion import shown_type
 from refsens_report.bootstrap import AUTO_MIN_RESAMPLES
-from refsens_report.counts import RULE_NAMES, SET_RULE, Column
+from refsens_report.counts import RULE_NAMES, Column
 from refsens_report.estimator import BLOCK_VALUES, Estimator
 from refsens_report.figures import Figure
 from refsens_report.formulas import F1
@@ -326,7 +326,6 @@ def pair_sentence(view: ResultsView, rule: str, first: str, second: str) -> str:
     movers = Movers(view, rule, first, second)
     if not movers.types:
         return ""
-    outputs = len({row["output"] for name in movers.types for row in movers.pooled(name)})
     moving = [name for name in movers.types if movers.moving(name)]
     where = f"Under {second} instead of {first} ({rule}, pooled; Δ = F1 against {first} − F1 against {second})"
     if not moving:

@@ -1,7 +1,9 @@
 """Neutrality of each reference: how often it reproduces each annotator exactly, and the skew between them.
 
-Statistics (audited items): rate(R, X), skew = rate(R, A) − rate(R, B), copied. The headline also reads the
-agreement's default-to-first rate: both say whether the shipped reference leans towards one annotator.
+Statistics (audited items): rate(R, X), skew = rate(R, A) − rate(R, B), copied, and the skew's paired permutation
+p (``skew_permutation_p``: the roles of A and B swapped independently per item, ``permutation.py``). The headline
+also reads the agreement's default-to-first rate: both say whether the shipped reference leans towards one
+annotator.
 """
 
 from __future__ import annotations
@@ -9,17 +11,21 @@ from __future__ import annotations
 from itertools import combinations
 from typing import TYPE_CHECKING, Mapping
 
+import numpy as np
+
 from refsens_report import formatting
 from refsens_report.analyses.base import (
     Analysis,
     AuditContext,
     Estimate,
+    Rows,
     Section,
     Stat,
     section,
 )
 from refsens_report.config import Config
 from refsens_report.counts import Column
+from refsens_report.estimator import Estimator, language_key
 from refsens_report.figures import (
     WIDTH,
     Figure,
@@ -37,9 +43,11 @@ from refsens_report.figures import (
     top_legend,
 )  # fmt: skip
 from refsens_report.formulas import Share
+from refsens_report.permutation import permutation_seed, sign_flip_p
 from refsens_report.prose import includes_zero, said, said_percent
 from refsens_report.record import POOLED
-from refsens_report.tables import Table, label, mark_repeats, n_cell, stat_cell
+from refsens_report.results import make_row
+from refsens_report.tables import Table, label, mark_repeats, n_cell, p_cell, stat_cell
 from refsens_report.view import ResultsView, Row
 
 if TYPE_CHECKING:
@@ -72,6 +80,43 @@ def estimates(context: AuditContext) -> list[Estimate]:
     return [Estimate(statistics(context.config), context.subsets.audited, "audited", "audited")]
 
 
+def skew_pairs(config: Config) -> list[tuple[str, str, str]]:
+    """Return (reference, first, second) of every skew, in the order of the skew rows."""
+    pairs = []
+    for reference in config.roles.references:
+        candidates = [name for name in config.roles.annotators if name != reference]
+        pairs += [(reference, left, right) for left, right in combinations(candidates, 2)]
+    return pairs
+
+
+def finish(context: AuditContext, estimator: Estimator, rows: Rows) -> Rows:
+    """The skew's paired permutation p per language and pooled: A and B swap roles independently per item.
+
+    The per-item difference is equal(R, A) − equal(R, B), items in id order within each language (pooled: the
+    languages in order), so the p does not depend on the record's line order. Each test has its own stream,
+    keyed by the languages it pools, the reference and the pair, from the audit's seed.
+    """
+    mask = context.subsets.audited
+    if not context.has_annotators or not mask.any():
+        return []
+    counts, permutations = context.counts, context.config.audit.permutations
+    languages, members = estimator.strata(mask)
+    # each test's stream is keyed by the languages it pools, so with one language pooled repeats its test exactly
+    groups = [*((language, items, language_key(language)) for language, items in zip(languages, members)),
+              (POOLED, np.concatenate(members), language_key("\x1f".join(languages)))]  # fmt: skip
+    found: Rows = []
+    for reference, left, right in skew_pairs(context.config):
+        difference = counts.equal(reference, left).astype(np.int64) - counts.equal(reference, right).astype(np.int64)
+        names = (language_key(reference), language_key(left), language_key(right))
+        for language, items, key in groups:
+            seed = permutation_seed(context.config.audit.seed, key, *names)
+            p_value, informative = sign_flip_p(difference[items], permutations, seed)
+            found.append(make_row(analysis="neutrality", statistic="skew_permutation_p", language=language,
+                                  output=left, output_2=right, reference=reference, subset="audited",
+                                  estimate=p_value, n_items=informative))  # fmt: skip
+    return found
+
+
 def applicability(context: AuditContext) -> dict[str, str | None]:
     return {
         "neutrality": None if context.has_annotators else "The record names no annotator passes, so no reference can be tested for neutrality between them.",
@@ -84,6 +129,7 @@ def applicability(context: AuditContext) -> dict[str, str | None]:
 def neutrality_table(view: ResultsView) -> Table:
     """Table 3 of the paper: how often each reference reproduces each annotator exactly."""
     rows = view.rows
+    permuted = rows.has("neutrality", "skew_permutation_p")
     columns: list[str] = ["Language", "Items"]
     groups: list[tuple[str, int]] = [("", 2)]
     plan: list[tuple[str, dict[str, str]]] = []
@@ -101,6 +147,10 @@ def neutrality_table(view: ResultsView) -> Table:
             columns.append("Skew" if len(view.annotators) == 2 else f"Skew {first}−{second}")
             plan.append(("skew", {"output": first, "output_2": second, "reference": reference}))
             group_columns += 1
+            if permuted:
+                columns.append("Perm. p" if len(view.annotators) == 2 else f"Perm. p {first}−{second}")
+                plan.append(("skew_permutation_p", {"output": first, "output_2": second, "reference": reference}))
+                group_columns += 1
         columns.append("Copied")
         plan.append(("copied", {"reference": reference}))
         groups.append((reference, group_columns + 1))
@@ -108,7 +158,10 @@ def neutrality_table(view: ResultsView) -> Table:
     for language in view.languages:
         first = rows.one("neutrality", "copied", language=language, reference=view.primary)
         cells = [label(language), n_cell(first)]
-        cells += [stat_cell(rows.one("neutrality", statistic, language=language, **where)) for statistic, where in plan]
+        cells += [p_cell(rows.one("neutrality", statistic, language=language, **where), "estimate")
+                  if statistic == "skew_permutation_p" else
+                  stat_cell(rows.one("neutrality", statistic, language=language, **where))
+                  for statistic, where in plan]  # fmt: skip
         table_rows.append(cells)
     return Table(
         key="neutrality",
@@ -119,10 +172,23 @@ def neutrality_table(view: ResultsView) -> Table:
             "two rates in points (first annotator minus second) with its "
             f"{view.confidence_label}; Copied is the % of items on which the reference equals at least one "
             "annotator. A neutral reference has a skew near zero."
+            + (permutation_caption(view) if permuted else "")
         ),
         columns=tuple(columns),
         groups=tuple(groups),
         rows=mark_repeats(table_rows, 1),
+    )
+
+
+def permutation_caption(view: ResultsView) -> str:
+    """Return the caption's sentence on the permutation p beside the skew."""
+    permutations = view.data.get("config", {}).get("audit", {}).get("permutations")
+    drawn = f"{permutations:,} random sign vectors" if permutations else "random sign vectors"
+    return (
+        " Perm. p is the two-sided paired permutation p of the skew: the two annotators' roles swapped "
+        "independently on each item (the null that the reference favours neither), over the items the reference "
+        f"matches exactly one of them ({drawn} from the seed; every one of the 2^m sign vectors where m items "
+        "make that few)."
     )
 
 
@@ -170,6 +236,12 @@ def primary_skew(view: ResultsView) -> Row | None:
     return view.row("neutrality", "skew", language=POOLED, output=first, output_2=second, reference=view.primary)
 
 
+def p_phrase(p_value: float | None) -> str:
+    """Return 'p = 0.03' or 'p <0.01' as printed in a sentence."""
+    printed = formatting.p_value(p_value)
+    return f"p {printed}" if printed.startswith("<") else f"p = {printed}"
+
+
 def headlines(view: ResultsView) -> list[str]:
     """The primary reference's rates and skew between the annotators, and where it defaults to the first."""
     sentences: list[str] = []
@@ -186,6 +258,10 @@ def headlines(view: ResultsView) -> list[str]:
             if includes_zero(skew)
             else f"it favours {first if skew['estimate'] > 0 else second}"
         )
+        permuted = view.row("neutrality", "skew_permutation_p", language=POOLED, output=first, output_2=second,
+                            reference=view.primary)  # fmt: skip
+        if permuted is not None:
+            leaning += f"; paired permutation {p_phrase(permuted['estimate'])}"
         sentence = (
             f"On {audited} audited items in {languages} language{'' if languages == 1 else 's'}, the primary reference, {view.primary}, "
             f"reproduces {first}'s span set exactly on {said_percent(rate_first)} of items and {second}'s on "
@@ -214,8 +290,19 @@ ANALYSIS = Analysis(
     title="Neutrality of each reference",
     question="Does each reference treat the annotators alike, or does it reproduce one of them more often?",
     methods="""- **Neutrality** (audited): rate(R, X) = % of items on which reference R's strict set equals annotator
-  X's; skew = rate(R, A) − rate(R, B); copied = % of items on which R equals at least one annotator.""",
+  X's; skew = rate(R, A) − rate(R, B); copied = % of items on which R equals at least one annotator.
+  Beside the skew's bootstrap interval, a paired permutation test (`skew_permutation_p`): under the null
+  that R favours neither annotator, A's and B's roles are exchangeable on every item, so each item's
+  difference d = [R = A] − [R = B] keeps or flips its sign with probability ½, independently. The two-sided
+  p is the share of sign vectors s with |Σ sᵢdᵢ| ≥ |Σ dᵢ|, per language and pooled. Only the m items where
+  R equals exactly one of A and B are informative (d ≠ 0; `n_items` counts them): when 2^m is at most
+  `[audit] permutations` (default 10,000) every sign vector is enumerated and p is exact; otherwise that
+  many random sign vectors are drawn from the seed (a stream of their own, keyed by the languages the test
+  pools, the reference and the pair: with one language, pooled repeats its test) and
+  p = (1 + #{|Σ sᵢdᵢ| ≥ |Σ dᵢ|}) / (permutations + 1). The bootstrap interval says how large the skew is;
+  the permutation p, how surprising it would be from a neutral reference.""",
     estimates=estimates,
+    finish=finish,
     applicability=applicability,
     section=_section,
     figures=(neutrality_dots,),

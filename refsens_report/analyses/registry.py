@@ -7,6 +7,7 @@ and the contents of the report, of the figures and of the headline findings.
 from __future__ import annotations
 
 from refsens_report.analyses import (
+    aggregation,
     agreement,
     band,
     by_type,
@@ -35,6 +36,7 @@ ANALYSES: tuple[Analysis, ...] = (
     by_type.ANALYSIS,
     disagreements.ANALYSIS,
     leaderboard.ANALYSIS,
+    aggregation.ANALYSIS,
 )
 
 ORDER = {analysis.key: position for position, analysis in enumerate(ANALYSES)}

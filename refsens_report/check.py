@@ -1,0 +1,239 @@
+"""The release gate: `[check]`'s thresholds against the results, one line per check, and a JUnit report.
+
+Each check reads pooled rows under the main rule (strict when computed) and takes the row that comes
+closest to failing: the largest value for a `max_` key, the smallest for `min_kendall_tau`. What is compared
+with the threshold is set per check by `fail_when` (config.FAIL_WHEN): the point estimate, or the end of the
+interval that is worst (any_of_interval) or best (all_of_interval) for the check. A check whose rows the
+results lack (no annotators, fewer than three ranked outputs) is not evaluated: it says why, and
+`refsens-report check` exits 2 on it, since a gate that cannot be read must not pass in silence.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from refsens_report import formatting
+from refsens_report.config import CHECK_KEYS, Check, read_checks
+from refsens_report.errors import InputError, ProblemList
+from refsens_report.options import OptionReader
+from refsens_report.prose import said
+from refsens_report.record import POOLED
+from refsens_report.view import ResultsView, Row
+
+PASS, FAIL, NOT_EVALUATED = "PASS", "FAIL", "N/A"
+
+# what is compared with the threshold, by (kind, fail_when)
+DECIDED_BY = {
+    ("max_abs", "estimate"): "|estimate|",
+    ("max_abs", "any_of_interval"): "largest |value| in the interval",
+    ("max_abs", "all_of_interval"): "smallest |value| in the interval",
+    ("max", "estimate"): "estimate",
+    ("max", "any_of_interval"): "upper end",
+    ("max", "all_of_interval"): "lower end",
+    ("min", "estimate"): "estimate",
+    ("min", "any_of_interval"): "lower end",
+    ("min", "all_of_interval"): "upper end",
+}
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One check against the results: PASS, FAIL or N/A, the row that decided it and the value compared."""
+
+    check: Check
+    status: str
+    row: Row | None = None
+    label: str = ""  # the deciding row in words: "skew of delivered, annotator_a − annotator_b, pooled"
+    decided: float | None = None
+    reason: str = ""  # why a check was not evaluated
+
+    @property
+    def kind(self) -> str:
+        return CHECK_KEYS[self.check.key][0]
+
+    @property
+    def threshold_text(self) -> str:
+        return f"{self.check.threshold:g}"
+
+    @property
+    def comparison(self) -> str:
+        """Return the decision as printed: '|estimate| 13.0 > 5'."""
+        if self.decided is None or self.row is None:
+            return ""
+        decimals = formatting.decimals_for(self.row["analysis"], self.row["statistic"])
+        value = (formatting.whole(self.decided) if self.check.key == "max_significant_flips"
+                 else formatting.number(self.decided, decimals))  # fmt: skip
+        if self.kind == "min":
+            operator = "<" if self.status == FAIL else "≥"
+        else:
+            operator = ">" if self.status == FAIL else "≤"
+        return f"{DECIDED_BY[self.kind, self.check.fail_when]} {value} {operator} {self.threshold_text}"
+
+    @property
+    def statistic(self) -> str:
+        """Return the deciding row in words with its estimate and interval."""
+        return f"{self.label}: {said(self.row)}" if self.row is not None else ""
+
+    def line(self) -> str:
+        """Return the check as one line: status, key, the deciding statistic with its interval, the comparison."""
+        if self.status == NOT_EVALUATED:
+            return f"{self.status:<4}  {self.check.key} = {self.threshold_text}: not evaluated: {self.reason}"
+        return f"{self.status:<4}  {self.check.key} = {self.threshold_text}: {self.statistic}; {self.comparison}"
+
+
+def candidates(view: ResultsView, key: str) -> tuple[list[Row], str]:
+    """Return the rows a check reads (pooled, main rule) and, when there are none, why."""
+    rule = view.main_rule
+    if key == "max_band":
+        rows = [row for _, row in view.rows.select("band", "band", rule=rule, language=POOLED, output="")]
+        return rows, view.applicability("band") or "the results hold no band"
+    if key == "max_abs_delta":
+        rows = [row for _, row in view.rows.select("swap", "delta", rule=rule, language=POOLED)]
+        return rows, view.applicability("swap") or "the results hold no swap delta (one reference)"
+    if key == "max_abs_skew":
+        rows = [row for _, row in view.rows.select("neutrality", "skew", language=POOLED, reference=view.primary)]
+        return rows, view.applicability("neutrality") or f"the results hold no skew of {view.primary}"
+    statistic = {"min_kendall_tau": "kendall_tau", "max_significant_flips": "flips_significant"}[key]
+    rows = [row for _, row in view.rows.select("leaderboard", statistic, rule=rule, language=POOLED,
+                                               reference=view.primary)]  # fmt: skip
+    return rows, view.applicability("leaderboard") or "the results hold no leaderboard"
+
+
+def describe(row: Row) -> str:
+    """Return a row in words, as a check line or the changes section names it."""
+    statistic, rule = row["statistic"], row["rule"]
+    where = ", ".join(part for part in (rule, row["language"], row["policy"]) if part)
+    if statistic == "band":
+        return f"band{' of ' + row['output'] if row['output'] else ''}, {where}"
+    if statistic == "delta":
+        return f"Δ {row['output']}, {row['reference']} − {row['reference_2']}, {where}"
+    if statistic == "skew":
+        return f"skew of {row['reference']}, {row['output']} − {row['output_2']}, {where}"
+    if statistic in ("swing", "margin", "flip"):
+        pair = f" − {row['reference_2']}" if row["reference_2"] else ""
+        return f"{statistic} {row['output']} − {row['output_2']}, {row['reference']}{pair}, {where}"
+    names = {"kendall_tau": "tau-b", "flips": "flips", "flips_significant": "significant flips"}
+    if statistic in names:
+        return f"{names[statistic]} {row['reference']} vs {row['reference_2']}, {where}"
+    labels = " ".join(part for part in (row["output"], row["output_2"], row["reference"], row["reference_2"]) if part)
+    return f"{row['analysis']} {statistic} {labels}, {where}".replace("  ", " ")
+
+
+def decided_value(row: Row, kind: str, fail_when: str) -> float | None:
+    """Return what a check compares with its threshold for one row (None when it is undefined)."""
+    estimate, low, high = row["estimate"], row["ci_low"], row["ci_high"]
+    if fail_when == "estimate":
+        return None if estimate is None else (abs(estimate) if kind == "max_abs" else estimate)
+    if low is None or high is None:
+        return None
+    if kind == "max_abs":
+        if fail_when == "any_of_interval":
+            return max(abs(low), abs(high))
+        return 0.0 if low <= 0 <= high else min(abs(low), abs(high))
+    worst_end = high if kind == "max" else low
+    best_end = low if kind == "max" else high
+    return worst_end if fail_when == "any_of_interval" else best_end
+
+
+def evaluate(check: Check, view: ResultsView) -> Outcome:
+    """Evaluate one check against the results."""
+    kind = CHECK_KEYS[check.key][0]
+    rows, why_none = candidates(view, check.key)
+    rows = [row for row in rows if row["estimate"] is not None]
+    if not rows:
+        return Outcome(check, NOT_EVALUATED, reason=why_none)
+    decided = [(decided_value(row, kind, check.fail_when), row) for row in rows]
+    undefined = [row for value, row in decided if value is None]
+    if undefined:
+        return Outcome(check, NOT_EVALUATED, reason=f"the interval of {describe(undefined[0])} is undefined")
+    pick = min if kind == "min" else max
+    value, row = pick(decided, key=lambda pair: pair[0])
+    failed = value < check.threshold if kind == "min" else value > check.threshold
+    return Outcome(check, FAIL if failed else PASS, row=row, label=describe(row), decided=value)
+
+
+def evaluate_all(checks: Sequence[Check], view: ResultsView) -> list[Outcome]:
+    """Evaluate every check, in config order."""
+    return [evaluate(check, view) for check in checks]
+
+
+@dataclass(frozen=True)
+class Gate:
+    """The checks as the appendix's summary shows them: each outcome, and the tally line."""
+
+    outcomes: tuple[Outcome, ...]
+    tally: str
+
+
+def gate(results: Mapping[str, Any]) -> Gate | None:
+    """Return the checks of results.json's config as used against its rows; None when it has no [check]."""
+    checks = checks_as_used(results)
+    if checks is None:
+        return None
+    outcomes = tuple(evaluate_all(checks, ResultsView.from_json(results)))
+    return Gate(outcomes=outcomes, tally=tally(outcomes))
+
+
+def checks_as_used(results: Mapping[str, Any]) -> tuple[Check, ...] | None:
+    """Return the checks recorded in results.json's config as used, None when the build had no [check]."""
+    table = (results.get("config") or {}).get("check")
+    if table is None:
+        return None
+    problems = ProblemList()
+    checks = read_checks(OptionReader(dict(table), "check", problems))
+    problems.raise_if_any()
+    return checks
+
+
+def tally(outcomes: Sequence[Outcome]) -> str:
+    """Return '5 checks: 4 passed, 1 failed' (and how many were not evaluated)."""
+    passed = sum(outcome.status == PASS for outcome in outcomes)
+    failed = sum(outcome.status == FAIL for outcome in outcomes)
+    skipped = sum(outcome.status == NOT_EVALUATED for outcome in outcomes)
+    text = f"{len(outcomes)} check{'s' if len(outcomes) != 1 else ''}: {passed} passed, {failed} failed"
+    return text + (f", {skipped} not evaluated" if skipped else "")
+
+
+def exit_code(outcomes: Sequence[Outcome]) -> int:
+    """Return the gate's exit code: 2 when a check could not be evaluated, 1 when one failed, else 0."""
+    if any(outcome.status == NOT_EVALUATED for outcome in outcomes):
+        return 2
+    return 1 if any(outcome.status == FAIL for outcome in outcomes) else 0
+
+
+def write_junit(outcomes: Sequence[Outcome], path: Path, suite_name: str) -> Path:
+    """Write the checks as a JUnit XML report: one test case per check, a failure or an error with its line."""
+    from junitparser import Error, Failure, JUnitXml, TestCase, TestSuite
+
+    suite = TestSuite(suite_name)
+    for outcome in outcomes:
+        case = TestCase(outcome.check.key, classname="refsens-report.check")
+        if outcome.status == FAIL:
+            case.result = [Failure(outcome.line(), "threshold")]
+        elif outcome.status == NOT_EVALUATED:
+            case.result = [Error(outcome.line(), "not evaluated")]
+        case.system_out = outcome.line()
+        suite.add_testcase(case)
+    report = JUnitXml()
+    report.add_testsuite(suite)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    report.write(str(path), pretty=True)
+    return path
+
+
+def read_results(where: Path) -> dict[str, Any]:
+    """Read results.json from a results folder (or the file itself) for `check --results`; InputError if unusable."""
+    import json
+
+    path = where / "results.json" if where.is_dir() else where
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError(f"{where}: no results.json there (write one with `refsens-report audit CONFIG --out DIR`)") from None
+    except (OSError, UnicodeDecodeError, ValueError) as error:
+        raise InputError(f"{path}: cannot read the results ({error})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("rows"), list) or "config" not in data:
+        raise InputError(f"{path}: not a refsens-report results.json (no rows or config)")
+    return data

@@ -1,0 +1,429 @@
+"""Metadata other tools read, written with every version from results.json alone.
+
+- ``croissant.json``: Croissant 1.1 JSON-LD (MLCommons) with the Responsible-AI fields a reviewer asks about
+  (``rai:dataAnnotationProtocol``, ``rai:annotationsPerItem``, ``rai:dataAnnotationAnalysis``,
+  ``rai:dataLimitations``) filled from the results and the config; its distribution is the version's
+  results files, described column by column as a record set.
+- ``dataset-card.yaml``: the YAML header of a Hugging Face dataset card (pasted between the ``---`` lines).
+- ``CITATION.cff`` (Citation File Format 1.2.0) and ``citation.bib`` (BibTeX): how to cite this version.
+
+Every file is text made from results.json and the build date only, so the same inputs give the same bytes.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping
+
+from refsens_report import __version__, formatting
+from refsens_report.prose import said, said_percent
+from refsens_report.record import POOLED
+from refsens_report.results import COLUMNS, NUMBER_COLUMNS, sha256_file
+from refsens_report.view import ResultsView, Row
+
+CROISSANT_NAME = "croissant.json"
+CARD_NAME = "dataset-card.yaml"
+CFF_NAME = "CITATION.cff"
+BIBTEX_NAME = "citation.bib"
+FILES = (CROISSANT_NAME, CARD_NAME, CFF_NAME, BIBTEX_NAME)
+
+CROISSANT_1_1 = "http://mlcommons.org/croissant/1.1"
+RAI_1_0 = "http://mlcommons.org/croissant/RAI/1.0"
+# The Croissant 1.1 @context, as mlcroissant writes it (mlcroissant._src.core.rdf.make_context for 1.1)
+CROISSANT_CONTEXT = {
+    "@language": "en",
+    "@vocab": "https://schema.org/",
+    "arrayShape": "cr:arrayShape",
+    "citeAs": "cr:citeAs",
+    "column": "cr:column",
+    "conformsTo": "dct:conformsTo",
+    "containedIn": "cr:containedIn",
+    "cr": "http://mlcommons.org/croissant/",
+    "rai": "http://mlcommons.org/croissant/RAI/",
+    "data": {"@id": "cr:data", "@type": "@json"},
+    "dataType": {"@id": "cr:dataType", "@type": "@vocab"},
+    "dct": "http://purl.org/dc/terms/",
+    "description": {"@container": "@language"},
+    "equivalentProperty": "cr:equivalentProperty",
+    "examples": {"@id": "cr:examples", "@type": "@json"},
+    "extract": "cr:extract",
+    "field": "cr:field",
+    "fileProperty": "cr:fileProperty",
+    "fileObject": "cr:fileObject",
+    "fileSet": "cr:fileSet",
+    "format": "cr:format",
+    "includes": "cr:includes",
+    "isArray": "cr:isArray",
+    "isLiveDataset": "cr:isLiveDataset",
+    "jsonPath": "cr:jsonPath",
+    "key": "cr:key",
+    "md5": "cr:md5",
+    "name": {"@container": "@language"},
+    "parentField": "cr:parentField",
+    "path": "cr:path",
+    "recordSet": "cr:recordSet",
+    "references": "cr:references",
+    "regex": "cr:regex",
+    "repeated": "cr:repeated",
+    "replace": "cr:replace",
+    "samplingRate": "cr:samplingRate",
+    "sc": "https://schema.org/",
+    "separator": "cr:separator",
+    "source": "cr:source",
+    "subField": "cr:subField",
+    "transform": "cr:transform",
+}
+# The vocabularies croissant.json names (its inline @context and conformsTo): identifiers, like XML namespace
+# names, that nothing fetches
+VOCABULARIES = frozenset({CROISSANT_1_1, RAI_1_0, "http://mlcommons.org/croissant/",
+                          "http://mlcommons.org/croissant/RAI/", "http://purl.org/dc/terms/", "https://schema.org/"})
+KEYWORDS = ("reference sensitivity", "annotation", "benchmark", "span extraction", "datasheet")
+SPDX_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9.+-]*$")  # an SPDX identifier (MIT, CC-BY-4.0), not a URL
+
+
+# --- who and what: shared by every file ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Work:
+    """What every metadata file says about this version: names, date, address, authors, license."""
+
+    name: str
+    version: str
+    date: str  # YYYY-MM-DD, the build date
+    url: str | None
+    authors: tuple[str, ...]
+    license: str | None
+
+    @property
+    def title(self) -> str:
+        return f"{self.name}, version {self.version}: reference-sensitivity datasheet appendix"
+
+    @property
+    def year(self) -> str:
+        return self.date[:4]
+
+
+def work_of(results: Mapping[str, Any], date: str) -> Work:
+    """Return the version's citation facts from results.json (the config as used) and the build date."""
+    report = (results.get("config") or {}).get("report") or {}
+    name = results["dataset"]["name"]
+    authors = tuple(report.get("authors") or ()) or (f"{name} maintainers",)
+    return Work(name=name, version=results["dataset"]["version"], date=date[:10], url=report.get("url"),
+                authors=authors, license=report.get("license"))  # fmt: skip
+
+
+# --- the Responsible-AI fields ---------------------------------------------------------------------
+
+
+def _where(view: ResultsView, row: Row) -> str:
+    """Return '(pooled over 6 languages, audited items: 2,634)' for a row."""
+    languages = len(view.languages) - 1
+    over = f"pooled over {languages} languages" if languages > 1 else "pooled"
+    return f"({over}, {row['subset']} items: {formatting.count(row['n_items'])})"
+
+
+def _pooled(view: ResultsView, analysis: str, statistic: str, **criteria: str) -> list[Row]:
+    return [row for _, row in view.rows.select(analysis, statistic, language=POOLED, **criteria)
+            if row["estimate"] is not None]  # fmt: skip
+
+
+def annotation_protocol(view: ResultsView) -> list[str]:
+    """Return rai:dataAnnotationProtocol: who labelled, which labellings are golds, how duplicates were handled."""
+    audit = (view.data.get("config") or {}).get("audit") or {}
+    protocol = []
+    if view.annotators:
+        protocol.append(f"Independent annotator passes: {', '.join(view.annotators)} (the first two are A and B of "
+                        "the agreement and neutrality analyses).")  # fmt: skip
+    protocol.append(f"Candidate golds (references): {view.primary} (primary, the shipped gold)"
+                    + (f"; alternatives: {', '.join(view.references[1:])}." if view.references[1:] else "."))
+    protocol.append(f"Scored outputs: {', '.join(view.outputs)}.")
+    third = view.row("agreement", "third_pass", language=POOLED)
+    if third is not None and third["estimate"] is not None:
+        protocol.append(f"A third pass was recorded on {said_percent(third)} of the items where both annotators are "
+                        f"present {_where(view, third)}.")  # fmt: skip
+    excluded = (view.data.get("record") or {}).get("excluded") or {}
+    protocol.append(
+        f"Duplicates (items sharing meta.{audit.get('duplicate_key', 'dup_key')}) kept by the policy "
+        f"{audit.get('duplicate_policy', 'keep_first')}; {formatting.count(excluded.get('defective_duplicates', 0))} "
+        "items of defective duplicate groups (a reference copying one annotator) excluded."
+    )
+    return protocol
+
+
+def annotations_per_item(view: ResultsView) -> str:
+    """Return rai:annotationsPerItem: how many items carry each labelling, and the audited set's size."""
+    record = view.data.get("record") or {}
+    carried = ", ".join(f"{name} on {formatting.count(count)}" for name, count in (record.get("labellings") or {}).items())
+    audited = view.subset_size("audited")
+    return (f"{formatting.count(record.get('items'))} items; labellings present: {carried}. "
+            f"{formatting.count(audited)} items carry every labelling (the audited set).")  # fmt: skip
+
+
+def annotation_analysis(view: ResultsView) -> list[str]:
+    """Return rai:dataAnnotationAnalysis: agreement, neutrality and reference-sensitivity numbers, as printed."""
+    found = []
+    for row in _pooled(view, "agreement", "f1"):
+        found.append(f"Agreement between {row['output']} and {row['reference']}, {row['rule']} F1: {said(row)} "
+                     f"{_where(view, row)}.")  # fmt: skip
+    for row in _pooled(view, "agreement", "default_to_first"):
+        found.append(f"Where the annotators disagree and no third pass fired, the primary reference equals the "
+                     f"first annotator on {said_percent(row)} of items {_where(view, row)}.")  # fmt: skip
+    for row in _pooled(view, "neutrality", "skew"):
+        found.append(f"Neutrality skew of {row['reference']}, {row['output']} − {row['output_2']}: {said(row)} "
+                     f"points of % of items {_where(view, row)}.")  # fmt: skip
+    for row in _pooled(view, "band", "band", rule=view.main_rule, output=""):
+        found.append(f"Sensitivity band, {row['rule']}: ±{formatting.number(row['estimate'], 2)} F1 points "
+                     f"{_where(view, row)}.")  # fmt: skip
+    deltas = _pooled(view, "swap", "delta", rule=view.main_rule)
+    if deltas:
+        row = max(deltas, key=lambda delta: abs(delta["estimate"]))
+        found.append(f"Largest reference-swap delta, {row['output']}, {row['reference']} − {row['reference_2']}, "
+                     f"{row['rule']} F1: {said(row)} {_where(view, row)}.")  # fmt: skip
+    for row in _pooled(view, "leaderboard", "kendall_tau", rule=view.main_rule, reference=view.primary):
+        found.append(f"Ranking agreement, tau-b {row['reference']} vs {row['reference_2']}, {row['rule']}: "
+                     f"{said(row)} {_where(view, row)}.")  # fmt: skip
+    return found
+
+
+def data_limitations(view: ResultsView) -> list[str]:
+    """Return rai:dataLimitations: what the reference sensitivity means for scores, and what was not assessed."""
+    limits = []
+    band = _pooled(view, "band", "band", rule=view.main_rule, output="")
+    if band:
+        limits.append(f"Scores depend on the choice of gold: a difference between two systems smaller than the "
+                      f"{view.main_rule} sensitivity band of ±{formatting.number(band[0]['estimate'], 2)} F1 points "
+                      "may reverse under another defensible reference.")  # fmt: skip
+    for row in _pooled(view, "neutrality", "skew", reference=view.primary):
+        if formatting.excludes_zero(row["ci_low"], row["ci_high"]):
+            limits.append(f"The primary reference {row['reference']} is not neutral between {row['output']} and "
+                          f"{row['output_2']}: skew {said(row)} points, so scores of systems resembling "
+                          f"{row['output'] if row['estimate'] > 0 else row['output_2']} are inflated against it.")  # fmt: skip
+    for row in _pooled(view, "leaderboard", "flips", rule=view.main_rule, reference=view.primary):
+        if row["estimate"]:
+            limits.append(f"Replacing {row['reference']} by {row['reference_2']} reverses the order of {said(row)} "
+                          f"pairs of outputs ({row['rule']}).")  # fmt: skip
+    for key, reason in (view.data.get("applicability") or {}).items():
+        if reason:
+            limits.append(f"Not assessed ({key}): {reason}")
+    return limits
+
+
+def rai_fields(view: ResultsView) -> dict[str, Any]:
+    """Return the four RAI properties, keyed as croissant.json writes them."""
+    return {
+        "rai:dataAnnotationProtocol": annotation_protocol(view),
+        "rai:annotationsPerItem": annotations_per_item(view),
+        "rai:dataAnnotationAnalysis": annotation_analysis(view),
+        "rai:dataLimitations": data_limitations(view),
+    }
+
+
+# --- croissant.json --------------------------------------------------------------------------------
+
+
+def _field(name: str) -> dict[str, Any]:
+    data_type = "sc:Float" if name in NUMBER_COLUMNS else "sc:Integer" if name == "n_items" else "sc:Text"
+    return {
+        "@type": "cr:Field",
+        "@id": f"results/{name}",
+        "name": name,
+        "dataType": data_type,
+        "source": {"fileObject": {"@id": "results.csv"}, "extract": {"column": name}},
+    }
+
+
+def croissant(results: Mapping[str, Any], folder: Path, work: Work) -> dict[str, Any]:
+    """Return croissant.json's content: the version as a Croissant 1.1 dataset with its RAI fields."""
+    view = ResultsView.from_json(results)
+    document: dict[str, Any] = {
+        "@context": CROISSANT_CONTEXT,
+        "@type": "sc:Dataset",
+        "conformsTo": [CROISSANT_1_1, RAI_1_0],
+        "name": work.name,
+        "description": (
+            f"{work.name}, version {work.version}, described by its reference-sensitivity audit: how much scores "
+            "on this span-extraction benchmark depend on which gold they are computed against. The distribution "
+            "holds the audit's results (one row per statistic); add the dataset's own files to publish this "
+            "record as the dataset's Croissant metadata."
+        ),
+        "version": work.version,
+        "datePublished": work.date,
+        "citeAs": bibtex(work),
+        "creator": [{"@type": "sc:Organization", "name": author} for author in work.authors],
+        "keywords": list(KEYWORDS),
+    }
+    if work.url:
+        document["url"] = work.url
+    if work.license:
+        document["license"] = work.license
+    document["distribution"] = [
+        {
+            "@type": "cr:FileObject",
+            "@id": name,
+            "name": name,
+            "description": description,
+            "contentUrl": name,
+            "encodingFormat": media,
+            "sha256": sha256_file(folder / name),
+        }
+        for name, media, description in (
+            ("results.csv", "text/csv", "One row per statistic: the columns of the results contract"),
+            ("results.json", "application/json", "The same rows with the config, seed and input hashes"),
+        )
+    ]
+    document["recordSet"] = [{
+        "@type": "cr:RecordSet",
+        "@id": "results",
+        "name": "results",
+        "description": "The audit's statistics: estimate, interval, p-values and item count per row (docs/results.md).",
+        "field": [_field(name) for name in COLUMNS if name in results.get("columns", COLUMNS)],
+    }]  # fmt: skip
+    document.update(rai_fields(view))
+    return document
+
+
+# --- the Hugging Face dataset card's YAML ----------------------------------------------------------
+
+LANGUAGE_CODE = re.compile(r"^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$")
+SIZES = ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M"),
+         (10_000_000, "1M<n<10M"), (100_000_000, "10M<n<100M"))  # fmt: skip
+
+
+def yaml_string(text: str) -> str:
+    """Return a YAML double-quoted scalar (JSON's string syntax is valid YAML)."""
+    return json.dumps(text, ensure_ascii=False)
+
+
+def size_category(items: int) -> str:
+    """Return the Hugging Face size category of a record with ``items`` items."""
+    return next((label for limit, label in SIZES if items < limit), "n>100M")
+
+
+def dataset_card(results: Mapping[str, Any], work: Work) -> str:
+    """Return the YAML header of a Hugging Face dataset card for this version."""
+    record = results.get("record") or {}
+    languages = record.get("languages") or []
+    lines = [
+        f"# Hugging Face dataset card metadata for {work.name} {work.version}, written by refsens-report {__version__}.",
+        "# Paste it between the two --- lines at the top of the dataset's README.md. The card's Croissant",
+        "# export leaves out the Responsible-AI fields: publish croissant.json from this folder beside it.",
+        f"pretty_name: {yaml_string(work.name)}",
+    ]
+    if work.license:
+        lines += ([f"license: {work.license.lower()}"] if SPDX_ID.match(work.license)
+                  else ["license: other", f"license_link: {yaml_string(work.license)}"])  # fmt: skip
+    if languages and all(LANGUAGE_CODE.match(language) for language in languages):
+        lines += ["language:", *(f"- {language}" for language in languages)]
+    lines += [
+        "task_categories:",
+        "- token-classification",
+        "size_categories:",
+        f"- {size_category(int(record.get('items') or 0))}",
+        "tags:",
+        "- reference-sensitivity",
+        "- annotation",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+# --- CITATION.cff and BibTeX -----------------------------------------------------------------------
+
+
+def citation_cff(work: Work) -> str:
+    """Return CITATION.cff (Citation File Format 1.2.0) for this version."""
+    lines = [
+        "cff-version: 1.2.0",
+        'message: "If you use this dataset or its reference-sensitivity appendix, please cite it as below."',
+        "type: dataset",
+        f"title: {yaml_string(work.title)}",
+        f"version: {yaml_string(work.version)}",
+        f"date-released: {yaml_string(work.date)}",
+        "authors:",
+        *(f"  - name: {yaml_string(author)}" for author in work.authors),
+    ]
+    if work.url:
+        lines.append(f"url: {yaml_string(work.url)}")
+    if work.license:
+        lines.append(f"license: {yaml_string(work.license)}" if SPDX_ID.match(work.license)
+                     else f"license-url: {yaml_string(work.license)}")  # fmt: skip
+    lines += ["keywords:", *(f"  - {yaml_string(keyword)}" for keyword in KEYWORDS)]
+    return "\n".join(lines) + "\n"
+
+
+BIBTEX_SPECIAL = {"\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "&": r"\&", "%": r"\%", "$": r"\$",
+                  "#": r"\#", "_": r"\_", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}  # fmt: skip
+
+
+def bibtex_text(text: str) -> str:
+    """Return text with BibTeX's and LaTeX's special characters escaped."""
+    return "".join(BIBTEX_SPECIAL.get(character, character) for character in text)
+
+
+def bibtex_key(work: Work) -> str:
+    """Return a citation key from the dataset name and version: letters, digits and underscores."""
+    words = re.findall(r"[A-Za-z0-9]+", f"{work.name} {work.version}".lower())
+    return "_".join(words) or "dataset"
+
+
+MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+
+
+def bibtex(work: Work) -> str:
+    """Return the BibTeX entry of this version's appendix."""
+    fields = [
+        ("title", f"{{{bibtex_text(work.title)}}}"),
+        ("author", " and ".join(f"{{{bibtex_text(author)}}}" for author in work.authors)),
+        ("year", work.year),
+        ("month", MONTHS[int(work.date[5:7]) - 1] if len(work.date) >= 7 and work.date[5:7].isdigit() else ""),
+        ("version", bibtex_text(work.version)),
+        ("note", f"Reference-sensitivity audit made with refsens-report {__version__}"),
+    ]
+    if work.url:
+        fields += [("url", work.url), ("howpublished", f"\\url{{{work.url}}}")]
+    body = ",\n".join(f"  {name} = {value if name == 'month' else '{' + value + '}'}" for name, value in fields if value)
+    return f"@misc{{{bibtex_key(work)},\n{body}\n}}\n"
+
+
+@dataclass(frozen=True)
+class Citation:
+    """The page's "How to cite": a plain-text reference, the BibTeX entry, and the metadata files beside it."""
+
+    text: str
+    bibtex: str
+    files: tuple[tuple[str, str], ...]  # (file name, what it is)
+
+
+def citation(work: Work) -> Citation:
+    """Return the citation the page prints."""
+    where = f" {work.url}" if work.url else ""
+    return Citation(
+        text=f"{'; '.join(work.authors)} ({work.year}). {work.title}.{where}",
+        bibtex=bibtex(work),
+        files=(
+            (CFF_NAME, "Citation File Format (GitHub's \"Cite this repository\", Zenodo)"),
+            (BIBTEX_NAME, "the BibTeX entry above"),
+            (CROISSANT_NAME, "Croissant 1.1 metadata with its Responsible-AI fields"),
+            (CARD_NAME, "the YAML header of a Hugging Face dataset card"),
+        ),
+    )
+
+
+def write_metadata(results: Mapping[str, Any], folder: Path, build_date: str) -> list[Path]:
+    """Write croissant.json, dataset-card.yaml, CITATION.cff and citation.bib into a version folder."""
+    work = work_of(results, build_date)
+    texts = {
+        CROISSANT_NAME: json.dumps(croissant(results, folder, work), indent=1, ensure_ascii=False) + "\n",
+        CARD_NAME: dataset_card(results, work),
+        CFF_NAME: citation_cff(work),
+        BIBTEX_NAME: bibtex(work),
+    }
+    written = []
+    for name, text in texts.items():
+        path = folder / name
+        path.write_text(text, encoding="utf-8", newline="")
+        written.append(path)
+    return written
