@@ -100,6 +100,8 @@ def audit_record(
 
     with stopwatch.stage("analyses"):
         summaries = {analysis.key: analysis.summary(context) for analysis in ANALYSES if analysis.summary}
+        listings = {name: text for analysis in ANALYSES if analysis.files
+                    for name, text in analysis.files(context).items()}  # fmt: skip
     applicability: dict[str, str | None] = {}
     for analysis in ANALYSES:
         applicability.update(analysis.why_not(context))
@@ -119,6 +121,7 @@ def audit_record(
         applicability=applicability,
     )
     results.timings = stopwatch.seconds
+    results.files = listings
     return results
 
 

@@ -71,18 +71,34 @@ def resampled_sums(
     seed: np.random.SeedSequence,
     progress: Callable[[int], None] | None = None,
     stratum_keys: Sequence[int] | None = None,
+    rows: np.ndarray | None = None,
 ) -> np.ndarray:
     """Return sums[group, replicate, column] for each stratum and pooled (last group).
 
     Replicate 0 is the original sample (every weight 1); replicates 1..B are the bootstrap draws. Pooled
     sums are the sums of the strata's sums: each replicate draws every stratum independently. Replicates
     come in chunks of ``REPLICATE_CHUNK``, each drawn from its own stream keyed by (stratum key, chunk), so
-    the result is the same whatever the number of threads and the order they finish in.
+    the result is the same whatever the number of threads and the order they finish in, and the first
+    B' < B replicates of a stream are the same draws whatever B (for B' a multiple of the chunk).
+
+    ``rows``: the item of each row of ``columns`` when it lists only the items with a nonzero count (per-type
+    counts: an item has spans of few types); the other items count zero in every column. Their weights are
+    drawn all the same, so the draws do not depend on which items are listed; they multiply nothing.
     """
     stratum_keys = list(range(len(strata))) if stratum_keys is None else list(stratum_keys)
     n_columns = columns.shape[1]
     sums = np.zeros((len(strata) + 1, resamples + 1, n_columns), dtype=np.float64)
-    blocks = [columns[members] for members in strata]
+    if rows is None:
+        blocks, picks = [columns[members] for members in strata], [None] * len(strata)
+    else:
+        size = 1 + max([int(rows.max()) if len(rows) else 0] + [int(m.max()) for m in strata if len(m)])
+        blocks, picks = [], []
+        for members in strata:
+            position = np.full(size, -1, dtype=np.int64)  # item -> its place among the stratum's draws
+            position[members] = np.arange(len(members))
+            listed = position[rows] >= 0
+            blocks.append(columns[listed])
+            picks.append(position[rows[listed]])
     for group, block in enumerate(blocks):
         sums[group, 0] = block.sum(axis=0)
 
@@ -90,9 +106,11 @@ def resampled_sums(
         group, first = unit
         count = min(REPLICATE_CHUNK, resamples - first)
         rng = chunk_rng(seed, stratum_keys[group], first // REPLICATE_CHUNK)
+        pick = picks[group]
         for replicates, weights in stratified_weights(len(strata[group]), count, rng):
             start = 1 + first + replicates.start
-            sums[group, start : start + weights.shape[0]] = weights @ blocks[group]
+            drawn = weights if pick is None else weights[:, pick]
+            sums[group, start : start + weights.shape[0]] = drawn @ blocks[group]
         return len(strata[group]) * count
 
     units = [(group, first) for group in range(len(strata)) for first in range(0, resamples, REPLICATE_CHUNK)]

@@ -113,6 +113,9 @@ class ReportSettings:
     datasheet: Path | None = None
     paper: str = "a4"
     pdf: str = "summary"  # "full" adds the annex: every row of every table the body shortens
+    # false: the record's text is never written (PII benchmarks): the disagreement files and pages give ids,
+    # offsets and types only
+    show_text: bool = True
     url: str | None = None  # where the appendix is published: CITATION.cff, BibTeX and croissant.json cite it
     authors: tuple[str, ...] = ()  # who to cite (CITATION.cff needs one): "<dataset name> maintainers" when none
     license: str | None = None  # the dataset's license: an SPDX identifier (CC-BY-4.0) or a URL
@@ -164,6 +167,7 @@ class Config:
                 "datasheet": self.raw.get("report", {}).get("datasheet"),
                 "paper": self.report.paper,
                 "pdf": self.report.pdf,
+                "show_text": self.report.show_text,
                 "url": self.report.url,
                 "authors": list(self.report.authors),
                 "license": self.report.license,
@@ -448,6 +452,10 @@ def config_from_dict(data: dict[str, Any], path: Path) -> Config:
         datasheet = read_datasheet(report_reader, path.parent, datasheet_value)
     paper = report_reader.choice("paper", PAPER_SIZES, "a4")
     pdf_contents = report_reader.choice("pdf", PDF_CONTENTS, "summary")
+    show_text = report_reader.get("show_text", ReportSettings.show_text)
+    if not isinstance(show_text, bool):
+        report_reader.fail("show_text", f"must be true or false, got {shown(show_text)}")
+        show_text = ReportSettings.show_text
     url = read_url(report_reader, "url")
     authors = report_reader.names("authors")
     license_name = report_reader.string("license")
@@ -468,7 +476,7 @@ def config_from_dict(data: dict[str, Any], path: Path) -> Config:
         label_map=label_map,
         audit=audit,
         report=ReportSettings(datasheet=datasheet, paper=paper, pdf=pdf_contents, url=url, authors=authors,
-                              license=license_name),
+                              license=license_name, show_text=show_text),
         raw=data,
         checks=checks,
     )

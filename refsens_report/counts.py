@@ -39,7 +39,8 @@ class Column:
     kinds: ``tp`` (|a ∩ b| under ``rule``), ``size`` (|a| under ``rule``), ``equal`` (strict sets of a and b
     equal, both present), ``equal_any`` (a's strict set equals that of one of ``others``), ``flag`` (boolean
     metadata ``a`` is true), ``unadjudicated_split`` (a and b differ and no third pass), ``silent``
-    (a and b differ, no third pass, and reference ``c`` equals a).
+    (a and b differ, no third pass, and reference ``c`` equals a). With a ``type``, ``tp`` and ``size`` count
+    the spans of that type only (``ItemCounts.typed``); summed over the types they give the untyped count.
     """
 
     kind: str
@@ -48,6 +49,7 @@ class Column:
     b: str = ""
     c: str = ""
     others: tuple[str, ...] = ()
+    type: str = ""  # a ``tp`` or ``size`` count of this span type only (strict or overlap); "" counts every type
 
 
 def _encode(columns: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
@@ -236,6 +238,10 @@ class ItemCounts:
 
     def values(self, column: Column) -> np.ndarray:
         """Return the per-item values of a column as float64 (exact for counts)."""
+        if column.type:
+            items, codes, numbers = self.typed(column.kind, column.rule, column.a, column.b)
+            chosen = codes == self.type_code(column.type)
+            return np.bincount(items[chosen], weights=numbers[chosen], minlength=self.n_items).astype(np.float64)
         if column.kind == "tp":
             values = self.tp(column.rule, column.a, column.b)
         elif column.kind == "size":
@@ -256,6 +262,84 @@ class ItemCounts:
         else:
             raise ValueError(f"unknown column kind {column.kind!r}")
         return values.astype(np.float64)
+
+    # -- per-type counts ---------------------------------------------------------------------------------
+    def type_code(self, name: str) -> int:
+        """Return a span type's code (its position in the sorted ``type_names``)."""
+        code = int(np.searchsorted(self.type_names, name))
+        if code >= len(self.type_names) or self.type_names[code] != name:
+            raise KeyError(f"no span of type {name!r} in the record")
+        return code
+
+    def typed(self, kind: str, rule: str, a: str, b: str = "") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Return a count split by span type as sparse triples (item, type code, count), ordered by item then type.
+
+        ``size``: |a| per type (strict set; overlap's sizes are the strict ones); ``tp``: |a ∩ b| per type under
+        ``strict``, or under ``overlap`` the maximum matching's size per type (spans of different types never
+        match, so the per-item matching is the sum of the per-type ones). Every span has one type, so summed
+        over the types the counts are ``size`` and ``tp``. One pass over the spans whatever the number of types;
+        an item without spans of a type has no triple for it.
+        """
+        if rule not in ("strict", "overlap"):
+            raise ValueError(f"rule {rule!r} keeps no types: per-type counts exist under strict and overlap")
+        if kind == "tp" and a > b:
+            a, b = b, a
+        key = ("typed", kind, rule if kind == "tp" else "strict", a, b if kind == "tp" else "")
+        if key not in self._cache:
+            if kind == "size":
+                self._cache[key] = self._per_item_and_type(self.ids("strict", a))
+            elif kind == "tp" and rule == "strict":
+                self._cache[key] = self._per_item_and_type(self.common("strict", a, b))
+            elif kind == "tp":
+                self._cache[key] = self._overlap_tp_by_type(a, b)
+            else:
+                raise ValueError(f"column kind {kind!r} has no per-type counts")
+        return self._cache[key]
+
+    def _per_item_and_type(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Return (item, type code, number of the strict ``ids`` on that item with that type), nonzero only."""
+        n_types = max(len(self.type_names), 1)
+        cell = self._id_item["strict"][ids] * n_types + self._strict_type[ids]
+        cells, numbers = np.unique(cell, return_counts=True)
+        return cells // n_types, cells % n_types, numbers.astype(np.int64)
+
+    def _overlap_tp_by_type(self, a: str, b: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Return the overlap rule's maximum matching per (item, type) as triples, nonzero only.
+
+        The matching runs on groups of spans sharing item and type, numbered densely (no items x types array).
+        """
+        ids_a, ids_b = self.ids("strict", a), self.ids("strict", b)
+        n_types = max(len(self.type_names), 1)
+        item, kind = self._id_item["strict"], self._strict_type
+        cell_a = item[ids_a] * n_types + kind[ids_a]
+        cell_b = item[ids_b] * n_types + kind[ids_b]
+        cells, group = np.unique(np.concatenate([cell_a, cell_b]), return_inverse=True)
+        group = group.reshape(-1).astype(np.int64)
+        matched = overlap_true_positives(
+            (group[: len(ids_a)], self._strict_start[ids_a], self._strict_end[ids_a], kind[ids_a]),
+            (group[len(ids_a) :], self._strict_start[ids_b], self._strict_end[ids_b], kind[ids_b]),
+            len(cells),
+        )
+        found = np.flatnonzero(matched)
+        return cells[found] // n_types, cells[found] % n_types, matched[found].astype(np.int64)
+
+    def typed_matrix(self, families: Sequence[Column], codes: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+        """Return (items, values): the per-type counts of ``families`` (untyped tp/size columns) for the type
+        ``codes``, as a dense matrix over the items having any of them, column f * len(codes) + k holding family
+        f's count of type codes[k]. Items not listed count zero in every column."""
+        position = np.full(max(len(self.type_names), 1), -1, dtype=np.int64)
+        position[np.asarray(codes, dtype=np.int64)] = np.arange(len(codes))
+        triples = []
+        for number, family in enumerate(families):
+            items, types, counts = self.typed(family.kind, family.rule, family.a, family.b)
+            keep = position[types] >= 0
+            triples.append((items[keep], number * len(codes) + position[types[keep]], counts[keep]))
+        items = np.concatenate([t[0] for t in triples]) if triples else np.zeros(0, np.int64)
+        listed, row = np.unique(items, return_inverse=True)
+        values = np.zeros((len(listed), len(families) * len(codes)), dtype=np.float64)
+        if len(items):
+            values[row.reshape(-1), np.concatenate([t[1] for t in triples])] = np.concatenate([t[2] for t in triples])
+        return listed, values
 
     # -- the type-confusion table ------------------------------------------------------------------------
     def type_confusion(self, a: str, b: str, items: np.ndarray) -> list[tuple[str, str, int]]:

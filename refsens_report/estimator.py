@@ -46,6 +46,7 @@ class Stat:
     reference: str = ""
     reference_2: str = ""
     policy: str = ""
+    type: str = ""  # the span type of a per-type statistic (its expression counts that type only)
 
     @property
     def tested(self) -> bool:
@@ -129,7 +130,6 @@ class Estimator:
 
     def __init__(self, record: Record, counts: ItemCounts, config: Config, progress: Progress, stopwatch: Stopwatch):
         self.counts, self.config, self.progress, self.stopwatch = counts, config, progress, stopwatch
-        self._jackknife: list[Env] | None = None  # leave-one-out sums per group, with interval = "bca"
         # per stream: (mask, column index, sums, groups, items per group) of the last draws
         self._drawn: dict[str, tuple[np.ndarray, dict[Column, int], np.ndarray, list[str], np.ndarray]] = {}
         self.languages = record.languages
@@ -185,11 +185,35 @@ class Estimator:
         if not stats or not mask.any():
             return []
         groups, n_items, env = self.environment([c for stat in stats for c in stat.expr.columns()], mask, stream)
-        self._jackknife = self.jackknife_envs(stats, mask) if self.config.audit.interval == "bca" else None
+        jackknife = self.jackknife_envs(stats, mask) if self.config.audit.interval == "bca" else None
         with self.stopwatch.stage("analyses"):
             populations = {column: self.population_sizes(column, mask)
                            for column in {stat.expr.population() for stat in stats} - {None}}  # fmt: skip
-            return self._rows(stats, subset, groups, n_items, env, populations)
+            return self._rows(stats, subset, groups, n_items, env, populations, jackknife)
+
+    def estimate_listed(self, stats: list[Stat], columns: list[Column], items: np.ndarray, values: np.ndarray,
+                        mask: np.ndarray, subset: str, stream: str, resamples: int) -> list[dict[str, Any]]:  # fmt: skip
+        """Return one row per statistic and group from count columns given as a matrix, on a stream's first
+        ``resamples`` replicates.
+
+        ``values[k, c]`` is column c on item ``items[k]`` (items not listed count zero: per-type counts). The
+        draws are those ``estimate`` makes on the same stream and item set, replicate by replicate, so these
+        statistics are paired with every other on the stream; the sums are not kept (``environment`` keeps its
+        draws for a later analysis), so a caller can estimate many columns block by block in bounded memory.
+        """
+        if not stats or not mask.any():
+            return []
+        languages, members = self.strata(mask)
+        index = {column: position for position, column in enumerate(columns)}
+        with self.stopwatch.stage("bootstrap"):
+            sums = resampled_sums(values, members, resamples, subset_seed(self.config.audit.seed, stream),
+                                  stratum_keys=[language_key(language) for language in languages], rows=items)  # fmt: skip
+        n_items = np.array([len(m) for m in members] + [int(mask.sum())])
+        env = Env(lambda column: sums[:, :, index[column]], n_items[:, None].astype(np.float64))
+        jackknife = self.jackknife_envs(stats, mask) if self.config.audit.interval == "bca" else None
+        with self.stopwatch.stage("analyses"):
+            return self._rows(stats, subset, languages + [POOLED], n_items, env, jackknife=jackknife,
+                              resamples=resamples)  # fmt: skip
 
     def jackknife_envs(self, stats: list[Stat], mask: np.ndarray) -> list[Env]:
         """Return, per language and pooled, sums with each item left out once (the BCa acceleration's jackknife).
@@ -216,24 +240,27 @@ class Estimator:
 
     def _rows(
         self, stats: list[Stat], subset: str, groups: list[str], n_items: np.ndarray, env: Env,
-        populations: dict[Column, np.ndarray] | None = None,
+        populations: dict[Column, np.ndarray] | None = None, jackknife: list[Env] | None = None,
+        resamples: int | None = None,
     ) -> list[dict[str, Any]]:  # fmt: skip
         """Evaluate every statistic on the sums; intervals and p-values from the replicates.
 
         ``n_items`` is the item set's size per group, except for a ratio over a sub-population (``populations``,
-        keyed by the ratio's denominator column), whose rows count that sub-population's items.
+        keyed by the ratio's denominator column), whose rows count that sub-population's items. ``jackknife``:
+        leave-one-out sums per group (BCa intervals); ``resamples``: the replicates in the sums (default: B).
         """
         populations = populations or {}
         rows: list[dict[str, Any]] = []
-        size = max(1, min(STAT_BLOCK, BLOCK_VALUES // (len(groups) * (self.config.audit.resamples + 1))))
+        replicates = self.config.audit.resamples if resamples is None else resamples
+        size = max(1, min(STAT_BLOCK, BLOCK_VALUES // (len(groups) * (replicates + 1))))
         for first in range(0, len(stats), size):
             block = stats[first : first + size]
             values = np.stack([env.value(stat.expr) for stat in block])  # stat, group, 1 + replicate
-            if self._jackknife is None:
+            if jackknife is None:
                 low, high = percentile_interval(values[:, :, 1:], self.config.audit.confidence)
             else:
                 low, high = np.empty(values.shape[:2]), np.empty(values.shape[:2])
-                for g, jack in enumerate(self._jackknife):
+                for g, jack in enumerate(jackknife):
                     leave_one_out = np.stack([jack.value(stat.expr)[0] for stat in block])  # stat, item
                     low[:, g], high[:, g] = bca_interval(values[:, g, 1:], values[:, g, 0], leave_one_out,
                                                          self.config.audit.confidence)  # fmt: skip
@@ -248,7 +275,7 @@ class Estimator:
                             output=stat.output, output_2=stat.output_2, reference=stat.reference,
                             reference_2=stat.reference_2, subset=subset, policy=stat.policy,
                             estimate=values[s, g, 0], ci_low=low[s, g], ci_high=high[s, g],
-                            p_value=p_values[s, g] if stat.tested else None, n_items=counted[g],
+                            p_value=p_values[s, g] if stat.tested else None, n_items=counted[g], type=stat.type,
                         )
                     )  # fmt: skip
             env.forget()  # memoised terms of this block are not needed by the next

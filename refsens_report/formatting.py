@@ -84,6 +84,11 @@ def count(value: int | None) -> str:
     return UNDEFINED if value is None else f"{value:,}"
 
 
+def signed_count(value: int) -> str:
+    """Return a change in a count: '+2', '-1', or '0'."""
+    return f"{value:+d}" if value else "0"
+
+
 def count_short(value: int) -> str:
     """Return a count in at most four characters, for a heat-map cell: 950, 6.6k, 17k, 123k, 1.2M."""
     for limit, unit in ((1_000_000, "M"), (1_000, "k")):

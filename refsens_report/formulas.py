@@ -57,18 +57,22 @@ class Expr:
 
 @dataclass(frozen=True)
 class F1(Expr):
-    """Micro F1 of ``output`` against ``reference``: 100 · 2TP / (2TP + FP + FN) = 100 · 2TP / (|O| + |R|)."""
+    """Micro F1 of ``output`` against ``reference``: 100 · 2TP / (2TP + FP + FN) = 100 · 2TP / (|O| + |R|).
+
+    With a ``type``: the F1 of that span type alone (its spans' TP, |O| and |R|; strict or overlap rule).
+    """
 
     rule: str
     output: str
     reference: str
+    type: str = ""
 
     def columns(self) -> tuple[Column, ...]:
         sizes = SET_RULE[self.rule]  # overlap's |O| and |R| are the strict ones: one column serves both rules
         return (
-            Column("tp", self.rule, self.output, self.reference),
-            Column("size", sizes, self.output),
-            Column("size", sizes, self.reference),
+            Column("tp", self.rule, self.output, self.reference, type=self.type),
+            Column("size", sizes, self.output, type=self.type),
+            Column("size", sizes, self.reference, type=self.type),
         )
 
     def evaluate(self, env: Env) -> np.ndarray:

@@ -146,6 +146,16 @@ CHOICES = """## Choices where the method leaves a choice open
 24. **Label maps.** `label_map` (a key of the record's config) renames or drops span types while the record is read, so
     every statistic, under every rule, sees the mapped types; the report's input notes count what was renamed
     and dropped.
+25. **Per-type replicates.** Per-type rows (by type) use the first min(B, 2,000) replicates of the swap's
+    draws, not all B: B is raised above 2,000 only for the Holm floor of the interaction's family, and the
+    per-type rows are not Holm-tested, while their number grows with the types (outputs x references x types).
+    They are the swap's own draws, replicate by replicate: with a single span type the per-type rows equal
+    the swap's, intervals and p-values included.
+26. **Which types move most.** A type moves for an output when its pooled per-type delta's interval excludes
+    zero; the report orders the types by their largest such |delta| (then the types that move for no output,
+    by their largest |delta|), names the first ones and sums the others as "other"; every type's rows are in
+    the results and in the table's CSV. A type with no span in either reference and output on the items has
+    an undefined F1, not zero.
 """
 
 

@@ -18,6 +18,7 @@ from markdown_it.token import Token
 from markupsafe import Markup
 
 from refsens_report import __version__, formatting, tables
+from refsens_report.analyses import disagreements
 from refsens_report.changes import Changes, Grid
 from refsens_report.check import Gate, gate
 from refsens_report.analyses.band import overall_band
@@ -33,6 +34,7 @@ from refsens_report.metadata import Citation, citation, work_of
 from refsens_report.methods import methods_markdown
 from refsens_report.names import visible
 from refsens_report.prose import said
+from refsens_report.results import sha256_file
 from refsens_report.summary import Summary, build_summary, shown_in_summary
 from refsens_report.tables import Table
 from refsens_report.view import ResultsView
@@ -338,6 +340,7 @@ def _numbered(sections: list[Section], first_figure: int = 1) -> tuple[list[Sect
                 not_applicable=section.not_applicable,
                 figures=tuple(section_figures),
                 tables=tuple(section_tables),
+                links=section.links,
             )
         )
     return numbered, all_tables
@@ -436,6 +439,167 @@ def version_entry(results: Mapping[str, Any], build_date: str, has_pdf: bool, pd
         pdf_href=f"{version}/{pdf_name}" if has_pdf else None,
         figures=version_figures(ResultsView.from_json(results)),
     )
+
+
+# --- the disagreement pages -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TextPiece:
+    """A piece of an item's text and which labelling alone has a span over it: '', 'first', 'second' or 'both'."""
+
+    text: str
+    mark: str
+
+
+@dataclass(frozen=True)
+class ListedSpan:
+    """A span only one labelling has: offsets as printed ('[12, 17)'), its type, and its text when shown."""
+
+    offsets: str
+    type: str
+    text: str | None
+
+
+@dataclass(frozen=True)
+class OutputChange:
+    """An output's TP, FP and FN changes on an item when scored against the second labelling, as printed."""
+
+    output: str
+    tp: str
+    fp: str
+    fn: str
+
+
+@dataclass(frozen=True)
+class ListedItem:
+    """One item on which the two labellings differ, as the page shows it."""
+
+    rank: str
+    id: str
+    language: str
+    impact: str
+    windows: tuple[tuple[TextPiece, ...], ...]  # the text (or windows of a long one); () when not shown
+    only_first: tuple[ListedSpan, ...]
+    only_second: tuple[ListedSpan, ...]
+    changes: tuple[OutputChange, ...]  # the outputs whose counts change
+    changed: str  # how many they are, as printed
+    unchanged: str  # how many scored outputs' counts do not change, as printed ('' when none)
+
+
+@dataclass(frozen=True)
+class ListedPair:
+    """Two labellings compared, and the items on which they differ with the most impact."""
+
+    anchor: str
+    first: str
+    second: str
+    subset: str
+    differing: str
+    shown: str
+    complete: bool  # every differing item is shown
+    items: tuple[ListedItem, ...]
+
+
+@dataclass(frozen=True)
+class DisagreementsPage:
+    """Context of ``site/<version>/disagreements.html`` (the references) and ``annotator-disagreements.html``.
+
+    dataset_name, version, tool_version, build_date: as on the appendix.
+    title: the page's heading.
+    question: what the page answers, and how its items are ordered.
+    text_note: what the page shows of the record's text: the items' text with the differing spans highlighted,
+        or why it shows none (``[report] show_text = false``, or a record without text).
+    files: the listing's files beside the page (JSON Lines and CSV) with their SHA-256.
+    pairs: per pair of labellings compared, the items on which they differ with the most impact.
+    limit: the most items a pair shows, as printed.
+    appendix_anchor: the appendix section this page belongs to.
+    """
+
+    dataset_name: str
+    version: str
+    tool_version: str
+    build_date: str
+    title: str
+    question: str
+    text_note: str
+    files: tuple[Download, ...]
+    pairs: tuple[ListedPair, ...]
+    limit: str
+    appendix_anchor: str
+
+
+def _listed_spans(spans: Sequence[Sequence[Any]], text: str | None) -> tuple[ListedSpan, ...]:
+    return tuple(ListedSpan(f"[{start}, {end})", str(kind), text[start:end] if text is not None else None)
+                 for start, end, kind in spans)  # fmt: skip
+
+
+def listed_item(rank: int, line: Mapping[str, Any]) -> ListedItem:
+    """Return one line of a listing file as the page shows it."""
+    text = line.get("text")
+    windows = () if text is None else tuple(
+        tuple(TextPiece(piece, mark) for piece, mark in window)
+        for window in disagreements.highlight(text, line["only_first"], line["only_second"]))  # fmt: skip
+    changes = tuple(OutputChange(output, *(formatting.signed_count(change[key]) for key in ("tp", "fp", "fn")))
+                    for output, change in line["outputs"].items() if any(change.values()))  # fmt: skip
+    return ListedItem(
+        rank=formatting.count(rank), id=line["id"], language=line["language"], impact=formatting.count(line["impact"]),
+        windows=windows, only_first=_listed_spans(line["only_first"], text),
+        only_second=_listed_spans(line["only_second"], text), changes=changes, changed=formatting.count(len(changes)),
+        unchanged=formatting.count(len(line["outputs"]) - len(changes)) if len(line["outputs"]) > len(changes) else "",
+    )  # fmt: skip
+
+
+def disagreement_pages(folder: Path, results: Mapping[str, Any], build_timestamp: str) -> list[tuple[str, DisagreementsPage]]:
+    """Return (file name, context) of each disagreement page whose listing file is in ``folder``."""
+    summary = results.get(disagreements.KEY) or {}
+    comparisons = summary.get("comparisons") or []
+    pages = []
+    for stem in dict.fromkeys(comparison["file"] for comparison in comparisons):
+        source = folder / f"{stem}.jsonl"
+        if not source.is_file():
+            continue
+        lines = [json.loads(line) for line in source.read_text(encoding="utf-8").splitlines()]
+        pairs = []
+        for number, comparison in enumerate(c for c in comparisons if c["file"] == stem):
+            mine = [line for line in lines if (line["first"], line["second"]) == (comparison["first"], comparison["second"])]
+            shown = mine[: disagreements.PAGE_LINES]
+            pairs.append(ListedPair(
+                anchor=f"pair-{number + 1}", first=comparison["first"], second=comparison["second"],
+                subset=comparison["subset"], differing=formatting.count(len(mine)), shown=formatting.count(len(shown)),
+                complete=len(shown) == len(mine),
+                items=tuple(listed_item(rank, line) for rank, line in enumerate(shown, start=1)),
+            ))  # fmt: skip
+        annotators = comparisons and all(c["kind"] == "annotators" for c in comparisons if c["file"] == stem)
+        if not summary.get("show_text", True):
+            text_note = ("The record's text is withheld ([report] show_text = false): items are listed by id, with "
+                         "each span's offsets (characters, end excluded) and type.")  # fmt: skip
+        elif not summary.get("text"):
+            text_note = ("The record carries no text: items are listed by id, with each span's offsets (characters, "
+                         "end excluded) and type.")  # fmt: skip
+        else:
+            text_note = ("Each item's text is shown with the spans only the first labelling has underlined solid "
+                         "on orange, those only the second has underlined dashed on blue; a long text is cut to the "
+                         "passages around them.")  # fmt: skip
+        pages.append((disagreements.page_name(stem), DisagreementsPage(
+            dataset_name=results["dataset"]["name"], version=results["dataset"]["version"],
+            tool_version=results.get("tool_version", __version__), build_date=build_timestamp[:10],
+            title=("Where the annotators disagree" if annotators else "Where the references disagree"),
+            question=(
+                ("Every corpus item on which annotator A and annotator B differ (strict span sets): where an "
+                 "adjudication pass would look first. ") if annotators else
+                ("Every audited item on which the primary reference and an alternative differ (strict span sets), "
+                 "with what the difference does to each output's TP, FP and FN. ")
+            ) + ("Items are ordered by impact: the TP, FP and FN counts that change when the outputs are scored "
+                 "against the second labelling instead of the first, summed over the outputs."),
+            text_note=text_note,
+            files=tuple(Download(name, description, sha256_file(folder / name)) for name, description in (
+                (f"{stem}.jsonl", "Every line, exact (JSON Lines)"),
+                (f"{stem}.csv", "Every line, for spreadsheets")) if (folder / name).is_file()),
+            pairs=tuple(pairs), limit=formatting.count(disagreements.PAGE_LINES),
+            appendix_anchor=f"section-{disagreements.KEY}",
+        )))  # fmt: skip
+    return pages
 
 
 # --- jinja -----------------------------------------------------------------------------------------

@@ -15,11 +15,15 @@ import orjson
 
 from refsens_report import __version__
 
-SCHEMA = "refsens-report/results@1"
+# Schema 2 appended the ``type`` column (the span type of per-type rows, analysis ``by_type``; empty elsewhere).
+SCHEMA = "refsens-report/results@2"
 COLUMNS = (
     "analysis", "statistic", "rule", "language", "output", "output_2", "reference", "reference_2",
-    "subset", "policy", "estimate", "ci_low", "ci_high", "p_value", "p_holm", "n_items",
+    "subset", "policy", "estimate", "ci_low", "ci_high", "p_value", "p_holm", "n_items", "type",
 )  # fmt: skip
+# the columns that say what a row is about (all but the numbers): no two rows of one results file share them
+LABEL_COLUMNS = tuple(column for column in COLUMNS if column not in ("estimate", "ci_low", "ci_high", "p_value",
+                                                                     "p_holm", "n_items"))  # fmt: skip
 NUMBER_COLUMNS = ("estimate", "ci_low", "ci_high", "p_value", "p_holm")
 
 
@@ -65,6 +69,8 @@ class AuditResults:
     summaries: dict[str, Any] = field(default_factory=dict)  # what analyses say beside the rows, by analysis key
     applicability: dict[str, str | None] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict, compare=False)  # not written: varies by run
+    # files the build writes beside results.json (name -> text: the disagreement listings); not in results.json
+    files: dict[str, str] = field(default_factory=dict, compare=False)
     # not written: where each input is on this machine (the build's timestamp falls back to their dates)
     input_files: dict[str, Path] = field(default_factory=dict, compare=False)
 
@@ -128,6 +134,16 @@ def write_results(results: AuditResults, out_dir: str | Path) -> list[Path]:
     write_text_atomic(json_path, results_json(results))
     write_text_atomic(csv_path, results_csv(results.rows))
     return [json_path, csv_path]
+
+
+def write_files(results: AuditResults, out_dir: str | Path) -> list[Path]:
+    """Write the files the analyses list beside results.json (``AuditResults.files``) into ``out_dir``."""
+    out_dir = Path(out_dir)
+    paths = []
+    for name, text in sorted(results.files.items()):
+        write_text_atomic(out_dir / name, text)
+        paths.append(out_dir / name)
+    return paths
 
 
 def read_results_csv(path: Path) -> list[dict[str, Any]]:

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
 from refsens_report import __version__, changes, figures, manifest, metadata, pdf, render, tables
+from refsens_report.analyses import disagreements
 from refsens_report.analyses.registry import figure_makers
 from refsens_report.config import Config, version_problem
 from refsens_report.errors import InputError
@@ -154,6 +155,12 @@ def downloads_of(folder: Path, numbered: list[tables.Table], drawn: Mapping[str,
         files.append(entry(f"tables/{table.slug}.tex", f"Table {table.number} as LaTeX to \\input (longtable)"))
     for figure in drawn.values():
         files.append(entry(figure.file, f"{figure.title} (SVG)"))
+    for stem, what in ((disagreements.REFERENCES_FILE, "the primary reference and an alternative"),
+                       (disagreements.ANNOTATORS_FILE, "annotator A and annotator B")):  # fmt: skip
+        for suffix, kind in ((".html", "The page of those with most impact"), (".jsonl", "Every one as JSON Lines"),
+                             (".csv", "Every one as CSV")):  # fmt: skip
+            if (folder / f"{stem}{suffix}").is_file():
+                files.append(entry(f"{stem}{suffix}", f"{kind}: the items on which {what} differ"))
     return files
 
 
@@ -192,6 +199,8 @@ def render_version(config: Config, folder: Path, stages: Stages, typesetter: pdf
             (folder / changes.CHANGES_NAME).write_text(changes_text, encoding="utf-8", newline="")
         metadata.write_metadata(results, folder, timestamp)
     with stages.stage("html"):
+        for name, listing in render.disagreement_pages(folder, results, timestamp):
+            (folder / name).write_text(render.render_page("disagreements.html", listing), encoding="utf-8")
         version = results["dataset"]["version"]
         page = render.appendix_context(
             results, body.sections, datasheet, downloads_of(folder, body.tables, drawn, version, with_pdf),
@@ -642,7 +651,7 @@ def build_site(config: Config, out: Path, force: bool = False, progress: bool = 
     A site whose versions belong to another dataset is refused unless ``allow_other_dataset``.
     """
     from refsens_report.audit import run_audit
-    from refsens_report.results import write_results
+    from refsens_report.results import write_files, write_results
 
     if why := version_problem(config.version):
         raise InputError(f"Config value 'dataset.version': {why}")
@@ -675,6 +684,7 @@ def build_site(config: Config, out: Path, force: bool = False, progress: bool = 
             with stages.stage("audit"):
                 audit_results = run_audit(config, progress=progress)
                 write_results(audit_results, folder)
+                write_files(audit_results, folder)
             render_version(config, folder, stages, typesetter=typesetter, with_pdf=with_pdf, baseline=baseline,
                            input_files=audit_results.input_files.values())  # fmt: skip
         with stages.stage("index"), site_lock(out):

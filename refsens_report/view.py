@@ -35,6 +35,8 @@ class ResultsRows:
 
     Tables ask for one row per cell, tens of thousands at leaderboard scale: each (analysis, statistic) and set
     of columns asked about is indexed once, on first use, so a lookup costs a dictionary access, not a scan.
+    A column a row lacks reads as empty: results of schema 1 have no ``type``, and their rows are type "".
+    Per-type rows (analysis ``by_type``) differ only by ``type``: select them with ``type=...``.
     """
 
     def __init__(self, rows: Iterable[Mapping[str, Any]]):
@@ -50,7 +52,7 @@ class ResultsRows:
         if index is None:
             index = {}
             for found in self._groups.get((analysis, statistic), []):
-                index.setdefault(tuple(found[1].get(column) for column in columns), []).append(found)
+                index.setdefault(tuple(found[1].get(column, "") for column in columns), []).append(found)
             self._indexes[key] = index
         return index
 

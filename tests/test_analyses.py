@@ -16,7 +16,9 @@ from refsens_report import figures, formatting
 from refsens_report.analyses import (
     agreement,
     band,
+    by_type,
     decontaminated,
+    disagreements,
     duplicates,
     interaction,
     leaderboard,
@@ -28,11 +30,17 @@ from refsens_report.analyses import (
 from refsens_report.analyses.registry import ANALYSES, figure_makers
 from refsens_report.methods import methods_markdown
 from refsens_report.render import build_sections, headline_sentences
-from refsens_report.results import COLUMNS, make_row
+from refsens_report.results import COLUMNS, SCHEMA, make_row
 from refsens_report.view import ResultsView
 
 OUTPUTS = ["o1", "o2", "o3"]
 LANGUAGES = ["en", "pooled"]
+# per-type deltas (delivered minus reviewer) with their intervals: ORG moves most (o2), then LOC; PER does not
+TYPE_DELTAS = {
+    "LOC": {"o1": (4.0, 1.0, 7.0), "o2": (3.0, 0.5, 5.5), "o3": (1.0, -1.0, 3.0)},
+    "ORG": {"o1": (-2.0, -5.0, 1.0), "o2": (-6.0, -9.0, -3.0), "o3": (0.5, -2.0, 3.0)},
+    "PER": {"o1": (0.2, -1.0, 1.4), "o2": (-0.1, -1.0, 0.8), "o3": (0.0, -0.5, 0.5)},
+}
 
 
 def _row(analysis: str, statistic: str, estimate: float | None, ci: tuple[float, float] | None = None,
@@ -99,6 +107,14 @@ def hand_made_rows() -> list[dict[str, Any]]:
             rows.append(_row("duplicates", "swing", 6.0 if policy == "keep_first" else 1.0, (4.0, 8.0), p=0.01,
                              language=language, rule="strict", output="o1", output_2="o2", reference="delivered",
                              reference_2="reviewer", policy=policy))  # fmt: skip
+    for name, moves in TYPE_DELTAS.items():
+        for language in LANGUAGES:
+            for output, (change, low, high) in moves.items():
+                where = {"rule": "strict", "language": language, "output": output, "type": name}
+                rows.append(_row("by_type", "score", 80.0, (78.0, 82.0), reference="delivered", **where))
+                rows.append(_row("by_type", "score", 80.0 - change, (77.0, 81.0), reference="reviewer", **where))
+                rows.append(_row("by_type", "delta", change, (low, high), p=0.03, reference="delivered",
+                                 reference_2="reviewer", **where))  # fmt: skip
     ranks = {"delivered": {"o1": 1.0, "o2": 3.0, "o3": 2.0}, "reviewer": {"o1": 2.0, "o2": 1.0, "o3": 3.0}}
     for language in LANGUAGES:
         for output in OUTPUTS:
@@ -128,7 +144,7 @@ def hand_made_rows() -> list[dict[str, Any]]:
 def hand_made_results() -> dict[str, Any]:
     """Return the hand-made results.json (a fresh copy each call)."""
     return {
-        "schema": "refsens-report/results@1",
+        "schema": SCHEMA,
         "dataset": {"name": "Hand-made", "version": "1"},
         "config": {
             "roles": {"annotators": ["a", "b"], "outputs": OUTPUTS, "references": ["delivered", "reviewer"]},
@@ -155,6 +171,14 @@ def hand_made_results() -> dict[str, Any]:
                            "cells": [{"type_a": "LOC", "type_b": "LOC", "count": 7},
                                      {"type_a": "LOC", "type_b": "ORG", "count": 3},
                                      {"type_a": "ORG", "type_b": "ORG", "count": 5}]},  # fmt: skip
+        "by_type": {"rules": ["strict"], "types": sorted(TYPE_DELTAS), "resamples": 2000},
+        "disagreements": {"show_text": True, "text": True, "comparisons": [
+            {"kind": "references", "first": "delivered", "second": "reviewer", "subset": "audited",
+             "file": "disagreements", "items": {"en": 100, "pooled": 100}, "differing": {"en": 30, "pooled": 30},
+             "only_first": {"en": 25, "pooled": 25}, "only_second": {"en": 1200, "pooled": 1200}},
+            {"kind": "annotators", "first": "a", "second": "b", "subset": "corpus", "file": "annotator-disagreements",
+             "items": {"en": 120, "pooled": 120}, "differing": {"en": 45, "pooled": 45},
+             "only_first": {"en": 20, "pooled": 20}, "only_second": {"en": 40, "pooled": 40}}]},
         "applicability": {analysis.key: None for analysis in ANALYSES},
     }
 
@@ -188,7 +212,7 @@ def _drawn(draw, view):
 def test_the_registry_orders_sections_figures_methods_and_headlines(view: ResultsView) -> None:
     keys = [analysis.key for analysis in ANALYSES]
     assert keys == ["agreement", "neutrality", "swap", "range", "interaction", "band", "decontaminated",
-                    "duplicates", "type_confusion", "leaderboard", "aggregation"]  # fmt: skip
+                    "duplicates", "type_confusion", "by_type", "disagreements", "leaderboard", "aggregation"]  # fmt: skip
     assert len(set(keys)) == len(keys) and len({analysis.title for analysis in ANALYSES}) == len(keys)
     sections, numbered = build_sections(view, {})
     assert [section.key for section in sections] == keys
@@ -196,7 +220,7 @@ def test_the_registry_orders_sections_figures_methods_and_headlines(view: Result
     assert [table.number for table in numbered] == list(range(1, len(numbered) + 1))
     methods = methods_markdown()
     positions = [methods.index(analysis.methods) for analysis in ANALYSES if analysis.methods]
-    assert positions == sorted(positions) and len(positions) == 7
+    assert positions == sorted(positions) and len(positions) == 9
     # figure functions come in the analyses' order: each analysis's own, in its module
     owners = [draw.__module__.rsplit(".", 1)[-1] for draw in figure_makers()]
     assert owners == ["neutrality", "swap", "score_range", "interaction", "band", "duplicates", "type_confusion",
@@ -335,6 +359,86 @@ def test_duplicates_say_what_the_key_found(view: ResultsView) -> None:
     assert policies == ["keep_first", "drop_all"]
     _, model = _drawn(duplicates.duplicates_multiples, view)
     assert "keep_first: +6.00 [+4.00, +8.00]" in model.alt
+
+
+def test_by_type_names_the_types_that_move_most(view: ResultsView) -> None:
+    """ORG moves most (o2's interval excludes zero), then LOC (o1 and o2); PER moves for no output."""
+    assert by_type.ANALYSIS.headlines(view) == [
+        "By span type (strict, pooled), the type that moves most when delivered is exchanged (the largest |Δ| "
+        "whose interval excludes zero) is ORG under reviewer (o2 -6.00 [-9.00, -3.00] F1 points)."
+    ]
+    section = by_type.ANALYSIS.section(view, {})
+    assert section.paragraphs[1] == (
+        "Under reviewer instead of delivered (strict, pooled; Δ = F1 against delivered − F1 against reviewer), "
+        "2 of 3 types move for at least one output (an "
+        "interval excluding zero); most: ORG (o2 -6.00 [-9.00, -3.00]; 1 of 3 outputs); then LOC "
+        "(o1 +4.00 [+1.00, +7.00]; 2 of 3 outputs)."
+    )
+    [table] = section.tables
+    assert table.columns == ("References", "Type", "Language", "o1: Δ [95% CI]", "o2: Δ [95% CI]", "o3: Δ [95% CI]")
+    assert [(row[1].text, row[2].text) for row in table.rows] == [
+        ("ORG", "en"), ("ORG", "pooled"), ("LOC", "en"), ("LOC", "pooled"), ("PER", "en"), ("PER", "pooled")]
+    assert [row[1].repeated for row in table.rows] == [False, True] * 3
+    pooled_org = table.rows[1]
+    assert [cell.full_text for cell in pooled_org[3:]] == ["-2.00 [-5.00, +1.00]", "-6.00 [-9.00, -3.00]",
+                                                           "+0.50 [-2.00, +3.00]"]  # fmt: skip
+    assert pooled_org[4].bold and not pooled_org[3].bold
+    printed = view.rows.rows[pooled_org[4].row]
+    assert (printed["analysis"], printed["type"], printed["output"], printed["language"]) == ("by_type", "ORG", "o2", "pooled")
+    # the CSV holds every type's score against each reference and its delta, per language
+    full = table.csv
+    assert full.columns == ("Rule", "Language", "Type", "Output", "F1 vs delivered", "F1 vs reviewer",
+                            "Δ delivered−reviewer")  # fmt: skip
+    assert len(full.rows) == len(TYPE_DELTAS) * len(LANGUAGES) * len(OUTPUTS)
+    loc = next(row for row in full.rows if [c.text for c in row[:4]] == ["strict", "pooled", "LOC", "o3"])
+    assert [cell.full_text for cell in loc[4:]] == ["80.00 [78.00, 82.00]", "79.00 [77.00, 81.00]", "+1.00 [-1.00, +3.00]"]
+
+
+def test_by_type_at_scale_counts_the_outputs_that_move_and_sums_the_rest(results: dict[str, Any]) -> None:
+    """Many outputs: the largest delta and how many outputs move; many types: the top ones and 'other'."""
+    from refsens_report.tables import table_csv
+
+    outputs = [f"s{k}" for k in range(6)]
+    rows = [row for row in results["rows"] if row["analysis"] != "by_type"]
+    for number in range(40):
+        for k, output in enumerate(outputs):
+            change = (number - 20) / 4 + k / 100  # T00 moves most (negative), then T39, ...; decided when |Δ| > 2
+            where = {"rule": "strict", "language": "pooled", "output": output, "type": f"T{number:02d}"}
+            rows.append(_row("by_type", "delta", change, (change - 2, change + 2), reference="delivered",
+                             reference_2="reviewer", **where))  # fmt: skip
+    results["rows"] = rows
+    results["config"]["roles"]["outputs"] = outputs
+    view = ResultsView.from_json(results)
+    [table] = by_type.ANALYSIS.section(view, {}).tables
+    assert table.columns == ("References", "Type", "Language", "Output", "Largest Δ [95% CI]", "Outputs moving")
+    shown = [row[1].text for row in table.rows]
+    assert shown == ["T00", "T39", "T01", "T38", "T02", "T37", "T03", "T36", "T04", "T35", "other (30 types)"]
+    first = table.rows[0]
+    assert [first[3].text, first[4].full_text, first[5].text] == ["s0", "-5.00 [-7.00, -3.00]", "6"]
+    other = table.rows[-1]
+    assert other[5].text == f"{sum(abs((n - 20) / 4 + k / 100) > 2 for n in range(5, 35) for k in range(6))}"
+    assert other[3].text == "s0 (T05)" and other[4].full_text == "-3.75 [-5.75, -1.75]"
+    assert "the 'other' row sums the rest" in table.caption
+    assert len(table_csv(table).splitlines()) == 1 + 40 * 6  # every type and output in the CSV
+
+
+def test_disagreements_count_the_items_and_link_the_pages(results: dict[str, Any]) -> None:
+    view = ResultsView.from_json(results)
+    section = disagreements.ANALYSIS.section(view, {})
+    [table] = section.tables
+    assert [[cell.text for cell in row] for row in table.rows] == [
+        ["delivered vs reviewer", "en", "100", "30", "25", "1,200"], ["delivered vs reviewer", "pooled", "100", "30", "25", "1,200"],
+        ["a vs b", "en", "120", "45", "20", "40"], ["a vs b", "pooled", "120", "45", "20", "40"]]  # fmt: skip
+    assert [href for href, _ in section.links] == ["disagreements.html", "annotator-disagreements.html"]
+    assert section.links[0][1] == ("Where delivered and reviewer differ, item by item (30 items), the most impact first: "
+                                   "disagreements.html; every item in disagreements.jsonl and disagreements.csv.")
+    # the swap section links the references' page, the agreement section the annotators'
+    assert [href for href, _ in swap.ANALYSIS.section(view, {}).links] == ["disagreements.html"]
+    assert [href for href, _ in agreement.ANALYSIS.section(view, {}).links] == ["annotator-disagreements.html"]
+    results["disagreements"]["show_text"] = False
+    assert "show_text = false" in disagreements.ANALYSIS.section(ResultsView.from_json(results), {}).paragraphs[1]
+    del results["disagreements"]
+    assert not swap.ANALYSIS.section(ResultsView.from_json(results), {}).links
 
 
 def test_type_confusion_table_and_heatmap(view: ResultsView) -> None:

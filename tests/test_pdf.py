@@ -334,8 +334,9 @@ def test_the_summary_page_states_every_verdict_with_the_numbers_of_results_csv(b
 
 
 def test_the_summary_pdf_stays_short(built_site: Built, pages_text: list[str]) -> None:
-    # the hostile demo-sized record (2 outputs, 2 references, 6 languages): measured 23 pages, Methods on page 17
-    assert len(pages_text) <= 25
+    # the hostile demo-sized record (2 outputs, 2 references, 6 languages): measured 27 pages, Methods on page 19
+    # (23 and 17 before the sections by span type and where the golds differ)
+    assert len(pages_text) <= 29
     contents = pages_text[2]
     methods = int(re.search(r"Methods[ .]*?(\d+)\s*$", contents, re.M).group(1))
-    assert methods <= 18  # the analyses' body, before Methods, Datasheet and Provenance
+    assert methods <= 20  # the analyses' body, before Methods, Datasheet and Provenance

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import resource
 import shutil
 import signal
 import subprocess
@@ -281,6 +280,7 @@ PUBLISHER = textwrap.dedent(r"""
 
     refsens_report.audit.run_audit = lambda config, progress=False: SimpleNamespace(input_files={})
     refsens_report.results.write_results = write_results
+    refsens_report.results.write_files = lambda results, folder: []  # the template holds them already
     site.render_version = render
     site.pdf.Typesetter = NoTypesetter
     steps, publishing = 0, False
@@ -458,19 +458,36 @@ def test_a_folder_whose_name_is_no_version_is_left_out_of_the_index(built_site: 
 # --- item 13: environment failures are one line, exit 2, the site untouched -----------------------------
 
 
+# `refsens-report build` ARGS... with a file size limit (bytes) set as the PDF stage starts: the files written
+# before it (results.json, the disagreement listings) may be larger than the PDF, so a limit set for the whole
+# build would stop it before the PDF stage. The typesetter process writes the PDF; it looks write_pdf up when
+# it runs a job, so the limit is set there.
+LIMITED_PDF_STAGE = textwrap.dedent(r"""
+    import resource, sys
+    from refsens_report import cli, pdf
+
+    limit = int(sys.argv[1])
+    write_pdf = pdf.write_pdf
+
+    def limited(*args, **kwargs):
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+        return write_pdf(*args, **kwargs)
+
+    pdf.write_pdf = limited
+    sys.exit(cli.main(sys.argv[2:]))
+""")
+
+
 def test_a_file_size_limit_in_the_pdf_stage_is_one_line_and_leaves_the_site(built_site: Built, tmp_path: Path) -> None:
     out = copy_site(built_site, tmp_path)
     before = snapshot(out)
     pdf_size = (built_site.folder / site.pdf_name(built_site.version)).stat().st_size
-    largest_other = max(path.stat().st_size for path in built_site.folder.rglob("*")
-                        if path.is_file() and path.suffix != ".pdf")  # fmt: skip
-    assert largest_other < pdf_size  # so a limit between the two fails the PDF's write alone
-    limit = (largest_other + pdf_size) // 2
-
-    def limit_file_size() -> None:
-        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
-
-    build = start_build(config_with_version(built_site, tmp_path, "2.0.0"), out, preexec_fn=limit_file_size)
+    limit = pdf_size * 3 // 4  # the same appendix's PDF (under another version name) is larger
+    build = subprocess.Popen(
+        [sys.executable, "-c", LIMITED_PDF_STAGE, str(limit), "build",
+         str(config_with_version(built_site, tmp_path, "2.0.0")), "--out", str(out)],
+        env=environment(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+    )  # fmt: skip
     error = finish(build)
     assert build.returncode == 2
     assert len(error.strip().splitlines()) == 1 and "File too large" in error and "Traceback" not in error

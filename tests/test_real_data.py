@@ -231,9 +231,9 @@ def test_the_conll_appendix_answers_on_page_two_and_stays_short(tmp_path):
     assert main(["build", str(config), "--out", str(tmp_path / "site")]) == 0
     folder = tmp_path / "site" / "2003-test"
     pages = [page.extract_text() for page in pypdf.PdfReader(next(folder.glob("*.pdf"))).pages]
-    assert len(pages) <= 36  # measured 34, of which Methods, Datasheet and Provenance 11
+    assert len(pages) <= 38  # measured 36, of which Methods, Datasheet and Provenance 12
     methods = int(re.search(r"Methods[ .]*?(\d+)\s*$", pages[2], re.M).group(1))
-    assert methods <= 25  # the body before Methods: measured pages 2-23
+    assert methods <= 27  # the body before Methods: measured pages 2-24 (by type and where the golds differ: 2)
     squashed = re.sub(r"\s+", "", pages[1])
     view = ResultsView.from_json(json.loads((folder / "results.json").read_text(encoding="utf-8")))
     summary = build_body(view, {}).summary
@@ -242,6 +242,18 @@ def test_the_conll_appendix_answers_on_page_two_and_stays_short(tmp_path):
         assert re.sub(r"\s+", "", format_row(view.rows.rows[index]).text) in squashed
     html = (folder / "index.html").read_text(encoding="utf-8")
     assert ">pooled<" not in html and ">Language<" not in html  # one language: each row once, no Language column
+    # the types that move most under CleanCoNLL, named with their intervals (issue 18), and the page of the
+    # sentences on which the golds differ, every one of them in the listing files
+    section = re.search(r'<section id="section-by_type".*?</section>', html, re.S).group(0)
+    sentence = re.search(r"Under cleanconll instead of original \(strict, pooled;[^<]*", section).group(0)
+    assert re.search(r"most: (LOC|ORG|PER|MISC) \(\S+ [+-]\d+\.\d\d \[[+-]\d+\.\d\d, [+-]\d+\.\d\d\]", sentence), sentence
+    listed = {(c["second"], c["differing"]["pooled"]) for c in view.data["disagreements"]["comparisons"]}
+    lines = [json.loads(line) for line in (folder / "disagreements.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert {second: sum(line["second"] == second for line in lines) for second, _ in listed} == dict(listed)
+    assert all(count > 0 for _, count in listed)
+    assert [line["impact"] for line in lines] == sorted((line["impact"] for line in lines), reverse=True)
+    page = (folder / "disagreements.html").read_text(encoding="utf-8")
+    assert f'<bdi>{lines[0]["id"]}</bdi>' in page and page.count('<li class="item">') == sum(min(200, n) for _, n in listed)
 # ----------------------------------------------------------------------------------------------------------
 # tags-only files (token_column = 0): the shape shared-task outputs are distributed in. No such file is in the
 # shared data, so the prediction column of two real system files is cut out here (into tmp_path, never the

@@ -15,6 +15,7 @@ import pytest
 from helpers import A, B, D, R, config_text, item, write_project, write_record
 
 from refsens_report.cli import main
+from refsens_report.config import load_config
 
 
 def good(item_id: str = "en-1", language: str = "en", **overrides) -> dict:
@@ -331,6 +332,16 @@ def test_report_datasheet_missing_names_the_key(tmp_path, capsys):
     code, _, err = run_validate(config, capsys)
     assert_clean_failure(code, err)
     assert "Config value 'report.datasheet'" in err and "nope.md" in err
+
+
+def test_report_show_text_must_be_a_boolean(tmp_path, capsys):
+    config = write_config(tmp_path, config_text(extra='\n[report]\nshow_text = "no"\n'))
+    code, _, err = run_validate(config, capsys)
+    assert_clean_failure(code, err)
+    assert "Config value 'report.show_text': must be true or false, got 'no'" in err
+    hidden = load_config(write_config(tmp_path, config_text(extra="\n[report]\nshow_text = false\n")))
+    assert hidden.report.show_text is False and hidden.as_used()["report"]["show_text"] is False
+    assert load_config(write_config(tmp_path, config_text())).report.show_text is True
 
 
 @pytest.mark.parametrize("end", [2**63, 2**64 - 1], ids=["2**63", "2**64-1"])

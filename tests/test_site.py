@@ -139,7 +139,8 @@ def results_rows(folder: Path) -> list[dict[str, str]]:
 
 SECTION_IDS = [
     "findings", "section-agreement", "section-neutrality", "section-swap", "section-range", "section-interaction",
-    "section-band", "section-decontaminated", "section-duplicates", "section-type_confusion", "section-leaderboard",
+    "section-band", "section-decontaminated", "section-duplicates", "section-type_confusion", "section-by_type",
+    "section-disagreements", "section-leaderboard",
     "section-aggregation", "section-methods",
     "section-datasheet", "section-provenance", "section-cite",
 ]  # fmt: skip
@@ -396,7 +397,8 @@ def test_a_section_that_does_not_apply_says_why(built_site: Built) -> None:
 
 
 @pytest.mark.parametrize(
-    ("template", "context"), [("appendix.html", render.AppendixPage), ("site_index.html", render.SiteIndexPage)]
+    ("template", "context"), [("appendix.html", render.AppendixPage), ("site_index.html", render.SiteIndexPage),
+                              ("disagreements.html", render.DisagreementsPage)],
 )
 def test_templates_use_exactly_the_documented_context(template: str, context: type) -> None:
     environment = render.environment()
@@ -505,7 +507,7 @@ def test_rebuilds_are_byte_identical(built_site: Built, rebuilt_site: Built) -> 
     different = [name for name in first if first[name][0] != second[name][0]]
     assert not different
     suffixes = {Path(name).suffix for name in first}
-    assert {".html", ".svg", ".csv", ".json", ".pdf", ".tex", ".css"} <= suffixes
+    assert {".html", ".svg", ".csv", ".json", ".jsonl", ".pdf", ".tex", ".css"} <= suffixes
 
 
 def test_manifest_hashes_every_file_and_input(built_site: Built) -> None:

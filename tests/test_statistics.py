@@ -30,7 +30,7 @@ from helpers import A, B, D, R, audit_items, by_language, item, pick, select
 
 from refsens_report.bootstrap import resampled_sums, stratified_weights
 from refsens_report.cli import main
-from refsens_report.results import COLUMNS, results_csv
+from refsens_report.results import COLUMNS, LABEL_COLUMNS, results_csv
 
 RESAMPLES = 200  # every one-item stratum's replicates equal its estimate; p = 2/(B+1) or 1 there
 
@@ -267,13 +267,15 @@ def test_hand_computed_estimate(main_rows, labels, values, n_items):
 
 def test_no_row_beyond_the_hand_computed_ones_and_the_bands(main_rows):
     expected = {
-        tuple(full_labels(labels).values()) + (language,)
+        tuple(full_labels(labels).values()) + (language, "")
         for labels, values, _ in EXPECTED
         for language in values
     }
-    found = [tuple(row[c] for c in COLUMNS[:10] if c != "language") + (row["language"],) for row in main_rows]
+    found = [tuple(row[c] for c in COLUMNS[:10] if c != "language") + (row["language"], row["type"])
+             for row in main_rows]
     assert len(found) == len(set(found)), "no row twice"
-    extra = {key for key in found if key not in expected and key[0] != "band"}
+    # band rows are checked below; per-type rows (analysis by_type) in test_by_type.py
+    extra = {key for key in found if key not in expected and key[0] not in ("band", "by_type")}
     assert not extra
     assert len([row for row in main_rows if row["analysis"] == "band"]) == 2 * 3  # per rule: A, B, overall
 
@@ -726,7 +728,7 @@ def test_differences_are_paired_inside_each_replicate(tmp_path):
 
 CONTRACT_COLUMNS = [
     "analysis", "statistic", "rule", "language", "output", "output_2", "reference", "reference_2",
-    "subset", "policy", "estimate", "ci_low", "ci_high", "p_value", "p_holm", "n_items",
+    "subset", "policy", "estimate", "ci_low", "ci_high", "p_value", "p_holm", "n_items", "type",
 ]  # fmt: skip
 
 
@@ -743,7 +745,7 @@ def test_results_csv_columns_in_order(main_rows):
 def test_row_order(main_rows):
     analyses = [row["analysis"] for row in main_rows]
     order = ["agreement", "neutrality", "swap", "range", "interaction", "band", "decontaminated", "duplicates",
-             "aggregation"]
+             "by_type", "aggregation"]
     assert analyses == sorted(analyses, key=order.index)
     # within a statistic: languages sorted, then pooled
     for labels, values, _ in EXPECTED:
@@ -776,6 +778,8 @@ def test_labelling_columns_per_statistic(main_rows):
         ("interaction", "swing"): {"output", "output_2", "reference", "reference_2"},
         ("decontaminated", "margin"): {"output", "output_2", "reference"},
         ("decontaminated", "swing"): {"output", "output_2", "reference", "reference_2"},
+        ("by_type", "score"): {"output", "reference"},
+        ("by_type", "delta"): {"output", "reference", "reference_2"},
         ("neutrality", "skew_permutation_p"): {"output", "output_2", "reference"},
         ("aggregation", "score"): {"output", "reference"},
         ("aggregation", "delta"): {"output", "reference", "reference_2"},
@@ -788,6 +792,7 @@ def test_labelling_columns_per_statistic(main_rows):
             continue
         key = (row["analysis"], None if row["analysis"] == "agreement" else row["statistic"])
         assert {c for c in labelling if row[c]} == filled[key], row
+        assert bool(row["type"]) == (row["analysis"] == "by_type"), row
     for row in select(main_rows, analysis="agreement"):
         assert (row["output"], row["reference"]) == (A, B)
 
@@ -795,7 +800,7 @@ def test_labelling_columns_per_statistic(main_rows):
 def test_subset_column(main_rows):
     subset = {"agreement": "corpus", "neutrality": "audited", "swap": "audited", "range": "audited",
               "interaction": "audited", "band": "audited", "decontaminated": "decontaminated",
-              "aggregation": "audited"}  # fmt: skip
+              "by_type": "audited", "aggregation": "audited"}  # fmt: skip
     for row in main_rows:
         assert row["subset"] == subset[row["analysis"]], row
 
@@ -808,9 +813,10 @@ def test_results_json_keys_and_provenance(tmp_path):
     document = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
     assert set(document) == {
         "schema", "dataset", "tool_version", "config", "config_toml", "seed", "resamples", "confidence", "inputs",
-        "columns", "rows", "record", "interaction", "duplicates", "type_confusion", "aggregation", "applicability",
+        "columns", "rows", "record", "interaction", "duplicates", "type_confusion", "by_type", "disagreements",
+        "aggregation", "applicability",
     }  # fmt: skip
-    assert document["schema"] == "refsens-report/results@1"
+    assert document["schema"] == "refsens-report/results@2"
     assert document["dataset"] == {"name": "Test benchmark", "version": "1.0.0"}
     assert document["seed"] == 7 and document["resamples"] == 30 and document["confidence"] == 0.95
     assert document["columns"] == CONTRACT_COLUMNS
@@ -873,7 +879,7 @@ def test_a_language_named_pooled_is_rejected_or_unambiguous(tmp_path, capsys):
         assert "record.jsonl:1:" in err and "pooled" in err and "Traceback" not in err
         return  # rejected cleanly, naming the line: acceptable
     rows = audit_items(tmp_path / "run", items, audit={"resamples": 20}).rows
-    keys = [tuple(row[c] for c in COLUMNS[:10]) for row in rows]
+    keys = [tuple(row[c] for c in LABEL_COLUMNS) for row in rows]
     duplicated = {key for key in keys if keys.count(key) > 1}
     assert not duplicated, f"{len(duplicated)} label sets appear twice, e.g. {sorted(duplicated)[0]}"
 

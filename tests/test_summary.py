@@ -46,9 +46,10 @@ def test_with_many_outputs_a_verdict_names_the_range_and_the_ranking() -> None:
         rows.append({"analysis": "swap", "statistic": "delta", "rule": "strict", "language": POOLED, "output": output,
                      "output_2": "", "reference": "gold", "reference_2": "clean", "subset": "audited", "policy": "",
                      "estimate": n - 1.5, "ci_low": n - 2.0, "ci_high": n - 1.0, "p_value": 0.01, "p_holm": None,
-                     "n_items": 100})  # fmt: skip
+                     "n_items": 100, "type": ""})  # fmt: skip
     where = {"rule": "strict", "language": POOLED, "output": "", "output_2": "", "reference": "gold",
-             "reference_2": "clean", "subset": "audited", "policy": "", "p_value": None, "p_holm": None, "n_items": 100}
+             "reference_2": "clean", "subset": "audited", "policy": "", "p_value": None, "p_holm": None, "n_items": 100,
+             "type": ""}
     rows += [{"analysis": "leaderboard", "statistic": "flips", **where, "estimate": 3, "ci_low": 1, "ci_high": 5},
              {"analysis": "leaderboard", "statistic": "flips_significant", **where, "estimate": 1, "ci_low": None,
               "ci_high": None},

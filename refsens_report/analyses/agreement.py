@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Mapping
 
 from refsens_report import formatting
+from refsens_report.analyses import disagreements
 from refsens_report.analyses.base import (
     NO_RESULTS,
     Analysis,
@@ -172,6 +173,7 @@ def section(view: ResultsView, drawn: Mapping[str, Figure]) -> Section:
         paragraphs=(ANALYSIS.question, *record_sentences(view)),
         not_applicable=view.applicability("agreement") or (None if applies else NO_RESULTS),
         tables=tuple(section_tables),
+        links=disagreements.links(view, "annotators"),
     )
 
 

@@ -77,6 +77,7 @@ class Section:
     not_applicable: str | None = None
     figures: tuple[Figure, ...] = ()
     tables: tuple[Table, ...] = ()
+    links: tuple[tuple[str, str], ...] = ()  # (file beside the appendix, sentence naming it): pages it points to
 
     @property
     def anchor(self) -> str:
@@ -101,6 +102,7 @@ class Analysis:
     finish: rows computed from the estimated rows (after every analysis before it has finished).
     applicability: results.json ``applicability`` entries: None, or the sentence saying why it does not apply.
     summary: what results.json says beside the rows under the analysis's key (None: nothing).
+    files: files the build writes beside results.json (name -> text): item-by-item listings, never in it.
     section: the report section, given the results and every drawn figure by key.
     figures: functions drawing its figures (each returns None when it has nothing to show).
     headlines: its headline sentences.
@@ -115,6 +117,7 @@ class Analysis:
     finish: Callable[[AuditContext, Estimator, Rows], Rows] = _nothing
     applicability: Callable[[AuditContext], dict[str, str | None]] | None = None
     summary: Callable[[AuditContext], Any] | None = None
+    files: Callable[[AuditContext], dict[str, str]] | None = None
     figures: tuple[Callable[[ResultsView], Any], ...] = ()
     headlines: Callable[[ResultsView], list[str]] = _nothing
 
@@ -125,7 +128,7 @@ class Analysis:
 
 def section(analysis: Analysis, view: ResultsView, drawn: Mapping[str, Figure], applies: bool,
             figure_keys: Sequence[str] = (), tables: Sequence[Table] = (), extra: Sequence[str] = (),
-            applicability_key: str | None = None) -> Section:  # fmt: skip
+            applicability_key: str | None = None, links: Sequence[tuple[str, str]] = ()) -> Section:  # fmt: skip
     """Return an analysis's section, or its one-sentence reason when it does not apply to this record.
 
     ``applicability_key`` names the analysis whose sentence explains an empty section that results.json has
@@ -146,4 +149,5 @@ def section(analysis: Analysis, view: ResultsView, drawn: Mapping[str, Figure], 
         not_applicable=reason,
         figures=tuple(drawn[name] for name in figure_keys if name in drawn),
         tables=tuple(tables),
+        links=tuple(links),
     )

@@ -10,7 +10,9 @@ from refsens_report.analyses import (
     aggregation,
     agreement,
     band,
+    by_type,
     decontaminated,
+    disagreements,
     duplicates,
     interaction,
     leaderboard,
@@ -31,6 +33,8 @@ ANALYSES: tuple[Analysis, ...] = (
     decontaminated.ANALYSIS,
     duplicates.ANALYSIS,
     type_confusion.ANALYSIS,
+    by_type.ANALYSIS,
+    disagreements.ANALYSIS,
     leaderboard.ANALYSIS,
     aggregation.ANALYSIS,
 )

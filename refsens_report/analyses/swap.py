@@ -9,6 +9,7 @@ from itertools import combinations
 from typing import TYPE_CHECKING, Mapping
 
 from refsens_report import formatting
+from refsens_report.analyses import disagreements
 from refsens_report.analyses.base import (
     Analysis,
     AuditContext,
@@ -336,7 +337,8 @@ def headlines(view: ResultsView) -> list[str]:
 
 def _section(view: ResultsView, drawn: Mapping[str, Figure]) -> Section:
     applies = view.rows.has("swap")
-    return section(ANALYSIS, view, drawn, applies, ["swap"], [swap_table(view)] if applies else [])
+    return section(ANALYSIS, view, drawn, applies, ["swap"], [swap_table(view)] if applies else [],
+                   links=disagreements.links(view, "references"))
 
 
 ANALYSIS = Analysis(

@@ -1,0 +1,395 @@
+"""Per-type results: which span types carry the movement when the reference changes.
+
+Statistics (audited items, for every configured rule that keeps types: strict, overlap): the F1 of one span
+type, F1_t(O, R), for every output O and reference R ≠ O (``score``), and the paired delta
+F1_t(O, Rᵢ) − F1_t(O, Rⱼ) for every pair of references (``delta``), per language and pooled, each row naming
+its ``type``. The counts are the per-item counts split by type (``ItemCounts.typed``: one pass over the spans
+whatever the number of types), estimated type block by type block on the first min(B, TYPE_RESAMPLES)
+replicates of the swap's own draws, so every per-type delta is paired with the swap replicate by replicate and
+memory stays bounded with a thousand types. The report shows the types that move most and sums the rest as
+"other"; the table's CSV holds every type.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from itertools import combinations
+from typing import Any, Mapping
+
+import numpy as np
+
+from refsens_report import formatting
+from refsens_report.analyses.base import Analysis, AuditContext, Rows, Section, Stat, section
+from refsens_report.analyses.type_confusion import shown_type
+from refsens_report.bootstrap import AUTO_MIN_RESAMPLES
+from refsens_report.counts import RULE_NAMES, Column
+from refsens_report.estimator import BLOCK_VALUES, Estimator
+from refsens_report.figures import Figure
+from refsens_report.formulas import F1
+from refsens_report.prose import count_phrase, said
+from refsens_report.record import POOLED
+from refsens_report.tables import PAGE_ROWS, Cell, Table, count_cell, label, mark_repeats, stat_cell
+from refsens_report.view import SCALE_OUTPUTS, ResultsView, Row
+
+TYPED_RULES = ("strict", "overlap")  # the rules that compare types (relaxed ignores them)
+# Per-type rows use the first replicates of the swap's draws, at most this many: the Holm floor that can raise
+# B concerns the interaction's family, and the per-type rows (types x outputs x references of them) are not
+# Holm-tested; 2,000 replicates give their percentile intervals, at a cost linear in the number of types.
+TYPE_RESAMPLES = AUTO_MIN_RESAMPLES
+TOP_TYPES = 10  # types a table or sentence names per pair of references, at most; the others are "other"
+NAMED_IN_SENTENCE = 3
+
+
+# --- the statistics --------------------------------------------------------------------------------
+
+
+def typed_rules(rules: tuple[str, ...] | list[str]) -> list[str]:
+    """Return the configured rules that keep types, in the rules' order."""
+    return [rule for rule in RULE_NAMES if rule in rules and rule in TYPED_RULES]
+
+
+def scored_types(context: AuditContext, mask: np.ndarray) -> np.ndarray:
+    """Return the codes of the types with a span in some output or reference on the masked items (sorted)."""
+    counts, roles = context.counts, context.config.roles
+    present = np.zeros(max(len(counts.type_names), 1), dtype=bool)
+    for name in dict.fromkeys(roles.outputs + roles.references):
+        items, codes, _ = counts.typed("size", "strict", name)
+        present[codes[mask[items]]] = True
+    return np.flatnonzero(present)
+
+
+def families(context: AuditContext, rules: list[str]) -> list[Column]:
+    """Return the untyped count columns every per-type F1 needs: TP per output and reference, sizes per labelling."""
+    roles = context.config.roles
+    columns: list[Column] = []
+    for rule in rules:
+        for output in roles.outputs:
+            columns += [column for reference in roles.references if reference != output
+                        for column in F1(rule, output, reference).columns()]  # fmt: skip
+    return list(dict.fromkeys(columns))
+
+
+def statistics(context: AuditContext, rules: list[str], types: list[str]) -> list[Stat]:
+    """Each output's F1 per type against each reference, and the paired difference between references."""
+    references = context.config.roles.references
+    stats: list[Stat] = []
+    for rule in rules:
+        for kind in types:
+            for output in context.config.roles.outputs:
+                others = [reference for reference in references if reference != output]
+                for reference in others:
+                    stats.append(Stat("by_type", "score", F1(rule, output, reference, kind), rule, output,
+                                      reference=reference, type=kind))  # fmt: skip
+                for first, second in combinations(others, 2):
+                    delta = F1(rule, output, first, kind) - F1(rule, output, second, kind)
+                    stats.append(Stat("by_type", "delta", delta, rule, output, reference=first, reference_2=second,
+                                      type=kind))  # fmt: skip
+    return stats
+
+
+def type_blocks(context: AuditContext, codes: np.ndarray, n_families: int, groups: int, resamples: int,
+                mask: np.ndarray) -> list[np.ndarray]:  # fmt: skip
+    """Split the type codes into blocks whose bootstrap sums and count matrix each stay within BLOCK_VALUES.
+
+    A block's sums hold groups x (resamples + 1) x families x types values; its matrix, the items having any
+    of its types (at most the sum of each type's items) x families x types.
+    """
+    counts = context.counts
+    items_with = np.zeros(max(len(counts.type_names), 1), dtype=np.int64)
+    for name in dict.fromkeys(context.config.roles.outputs + context.config.roles.references):
+        items, kinds, _ = counts.typed("size", "strict", name)
+        np.add.at(items_with, kinds[mask[items]], 1)  # an upper bound: an item counted once per labelling
+    blocks: list[list[int]] = [[]]
+    listed = 0
+    for code in codes:
+        width = n_families * (len(blocks[-1]) + 1)
+        if blocks[-1] and (groups * (resamples + 1) * width > BLOCK_VALUES
+                           or (listed + items_with[code]) * width > BLOCK_VALUES):  # fmt: skip
+            blocks.append([])
+            listed = 0
+        blocks[-1].append(int(code))
+        listed += int(items_with[code])
+    return [np.array(block, dtype=np.int64) for block in blocks if block]
+
+
+def finish(context: AuditContext, estimator: Estimator, rows: Rows) -> Rows:
+    """Per-type scores and deltas on the audited items, block by block of types, on the swap's draws."""
+    config, mask = context.config, context.subsets.audited
+    rules = typed_rules(config.audit.rules)
+    if not rules or mask is None or not mask.any():
+        return []
+    codes = scored_types(context, mask)
+    resamples = min(int(config.audit.resamples), TYPE_RESAMPLES)
+    needed = families(context, rules)
+    groups = len(estimator.strata(mask)[0]) + 1
+    found: Rows = []
+    for block in type_blocks(context, codes, len(needed), groups, resamples, mask):
+        names = [str(context.counts.type_names[code]) for code in block]
+        columns = [replace(family, type=name) for family in needed for name in names]
+        items, values = context.counts.typed_matrix(needed, block)
+        found += estimator.estimate_listed(statistics(context, rules, names), columns, items, values, mask,
+                                           "audited", "audited", resamples)  # fmt: skip
+    position = {name: index for index, name in enumerate(context.counts.type_names)}
+    found.sort(key=lambda row: (RULE_NAMES.index(row["rule"]), position[row["type"]]))  # stable: blocks in order
+    context.notes["by_type"] = {
+        "rules": rules,
+        "types": [str(context.counts.type_names[code]) for code in codes],
+        "resamples": resamples,
+    }
+    return found
+
+
+def summary(context: AuditContext) -> dict[str, Any] | None:
+    """results.json "by_type": the rules and types with per-type rows, and the replicates they were read from."""
+    return context.notes.get("by_type")
+
+
+def applicability(context: AuditContext) -> dict[str, str | None]:
+    if not typed_rules(context.config.audit.rules):
+        return {"by_type": "Per-type results need a rule that compares types (strict or overlap); the audit "
+                           "ran under relaxed only, which ignores them."}  # fmt: skip
+    return {"by_type": None}
+
+
+# --- the report ------------------------------------------------------------------------------------
+
+
+def main_typed_rule(view: ResultsView) -> str | None:
+    """Return the rule per-type results are reported under: strict when computed, else overlap, else None."""
+    rules = typed_rules(view.rules)
+    return rules[0] if rules else None
+
+
+def _decided(row: Row) -> bool:
+    return row["estimate"] is not None and formatting.excludes_zero(row["ci_low"], row["ci_high"])
+
+
+def _largest(rows: list[Row]) -> Row | None:
+    """Return the row with the largest |estimate| (the first of equals), or None."""
+    defined = [row for row in rows if row["estimate"] is not None]
+    return max(defined, key=lambda row: abs(row["estimate"])) if defined else None
+
+
+class Movers:
+    """One pair of references' per-type deltas under one rule: types ordered by how much they move.
+
+    A type moves for an output when its pooled delta's interval excludes zero. Types are ordered by their
+    largest such |delta| (types that move for no output after, by their largest |delta|), then by name.
+    """
+
+    def __init__(self, view: ResultsView, rule: str, first: str, second: str):
+        self.view, self.rule, self.first, self.second = view, rule, first, second
+        self.by_type: dict[str, dict[str, list[Row]]] = {}  # type -> language -> rows (one per output)
+        self.index: dict[int, int] = {}  # id(row) -> its index in the results, for the cells that print it
+        for index, row in view.rows.select("by_type", "delta", rule=rule, reference=first, reference_2=second):
+            self.by_type.setdefault(row["type"], {}).setdefault(row["language"], []).append(row)
+            self.index[id(row)] = index
+
+        def moving_first(name: str) -> tuple:
+            pooled = self.pooled(name)
+            decided, largest = _largest([row for row in pooled if _decided(row)]), _largest(pooled)
+            return (decided is None, -abs(decided["estimate"]) if decided else 0.0,
+                    -abs(largest["estimate"]) if largest else 0.0, name)  # fmt: skip
+
+        self.types = sorted(self.by_type, key=moving_first)
+
+    def pooled(self, name: str) -> list[Row]:
+        return self.by_type.get(name, {}).get(POOLED, [])
+
+    def rows(self, name: str, language: str = POOLED) -> list[Row]:
+        return self.by_type.get(name, {}).get(language, [])
+
+    def moving(self, name: str, language: str = POOLED) -> list[Row]:
+        return [row for row in self.rows(name, language) if _decided(row)]
+
+    def cell(self, row: Row | None) -> Cell:
+        """Return a row's estimate and interval as a cell that keeps its results row."""
+        return stat_cell(None if row is None else (self.index[id(row)], row))
+
+    def top(self, limit: int = TOP_TYPES) -> tuple[list[str], list[str]]:
+        """Return (the types shown, the others): at most ``limit`` shown, or every type when one more fits."""
+        if len(self.types) <= limit + 1:
+            return self.types, []
+        return self.types[:limit], self.types[limit:]
+
+
+def pairs(view: ResultsView) -> list[tuple[str, str]]:
+    """Return the pairs of references reported: the primary against each alternative."""
+    return [(view.primary, alternative) for alternative in view.references[1:]]
+
+
+def _other_label(hidden: int) -> str:
+    return f"other ({hidden} types)"
+
+
+def movers_table(view: ResultsView, rule: str) -> Table:
+    """The types that move most per pair of references (primary vs each alternative), per language and pooled."""
+    few = len(view.outputs) <= SCALE_OUTPUTS
+    outputs = view.outputs
+    table_rows: list[list[Cell]] = []
+    # as many types as fit the page with their language rows (one language prints its pooled rows only) and
+    # "other"; beyond 3 types a page shows its first rows and the CSV the rest (tables.for_the_page)
+    per_type = 1 if len(view.languages) == 2 else len(view.languages)
+    limit = max(3, min(TOP_TYPES, (PAGE_ROWS // max(1, len(pairs(view))) - 1) // per_type))
+    hidden_types = 0
+    for first, second in pairs(view):
+        movers = Movers(view, rule, first, second)
+        shown, others = movers.top(limit)
+        hidden_types = max(hidden_types, len(others))
+        for name in shown:
+            for language in view.languages:
+                rows = movers.rows(name, language)
+                if not rows:
+                    continue
+                cells = [label(f"{first} vs {second}"), label(shown_type(name)), label(language)]
+                if few:
+                    by_output = {row["output"]: row for row in rows}
+                    cells += [movers.cell(by_output.get(output)) for output in outputs]
+                else:
+                    largest = _largest(movers.moving(name, language)) or _largest(rows)
+                    cells += [label(largest["output"] if largest else formatting.UNDEFINED), movers.cell(largest),
+                              count_cell(len(movers.moving(name, language)))]  # fmt: skip
+                table_rows.append(cells)
+        if others:
+            rest = [row for name in others for row in movers.pooled(name)]
+            cells = [label(f"{first} vs {second}"), label(_other_label(len(others))), label(POOLED)]
+            if few:
+                for output in outputs:
+                    mine = [row for row in rest if row["output"] == output]
+                    cells.append(count_cell(sum(_decided(row) for row in mine)))
+            else:
+                largest = _largest([row for row in rest if _decided(row)]) or _largest(rest)
+                cells += [label(f"{largest['output']} ({shown_type(largest['type'])})" if largest else formatting.UNDEFINED),
+                          movers.cell(largest), count_cell(sum(_decided(row) for row in rest))]  # fmt: skip
+            table_rows.append(cells)
+    delta = f"Δ [{view.confidence_label}]"
+    columns = ["References", "Type", "Language"]
+    columns += [f"{output}: {delta}" for output in outputs] if few else ["Output", f"Largest {delta}", "Outputs moving"]
+    resamples = (view.data.get("by_type") or {}).get("resamples")
+    replicates = f" on the first {formatting.count(resamples)} replicates of the swap's draws" if resamples else ""
+    caption = (
+        f"Per-type swap deltas ({rule}): an output's F1 on the spans of one type against the primary reference "
+        f"minus its F1 on that type against the alternative, on the audited subset "
+        f"({view.items_phrase('audited')} pooled), with paired bootstrap intervals{replicates}. Types in order of "
+        "how much they move: the largest |Δ| whose interval excludes zero. "
+        + ("Bold marks intervals excluding zero." if few else
+           f"Outputs moving: how many of the {len(outputs)} outputs have a Δ whose interval excludes zero; the "
+           "largest Δ shown is theirs when there is one, otherwise the largest of all, with its output.")
+    )
+    if hidden_types:
+        caption += (
+            f" Beyond the {limit} types that move most, the 'other' row sums the rest, pooled: "
+            + ("per output, how many of their deltas exclude zero" if few else
+               "the largest Δ with its output and type, and how many of their deltas exclude zero")
+            + "."
+        )
+    caption += (f" The table's CSV holds every one of the {len(types_of(view))} types: each output's F1 on it "
+                "against every reference and every Δ, per language and pooled.")
+    return Table(
+        key="by-type",
+        title="Types that move most with the reference",
+        caption=caption,
+        columns=tuple(columns),
+        rows=mark_repeats(table_rows, 2),
+        csv=full_table(view),
+    )
+
+
+def types_of(view: ResultsView) -> list[str]:
+    """Return the span types with per-type rows, sorted."""
+    return sorted({row["type"] for statistic in ("score", "delta") for _, row in view.rows.select("by_type", statistic)})
+
+
+def full_table(view: ResultsView) -> Table:
+    """Every per-type row: each rule, language, type and output, its F1 against each reference and every Δ."""
+    references, reference_pairs = view.references, view.reference_pairs()
+    table_rows = []
+    for rule in typed_rules(view.rules):
+        for name in types_of(view):
+            for language in view.languages:
+                for output in view.outputs:
+                    where = {"rule": rule, "language": language, "output": output, "type": name}
+                    cells = [label(rule), label(language), label(name), label(output)]
+                    cells += [stat_cell(view.rows.one("by_type", "score", reference=reference, **where))
+                              for reference in references]  # fmt: skip
+                    cells += [stat_cell(view.rows.one("by_type", "delta", reference=first, reference_2=second, **where))
+                              for first, second in reference_pairs]  # fmt: skip
+                    if any(cell.row is not None for cell in cells):
+                        table_rows.append(cells)
+    columns = ["Rule", "Language", "Type", "Output", *(f"F1 vs {reference}" for reference in references),
+               *(f"Δ {first}−{second}" for first, second in reference_pairs)]  # fmt: skip
+    return Table(key="by-type", title="", caption="", columns=tuple(columns), rows=tuple(tuple(r) for r in table_rows))
+
+
+def pair_sentence(view: ResultsView, rule: str, first: str, second: str) -> str:
+    """Return which types move under ``second`` instead of ``first``: the types that move most, with intervals."""
+    movers = Movers(view, rule, first, second)
+    if not movers.types:
+        return ""
+    moving = [name for name in movers.types if movers.moving(name)]
+    where = f"Under {second} instead of {first} ({rule}, pooled; Δ = F1 against {first} − F1 against {second})"
+    if not moving:
+        return f"{where}, no type's delta has an interval excluding zero for any output ({len(movers.types)} types)."
+    named = []
+    for name in moving[:NAMED_IN_SENTENCE]:
+        largest = _largest(movers.moving(name))
+        named.append(f"{name} ({largest['output']} {said(largest)}; "
+                     f"{count_phrase(len(movers.moving(name)), len(movers.pooled(name)), 'outputs')})")  # fmt: skip
+    rest = len(moving) - len(named)
+    return (
+        f"{where}, {count_phrase(len(moving), len(movers.types), 'types')} move for at least one output (an "
+        f"interval excluding zero); most: {'; then '.join(named)}"
+        + (f"; {rest} more in the table." if rest else ".")
+    )
+
+
+def headlines(view: ResultsView) -> list[str]:
+    """The type moving most under each alternative reference (largest |delta| whose interval excludes zero)."""
+    rule = main_typed_rule(view)
+    if rule is None:
+        return []
+    parts = []
+    for first, second in pairs(view):
+        movers = Movers(view, rule, first, second)
+        moving = [name for name in movers.types if movers.moving(name)]
+        if moving:
+            largest = _largest(movers.moving(moving[0]))
+            parts.append(f"{moving[0]} under {second} ({largest['output']} {said(largest)} F1 points)")
+    if not parts:
+        return []
+    return [f"By span type ({rule}, pooled), the type that moves most when {view.primary} is exchanged (the "
+            f"largest |Δ| whose interval excludes zero) is {'; '.join(parts)}."]  # fmt: skip
+
+
+def _section(view: ResultsView, drawn: Mapping[str, Figure]) -> Section:
+    rule = main_typed_rule(view)
+    applies = rule is not None and view.rows.has("by_type", "delta")
+    if not applies:
+        # one reference: per-type scores but no delta; printed (the page's share, the CSV every row) under the reason
+        reason = view.applicability("by_type") or view.applicability("swap")
+        scores = view.rows.has("by_type", "score")
+        table = replace(full_table(view), title="Each output's F1 per span type", caption=(
+            "Each output's F1 on the spans of one type against each reference, on the audited subset "
+            f"({view.items_phrase('audited')} pooled), with bootstrap intervals."))  # fmt: skip
+        return Section(key=ANALYSIS.key, number=0, title=ANALYSIS.title,
+                       paragraphs=(ANALYSIS.question,) if scores else (), tables=(table,) if scores else (),
+                       not_applicable=reason or "This analysis produced no results for this record.")  # fmt: skip
+    sentences = [sentence for first, second in pairs(view) if (sentence := pair_sentence(view, rule, first, second))]
+    return section(ANALYSIS, view, drawn, True, tables=[movers_table(view, rule)], extra=sentences)
+
+
+ANALYSIS = Analysis(
+    key="by_type",
+    title="Movement by span type",
+    question="Which span types carry the movement when the reference changes?",
+    methods="""- **By type** (audited; every rule that compares types: strict, overlap): score F1ₜ(O, R) on the
+  spans of type t alone (its TP, |O| and |R|), and delta F1ₜ(O, Rᵢ) − F1ₜ(O, Rⱼ) for references i < j. Summed
+  over the types, the per-type TP, FP and FN are the pooled ones. Intervals from the first min(B, 2,000)
+  replicates of the swap's own draws (paired with it replicate by replicate). The report names the types
+  that move most: those with the largest |delta| whose interval excludes zero.""",
+    finish=finish,
+    applicability=applicability,
+    summary=summary,
+    section=_section,
+    headlines=headlines,
+)
