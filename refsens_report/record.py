@@ -204,7 +204,7 @@ def check_unique_ids(items: Iterable[tuple[str, Item]], problems: ProblemList) -
             first_seen[item.id] = where
 
 
-def _json_problem(line: bytes) -> str:
+def json_problem(line: bytes) -> str:
     """Return what is wrong with a line that does not parse, in the standard library's words."""
     try:
         decoded = line.decode("utf-8")
@@ -267,7 +267,7 @@ def load_jsonl(source: InputPath | Path) -> Record:
         try:
             obj = orjson.loads(line)  # ~3x faster than json; the slow path below only explains failures
         except orjson.JSONDecodeError:
-            problems.add(f"{where}: {_json_problem(line)}")
+            problems.add(f"{where}: {json_problem(line)}")
             continue
         item = parse_item(obj, where, problems)
         if item is not None:

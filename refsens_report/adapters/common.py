@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Iterable
@@ -138,3 +139,20 @@ def unique_paths(paths: Iterable[InputPath]) -> tuple[InputPath, ...]:
     for source in paths:
         seen.setdefault(source.path, source)
     return tuple(seen.values())
+
+
+def read_names(reader: OptionReader, example: str, unit: str) -> dict[str, str]:
+    """Return the ``names`` option: a table renaming each source (a user, a session) to its labelling's name.
+
+    ``example``: an entry for the message ('"alice" = "annotator_a"'); ``unit``: what is renamed ("users").
+    Two sources may not share a labelling name.
+    """
+    value = reader.get("names", {})
+    if not isinstance(value, dict) or not all(isinstance(v, str) and v.strip() for v in value.values()):
+        reader.fail("names", f"must be a table of labelling names, e.g. {{{example}}}, got {shown(value)}")
+        return {}
+    names = dict(value)
+    for name, times in Counter(names.values()).items():
+        if times > 1:
+            reader.fail("names", f"gives the name '{name}' to {times} {unit}; each labelling needs its own")
+    return names

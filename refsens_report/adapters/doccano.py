@@ -16,6 +16,7 @@ from typing import Any
 
 from refsens_report.adapters.archive import Export, macos_metadata
 from refsens_report.adapters.common import (
+    read_names,
     InputPath,
     check_label,
     count,
@@ -77,16 +78,7 @@ def read_options(reader: OptionReader, base_dir: Path) -> DoccanoOptions | None:
     user_field = reader.string("user_field")
     id_field = reader.string("id_field", default="id") or "id"
     text_field = reader.string("text_field", default="text") or "text"
-    names_value = reader.get("names", {})
-    names: dict[str, str] = {}
-    if not isinstance(names_value, dict) or not all(isinstance(v, str) and v.strip() for v in names_value.values()):
-        example = '{"alice" = "annotator_a"}'
-        reader.fail("names", f"must be a table of labelling names, e.g. {example}, got {shown(names_value)}")
-    else:
-        names = dict(names_value)
-        for name, times in Counter(names.values()).items():
-            if times > 1:
-                reader.fail("names", f"gives the name '{name}' to {times} users; each labelling needs its own")
+    names = read_names(reader, '"alice" = "annotator_a"', "users")
     empty = reader.choice("empty", EMPTY_CHOICES, "present")
     labels = read_labels(reader)
     text_dup_keys = read_dup_key(reader)

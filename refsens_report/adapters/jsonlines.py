@@ -2,28 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any, Iterator
 
 import orjson
 
 from refsens_report.errors import MAX_PROBLEMS, ProblemList
-from refsens_report.record import outside_json
-
-
-def _problem(line: bytes) -> str:
-    """Return what is wrong with a line orjson refused, in the standard library's words."""
-    try:
-        decoded = line.decode("utf-8")
-    except UnicodeDecodeError as error:
-        return f"not valid UTF-8 (byte {error.start + 1} of the line)"
-    try:
-        value = json.loads(decoded)
-    except json.JSONDecodeError as error:
-        return f"invalid JSON ({error.msg} at column {error.colno})"
-    except RecursionError:
-        return "invalid JSON (nested too deeply)"
-    return f"invalid JSON ({outside_json(value)})"
+from refsens_report.record import json_problem
 
 
 def json_lines(data: bytes, display: str, problems: ProblemList) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -42,7 +26,7 @@ def json_lines(data: bytes, display: str, problems: ProblemList) -> Iterator[tup
         try:
             value = orjson.loads(line)
         except orjson.JSONDecodeError:
-            problems.add(f"{display}:{number}: {_problem(line)}")
+            problems.add(f"{display}:{number}: {json_problem(line)}")
             continue
         if not isinstance(value, dict):
             problems.add(f"{display}:{number}: the line is not a JSON object")

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from refsens_report.adapters.common import (
+    read_names,
     InputPath,
     check_label,
     count,
@@ -27,7 +28,7 @@ from refsens_report.adapters.common import (
 from refsens_report.adapters.jsonlines import json_lines
 from refsens_report.errors import MAX_PROBLEMS, InputError, ProblemList
 from refsens_report.files import read_bytes
-from refsens_report.names import name_problem, shown
+from refsens_report.names import name_problem
 from refsens_report.options import OptionReader
 from refsens_report.record import Item, Record, Span, check_unique_ids, describe_json
 
@@ -57,18 +58,10 @@ def read_options(reader: OptionReader, base_dir: Path) -> ProdigyOptions | None:
     language = read_language(reader)
     labellings_by = reader.choice("labellings_by", LABELLINGS_BY, "session")
     aggregate = reader.string("aggregate", default="reviewed") or "reviewed"
-    names_value = reader.get("names", {})
-    names: dict[str, str] = {}
-    if not isinstance(names_value, dict) or not all(isinstance(v, str) and v.strip() for v in names_value.values()):
-        example = '{"ner_news-alex" = "annotator_a"}'
-        reader.fail("names", f"must be a table of labelling names, e.g. {example}, got {shown(names_value)}")
-    else:
-        names = dict(names_value)
-        for name, times in Counter(names.values()).items():
-            if times > 1:
-                reader.fail("names", f"gives the name '{name}' to {times} sessions; each labelling needs its own")
-            if name == aggregate:
-                reader.fail("names", f"gives a session the aggregate's name '{name}' (record.aggregate)")
+    names = read_names(reader, '"ner_news-alex" = "annotator_a"', "sessions")
+    for name in dict.fromkeys(names.values()):
+        if name == aggregate:
+            reader.fail("names", f"gives a session the aggregate's name '{name}' (record.aggregate)")
     id_field = reader.string("id_field", default="_input_hash") or "_input_hash"
     text_field = reader.string("text_field", default="text") or "text"
     labels = read_labels(reader)
