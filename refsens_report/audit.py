@@ -52,7 +52,7 @@ def run_audit(config: Config, progress: bool = False, stopwatch: Stopwatch | Non
     with stopwatch.stage("load"), gc_paused():
         record = load_record(config)
     if progress:
-        stage_line("load", stopwatch.seconds["load"], f"{len(record.items):,} items")
+        stage_line("load", stopwatch.seconds["load"], f"{record.n_items:,} items")
     return audit_record(record, config, progress=progress, stopwatch=stopwatch)
 
 
@@ -76,7 +76,7 @@ def audit_record(
     """Run every analysis of METHOD.md on a loaded record."""
     stopwatch = stopwatch or Stopwatch()
     with stopwatch.stage("counts"), gc_paused():
-        counts = ItemCounts(record.items, config.roles.all_names)
+        counts = ItemCounts(record.table, config.roles.all_names)
         groups = DuplicateGroups.from_record(record, config.audit.duplicate_key)
         defective = groups.defective(record, counts, config)
         defective_ids = {item_id for group in defective for item_id in group.items}
@@ -184,7 +184,7 @@ def record_summary(record: Record, counts: ItemCounts, subsets: Any, estimator: 
 
     every = np.ones(counts.n_items, dtype=bool)
     return {
-        "items": len(record.items),
+        "items": record.n_items,
         "languages": list(record.languages),
         "items_per_language": {k: v for k, v in per_language(every).items() if k != POOLED},
         "labellings": {name: int(counts.has(name).sum()) for name in counts.names},

@@ -144,7 +144,7 @@ def _validate(args: argparse.Namespace) -> int:
 
     config = load_config(args.config)
     record = load_record(config)
-    print(f"{args.config}: ok ({len(record.items)} items, {len(record.languages)} languages)")
+    print(f"{args.config}: ok ({record.n_items} items, {len(record.languages)} languages)")
     for note in record.notes:  # what an adapter repaired or skipped: worth knowing before a build
         print(f"note: {note}")
     return 0

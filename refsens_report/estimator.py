@@ -133,10 +133,9 @@ class Estimator:
         # per stream: (mask, column index, sums, groups, items per group) of the last draws
         self._drawn: dict[str, tuple[np.ndarray, dict[Column, int], np.ndarray, list[str], np.ndarray]] = {}
         self.languages = record.languages
-        language_code = {language: code for code, language in enumerate(self.languages)}
-        self.language = np.array([language_code[item.language] for item in record.items], dtype=np.int64)
+        self.language = record.table.language
         # Draws index items in id order within a language, so results do not depend on line order.
-        self.id_order = np.argsort(np.array([item.id for item in record.items], dtype=object), kind="stable")
+        self.id_order = np.argsort(record.table.ids, kind="stable")
 
     def strata(self, mask: np.ndarray) -> tuple[list[str], list[np.ndarray]]:
         """Return the languages present in a subset and, for each, its items in id order."""

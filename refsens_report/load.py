@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import numpy as np
+
 from refsens_report.adapters import ADAPTERS
 from refsens_report.adapters.label_map import apply_label_map
 from refsens_report.bootstrap import AUTO_MIN_RESAMPLES
@@ -41,9 +43,10 @@ def check_names(record: Record) -> None:
     for name in record.labelling_names:
         if why := name_problem(name):
             problems.add(f"labelling name {why}")
-    if not all(item.id.isprintable() for item in record.items):  # the common case, without a call per id
-        for item in record.items:
-            if why := name_problem(item.id):
+    ids = record.table.ids
+    if not all(item_id.isprintable() for item_id in ids):  # the common case, without a call per id
+        for item_id in ids:
+            if why := name_problem(item_id):
                 problems.add(f"item id {why}")
     problems.raise_if_any()
 
@@ -65,7 +68,8 @@ def check_roles(record: Record, config: Config) -> None:
                 )
     if not problems:
         needed = roles.all_names
-        if not any(all(name in item.labellings for name in needed) for item in record.items):
+        table = record.table
+        if not np.logical_and.reduce([table.has(name) for name in needed]).any():
             problems.add(
                 "the record has no audited item: no item carries every role labelling "
                 f"({', '.join(needed)}) at once"
@@ -121,4 +125,4 @@ def note_unused_labellings(record: Record, config: Config) -> Record:
         f"labellings in the record that no role names, so not audited: {', '.join(unused)} "
         "(add them to [roles] to audit them)"
     )
-    return replace(record, notes=record.notes + (note,))
+    return record.with_notes(note)

@@ -8,7 +8,8 @@ Every input adapter (``refsens_report.adapters``) produces this same model.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
@@ -17,6 +18,7 @@ import orjson
 from refsens_report.errors import MAX_PROBLEMS, InputError, ProblemList
 from refsens_report.files import InputPath, read_bytes
 from refsens_report.names import name_problem, shown
+from refsens_report.table import SpanTable
 
 Span = tuple[int, int, str]
 MAX_OFFSET = 2**53  # offsets stay exact in int64 arithmetic and in JSON readers that use doubles
@@ -36,25 +38,46 @@ class Item:
 
 @dataclass(frozen=True)
 class Record:
-    """An annotation record: items in record order, and where they came from."""
+    """An annotation record: items in record order, and where they came from.
 
-    items: tuple[Item, ...]
+    A record read from columns (the Parquet format) has no ``Item`` objects: its items live in ``columnar``
+    only. Everything the audit reads goes through ``table`` (the arrays) or ``item(index)`` (one item).
+    """
+
+    items: tuple[Item, ...] = ()
     sources: tuple[InputPath, ...] = ()  # the files (or folders) read, each with its name as written in the config
     notes: tuple[str, ...] = ()  # what an adapter repaired or skipped, shown in the report
+    columnar: SpanTable | None = None  # the items as arrays, for a record read from columns (no ``items``)
+
+    @cached_property
+    def table(self) -> SpanTable:
+        """Return the record as arrays (built once from the items, or the columns it was read as)."""
+        return self.columnar if self.columnar is not None else SpanTable.from_items(self.items)
+
+    @property
+    def n_items(self) -> int:
+        return self.table.n_items
+
+    def item(self, index: int) -> Item:
+        """Return the item at ``index`` in record order."""
+        return self.items[index] if self.columnar is None else self.table.item_at(index)
+
+    def with_notes(self, *notes: str) -> "Record":
+        """Return the record with more notes, keeping the arrays already built (no second pass over the items)."""
+        noted = replace(self, notes=self.notes + notes)
+        if "table" in self.__dict__:
+            noted.__dict__["table"] = self.__dict__["table"]
+        return noted
 
     @property
     def labelling_names(self) -> tuple[str, ...]:
         """Return every labelling name in order of first appearance."""
-        seen: dict[str, None] = {}
-        for item in self.items:
-            for name in item.labellings:
-                seen.setdefault(name, None)
-        return tuple(seen)
+        return self.table.names
 
     @property
     def languages(self) -> tuple[str, ...]:
         """Return the languages, sorted (the stratum order used everywhere)."""
-        return tuple(sorted({item.language for item in self.items}))
+        return self.table.languages
 
 
 def describe_json(value: Any) -> str:

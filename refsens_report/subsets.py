@@ -32,7 +32,7 @@ class DuplicateGroups:
 
     @classmethod
     def from_record(cls, record: Record, key_name: str) -> "DuplicateGroups":
-        keys = [item.meta.get(key_name) for item in record.items]
+        keys = record.table.meta_values(key_name).tolist()
         counts: dict[str, int] = {}
         for key in keys:
             if isinstance(key, str):
@@ -92,8 +92,8 @@ class DuplicateGroups:
                         members = np.flatnonzero(self.group == group)
                         found[group] = DefectiveGroup(
                             key=self.keys[group],
-                            items=tuple(record.items[m].id for m in members),
-                            item=record.items[index].id,
+                            items=tuple(str(record.table.ids[m]) for m in members),
+                            item=str(record.table.ids[index]),
                             reference=reference,
                             copies=copied,
                         )
@@ -126,7 +126,7 @@ def build_subsets(counts: ItemCounts, groups: DuplicateGroups, defective_ids: se
     base = np.ones(counts.n_items, dtype=bool)
     excluded_defective = 0
     if config.audit.exclude_defective_duplicates and defective_ids:
-        defect = np.array([item.id in defective_ids for item in counts.items], dtype=bool)
+        defect = np.isin(counts.table.ids, np.array(sorted(defective_ids), dtype=object))
         excluded_defective = int(defect.sum())
         base &= ~defect
     policy_keep = groups.keep(config.audit.duplicate_policy)

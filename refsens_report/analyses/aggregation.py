@@ -244,7 +244,7 @@ def summary(context: AuditContext) -> dict[str, Any] | None:
         return None
     audited = context.subsets.audited
     silent = silent_items(context.counts, context.config) & audited
-    languages = np.array([item.language for item in context.record.items], dtype=object)
+    languages = context.record.table.language_names()
     per_language = {language: int(silent[languages == language].sum())
                     for language in context.record.languages if audited[languages == language].any()}  # fmt: skip
     first, second = context.config.roles.annotators[:2]

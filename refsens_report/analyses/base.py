@@ -59,11 +59,7 @@ class AuditContext:
     def third_pass_known(self) -> bool:
         """Return whether every corpus item records whether a third pass fired (meta.third_pass)."""
         corpus = self.subsets.corpus
-        return bool(
-            corpus is not None
-            and corpus.any()
-            and all("third_pass" in self.record.items[i].meta for i in np.flatnonzero(corpus))
-        )
+        return bool(corpus is not None and corpus.any() and self.record.table.known("third_pass")[corpus].all())
 
 
 @dataclass(frozen=True)

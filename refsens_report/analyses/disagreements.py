@@ -90,7 +90,7 @@ def lines_of(context: AuditContext, comparison: Comparison) -> list[dict[str, An
     show_text = context.config.report.show_text
     lines = []
     for index in np.flatnonzero(differing):
-        item = context.record.items[index]
+        item = context.record.item(index)
         spans_first = _strict_set(item.labellings[first])
         spans_second = _strict_set(item.labellings[second])
         in_second = {tuple(span) for span in spans_second}
@@ -222,7 +222,7 @@ def summary(context: AuditContext) -> dict[str, Any]:
 
 def context_strata(context: AuditContext, mask: np.ndarray) -> tuple[list[str], list[np.ndarray]]:
     """Return the languages present among the masked items, sorted, and each one's items."""
-    language = np.array([item.language for item in context.record.items], dtype=object)
+    language = context.record.table.language_names()
     languages = sorted(set(language[mask]))
     return languages, [np.flatnonzero(mask & (language == name)) for name in languages]
 

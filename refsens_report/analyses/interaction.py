@@ -139,8 +139,8 @@ def holm_family(context: AuditContext) -> list[FamilyKey]:
     family = config.audit.family or default_family(len(config.roles.outputs))
     pairs = family_pairs(replace(config, audit=replace(config.audit, family=family)), primary_ranking(context)) \
         if family == "adjacent" else None
-    codes = np.unique([context.record.items[i].language for i in np.flatnonzero(mask)]).tolist()
-    groups = [language for language in context.record.languages if language in set(codes)] + [POOLED]
+    codes = set(context.record.table.language_names()[mask].tolist())
+    groups = [language for language in context.record.languages if language in codes] + [POOLED]
     keys: list[FamilyKey] = []
     for stat in statistics(config):
         if stat.statistic != "swing":

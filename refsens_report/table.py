@@ -1,0 +1,161 @@
+"""The record as arrays: one row per item, one per span, built once and read by the whole audit.
+
+``SpanTable`` is what the audit reads (the counts, the item sets, the strata of the bootstrap): item ids and
+languages, which labellings are present on which items, and every span as parallel integer arrays. It is made
+either from ``Item`` objects (``SpanTable.from_items``: the JSON Lines record and every adapter) or straight
+from columnar arrays (``SpanTable.from_arrays``: the Parquet record, with no Python object per span), so a
+million-item record never becomes a million ``Item`` objects. ``item(index)`` gives one item back as an
+``Item`` where a listing needs its spans and text.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from operator import itemgetter
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+
+@dataclass(frozen=True, eq=False)
+class SpanTable:
+    """Items and spans as arrays.
+
+    Items: ``ids`` (str, record order), ``language`` (code into ``languages``, sorted), ``present[item, name]``
+    (labelling ``names[name]`` is present on the item, possibly with no span). Spans, ordered by item (record
+    order, then as read): ``item``, ``labelling`` (code into ``names``), ``start``, ``end``, ``type`` (code into
+    ``type_names``, sorted). ``meta[key]``: per item, the value of a metadata key (None where the item does not
+    give it); ``text``: per item, its text or None (None as a whole when no item has text).
+    """
+
+    ids: np.ndarray
+    language: np.ndarray
+    languages: tuple[str, ...]
+    names: tuple[str, ...]
+    present: np.ndarray
+    item: np.ndarray
+    labelling: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+    type: np.ndarray
+    type_names: np.ndarray
+    meta: Mapping[str, np.ndarray] = field(default_factory=dict)
+    text: np.ndarray | None = None
+    items: Sequence[Any] | None = None  # the Item objects it was made from, if any (their meta, on demand)
+
+    @property
+    def n_items(self) -> int:
+        return len(self.ids)
+
+    @property
+    def n_spans(self) -> int:
+        return len(self.item)
+
+    @classmethod
+    def from_items(cls, items: Sequence[Any]) -> "SpanTable":
+        """Flatten ``Item`` objects into arrays (one pass over the record)."""
+        n_items = len(items)
+        name_code: dict[str, int] = {}
+        present_item: list[int] = []
+        present_code: list[int] = []
+        span_count: list[int] = []
+        flat_spans: list[tuple[int, int, str]] = []
+        for index, item in enumerate(items):
+            for name, spans in item.labellings.items():
+                present_item.append(index)
+                present_code.append(name_code.setdefault(name, len(name_code)))
+                span_count.append(len(spans))
+                flat_spans.extend(spans)
+        present = np.zeros((n_items, len(name_code)), dtype=bool)
+        present[present_item, present_code] = True
+        span_item = np.repeat(np.asarray(present_item, dtype=np.int64), span_count)
+        labelling = np.repeat(np.asarray(present_code, dtype=np.int64), span_count)
+        # fromiter over itemgetter: ~10x faster than zip(*flat_spans) on millions of spans
+        n_spans = len(flat_spans)
+        start = np.fromiter(map(itemgetter(0), flat_spans), np.int64, n_spans)
+        end = np.fromiter(map(itemgetter(1), flat_spans), np.int64, n_spans)
+        # a dict factorises the few distinct types (no pandas import, ~0.5 s of every build)
+        first_seen: dict[str, int] = {}
+        codes = np.fromiter((first_seen.setdefault(name, len(first_seen)) for name in map(itemgetter(2), flat_spans)),
+                            np.int64, n_spans)  # fmt: skip
+        type_names, type_codes = sorted_codes(np.array(list(first_seen), dtype=object), codes)
+        languages = tuple(sorted({item.language for item in items}))
+        language_code = {language: code for code, language in enumerate(languages)}
+        texts = [item.text for item in items]
+        return cls(
+            ids=np.array([item.id for item in items], dtype=object),
+            language=np.fromiter((language_code[item.language] for item in items), np.int64, n_items),
+            languages=languages,
+            names=tuple(name_code),
+            present=present,
+            item=span_item,
+            labelling=labelling,
+            start=start,
+            end=end,
+            type=type_codes,
+            type_names=type_names,
+            text=np.array(texts, dtype=object) if any(text is not None for text in texts) else None,
+            items=items,
+        )
+
+    def meta_values(self, key: str) -> np.ndarray:
+        """Return each item's metadata value for ``key`` (None where it gives none), as an object array."""
+        if key in self.meta:
+            return self.meta[key]
+        if self.items is not None:
+            return np.array([item.meta.get(key) for item in self.items] + [None], dtype=object)[:-1]
+        return np.full(self.n_items, None, dtype=object)
+
+    def flag(self, key: str) -> np.ndarray:
+        """Return whether each item's metadata ``key`` is true (missing counts as false)."""
+        values = self.meta_values(key)
+        return np.fromiter((value is True for value in values), dtype=bool, count=self.n_items)
+
+    def known(self, key: str) -> np.ndarray:
+        """Return whether each item gives metadata ``key`` at all."""
+        return np.fromiter((value is not None for value in self.meta_values(key)), dtype=bool, count=self.n_items)
+
+    def has(self, name: str) -> np.ndarray:
+        """Return whether labelling ``name`` is present on each item (False everywhere for a name not in the record)."""
+        if name not in self.names:
+            return np.zeros(self.n_items, dtype=bool)
+        return self.present[:, self.names.index(name)]
+
+    def language_names(self) -> np.ndarray:
+        """Return each item's language as an object array of str."""
+        return np.array(self.languages, dtype=object)[self.language] if self.n_items else np.zeros(0, dtype=object)
+
+    def item_spans(self, index: int) -> dict[str, tuple[tuple[int, int, str], ...]]:
+        """Return the labellings present on one item, each with its spans as (start, end, type) tuples."""
+        first, stop = np.searchsorted(self.item, [index, index + 1])
+        spans: dict[str, list[tuple[int, int, str]]] = {
+            name: [] for code, name in enumerate(self.names) if self.present[index, code]
+        }
+        for k in range(first, stop):
+            spans[self.names[self.labelling[k]]].append(
+                (int(self.start[k]), int(self.end[k]), str(self.type_names[self.type[k]]))
+            )
+        return {name: tuple(found) for name, found in spans.items()}
+
+    def item_at(self, index: int) -> Any:
+        """Return one item as an ``Item`` (its spans, text and metadata)."""
+        from refsens_report.record import Item
+
+        if self.items is not None:
+            return self.items[index]
+        meta = {key: values[index] for key, values in self.meta.items() if values[index] is not None}
+        return Item(id=str(self.ids[index]), language=self.languages[self.language[index]],
+                    labellings=self.item_spans(index), text=None if self.text is None else self.text[index],
+                    meta=meta)  # fmt: skip
+
+
+def sorted_codes(uniques: np.ndarray, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Return (the names sorted, codes renumbered into that order) for codes into ``uniques``.
+
+    Type codes follow the sorted type names, so span ids (and every table ordered by type) do not depend on
+    the order the record lists its spans in.
+    """
+    names = np.array(sorted(uniques.tolist()), dtype=object)
+    if not len(codes):
+        return names, codes.astype(np.int64)
+    return names, np.searchsorted(names, uniques)[codes].astype(np.int64)
