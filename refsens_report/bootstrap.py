@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import ThreadPoolExecutor
-from typing import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -29,10 +30,24 @@ SUBSET_STREAMS = {
     **{f"duplicates:{policy}": 3 + number for number, policy in enumerate(POLICIES)},  # keep_first is 3, ...
 }
 # Weights are drawn in blocks of about this many cells (1 MB as float64): small enough to stay in cache,
-# which measured ~2x faster than 16M-cell blocks, and memory stays flat whatever the record size.
+# which measured ~2x faster than 16M-cell blocks, and memory stays flat whatever the record size ...
 BLOCK_CELLS = 1 << 17
+# ... but never fewer replicates at once than this: one replicate at a time is a matrix-vector product that
+# reads the whole count matrix per replicate (measured 146 ns per item and replicate on 65,536 items x 208
+# columns as float64, against 24 ns for 32 replicates at once; as float32, 5-9 ns for 64-256 at once).
+MIN_BLOCK_ROWS = 128
 # Replicates per independently seeded unit of work.
 REPLICATE_CHUNK = 250
+# A stratum of more items than this draws in canonical blocks of this many items (in id order): how many of
+# its n draws fall in each block is drawn first (a multinomial over the blocks' sizes), then each block draws
+# its own within its own stream. That is the same distribution as n draws over the stratum, and each block's
+# draws depend only on the seed, the stratum and the block, never on how the work is split (threads, Dask
+# workers, partitions). A stratum of one block draws exactly as it always did.
+BLOCK_ITEMS = 1 << 16
+# Items with identical count vectors are summed once, with the sum of their weights, when the distinct vectors
+# are at most this share of the items: same sums, fewer products.
+COLLAPSE_SHARE = 0.8
+FLOAT32_EXACT = 1 << 24  # every integer below this is exact in float32: sums of integer counts below it are too
 WORKERS = max(1, min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1))
 
 
@@ -41,88 +56,279 @@ def subset_seed(seed: int, subset: str) -> np.random.SeedSequence:
     return np.random.SeedSequence(seed, spawn_key=(SUBSET_STREAMS[subset],))
 
 
-def chunk_rng(seed: np.random.SeedSequence, stratum_key: int, chunk: int) -> np.random.Generator:
-    """Return the generator of one stratum's chunk of replicates (its own stream, so chunks can run in parallel)."""
+def chunk_rng(seed: np.random.SeedSequence, stratum_key: int, chunk: int, *more: int) -> np.random.Generator:
+    """Return the generator of one stratum's chunk of replicates (its own stream, so chunks can run in parallel).
+
+    ``more`` keys a stream below the chunk's: block j >= 1 of a stratum of several blocks draws from
+    (stratum, chunk, j), the blocks' totals from (stratum, chunk, 0); block 0 uses the chunk's own stream.
+    """
     return np.random.default_rng(
-        np.random.SeedSequence(seed.entropy, spawn_key=tuple(seed.spawn_key) + (stratum_key, chunk))
+        np.random.SeedSequence(seed.entropy, spawn_key=tuple(seed.spawn_key) + (stratum_key, chunk) + tuple(more))
     )
+
+
+def block_rows(block_size: int, replicates: int) -> int:
+    """Return how many replicates' weights to draw and multiply at once for a block of items."""
+    return max(1, min(replicates, max(MIN_BLOCK_ROWS, BLOCK_CELLS // max(block_size, 1))))
+
+
+def block_weights(
+    block_size: int, totals: np.ndarray, rng: np.random.Generator
+) -> Iterator[tuple[slice, np.ndarray, np.ndarray]]:
+    """Yield (replicate slice, draws, draws per replicate): ``totals[r]`` draws with replacement from the block.
+
+    The draws are item positions in the block, replicate after replicate. They are consumed from ``rng`` in
+    replicate order, so how many replicates go at once never changes them.
+    """
+    rows = block_rows(block_size, len(totals))
+    for first in range(0, len(totals), rows):
+        counts = totals[first : first + rows]
+        yield slice(first, first + len(counts)), rng.integers(0, block_size, size=int(counts.sum())), counts
+
+
+def weights_of(draws: np.ndarray, counts: np.ndarray, width: int, codes: np.ndarray | None = None) -> np.ndarray:
+    """Return weights[replicate, column]: how often each column's items were drawn in each replicate.
+
+    Without ``codes`` the columns are the block's items; with them a draw of item i counts for column
+    ``codes[i]``, a code of ``width`` counting nowhere (an item whose counts are all zero).
+    """
+    span = width + (codes is not None)
+    found = draws if codes is None else codes[draws]
+    found = found + np.repeat(np.arange(len(counts), dtype=np.int64) * span, counts)  # one bincount for all rows
+    weights = np.bincount(found, minlength=len(counts) * span).reshape(len(counts), span)
+    return weights[:, :width] if codes is not None else weights
 
 
 def stratified_weights(
     stratum_size: int, resamples: int, rng: np.random.Generator
 ) -> Iterator[tuple[slice, np.ndarray]]:
-    """Yield (replicate slice, weights[replicates, items]) for one stratum: n draws with replacement each.
+    """Yield (replicate slice, weights[replicates, items]) for a stratum of one block: n draws with replacement each."""
+    for replicates, draws, counts in block_weights(stratum_size, np.full(resamples, stratum_size, np.int64), rng):
+        yield replicates, weights_of(draws, counts, stratum_size).astype(np.float64)
 
-    The draws are consumed from ``rng`` in replicate order, so the blocks' sizes never change the result.
+
+@dataclass(frozen=True)
+class ItemBlock:
+    """One source's counts on one canonical block of a stratum's items, ready to multiply by the block's weights.
+
+    ``codes``: None when the block's item i has row i of ``counts``; otherwise the row holding item i's counts
+    (``len(counts)`` for an item counting zero in every column). ``counts`` is float32 when every sum a
+    replicate can form from it is exact in float32 (``FLOAT32_EXACT``), else float64.
     """
-    block = max(1, BLOCK_CELLS // max(stratum_size, 1))
-    for first in range(0, resamples, block):
-        count = min(block, resamples - first)
-        draws = rng.integers(0, stratum_size, size=(count, stratum_size))
-        draws += (np.arange(count, dtype=np.int64) * stratum_size)[:, None]  # one bincount for all rows
-        weights = np.bincount(draws.ravel(), minlength=count * stratum_size)
-        yield slice(first, first + count), weights.reshape(count, stratum_size).astype(np.float64)
+
+    codes: np.ndarray | None
+    counts: np.ndarray
+
+    def add(self, sums: np.ndarray, draws: np.ndarray, counts: np.ndarray) -> None:
+        """Add the block's contribution for replicates drawing ``counts`` of ``draws`` each to ``sums`` (in place)."""
+        if not len(self.counts) or not len(counts):
+            return
+        matrix = self.counts
+        if matrix.dtype == np.float32 and int(counts.max()) * float(matrix.max()) >= FLOAT32_EXACT:
+            matrix = matrix.astype(np.float64)  # a replicate drawing this block unusually often: exact in float64
+        sums += weights_of(draws, counts, len(matrix), self.codes).astype(matrix.dtype) @ matrix
+
+
+def collapse(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Return (codes, patterns): each row's distinct row (codes), zero rows coded ``len(patterns)``.
+
+    Rows are grouped by a 64-bit hash (a weighted sum with wrap-around), then checked against their group's
+    first row: a collision, however unlikely, falls back to an exact row-wise unique. Patterns are in order
+    of first appearance.
+    """
+    n_rows, n_columns = matrix.shape
+    if not n_rows:
+        return np.zeros(0, np.int64), matrix[:0]
+    integers = matrix.astype(np.uint64)
+    multipliers = np.random.default_rng(0x5EED).integers(1, 2**63, size=n_columns, dtype=np.uint64) | np.uint64(1)
+    digest = np.zeros(n_rows, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for column in range(n_columns):
+            digest = digest * np.uint64(0x9E3779B97F4A7C15) + integers[:, column] * multipliers[column]
+    _, first, inverse = np.unique(digest, return_index=True, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    if not np.array_equal(matrix, matrix[first[inverse]]):  # a hash collision: group the rows themselves
+        _, first, inverse = np.unique(matrix, axis=0, return_index=True, return_inverse=True)
+        inverse = inverse.reshape(-1)
+    order = np.argsort(first, kind="stable")  # patterns in order of first appearance
+    rank = np.empty_like(order)
+    rank[order] = np.arange(len(order))
+    codes, patterns = rank[inverse], matrix[first[order]]
+    zero = ~patterns.any(axis=1)
+    if zero.any():  # the zero pattern multiplies nothing: it counts nowhere
+        keep = np.flatnonzero(~zero)
+        renumber = np.full(len(patterns), len(keep), dtype=np.int64)
+        renumber[keep] = np.arange(len(keep))
+        codes, patterns = renumber[codes], patterns[keep]
+    return codes.astype(np.int64), patterns
+
+
+def item_block(matrix: np.ndarray) -> ItemBlock:
+    """Return a block of count rows ready to multiply: identical rows collapsed when that leaves at most
+    ``COLLAPSE_SHARE`` of them, float32 when exact for any replicate drawing up to 4x the block's items."""
+    codes: np.ndarray | None = None
+    counts = matrix
+    if len(matrix):
+        found, patterns = collapse(matrix)
+        if len(patterns) <= COLLAPSE_SHARE * len(matrix):
+            codes, counts = found, patterns
+    exact32 = counts.min(initial=0) >= 0 and float(counts.max(initial=0)) * len(matrix) * 4 < FLOAT32_EXACT
+    return ItemBlock(codes, np.ascontiguousarray(counts, np.float32 if exact32 else np.float64))
+
+
+@dataclass(frozen=True)
+class Source:
+    """Count columns to resample: ``rows(items)`` gives their values on any items (record positions).
+
+    ``resamples``: how many of the call's replicates this source needs (the first ones; by default all).
+    Sources drawn in one call share every draw: the per-type counts ride on the swap's draws.
+    """
+
+    n_columns: int
+    rows: Callable[[np.ndarray], np.ndarray]
+    resamples: int | None = None
+
+
+def matrix_source(columns: np.ndarray, listed: np.ndarray | None = None, resamples: int | None = None) -> Source:
+    """Return a source over a count matrix: row k for item k, or with ``listed`` for item ``listed[k]``
+    (unlisted items count zero in every column: per-type counts list only the items having some)."""
+    if listed is None:
+        return Source(columns.shape[1], lambda items: columns[items], resamples)
+    size = int(listed.max()) + 1 if len(listed) else 0
+    where = np.full(size + 1, -1, dtype=np.int64)  # item -> its row of ``columns``; the last: any item beyond
+    where[listed] = np.arange(len(listed))
+
+    def rows(items: np.ndarray) -> np.ndarray:
+        found = where[np.minimum(items, size)]
+        matrix = np.zeros((len(items), columns.shape[1]), dtype=columns.dtype)
+        matrix[found >= 0] = columns[found[found >= 0]]
+        return matrix
+
+    return Source(columns.shape[1], rows, resamples)
+
+
+def canonical_blocks(members: np.ndarray, block_items: int | None = None) -> list[np.ndarray]:
+    """Return a stratum's canonical blocks: its items (in id order) ``block_items`` (BLOCK_ITEMS) at a time."""
+    block_items = block_items or BLOCK_ITEMS
+    return [members[first : first + block_items] for first in range(0, max(len(members), 1), block_items)]
+
+
+def block_totals(
+    sizes: Sequence[int], seed: np.random.SeedSequence, stratum_key: int, chunk: int, count: int
+) -> np.ndarray:
+    """Return totals[replicate, block]: how many of a stratum's n draws fall in each canonical block."""
+    n = int(sum(sizes))
+    if len(sizes) == 1:
+        return np.full((count, 1), n, dtype=np.int64)
+    rng = chunk_rng(seed, stratum_key, chunk, 0)
+    return rng.multinomial(n, np.asarray(sizes, dtype=np.float64) / n, size=count).astype(np.int64)
+
+
+def chunk_sums(
+    sizes: Sequence[int], blocks: Sequence[Sequence[ItemBlock]], seed: np.random.SeedSequence, stratum_key: int,
+    chunk: int, counts: Sequence[int], only: Sequence[int] | None = None,
+) -> list[np.ndarray]:  # fmt: skip
+    """Return, per source, sums[replicate, column] of one stratum's chunk of replicates: the unit of work.
+
+    ``sizes``: the items of each canonical block; ``blocks[source][block]``: each source's counts on it;
+    ``counts[source]``: how many of the chunk's replicates the source needs (0: none). Every source reads the
+    same draws. ``only``: the blocks to sum (the others are left out), for a caller splitting one chunk's
+    blocks across workers; the parts add up to the whole chunk's sums exactly (integer counts, exact sums).
+    """
+    count = max(counts)
+    totals = block_totals(sizes, seed, stratum_key, chunk, count)
+    sums = [np.zeros((wanted, source_columns(source)), dtype=np.float64) for wanted, source in zip(counts, blocks)]
+    for number in range(len(sizes)) if only is None else only:
+        rng = chunk_rng(seed, stratum_key, chunk) if number == 0 else chunk_rng(seed, stratum_key, chunk, number)
+        for replicates, draws, drawn in block_weights(sizes[number], totals[:, number], rng):
+            for wanted, source, total in zip(counts, blocks, sums):
+                stop = min(replicates.stop, wanted)
+                if stop > replicates.start:
+                    used = int(drawn[: stop - replicates.start].sum())
+                    source[number].add(total[replicates.start : stop], draws[:used], drawn[: stop - replicates.start])
+    return sums
+
+
+def source_columns(blocks: Sequence[ItemBlock]) -> int:
+    """Return the number of columns of a source's blocks."""
+    return blocks[0].counts.shape[1]
 
 
 def resampled_sums(
-    columns: np.ndarray,
+    columns: np.ndarray | Sequence[Source],
     strata: Sequence[np.ndarray],
     resamples: int,
     seed: np.random.SeedSequence,
     progress: Callable[[int], None] | None = None,
     stratum_keys: Sequence[int] | None = None,
     rows: np.ndarray | None = None,
-) -> np.ndarray:
+    run: Callable[..., Any] | None = None,
+) -> Any:
     """Return sums[group, replicate, column] for each stratum and pooled (last group).
 
     Replicate 0 is the original sample (every weight 1); replicates 1..B are the bootstrap draws. Pooled
     sums are the sums of the strata's sums: each replicate draws every stratum independently. Replicates
-    come in chunks of ``REPLICATE_CHUNK``, each drawn from its own stream keyed by (stratum key, chunk), so
-    the result is the same whatever the number of threads and the order they finish in, and the first
-    B' < B replicates of a stream are the same draws whatever B (for B' a multiple of the chunk).
+    come in chunks of ``REPLICATE_CHUNK``, each drawn from its own streams keyed by (stratum key, chunk, block),
+    so the result is the same whatever the number of threads or workers and the order they finish in, and the
+    first B' < B replicates of a stream are the same draws whatever B (for B' a multiple of the chunk).
 
-    ``rows``: the item of each row of ``columns`` when it lists only the items with a nonzero count (per-type
-    counts: an item has spans of few types); the other items count zero in every column. Their weights are
-    drawn all the same, so the draws do not depend on which items are listed; they multiply nothing.
+    ``columns``: a count matrix (row k: item k), or several ``Source``s drawn together (then a list of sums,
+    one per source, each with its own number of replicates). ``rows``: with a matrix, the item of each of its
+    rows when it lists only the items with a nonzero count (``matrix_source``).
+
+    ``run(units, sizes, blocks, seed, stratum_keys, counts)`` computes the chunks elsewhere (the Dask
+    backend): per unit (group, chunk), ``chunk_sums`` of that unit.
     """
+    single = isinstance(columns, np.ndarray)
+    sources = [matrix_source(columns, rows)] if single else list(columns)
     stratum_keys = list(range(len(strata))) if stratum_keys is None else list(stratum_keys)
-    n_columns = columns.shape[1]
-    sums = np.zeros((len(strata) + 1, resamples + 1, n_columns), dtype=np.float64)
-    if rows is None:
-        blocks, picks = [columns[members] for members in strata], [None] * len(strata)
-    else:
-        size = 1 + max([int(rows.max()) if len(rows) else 0] + [int(m.max()) for m in strata if len(m)])
-        blocks, picks = [], []
-        for members in strata:
-            position = np.full(size, -1, dtype=np.int64)  # item -> its place among the stratum's draws
-            position[members] = np.arange(len(members))
-            listed = position[rows] >= 0
-            blocks.append(columns[listed])
-            picks.append(position[rows[listed]])
-    for group, block in enumerate(blocks):
-        sums[group, 0] = block.sum(axis=0)
+    wanted = [resamples if source.resamples is None else min(source.resamples, resamples) for source in sources]
+    sums = [np.zeros((len(strata) + 1, count + 1, source.n_columns), dtype=np.float64)
+            for count, source in zip(wanted, sources)]  # fmt: skip
+    sizes, blocks = [], [[] for _ in sources]  # sizes[group][block]; blocks[source][group][block]
+    for group, members in enumerate(strata):
+        parts = canonical_blocks(members)
+        sizes.append([len(part) for part in parts])
+        for source, total, found in zip(sources, sums, blocks):
+            stratum = []
+            for part in parts:
+                matrix = source.rows(part)
+                total[group, 0] += matrix.sum(axis=0)
+                stratum.append(item_block(matrix))
+            found.append(stratum)
+    # a unit per stratum and chunk of replicates that some source needs
+    units = [(group, first) for group in range(len(strata)) for first in range(0, max(wanted), REPLICATE_CHUNK)]
 
-    def draw(unit: tuple[int, int]) -> int:
+    def counts_of(unit: tuple[int, int]) -> list[int]:
+        return [max(0, min(REPLICATE_CHUNK, count - unit[1])) for count in wanted]
+
+    def place(unit: tuple[int, int], chunk: list[np.ndarray]) -> None:
         group, first = unit
-        count = min(REPLICATE_CHUNK, resamples - first)
-        rng = chunk_rng(seed, stratum_keys[group], first // REPLICATE_CHUNK)
-        pick = picks[group]
-        for replicates, weights in stratified_weights(len(strata[group]), count, rng):
-            start = 1 + first + replicates.start
-            drawn = weights if pick is None else weights[:, pick]
-            sums[group, start : start + weights.shape[0]] = drawn @ blocks[group]
-        return len(strata[group]) * count
+        for total, part in zip(sums, chunk):
+            total[group, 1 + first : 1 + first + len(part)] = part
+        if progress:
+            progress(len(strata[group]) * min(REPLICATE_CHUNK, resamples - first) // max(resamples, 1))
 
-    units = [(group, first) for group in range(len(strata)) for first in range(0, resamples, REPLICATE_CHUNK)]
-    # numpy releases the GIL while drawing, counting and multiplying: two threads measured 1.8x faster on
-    # two cores. BLAS itself stays single-threaded: its threads only waited on each other in these many
-    # small products (measured 10x slower on a loaded machine).
-    with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(WORKERS) as pool:
-        for cells in pool.map(draw, units):
-            if progress:
-                progress(cells // max(resamples, 1))
-    sums[-1] = sums[:-1].sum(axis=0)
-    return sums
+    if run is not None:
+        counts = [counts_of(unit) for unit in units]
+        for unit, chunk in zip(units, run(units, sizes, blocks, seed, stratum_keys, counts)):
+            place(unit, chunk)
+    else:
+
+        def draw(unit: tuple[int, int]) -> list[np.ndarray]:
+            group, first = unit
+            return chunk_sums(sizes[group], [found[group] for found in blocks], seed, stratum_keys[group],
+                              first // REPLICATE_CHUNK, counts_of(unit))  # fmt: skip
+
+        # numpy releases the GIL while drawing, counting and multiplying: two threads measured 1.8x faster on
+        # two cores. BLAS itself stays single-threaded: its threads only waited on each other in these many
+        # small products (measured 10x slower on a loaded machine).
+        with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(WORKERS) as pool:
+            for unit, chunk in zip(units, pool.map(draw, units)):
+                place(unit, chunk)
+    for total in sums:
+        total[-1] = total[:-1].sum(axis=0)
+    return sums[0] if single else sums
 
 
 def percentile_interval(replicates: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarray]:

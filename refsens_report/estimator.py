@@ -163,7 +163,7 @@ class Estimator:
         languages, members = self.strata(mask)
         index = {column: position for position, column in enumerate(columns)}
         with self.stopwatch.stage("counts"):
-            matrix = np.column_stack([self.counts.values(column) for column in columns])
+            matrix = self.counts.matrix(columns)
         with self.stopwatch.stage("bootstrap"):
             sums = resampled_sums(
                 matrix,

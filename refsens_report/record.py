@@ -59,8 +59,14 @@ class Record:
         return self.table.n_items
 
     def item(self, index: int) -> Item:
-        """Return the item at ``index`` in record order."""
-        return self.items[index] if self.columnar is None else self.table.item_at(index)
+        """Return the item at ``index`` in record order (built from the arrays for a record read from columns)."""
+        if self.columnar is None:
+            return self.items[index]
+        table = self.table
+        meta = {key: values[index] for key, values in table.meta.items() if values[index] is not None}
+        return Item(id=str(table.ids[index]), language=table.languages[table.language[index]],
+                    labellings=table.item_spans(index), text=None if table.text is None else table.text[index],
+                    meta=meta)  # fmt: skip
 
     def with_notes(self, *notes: str) -> "Record":
         """Return the record with more notes, keeping the arrays already built (no second pass over the items)."""

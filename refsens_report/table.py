@@ -137,17 +137,6 @@ class SpanTable:
             )
         return {name: tuple(found) for name, found in spans.items()}
 
-    def item_at(self, index: int) -> Any:
-        """Return one item as an ``Item`` (its spans, text and metadata)."""
-        from refsens_report.record import Item
-
-        if self.items is not None:
-            return self.items[index]
-        meta = {key: values[index] for key, values in self.meta.items() if values[index] is not None}
-        return Item(id=str(self.ids[index]), language=self.languages[self.language[index]],
-                    labellings=self.item_spans(index), text=None if self.text is None else self.text[index],
-                    meta=meta)  # fmt: skip
-
 
 def sorted_codes(uniques: np.ndarray, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Return (the names sorted, codes renumbered into that order) for codes into ``uniques``.

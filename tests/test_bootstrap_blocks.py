@@ -38,3 +38,102 @@ def test_weights_draw_n_items_per_replicate():
     for replicates, weights in bootstrap.stratified_weights(37, 500, rng):
         assert weights.shape == (replicates.stop - replicates.start, 37)
         assert np.all(weights.sum(axis=1) == 37)
+
+
+# --- canonical blocks, collapsed counts and float32 products: speed knobs that must not change a sum ----------
+
+
+def _record_columns(seed: int = 3, n: int = 3000) -> np.ndarray:
+    """Count columns with many repeated rows (most items easy), a column of ones and an all-zero stretch."""
+    rng = np.random.default_rng(seed)
+    easy = rng.random(n) < 0.7
+    columns = np.where(easy[:, None], 1, rng.integers(0, 5, size=(n, 6))).astype(np.float64)
+    columns[:200] = 0
+    return np.column_stack([columns, np.ones(n)])
+
+
+def _item_level_sums(columns, strata, resamples, seed, stratum_keys, block_items):
+    """The sums straight from the definition: draw each block's items, add up their rows one replicate at a time."""
+    sums = np.zeros((len(strata) + 1, resamples + 1, columns.shape[1]))
+    for group, members in enumerate(strata):
+        sums[group, 0] = columns[members].sum(axis=0)
+        parts = [members[first : first + block_items] for first in range(0, len(members), block_items)]
+        for first in range(0, resamples, bootstrap.REPLICATE_CHUNK):
+            chunk, count = first // bootstrap.REPLICATE_CHUNK, min(bootstrap.REPLICATE_CHUNK, resamples - first)
+            totals = bootstrap.block_totals([len(p) for p in parts], seed, stratum_keys[group], chunk, count)
+            for number, part in enumerate(parts):
+                extra = () if number == 0 else (number,)
+                rng = bootstrap.chunk_rng(seed, stratum_keys[group], chunk, *extra)
+                draws = rng.integers(0, len(part), size=int(totals[:, number].sum()))
+                ends = np.cumsum(totals[:, number])
+                for replicate, drawn in enumerate(np.split(draws, ends[:-1])):
+                    sums[group, 1 + first + replicate] += columns[part[drawn]].sum(axis=0)
+    sums[-1] = sums[:-1].sum(axis=0)
+    return sums
+
+
+@pytest.mark.parametrize("block_items", [1 << 16, 700, 97])
+def test_blocked_collapsed_sums_equal_the_item_level_definition(monkeypatch, block_items):
+    columns = _record_columns()
+    strata = [np.arange(0, 2000)[::-1].copy(), np.arange(2000, 3000)]
+    seed = np.random.SeedSequence(9)
+    monkeypatch.setattr(bootstrap, "BLOCK_ITEMS", block_items)
+    expected = _item_level_sums(columns, strata, 520, seed, [4, 8], block_items)
+    for share in (0.0, 1.0):  # never collapse, always collapse
+        monkeypatch.setattr(bootstrap, "COLLAPSE_SHARE", share)
+        found = bootstrap.resampled_sums(columns, strata, 520, seed, stratum_keys=[4, 8])
+        assert np.array_equal(found, expected)
+    # every replicate draws exactly n items from each stratum: the column of ones sums to n
+    assert np.all(found[0, :, -1] == 2000) and np.all(found[1, :, -1] == 1000)
+
+
+def test_a_stratum_of_several_blocks_draws_each_block_in_proportion():
+    """Block totals are multinomial over the blocks' sizes: their mean is n x size / n and they add up to n."""
+    totals = bootstrap.block_totals([500, 300, 200], np.random.SeedSequence(1), 0, 0, 4000)
+    assert np.all(totals.sum(axis=1) == 1000)
+    assert np.allclose(totals.mean(axis=0), [500, 300, 200], rtol=0.01)
+
+
+def test_blocks_split_across_workers_add_up_to_the_whole_chunk(monkeypatch):
+    monkeypatch.setattr(bootstrap, "BLOCK_ITEMS", 256)
+    columns = _record_columns()
+    members = np.arange(3000)
+    parts = bootstrap.canonical_blocks(members)
+    blocks = [[bootstrap.item_block(columns[part]) for part in parts]]
+    sizes = [len(part) for part in parts]
+    seed = np.random.SeedSequence(2)
+    whole = bootstrap.chunk_sums(sizes, blocks, seed, 5, 1, [250])[0]
+    pieces = [bootstrap.chunk_sums(sizes, blocks, seed, 5, 1, [250], only=only)[0]
+              for only in (range(0, 4), range(4, 9), range(9, len(parts)))]  # fmt: skip
+    assert np.array_equal(sum(pieces), whole)
+
+
+def test_collapse_groups_identical_rows_and_drops_zero_rows():
+    rows = np.array([[1, 2], [0, 0], [1, 2], [3, 0], [0, 0], [3, 0]], dtype=np.float64)
+    codes, patterns = bootstrap.collapse(rows)
+    assert patterns.tolist() == [[1, 2], [3, 0]]
+    assert codes.tolist() == [0, 2, 0, 1, 2, 1]  # the zero rows count nowhere (code len(patterns))
+
+
+def test_float32_is_used_only_where_every_sum_is_exact():
+    small = bootstrap.item_block(np.full((100, 2), 3.0))
+    assert small.counts.dtype == np.float32
+    large = bootstrap.item_block(np.full((100, 2), float(1 << 20)))
+    assert large.counts.dtype == np.float64
+
+
+def test_sources_drawn_together_equal_each_drawn_alone(monkeypatch):
+    """Per-type counts ride on another source's draws: the same sums as their own call, first replicates only."""
+    monkeypatch.setattr(bootstrap, "BLOCK_ITEMS", 400)
+    columns = _record_columns()
+    listed = np.arange(0, 3000, 3)
+    sparse = columns[listed, :3]
+    strata = [np.arange(0, 1500), np.arange(1500, 3000)]
+    seed = np.random.SeedSequence(4)
+    together = bootstrap.resampled_sums(
+        [bootstrap.matrix_source(columns), bootstrap.matrix_source(sparse, listed, resamples=300)],
+        strata, 600, seed,
+    )  # fmt: skip
+    assert np.array_equal(together[0], bootstrap.resampled_sums(columns, strata, 600, seed))
+    assert np.array_equal(together[1], bootstrap.resampled_sums(sparse, strata, 300, seed, rows=listed))
+    assert together[1].shape == (3, 301, 3)

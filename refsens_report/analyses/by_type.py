@@ -87,9 +87,15 @@ def statistics(context: AuditContext, rules: list[str], types: list[str]) -> lis
     return stats
 
 
+# The count matrix of one block of types holds small integers (one byte each, typically: counts.typed_matrix),
+# so it may hold more values than the bootstrap sums (float64): every type of an ordinary record then fits in
+# one block, drawn once (a million items x 104 count columns x 4 types: 0.4 GB).
+MATRIX_VALUES = 1 << 29
+
+
 def type_blocks(context: AuditContext, codes: np.ndarray, n_families: int, groups: int, resamples: int,
                 mask: np.ndarray) -> list[np.ndarray]:  # fmt: skip
-    """Split the type codes into blocks whose bootstrap sums and count matrix each stay within BLOCK_VALUES.
+    """Split the type codes into blocks whose bootstrap sums stay within BLOCK_VALUES, count matrix MATRIX_VALUES.
 
     A block's sums hold groups x (resamples + 1) x families x types values; its matrix, the items having any
     of its types (at most the sum of each type's items) x families x types.
@@ -100,11 +106,11 @@ def type_blocks(context: AuditContext, codes: np.ndarray, n_families: int, group
         items, kinds, _ = counts.typed("size", "strict", name)
         np.add.at(items_with, kinds[mask[items]], 1)  # an upper bound: an item counted once per labelling
     blocks: list[list[int]] = [[]]
-    listed = 0
+    listed, at_most = 0, counts.n_items  # a block's matrix lists at most every item
     for code in codes:
         width = n_families * (len(blocks[-1]) + 1)
         if blocks[-1] and (groups * (resamples + 1) * width > BLOCK_VALUES
-                           or (listed + items_with[code]) * width > BLOCK_VALUES):  # fmt: skip
+                           or min(listed + items_with[code], at_most) * width > MATRIX_VALUES):  # fmt: skip
             blocks.append([])
             listed = 0
         blocks[-1].append(int(code))
