@@ -2,6 +2,10 @@
 
     .venv/bin/python bench/coverage.py                       # 200 records of 6,000 items, 500 replicates
     .venv/bin/python bench/coverage.py --records 50 --jobs 2
+    .venv/bin/python bench/coverage.py --block-items 40   # strata drawn in canonical blocks of 40 items
+
+``--block-items`` makes every stratum draw the way a stratum of over 65,536 items does (block totals, then
+each block on its own stream), so the study checks that scheme's coverage on records small enough to repeat.
 
 One population (the default ``SimulationParameters``). Its true values are the audit's point estimates on
 one very large record from the same generator, with the reviewer on every item: the reviewer sample is
@@ -28,6 +32,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
+from refsens_report import bootstrap  # noqa: E402
 from refsens_report.audit import audit_record  # noqa: E402
 from refsens_report.config import Config, load_config  # noqa: E402
 from refsens_report.record import Item, Record  # noqa: E402
@@ -124,7 +129,10 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0, help="offset of the records' seeds (default 0)")
     parser.add_argument("--truth-items", type=int, default=200_000, help="items in the truth record (default 200,000)")
     parser.add_argument("--jobs", type=int, default=1, help="worker processes (default 1; the machine is shared)")
+    parser.add_argument("--block-items", type=int, help="items per canonical block (default: bootstrap.BLOCK_ITEMS)")
     args = parser.parse_args()
+    if args.block_items:
+        bootstrap.BLOCK_ITEMS = args.block_items  # set before the pool forks, so the workers draw the same way
 
     started = time.perf_counter()
     truth = true_values(args.truth_items)
@@ -144,7 +152,8 @@ def main() -> None:
         print(file=sys.stderr)
 
     print(f"Coverage of nominal 95 % intervals: {args.records} records of {args.items:,} items, "
-          f"{args.resamples} bootstrap replicates each ({args.interval} intervals); truth from {args.truth_items:,} items.")  # fmt: skip
+          f"{args.resamples} bootstrap replicates each ({args.interval} intervals); truth from {args.truth_items:,} items; "
+          f"canonical blocks of {bootstrap.BLOCK_ITEMS:,} items.")  # fmt: skip
     print(f"{'statistic':<9} {'rule':<7} {'labellings':<22} {'language':<8} {'truth':>7} {'mean est':>8} "
           f"{'coverage':>8} {'Wilson 95%':>15} {'width':>6} {'low':>4} {'high':>4} {'undef':>5}")  # fmt: skip
     per_statistic: dict[str, list[int]] = {}
