@@ -77,7 +77,13 @@ CHOICES = """## Choices where the method leaves a choice open
    seed, `SeedSequence(seed, spawn_key=(k,))` with a fixed k per item set. Within it, every language's
    replicates come in chunks of 250, each drawn from its own stream keyed by the language code and the
    chunk, so the draws of one language do not depend on which other languages the record has, and the
-   result is the same whatever the number of threads the bootstrap runs on.
+   result is the same whatever the number of threads the bootstrap runs on. A language of more than
+   65,536 items in an item set draws in canonical blocks of 65,536 items (in id order): how many of its n
+   draws fall in each block is drawn first (a multinomial over the blocks' sizes, its own stream), then each
+   block draws that many items from itself (a stream per block). That is the same distribution as n draws
+   over the language, and no draw depends on how the work is split across threads, processes or machines.
+   A language of one block draws exactly as before. A coverage study with blocks of 40 items (so that every
+   language of a 6,000-item record draws this way) found 93.5–94.8 % coverage of nominal 95 % intervals.
 7. **Languages without items.** A language with no item in an item set gets no row for that item set
    (for example a language none of whose audited items is decontaminated).
 8. **Labellings in two roles.** A statistic that would compare a labelling with itself is not computed:

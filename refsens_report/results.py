@@ -16,7 +16,7 @@ import orjson
 from refsens_report import __version__
 
 # Schema 2 appended the ``type`` column (the span type of per-type rows, analysis ``by_type``; empty elsewhere).
-SCHEMA = "refsens-report/results@2"
+SCHEMA = "refsens-report/results@3"
 COLUMNS = (
     "analysis", "statistic", "rule", "language", "output", "output_2", "reference", "reference_2",
     "subset", "policy", "estimate", "ci_low", "ci_high", "p_value", "p_holm", "n_items", "type",

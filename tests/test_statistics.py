@@ -816,7 +816,7 @@ def test_results_json_keys_and_provenance(tmp_path):
         "columns", "rows", "record", "interaction", "duplicates", "type_confusion", "by_type", "disagreements",
         "aggregation", "applicability",
     }  # fmt: skip
-    assert document["schema"] == "refsens-report/results@2"
+    assert document["schema"] == "refsens-report/results@3"
     assert document["dataset"] == {"name": "Test benchmark", "version": "1.0.0"}
     assert document["seed"] == 7 and document["resamples"] == 30 and document["confidence"] == 0.95
     assert document["columns"] == CONTRACT_COLUMNS
