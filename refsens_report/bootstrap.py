@@ -132,19 +132,16 @@ class ItemBlock:
 def collapse(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Return (codes, patterns): each row's distinct row (codes), zero rows coded ``len(patterns)``.
 
-    Rows are grouped by a 64-bit hash (a weighted sum with wrap-around), then checked against their group's
-    first row: a collision, however unlikely, falls back to an exact row-wise unique. Patterns are in order
-    of first appearance.
+    Rows are grouped by a hash (their dot product with random weights, one matrix-vector product), then
+    checked against their group's first row: a collision, however unlikely, falls back to an exact row-wise
+    unique. (Identical rows whose products round differently are merely not merged: still exact.) Patterns
+    are in order of first appearance.
     """
     n_rows, n_columns = matrix.shape
     if not n_rows:
         return np.zeros(0, np.int64), matrix[:0]
-    integers = matrix.astype(np.uint64)
-    multipliers = np.random.default_rng(0x5EED).integers(1, 2**63, size=n_columns, dtype=np.uint64) | np.uint64(1)
-    digest = np.zeros(n_rows, dtype=np.uint64)
-    with np.errstate(over="ignore"):
-        for column in range(n_columns):
-            digest = digest * np.uint64(0x9E3779B97F4A7C15) + integers[:, column] * multipliers[column]
+    weights = np.random.default_rng(0x5EED).random(n_columns) + 1.0
+    digest = (matrix.astype(np.float64) @ weights).view(np.int64)
     _, first, inverse = np.unique(digest, return_index=True, return_inverse=True)
     inverse = inverse.reshape(-1)
     if not np.array_equal(matrix, matrix[first[inverse]]):  # a hash collision: group the rows themselves

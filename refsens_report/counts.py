@@ -358,8 +358,10 @@ class ItemCounts:
     def _per_item_and_type(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Return (item, type code, number of the strict ``ids`` on that item with that type), nonzero only."""
         n_types = max(len(self.type_names), 1)
-        cell = self._id_item["strict"][ids] * n_types + self._strict_type[ids]
-        cells, numbers = np.unique(cell, return_counts=True)
+        cell = np.sort(self._id_item["strict"][ids].astype(np.int64) * n_types + self._strict_type[ids], kind="stable")
+        # sorted by item already (ids are item-major): the stable sort only reorders each item's few spans
+        starts = np.flatnonzero(np.concatenate([[True], cell[1:] != cell[:-1]])) if len(cell) else np.zeros(0, np.int64)
+        cells, numbers = cell[starts], np.diff(np.append(starts, len(cell)))
         return compact(cells // n_types), compact(cells % n_types), compact(numbers)
 
     def _overlap_tp_by_type(self, a: str, b: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

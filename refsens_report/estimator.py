@@ -106,18 +106,28 @@ class Progress:
 
 
 class Stopwatch:
-    """Wall time per pipeline stage, for the benchmark script and the build log."""
+    """Wall time per pipeline stage, for the benchmark script and the build log.
+
+    Stages nest (the per-type bootstrap runs inside the analyses): time spent in an inner stage counts for it
+    alone, so the stages add up to the whole.
+    """
 
     def __init__(self) -> None:
         self.seconds: dict[str, float] = {}
+        self._inner: list[float] = []  # per open stage, the time its inner stages took
 
     @contextmanager
     def stage(self, name: str) -> Iterator[None]:
         started = time.perf_counter()
+        self._inner.append(0.0)
         try:
             yield
         finally:
-            self.seconds[name] = self.seconds.get(name, 0.0) + time.perf_counter() - started
+            elapsed = time.perf_counter() - started
+            inner = self._inner.pop()
+            self.seconds[name] = self.seconds.get(name, 0.0) + elapsed - inner
+            if self._inner:
+                self._inner[-1] += elapsed
 
 
 def language_key(language: str) -> int:

@@ -1,0 +1,126 @@
+"""Benchmark the audit at a million items, the paper's shape at 250,000, and the Dask backend (issue 17).
+
+    .venv/bin/python bench/bench_million.py                         # every case below
+    .venv/bin/python bench/bench_million.py --case million --case paper-parquet
+    .venv/bin/python bench/bench_million.py --items 200000          # the leaderboard cases at another size
+
+Cases (each audited in a fresh subprocess, so its peak RSS is its own; records are generated first, untimed):
+  million        1,000,000 items x 20 outputs x 4 references, 6 languages, Parquet (bench/generate_scale.py),
+                 B = 2,000, strict + relaxed. Goal: <= 60 s and <= 8 GB on 2 cores.
+  million-dask   the same record and config with [engine] backend = "dask", workers = 2 (a local cluster the
+                 audit starts and stops): the overhead of shipping blocks to worker processes.
+  paper-jsonl    250,000 items of the paper's shape (bench/bench_audit.py: annotators A and B, the delivered
+                 gold and a reviewer on ~10.5 %, duplicates, 6 languages) read from JSON Lines. Goal <= 20 s.
+  paper-parquet  the same record converted to Parquet (refsens-report convert).
+
+The table gives wall seconds per stage of ``audit.run_audit`` (stages nest: the per-type bootstrap counts as
+bootstrap, not analyses), the results' write, the total, peak RSS, and the BLAS kernel that ran
+(threadpoolctl; OPENBLAS_CORETYPE, when set, is printed: see the environment notes on benchmarking with it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+CASES = ["million", "million-dask", "paper-jsonl", "paper-parquet"]
+STAGES = ["load", "counts", "bootstrap", "analyses", "write"]
+
+
+def prepare(case: str, folder: Path, items: int) -> Path:
+    """Write the case's record and config into ``folder`` (once per record); return the config."""
+    if case.startswith("million"):
+        record = folder / "leaderboard"
+        if not (record / "record.parquet").exists():
+            subprocess.run([sys.executable, str(HERE / "generate_scale.py"), str(record), "--items", str(items)],
+                           check=True, stdout=subprocess.DEVNULL)  # fmt: skip
+        config = record / "refsens.toml"
+        if case == "million-dask":
+            dask_config = record / "refsens-dask.toml"
+            dask_config.write_text(config.read_text() + '[engine]\nbackend = "dask"\nworkers = 2\n')
+            return dask_config
+        return config
+    from bench_audit import CONFIG, generate
+
+    record = folder / "paper"
+    if not (record / "record.jsonl").exists():
+        record.mkdir(parents=True, exist_ok=True)
+        generate(record / "record.jsonl", 250_000)
+        (record / "refsens.toml").write_text(CONFIG.format(resamples=2000, rules='["strict", "relaxed"]'))
+    if case == "paper-jsonl":
+        return record / "refsens.toml"
+    parquet = record / "refsens-parquet.toml"
+    if not parquet.exists():
+        subprocess.run([sys.executable, "-m", "refsens_report", "convert", str(record / "record.jsonl"),
+                        str(record / "record.parquet")], check=True)  # fmt: skip
+        parquet.write_text((record / "refsens.toml").read_text().replace(
+            'path = "record.jsonl"', 'format = "parquet"\npath = "record.parquet"'))  # fmt: skip
+    return parquet
+
+
+def run_one(config_path: Path) -> dict:
+    """Audit and write one record in this process; return stage seconds, peak RSS and what ran."""
+    from threadpoolctl import threadpool_info
+
+    from refsens_report.audit import run_audit
+    from refsens_report.config import load_config
+    from refsens_report.estimator import Stopwatch
+    from refsens_report.results import write_results
+
+    stopwatch = Stopwatch()
+    started = time.perf_counter()
+    results = run_audit(load_config(config_path), stopwatch=stopwatch)
+    with tempfile.TemporaryDirectory() as out, stopwatch.stage("write"):
+        write_results(results, Path(out) / "results")
+    total = time.perf_counter() - started
+    blas = [f"{info['internal_api']} {info.get('architecture', '')}".strip() for info in threadpool_info()
+            if info.get("user_api") == "blas"]  # fmt: skip
+    return {"stages": stopwatch.seconds, "total": total, "rows": len(results.rows), "items": results.record["items"],
+            "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "blas": ", ".join(blas),
+            # the largest process this one started and waited for: a Dask worker of a local cluster
+            "children_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}  # fmt: skip
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--case", action="append", choices=CASES)
+    parser.add_argument("--items", type=int, default=1_000_000, help="items of the leaderboard record")
+    parser.add_argument("--folder", type=Path, help="keep generated records here (default: a temporary folder)")
+    parser.add_argument("--child", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        print(json.dumps(run_one(args.child)))
+        return
+    coretype = os.environ.get("OPENBLAS_CORETYPE")
+    print(f"OPENBLAS_CORETYPE={coretype or '(not set)'}; {os.cpu_count()} CPUs; command: "
+          f"{' '.join([Path(sys.executable).name, 'bench/bench_million.py', *sys.argv[1:]])}")  # fmt: skip
+    print(f"{'case':<14} {'items':>9} " + " ".join(f"{stage:>9}" for stage in STAGES)
+          + f" {'total s':>8} {'peak GB':>8} {'worker GB':>9} {'rows':>7}  blas")  # fmt: skip
+    with tempfile.TemporaryDirectory(prefix="bench-million-") as scratch:
+        folder = args.folder or Path(scratch)
+        for case in args.case or CASES:
+            config = prepare(case, folder, args.items)
+            out = subprocess.run([sys.executable, __file__, "--child", str(config)], capture_output=True, text=True)
+            if out.returncode != 0:
+                print(f"{case:<14} failed: {out.stderr.strip().splitlines()[-1] if out.stderr.strip() else out.returncode}")
+                continue
+            figures = json.loads(out.stdout.strip().splitlines()[-1])
+            stages = figures["stages"]
+            print(f"{case:<14} {figures['items']:>9,} " + " ".join(f"{stages.get(stage, 0):9.1f}" for stage in STAGES)
+                  + f" {figures['total']:8.1f} {figures['peak_mb'] / 1024:8.2f} {figures['children_mb'] / 1024:9.2f}"
+                  + f" {figures['rows']:>7,}  {figures['blas']}",
+                  flush=True)  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
