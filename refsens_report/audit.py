@@ -22,7 +22,7 @@ from refsens_report.analyses.registry import ANALYSES, ORDER
 from refsens_report.bootstrap import auto_resamples
 from refsens_report.config import Config
 from refsens_report.counts import ItemCounts
-from refsens_report.estimator import Estimator, Progress, Stat, Stopwatch, stage_line
+from refsens_report.estimator import Estimator, Listed, Progress, Stat, Stopwatch, stage_line
 from refsens_report.load import fitting_resamples, load_record
 from refsens_report.files import InputPath, as_written
 from refsens_report.record import POOLED, Record
@@ -61,13 +61,16 @@ def merged_by_stream(estimates: list[Estimate]) -> list[Estimate]:
 
     Statistics on one stream share the stream's draws, so estimating them together draws once.
     """
-    merged: dict[str, tuple[list[Stat], Estimate]] = {}
+    merged: dict[str, tuple[list[Stat], list[Listed], Estimate]] = {}
     for estimate in estimates:
-        if estimate.stream in merged:
-            merged[estimate.stream][0].extend(estimate.stats)
-        else:
-            merged[estimate.stream] = (list(estimate.stats), estimate)
-    return [Estimate(stats, first.mask, first.subset, first.stream) for stats, first in merged.values()]
+        if estimate.stream not in merged:
+            merged[estimate.stream] = ([], [], estimate)
+        stats, listed, first = merged[estimate.stream]
+        stats.extend(estimate.stats)
+        if first.mask is not None and estimate.mask is not None and np.array_equal(first.mask, estimate.mask):
+            listed.extend(estimate.listed)  # on other items it cannot share the draws: its analysis draws it
+    return [Estimate(stats, first.mask, first.subset, first.stream, tuple(listed))
+            for stats, listed, first in merged.values()]  # fmt: skip
 
 
 def audit_record(
@@ -86,12 +89,14 @@ def audit_record(
     config = context.config = replace(config, audit=replace(config.audit, resamples=resolved_resamples(context)))
 
     plan = merged_by_stream([estimate for analysis in ANALYSES for estimate in analysis.estimates(context)])
-    total_items = sum(int(e.mask.sum()) for e in plan if e.stats and e.mask is not None)
+    total_items = sum(int(e.mask.sum()) for e in plan if (e.stats or e.listed) and e.mask is not None)
     estimator = Estimator(record, counts, config, Progress(progress, total_items, config.audit.resamples), stopwatch)
     rows: list[dict[str, Any]] = []
-    for estimate in plan:
+    while plan:  # each estimate let go once drawn: its listed count matrices are not needed again
+        estimate = plan.pop(0)
         if estimate.mask is not None:
-            rows += estimator.estimate(estimate.stats, estimate.mask, estimate.subset, estimate.stream)
+            rows += estimator.estimate(estimate.stats, estimate.mask, estimate.subset, estimate.stream, estimate.listed)
+        del estimate
     estimator.progress.finish()
     for analysis in ANALYSES:  # in order: the band reads the swap's rows, the leaderboard the Holm-adjusted swings
         with stopwatch.stage("analyses"):

@@ -20,6 +20,7 @@ import numpy as np
 from refsens_report.bootstrap import (
     bca_interval,
     bootstrap_p_value,
+    matrix_source,
     percentile_interval,
     resampled_sums,
     subset_seed,
@@ -51,6 +52,20 @@ class Stat:
     @property
     def tested(self) -> bool:
         return self.statistic in TESTED
+
+
+@dataclass(frozen=True)
+class Listed:
+    """A count matrix to draw with a stream's other columns and estimate later (``Estimator.estimate_listed``).
+
+    ``values[k, c]`` is column c on item ``items[k]`` (items not listed count zero); ``resamples``: the
+    stream's first replicates it needs. Drawn together, it shares every draw with the stream's statistics.
+    """
+
+    key: str
+    items: np.ndarray
+    values: np.ndarray
+    resamples: int
 
 
 STAT_BLOCK = 512  # statistics evaluated together: bounds memory at leaderboard scale
@@ -142,6 +157,7 @@ class Estimator:
         self.counts, self.config, self.progress, self.stopwatch = counts, config, progress, stopwatch
         # per stream: (mask, column index, sums, groups, items per group) of the last draws
         self._drawn: dict[str, tuple[np.ndarray, dict[Column, int], np.ndarray, list[str], np.ndarray]] = {}
+        self._listed: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # Listed key -> (its mask, its sums)
         self.languages = record.languages
         self.language = record.table.language
         # Draws index items in id order within a language, so results do not depend on line order.
@@ -158,15 +174,17 @@ class Estimator:
                 members.append(in_language)
         return languages, members
 
-    def environment(self, columns: list[Column], mask: np.ndarray, stream: str) -> tuple[list[str], np.ndarray, Env]:
+    def environment(self, columns: list[Column], mask: np.ndarray, stream: str,
+                    listed: tuple[Listed, ...] = ()) -> tuple[list[str], np.ndarray, Env]:  # fmt: skip
         """Return (groups, items per group, sums) for the masked items: each language, then pooled.
 
         The draws depend only on the seed, the stream and the items, so two calls on the same item set
-        are paired replicate by replicate.
+        are paired replicate by replicate. ``listed`` matrices are drawn in the same pass (their sums kept
+        for ``estimate_listed``).
         """
         columns = list(dict.fromkeys(columns))
         drawn = self._drawn.get(stream)
-        if drawn is not None and np.array_equal(drawn[0], mask) and all(column in drawn[1] for column in columns):
+        if not listed and drawn is not None and np.array_equal(drawn[0], mask) and all(column in drawn[1] for column in columns):
             # a later analysis on the same item set (the leaderboard): its sums are already drawn
             _, index, sums, groups, n_items = drawn
             return groups, n_items, Env(lambda column: sums[:, :, index[column]], n_items[:, None].astype(np.float64))
@@ -175,54 +193,77 @@ class Estimator:
         with self.stopwatch.stage("counts"):
             matrix = self.counts.matrix(columns)
         with self.stopwatch.stage("bootstrap"):
-            sums = resampled_sums(
-                matrix,
+            sources = [matrix_source(matrix)] + [matrix_source(one.values, one.items, one.resamples) for one in listed]
+            sums, *listed_sums = resampled_sums(
+                sources,
                 members,
                 self.config.audit.resamples,
                 subset_seed(self.config.audit.seed, stream),
                 self.progress.stage(stream),
                 stratum_keys=[language_key(language) for language in languages],
             )
+        for one, found in zip(listed, listed_sums):
+            self._listed[one.key] = (mask.copy(), found)
         n_items = np.array([len(m) for m in members] + [int(mask.sum())])
         groups = languages + [POOLED]
         self._drawn[stream] = (mask.copy(), index, sums, groups, n_items)
         env = Env(lambda column: sums[:, :, index[column]], n_items[:, None].astype(np.float64))
         return groups, n_items, env
 
-    def estimate(self, stats: list[Stat], mask: np.ndarray, subset: str, stream: str) -> list[dict[str, Any]]:
-        """Return one row per statistic and group (each language, then pooled) on the masked items."""
-        if not stats or not mask.any():
+    def estimate(self, stats: list[Stat], mask: np.ndarray, subset: str, stream: str,
+                 listed: tuple[Listed, ...] = ()) -> list[dict[str, Any]]:  # fmt: skip
+        """Return one row per statistic and group (each language, then pooled) on the masked items.
+
+        ``listed``: count matrices drawn in the same pass, for ``estimate_listed`` to read later.
+        """
+        if not mask.any() or not (stats or listed):
             return []
-        groups, n_items, env = self.environment([c for stat in stats for c in stat.expr.columns()], mask, stream)
+        groups, n_items, env = self.environment([c for stat in stats for c in stat.expr.columns()], mask, stream,
+                                                listed)  # fmt: skip
+        if not stats:
+            return []
         jackknife = self.jackknife_envs(stats, mask) if self.config.audit.interval == "bca" else None
         with self.stopwatch.stage("analyses"):
             populations = {column: self.population_sizes(column, mask)
                            for column in {stat.expr.population() for stat in stats} - {None}}  # fmt: skip
             return self._rows(stats, subset, groups, n_items, env, populations, jackknife)
 
-    def estimate_listed(self, stats: list[Stat], columns: list[Column], items: np.ndarray, values: np.ndarray,
-                        mask: np.ndarray, subset: str, stream: str, resamples: int) -> list[dict[str, Any]]:  # fmt: skip
+    def estimate_listed(self, stats: list[Stat], columns: list[Column], items: np.ndarray | None,
+                        values: np.ndarray | None, mask: np.ndarray, subset: str, stream: str, resamples: int,
+                        key: str | None = None) -> list[dict[str, Any]]:  # fmt: skip
         """Return one row per statistic and group from count columns given as a matrix, on a stream's first
         ``resamples`` replicates.
 
         ``values[k, c]`` is column c on item ``items[k]`` (items not listed count zero: per-type counts). The
         draws are those ``estimate`` makes on the same stream and item set, replicate by replicate, so these
-        statistics are paired with every other on the stream; the sums are not kept (``environment`` keeps its
-        draws for a later analysis), so a caller can estimate many columns block by block in bounded memory.
+        statistics are paired with every other on the stream. With ``key`` naming a ``Listed`` drawn with the
+        stream (``estimate(..., listed)``), its sums are read, not drawn again (``items``/``values`` may be
+        None); otherwise they are drawn here and not kept, so a caller can estimate many columns block by
+        block in bounded memory.
         """
         if not stats or not mask.any():
             return []
         languages, members = self.strata(mask)
         index = {column: position for position, column in enumerate(columns)}
-        with self.stopwatch.stage("bootstrap"):
-            sums = resampled_sums(values, members, resamples, subset_seed(self.config.audit.seed, stream),
-                                  stratum_keys=[language_key(language) for language in languages], rows=items)  # fmt: skip
+        drawn = self._listed.pop(key, None) if key is not None else None
+        if drawn is not None and np.array_equal(drawn[0], mask) and drawn[1].shape[1] == resamples + 1:
+            sums = drawn[1]  # drawn with the stream's other columns (``estimate(..., listed)``)
+        else:
+            if values is None or items is None:
+                raise ValueError(f"listed counts {key!r} were not drawn with their stream: pass their values")
+            with self.stopwatch.stage("bootstrap"):
+                sums = resampled_sums(values, members, resamples, subset_seed(self.config.audit.seed, stream),
+                                      stratum_keys=[language_key(language) for language in languages], rows=items)  # fmt: skip
         n_items = np.array([len(m) for m in members] + [int(mask.sum())])
         env = Env(lambda column: sums[:, :, index[column]], n_items[:, None].astype(np.float64))
         jackknife = self.jackknife_envs(stats, mask) if self.config.audit.interval == "bca" else None
         with self.stopwatch.stage("analyses"):
             return self._rows(stats, subset, languages + [POOLED], n_items, env, jackknife=jackknife,
                               resamples=resamples)  # fmt: skip
+
+    def drawn(self, key: str) -> bool:
+        """Return whether a ``Listed`` of this key was drawn with its stream and awaits ``estimate_listed``."""
+        return key in self._listed
 
     def jackknife_envs(self, stats: list[Stat], mask: np.ndarray) -> list[Env]:
         """Return, per language and pooled, sums with each item left out once (the BCa acceleration's jackknife).

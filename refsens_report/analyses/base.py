@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 import numpy as np
 
 from refsens_report.config import Config
-from refsens_report.estimator import Estimator, Stat
+from refsens_report.estimator import Estimator, Listed, Stat
 from refsens_report.figures import Figure
 from refsens_report.tables import Table
 from refsens_report.view import ResultsView
@@ -35,6 +35,7 @@ class Estimate:
     mask: np.ndarray | None  # None: the record cannot form this item set
     subset: str  # the results' subset column
     stream: str  # bootstrap.SUBSET_STREAMS key: statistics on one stream share their draws
+    listed: tuple[Listed, ...] = ()  # count matrices drawn with the stream, estimated later (``Listed``)
 
 
 @dataclass

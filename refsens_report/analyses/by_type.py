@@ -19,11 +19,11 @@ from typing import Any, Mapping
 import numpy as np
 
 from refsens_report import formatting
-from refsens_report.analyses.base import Analysis, AuditContext, Rows, Section, Stat, section
+from refsens_report.analyses.base import Analysis, AuditContext, Estimate, Rows, Section, Stat, section
 from refsens_report.analyses.type_confusion import shown_type
 from refsens_report.bootstrap import AUTO_MIN_RESAMPLES
 from refsens_report.counts import RULE_NAMES, Column
-from refsens_report.estimator import BLOCK_VALUES, Estimator
+from refsens_report.estimator import BLOCK_VALUES, Estimator, Listed
 from refsens_report.figures import Figure
 from refsens_report.formulas import F1
 from refsens_report.prose import count_phrase, said
@@ -118,28 +118,50 @@ def type_blocks(context: AuditContext, codes: np.ndarray, n_families: int, group
     return [np.array(block, dtype=np.int64) for block in blocks if block]
 
 
-def finish(context: AuditContext, estimator: Estimator, rows: Rows) -> Rows:
-    """Per-type scores and deltas on the audited items, block by block of types, on the swap's draws."""
+def plan(context: AuditContext) -> tuple[list[str], list[Column], list[np.ndarray], int] | None:
+    """Return (rules, count families, blocks of type codes, replicates), or None when nothing is scored by type."""
     config, mask = context.config, context.subsets.audited
     rules = typed_rules(config.audit.rules)
     if not rules or mask is None or not mask.any():
-        return []
+        return None
     codes = scored_types(context, mask)
     resamples = min(int(config.audit.resamples), TYPE_RESAMPLES)
     needed = families(context, rules)
-    groups = len(estimator.strata(mask)[0]) + 1
+    groups = len(np.unique(context.record.table.language[mask])) + 1
+    return rules, needed, type_blocks(context, codes, len(needed), groups, resamples, mask), resamples
+
+
+def estimates(context: AuditContext) -> list[Estimate]:
+    """The per-type count matrices, drawn with the swap's stream (same items): one draw for both."""
+    planned = plan(context)
+    if planned is None:
+        return []
+    _, needed, blocks, resamples = planned
+    listed = tuple(Listed(f"by_type:{number}", *context.counts.typed_matrix(needed, block), resamples)
+                   for number, block in enumerate(blocks))  # fmt: skip
+    return [Estimate([], context.subsets.audited, "audited", "audited", listed)]
+
+
+def finish(context: AuditContext, estimator: Estimator, rows: Rows) -> Rows:
+    """Per-type scores and deltas on the audited items, block by block of types, on the swap's draws."""
+    planned = plan(context)
+    if planned is None:
+        return []
+    rules, needed, blocks, resamples = planned
+    mask = context.subsets.audited
     found: Rows = []
-    for block in type_blocks(context, codes, len(needed), groups, resamples, mask):
+    for number, block in enumerate(blocks):
         names = [str(context.counts.type_names[code]) for code in block]
         columns = [replace(family, type=name) for family in needed for name in names]
-        items, values = context.counts.typed_matrix(needed, block)
+        key = f"by_type:{number}"
+        items, values = (None, None) if estimator.drawn(key) else context.counts.typed_matrix(needed, block)
         found += estimator.estimate_listed(statistics(context, rules, names), columns, items, values, mask,
-                                           "audited", "audited", resamples)  # fmt: skip
+                                           "audited", "audited", resamples, key=key)  # fmt: skip
     position = {name: index for index, name in enumerate(context.counts.type_names)}
     found.sort(key=lambda row: (RULE_NAMES.index(row["rule"]), position[row["type"]]))  # stable: blocks in order
     context.notes["by_type"] = {
         "rules": rules,
-        "types": [str(context.counts.type_names[code]) for code in codes],
+        "types": [str(context.counts.type_names[code]) for code in np.concatenate(blocks)] if blocks else [],
         "resamples": resamples,
     }
     return found
@@ -393,6 +415,7 @@ ANALYSIS = Analysis(
   over the types, the per-type TP, FP and FN are the pooled ones. Intervals from the first min(B, 2,000)
   replicates of the swap's own draws (paired with it replicate by replicate). The report names the types
   that move most: those with the largest |delta| whose interval excludes zero.""",
+    estimates=estimates,
     finish=finish,
     applicability=applicability,
     summary=summary,
