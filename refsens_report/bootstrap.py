@@ -86,17 +86,28 @@ def block_weights(
         yield slice(first, first + len(counts)), rng.integers(0, block_size, size=int(counts.sum())), counts
 
 
-def weights_of(draws: np.ndarray, counts: np.ndarray, width: int, codes: np.ndarray | None = None) -> np.ndarray:
+def weights_of(draws: np.ndarray, counts: np.ndarray, width: int, codes: np.ndarray | None = None,
+               dtype: type = np.int64) -> np.ndarray:  # fmt: skip
     """Return weights[replicate, column]: how often each column's items were drawn in each replicate.
 
     Without ``codes`` the columns are the block's items; with them a draw of item i counts for column
-    ``codes[i]``, a code of ``width`` counting nowhere (an item whose counts are all zero).
+    ``codes[i]``, a code of ``width`` counting nowhere (an item whose counts are all zero). Counted a few
+    replicates at a time, so the counters (``BLOCK_CELLS``) stay in cache whatever the number of replicates.
     """
     span = width + (codes is not None)
     found = draws if codes is None else codes[draws]
-    found = found + np.repeat(np.arange(len(counts), dtype=np.int64) * span, counts)  # one bincount for all rows
-    weights = np.bincount(found, minlength=len(counts) * span).reshape(len(counts), span)
-    return weights[:, :width] if codes is not None else weights
+    weights = np.empty((len(counts), width), dtype=dtype)
+    group = max(1, BLOCK_CELLS // max(span, 1))
+    ends = np.cumsum(counts)
+    for first in range(0, len(counts), group):
+        stop = min(first + group, len(counts))
+        start = int(ends[first - 1]) if first else 0
+        drawn = found[start : int(ends[stop - 1])]
+        if stop - first > 1:  # one count for the group: each replicate's draws offset into its own row
+            drawn = drawn + np.repeat(np.arange(stop - first, dtype=np.int64) * span, counts[first:stop])
+        counted = np.bincount(drawn, minlength=(stop - first) * span).reshape(stop - first, span)
+        weights[first:stop] = counted[:, :width]
+    return weights
 
 
 def stratified_weights(
@@ -104,7 +115,7 @@ def stratified_weights(
 ) -> Iterator[tuple[slice, np.ndarray]]:
     """Yield (replicate slice, weights[replicates, items]) for a stratum of one block: n draws with replacement each."""
     for replicates, draws, counts in block_weights(stratum_size, np.full(resamples, stratum_size, np.int64), rng):
-        yield replicates, weights_of(draws, counts, stratum_size).astype(np.float64)
+        yield replicates, weights_of(draws, counts, stratum_size, dtype=np.float64)
 
 
 @dataclass(frozen=True)
@@ -126,7 +137,7 @@ class ItemBlock:
         matrix = self.counts
         if matrix.dtype == np.float32 and int(counts.max()) * float(matrix.max()) >= FLOAT32_EXACT:
             matrix = matrix.astype(np.float64)  # a replicate drawing this block unusually often: exact in float64
-        sums += weights_of(draws, counts, len(matrix), self.codes).astype(matrix.dtype) @ matrix
+        sums += weights_of(draws, counts, len(matrix), self.codes, matrix.dtype.type) @ matrix
 
 
 def collapse(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
