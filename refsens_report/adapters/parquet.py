@@ -33,7 +33,7 @@ SPAN_COLUMNS = ("id", "language", "labelling", "start", "end", "type")  # requir
 ITEM_COLUMNS = ("third_pass", "dup_key")  # optional: one value per item, repeated on its rows
 STRING_COLUMNS = frozenset({"id", "language", "labelling", "type", "dup_key"})
 OFFSET_COLUMNS = frozenset({"start", "end"})
-BATCH_ROWS = 1 << 20  # rows decoded at once: bounds the temporary arrays whatever the file's row groups
+BATCH_ROWS = 1 << 21  # rows decoded at once: bounds the temporary arrays whatever the file's row groups
 
 
 @dataclass(frozen=True)
@@ -105,23 +105,23 @@ def _open(path: Path, display: str, problems: ProblemList) -> _File | None:
     import pyarrow.parquet as pq
 
     try:
-        with open_regular(path) as handle:  # a regular file only: never a FIFO or a device
-            head = handle.read(4)
-            handle.seek(0, 2)
-            size = handle.tell()
-            handle.seek(max(size - 4, 0))
-            tail = handle.read(4)
-            if head != b"PAR1" or tail != b"PAR1" or size < 12:
-                problems.add(f"{display}: not a Parquet file (it does not begin and end with the bytes PAR1)")
-                return None
-            handle.seek(0)
-            metadata = pq.read_metadata(handle)
+        handle = open_regular(path)  # a regular file only: never a FIFO or a device
     except OSError as error:
         problems.add(f"{display}: cannot read the file ({error.strerror or error})")
         return None
-    except (pa.ArrowException, ValueError) as error:
-        problems.add(f"{display}: not a readable Parquet file ({error})")
-        return None
+    with handle:
+        head = handle.read(4)
+        size = handle.seek(0, 2)
+        handle.seek(max(size - 4, 0))
+        if size < 12 or head != b"PAR1" or handle.read(4) != b"PAR1":
+            problems.add(f"{display}: not a Parquet file (it does not begin and end with the bytes PAR1)")
+            return None
+        handle.seek(0)
+        try:
+            metadata = pq.read_metadata(handle)
+        except (pa.ArrowException, OSError, ValueError) as error:  # pyarrow's IO errors are OSErrors
+            problems.add(f"{display}: not a readable Parquet file ({_first_line(error)})")
+            return None
     try:
         schema = metadata.schema.to_arrow_schema()
     except (pa.ArrowException, ValueError) as error:
@@ -380,10 +380,14 @@ class _Builder:
         self.span = {name: np.empty(rows, dtype=np.int64) for name in self.span}
 
     # -- where a row is --------------------------------------------------------------------------------
+    def owner(self, row: int) -> _File:
+        """Return the file a row (a position among every file's rows) is in."""
+        return next(f for f in reversed(self.files) if f.first_row <= row)
+
     def where(self, row: int, file: _File | None = None) -> str:
         """Return 'record.parquet: row 17' for a row's position among every file's rows (17: its data row);
         just 'row 17' when the row is in ``file``, the file the message already names."""
-        owner = next(f for f in reversed(self.files) if f.first_row <= row)
+        owner = self.owner(row)
         if file is not None and owner is file:
             return f"row {row - owner.first_row + 1:,}"
         return f"{owner.display}: row {row - owner.first_row + 1:,}"
@@ -419,7 +423,12 @@ class _Builder:
         self.files.append(file)
         self.item_columns.update(name for name in ITEM_COLUMNS if name in file.columns)
         try:
-            with open_regular(file.path) as handle, ThreadPoolExecutor(max_workers=1) as decoder:
+            handle = open_regular(file.path)
+        except OSError as error:
+            self.problems.add(f"{file.display}: cannot read the file ({error.strerror or error})")
+            return False
+        try:
+            with handle, ThreadPoolExecutor(max_workers=1) as decoder:
                 parquet = pq.ParquetFile(handle, metadata=file.metadata, read_dictionary=list(file.dictionary))
                 batches = parquet.iter_batches(batch_size=BATCH_ROWS, columns=list(file.columns))
                 pending = decoder.submit(next, batches, None)
@@ -433,11 +442,8 @@ class _Builder:
                             self.problems.add(f"{file.display}: stopped reading at {at}; fix the problems above and "
                                               "run again")  # fmt: skip
                         return False
-        except OSError as error:
-            self.problems.add(f"{file.display}: cannot read the file ({error.strerror or error})")
-            return False
-        except (pa.ArrowException, ValueError) as error:
-            self.problems.add(f"{file.display}: not a readable Parquet file ({error})")
+        except (pa.ArrowException, OSError, ValueError) as error:  # pyarrow's IO errors are OSErrors
+            self.problems.add(f"{file.display}: not a readable Parquet file ({_first_line(error)})")
             return False
         return True
 
@@ -476,8 +482,7 @@ class _Builder:
         nulls = [null for null in (start_null, end_null, type_null) if null is not None]
         marker = is_span = None  # None: every row is a span
         if nulls:
-            some = np.logical_or.reduce(nulls)
-            marker = np.logical_and.reduce(nulls) if len(nulls) == 3 else np.zeros(len(item), dtype=bool)
+            some, marker = _any(nulls), _every(nulls) if len(nulls) == 3 else np.zeros(len(item), dtype=bool)
             is_span = ~some
             flag(np.flatnonzero(some & ~marker), lambda k: "start, end and type must all be set (a span) or all be "
                  f"null (the labelling present with no spans): {describe_json(_raw(columns, k))}")  # fmt: skip
@@ -496,11 +501,10 @@ class _Builder:
         self._items(item, first_item, values, language_null is not None, flag)
 
         known = [~null for null in (item_null, labelling_null) if null is not None]
-        keep = np.logical_and.reduce([mask for mask in (is_span, *known) if mask is not None]) if (
-            is_span is not None or known) else None  # fmt: skip
+        keep = _every([mask for mask in (is_span, *known) if mask is not None])
         self._store(keep, item=item, labelling=labelling, start=start, end=end, type=span_type)
         if marker is not None:
-            marked = np.flatnonzero(np.logical_and.reduce([marker, *known]) if known else marker)
+            marked = np.flatnonzero(_every([marker, *known]))
             if len(marked):
                 self.markers.append((item[marked], labelling[marked], base + marked))
         self._report(found, file)
@@ -540,7 +544,8 @@ class _Builder:
             def word(k: int, name: str = name, value: np.ndarray = value, per_item: np.ndarray = per_item) -> str:
                 own = int(item[k]) - first_code
                 return self._differ(name, self.ids.value(int(item[k])), self._shown(name, int(value[k])),
-                                    self._shown(name, int(per_item[own])), self.rows + int(first[own]))  # fmt: skip
+                                    self._shown(name, int(per_item[own])), self.rows + k,
+                                    self.rows + int(first[own]))  # fmt: skip
 
             flag(np.union1d(runs, inside), word)
 
@@ -570,13 +575,14 @@ class _Builder:
             return bool(code)
         return (dup_keys or self.dup_keys.value)(code)
 
-    def _differ(self, name: str, item_id: str, here: Any, there: Any, first_row: int) -> str:
-        """Return "item 'x' has language 'de' here, but 'en' at row 3: ..." for an item's value two rows differ on."""
+    def _differ(self, name: str, item_id: str, here: Any, there: Any, row: int, first_row: int) -> str:
+        """Return "item 'x' has language 'de' here, but 'en' at row 3: ..." for an item's value two rows differ
+        on (``row`` here, ``first_row`` the item's first)."""
+        at = self.where(first_row, self.owner(row))
         if name == "language":
-            return (f"item '{item_id}' has language '{here}' here, but '{there}' at {self.where(first_row)}: an item "
-                    "has one language")  # fmt: skip
-        return (f"item '{item_id}' has {name} {describe_json(here)} here, but {describe_json(there)} at "
-                f"{self.where(first_row)}: {name} belongs to the item, the same on each of its rows")  # fmt: skip
+            return f"item '{item_id}' has language '{here}' here, but '{there}' at {at}: an item has one language"
+        return (f"item '{item_id}' has {name} {describe_json(here)} here, but {describe_json(there)} at {at}: {name} "
+                "belongs to the item, the same on each of its rows")  # fmt: skip
 
     # -- the table -------------------------------------------------------------------------------------
     def table(self, display: str) -> SpanTable:
@@ -647,7 +653,7 @@ class _Builder:
             for k in differ[:MAX_PROBLEMS]:
                 found.append((int(first_row[k]), self._differ(
                     name, ids[item_of[k]], self._shown(name, int(values[k]), dup_key_values.__getitem__),
-                    self._shown(name, int(expected[k]), dup_key_values.__getitem__),
+                    self._shown(name, int(expected[k]), dup_key_values.__getitem__), int(first_row[k]),
                     int(first_row[first[item_of[k]]]))))  # fmt: skip
             self.hidden += max(len(differ) - MAX_PROBLEMS, 0)
         for code in _suspects(ids, 0):
@@ -681,6 +687,29 @@ def _suspects(values: list[str], first: int) -> list[int]:
     """
     return [first + k for k, value in enumerate(values[first:])
             if not value or value.isspace() or not value.isprintable() or value == POOLED]  # fmt: skip
+
+
+def _any(masks: list[np.ndarray]) -> np.ndarray:
+    """Return the rows where any mask holds (no stacking of the masks into one array, as reduce would)."""
+    result = masks[0].copy()
+    for mask in masks[1:]:
+        result |= mask
+    return result
+
+
+def _every(masks: list[np.ndarray]) -> np.ndarray | None:
+    """Return the rows where every mask holds; None for no mask (every row)."""
+    if not masks:
+        return None
+    result = masks[0].copy()
+    for mask in masks[1:]:
+        result &= mask
+    return result
+
+
+def _first_line(error: Exception) -> str:
+    """Return an error's message up to its first line break (pyarrow's end in a newline, some span several)."""
+    return str(error).strip().split("\n")[0]
 
 
 def _raw(columns: dict[str, Any], row: int) -> list[Any]:
