@@ -206,7 +206,8 @@ def replace_row(rows: list[tuple], number: int, **values: object) -> list[tuple]
 MALFORMED = {
     "start >= end": (lambda rows: replace_row(rows, 2, start=5, end=3),
                      ['record.parquet: row 2: span has start >= end: [5, 3, "PER"]']),
-    "start < 0": (lambda rows: replace_row(rows, 3, start=-1), ['record.parquet: row 3: span has start < 0: [-1, 3, "PER"]']),
+    "start < 0": (lambda rows: replace_row(rows, 3, start=-1),
+                  ['record.parquet: row 3: span has start < 0: [-1, 3, "PER"]']),
     "beyond MAX_OFFSET": (lambda rows: replace_row(rows, 5, end=MAX_OFFSET + 1),
                           [f"record.parquet: row 5: span has an offset beyond {MAX_OFFSET} characters"]),
     "empty type": (lambda rows: replace_row(rows, 6, type=" "),
@@ -230,7 +231,8 @@ MALFORMED = {
     "language pooled": (lambda rows: [(row[0], "pooled" if row[1] == "de" else row[1], *row[2:]) for row in rows],
                         ["row 10: language 'pooled' is reserved for the pooled rows"]),
     "two languages": (lambda rows: replace_row(rows, 3, language="de"),
-                      ["record.parquet: row 3: item 'en-1' has language 'de' here, but 'en' at row 1: an item has one language"]),
+                      ["record.parquet: row 3: item 'en-1' has language 'de' here, but 'en' at row 1: an item has "
+                       "one language"]),
     "a marker beside spans": (lambda rows: rows + [("en-2", "en", A, None, None, None)],
                               ["record.parquet: row 14: labelling 'annotator_a' of item 'en-2' is marked present with no "
                                "spans (null start, end and type), but other rows give it spans; drop this row"]),

@@ -125,7 +125,7 @@ def _open(path: Path, display: str, problems: ProblemList) -> _File | None:
     try:
         schema = metadata.schema.to_arrow_schema()
     except (pa.ArrowException, ValueError) as error:
-        problems.add(f"{display}: a Parquet schema with no Arrow equivalent ({error})")
+        problems.add(f"{display}: a Parquet schema with no Arrow equivalent ({_first_line(error)})")
         return None
     before = len(problems)
     names = schema.names
@@ -142,7 +142,8 @@ def _open(path: Path, display: str, problems: ProblemList) -> _File | None:
             problems.add(f"{display}: the column '{name}' {why}")
     if len(problems) > before:
         return None
-    dictionary = tuple(name for name in columns if name in STRING_COLUMNS and not pa.types.is_null(schema.field(name).type))
+    dictionary = tuple(name for name in columns
+                       if name in STRING_COLUMNS and not pa.types.is_null(schema.field(name).type))  # fmt: skip
     return _File(display, path, metadata.num_rows, columns, metadata, dictionary)
 
 
@@ -392,13 +393,12 @@ class _Builder:
             return f"row {row - owner.first_row + 1:,}"
         return f"{owner.display}: row {row - owner.first_row + 1:,}"
 
-    def _report(self, found: list[tuple[int, str]], file: _File | None = None) -> None:
+    def _report(self, found: list[tuple[int, str]]) -> None:
         """Add problems (row, message) in row order, up to the cap; count the rest as hidden."""
         room = max(MAX_PROBLEMS - 1 - len(self.problems), 0)
         found.sort(key=lambda entry: entry[0])
         for row, message in found[:room]:
-            self.problems.add(f"{file.display}: {self.where(row, file)}: {message}" if file else
-                              f"{self.where(row)}: {message}")  # fmt: skip
+            self.problems.add(f"{self.where(row)}: {message}")
         self.hidden += max(len(found) - room, 0)
 
     def _flagger(self, found: list[tuple[int, str]], base: int) -> Callable[[np.ndarray, Callable[[int], str]], None]:
@@ -486,7 +486,11 @@ class _Builder:
             is_span = ~some
             flag(np.flatnonzero(some & ~marker), lambda k: "start, end and type must all be set (a span) or all be "
                  f"null (the labelling present with no spans): {describe_json(_raw(columns, k))}")  # fmt: skip
-        bad = (start < 0) | (end > MAX_OFFSET) | (start >= end)  # null rows read as 0: masked below
+        bad = start >= end  # null rows read as 0: masked below
+        if len(start) and start.min() < 0:  # a reduction is cheaper than a mask, and mostly all it takes
+            bad |= start < 0
+        if len(end) and end.max() > MAX_OFFSET:
+            bad |= end > MAX_OFFSET
         if self.bad_type.any():
             bad |= self.bad_type[np.maximum(span_type, 0)]
         if is_span is not None:
@@ -507,7 +511,7 @@ class _Builder:
             marked = np.flatnonzero(_every([marker, *known]))
             if len(marked):
                 self.markers.append((item[marked], labelling[marked], base + marked))
-        self._report(found, file)
+        self._report(found)
 
     def _items(self, item: np.ndarray, first_code: int, values: dict[str, np.ndarray], language_null: bool,
                flag: Callable[..., None]) -> None:  # fmt: skip
@@ -690,19 +694,19 @@ def _suspects(values: list[str], first: int) -> list[int]:
 
 
 def _any(masks: list[np.ndarray]) -> np.ndarray:
-    """Return the rows where any mask holds (no stacking of the masks into one array, as reduce would)."""
-    result = masks[0].copy()
-    for mask in masks[1:]:
+    """Return the rows where any mask holds (a new array unless there is one mask; no stacking, as reduce does)."""
+    result = masks[0] if len(masks) == 1 else masks[0] | masks[1]
+    for mask in masks[2:]:
         result |= mask
     return result
 
 
 def _every(masks: list[np.ndarray]) -> np.ndarray | None:
-    """Return the rows where every mask holds; None for no mask (every row)."""
+    """Return the rows where every mask holds (a new array unless there is one mask); None for no mask."""
     if not masks:
         return None
-    result = masks[0].copy()
-    for mask in masks[1:]:
+    result = masks[0] if len(masks) == 1 else masks[0] & masks[1]
+    for mask in masks[2:]:
         result &= mask
     return result
 
