@@ -229,9 +229,10 @@ class _Names:
 class _Keys:
     """The many distinct strings of a column (the ids, the duplicate keys), coded per batch, merged at the end.
 
-    A batch's distinct strings get provisional codes, the next ones in the order its rows first use them; no
-    string becomes a Python object until ``merge`` hashes them all at once (Arrow) into final codes, in order of
-    first appearance over every batch. A million ids cost a Python dict a second; this, a tenth of that.
+    A batch's distinct strings get provisional codes, the next ones in the order its rows first use them, and
+    stay Arrow strings; ``merge`` hashes them all at once into final codes, in order of first appearance over
+    every batch. No dict of a million ids is built, and the checks that span batches (an item's rows in two of
+    them) run once, on arrays, in ``_Builder.table``.
     """
 
     def __init__(self) -> None:
