@@ -109,16 +109,24 @@ def _rows(table: Any) -> _Rows:
     """Order the spans and the markers (one per labelling present on an item with no spans) as the file has them.
 
     Sorting by item, then labelling code, stably, puts each marker where its labelling comes and keeps the
-    spans' own order.
+    spans' own order. One key array is sorted and split back into item and labelling (memory: a few arrays of
+    the spans' length beside the record's own).
     """
     with_spans = np.zeros_like(table.present)
     with_spans[table.item, table.labelling] = True
     marker_item, marker_labelling = np.nonzero(table.present & ~with_spans)
-    item = np.concatenate([table.item, marker_item])
-    labelling = np.concatenate([table.labelling, marker_labelling])
-    order = np.argsort(item * max(len(table.names), 1) + labelling, kind="stable")
+    n_names = max(len(table.names), 1)
+    key = np.concatenate([table.item, marker_item])
+    key *= n_names
+    key += np.concatenate([table.labelling, marker_labelling])
+    order = np.argsort(key, kind="stable")
+    item = key[order]
+    del key
+    labelling = item % n_names
+    item //= n_names
     marker = order >= table.n_spans
-    return _Rows(item=item[order], labelling=labelling[order], span=np.where(marker, 0, order), marker=marker)
+    order[marker] = 0  # a marker's span: none (its start, end and type are written as null)
+    return _Rows(item=item, labelling=labelling, span=order, marker=marker)
 
 
 def _item_columns(table: Any, duplicate_key: str, notes: list[str]) -> dict[str, np.ndarray]:
