@@ -33,6 +33,7 @@ typical use:
   refsens-report check refsens.toml --junit c.xml  the release gate: [check] thresholds, exit 1 on a failure
   refsens-report build refsens.toml --out site     site/<version>/ and site/index.html
   refsens-report build refsens.toml --resamples 200 --no-pdf --out drafts   a quick draft
+  refsens-report convert refsens.toml record.parquet   the record as a Parquet span table (format = "parquet")
 
 exit codes: 0 success, 1 a release check failed (check only), 2 bad usage or bad input.
 Long stages print their timings on a terminal; --quiet (or a pipe, as in CI) keeps them silent.
@@ -108,6 +109,15 @@ def _parser() -> argparse.ArgumentParser:
                        help="the published version the 'Changes since' section compares with (default: the newest "
                             "version before this one)")
     _add_run_options(build)
+
+    convert = command("convert", "write a record as a Parquet span table (the columnar record, for large records)",
+                      "Read a record as the audit reads it (a JSON Lines file, or a refsens.toml of any format, "
+                      "with its\n[record] label_map) and write it as a Parquet span table: one row per item, "
+                      "labelling and span\n(docs/adapters.md). Point [record] at it with format = \"parquet\". "
+                      "OUT is written whole or not at\nall, and an existing OUT is replaced only with --force.")
+    convert.add_argument("source", type=Path, metavar="IN", help="a JSON Lines record, or a refsens.toml")
+    convert.add_argument("out", type=Path, metavar="OUT.parquet", help="the Parquet file to write")
+    convert.add_argument("--force", action="store_true", help="replace OUT if it exists")
 
     simulate = command("simulate", "write a realistic synthetic record, config and datasheet",
                        "Write a synthetic record from the simulated annotation pipeline (docs/simulation.md), "
@@ -220,6 +230,18 @@ def _build(args: argparse.Namespace) -> int:
     return 0
 
 
+def _convert(args: argparse.Namespace) -> int:
+    from refsens_report.adapters.common import count
+    from refsens_report.convert import convert
+
+    written = convert(args.source, args.out, force=args.force)
+    print(f"wrote {args.out} ({count(written.rows, 'row')}: {count(written.items, 'item')}, "
+          f"{count(written.row_groups, 'row group')})")
+    for note in written.notes:  # what the source's adapter repaired or skipped, and what convert left out
+        print(f"note: {note}")
+    return 0
+
+
 def _simulate(args: argparse.Namespace) -> int:
     from refsens_report.simulate import write_simulation
 
@@ -229,7 +251,8 @@ def _simulate(args: argparse.Namespace) -> int:
     return 0
 
 
-COMMANDS = {"validate": _validate, "audit": _audit, "check": _check, "build": _build, "simulate": _simulate}
+COMMANDS = {"validate": _validate, "audit": _audit, "check": _check, "build": _build, "convert": _convert,
+            "simulate": _simulate}
 
 
 _STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))

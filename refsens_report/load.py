@@ -20,12 +20,18 @@ BOOTSTRAP_MEMORY_BUDGET = 4 * 2**30  # bytes
 
 def load_record(config: Config) -> Record:
     """Load the record with the configured adapter; raise ``InputError`` if it cannot be audited."""
-    record = ADAPTERS[config.record_format].load(config.record_options, config.audit.duplicate_key)
-    record = apply_label_map(record, config.label_map)
+    record = read_record(config)
     check_names(record)
     check_roles(record, config)
     check_bootstrap_size(record, config)
     return note_unused_labellings(record, config)
+
+
+def read_record(config: Config) -> Record:
+    """Read the record with the configured adapter and apply `[record] label_map`: the record the audit sees,
+    before it is checked against the roles (what `convert` writes)."""
+    record = ADAPTERS[config.record_format].load(config.record_options, config.audit.duplicate_key)
+    return apply_label_map(record, config.label_map)
 
 
 def check_names(record: Record) -> None:

@@ -2,8 +2,8 @@
 
 An adapter reads its own keys of the ``[record]`` table (``read_options``, reporting bad keys through the
 reader) and loads the record from those options (``load``). ``ADAPTERS`` maps ``record.format`` to one:
-``jsonl`` (here), ``conll``, ``crowd``, ``label-studio``, ``brat``, ``inception``, ``doccano``, ``prodigy`` and
-``hf-datasets`` (a module each; docs/adapters.md).
+``jsonl`` (here), ``conll``, ``crowd``, ``label-studio``, ``brat``, ``inception``, ``doccano``, ``prodigy``,
+``hf-datasets`` and ``parquet`` (the columnar record) (a module each; docs/adapters.md).
 """
 
 from __future__ import annotations
@@ -12,7 +12,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from refsens_report.adapters import brat, conll, crowd, doccano, hf_datasets, inception, label_studio, prodigy
+from refsens_report.adapters import (
+    brat,
+    conll,
+    crowd,
+    doccano,
+    hf_datasets,
+    inception,
+    label_studio,
+    parquet,
+    prodigy,
+)
 from refsens_report.adapters.common import InputPath, read_path
 from refsens_report.options import OptionReader
 from refsens_report.record import Record, load_jsonl
@@ -58,4 +68,5 @@ ADAPTERS: dict[str, Adapter] = {
     "doccano": Adapter(read_options=doccano.read_options, load=doccano.load),
     "prodigy": Adapter(read_options=prodigy.read_options, load=prodigy.load),
     "hf-datasets": Adapter(read_options=hf_datasets.read_options, load=hf_datasets.load),
+    "parquet": Adapter(read_options=parquet.read_options, load=parquet.load),
 }

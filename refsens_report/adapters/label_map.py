@@ -2,9 +2,10 @@
 
 Two labellings with different label sets make strict F1 measure the label-set mismatch; a map puts them on
 one set. `[record] label_map` applies to every labelling of every format: the loader applies it to the record
-the adapter built (``apply_label_map``), and every adapter's ``labels`` check accepts the types it maps
-(``mapped_types``), so the check is on the types after mapping. A labelling's own `label_map` (the conll
-adapter's labelling tables) is applied where its file is read, before `[record]`'s.
+the adapter built (``apply_label_map``; to a Parquet record's arrays, ``map_table``), and every adapter's
+``labels`` check accepts the types it maps (``mapped_types``), so the check is on the types after mapping. A
+labelling's own `label_map` (the conll adapter's labelling tables) is applied where its file is read, before
+`[record]`'s.
 A map is applied once, not repeatedly: ``{ A = "B", B = "C" }`` turns A into B and B into C.
 """
 
@@ -14,9 +15,12 @@ from collections import Counter
 from dataclasses import replace
 from typing import Any, Iterable, Mapping
 
+import numpy as np
+
 from refsens_report.names import name_problem, shown
 from refsens_report.options import OptionReader
 from refsens_report.record import Record, Span
+from refsens_report.table import SpanTable, sorted_codes
 
 KEY = "label_map"
 
@@ -112,6 +116,9 @@ def apply_label_map(record: Record, mapping: Mapping[str, str]) -> Record:
     if not mapping:
         return record
     counts = MapCounts()
+    if record.columnar is not None:  # a record read as arrays (Parquet): map its type codes, no Item objects
+        table = map_table(record.columnar, mapping, counts)
+        return replace(record, columnar=table, notes=record.notes + (f"record.label_map: {counts.describe()}",))
     keys = frozenset(mapping)
     items = []
     for item in record.items:
@@ -122,3 +129,40 @@ def apply_label_map(record: Record, mapping: Mapping[str, str]) -> Record:
         items.append(replace(item, labellings=labellings))
     note = f"record.label_map: {counts.describe()}"
     return replace(record, items=tuple(items), notes=record.notes + (note,))
+
+
+def map_table(table: SpanTable, mapping: Mapping[str, str], counts: MapCounts) -> SpanTable:
+    """Return the span table with its types mapped: type codes renamed, dropped spans left out; count both.
+
+    What ``MapCounts.map_spans`` does span by span, on the arrays: a type's spans are counted once per type, and
+    the labellings that lose a dropped type are listed in the order of their first such span, as the spans come.
+    """
+    names = table.type_names.tolist()
+    targets = [mapping.get(name, name) for name in names]
+    if targets == names:
+        return table
+    per_type = np.bincount(table.type, minlength=len(names))
+    dropped = np.array([not target for target in targets], dtype=bool)
+    for code, (name, target) in enumerate(zip(names, targets)):
+        if target and target != name and per_type[code]:
+            counts.renamed[(name, target)] += int(per_type[code])
+    keep = None
+    if dropped.any():
+        gone = dropped[table.type]
+        keep = ~gone
+        positions = np.flatnonzero(gone)
+        gone_types, gone_labellings = table.type[positions], table.labelling[positions]
+        for code in np.flatnonzero(dropped):
+            labellings = gone_labellings[gone_types == code]
+            _, first = np.unique(labellings, return_index=True)
+            by_labelling = counts.dropped_by_labelling.setdefault(names[code], Counter())
+            for labelling in labellings[np.sort(first)]:
+                by_labelling[table.names[labelling]] += int((labellings == labelling).sum())
+            counts.dropped[names[code]] += len(labellings)
+    kept = list(dict.fromkeys(target for target in targets if target))
+    local = np.array([kept.index(target) if target else -1 for target in targets], dtype=np.int64)
+    spans = {name: getattr(table, name) for name in ("item", "labelling", "start", "end", "type")}
+    if keep is not None:
+        spans = {name: values[keep] for name, values in spans.items()}
+    type_names, type_codes = sorted_codes(np.array(kept, dtype=object), local[spans.pop("type")])
+    return replace(table, **spans, type=type_codes, type_names=type_names)

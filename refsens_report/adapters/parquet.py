@@ -1,0 +1,734 @@
+"""The columnar record (``format = "parquet"``): a span table read straight into the audit's arrays.
+
+One row per item, labelling and span: ``id``, ``language``, ``labelling``, ``start``, ``end``, ``type``; a row
+whose start, end and type are all null marks the labelling present on the item with no spans, and an item and
+labelling with no row is absent. ``third_pass`` (bool) and ``dup_key`` (string), optional, repeat the item's
+value on each of its rows. Items come in the order their ids first appear; spans keep the file's order.
+
+The file is read batch by batch (at most ``BATCH_ROWS`` rows, within row groups) into a ``SpanTable``:
+string columns arrive dictionary-encoded and only their distinct values become Python strings, so a record of
+tens of millions of spans never holds a Python object per span. The checks are the JSON Lines record's, on
+whole columns at once, and messages name the file and the row (``record.parquet: row 17: ...``, data rows
+counted from 1). ``refsens_report/convert.py`` writes such a file from any record.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from refsens_report.adapters.common import InputPath, read_path
+from refsens_report.errors import MAX_PROBLEMS, InputError, ProblemList
+from refsens_report.files import open_regular, path_problem
+from refsens_report.names import name_problem
+from refsens_report.options import OptionReader
+from refsens_report.record import MAX_OFFSET, POOLED, Record, check_span, describe_json
+from refsens_report.table import SpanTable, sorted_codes
+
+SPAN_COLUMNS = ("id", "language", "labelling", "start", "end", "type")  # required, in this order
+ITEM_COLUMNS = ("third_pass", "dup_key")  # optional: one value per item, repeated on its rows
+STRING_COLUMNS = frozenset({"id", "language", "labelling", "type", "dup_key"})
+OFFSET_COLUMNS = frozenset({"start", "end"})
+BATCH_ROWS = 1 << 21  # rows decoded at once: bounds the temporary arrays whatever the file's row groups
+
+
+@dataclass(frozen=True)
+class ParquetOptions:
+    """The checked `[record]` keys of a Parquet span table: a file, or a folder of ``*.parquet`` files."""
+
+    source: InputPath
+
+
+def read_options(reader: OptionReader, base_dir: Path) -> ParquetOptions | None:
+    """Read `[record]` for format = "parquet"; bad keys are reported through ``reader``."""
+    source = read_path(reader, base_dir, "path", kind="any")
+    return None if source is None else ParquetOptions(source)
+
+
+def load(options: ParquetOptions, duplicate_key: str) -> Record:
+    """Read the span table into a columnar ``Record``; raise ``InputError`` listing the problems with their rows.
+
+    ``dup_key`` is stored as the item metadata ``duplicate_key`` (`[audit] duplicate_key`), as the audit reads it.
+    """
+    files = _files(options.source)
+    builder = _Builder(duplicate_key)
+    opened = [_open(path, display, builder.problems) for display, path in files]
+    builder.problems.raise_if_any()  # a file that is not a span table: say so for every file before reading any
+    builder.reserve(sum(file.rows for file in opened))  # type: ignore[union-attr]
+    for file in opened:
+        assert file is not None
+        if not builder.read(file):
+            break
+    return Record(columnar=builder.table(options.source.display), sources=(options.source,))
+
+
+# ----------------------------------------------------------------------------------------------------------
+# the files and their schemas
+
+
+@dataclass
+class _File:
+    """One Parquet file opened for reading: how messages name it, its rows and the columns to read."""
+
+    display: str
+    path: Path
+    rows: int
+    columns: tuple[str, ...]
+    metadata: Any
+    dictionary: tuple[str, ...]  # string columns read dictionary-encoded
+    first_row: int = 0  # its first row's position among the rows of every file
+
+
+def _files(source: InputPath) -> list[tuple[str, Path]]:
+    """Return (display, path) of the file, or of each ``*.parquet`` file of the folder in name order."""
+    if not source.path.is_dir():
+        return [(source.display, source.path)]
+    folder = source.display.rstrip("/")
+    files = [(f"{folder}/{path.name}", path) for path in sorted(source.path.glob("*.parquet"))]
+    if not files:
+        raise InputError(f"{folder}: no .parquet files in this folder")
+    problems = ProblemList()
+    for display, path in files:
+        if problem := path_problem(path, "file"):
+            problems.add(f"{display}: {'is a broken symlink' if problem == 'not found' else problem}")
+    problems.raise_if_any()
+    return files
+
+
+def _open(path: Path, display: str, problems: ProblemList) -> _File | None:
+    """Read a file's footer and check its schema; report what makes it unreadable as a span table."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        handle = open_regular(path)  # a regular file only: never a FIFO or a device
+    except OSError as error:
+        problems.add(f"{display}: cannot read the file ({error.strerror or error})")
+        return None
+    with handle:
+        head = handle.read(4)
+        size = handle.seek(0, 2)
+        handle.seek(max(size - 4, 0))
+        if size < 12 or head != b"PAR1" or handle.read(4) != b"PAR1":
+            problems.add(f"{display}: not a Parquet file (it does not begin and end with the bytes PAR1)")
+            return None
+        handle.seek(0)
+        try:
+            metadata = pq.read_metadata(handle)
+        except (pa.ArrowException, OSError, ValueError) as error:  # pyarrow's IO errors are OSErrors
+            problems.add(f"{display}: not a readable Parquet file ({_first_line(error)})")
+            return None
+    try:
+        schema = metadata.schema.to_arrow_schema()
+    except (pa.ArrowException, ValueError) as error:
+        problems.add(f"{display}: a Parquet schema with no Arrow equivalent ({_first_line(error)})")
+        return None
+    before = len(problems)
+    names = schema.names
+    missing = [name for name in SPAN_COLUMNS if name not in names]
+    if missing:
+        problems.add(f"{display}: no column {', '.join(repr(name) for name in missing)}: a span table has the "
+                     f"columns {', '.join(SPAN_COLUMNS)} (and optionally {', '.join(ITEM_COLUMNS)}); "
+                     f"this file has {', '.join(repr(name) for name in names) or 'none'}")  # fmt: skip
+    columns = tuple(name for name in (*SPAN_COLUMNS, *ITEM_COLUMNS) if name in names)
+    for name in columns:
+        if names.count(name) > 1:
+            problems.add(f"{display}: the column '{name}' appears {names.count(name)} times")
+        elif why := _type_problem(name, schema.field(name).type):
+            problems.add(f"{display}: the column '{name}' {why}")
+    if len(problems) > before:
+        return None
+    dictionary = tuple(name for name in columns
+                       if name in STRING_COLUMNS and not pa.types.is_null(schema.field(name).type))  # fmt: skip
+    return _File(display, path, metadata.num_rows, columns, metadata, dictionary)
+
+
+def _type_problem(name: str, arrow_type: Any) -> str | None:
+    """Return why a column's Arrow type cannot hold its values, or None (an all-null column fits any)."""
+    import pyarrow as pa
+
+    if pa.types.is_null(arrow_type) and name not in ("id", "language", "labelling"):
+        return None
+    if name in STRING_COLUMNS:
+        value_type = arrow_type.value_type if pa.types.is_dictionary(arrow_type) else arrow_type
+        if pa.types.is_string(value_type) or pa.types.is_large_string(value_type) or _is_string_view(value_type):
+            return None
+        expected = "string (string, large_string, or a dictionary of strings)"
+    elif name in OFFSET_COLUMNS:
+        if pa.types.is_integer(arrow_type):
+            return None
+        expected = "an integer type (int8 to int64, uint8 to uint64)"
+        if pa.types.is_floating(arrow_type):
+            expected += "; pandas makes an integer column with missing values float64: use the Int64 dtype"
+    else:
+        if pa.types.is_boolean(arrow_type):
+            return None
+        expected = "bool"
+    return f"is {arrow_type}, expected {expected}"
+
+
+def _is_string_view(arrow_type: Any) -> bool:
+    import pyarrow as pa
+
+    return bool(getattr(pa.types, "is_string_view", lambda _: False)(arrow_type))
+
+
+# ----------------------------------------------------------------------------------------------------------
+# columns to codes
+
+
+class _Names:
+    """The few distinct strings of a column (languages, labelling names, types), coded in order of first appearance."""
+
+    FEW = 1024  # a dictionary this small is listed whole; a larger one only where the rows use it
+
+    def __init__(self) -> None:
+        self.code: dict[str, int] = {}
+        self.values: list[str] = []
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    def encode(self, column: Any) -> tuple[np.ndarray, np.ndarray | None]:
+        """Return each row's code (-1 where null) and where the column is null (None: nowhere).
+
+        Strings not seen before get the next codes in the order the rows first use them.
+        """
+        import pyarrow.compute as pc
+
+        column = _dictionary(column)
+        if column is None:
+            return _all_null(0)
+        indices, dictionary = column.indices, column.dictionary
+        if not len(dictionary):
+            return _all_null(len(column))
+        lookup = None
+        if len(dictionary) <= self.FEW:  # the common case after the first batch: every string already known
+            listed = dictionary.to_pylist()
+            if all(value in self.code for value in listed):
+                lookup = np.array([*map(self.code.__getitem__, listed), -1], dtype=np.int64)
+        if lookup is None:
+            used = pc.unique(indices).drop_null()  # dictionary positions in the order the rows first use them
+            lookup = np.full(len(dictionary) + 1, -1, dtype=np.int64)
+            lookup[used.to_numpy()] = [self._code(value) for value in dictionary.take(used).to_pylist()]
+        return _lookup(lookup, column)
+
+    def _code(self, value: str | None) -> int:
+        if value is None:
+            return -1
+        if value not in self.code:
+            self.code[value] = len(self.values)
+            self.values.append(value)
+        return self.code[value]
+
+
+class _Keys:
+    """The many distinct strings of a column (the ids, the duplicate keys), coded per batch, merged at the end.
+
+    A batch's distinct strings get provisional codes, the next ones in the order its rows first use them, and
+    stay Arrow strings; ``merge`` hashes them all at once into final codes, in order of first appearance over
+    every batch. No dict of a million ids is built, and the checks that span batches (an item's rows in two of
+    them) run once, on arrays, in ``_Builder.table``.
+    """
+
+    def __init__(self) -> None:
+        self.chunks: list[Any] = []  # each batch's distinct strings (Arrow), provisional codes in a row
+        self.starts: list[int] = []  # the provisional code of each chunk's first string
+        self.count = 0
+
+    def encode(self, column: Any) -> tuple[np.ndarray, np.ndarray | None]:
+        """Return each row's provisional code (-1 where null) and where the column is null (None: nowhere)."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        column = _dictionary(column)
+        if column is None:
+            return _all_null(0)
+        indices, dictionary = column.indices, column.dictionary
+        used = pc.unique(indices).drop_null()
+        if not len(used):
+            return _all_null(len(column))
+        strings = pc.dictionary_encode(dictionary.take(used).cast(pa.large_string()))  # a repeat: one code
+        distinct = strings.dictionary
+        local = strings.indices.to_numpy(zero_copy_only=False) if not strings.null_count else pc.fill_null(
+            strings.indices, -1).to_numpy()  # fmt: skip
+        lookup = np.full(len(dictionary) + 1, -1, dtype=np.int64)
+        lookup[used.to_numpy()] = np.where(local >= 0, local + self.count, -1)
+        self.chunks.append(distinct)
+        self.starts.append(self.count)
+        self.count += len(distinct)
+        return _lookup(lookup, column)
+
+    def value(self, code: int) -> str:
+        """Return the string of a provisional code (for a message)."""
+        chunk = int(np.searchsorted(self.starts, code, side="right")) - 1
+        return str(self.chunks[chunk][code - self.starts[chunk]].as_py())
+
+    def merge(self) -> tuple[list[str], np.ndarray]:
+        """Return the distinct strings in order of first appearance, and each provisional code's final code."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        if not self.chunks:
+            return [], np.zeros(0, dtype=np.int64)
+        merged = pc.dictionary_encode(pa.chunked_array(self.chunks, pa.large_string()).combine_chunks())
+        return merged.dictionary.to_pylist(), merged.indices.to_numpy().astype(np.int64)
+
+
+def _dictionary(column: Any) -> Any:
+    """Return a string column dictionary-encoded (as read, or encoded here); None for a column of type null."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if pa.types.is_null(column.type):
+        return None
+    return column if pa.types.is_dictionary(column.type) else pc.dictionary_encode(column)
+
+
+def _all_null(rows: int) -> tuple[np.ndarray, np.ndarray]:
+    return np.full(rows, -1, dtype=np.int64), np.ones(rows, dtype=bool)
+
+
+def _lookup(lookup: np.ndarray, column: Any) -> tuple[np.ndarray, np.ndarray | None]:
+    """Return each row's code through ``lookup`` (its last entry, -1, for null rows) and the null rows."""
+    import pyarrow.compute as pc
+
+    indices = column.indices
+    null = _null_mask(indices)
+    codes = lookup[(indices if null is None else pc.fill_null(indices, len(lookup) - 1)).to_numpy()]
+    if column.dictionary.null_count:  # a null string in the dictionary itself
+        null = codes < 0
+    return codes, null
+
+
+def _null_mask(column: Any) -> np.ndarray | None:
+    """Return where an Arrow array is null, or None when it has no null (the common case: no work)."""
+    return column.is_null().to_numpy(zero_copy_only=False) if column.null_count else None
+
+
+def _offsets(column: Any) -> tuple[np.ndarray, np.ndarray | None]:
+    """Return an integer column as int64 (0 where null) and where it is null (None: nowhere).
+
+    A uint64 beyond MAX_OFFSET becomes MAX_OFFSET + 1, so it cannot wrap round to a negative offset (the
+    message quotes the value as written).
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if pa.types.is_null(column.type):
+        return np.zeros(len(column), dtype=np.int64), np.ones(len(column), dtype=bool)
+    null = _null_mask(column)
+    if null is not None:
+        column = pc.fill_null(column, 0)
+    if pa.types.is_uint64(column.type):
+        limit = pa.scalar(MAX_OFFSET, pa.uint64())
+        column = pc.if_else(pc.greater(column, limit), pa.scalar(MAX_OFFSET + 1, pa.uint64()), column)
+    if not pa.types.is_int64(column.type):
+        column = column.cast(pa.int64())
+    return column.to_numpy(), null
+
+
+def _flags(column: Any) -> np.ndarray:
+    """Return a bool column as codes: 1 true, 0 false, -1 null."""
+    import pyarrow as pa
+
+    if pa.types.is_null(column.type):
+        return np.full(len(column), -1, dtype=np.int64)
+    values = column.fill_null(False).to_numpy(zero_copy_only=False).astype(np.int64)
+    null = _null_mask(column)
+    if null is not None:
+        values[null] = -1
+    return values
+
+
+# ----------------------------------------------------------------------------------------------------------
+# the record, batch by batch
+
+
+class _Builder:
+    """Reads the files' batches into arrays, checking each; ``table`` merges the items and assembles the table.
+
+    Items are first coded per batch (``_Keys``): an item whose rows fall in two batches is two provisional
+    items until ``table`` merges them, checking there that they agree on the language, third_pass and dup_key.
+    """
+
+    ITEM_VALUES = ("language", *ITEM_COLUMNS)
+
+    def __init__(self, duplicate_key: str) -> None:
+        self.duplicate_key = duplicate_key
+        self.problems = ProblemList()
+        self.hidden = 0  # problems found beyond those listed
+        self.files: list[_File] = []
+        self.ids, self.dup_keys = _Keys(), _Keys()
+        self.languages, self.labellings, self.types = _Names(), _Names(), _Names()
+        self.bad_type = np.zeros(0, dtype=bool)  # per type code: empty, blank or unprintable
+        self.item_columns: set[str] = set()
+        # per provisional item: its language, third_pass and dup_key codes (-1: null) and its first row
+        self.item: dict[str, list[np.ndarray]] = {name: [] for name in (*self.ITEM_VALUES, "first_row")}
+        # spans in file order (the first n_spans rows of arrays sized for every row); markers apart, with their rows
+        self.n_spans = 0
+        self.span = {name: np.zeros(0, dtype=np.int64) for name in ("item", "labelling", "start", "end", "type")}
+        self.markers: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        self.rows = 0  # rows read so far, over every file
+        self.total_rows = 0
+
+    def reserve(self, rows: int) -> None:
+        """Allocate the span arrays for every row of every file at once (their pages are touched as they fill)."""
+        self.total_rows = rows
+        self.span = {name: np.empty(rows, dtype=np.int64) for name in self.span}
+
+    # -- where a row is --------------------------------------------------------------------------------
+    def owner(self, row: int) -> _File:
+        """Return the file a row (a position among every file's rows) is in."""
+        return next(f for f in reversed(self.files) if f.first_row <= row)
+
+    def where(self, row: int, file: _File | None = None) -> str:
+        """Return 'record.parquet: row 17' for a row's position among every file's rows (17: its data row);
+        just 'row 17' when the row is in ``file``, the file the message already names."""
+        owner = self.owner(row)
+        if file is not None and owner is file:
+            return f"row {row - owner.first_row + 1:,}"
+        return f"{owner.display}: row {row - owner.first_row + 1:,}"
+
+    def _report(self, found: list[tuple[int, str]]) -> None:
+        """Add problems (row, message) in row order, up to the cap; count the rest as hidden."""
+        room = max(MAX_PROBLEMS - 1 - len(self.problems), 0)
+        found.sort(key=lambda entry: entry[0])
+        for row, message in found[:room]:
+            self.problems.add(f"{self.where(row)}: {message}")
+        self.hidden += max(len(found) - room, 0)
+
+    def _flagger(self, found: list[tuple[int, str]], base: int) -> Callable[[np.ndarray, Callable[[int], str]], None]:
+        """Return flag(positions, word): word the first rows at ``positions`` (plus ``base``), count the others."""
+
+        def flag(positions: np.ndarray, word: Callable[[int], str]) -> None:
+            found.extend((base + int(k), word(int(k))) for k in positions[:MAX_PROBLEMS])
+            self.hidden += max(len(positions) - MAX_PROBLEMS, 0)
+
+        return flag
+
+    # -- reading -------------------------------------------------------------------------------------
+    def read(self, file: _File) -> bool:
+        """Read one file's batches; return False once the problems fill the cap (reading stops there).
+
+        The next batch is decoded on a thread while this one is checked (both release the GIL).
+        """
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        file.first_row = self.rows
+        self.files.append(file)
+        self.item_columns.update(name for name in ITEM_COLUMNS if name in file.columns)
+        try:
+            handle = open_regular(file.path)
+        except OSError as error:
+            self.problems.add(f"{file.display}: cannot read the file ({error.strerror or error})")
+            return False
+        try:
+            with handle, ThreadPoolExecutor(max_workers=1) as decoder:
+                parquet = pq.ParquetFile(handle, metadata=file.metadata, read_dictionary=list(file.dictionary))
+                batches = parquet.iter_batches(batch_size=BATCH_ROWS, columns=list(file.columns))
+                pending = decoder.submit(next, batches, None)
+                while (batch := pending.result()) is not None:
+                    pending = decoder.submit(next, batches, None)
+                    self._batch(batch, file)
+                    self.rows += batch.num_rows
+                    if len(self.problems) >= MAX_PROBLEMS - 1:
+                        if self.rows < self.total_rows:
+                            at = self.where(self.rows, file) if self.rows < file.first_row + file.rows else "its end"
+                            self.problems.add(f"{file.display}: stopped reading at {at}; fix the problems above and "
+                                              "run again")  # fmt: skip
+                        return False
+        except (pa.ArrowException, OSError, ValueError) as error:  # pyarrow's IO errors are OSErrors
+            self.problems.add(f"{file.display}: not a readable Parquet file ({_first_line(error)})")
+            return False
+        return True
+
+    def _batch(self, batch: Any, file: _File) -> None:
+        """Check one batch and append its spans, markers and items (rows as positions in the batch)."""
+        base = self.rows
+        columns = {name: batch.column(name) for name in file.columns}
+        found: list[tuple[int, str]] = []
+        flag = self._flagger(found, base)
+
+        new_from = {names: len(names) for names in (self.languages, self.labellings)}
+        first_item = self.ids.count
+        item, item_null = self.ids.encode(columns["id"])
+        language, language_null = self.languages.encode(columns["language"])
+        labelling, labelling_null = self.labellings.encode(columns["labelling"])
+        span_type, type_null = self.types.encode(columns["type"])
+        start, start_null = _offsets(columns["start"])
+        end, end_null = _offsets(columns["end"])
+
+        # distinct values: each new language and labelling name checked once, at its first row (ids: ``table``)
+        for names, codes, what in ((self.languages, language, "'language'"),
+                                   (self.labellings, labelling, "the labelling name")):  # fmt: skip
+            for code in _suspects(names.values, new_from[names]):
+                if why := _value_problem(names.values[code], what):
+                    found.append((base + int(np.argmax(codes == code)), why))
+        bad_type = np.zeros(len(self.types) - len(self.bad_type), dtype=bool)
+        for code in _suspects(self.types.values, len(self.bad_type)):
+            value = self.types.values[code]
+            bad_type[code - len(self.bad_type)] = not value.strip() or bool(name_problem(value))
+        self.bad_type = np.concatenate([self.bad_type, bad_type])
+
+        # rows: nulls, then each span's own checks (worded by record.check_span, as in the JSON Lines record)
+        for null, name in ((item_null, "id"), (language_null, "language"), (labelling_null, "labelling")):
+            if null is not None:
+                flag(np.flatnonzero(null), lambda k, name=name: f"'{name}' is null")
+        nulls = [null for null in (start_null, end_null, type_null) if null is not None]
+        marker = is_span = None  # None: every row is a span
+        if nulls:
+            some, marker = _any(nulls), _every(nulls) if len(nulls) == 3 else np.zeros(len(item), dtype=bool)
+            is_span = ~some
+            flag(np.flatnonzero(some & ~marker), lambda k: "start, end and type must all be set (a span) or all be "
+                 f"null (the labelling present with no spans): {describe_json(_raw(columns, k))}")  # fmt: skip
+        bad = start >= end  # null rows read as 0: masked below
+        if len(start) and start.min() < 0:  # a reduction is cheaper than a mask, and mostly all it takes
+            bad |= start < 0
+        if len(end) and end.max() > MAX_OFFSET:
+            bad |= end > MAX_OFFSET
+        if self.bad_type.any():
+            bad |= self.bad_type[np.maximum(span_type, 0)]
+        if is_span is not None:
+            bad &= is_span
+        flag(np.flatnonzero(bad), lambda k: f"span {check_span(_raw(columns, k), None)[1]}")
+
+        values = {"language": language}
+        if "third_pass" in columns:
+            values["third_pass"] = _flags(columns["third_pass"])
+        if "dup_key" in columns:
+            values["dup_key"] = self.dup_keys.encode(columns["dup_key"])[0]
+        self._items(item, first_item, values, language_null is not None, flag)
+
+        known = [~null for null in (item_null, labelling_null) if null is not None]
+        keep = _every([mask for mask in (is_span, *known) if mask is not None])
+        self._store(keep, item=item, labelling=labelling, start=start, end=end, type=span_type)
+        if marker is not None:
+            marked = np.flatnonzero(_every([marker, *known]))
+            if len(marked):
+                self.markers.append((item[marked], labelling[marked], base + marked))
+        self._report(found)
+
+    def _items(self, item: np.ndarray, first_code: int, values: dict[str, np.ndarray], language_null: bool,
+               flag: Callable[..., None]) -> None:  # fmt: skip
+        """Record the batch's items (provisional codes from ``first_code`` on): their language, third_pass, dup_key
+        and first row; flag the rows of an item that disagree with its first row.
+
+        Rows come in runs of one item (an item's rows are usually contiguous): each run's first row is checked
+        against the item's first row, and each row inside a run against the row before it.
+        """
+        count = self.ids.count - first_code
+        if not count:
+            return
+        same = item[1:] == item[:-1]
+        starts = np.concatenate([[0], np.flatnonzero(~same) + 1])
+        run_item = item[starts]
+        starts, run_item = starts[run_item >= 0], run_item[run_item >= 0] - first_code
+        first = np.full(count, len(item), dtype=np.int64)  # each item's first row in the batch
+        np.minimum.at(first, run_item, starts)
+        self.item["first_row"].append(self.rows + first)
+        for name in self.ITEM_VALUES:
+            value = values.get(name)
+            if value is None:
+                self.item[name].append(np.full(count, -1, dtype=np.int64))
+                continue
+            per_item = value[first]
+            self.item[name].append(per_item)
+            if name == "language" and language_null:
+                continue  # the null rows are reported as such
+            runs = starts[per_item[run_item] != value[starts]]
+            inside = np.flatnonzero(same & (value[1:] != value[:-1])) + 1
+            inside = inside[item[inside] >= 0]
+            inside = inside[per_item[item[inside] - first_code] != value[inside]]
+
+            def word(k: int, name: str = name, value: np.ndarray = value, per_item: np.ndarray = per_item) -> str:
+                own = int(item[k]) - first_code
+                return self._differ(name, self.ids.value(int(item[k])), self._shown(name, int(value[k])),
+                                    self._shown(name, int(per_item[own])), self.rows + k,
+                                    self.rows + int(first[own]))  # fmt: skip
+
+            flag(np.union1d(runs, inside), word)
+
+    def _store(self, keep: np.ndarray | None, **values: np.ndarray) -> None:
+        """Append the rows ``keep`` selects (None: every row) to the span arrays."""
+        rows = None if keep is None else np.flatnonzero(keep)
+        count = len(values["item"]) if rows is None else len(rows)
+        stop = self.n_spans + count
+        if stop > len(self.span["item"]):  # more rows than the footers said: never in practice
+            self.span = {name: np.concatenate([array[: self.n_spans], np.empty(count, np.int64)])
+                         for name, array in self.span.items()}  # fmt: skip
+        for name, column in values.items():
+            target = self.span[name][self.n_spans : stop]
+            if rows is None:
+                target[:] = column
+            else:  # "clip": rows are in range, and take then writes straight into the target (5x compress)
+                np.take(column, rows, out=target, mode="clip")
+        self.n_spans = stop
+
+    def _shown(self, name: str, code: int, dup_keys: Callable[[int], str] | None = None) -> Any:
+        """Return an item value as a message shows it, from its code (-1: null; dup_key: provisional by default)."""
+        if code < 0:
+            return None
+        if name == "language":
+            return self.languages.values[code]
+        if name == "third_pass":
+            return bool(code)
+        return (dup_keys or self.dup_keys.value)(code)
+
+    def _differ(self, name: str, item_id: str, here: Any, there: Any, row: int, first_row: int) -> str:
+        """Return "item 'x' has language 'de' here, but 'en' at row 3: ..." for an item's value two rows differ
+        on (``row`` here, ``first_row`` the item's first)."""
+        at = self.where(first_row, self.owner(row))
+        if name == "language":
+            return f"item '{item_id}' has language '{here}' here, but '{there}' at {at}: an item has one language"
+        return (f"item '{item_id}' has {name} {describe_json(here)} here, but {describe_json(there)} at {at}: {name} "
+                "belongs to the item, the same on each of its rows")  # fmt: skip
+
+    # -- the table -------------------------------------------------------------------------------------
+    def table(self, display: str) -> SpanTable:
+        """Merge the items, check what needs every row, raise the problems, and assemble the arrays."""
+        problems = self.problems
+        if self.rows == 0 and not problems:
+            problems.add(f"{display}: the record is empty (no rows)")
+        ids, item_of = self.ids.merge()  # each provisional item's item
+        items = self._merge_items(ids, item_of)
+        span = {name: array[: self.n_spans] for name, array in self.span.items()}
+        _renumber(span["item"], item_of)
+        present = np.zeros((len(ids), len(self.labellings)), dtype=bool)
+        for first in range(0, self.n_spans, BATCH_ROWS):
+            present[span["item"][first : first + BATCH_ROWS], span["labelling"][first : first + BATCH_ROWS]] = True
+        if self.markers:
+            self._check_markers(present, item_of, ids)
+        if self.hidden:
+            problems.add(f"{display}: {self.hidden:,} more rows with problems, not listed; fix the problems above "
+                         "and run again")  # fmt: skip
+        problems.raise_if_any()
+
+        if (span["item"][1:] < span["item"][:-1]).any():  # an item's rows apart: bring them together
+            order = np.argsort(span["item"], kind="stable")
+            span = {name: array[order] for name, array in span.items()}
+        languages, language = sorted_codes(np.array(self.languages.values, dtype=object), items["language"])
+        type_names, renumbered = sorted_codes(np.array(self.types.values, dtype=object), np.arange(len(self.types)))
+        _renumber(span["type"], renumbered)
+        meta: dict[str, np.ndarray] = {}
+        if "dup_key" in self.item_columns:
+            meta[self.duplicate_key] = np.array([*items["dup_key_values"], None], dtype=object)[items["dup_key"]]
+        if "third_pass" in self.item_columns:
+            meta["third_pass"] = np.array([False, True, None], dtype=object)[items["third_pass"]]
+        return SpanTable(
+            ids=np.array(ids, dtype=object),
+            language=language,
+            languages=tuple(languages.tolist()),
+            names=tuple(self.labellings.values),
+            present=present,
+            item=span["item"],
+            labelling=span["labelling"],
+            start=span["start"],
+            end=span["end"],
+            type=span["type"],
+            type_names=type_names,
+            meta=meta,
+        )
+
+    def _merge_items(self, ids: list[str], item_of: np.ndarray) -> dict[str, Any]:
+        """Return each item's language, third_pass and dup_key codes (its first row's); report the ids that
+        cannot be used, and an item whose rows in another batch disagree with its first row."""
+        found: list[tuple[int, str]] = []
+        provisional = {name: np.concatenate(parts) if parts else np.zeros(0, np.int64)
+                       for name, parts in self.item.items()}  # fmt: skip
+        dup_key_values, dup_key_of = self.dup_keys.merge()
+        if len(dup_key_of):  # provisional dup_key codes to final ones
+            provisional["dup_key"] = np.where(provisional["dup_key"] >= 0, dup_key_of[provisional["dup_key"]], -1)
+        first = np.full(len(ids), len(item_of), dtype=np.int64)  # each item's first provisional item
+        np.minimum.at(first, item_of, np.arange(len(item_of)))
+        first_row = provisional["first_row"]
+        items: dict[str, Any] = {"dup_key_values": dup_key_values}
+        for name in self.ITEM_VALUES:
+            values = provisional[name]
+            items[name] = values[first]
+            expected = items[name][item_of]
+            differ = np.flatnonzero(values != expected)
+            if name == "language":  # null languages are reported as such
+                differ = differ[(values[differ] >= 0) & (expected[differ] >= 0)]
+            for k in differ[:MAX_PROBLEMS]:
+                found.append((int(first_row[k]), self._differ(
+                    name, ids[item_of[k]], self._shown(name, int(values[k]), dup_key_values.__getitem__),
+                    self._shown(name, int(expected[k]), dup_key_values.__getitem__), int(first_row[k]),
+                    int(first_row[first[item_of[k]]]))))  # fmt: skip
+            self.hidden += max(len(differ) - MAX_PROBLEMS, 0)
+        for code in _suspects(ids, 0):
+            if why := _value_problem(ids[code], "'id'"):
+                found.append((int(first_row[first[code]]), why))
+        self._report(found)
+        return items
+
+    def _check_markers(self, present: np.ndarray, item_of: np.ndarray, ids: list[str]) -> None:
+        """Report a marker row (present, no spans) of a labelling that other rows give spans; mark the rest."""
+        item, labelling, row = (np.concatenate(parts) for parts in zip(*self.markers))
+        item = item_of[item]
+        both = np.flatnonzero(present[item, labelling])
+        self._report([(int(row[k]), f"labelling '{self.labellings.values[labelling[k]]}' of item '{ids[item[k]]}' is "
+                       "marked present with no spans (null start, end and type), but other rows give it spans; drop "
+                       "this row") for k in both[:MAX_PROBLEMS]])  # fmt: skip
+        self.hidden += max(len(both) - MAX_PROBLEMS, 0)
+        present[item, labelling] = True
+
+
+def _renumber(codes: np.ndarray, mapping: np.ndarray) -> None:
+    """Replace each code by ``mapping[code]`` in place, a slice at a time (no second array of that size)."""
+    for first in range(0, len(codes), BATCH_ROWS):
+        codes[first : first + BATCH_ROWS] = mapping[codes[first : first + BATCH_ROWS]]
+
+
+def _suspects(values: list[str], first: int) -> list[int]:
+    """Return the positions from ``first`` on of values that may be refused: empty, blank, unprintable or reserved.
+
+    One cheap test per value (a million ids are a million calls); ``_value_problem`` words the few it finds.
+    """
+    return [first + k for k, value in enumerate(values[first:])
+            if not value or value.isspace() or not value.isprintable() or value == POOLED]  # fmt: skip
+
+
+def _any(masks: list[np.ndarray]) -> np.ndarray:
+    """Return the rows where any mask holds (a new array unless there is one mask; no stacking, as reduce does)."""
+    result = masks[0] if len(masks) == 1 else masks[0] | masks[1]
+    for mask in masks[2:]:
+        result |= mask
+    return result
+
+
+def _every(masks: list[np.ndarray]) -> np.ndarray | None:
+    """Return the rows where every mask holds (a new array unless there is one mask); None for no mask."""
+    if not masks:
+        return None
+    result = masks[0] if len(masks) == 1 else masks[0] & masks[1]
+    for mask in masks[2:]:
+        result &= mask
+    return result
+
+
+def _first_line(error: Exception) -> str:
+    """Return an error's message up to its first line break (pyarrow's end in a newline, some span several)."""
+    return str(error).strip().split("\n")[0]
+
+
+def _raw(columns: dict[str, Any], row: int) -> list[Any]:
+    """Return a row's [start, end, type] as written (a span in the JSON Lines record's form, for its message)."""
+    return [columns[name][row].as_py() for name in ("start", "end", "type")]
+
+
+def _value_problem(value: str, what: str) -> str | None:
+    """Return why an id, language or labelling name cannot be used (empty, unprintable, reserved), or None."""
+    if not value.strip():
+        return f"{what} is empty" if value == "" else f"{what} is only whitespace"
+    if why := name_problem(value):
+        return f"{what} {why}"
+    if what == "'language'" and value == POOLED:
+        return f"language '{POOLED}' is reserved for the pooled rows of the results; rename it"
+    return None
+

@@ -1,0 +1,221 @@
+"""`refsens-report convert`: a record written as a Parquet span table, the columnar record (docs/adapters.md).
+
+The record is read as the audit reads it (a JSON Lines file; or a config: its adapter, then its `[record]
+label_map`) and written from its arrays (``Record.table``): one row per span, and one with null start, end and
+type for each labelling present on an item with no spans. Items are contiguous, in record order; within an
+item the labellings come in the record's order of labelling names, each with its spans as the record lists
+them, so reading the file back gives the same arrays. Row groups hold about ``ROW_GROUP_ROWS`` rows and end
+with an item. The same record gives the same bytes (with the same pyarrow, whose version the footer names).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import secrets
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator
+
+import numpy as np
+
+from refsens_report.config import AuditSettings, load_config
+from refsens_report.errors import InputError
+from refsens_report.load import read_record
+from refsens_report.record import Record, load_jsonl
+
+ROW_GROUP_ROWS = 1_000_000
+# every option that shapes the bytes, set here rather than left to pyarrow's defaults
+WRITER_OPTIONS = {"compression": "zstd", "compression_level": 3, "use_dictionary": True, "write_statistics": True,
+                  "store_schema": True, "version": "2.6"}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Written:
+    """What convert wrote: rows, items and row groups, and the notes to print (the record's, then its own)."""
+
+    rows: int
+    items: int
+    row_groups: int
+    notes: tuple[str, ...]
+
+
+def read_source(source: Path) -> tuple[Record, str]:
+    """Return the record a JSON Lines file or a config (``.toml``) names, and its duplicate key's meta name."""
+    if source.suffix == ".toml":
+        config = load_config(source)
+        return read_record(config), config.audit.duplicate_key
+    return load_jsonl(source), AuditSettings().duplicate_key
+
+
+def convert(source: Path, out: Path, force: bool = False, row_group_rows: int = ROW_GROUP_ROWS) -> Written:
+    """Write the record ``source`` names as a span table at ``out``; refuse to replace a file without ``force``."""
+    _check_out(out, force)
+    record, duplicate_key = read_source(source)
+    return write_span_table(record, duplicate_key, out, force, row_group_rows)
+
+
+def _check_out(out: Path, force: bool) -> None:
+    if out.suffix != ".parquet":
+        raise InputError(f"{out}: the span table's file name must end in .parquet")
+    if out.is_dir():
+        raise InputError(f"{out}: is a folder; name the .parquet file to write")
+    if out.exists() and not force:
+        raise InputError(f"{out}: exists; pass --force to replace it")
+
+
+def write_span_table(
+    record: Record, duplicate_key: str, out: Path, force: bool = False, row_group_rows: int = ROW_GROUP_ROWS
+) -> Written:
+    """Write a record's span table to ``out`` through a temporary file beside it, renamed once complete."""
+    import pyarrow.parquet as pq
+
+    _check_out(out, force)
+    table = record.table
+    notes = list(record.notes)
+    rows = _rows(table)
+    rowless = table.n_items - (int(np.count_nonzero(np.diff(rows.item))) + 1 if len(rows.item) else 0)
+    if rowless:
+        notes.append(f"convert: {rowless:,} items with no labelling present are left out (a span table has no row "
+                     "for them)")  # fmt: skip
+    columns = _item_columns(table, duplicate_key, notes)
+    schema = _schema(columns)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    temporary = _temporary(out)
+    groups = 0
+    try:
+        with pq.ParquetWriter(temporary, schema, **WRITER_OPTIONS) as writer:  # type: ignore[arg-type]
+            for group in _row_groups(table, rows, columns, row_group_rows):
+                writer.write_table(group, row_group_size=max(group.num_rows, 1))
+                groups += 1
+        _place(Path(temporary), out, force)
+    finally:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+    return Written(rows=len(rows.item), items=table.n_items - rowless, row_groups=groups, notes=tuple(notes))
+
+
+@dataclass(frozen=True)
+class _Rows:
+    """The span table's rows in file order: each one's item and labelling, and its span (or marker)."""
+
+    item: np.ndarray
+    labelling: np.ndarray
+    span: np.ndarray  # the span's position in the record's arrays (0 for a marker row)
+    marker: np.ndarray  # a labelling present with no spans: start, end and type null
+
+
+def _rows(table: Any) -> _Rows:
+    """Order the spans and the markers (one per labelling present on an item with no spans) as the file has them.
+
+    Sorting by item, then labelling code, stably, puts each marker where its labelling comes and keeps the
+    spans' own order. One key array is sorted and split back into item and labelling (memory: a few arrays of
+    the spans' length beside the record's own).
+    """
+    with_spans = np.zeros_like(table.present)
+    with_spans[table.item, table.labelling] = True
+    marker_item, marker_labelling = np.nonzero(table.present & ~with_spans)
+    n_names = max(len(table.names), 1)
+    key = np.concatenate([table.item, marker_item])
+    key *= n_names
+    key += np.concatenate([table.labelling, marker_labelling])
+    order = np.argsort(key, kind="stable")
+    item = key[order]
+    del key
+    labelling = item % n_names
+    item //= n_names
+    marker = order >= table.n_spans
+    order[marker] = 0  # a marker's span: none (its start, end and type are written as null)
+    return _Rows(item=item, labelling=labelling, span=order, marker=marker)
+
+
+def _item_columns(table: Any, duplicate_key: str, notes: list[str]) -> dict[str, np.ndarray]:
+    """Return the optional item columns some item has: third_pass (1, 0, -1 for none) and dup_key (str or None)."""
+    columns: dict[str, np.ndarray] = {}
+    third_pass = table.meta_values("third_pass")
+    if any(value is not None for value in third_pass):
+        columns["third_pass"] = np.array([1 if value is True else 0 if value is False else -1
+                                          for value in third_pass], dtype=np.int8)  # fmt: skip
+    keys = table.meta_values(duplicate_key)
+    if any(value is not None for value in keys):
+        other = sum(1 for value in keys if value is not None and not isinstance(value, str))
+        if other:  # the audit groups duplicates by string keys only
+            notes.append(f"convert: {other:,} items whose meta '{duplicate_key}' is not a string get no dup_key "
+                         "(the audit reads only string keys)")  # fmt: skip
+        columns["dup_key"] = np.array([value if isinstance(value, str) else None for value in keys], dtype=object)
+    return columns
+
+
+def _schema(columns: dict[str, np.ndarray]) -> Any:
+    import pyarrow as pa
+
+    string = pa.dictionary(pa.int32(), pa.string())
+    fields = [("id", string), ("language", string), ("labelling", string), ("start", pa.int64()),
+              ("end", pa.int64()), ("type", string)]  # fmt: skip
+    if "third_pass" in columns:
+        fields.append(("third_pass", pa.bool_()))
+    if "dup_key" in columns:
+        fields.append(("dup_key", string))
+    return pa.schema(fields)
+
+
+def _row_groups(table: Any, rows: _Rows, columns: dict[str, np.ndarray], row_group_rows: int) -> Iterator[Any]:
+    """Yield the row groups as Arrow tables: about ``row_group_rows`` rows each, never an item split in two."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    item_starts = np.concatenate([[0], np.flatnonzero(rows.item[1:] != rows.item[:-1]) + 1, [len(rows.item)]])
+    languages = pa.array(table.languages, pa.string())
+    names = pa.array(table.names, pa.string())
+    type_names = pa.array(table.type_names.tolist(), pa.string())
+    first = 0
+    while first < len(rows.item):
+        cut = int(np.searchsorted(item_starts, first + row_group_rows, side="right")) - 1
+        stop = int(item_starts[cut]) if item_starts[cut] > first else int(item_starts[cut + 1])
+        item, span, null = rows.item[first:stop], rows.span[first:stop], rows.marker[first:stop]
+        group_items, local = np.unique(item, return_inverse=True)
+        local = pa.array(local, pa.int32())
+        arrays = {
+            "id": pa.DictionaryArray.from_arrays(local, pa.array(table.ids[group_items].tolist(), pa.string())),
+            "language": pa.DictionaryArray.from_arrays(pa.array(table.language[item], pa.int32()), languages),
+            "labelling": pa.DictionaryArray.from_arrays(pa.array(rows.labelling[first:stop], pa.int32()), names),
+            "start": pa.array(table.start[span], pa.int64(), mask=null),
+            "end": pa.array(table.end[span], pa.int64(), mask=null),
+            "type": pa.DictionaryArray.from_arrays(pa.array(table.type[span], pa.int32(), mask=null), type_names),
+        }
+        if "third_pass" in columns:
+            flags = columns["third_pass"][item]
+            arrays["third_pass"] = pa.array(flags == 1, pa.bool_(), mask=flags < 0)
+        if "dup_key" in columns:
+            keys = pc.dictionary_encode(pa.array(columns["dup_key"][group_items].tolist(), pa.string()))
+            arrays["dup_key"] = keys.take(local)
+        yield pa.table(arrays)
+        first = stop
+
+
+def _temporary(out: Path) -> str:
+    """Create an empty file beside ``out`` with a name no one else has, with the permissions a new file gets."""
+    while True:
+        path = out.parent / f".{out.name}.{secrets.token_hex(6)}.partial"
+        try:
+            os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666))  # the umask applies, as to OUT
+        except FileExistsError:
+            continue
+        return str(path)
+
+
+def _place(temporary: Path, out: Path, force: bool) -> None:
+    """Move the finished file to ``out``: replacing it with ``force``, else never over a file that appeared."""
+    if force:
+        os.replace(temporary, out)
+        return
+    try:
+        os.link(temporary, out)  # fails if out exists, atomically
+    except FileExistsError:
+        raise InputError(f"{out}: exists; pass --force to replace it") from None
+    except OSError as error:
+        if error.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV, errno.EMLINK):
+            raise
+        if out.exists():  # a file system without hard links: check, then rename
+            raise InputError(f"{out}: exists; pass --force to replace it") from None
+        os.replace(temporary, out)

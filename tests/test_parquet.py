@@ -1,0 +1,446 @@
+"""The columnar record (format = "parquet") and `refsens-report convert`.
+
+Span tables are written here with pyarrow, row by row as the format describes them (docs/adapters.md), or by
+convert from a JSON Lines record. A Parquet record must audit exactly as the JSON Lines record it came from,
+keep absent and present-empty labellings apart, refuse every malformed table with its row number and exit 2
+(through ``cli.main``, no traceback), and take `[record] label_map` as the JSON Lines record does.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from helpers import A, B, D, R, config_text, item, write_project, write_record
+from refused import refused
+
+from refsens_report.adapters import parquet
+from refsens_report.audit import run_audit
+from refsens_report.cli import main
+from refsens_report.config import load_config
+from refsens_report.convert import convert
+from refsens_report.errors import MAX_PROBLEMS
+from refsens_report.load import load_record
+from refsens_report.record import MAX_OFFSET
+
+COLUMNS = ("id", "language", "labelling", "start", "end", "type")
+SCHEMA = pa.schema([("id", pa.string()), ("language", pa.string()), ("labelling", pa.string()),
+                    ("start", pa.int64()), ("end", pa.int64()), ("type", pa.string())])  # fmt: skip
+NULL = (None, None, None)
+
+
+def rows_of(*items: tuple[str, str, dict]) -> list[tuple]:
+    """Return span table rows for (id, language, {labelling: spans}); [] makes the present-and-empty row."""
+    rows = []
+    for item_id, language, labellings in items:
+        for name, spans in labellings.items():
+            rows += [(item_id, language, name, *span) for span in spans] or [(item_id, language, name, *NULL)]
+    return rows
+
+
+def good_rows() -> list[tuple]:
+    """Three audited items over two languages; row 4 is a present-and-empty marker (reviewer on en-1)."""
+    return rows_of(
+        ("en-1", "en", {A: [(0, 3, "PER")], B: [(0, 3, "PER")], D: [(0, 3, "PER")], R: []}),
+        ("en-2", "en", {A: [(0, 4, "LOC"), (5, 9, "PER")], B: [(0, 4, "LOC")], D: [(0, 4, "LOC")], R: [(0, 4, "LOC")]}),
+        ("de-1", "de", {A: [(2, 6, "ORG")], B: [(2, 6, "ORG")], D: [(2, 6, "ORG")], R: [(2, 6, "ORG")]}),
+    )
+
+
+def write_table(path: Path, rows: list[tuple], schema: pa.Schema = SCHEMA, **extra: list) -> Path:
+    """Write rows (tuples in COLUMNS order) and extra columns as a Parquet file."""
+    columns = {name: [row[k] for row in rows] for k, name in enumerate(COLUMNS)}
+    columns.update(extra)
+    fields = list(schema) + [pa.field(name, pa.bool_() if name == "third_pass" else pa.string())
+                             for name in extra if name not in schema.names]  # fmt: skip
+    pq.write_table(pa.table(columns, schema=pa.schema(fields)), path)
+    return path
+
+
+def project(folder: Path, rows: list[tuple] | None = None, record: str = "record.parquet", extra: str = "",
+            **table: object) -> Path:  # fmt: skip
+    """Write a span table (unless ``rows`` is None) and a refsens.toml reading it; return the config's path."""
+    folder.mkdir(parents=True, exist_ok=True)
+    if rows is not None:
+        write_table(folder / record, rows, **table)  # type: ignore[arg-type]
+    path = folder / "refsens.toml"
+    path.write_text(config_text(record=record).replace('format = "jsonl"', f'format = "parquet"{extra}'))
+    return path
+
+
+def as_parquet_config(config: Path, record: str = "record.parquet") -> Path:
+    """Return a copy of a JSON Lines project's config pointing at the Parquet file."""
+    text = config.read_text().replace('path = "record.jsonl"', f'path = "{record}"')
+    path = config.with_name("parquet.toml")
+    path.write_text(text.replace('format = "jsonl"', 'format = "parquet"'))
+    return path
+
+
+def canonical(table) -> dict[str, np.ndarray]:
+    """Return a table's spans ordered by item, then labelling code, each pair's spans as listed (convert's order)."""
+    order = np.lexsort((table.labelling, table.item))
+    return {name: getattr(table, name)[order] for name in ("item", "labelling", "start", "end", "type")}
+
+
+# ----------------------------------------------------------------------------------------------------------
+# round trips
+
+
+def test_the_demo_audits_to_the_same_results_csv_from_parquet(tmp_path, capsys):
+    """JSON Lines -> convert -> audit: results.csv byte for byte (the simulated demo, a quick run)."""
+    assert main(["simulate", str(tmp_path), "--seed", "0", "--items", "3000"]) == 0
+    config = tmp_path / "refsens.toml"
+    assert main(["convert", str(tmp_path / "record.jsonl"), str(tmp_path / "record.parquet")]) == 0
+    assert "wrote" in capsys.readouterr().out
+    parquet_config = as_parquet_config(config)
+    assert main(["audit", str(config), "--out", str(tmp_path / "jsonl"), "--resamples", "200", "-q"]) == 0
+    assert main(["audit", str(parquet_config), "--out", str(tmp_path / "pq"), "--resamples", "200", "-q"]) == 0
+    assert (tmp_path / "jsonl" / "results.csv").read_bytes() == (tmp_path / "pq" / "results.csv").read_bytes()
+
+
+def round_trip_items() -> list[dict]:
+    """Absent and present-empty labellings, a name first seen empty, repeated spans, meta on some items."""
+    return [
+        item("en-1", "en", meta={"third_pass": True, "dup_key": "k1"}, text="Ada Lovelace met Bob.",
+             **{A: [[0, 3, "PER"], [0, 3, "PER"]], B: [], D: [[0, 12, "PER"]], R: None}),
+        item("en-2", "en", meta={"dup_key": "k1"},
+             **{"extra": [], B: [[4, 8, "LOC"]], A: [[4, 8, "LOC"]], D: [[4, 8, "LOC"]], R: [[4, 8, "LOC"]]}),
+        item("hi-1", "hi", **{A: [[1, 2, "DATE"]], B: [[1, 2, "DATE"]], D: [[1, 2, "DATE"]], R: []}),
+        item("en-3", "en", meta={"third_pass": False},
+             **{A: [[5, 9, "ORG"], [0, 2, "PER"]], B: None, D: [[0, 2, "PER"]], R: [[0, 2, "PER"], [0, 2, "PER"]]}),
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize("batch_rows", [parquet.BATCH_ROWS, 3])
+def test_absent_and_present_empty_labellings_round_trip_exactly(batch_rows, tmp_path, capsys, monkeypatch):
+    """The arrays, every item (its labellings, present and empty ones apart, and meta) and the audit's rows.
+
+    With 3-row batches every item straddles batches, so the per-batch items are merged at the end.
+    """
+    monkeypatch.setattr(parquet, "BATCH_ROWS", batch_rows)
+    config = write_project(tmp_path, round_trip_items())
+    assert main(["convert", str(config), str(tmp_path / "record.parquet")]) == 0
+    parquet_config = as_parquet_config(config)
+    jsonl, columnar = load_record(load_config(config)), load_record(load_config(parquet_config))
+    assert columnar.items == () and columnar.columnar is not None
+    before, after = jsonl.table, columnar.table
+    assert list(after.ids) == list(before.ids) and after.languages == before.languages
+    assert after.names == before.names == (A, B, D, "extra", R)  # 'extra' first appears empty, on en-2
+    assert np.array_equal(after.language, before.language) and np.array_equal(after.present, before.present)
+    assert after.type_names.tolist() == before.type_names.tolist()
+    for name, values in canonical(before).items():
+        assert np.array_equal(getattr(after, name), values), name
+    for key in ("dup_key", "third_pass"):
+        assert after.meta_values(key).tolist() == before.meta_values(key).tolist()
+    for index, original in enumerate(jsonl.items):
+        copy = columnar.item(index)
+        assert (copy.id, copy.language, copy.text) == (original.id, original.language, None)
+        assert {name: sorted(spans) for name, spans in copy.labellings.items()} == {
+            name: sorted(spans) for name, spans in original.labellings.items()}  # fmt: skip
+        assert copy.meta == original.meta
+    assert R not in columnar.item(0).labellings and columnar.item(2).labellings[R] == ()
+    assert columnar.item(0).labellings[A] == ((0, 3, "PER"), (0, 3, "PER"))  # a repeated span is kept, as JSONL does
+    # repeats count once under each rule, as in the JSON Lines record: every statistic the same
+    assert run_audit(load_config(parquet_config)).rows == run_audit(load_config(config)).rows
+
+
+def test_items_come_in_order_of_first_appearance_and_keep_their_rows_order(tmp_path):
+    """An item's rows need not be together: items by first row, each one's spans in file order."""
+    rows = rows_of(("b", "en", {A: [(5, 6, "X")]}), ("a", "en", {A: [(0, 1, "Y")]}),
+                   ("b", "en", {B: [(3, 4, "Z"), (1, 2, "Z")], D: [], R: []}),
+                   ("a", "en", {B: [], D: [], R: []}))  # fmt: skip
+    record = load_record(load_config(project(tmp_path, rows)))
+    table = record.table
+    assert list(table.ids) == ["b", "a"]
+    assert table.names == (A, B, D, R)
+    assert record.item(0).labellings == {A: ((5, 6, "X"),), B: ((3, 4, "Z"), (1, 2, "Z")), D: (), R: ()}
+    assert record.item(1).labellings == {A: ((0, 1, "Y"),), B: (), D: (), R: ()}
+    assert table.item.tolist() == [0, 0, 0, 1]
+
+
+def test_a_folder_of_files_is_one_record_and_string_columns_may_be_any_string_type(tmp_path):
+    """Files in name order; large_string and dictionary columns, narrow and unsigned offsets are accepted."""
+    folder = tmp_path / "parts"
+    folder.mkdir()
+    rows = good_rows()
+    narrow = pa.schema([("id", pa.large_string()), ("language", pa.dictionary(pa.int8(), pa.string())),
+                        ("labelling", pa.string()), ("start", pa.uint16()), ("end", pa.int32()),
+                        ("type", pa.dictionary(pa.int32(), pa.large_string()))])  # fmt: skip
+    write_table(folder / "b.parquet", rows[8:], schema=narrow)
+    write_table(folder / "a.parquet", rows[:8])
+    (folder / "README.txt").write_text("not read")
+    record = load_record(load_config(project(tmp_path, record="parts")))
+    whole = load_record(load_config(project(tmp_path / "whole", rows)))
+    assert list(record.table.ids) == ["en-1", "en-2", "de-1"]
+    for name in ("item", "labelling", "start", "end", "type", "present", "language"):
+        assert np.array_equal(getattr(record.table, name), getattr(whole.table, name)), name
+
+
+def test_dup_key_is_stored_under_the_configured_duplicate_key(tmp_path):
+    rows = good_rows()
+    keys = ["k"] * 4 + [None] * (len(rows) - 4)
+    config = project(tmp_path, rows, dup_key=keys, third_pass=[True] * 4 + [False] * (len(rows) - 4))
+    config.write_text(config.read_text() + 'duplicate_key = "group"\n')
+    table = load_record(load_config(config)).table
+    assert table.meta_values("group").tolist() == ["k", None, None]
+    assert table.meta_values("third_pass").tolist() == [True, False, False]
+    assert table.flag("third_pass").tolist() == [True, False, False]
+
+
+# ----------------------------------------------------------------------------------------------------------
+# malformed span tables: exit 2, the file and the row, no traceback
+
+
+def replace_row(rows: list[tuple], number: int, **values: object) -> list[tuple]:
+    """Return the rows with data row ``number`` (from 1) changed."""
+    changed = list(rows)
+    row = dict(zip(COLUMNS, changed[number - 1]))
+    row.update(values)
+    changed[number - 1] = tuple(row[name] for name in COLUMNS)
+    return changed
+
+
+MALFORMED = {
+    "start >= end": (lambda rows: replace_row(rows, 2, start=5, end=3),
+                     ['record.parquet: row 2: span has start >= end: [5, 3, "PER"]']),
+    "start < 0": (lambda rows: replace_row(rows, 3, start=-1),
+                  ['record.parquet: row 3: span has start < 0: [-1, 3, "PER"]']),
+    "beyond MAX_OFFSET": (lambda rows: replace_row(rows, 5, end=MAX_OFFSET + 1),
+                          [f"record.parquet: row 5: span has an offset beyond {MAX_OFFSET} characters"]),
+    "empty type": (lambda rows: replace_row(rows, 6, type=" "),
+                   ['record.parquet: row 6: span type must be a non-empty string: [5, 9, " "]']),
+    "type with a bidi control": (lambda rows: replace_row(rows, 6, type="PER\u202e"),
+                                 ["record.parquet: row 6: span type 'PER\\u202e' contains U+202E"]),
+    "start null only": (lambda rows: replace_row(rows, 2, start=None),
+                        ["record.parquet: row 2: start, end and type must all be set (a span) or all be null",
+                         '[null, 3, "PER"]']),
+    "type null only": (lambda rows: replace_row(rows, 7, type=None), ["row 7: start, end and type must all be set"]),
+    "null id": (lambda rows: replace_row(rows, 9, id=None), ["record.parquet: row 9: 'id' is null"]),
+    "null language": (lambda rows: replace_row(rows, 9, language=None), ["record.parquet: row 9: 'language' is null"]),
+    "null labelling": (lambda rows: replace_row(rows, 9, labelling=None), ["record.parquet: row 9: 'labelling' is null"]),
+    "empty id": (lambda rows: replace_row(rows, 1, id=""), ["record.parquet: row 1: 'id' is empty"]),
+    "blank labelling": (lambda rows: replace_row(rows, 10, labelling="  "),
+                        ["record.parquet: row 10: the labelling name is only whitespace"]),
+    "id with a zero-width space": (lambda rows: [(row[0] + "\u200b" if row[0] == "de-1" else row[0], *row[1:])
+                                                 for row in rows], ["row 10: 'id' 'de-1\\u200b' contains U+200B"]),
+    "labelling with a control": (lambda rows: replace_row(rows, 4, labelling="rev\x1b"),
+                                 ["row 4: the labelling name 'rev\\x1b' contains U+001B"]),
+    "language pooled": (lambda rows: [(row[0], "pooled" if row[1] == "de" else row[1], *row[2:]) for row in rows],
+                        ["row 10: language 'pooled' is reserved for the pooled rows"]),
+    "two languages": (lambda rows: replace_row(rows, 3, language="de"),
+                      ["record.parquet: row 3: item 'en-1' has language 'de' here, but 'en' at row 1: an item has "
+                       "one language"]),
+    "a marker beside spans": (lambda rows: rows + [("en-2", "en", A, None, None, None)],
+                              ["record.parquet: row 14: labelling 'annotator_a' of item 'en-2' is marked present with no "
+                               "spans (null start, end and type), but other rows give it spans; drop this row"]),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", MALFORMED, ids=list(MALFORMED))
+def test_a_malformed_span_table_names_the_row(case, tmp_path, capsys):
+    change, expected = MALFORMED[case]
+    refused(project(tmp_path, change(good_rows())), capsys, *expected)
+
+
+@pytest.mark.parametrize("column, values, expected", [
+    ("third_pass", [True] * 2 + [False] * 11, "row 3: item 'en-1' has third_pass false here, but true at row 1: "
+                                              "third_pass belongs to the item, the same on each of its rows"),
+    ("third_pass", [True] * 3 + [None] + [False] * 9, "row 4: item 'en-1' has third_pass null here, but true at row 1"),
+    ("dup_key", ["a"] * 4 + ["b"] + ["a"] * 8, "row 6: item 'en-2' has dup_key \"a\" here, but \"b\" at row 5"),
+])  # fmt: skip
+def test_item_columns_must_agree_on_every_row_of_an_item(column, values, expected, tmp_path, capsys):
+    rows = good_rows()
+    assert len(values) == len(rows)
+    refused(project(tmp_path, rows, **{column: values}), capsys, expected)
+
+
+def test_a_disagreement_across_files_names_both(tmp_path, capsys, monkeypatch):
+    """An item whose rows are in two files (and two batches): the message names the other file's row."""
+    monkeypatch.setattr(parquet, "BATCH_ROWS", 2)
+    folder = tmp_path / "parts"
+    folder.mkdir()
+    rows = good_rows()
+    write_table(folder / "1.parquet", rows[:2])
+    write_table(folder / "2.parquet", replace_row(rows, 3, language="de")[2:])
+    refused(project(tmp_path, record="parts"), capsys,
+            "parts/2.parquet: row 1: item 'en-1' has language 'de' here, but 'en' at parts/1.parquet: row 1")
+
+
+@pytest.mark.parametrize("column, values, expected", [
+    ("start", pa.array([0.0]), "the column 'start' is double, expected an integer type (int8 to int64, uint8 to "
+     "uint64); pandas makes an integer column with missing values float64: use the Int64 dtype"),
+    ("id", pa.array([1]), "the column 'id' is int64, expected string (string, large_string, or a dictionary of "
+     "strings)"),
+    ("type", pa.array([b"PER"]), "the column 'type' is binary, expected string"),
+    ("third_pass", pa.array(["yes"]), "the column 'third_pass' is string, expected bool"),
+])  # fmt: skip
+def test_a_column_of_the_wrong_type_says_which_type_was_expected(column, values, expected, tmp_path, capsys):
+    columns = {"id": pa.array(["1"]), "language": pa.array(["en"]), "labelling": pa.array([A]),
+               "start": pa.array([0]), "end": pa.array([3]), "type": pa.array(["PER"])}  # fmt: skip
+    pq.write_table(pa.table({**columns, column: values}), tmp_path / "record.parquet")
+    refused(project(tmp_path), capsys, f"record.parquet: {expected}")
+
+
+def test_a_missing_column_is_named_with_the_columns_found(tmp_path, capsys):
+    rows = good_rows()
+    pq.write_table(pa.table({"id": [row[0] for row in rows], "language": [row[1] for row in rows],
+                             "labelling": [row[2] for row in rows], "begin": [row[3] for row in rows],
+                             "end": [row[4] for row in rows]}), tmp_path / "record.parquet")  # fmt: skip
+    refused(project(tmp_path), capsys, "record.parquet: no column 'start', 'type': a span table has the columns id, "
+            "language, labelling, start, end, type (and optionally third_pass, dup_key); this file has 'id', "
+            "'language', 'labelling', 'begin', 'end'")  # fmt: skip
+
+
+def test_an_empty_table_is_an_error(tmp_path, capsys):
+    refused(project(tmp_path, []), capsys, "record.parquet: the record is empty (no rows)")
+
+
+@pytest.mark.parametrize("content, expected", [
+    (b"id,language\nen-1,en\n", "record.parquet: not a Parquet file (it does not begin and end with the bytes PAR1)"),
+    (b"", "record.parquet: not a Parquet file"),
+    (b"PAR1" + b"\x00" * 40 + b"PAR1", "record.parquet: not a readable Parquet file"),
+])  # fmt: skip
+def test_a_file_that_is_not_parquet(content, expected, tmp_path, capsys):
+    (tmp_path / "record.parquet").write_bytes(content)
+    refused(project(tmp_path), capsys, expected)
+
+
+def test_a_folder_without_parquet_files(tmp_path, capsys):
+    (tmp_path / "parts").mkdir()
+    (tmp_path / "parts" / "record.jsonl").write_text("{}\n")
+    refused(project(tmp_path, record="parts"), capsys, "parts: no .parquet files in this folder")
+
+
+def test_a_flood_of_bad_rows_is_capped(tmp_path, capsys):
+    rows = rows_of(*[(f"en-{k}", "en", {A: [(5, 3, "PER")], B: [], D: [], R: []}) for k in range(300)])
+    err = refused(project(tmp_path, rows), capsys, "record.parquet: row 1: span has start >= end",
+                  "more rows with problems, not listed")
+    assert len(err.strip().splitlines()) <= MAX_PROBLEMS + 1
+
+
+def test_role_names_and_unknown_labellings_work_as_for_jsonl(tmp_path, capsys):
+    """A role's labelling on no item is an error; a labelling no role names is a note ("not audited")."""
+    rows = [row for row in good_rows() if row[2] != R] + [("en-1", "en", "model_x", 0, 3, "PER")]
+    refused(project(tmp_path, rows), capsys, "Config value 'roles.references': 'reviewer' is not a labelling in the "
+            "record (present on no item; labellings found: annotator_a, annotator_b, delivered, model_x)")  # fmt: skip
+    config = project(tmp_path / "ok", good_rows() + [("en-1", "en", "model_x", 0, 3, "PER")])
+    assert main(["validate", str(config)]) == 0
+    out = capsys.readouterr().out
+    assert "labellings in the record that no role names, so not audited: model_x" in out
+
+
+# ----------------------------------------------------------------------------------------------------------
+# label_map
+
+
+def test_label_map_on_parquet_equals_label_map_on_jsonl(tmp_path):
+    """Renamed types merge, dropped ones go (present labellings stay present), with the same note."""
+    items = [
+        item("en-1", "en", **{A: [[0, 3, "DATE"], [4, 6, "MISC"]], B: [[0, 3, "TIME"]], D: [[0, 3, "DATE"], [0, 3, "TIME"]],
+                              R: [[4, 6, "MISC"]]}),
+        item("en-2", "en", **{A: [[1, 2, "PER"]], B: [[1, 2, "PER"], [3, 5, "MISC"]], D: [[1, 2, "PER"]], R: []}),
+    ]  # fmt: skip
+    mapping = '\nlabel_map = { DATE = "DATETIME", TIME = "DATETIME", MISC = "" }'
+    config = write_project(tmp_path, items)
+    assert main(["convert", str(config), str(tmp_path / "record.parquet")]) == 0
+    parquet_config = as_parquet_config(config)
+    for path in (config, parquet_config):
+        path.write_text(path.read_text().replace('format = "jsonl"', 'format = "jsonl"' + mapping)
+                        .replace('format = "parquet"', 'format = "parquet"' + mapping))  # fmt: skip
+    jsonl, columnar = load_record(load_config(config)), load_record(load_config(parquet_config))
+    assert columnar.notes == jsonl.notes
+    assert ("record.label_map: renamed 4 spans (DATE → DATETIME 2, TIME → DATETIME 2); dropped 3 MISC spans "
+            "(annotator_a 1, reviewer 1, annotator_b 1)") in columnar.notes  # fmt: skip
+    assert columnar.table.type_names.tolist() == jsonl.table.type_names.tolist() == ["DATETIME", "PER"]
+    for name, values in canonical(jsonl.table).items():
+        assert np.array_equal(getattr(columnar.table, name), values), name
+    assert np.array_equal(columnar.table.present, jsonl.table.present)
+    assert columnar.item(0).labellings[R] == ()
+    assert run_audit(load_config(parquet_config)).rows == run_audit(load_config(config)).rows
+
+
+def test_a_label_map_that_maps_nothing_leaves_the_table_as_it_was(tmp_path):
+    config = project(tmp_path, good_rows(), extra='\nlabel_map = { DATE = "DATETIME" }')
+    record = load_record(load_config(config))
+    assert "record.label_map: no span had a mapped type" in record.notes
+    assert record.table.type_names.tolist() == ["LOC", "ORG", "PER"]
+
+
+# ----------------------------------------------------------------------------------------------------------
+# convert
+
+
+def test_convert_is_deterministic_and_keeps_items_whole_in_row_groups(tmp_path):
+    config = write_project(tmp_path, round_trip_items())
+    first, second = tmp_path / "a.parquet", tmp_path / "b.parquet"
+    written = convert(config, first, row_group_rows=4)
+    convert(config, second, row_group_rows=4)
+    assert first.read_bytes() == second.read_bytes()
+    assert written.row_groups > 1 and written.items == 4
+    metadata = pq.ParquetFile(first).metadata
+    assert metadata.num_row_groups == written.row_groups and metadata.num_rows == written.rows
+    seen: set[str] = set()
+    for group in range(metadata.num_row_groups):
+        ids = set(pq.ParquetFile(first).read_row_group(group, columns=["id"]).column("id").to_pylist())
+        assert not ids & seen, "an item split between row groups"
+        seen |= ids
+    schema = pq.read_schema(first)
+    assert schema.field("id").type == pa.dictionary(pa.int32(), pa.string())
+    assert {"third_pass", "dup_key"} <= set(schema.names)
+    one_group = convert(config, tmp_path / "c.parquet")
+    assert one_group.row_groups == 1
+    assert load_record(load_config(as_parquet_config(config, "c.parquet"))).table.n_spans == (
+        load_record(load_config(as_parquet_config(config, "a.parquet"))).table.n_spans)  # fmt: skip
+
+
+def test_convert_writes_item_columns_only_when_some_item_has_them(tmp_path, capsys):
+    record = write_record(tmp_path / "record.jsonl", [item("en-1", "en", **{A: [[0, 1, "X"]]}),
+                                                      item("en-2", "en", **{})])  # fmt: skip
+    assert main(["convert", str(record), str(tmp_path / "out.parquet")]) == 0
+    out = capsys.readouterr().out
+    assert "wrote " in out and "(1 row: 1 item, 1 row group)" in out
+    assert "note: convert: 1 item with no labelling present" not in out
+    assert "note: convert: 1 items with no labelling present are left out" in out
+    assert pq.read_schema(tmp_path / "out.parquet").names == list(COLUMNS)
+
+
+def test_convert_refuses_to_overwrite_without_force(tmp_path, capsys):
+    config = write_project(tmp_path, round_trip_items())
+    out = tmp_path / "record.parquet"
+    out.write_bytes(b"keep me")
+    assert main(["convert", str(config), str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.strip() == f"error: {out}: exists; pass --force to replace it"
+    assert out.read_bytes() == b"keep me"
+    assert main(["convert", str(config), str(out), "--force"]) == 0
+    assert out.read_bytes()[:4] == b"PAR1"
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["record.jsonl", "record.parquet", "refsens.toml"]
+
+
+@pytest.mark.parametrize("arguments, expected", [
+    (["{folder}/refsens.toml", "{folder}/out.csv"], "out.csv: the span table's file name must end in .parquet"),
+    (["{folder}/missing.jsonl", "{folder}/out.parquet"], "missing.jsonl: cannot read the record"),
+    (["{folder}/bad.toml", "{folder}/out.parquet"], "bad.toml"),
+    (["{folder}/refsens.toml", "{folder}"], "must end in .parquet"),
+])  # fmt: skip
+def test_convert_errors_are_one_line_and_exit_2(arguments, expected, tmp_path, capsys):
+    write_project(tmp_path, round_trip_items())
+    (tmp_path / "bad.toml").write_text("[dataset\n")
+    code = main(["convert", *(argument.format(folder=tmp_path) for argument in arguments)])
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err and expected in err, err
+    assert not list(tmp_path.glob("*.parquet")) and not list(tmp_path.glob(".*.partial"))
+
+
+def test_convert_applies_the_configs_label_map(tmp_path):
+    items = [item("en-1", "en", **{A: [[0, 3, "DATE"], [4, 6, "MISC"]], B: [], D: [], R: []})]
+    config = write_project(tmp_path, items)
+    config.write_text(config.read_text().replace('format = "jsonl"', 'format = "jsonl"\nlabel_map = { DATE = "DAY", '
+                                                 'MISC = "" }'))  # fmt: skip
+    written = convert(config, tmp_path / "mapped.parquet")
+    assert any(note.startswith("record.label_map: renamed 1 span (DATE → DAY 1)") for note in written.notes)
+    table = pq.read_table(tmp_path / "mapped.parquet")
+    assert table.column("type").to_pylist() == ["DAY", None, None, None]
