@@ -22,10 +22,14 @@ order puts de-1 first.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
+import random
 from pathlib import Path
 
+import numpy as np
+import orjson
 import pytest
 from conftest import build
 from helpers import audit_items, item, write_project
@@ -33,6 +37,14 @@ from test_site import parse
 
 from refsens_report import render
 from refsens_report.analyses import disagreements
+from refsens_report.analyses.base import AuditContext
+from refsens_report.config import load_config
+from refsens_report.counts import ItemCounts
+from refsens_report.load import load_record
+from refsens_report.record import Record
+from refsens_report.subsets import DuplicateGroups, build_subsets
+from refsens_report.table import SpanTable
+from refsens_report.tables import spreadsheet_safe
 
 ROLES = {"annotators": ("a", "b"), "outputs": ("o1", "o2"), "references": ("gold", "clean")}
 TEXTS = {"en-1": "Peter met Mary in Paris", "en-2": "Anna said hi", "en-3": "Same here", "de-1": "Hallo Welt"}
@@ -212,3 +224,207 @@ def test_hostile_text_is_escaped_and_isolated_on_the_page(tmp_path: Path) -> Non
     # every listed span's type and text sit in isolates too
     spans = [node for node in page.iter("dl") if node.attrs.get("class") == "spans"][0]
     assert {bdi.text() for bdi in spans.iter("bdi")} >= {"CODE", '<script>alert("text")</script>', "مرحبا"}
+
+
+# --- the listings against a line-by-line reference -------------------------------------------------
+#
+# The listings are built from arrays (the counts and the span table), never item by item. The reference below
+# is the straightforward per-item construction they replaced: one dict per item read back as an Item, sorted
+# with a Python key, written with orjson and the csv module. On random records (tricky ids, languages, types
+# and texts; absent labellings, repeated and unsorted spans; outputs that are also references or annotators)
+# the files and the summary must be the same, byte for byte, for a record of items and for the same record as
+# columns only.
+
+
+def reference_listings(context) -> tuple[dict[str, str], dict]:
+    """Return (files, summary) built line by line from the items, as the analysis once did."""
+    counts = context.counts
+
+    def lines_of(comparison) -> list[dict]:
+        first, second = comparison.first, comparison.second
+        mask = context.subsets.audited if comparison.subset == "audited" else context.subsets.corpus
+        differing = mask & counts.has(first) & counts.has(second) & ~counts.equal(first, second)
+        changes = {}
+        for output in disagreements.scored_outputs(context, comparison):
+            tp_first, tp_second = counts.tp("strict", output, first), counts.tp("strict", output, second)
+            tp = tp_second - tp_first
+            fn = (counts.size("strict", second) - tp_second) - (counts.size("strict", first) - tp_first)
+            changes[output] = (counts.has(output), tp, -tp, fn)
+        lines = []
+        for index in np.flatnonzero(differing):
+            entry = context.record.item(index)
+            spans_first, spans_second = (
+                [list(span) for span in sorted({(int(s), int(e), str(t)) for s, e, t in entry.labellings[name]})]
+                for name in (first, second))  # fmt: skip
+            line = {"id": entry.id, "language": entry.language, "first": first, "second": second,
+                    "subset": comparison.subset, "impact": 0}  # fmt: skip
+            if context.config.report.show_text and entry.text is not None:
+                line["text"] = entry.text
+            line["spans_first"], line["spans_second"] = spans_first, spans_second
+            line["only_first"] = [span for span in spans_first if span not in spans_second]
+            line["only_second"] = [span for span in spans_second if span not in spans_first]
+            line["outputs"] = {output: {"tp": int(tp[index]), "fp": int(fp[index]), "fn": int(fn[index])}
+                               for output, (present, tp, fp, fn) in changes.items() if present[index]}  # fmt: skip
+            line["impact"] = sum(abs(value) for change in line["outputs"].values() for value in change.values())
+            lines.append(line)
+        return lines
+
+    files, found, text = {}, [], False
+    for kind, stem in (("references", disagreements.REFERENCES_FILE), ("annotators", disagreements.ANNOTATORS_FILE)):
+        chosen = [comparison for comparison in disagreements.comparisons(context) if comparison.kind == kind]
+        if not chosen:
+            continue
+        order = {(comparison.first, comparison.second): number for number, comparison in enumerate(chosen)}
+        lines = sorted((line for comparison in chosen for line in lines_of(comparison)), key=lambda line: (
+            -line["impact"], -len(line["only_first"]) - len(line["only_second"]), order[line["first"], line["second"]],
+            line["language"], line["id"]))  # fmt: skip
+        outputs = list(dict.fromkeys(output for comparison in chosen
+                                     for output in disagreements.scored_outputs(context, comparison)))  # fmt: skip
+        files[f"{stem}.jsonl"] = "".join(orjson.dumps(line).decode("utf-8") + "\n" for line in lines)
+        buffer = io.StringIO()
+        writer = csv.writer(buffer, lineterminator="\n")
+        writer.writerow(["id", "language", "first", "second", "subset", "impact", "text", "spans_first", "spans_second",
+                         "only_first", "only_second"] + [spreadsheet_safe(f"{output} {count}") for output in outputs
+                                                         for count in ("ΔTP", "ΔFP", "ΔFN")])  # fmt: skip
+        for line in lines:
+            row = [spreadsheet_safe(line["id"]), spreadsheet_safe(line["language"]), spreadsheet_safe(line["first"]),
+                   spreadsheet_safe(line["second"]), line["subset"], line["impact"],
+                   spreadsheet_safe(line["text"]) if "text" in line else "",
+                   *(orjson.dumps(line[key]).decode("utf-8") for key in disagreements.SPAN_KEYS)]  # fmt: skip
+            for output in outputs:
+                change = line["outputs"].get(output)
+                row += [change[count] for count in ("tp", "fp", "fn")] if change else ["", "", ""]
+            writer.writerow(row)
+        files[f"{stem}.csv"] = buffer.getvalue()
+        text = text or any("text" in line for line in lines)
+        language = context.record.table.language_names()
+        for comparison in chosen:
+            mine = [line for line in lines if (line["first"], line["second"]) == (comparison.first, comparison.second)]
+            mask = context.subsets.audited if comparison.subset == "audited" else context.subsets.corpus
+            languages = sorted(set(language[mask]))
+
+            def tally(value) -> dict[str, int]:
+                counted = {name: sum(value(line) for line in mine if line["language"] == name) for name in languages}
+                return {**counted, "pooled": sum(value(line) for line in mine)}
+
+            found.append({"kind": comparison.kind, "first": comparison.first, "second": comparison.second,
+                          "subset": comparison.subset, "file": stem,
+                          "items": {**{name: int((mask & (language == name)).sum()) for name in languages},
+                                    "pooled": int(mask.sum())},
+                          "differing": tally(lambda line: 1), "only_first": tally(lambda line: len(line["only_first"])),
+                          "only_second": tally(lambda line: len(line["only_second"]))})  # fmt: skip
+    return files, {"show_text": context.config.report.show_text, "text": text, "comparisons": found}
+
+
+def audit_context(config_path: Path, record=None):
+    """Return the audit's context (counts, item sets) without the bootstrap, as audit_record builds it."""
+    config = load_config(config_path)
+    record = record if record is not None else load_record(config)
+    counts = ItemCounts(record.table, config.roles.all_names)
+    groups = DuplicateGroups.from_record(record, config.audit.duplicate_key)
+    defective = groups.defective(record, counts, config)
+    subsets = build_subsets(counts, groups, {found for group in defective for found in group.items}, config)
+    return AuditContext(config, record, counts, groups, defective, subsets)
+
+
+NAMES = ("gold", "clean", "third", "o1", "o2", "a", "b")
+IDS = ("x", "X", "=sum", "é", "z,1", '"q"', "+1", " lead", "ß", "a b", "10", "9", "-")
+LANGUAGES = ("en", "de", "Ürdu", "=f", "a,b", "zh Hant")
+TYPES = ("PER", "LOC", "per", "Z", "É", 'q"t', "a,b")
+TEXT_STARTS = ("plain text", "with, a comma", 'a "quote"', "new\nline", "=formula", " lead", "cr\r here", "tab\there")
+ROLES_CASES = (
+    {"references": ("gold", "clean"), "outputs": ("o1", "o2"), "annotators": ("a", "b")},
+    {"references": ("gold", "clean", "third"), "outputs": ("clean", "o1", "o2"), "annotators": None},
+    {"references": ("gold", "third", "clean"), "outputs": ("o2", "a", "o1"), "annotators": ("a", "b")},
+)
+
+
+def random_record(rng: random.Random) -> list[dict]:
+    """Return a small random record: every trap for the order, the dedup and the quoting the listings have."""
+    found = []
+    for number in range(rng.randint(1, 40)):
+        text = rng.choice((None, None, *TEXT_STARTS))
+        if text is not None:
+            text = (text + " " * 40)[:40]
+        labellings = {}
+        for name in NAMES:
+            if rng.random() < 0.12:
+                continue  # absent on this item
+            spans = []
+            for _ in range(rng.choice((0, 0, 1, 1, 2, 3, 5))):
+                start = rng.randint(0, 12)
+                spans.append([start, start + rng.randint(1, 6), rng.choice(TYPES)])
+            if spans and rng.random() < 0.3:
+                spans.append(list(rng.choice(spans)))  # repeated: counts once
+            if text is None and rng.random() < 0.05:
+                spans.append([2**52, 2**52 + 3, "PER"])  # offsets too wide for one integer key
+            rng.shuffle(spans)
+            labellings[name] = spans
+        if rng.random() < 0.3:  # the golds often agree
+            labellings.pop("clean", None)
+            if "gold" in labellings:
+                labellings["clean"] = list(labellings["gold"])
+        found.append(item(f"{rng.choice(IDS)}{number}", rng.choice(LANGUAGES), text=text, **labellings))
+    return found
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_listings_equal_a_line_by_line_reference_on_random_records(tmp_path: Path, monkeypatch, seed: int) -> None:
+    rng = random.Random(seed)
+    roles = ROLES_CASES[seed % len(ROLES_CASES)]
+    extra = "\n[report]\nshow_text = false\n" if seed % 4 == 3 else ""
+    config = write_project(tmp_path, random_record(rng), extra=extra, **roles)
+    context = audit_context(config)
+    expected_files, expected_summary = reference_listings(context)
+    if seed % 2:
+        monkeypatch.setattr(disagreements, "CHUNK_PIECES", 2)  # many chunks of outputs per line
+    assert disagreements.files(context) == expected_files
+    assert disagreements.summary(context) == expected_summary
+    # the same record as columns only: no Item objects, items rebuilt from the arrays where needed
+    columnar = Record(columnar=dataclasses.replace(SpanTable.from_items(context.record.items), items=None, meta={}))
+    columns = audit_context(config, columnar)
+    assert disagreements.files(columns) == expected_files
+    assert disagreements.summary(columns) == expected_summary
+    assert reference_listings(columns) == (expected_files, expected_summary)
+
+
+def test_csv_cells_are_what_the_csv_module_writes() -> None:
+    rng = random.Random(0)
+    alphabet = ['a', 'é', ',', '"', '\n', '\r', ' ', '\t', '=', "'", '\x00', '\u2028', ';']
+    texts = ["", " ", "\r", "\n", '"', ",", "plain"] + [
+        "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 6))) for _ in range(2000)]  # fmt: skip
+    for text in texts:
+        buffer = io.StringIO()
+        csv.writer(buffer, lineterminator="\n").writerow([text, "x"])
+        assert disagreements.csv_cell(text) + ",x\n" == buffer.getvalue(), repr(text)
+
+
+def test_distinct_values_by_marks_and_by_sorting_agree() -> None:
+    rng = np.random.default_rng(0)
+    for values in (rng.integers(0, 50, size=300), rng.integers(0, 2**40, size=300), np.zeros(0, dtype=np.int64)):
+        distinct, index = disagreements._distinct_values(values)
+        assert np.array_equal(distinct, np.unique(values)) and np.array_equal(distinct[index], values)
+
+
+def test_golds_that_agree_everywhere_list_nothing(tmp_path: Path) -> None:
+    """Pairs compared but no item differs: files of a header (CSV) or nothing (JSON Lines), zero counts."""
+    same = [item(entry["id"], entry["language"], text=entry.get("text"),
+                 **{name: entry["labellings"]["gold"] for name in ("gold", "clean", "o1", "o2", "a", "b")})
+            for entry in record()]  # fmt: skip
+    context = audit_context(write_project(tmp_path, same, **ROLES))
+    files = disagreements.files(context)
+    assert files == reference_listings(context)[0]
+    assert files["disagreements.jsonl"] == "" and files["disagreements.csv"].count("\n") == 1
+    assert disagreements.summary(context) == reference_listings(context)[1]
+    assert disagreements.summary(context)["text"] is False
+
+
+def test_columns_of_cells_take_the_short_way_only_when_nothing_changes() -> None:
+    rng = random.Random(1)
+    alphabet = ["a", "é", ",", '"', "\n", "\r", " ", "\t", "=", "+", "-", "@", "\\", "\x01", "'", "\u2028"]
+    for _ in range(500):
+        texts = ["".join(rng.choice(alphabet[:2] * 20 + alphabet) for _ in range(rng.randint(0, 5)))
+                 for _ in range(rng.randint(1, 4))]  # fmt: skip
+        cells = [disagreements.csv_cell(spreadsheet_safe(text)) for text in texts]
+        assert disagreements.spreadsheet_cells(texts) == cells
+        assert disagreements._json_inside(texts) == [orjson.dumps(text).decode("utf-8")[1:-1] for text in texts]

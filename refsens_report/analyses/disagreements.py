@@ -12,14 +12,18 @@ change, summed over the outputs (then by the number of differing spans, the pair
 listings are files beside results.json (``disagreements.jsonl``/``.csv``, ``annotator-disagreements.*``),
 never inside it; results.json carries their counts (``summary``), and the site renders a page of the lines
 with the most impact (``render.DisagreementsPage``).
+
+Lines are computed from arrays (the per-item counts and the span table), never item by item, and each file
+is written as one join of text pieces, each distinct piece made once: a million-item record lists in seconds.
 """
 
 from __future__ import annotations
 
 import csv
 import io
+import re
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 import orjson
@@ -28,7 +32,7 @@ from refsens_report import formatting
 from refsens_report.analyses.base import Analysis, AuditContext, Section
 from refsens_report.figures import Figure
 from refsens_report.record import POOLED
-from refsens_report.tables import Table, count_cell, label, mark_repeats, spreadsheet_safe
+from refsens_report.tables import FORMULA_STARTS, Table, count_cell, label, mark_repeats, spreadsheet_safe
 from refsens_report.view import ResultsView
 
 KEY = "disagreements"
@@ -70,68 +74,178 @@ def scored_outputs(context: AuditContext, comparison: Comparison) -> list[str]:
     return [output for output in context.config.roles.outputs if output not in (comparison.first, comparison.second)]
 
 
-def _strict_set(spans: Iterable[Sequence[Any]]) -> list[list[Any]]:
-    """Return a labelling's strict span set on an item, sorted, as JSON-ready [start, end, type] lists."""
-    return [list(span) for span in sorted({(int(s), int(e), str(t)) for s, e, t in spans})]
+@dataclass(frozen=True, eq=False)
+class SpanLists:
+    """One of a line's four span lists for each of a pair's lines: its spans as JSON text, each distinct span once.
+
+    ``texts``: each distinct (start, end, type) as ``[start,end,"type"]``; ``index``: the spans of every line,
+    line after line, as positions in ``texts``; ``counts``: how many spans each line's list has.
+    """
+
+    texts: list[str]
+    index: np.ndarray
+    counts: np.ndarray
 
 
-def lines_of(context: AuditContext, comparison: Comparison) -> list[dict[str, Any]]:
-    """Return one line per item of the comparison's item set on which its two strict span sets differ."""
+@dataclass(frozen=True, eq=False)
+class Pair:
+    """One comparison's lines before sorting, as arrays: the items on which its two strict span sets differ.
+
+    Per item (record order): how many spans only each labelling has, the four span lists, and per listed
+    output (``outputs``, the rows of ``scored``, ``tp`` and ``fn``) whether the line lists it (the output is
+    present on the item) and the change in its TP and FN when scored against the second labelling instead of
+    the first (FP moves against TP).
+    """
+
+    comparison: Comparison
+    outputs: tuple[str, ...]
+    items: np.ndarray
+    only_first: np.ndarray
+    only_second: np.ndarray
+    spans: Mapping[str, SpanLists]  # spans_first, spans_second, only_first, only_second
+    scored: np.ndarray
+    tp: np.ndarray
+    fn: np.ndarray
+    impact: np.ndarray  # |ΔTP| + |ΔFP| + |ΔFN| summed over the outputs listed
+
+    @property
+    def n_lines(self) -> int:
+        return len(self.items)
+
+
+def _json(value: str) -> str:
+    return orjson.dumps(value).decode("utf-8")
+
+
+def _span_lists(counts: Any, name: str, differing: np.ndarray, elsewhere: np.ndarray) -> tuple[SpanLists, SpanLists]:
+    """Return, per differing item, a labelling's strict span set and its spans ``elsewhere`` (a mark per strict id)
+    lacks, each sorted as Python sorts the (start, end, type) tuples.
+
+    Strict ids are ordered by (item, start, end, type code) and type codes follow the sorted type names
+    (``ItemCounts.type_code`` relies on it too), so an item's ids in order are its set sorted, each span once.
+    """
+    ids = counts.ids("strict", name)
+    item_of = counts.item_of("strict", ids)
+    ids, item_of = ids[differing[item_of]], item_of[differing[item_of]]
+    start, end, code = counts._strict_start[ids], counts._strict_end[ids], counts._strict_type[ids]
+    distinct, index = _distinct(start, end, code)
+    type_json = [_json(str(type_name)) for type_name in counts.type_names]
+    texts = [f"[{s},{e},{type_json[c]}]" for s, e, c in zip(start[distinct].tolist(), end[distinct].tolist(),
+                                                             code[distinct].tolist())]  # fmt: skip
+    alone = ~elsewhere[ids]
+    items = np.flatnonzero(differing)
+    return (SpanLists(texts, index, _per_item(item_of, items)),
+            SpanLists(texts, index[alone], _per_item(item_of[alone], items)))  # fmt: skip
+
+
+def _distinct(start: np.ndarray, end: np.ndarray, code: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Return (one position of each distinct (start, end, type code), each span's distinct one)."""
+    if not len(start):
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    radix_end, radix_code = int(end.max()) + 1, int(code.max()) + 1
+    if (int(start.max()) + 1) * radix_end * radix_code < 2**62:  # one integer key per span
+        _, first, index = np.unique((start * radix_end + end) * radix_code + code, return_index=True,
+                                    return_inverse=True)  # fmt: skip
+    else:
+        _, first, index = np.unique(np.stack([start, end, code], axis=1), axis=0, return_index=True,
+                                    return_inverse=True)  # fmt: skip
+    return first, index.reshape(-1)
+
+
+def _per_item(item_of: np.ndarray, items: np.ndarray) -> np.ndarray:
+    """Return how many entries of ``item_of`` (sorted) each of ``items`` has."""
+    return np.searchsorted(item_of, items, side="right") - np.searchsorted(item_of, items, side="left")
+
+
+def pair_of(context: AuditContext, comparison: Comparison) -> Pair:
+    """Return the comparison's lines, unsorted: one per item of its item set on which the strict sets differ."""
     counts, first, second = context.counts, comparison.first, comparison.second
     differing = _mask(context, comparison) & counts.has(first) & counts.has(second) & ~counts.equal(first, second)
-    outputs = scored_outputs(context, comparison)
-    changes = {}
-    for output in outputs:
+    items = np.flatnonzero(differing)
+    size_first, size_second = counts.size("strict", first)[items], counts.size("strict", second)[items]
+    shared = counts.tp("strict", first, second)[items]
+    outputs = tuple(dict.fromkeys(scored_outputs(context, comparison)))
+    scored = np.zeros((len(outputs), len(items)), dtype=bool)
+    tp = np.zeros((len(outputs), len(items)), dtype=np.int64)
+    fn = np.zeros((len(outputs), len(items)), dtype=np.int64)
+    for row, output in enumerate(outputs):
         # per item: the output's counts against the second labelling minus those against the first (strict)
-        tp_first, tp_second = counts.tp("strict", output, first), counts.tp("strict", output, second)
-        tp = tp_second - tp_first
-        fn = (counts.size("strict", second) - tp_second) - (counts.size("strict", first) - tp_first)
-        changes[output] = (counts.has(output), tp, -tp, fn)  # FP = |O| - TP: it moves against TP
-    show_text = context.config.report.show_text
-    lines = []
-    for index in np.flatnonzero(differing):
-        item = context.record.item(index)
-        spans_first = _strict_set(item.labellings[first])
-        spans_second = _strict_set(item.labellings[second])
-        in_second = {tuple(span) for span in spans_second}
-        in_first = {tuple(span) for span in spans_first}
-        line: dict[str, Any] = {"id": item.id, "language": item.language, "first": first, "second": second,
-                                "subset": comparison.subset, "impact": 0}  # fmt: skip
-        if show_text and item.text is not None:
-            line["text"] = item.text
-        line["spans_first"] = spans_first
-        line["spans_second"] = spans_second
-        line["only_first"] = [span for span in spans_first if tuple(span) not in in_second]
-        line["only_second"] = [span for span in spans_second if tuple(span) not in in_first]
-        moved = {}
-        for output, (present, tp, fp, fn) in changes.items():
-            if present[index]:
-                moved[output] = {"tp": int(tp[index]), "fp": int(fp[index]), "fn": int(fn[index])}
-        line["outputs"] = moved
-        line["impact"] = sum(abs(value) for change in moved.values() for value in change.values())
-        lines.append(line)
-    return lines
+        tp_first, tp_second = counts.tp("strict", output, first)[items], counts.tp("strict", output, second)[items]
+        scored[row] = counts.has(output)[items]
+        tp[row] = tp_second - tp_first
+        fn[row] = (size_second - tp_second) - (size_first - tp_first)
+    in_first, in_second = (np.zeros(len(counts._strict_start), dtype=bool) for _ in range(2))
+    in_first[counts.ids("strict", first)] = True
+    in_second[counts.ids("strict", second)] = True
+    spans_first, only_first = _span_lists(counts, first, differing, in_second)
+    spans_second, only_second = _span_lists(counts, second, differing, in_first)
+    return Pair(
+        comparison=comparison, outputs=outputs, items=items, only_first=size_first - shared,
+        only_second=size_second - shared, spans={"spans_first": spans_first, "spans_second": spans_second,
+                                                 "only_first": only_first, "only_second": only_second},
+        scored=scored, tp=tp, fn=fn, impact=(scored * (2 * np.abs(tp) + np.abs(fn))).sum(axis=0),  # |ΔFP| = |ΔTP|
+    )  # fmt: skip
 
 
-def sort_key(order: Mapping[tuple[str, str], int]):
-    """Return the lines' order: most impact first, then most differing spans, the pair, language and id."""
-
-    def key(line: Mapping[str, Any]) -> tuple:
-        spans = len(line["only_first"]) + len(line["only_second"])
-        return (-line["impact"], -spans, order[line["first"], line["second"]], line["language"], line["id"])
-
-    return key
+def python_order(names: Sequence[str]) -> np.ndarray:
+    """Return each name's rank in Python's string order (code points); equal names rank in their order here."""
+    rank = np.empty(len(names), dtype=np.int64)
+    rank[sorted(range(len(names)), key=names.__getitem__)] = np.arange(len(names))
+    return rank
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Listing:
-    """One listing file's lines (sorted by impact) and the comparisons they cover."""
+    """One listing file: the comparisons it covers and their lines, one per pair and item on which they differ.
+
+    Lines are laid pair after pair, each pair's in record order (``pair``: which pair); ``order`` sorts them by
+    impact. The items listed (record order) have their ``ids`` and ``texts`` (None where withheld
+    or absent; None as a whole when no listed item has text) and ``language`` (code into ``languages``);
+    ``entry`` gives each line's item among them.
+    """
 
     stem: str
     kind: str
     comparisons: tuple[Comparison, ...]
-    outputs: tuple[str, ...]
-    lines: tuple[dict[str, Any], ...]
+    outputs: tuple[str, ...]  # the CSV's change columns
+    pairs: tuple[Pair, ...]  # one per comparison
+    pair: np.ndarray
+    ids: list[str]
+    texts: list[str | None] | None
+    entry: np.ndarray
+    language: np.ndarray
+    languages: tuple[str, ...]
+    order: np.ndarray
+
+    @property
+    def n_lines(self) -> int:
+        return len(self.pair)
+
+
+def listing_of(context: AuditContext, stem: str, kind: str, chosen: Sequence[Comparison]) -> Listing:
+    """Return the listing of some comparisons, its lines in order: most impact first, then most differing
+    spans, the pair, language and id (languages and ids as Python compares strings; a stable sort, so lines
+    equal on all five keep their order: pair by pair, items in record order)."""
+    table = context.record.table
+    pairs = tuple(pair_of(context, comparison) for comparison in chosen)
+    items = np.concatenate([pair.items for pair in pairs])
+    number = np.repeat(np.arange(len(pairs)), [pair.n_lines for pair in pairs])
+    impact = np.concatenate([pair.impact for pair in pairs])
+    spans = np.concatenate([pair.only_first + pair.only_second for pair in pairs])
+    listed, entry = np.unique(items, return_inverse=True)  # each item once, however many pairs list it
+    entry = entry.reshape(-1)
+    ids = [str(found) for found in table.ids[listed].tolist()]
+    language = table.language[listed]
+    by_language = python_order(table.languages)[language][entry]
+    order = np.lexsort((python_order(ids)[entry], by_language, number, -spans, -impact))
+    texts = None
+    if context.config.report.show_text and table.text is not None:
+        texts = table.text[listed].tolist()
+        texts = texts if any(text is not None for text in texts) else None
+    outputs = tuple(dict.fromkeys(output for comparison in chosen for output in scored_outputs(context, comparison)))
+    return Listing(stem=stem, kind=kind, comparisons=tuple(chosen), outputs=outputs, pairs=pairs, pair=number,
+                   ids=ids, texts=texts, entry=entry, language=language, languages=table.languages,
+                   order=order)  # fmt: skip
 
 
 def listings(context: AuditContext) -> list[Listing]:
@@ -140,30 +254,264 @@ def listings(context: AuditContext) -> list[Listing]:
         found = []
         for kind, stem in (("references", REFERENCES_FILE), ("annotators", ANNOTATORS_FILE)):
             chosen = [comparison for comparison in comparisons(context) if comparison.kind == kind]
-            if not chosen:
-                continue
-            order = {(comparison.first, comparison.second): number for number, comparison in enumerate(chosen)}
-            lines = sorted((line for comparison in chosen for line in lines_of(context, comparison)), key=sort_key(order))
-            outputs = tuple(dict.fromkeys(output for comparison in chosen for output in scored_outputs(context, comparison)))
-            found.append(Listing(stem, kind, tuple(chosen), outputs, tuple(lines)))
+            if chosen:
+                found.append(listing_of(context, stem, kind, chosen))
         context.notes[KEY]["listings"] = found
     return context.notes[KEY]["listings"]
 
 
-def _spans_text(spans: Sequence[Sequence[Any]]) -> str:
-    return orjson.dumps(spans).decode("utf-8")
+# --- the files: each line as text -------------------------------------------------------------------
+#
+# A file is one join of a few pieces per line: the item's id and language, the pair with the impact, the text,
+# the four span lists, and the outputs' changes in chunks of neighbouring outputs. A piece many lines share (a
+# pair with an impact, a chunk of changes, a span) is written once per distinct value and shared.
+
+SPAN_KEYS = ("spans_first", "spans_second", "only_first", "only_second")
+
+
+def _objects(values: Sequence[Any]) -> np.ndarray:
+    """Return values (str or None) as a one-dimensional object array."""
+    return np.array([*values, None], dtype=object)[:-1]
+
+
+def _distinct_values(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Return (the distinct non-negative integers, each value's position among them)."""
+    if not len(values):
+        return values, values
+    high = int(values.max())
+    if high < 16 * len(values) + 1024:  # a narrow range: mark the values present (no sort)
+        distinct = np.flatnonzero(np.bincount(values, minlength=high + 1))
+        position = np.zeros(high + 1, dtype=np.int64)
+        position[distinct] = np.arange(len(distinct))
+        return distinct, position[values]
+    distinct, index = np.unique(values, return_inverse=True)
+    return distinct, index.reshape(-1)
+
+
+@dataclass(frozen=True, eq=False)
+class Coded:
+    """One piece per line, as a code into the distinct pieces (``table``)."""
+
+    codes: np.ndarray
+    table: list[str]
+
+    def pieces(self) -> np.ndarray:
+        """Return each line's piece (the distinct pieces shared, not copied)."""
+        return _objects(self.table)[self.codes]
+
+    def wrapped(self, before: str, after: str) -> "Coded":
+        """Return the pieces with ``before`` and ``after`` around each."""
+        return Coded(self.codes, [before + piece + after for piece in self.table])
+
+
+def _coded(values: np.ndarray, show: Callable[[int], str]) -> Coded:
+    """Return ``show(value)`` per line of non-negative integer values, called once per distinct value."""
+    distinct, index = _distinct_values(values)
+    return Coded(index, [show(value) for value in distinct.tolist()])
+
+
+CHUNK_PIECES = 1024  # distinct pieces a chunk of outputs may always have (more with many lines: an eighth of them)
+
+
+def _chunks(columns: Sequence[Coded], n_lines: int) -> list[Coded]:
+    """Return neighbouring columns joined into as few pieces per line as keep each chunk's distinct pieces few."""
+    limit = max(CHUNK_PIECES, n_lines // 8)
+    chunks: list[Coded] = []
+    for column in columns:
+        if chunks:
+            last = chunks[-1]
+            distinct, index = _distinct_values(last.codes * len(column.table) + column.codes)
+            if len(distinct) <= limit:
+                width = len(column.table)
+                chunks[-1] = Coded(index, [last.table[value // width] + column.table[value % width]
+                                           for value in distinct.tolist()])  # fmt: skip
+                continue
+        chunks.append(column)
+    return chunks
+
+
+def _changes(pair: Pair, output: str, render: Callable[[int, int, bool], str], absent: str,
+             opening: np.ndarray | None = None) -> Coded:  # fmt: skip
+    """Return per line of the pair one output's change: ``render(tp, fn, opens)`` where the line lists the output
+    (``opens`` where ``opening`` marks the line: the first output it lists), else ``absent``."""
+    if output not in pair.outputs or not pair.n_lines:
+        return Coded(np.zeros(pair.n_lines, dtype=np.int64), [absent])
+    row = pair.outputs.index(output)
+    tp, fn, scored = pair.tp[row], pair.fn[row], pair.scored[row]
+    low_tp, low_fn = int(tp.min()), int(fn.min())
+    width = int(fn.max()) - low_fn + 1
+    kinds = (int(tp.max()) - low_tp + 1) * width
+    code = np.where(scored, (tp - low_tp) * width + (fn - low_fn) + 1, 0)  # 0: not listed
+    if opening is not None:
+        code = np.where(opening & scored, code + kinds, code)
+
+    def show(value: int) -> str:
+        if value == 0:
+            return absent
+        value, opens = (value - 1 - kinds, True) if value > kinds else (value - 1, False)
+        return render(low_tp + value // width, low_fn + value % width, opens)
+
+    return _coded(code, show)
+
+
+def _per_pair(listing: Listing, make: Callable[[Pair], list[np.ndarray]]) -> list[np.ndarray]:
+    """Return columns of pieces per line (pairs end to end) from each pair's (fewer: empty pieces after them)."""
+    made = [make(pair) for pair in listing.pairs]
+    width = max((len(columns) for columns in made), default=0)
+    return [np.concatenate([columns[column] if column < len(columns) else np.full(pair.n_lines, "", dtype=object)
+                            for pair, columns in zip(listing.pairs, made)]) for column in range(width)]  # fmt: skip
+
+
+def _heads(listing: Listing, head: Callable[[Comparison], str], after: str) -> np.ndarray:
+    """Return per line its pair's ``head`` text, the impact and ``after``, each distinct pair and impact once."""
+    impact = np.concatenate([pair.impact for pair in listing.pairs])
+    radix = int(impact.max()) + 1 if len(impact) else 1
+    heads = [head(comparison) for comparison in listing.comparisons]
+    return _coded(listing.pair * radix + impact,
+                  lambda value: f"{heads[value // radix]}{value % radix}{after}").pieces()  # fmt: skip
+
+
+def _write(listing: Listing, head: Sequence[np.ndarray], quoted: bool, tail: Sequence[np.ndarray]) -> str:
+    """Return the lines in order, as one join of their pieces: per line its pieces in the ``head`` columns, its
+    four span lists (JSON, or ``quoted``: CSV fields, their quotes doubled, each after a comma), then its pieces
+    in the ``tail`` columns (columns laid pairs end to end).
+
+    Every column and span is first put in the lines' order, so the pieces are laid down front to back.
+    """
+    order = listing.order
+    counts = np.hstack([np.zeros((4, 0), dtype=np.int64)] + [np.stack([pair.spans[key].counts for key in SPAN_KEYS])
+                                                             for pair in listing.pairs])[:, order]  # fmt: skip
+    before = np.vstack([np.zeros((1, len(order)), dtype=np.int64), np.cumsum(counts, axis=0)])  # spans before a list
+    length = len(head) + 5 + before[-1] + len(tail)  # pieces per line: five bounds around the lists and the spans
+    start = np.cumsum(length) - length
+    pieces = np.empty(int(length.sum()), dtype=object)
+    for column, values in enumerate(head):
+        pieces[start + column] = values[order]
+    spans_at = start + len(head)
+    some = (counts > 0).astype(np.int64)
+
+    def opening(key: str, filled: int) -> str:
+        if quoted:
+            return ',"[' if filled else ",["
+        return f',"{key}":['
+
+    closing = ("]", ']"' if quoted else "]")
+    for bound in range(5):  # an opening; a closing and the next opening (three times); a closing
+        shut = [""] if bound == 0 else list(closing)
+        opened = [""] if bound == 4 else [opening(SPAN_KEYS[bound], 0), opening(SPAN_KEYS[bound], 1)]
+        table = _objects([close + open_ for close in shut for open_ in opened])
+        code = (some[bound - 1] * len(opened) if bound else 0) + (some[bound] if bound < 4 else 0)
+        pieces[spans_at + bound + before[bound]] = table[code]
+    for number, key in enumerate(SPAN_KEYS):
+        # every pair's spans of this list, in one table: each distinct span, then each after a comma
+        found = [pair.spans[key] for pair in listing.pairs]
+        texts = [text for lists in found for text in lists.texts]
+        texts = [text.replace('"', '""') for text in texts] if quoted else texts
+        table = _objects(texts + ["," + text for text in texts])
+        offsets = np.cumsum([0] + [len(lists.texts) for lists in found])
+        index = np.concatenate([np.zeros(0, dtype=np.int64)] +
+                               [lists.index + offset for lists, offset in zip(found, offsets)])  # fmt: skip
+        # the lines' spans in the lines' order: each line's run of spans, moved as a whole
+        laid = np.concatenate([np.zeros(0, dtype=np.int64)] + [lists.counts for lists in found])
+        runs = np.cumsum(laid) - laid
+        spans = counts[number]
+        rank = np.arange(int(spans.sum())) - np.repeat(np.cumsum(spans) - spans, spans)  # a span's place in its list
+        index = index[np.repeat(runs[order], spans) + rank]
+        pieces[np.repeat(spans_at + number + 1 + before[number], spans) + rank] = table[index + len(texts) * (rank > 0)]
+    tail_at = spans_at + 5 + before[-1]
+    for column, values in enumerate(tail):
+        pieces[tail_at + column] = values[order]
+    return "".join(pieces.tolist())
+
+
+def _json_changes(pair: Pair) -> list[np.ndarray]:
+    """Return the pair's "outputs" objects in chunks: {"output":{"tp":..,"fp":..,"fn":..},...} of each line."""
+    opening = np.argmax(pair.scored, axis=0) if pair.n_lines and pair.outputs else None
+    columns = []
+    for row, output in enumerate(pair.outputs):
+        key = _json(output)
+        columns.append(_changes(pair, output, lambda tp, fn, opens, key=key:
+                                f'{"" if opens else ","}{key}:{{"tp":{tp},"fp":{-tp},"fn":{fn}}}', "",
+                                None if opening is None else opening == row))  # fmt: skip
+    chunks = _chunks(columns, pair.n_lines) or [Coded(np.zeros(pair.n_lines, dtype=np.int64), [""])]
+    chunks[0] = chunks[0].wrapped(',"outputs":{', "")
+    chunks[-1] = chunks[-1].wrapped("", "}}\n")
+    return [chunk.pieces() for chunk in chunks]
+
+
+JSON_ESCAPED = re.compile("[\"\\\\\x00-\x1f\ud800-\udfff]")  # what orjson escapes in a string (or refuses)
+
+
+def _json_inside(texts: list[str]) -> list[str]:
+    """Return each string as orjson writes it, without the quotes around it."""
+    if JSON_ESCAPED.search("".join(texts)) is None:
+        return texts  # nothing to escape: the usual ids
+    return [_json(text)[1:-1] for text in texts]
 
 
 def listing_jsonl(listing: Listing) -> str:
-    """Return the listing as JSON Lines: one object per line, keys in a fixed order, exact (no rewriting)."""
-    return "".join(orjson.dumps(line).decode("utf-8") + "\n" for line in listing.lines)
+    """Return the listing as JSON Lines: one object per line, keys in a fixed order, exact (no rewriting).
+
+    Each line is what orjson writes of {id, language, first, second, subset, impact, text (when shown), the
+    four span lists, outputs: {output: {tp, fp, fn}} for the outputs present on the item}.
+    """
+    languages = [_json(language) for language in listing.languages]
+    starts = [f'{{"id":"{inside}","language":{languages[code]}'
+              for inside, code in zip(_json_inside(listing.ids), listing.language.tolist())]  # fmt: skip
+    head = [_objects(starts)[listing.entry], _heads(listing, lambda c: (
+        f',"first":{_json(c.first)},"second":{_json(c.second)},"subset":{_json(c.subset)},"impact":'), "")]  # fmt: skip
+    if listing.texts is not None:
+        texts = ["" if text is None else ',"text":' + _json(text) for text in listing.texts]
+        head.append(_objects(texts)[listing.entry])
+    return _write(listing, head, False, _per_pair(listing, _json_changes))
+
+
+CSV_QUOTED = re.compile('[,"\n]')  # a field with any of these is quoted by every version of the csv module
+
+
+def csv_cell(text: str) -> str:
+    """Return one field as the csv module writes it in a row of several (QUOTE_MINIMAL, lineterminator "\\n")."""
+    if CSV_QUOTED.search(text) is not None:
+        return '"' + text.replace('"', '""') + '"'
+    if text and "\r" not in text and not text[0].isspace():
+        return text
+    # an empty field, a carriage return, a leading space: whether these are quoted differs between versions
+    buffer = io.StringIO()
+    csv.writer(buffer, lineterminator="\n").writerow([text, ""])
+    return buffer.getvalue()[:-2]
+
+
+# in texts joined after a NUL each: a text that is empty, starts like a formula or a space, or holds a character
+# the csv module may quote; any other is its own spreadsheet cell
+CELL_CHANGED = re.compile("[,\"\n\r]|\0(?:$|\0|\\s|" + "|".join(map(re.escape, FORMULA_STARTS)) + ")")
+
+
+def spreadsheet_cells(texts: list[str]) -> list[str]:
+    """Return each text as a CSV field for spreadsheets: ``spreadsheet_safe``, then as the csv module writes it."""
+    if CELL_CHANGED.search("\0" + "\0".join(texts)) is None:
+        return texts  # nothing to change: the usual ids
+    return [csv_cell(spreadsheet_safe(text)) for text in texts]
+
+
+def _csv_changes(listing: Listing) -> Callable[[Pair], list[np.ndarray]]:
+    """Return what makes a pair's change columns, in chunks: ",tp,fp,fn" per output of the listing (",,," where
+    the line lists none), the row's end after the last."""
+
+    def make(pair: Pair) -> list[np.ndarray]:
+        columns = [_changes(pair, output, lambda tp, fn, _: f",{tp},{-tp},{fn}", ",,,") for output in listing.outputs]
+        chunks = _chunks(columns, pair.n_lines) or [Coded(np.zeros(pair.n_lines, dtype=np.int64), [""])]
+        chunks[-1] = chunks[-1].wrapped("", "\n")
+        return [chunk.pieces() for chunk in chunks]
+
+    return make
 
 
 def listing_csv(listing: Listing) -> str:
     """Return the listing as CSV for spreadsheets: spans as JSON, one TP/FP/FN change column per output.
 
     Team-written text (ids, languages, labelling names, the text) that starts like a formula gets a leading
-    apostrophe, as in the tables' CSVs; the JSON Lines file is the exact one.
+    apostrophe, as in the tables' CSVs; the JSON Lines file is the exact one. Fields are quoted as the csv
+    module quotes them.
     """
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
@@ -171,16 +519,15 @@ def listing_csv(listing: Listing) -> str:
               "only_first", "only_second"]  # fmt: skip
     header += [spreadsheet_safe(f"{output} {count}") for output in listing.outputs for count in ("ΔTP", "ΔFP", "ΔFN")]
     writer.writerow(header)
-    for line in listing.lines:
-        row = [spreadsheet_safe(line["id"]), spreadsheet_safe(line["language"]), spreadsheet_safe(line["first"]),
-               spreadsheet_safe(line["second"]), line["subset"], line["impact"],
-               spreadsheet_safe(line["text"]) if "text" in line else "",
-               *(_spans_text(line[key]) for key in ("spans_first", "spans_second", "only_first", "only_second"))]  # fmt: skip
-        for output in listing.outputs:
-            change = line["outputs"].get(output)
-            row += [change[count] for count in ("tp", "fp", "fn")] if change else ["", "", ""]
-        writer.writerow(row)
-    return buffer.getvalue()
+    languages = spreadsheet_cells(list(listing.languages))
+    starts = [f"{cell},{languages[code]}"
+              for cell, code in zip(spreadsheet_cells(listing.ids), listing.language.tolist())]  # fmt: skip
+    head = [_objects(starts)[listing.entry], _heads(listing, lambda c: ",".join(
+        ["", *spreadsheet_cells([c.first, c.second]), csv_cell(c.subset), ""]), ",")]  # fmt: skip
+    if listing.texts is not None:  # else the text column stays empty
+        texts = spreadsheet_cells(["" if text is None else text for text in listing.texts])
+        head.append(_objects(texts)[listing.entry])
+    return buffer.getvalue() + _write(listing, head, True, _per_pair(listing, _csv_changes(listing)))
 
 
 def files(context: AuditContext) -> dict[str, str]:
@@ -194,37 +541,42 @@ def files(context: AuditContext) -> dict[str, str]:
 
 def summary(context: AuditContext) -> dict[str, Any]:
     """results.json "disagreements": per comparison, how many items differ and how many spans only one has."""
+    table = context.record.table
     found = []
     for listing in listings(context):
-        for comparison in listing.comparisons:
-            lines = [line for line in listing.lines if (line["first"], line["second"]) == (comparison.first, comparison.second)]
-            languages, members = context_strata(context, _mask(context, comparison))
+        for pair in listing.pairs:
+            comparison = pair.comparison
+            mask = _mask(context, comparison)
+            languages, members = context_strata(context, mask)
             compared = {language: len(m) for language, m in zip(languages, members)}
-            compared[POOLED] = int(_mask(context, comparison).sum())
+            compared[POOLED] = int(mask.sum())
+            language = table.language[pair.items]
 
-            def per_language(value) -> dict[str, int]:
-                tally = {language: 0 for language in languages}
-                for line in lines:
-                    tally[line["language"]] += value(line)
-                tally[POOLED] = sum(value(line) for line in lines)
-                return tally
+            def per_language(values: np.ndarray) -> dict[str, int]:
+                tally = np.zeros(len(table.languages), dtype=np.int64)
+                np.add.at(tally, language, values)
+                counted = {name: int(tally[table.languages.index(name)]) for name in languages}
+                counted[POOLED] = int(values.sum())
+                return counted
 
             found.append({
                 "kind": comparison.kind, "first": comparison.first, "second": comparison.second,
                 "subset": comparison.subset, "file": listing.stem, "items": compared,
-                "differing": per_language(lambda line: 1),
-                "only_first": per_language(lambda line: len(line["only_first"])),
-                "only_second": per_language(lambda line: len(line["only_second"])),
+                "differing": per_language(np.ones(pair.n_lines, dtype=np.int64)),
+                "only_first": per_language(pair.only_first),
+                "only_second": per_language(pair.only_second),
             })  # fmt: skip
-    text = any("text" in line for listing in listings(context) for line in listing.lines)
+    text = any(listing.texts is not None for listing in listings(context))
     return {"show_text": context.config.report.show_text, "text": text, "comparisons": found}
 
 
 def context_strata(context: AuditContext, mask: np.ndarray) -> tuple[list[str], list[np.ndarray]]:
     """Return the languages present among the masked items, sorted, and each one's items."""
-    language = context.record.table.language_names()
-    languages = sorted(set(language[mask]))
-    return languages, [np.flatnonzero(mask & (language == name)) for name in languages]
+    table = context.record.table
+    present = np.flatnonzero(np.bincount(table.language[mask], minlength=len(table.languages)))
+    codes = sorted(present.tolist(), key=table.languages.__getitem__)
+    members = [np.flatnonzero(mask & (table.language == code)) for code in codes]
+    return [table.languages[code] for code in codes], members
 
 
 def applicability(context: AuditContext) -> dict[str, str | None]:
