@@ -88,7 +88,8 @@ def audit_record(
     context = AuditContext(config, record, counts, groups, defective, subsets)
     config = context.config = replace(config, audit=replace(config.audit, resamples=resolved_resamples(context)))
 
-    plan = merged_by_stream([estimate for analysis in ANALYSES for estimate in analysis.estimates(context)])
+    with stopwatch.stage("counts"):  # what to estimate, and the count matrices some analyses list (by_type)
+        plan = merged_by_stream([estimate for analysis in ANALYSES for estimate in analysis.estimates(context)])
     total_items = sum(int(e.mask.sum()) for e in plan if (e.stats or e.listed) and e.mask is not None)
     estimator = Estimator(record, counts, config, Progress(progress, total_items, config.audit.resamples), stopwatch)
     rows: list[dict[str, Any]] = []

@@ -171,12 +171,27 @@ def collapse(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return codes.astype(np.int64), patterns
 
 
+COLLAPSE_SAMPLE = 4096  # rows of a block looked at first: when nearly all differ, collapsing the block is skipped
+
+
+def mostly_distinct(matrix: np.ndarray) -> bool:
+    """Return whether an evenly spread sample of the rows is at least 95 % distinct rows (collapsing would not pay).
+
+    A speed guess only: whatever it answers, the sums are the same.
+    """
+    if len(matrix) <= 4 * COLLAPSE_SAMPLE:
+        return False
+    sample = matrix[:: len(matrix) // COLLAPSE_SAMPLE][:COLLAPSE_SAMPLE]
+    codes, patterns = collapse(sample)
+    return len(patterns) + bool((codes == len(patterns)).any()) > 0.95 * len(sample)
+
+
 def item_block(matrix: np.ndarray) -> ItemBlock:
     """Return a block of count rows ready to multiply: identical rows collapsed when that leaves at most
     ``COLLAPSE_SHARE`` of them, float32 when exact for any replicate drawing up to 4x the block's items."""
     codes: np.ndarray | None = None
     counts = matrix
-    if len(matrix):
+    if len(matrix) and not mostly_distinct(matrix):
         found, patterns = collapse(matrix)
         if len(patterns) <= COLLAPSE_SHARE * len(matrix):
             codes, counts = found, patterns
