@@ -7,7 +7,10 @@
 Cases (each audited in a fresh subprocess, so its peak RSS is its own; records are generated first, untimed):
   million        1,000,000 items x 20 outputs x 4 references, 6 languages, Parquet (bench/generate_scale.py),
                  B = 2,000, strict + relaxed. Goal: <= 60 s and <= 8 GB on 2 cores.
-  million-dask   the same record and config with [engine] backend = "dask", workers = 2 (a local cluster the
+  million-easy   the same shape where, as in real benchmarks, most items (80 %) are easy for every labelling and
+                 the mistakes fall on the other 20 % (generate_scale.py --hard-share 0.2): many items share one
+                 count vector, which the bootstrap sums once.
+  million-dask   the million record and config with [engine] backend = "dask", workers = 2 (a local cluster the
                  audit starts and stops): the overhead of shipping blocks to worker processes.
   paper-jsonl    250,000 items of the paper's shape (bench/bench_audit.py: annotators A and B, the delivered
                  gold and a reviewer on ~10.5 %, duplicates, 6 languages) read from JSON Lines. Goal <= 20 s.
@@ -33,17 +36,18 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-CASES = ["million", "million-dask", "paper-jsonl", "paper-parquet"]
+CASES = ["million", "million-easy", "million-dask", "paper-jsonl", "paper-parquet"]
 STAGES = ["load", "counts", "bootstrap", "analyses", "write"]
 
 
 def prepare(case: str, folder: Path, items: int) -> Path:
     """Write the case's record and config into ``folder`` (once per record); return the config."""
     if case.startswith("million"):
-        record = folder / "leaderboard"
+        easy = case == "million-easy"
+        record = folder / ("leaderboard-easy" if easy else "leaderboard")
         if not (record / "record.parquet").exists():
-            subprocess.run([sys.executable, str(HERE / "generate_scale.py"), str(record), "--items", str(items)],
-                           check=True, stdout=subprocess.DEVNULL)  # fmt: skip
+            subprocess.run([sys.executable, str(HERE / "generate_scale.py"), str(record), "--items", str(items),
+                            *(["--hard-share", "0.2"] if easy else [])], check=True, stdout=subprocess.DEVNULL)  # fmt: skip
         config = record / "refsens.toml"
         if case == "million-dask":
             dask_config = record / "refsens-dask.toml"

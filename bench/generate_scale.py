@@ -43,9 +43,15 @@ def names(outputs: int, references: int) -> tuple[list[str], list[str]]:
     return [f"system-{k:02d}" for k in range(outputs)], [f"gold-{k}" for k in range(references)]
 
 
-def generate(items: int, outputs: int, references: int, languages: int, seed: int = 0):
-    """Return the span rows as arrays: (item, labelling, start, end, type, empty marker) and the names."""
+def generate(items: int, outputs: int, references: int, languages: int, seed: int = 0, hard_share: float = 1.0):
+    """Return the span rows as arrays: (item, labelling, start, end, type, empty marker) and the names.
+
+    ``hard_share``: the share of items on which labellings make mistakes at all (each labelling's rates scaled
+    up to keep its overall rate); 1.0 spreads mistakes over every item, independently. Real benchmarks sit in
+    between: most items are easy for every system.
+    """
     rng = np.random.default_rng(seed)
+    hard = rng.random(items) < hard_share
     output_names, reference_names = names(outputs, references)
     labelling_names = reference_names + output_names
     rates = np.concatenate([np.linspace(0.02, 0.08, references), np.linspace(0.06, 0.30, outputs)])
@@ -57,11 +63,12 @@ def generate(items: int, outputs: int, references: int, languages: int, seed: in
     true_type = rng.integers(0, len(TYPES), size=len(true_item))
     pieces = []
     for code, rate in enumerate(rates):
-        roll = rng.random(len(true_item))
+        # an easy item's spans roll 1.0: no mistake; a hard item's roll as if the rate were rate / hard_share
+        roll = np.where(hard[true_item], rng.random(len(true_item)) * hard_share, 1.0)
         keep = roll >= rate * 0.4  # a miss
         start = np.where((roll >= rate * 0.4) & (roll < rate * 0.7), true_start - 1, true_start)  # a boundary shift
         kind = np.where((roll >= rate * 0.7) & (roll < rate), (true_type + 1) % len(TYPES), true_type)  # a wrong type
-        spurious = rng.random(items) < rate * 0.3
+        spurious = hard & (rng.random(items) * hard_share < rate * 0.3)
         extra_item = np.flatnonzero(spurious)
         extra_start = n_true[extra_item] * SLOT + 5
         item = np.concatenate([true_item[keep], extra_item])
@@ -133,11 +140,13 @@ def main() -> None:
     parser.add_argument("--languages", type=int, default=6)
     parser.add_argument("--resamples", type=int, default=2000)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--hard-share", type=float, default=1.0,
+                        help="share of items where labellings err at all (default 1.0: mistakes on any item)")
     parser.add_argument("--jsonl", action="store_true", help="also write record.jsonl (slow beyond 100,000 items)")
     args = parser.parse_args()
     args.folder.mkdir(parents=True, exist_ok=True)
     columns, empty, labelling_names, outputs, references, languages = generate(
-        args.items, args.outputs, args.references, args.languages, args.seed)  # fmt: skip
+        args.items, args.outputs, args.references, args.languages, args.seed, args.hard_share)  # fmt: skip
     write_parquet(args.folder / "record.parquet", columns, empty, labelling_names, languages, args.items)
     config = dict(outputs=json.dumps(outputs), references=json.dumps(references), resamples=args.resamples)
     (args.folder / "refsens.toml").write_text(CONFIG.format(format="parquet", path="record.parquet", **config))
