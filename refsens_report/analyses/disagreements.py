@@ -126,35 +126,33 @@ def _span_lists(counts: Any, name: str, differing: np.ndarray, elsewhere: np.nda
     """
     ids = counts.ids("strict", name)
     item_of = counts.item_of("strict", ids)
-    ids, item_of = ids[differing[item_of]], item_of[differing[item_of]]
-    start, end, code = counts._strict_start[ids], counts._strict_end[ids], counts._strict_type[ids]
-    distinct, index = _distinct(start, end, code)
+    chosen = differing[item_of]
+    ids, item_of = ids[chosen], item_of[chosen]
+    (start, end, code), index = _distinct(counts._strict_start[ids], counts._strict_end[ids], counts._strict_type[ids])
     type_json = [_json(str(type_name)) for type_name in counts.type_names]
-    texts = [f"[{s},{e},{type_json[c]}]" for s, e, c in zip(start[distinct].tolist(), end[distinct].tolist(),
-                                                             code[distinct].tolist())]  # fmt: skip
+    texts = [f"[{s},{e},{type_json[c]}]" for s, e, c in zip(start.tolist(), end.tolist(), code.tolist())]
     alone = ~elsewhere[ids]
     items = np.flatnonzero(differing)
-    return (SpanLists(texts, index, _per_item(item_of, items)),
-            SpanLists(texts, index[alone], _per_item(item_of[alone], items)))  # fmt: skip
+    return (SpanLists(texts, index, _per_item(item_of, items, len(differing))),
+            SpanLists(texts, index[alone], _per_item(item_of[alone], items, len(differing))))  # fmt: skip
 
 
-def _distinct(start: np.ndarray, end: np.ndarray, code: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Return (one position of each distinct (start, end, type code), each span's distinct one)."""
+def _distinct(start: np.ndarray, end: np.ndarray, code: np.ndarray) -> tuple[tuple[np.ndarray, ...], np.ndarray]:
+    """Return (the distinct (start, end, type code) as three arrays, each span's position among them)."""
     if not len(start):
-        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        return (start, end, code), np.zeros(0, dtype=np.int64)
     radix_end, radix_code = int(end.max()) + 1, int(code.max()) + 1
     if (int(start.max()) + 1) * radix_end * radix_code < 2**62:  # one integer key per span
-        _, first, index = np.unique((start * radix_end + end) * radix_code + code, return_index=True,
-                                    return_inverse=True)  # fmt: skip
-    else:
-        _, first, index = np.unique(np.stack([start, end, code], axis=1), axis=0, return_index=True,
-                                    return_inverse=True)  # fmt: skip
-    return first, index.reshape(-1)
+        key = (start.astype(np.int64) * radix_end + end) * radix_code + code
+        distinct, index = _distinct_values(key)
+        return (distinct // (radix_end * radix_code), distinct // radix_code % radix_end, distinct % radix_code), index
+    rows, index = np.unique(np.stack([start, end, code], axis=1), axis=0, return_inverse=True)
+    return (rows[:, 0], rows[:, 1], rows[:, 2]), index.reshape(-1)
 
 
-def _per_item(item_of: np.ndarray, items: np.ndarray) -> np.ndarray:
-    """Return how many entries of ``item_of`` (sorted) each of ``items`` has."""
-    return np.searchsorted(item_of, items, side="right") - np.searchsorted(item_of, items, side="left")
+def _per_item(item_of: np.ndarray, items: np.ndarray, n_items: int) -> np.ndarray:
+    """Return how many entries of ``item_of`` each of ``items`` has."""
+    return np.bincount(item_of, minlength=n_items)[items]
 
 
 def pair_of(context: AuditContext, comparison: Comparison) -> Pair:
@@ -168,12 +166,14 @@ def pair_of(context: AuditContext, comparison: Comparison) -> Pair:
     scored = np.zeros((len(outputs), len(items)), dtype=bool)
     tp = np.zeros((len(outputs), len(items)), dtype=np.int64)
     fn = np.zeros((len(outputs), len(items)), dtype=np.int64)
+    impact = np.zeros(len(items), dtype=np.int64)  # |ΔTP| + |ΔFP| + |ΔFN| summed over the outputs listed
     for row, output in enumerate(outputs):
         # per item: the output's counts against the second labelling minus those against the first (strict)
         tp_first, tp_second = counts.tp("strict", output, first)[items], counts.tp("strict", output, second)[items]
         scored[row] = counts.has(output)[items]
         tp[row] = tp_second - tp_first
         fn[row] = (size_second - tp_second) - (size_first - tp_first)
+        impact += np.where(scored[row], 2 * np.abs(tp[row]) + np.abs(fn[row]), 0)  # |ΔFP| = |ΔTP|
     in_first, in_second = (np.zeros(len(counts._strict_start), dtype=bool) for _ in range(2))
     in_first[counts.ids("strict", first)] = True
     in_second[counts.ids("strict", second)] = True
@@ -183,7 +183,7 @@ def pair_of(context: AuditContext, comparison: Comparison) -> Pair:
         comparison=comparison, outputs=outputs, items=items, only_first=size_first - shared,
         only_second=size_second - shared, spans={"spans_first": spans_first, "spans_second": spans_second,
                                                  "only_first": only_first, "only_second": only_second},
-        scored=scored, tp=tp, fn=fn, impact=(scored * (2 * np.abs(tp) + np.abs(fn))).sum(axis=0),  # |ΔFP| = |ΔTP|
+        scored=scored, tp=tp, fn=fn, impact=impact,
     )  # fmt: skip
 
 
@@ -371,10 +371,11 @@ def _heads(listing: Listing, head: Callable[[Comparison], str], after: str) -> n
                   lambda value: f"{heads[value // radix]}{value % radix}{after}").pieces()  # fmt: skip
 
 
-def _write(listing: Listing, head: Sequence[np.ndarray], quoted: bool, tail: Sequence[np.ndarray]) -> str:
+def _write(listing: Listing, head: Sequence[np.ndarray], quoted: bool, tail: Sequence[np.ndarray],
+           first: str = "") -> str:  # fmt: skip
     """Return the lines in order, as one join of their pieces: per line its pieces in the ``head`` columns, its
     four span lists (JSON, or ``quoted``: CSV fields, their quotes doubled, each after a comma), then its pieces
-    in the ``tail`` columns (columns laid pairs end to end).
+    in the ``tail`` columns (columns laid pairs end to end); ``first`` before them all (a header).
 
     Every column and span is first put in the lines' order, so the pieces are laid down front to back.
     """
@@ -383,8 +384,9 @@ def _write(listing: Listing, head: Sequence[np.ndarray], quoted: bool, tail: Seq
                                                              for pair in listing.pairs])[:, order]  # fmt: skip
     before = np.vstack([np.zeros((1, len(order)), dtype=np.int64), np.cumsum(counts, axis=0)])  # spans before a list
     length = len(head) + 5 + before[-1] + len(tail)  # pieces per line: five bounds around the lists and the spans
-    start = np.cumsum(length) - length
-    pieces = np.empty(int(length.sum()), dtype=object)
+    start = np.cumsum(length) - length + 1
+    pieces = np.empty(int(length.sum()) + 1, dtype=object)
+    pieces[0] = first
     for column, values in enumerate(head):
         pieces[start + column] = values[order]
     spans_at = start + len(head)
@@ -527,7 +529,7 @@ def listing_csv(listing: Listing) -> str:
     if listing.texts is not None:  # else the text column stays empty
         texts = spreadsheet_cells(["" if text is None else text for text in listing.texts])
         head.append(_objects(texts)[listing.entry])
-    return buffer.getvalue() + _write(listing, head, True, _per_pair(listing, _csv_changes(listing)))
+    return _write(listing, head, True, _per_pair(listing, _csv_changes(listing)), first=buffer.getvalue())
 
 
 def files(context: AuditContext) -> dict[str, str]:
