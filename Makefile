@@ -37,7 +37,7 @@ endef
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[test]'
+	$(BIN)/pip install --quiet -e '.[test,dask]'
 	touch $(STAMP)
 
 install: $(STAMP)

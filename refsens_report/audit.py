@@ -22,6 +22,7 @@ from refsens_report.analyses.registry import ANALYSES, ORDER
 from refsens_report.bootstrap import auto_resamples
 from refsens_report.config import Config
 from refsens_report.counts import ItemCounts
+from refsens_report.engine import open_engine
 from refsens_report.estimator import Estimator, Listed, Progress, Stat, Stopwatch, stage_line
 from refsens_report.load import fitting_resamples, load_record
 from refsens_report.files import InputPath, as_written
@@ -91,17 +92,21 @@ def audit_record(
     with stopwatch.stage("counts"):  # what to estimate, and the count matrices some analyses list (by_type)
         plan = merged_by_stream([estimate for analysis in ANALYSES for estimate in analysis.estimates(context)])
     total_items = sum(int(e.mask.sum()) for e in plan if (e.stats or e.listed) and e.mask is not None)
-    estimator = Estimator(record, counts, config, Progress(progress, total_items, config.audit.resamples), stopwatch)
     rows: list[dict[str, Any]] = []
-    while plan:  # each estimate let go once drawn: its listed count matrices are not needed again
-        estimate = plan.pop(0)
-        if estimate.mask is not None:
-            rows += estimator.estimate(estimate.stats, estimate.mask, estimate.subset, estimate.stream, estimate.listed)
-        del estimate
-    estimator.progress.finish()
-    for analysis in ANALYSES:  # in order: the band reads the swap's rows, the leaderboard the Holm-adjusted swings
-        with stopwatch.stage("analyses"):
-            rows += analysis.finish(context, estimator, rows)
+    # the engine (this machine's threads, or a Dask cluster) runs every bootstrap, the finishing ones too
+    with open_engine(config, stopwatch) as run:
+        estimator = Estimator(record, counts, config, Progress(progress, total_items, config.audit.resamples),
+                              stopwatch, run)  # fmt: skip
+        while plan:  # each estimate let go once drawn: its listed count matrices are not needed again
+            estimate = plan.pop(0)
+            if estimate.mask is not None:
+                rows += estimator.estimate(estimate.stats, estimate.mask, estimate.subset, estimate.stream,
+                                           estimate.listed)  # fmt: skip
+            del estimate
+        estimator.progress.finish()
+        for analysis in ANALYSES:  # in order: the band reads the swap's rows, the leaderboard the Holm-adjusted swings
+            with stopwatch.stage("analyses"):
+                rows += analysis.finish(context, estimator, rows)
     rows.sort(key=lambda row: ORDER[row["analysis"]])  # stable: keeps each analysis's own order
 
     with stopwatch.stage("analyses"):

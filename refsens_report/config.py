@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import math
 import re
 import tomllib
@@ -69,6 +70,16 @@ CHECK_KEYS = {
 #   any_of_interval: any part of the interval (a cautious gate: it passes only when the whole interval is within)
 #   all_of_interval: the whole interval (a lenient gate: it fails only when the data leave no doubt)
 FAIL_WHEN = ("estimate", "any_of_interval", "all_of_interval")
+# `[engine]`: where the bootstrap's chunks run (engine.py; docs/scale.md). They give the same numbers everywhere.
+#   local: this machine's cores (threads); the default.
+#   dask:  a Dask cluster: an existing one (`scheduler`) or one of `workers` processes on this machine that the
+#          audit starts and stops. Needs the distributed package (the `dask` extra).
+BACKENDS = ("local", "dask")
+DASK_EXTRA = "pip install 'refsens-report[dask]'"
+# a Dask scheduler's address: tcp://host:port, the host a name, an IPv4 address or an [IPv6] address
+SCHEDULER_PATTERN = re.compile(r"^tcp://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?):(?P<port>[0-9]{1,5})$")
+MAX_WORKERS = 256  # processes of a local cluster: more than a machine has cores is a typo
+MAX_PARTITIONS = 1024  # tasks per chunk of replicates (each at least one canonical block of items)
 
 
 @dataclass(frozen=True)
@@ -122,6 +133,16 @@ class ReportSettings:
 
 
 @dataclass(frozen=True)
+class EngineSettings:
+    """The `[engine]` table with its defaults: where the bootstrap runs (never what it computes)."""
+
+    backend: str = "local"  # one of BACKENDS
+    scheduler: str | None = None  # dask: an existing cluster's scheduler, tcp://host:port
+    workers: int | None = None  # dask: the processes of a local cluster the audit starts and stops
+    partitions: int | None = None  # dask: tasks per chunk of replicates; None: enough to keep every worker busy
+
+
+@dataclass(frozen=True)
 class Check:
     """One threshold of `[check]`: its key (CHECK_KEYS), the threshold and what must cross it (FAIL_WHEN)."""
 
@@ -150,6 +171,8 @@ class Config:
     # the config file's text as written (comments included), printed in the report; None when not read from a file
     text: str | None = None
     checks: tuple[Check, ...] | None = None  # `[check]` in config order; None when the config has no such table
+    # `[engine]`: not in ``as_used``, since the results do not depend on it (results.json keeps the config's text)
+    engine: EngineSettings = field(default_factory=EngineSettings)
 
     @property
     def base_dir(self) -> Path:
@@ -328,6 +351,47 @@ def read_url(reader: OptionReader, key: str) -> str | None:
     return url
 
 
+def positive_integer(reader: OptionReader, key: str, most: int, why: str) -> int | None:
+    """Read an optional whole number from 1 to ``most``; ``why`` says what a larger one would mean."""
+    value = reader.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        reader.fail(key, f"must be a positive integer, got {shown(value)}")
+        return None
+    if value > most:
+        reader.fail(key, f"must be at most {most:,} ({why}), got {shown(value)}")
+        return None
+    return value
+
+
+def read_engine(reader: OptionReader) -> EngineSettings:
+    """Read `[engine]`: the local backend, or Dask on an existing cluster (scheduler) or a local one (workers)."""
+    backend = reader.choice("backend", BACKENDS, "local")
+    scheduler = reader.string("scheduler")
+    address = SCHEDULER_PATTERN.match(scheduler) if scheduler is not None else None
+    if scheduler is not None and (address is None or not 1 <= int(address.group("port")) <= 65535):
+        reader.fail("scheduler", f"must be a Dask scheduler's address, tcp://host:port (a port from 1 to 65535), "
+                                 f"got {shown(scheduler)}")  # fmt: skip
+        scheduler = None
+    workers = positive_integer(reader, "workers", MAX_WORKERS, "processes on this machine")
+    partitions = positive_integer(reader, "partitions", MAX_PARTITIONS, "tasks per chunk of 250 replicates")
+    given = [key for key in ("scheduler", "workers", "partitions") if key in reader.table]
+    if backend == "local" and given:
+        reader.fail(given[0], 'applies to backend = "dask" only (the local backend uses this machine\'s cores)')
+    elif backend == "dask":
+        if "scheduler" in reader.table and "workers" in reader.table:
+            reader.fail("workers", "give either scheduler (an existing cluster) or workers (a local cluster the audit "
+                                   "starts), not both")  # fmt: skip
+        elif "scheduler" not in reader.table and "workers" not in reader.table:
+            reader.fail("backend", '"dask" needs scheduler = "tcp://host:port" (an existing cluster) or workers = N '
+                                   "(a local cluster of N processes the audit starts and stops)")  # fmt: skip
+        if importlib.util.find_spec("distributed") is None:
+            reader.fail("backend", f'"dask" needs the distributed package, which is not installed: {DASK_EXTRA}')
+    reader.finish()
+    return EngineSettings(backend=backend, scheduler=scheduler, workers=workers, partitions=partitions)
+
+
 def _table(data: dict[str, Any], name: str, problems: ProblemList, required: bool) -> dict[str, Any]:
     value = data.get(name)
     if value is None:
@@ -343,7 +407,7 @@ def _table(data: dict[str, Any], name: str, problems: ProblemList, required: boo
 def config_from_dict(data: dict[str, Any], path: Path) -> Config:
     """Check a decoded config; ``path`` is the config file, against whose folder paths resolve."""
     problems = ProblemList()
-    known = {"dataset", "record", "roles", "audit", "report", "check"}
+    known = {"dataset", "record", "roles", "audit", "report", "check", "engine"}
     for key in sorted(set(data) - known):
         problems.add(f"Config value '{shown_key(key)}': unknown table")
     check_strings(data, problems)
@@ -465,6 +529,8 @@ def config_from_dict(data: dict[str, Any], path: Path) -> Config:
     if "check" in data:
         checks = read_checks(OptionReader(_table(data, "check", problems, False), "check", problems))
 
+    engine = read_engine(OptionReader(_table(data, "engine", problems, False), "engine", problems))
+
     problems.raise_if_any()
     return Config(
         path=path,
@@ -479,4 +545,5 @@ def config_from_dict(data: dict[str, Any], path: Path) -> Config:
                               license=license_name, show_text=show_text),
         raw=data,
         checks=checks,
+        engine=engine,
     )

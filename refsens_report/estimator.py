@@ -153,8 +153,11 @@ def language_key(language: str) -> int:
 class Estimator:
     """Estimates statistics on item sets of one record: strata by language, items ordered by id."""
 
-    def __init__(self, record: Record, counts: ItemCounts, config: Config, progress: Progress, stopwatch: Stopwatch):
+    def __init__(self, record: Record, counts: ItemCounts, config: Config, progress: Progress, stopwatch: Stopwatch,
+                 run: Callable[..., Any] | None = None):  # fmt: skip
+        """``run``: where the bootstrap's chunks run (``engine.open_engine``); None, this machine's threads."""
         self.counts, self.config, self.progress, self.stopwatch = counts, config, progress, stopwatch
+        self.run = run
         # per stream: (mask, column index, sums, groups, items per group) of the last draws
         self._drawn: dict[str, tuple[np.ndarray, dict[Column, int], np.ndarray, list[str], np.ndarray]] = {}
         self._listed: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # Listed key -> (its mask, its sums)
@@ -201,6 +204,7 @@ class Estimator:
                 subset_seed(self.config.audit.seed, stream),
                 self.progress.stage(stream),
                 stratum_keys=[language_key(language) for language in languages],
+                run=self.run,
             )
         for one, found in zip(listed, listed_sums):
             self._listed[one.key] = (mask.copy(), found)
@@ -253,7 +257,8 @@ class Estimator:
                 raise ValueError(f"listed counts {key!r} were not drawn with their stream: pass their values")
             with self.stopwatch.stage("bootstrap"):
                 sums = resampled_sums(values, members, resamples, subset_seed(self.config.audit.seed, stream),
-                                      stratum_keys=[language_key(language) for language in languages], rows=items)  # fmt: skip
+                                      stratum_keys=[language_key(language) for language in languages], rows=items,
+                                      run=self.run)  # fmt: skip
         n_items = np.array([len(m) for m in members] + [int(mask.sum())])
         env = Env(lambda column: sums[:, :, index[column]], n_items[:, None].astype(np.float64))
         jackknife = self.jackknife_envs(stats, mask) if self.config.audit.interval == "bca" else None

@@ -61,3 +61,22 @@ def stop_signals_released() -> None:
     """In a worker forked under ``stop_signals_held``: take the stop signals again."""
     if hasattr(signal, "pthread_sigmask"):
         signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
+
+
+@contextmanager
+def interrupt_held() -> Iterator[None]:
+    """Within: SIGINT waits, and is handled on the way out. Threads started within keep it blocked for good, and
+    so do the processes they start (a Dask local cluster's loop thread and its worker processes).
+
+    Ctrl-C at a terminal sends SIGINT to every process of the group: blocked in the workers, it reaches the build
+    alone, which stops them itself (no KeyboardInterrupt traceback from each). A Ctrl-C while the workers start
+    waits until the cluster is there to be stopped.
+    """
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)

@@ -106,3 +106,9 @@ def test_the_audit_does_not_import_matplotlib():
     """The analyses hold their figures, but drawing imports matplotlib only when a figure is drawn."""
     code = "import sys, refsens_report.audit; assert 'matplotlib' not in sys.modules, 'matplotlib imported'"
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_the_audit_imports_dask_only_when_configured():
+    """distributed is an optional extra (pip install 'refsens-report[dask]'): the local engine never imports it."""
+    code = "import sys, refsens_report.audit; assert 'distributed' not in sys.modules, 'distributed imported'"
+    subprocess.run([sys.executable, "-c", code], check=True)

@@ -1,0 +1,215 @@
+"""Where the bootstrap's chunks run: this machine's cores (local), or a Dask cluster (`[engine]`, docs/scale.md).
+
+The unit of work is ``bootstrap.chunk_sums``: one stratum's chunk of replicates over its canonical blocks of
+items. The local backend runs the chunks in threads (``bootstrap.resampled_sums``); the Dask backend sends each
+stratum's blocks to the workers once and runs each chunk as tasks over groups of blocks, whose partial sums add
+up on the client. Every block draws from its own stream, keyed by (seed, stratum, chunk, block), and the sums
+are of integer counts, exact in any order: the numbers are the same whichever backend, workers or partitions.
+
+``distributed`` is imported only when the Dask backend is used: it is an optional extra.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from multiprocessing import resource_tracker
+from typing import Any, Callable, Iterator, Sequence
+
+import numpy as np
+
+from refsens_report import __version__, bootstrap
+from refsens_report.config import DASK_EXTRA, Config, EngineSettings
+from refsens_report.errors import BuildError, InputError
+from refsens_report.lifetime import interrupt_held
+
+# seconds to reach a scheduler (and for it to have a worker): a wrong address fails in this time, never hangs
+CONNECT_TIMEOUT = 10
+# the scheduler serves HTTP even without a dashboard, by default on port 8787, and warns when that is taken (by
+# another cluster): a free port on the loopback address instead
+QUIET_SCHEDULER = {"dashboard": False, "dashboard_address": "127.0.0.1:0"}
+TASKS_PER_THREAD = 2  # the default partitioning aims at this many tasks per worker thread and round of chunks
+
+Run = Callable[..., Iterator[list[np.ndarray]]]
+
+
+@contextmanager
+def open_engine(config: Config, stopwatch: Any = None) -> Iterator[Run | None]:
+    """Yield the bootstrap's ``run`` (``bootstrap.resampled_sums``) for the configured backend: None for local.
+
+    The Dask backend connects to the configured scheduler, or starts a local cluster and stops it on the way
+    out, however the audit ends (an error, Ctrl-C, SIGTERM: the command line turns both into exceptions).
+    ``stopwatch`` (an ``estimator.Stopwatch``) times the cluster's start and stop as the "engine" stage.
+    """
+    settings = config.engine
+    if settings.backend == "local":
+        yield None
+        return
+    with _timed(stopwatch):
+        client, cluster = _connect(settings)
+    try:
+        yield DaskRun(client, settings.partitions)
+    finally:
+        with _timed(stopwatch):
+            client.close()
+            if cluster is not None:
+                cluster.close()
+
+
+@contextmanager
+def _timed(stopwatch: Any) -> Iterator[None]:
+    if stopwatch is None:
+        yield
+    else:
+        with stopwatch.stage("engine"):
+            yield
+
+
+def _connect(settings: EngineSettings) -> tuple[Any, Any]:
+    """Return (client, the local cluster or None): connected, with at least one worker running this package."""
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError:
+        raise InputError(f'Config value \'engine.backend\': "dask" needs the distributed package: {DASK_EXTRA}') from None
+    if settings.scheduler is not None:
+        try:
+            client = Client(settings.scheduler, timeout=CONNECT_TIMEOUT, set_as_default=False)
+        except (OSError, TimeoutError) as error:
+            raise InputError(f"Config value 'engine.scheduler': cannot reach a Dask scheduler at {settings.scheduler} "
+                             f"({error})") from None  # fmt: skip
+        _ready(client, None, f"Config value 'engine.scheduler': {settings.scheduler}")
+        return client, None
+    cluster = client = None
+    try:
+        # multiprocessing's resource tracker unblocks SIGINT in the thread that starts it: started here, first
+        resource_tracker.ensure_running()
+        # processes, one thread each (a worker's memory is its own), on the loopback address only
+        with interrupt_held():
+            cluster = LocalCluster(n_workers=settings.workers, threads_per_worker=1, processes=True,
+                                   dashboard_address=None, host="127.0.0.1", scheduler_kwargs=QUIET_SCHEDULER)  # fmt: skip
+        client = Client(cluster, set_as_default=False)
+    except BaseException:
+        if cluster is not None:
+            cluster.close()
+        raise
+    _ready(client, cluster, "Config value 'engine.workers'")
+    return client, cluster
+
+
+def _ready(client: Any, cluster: Any, where: str) -> None:
+    """Check the cluster's workers; on any problem (or a stop signal meanwhile) close what was opened."""
+    try:
+        _check_workers(client, where)
+    except BaseException:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+        raise
+
+
+def _check_workers(client: Any, where: str) -> None:
+    """Wait for a worker; refuse workers that run another version of this package (other sums, or none)."""
+    try:
+        client.wait_for_workers(1, timeout=CONNECT_TIMEOUT)
+    except TimeoutError:
+        raise InputError(f"{where}: the Dask cluster has no worker (none joined within {CONNECT_TIMEOUT} s)") from None
+    try:
+        versions = client.run(worker_version)
+    except Exception as error:  # a worker without the package cannot even read the function
+        raise InputError(f"{where}: a Dask worker cannot run refsens-report ({type(error).__name__}: {error}); "
+                         f"install refsens-report {__version__} on every worker, with {DASK_EXTRA}") from None  # fmt: skip
+    other = sorted({version for version in versions.values() if version != __version__})
+    if other:
+        raise InputError(f"{where}: Dask workers run refsens-report {', '.join(other)}, this audit {__version__}: "
+                         "install the same version on every worker")  # fmt: skip
+
+
+def worker_version() -> str:
+    """Return the package's version, as a worker has it installed."""
+    return __version__
+
+
+def block_groups(n_blocks: int, partitions: int) -> list[list[int]]:
+    """Return a stratum's block numbers in ``partitions`` runs of consecutive blocks (fewer when it has fewer)."""
+    return [part.tolist() for part in np.array_split(np.arange(n_blocks), max(1, min(partitions, n_blocks)))]
+
+
+def default_partitions(units: int, threads: int) -> int:
+    """Return how many tasks each chunk's blocks are split into when the config does not say: enough that
+    every worker thread has work (``TASKS_PER_THREAD`` tasks each), one task per chunk when the chunks do."""
+    return max(1, -(-TASKS_PER_THREAD * threads // max(units, 1)))
+
+
+def partial_sums(
+    sizes: Sequence[int], part: Sequence[Sequence[bootstrap.ItemBlock]], numbers: Sequence[int],
+    seed: np.random.SeedSequence, stratum_key: int, chunk: int, counts: Sequence[int],
+) -> list[np.ndarray]:  # fmt: skip
+    """On a worker: ``bootstrap.chunk_sums`` of one chunk over some of its stratum's blocks (``numbers``).
+
+    ``part[source]`` holds each source's blocks ``numbers`` only; the others stand in as empty blocks, which
+    ``chunk_sums(only=numbers)`` never reads. BLAS stays single-threaded, as in the local backend.
+    """
+    from threadpoolctl import threadpool_limits
+
+    blocks = []
+    for found in part:
+        empty = bootstrap.ItemBlock(None, np.zeros((0, found[0].counts.shape[1]), dtype=np.float32))
+        full = [empty] * len(sizes)
+        for number, block in zip(numbers, found):
+            full[number] = block
+        blocks.append(full)
+    with threadpool_limits(limits=1, user_api="blas"):
+        return bootstrap.chunk_sums(sizes, blocks, seed, stratum_key, chunk, counts, only=numbers)
+
+
+class DaskRun:
+    """``bootstrap.resampled_sums``'s ``run`` on a Dask cluster: one task per (chunk, group of blocks)."""
+
+    def __init__(self, client: Any, partitions: int | None = None):
+        self.client, self.partitions = client, partitions
+
+    def __call__(
+        self, units: Sequence[tuple[int, int]], sizes: Sequence[Sequence[int]],
+        blocks: Sequence[Sequence[Sequence[bootstrap.ItemBlock]]], seed: np.random.SeedSequence,
+        stratum_keys: Sequence[int], counts: Sequence[Sequence[int]],
+    ) -> Iterator[list[np.ndarray]]:  # fmt: skip
+        """Yield, per unit (group, first replicate) in order, the sums ``chunk_sums`` gives for that unit.
+
+        Each (stratum, group of blocks)'s count patterns go to the cluster once (``scatter``) and stay there
+        for every chunk; each task returns its chunk's partial sums, added up here as the unit's tasks finish.
+        """
+        partitions = self.partitions or default_partitions(len(units), sum(self.client.nthreads().values()))
+        groups = {group: block_groups(len(sizes[group]), partitions) for group, _ in units}
+        places = [(group, numbers) for group, parts in groups.items() for numbers in parts]
+        payloads = [[[source[group][number] for number in numbers] for source in blocks] for group, numbers in places]
+        scattered = dict(zip(((group, tuple(numbers)) for group, numbers in places),
+                             self.client.scatter(payloads, hash=False)))  # fmt: skip
+        tasks = [
+            [self.client.submit(partial_sums, list(sizes[group]), scattered[group, tuple(numbers)], numbers, seed,
+                                stratum_keys[group], first // bootstrap.REPLICATE_CHUNK, list(wanted), pure=False)
+             for numbers in groups[group]]
+            for (group, first), wanted in zip(units, counts)
+        ]  # fmt: skip
+        try:
+            for unit_tasks in tasks:
+                yield _added(self._gathered(unit_tasks))
+        finally:
+            self.client.cancel([task for unit_tasks in tasks for task in unit_tasks] + list(scattered.values()))
+
+    def _gathered(self, tasks: list[Any]) -> list[list[np.ndarray]]:
+        from distributed import KilledWorker
+
+        try:
+            return self.client.gather(tasks)
+        except KilledWorker as error:
+            raise BuildError(f"a Dask worker died computing the bootstrap ({error}): it may have run out of "
+                             "memory; give the workers more, or use more partitions") from None  # fmt: skip
+
+
+def _added(parts: list[list[np.ndarray]]) -> list[np.ndarray]:
+    """Return the per-source sums of a unit's parts (integer counts: exact in any order)."""
+    total = [np.array(source, dtype=np.float64) for source in parts[0]]
+    for part in parts[1:]:
+        for sums, more in zip(total, part):
+            sums += more
+    return total
+
