@@ -37,7 +37,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 CASES = ["million", "million-easy", "million-dask", "paper-jsonl", "paper-parquet"]
-STAGES = ["load", "counts", "bootstrap", "analyses", "write"]
+STAGES = ["load", "counts", "bootstrap", "analyses", "engine", "write"]  # engine: a Dask cluster started and stopped
 
 
 def prepare(case: str, folder: Path, items: int) -> Path:
