@@ -3,8 +3,8 @@
 ``SpanTable`` is what the audit reads (the counts, the item sets, the strata of the bootstrap): item ids and
 languages, which labellings are present on which items, and every span as parallel integer arrays. It is made
 either from ``Item`` objects (``SpanTable.from_items``: the JSON Lines record and every adapter) or straight
-from columnar arrays (``SpanTable.from_arrays``: the Parquet record, with no Python object per span), so a
-million-item record never becomes a million ``Item`` objects. ``item(index)`` gives one item back as an
+from columnar arrays (the Parquet record, ``adapters.parquet``, with no Python object per span), so a
+million-item record never becomes a million ``Item`` objects. ``Record.item(index)`` gives one item back as an
 ``Item`` where a listing needs its spans and text.
 """
 
