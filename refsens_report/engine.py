@@ -11,8 +11,8 @@ are of integer counts, exact in any order: the numbers are the same whichever ba
 
 from __future__ import annotations
 
+import logging
 from contextlib import contextmanager
-from multiprocessing import resource_tracker
 from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
@@ -27,6 +27,9 @@ CONNECT_TIMEOUT = 10
 # the scheduler serves HTTP even without a dashboard, by default on port 8787, and warns when that is taken (by
 # another cluster): a free port on the loopback address instead
 QUIET_SCHEDULER = {"dashboard": False, "dashboard_address": "127.0.0.1:0"}
+# the local cluster's workers log errors only: warnings are about tasks cancelled when the audit stops (it says
+# so itself) or memory use, which a failed audit reports (a worker that died: KilledWorker)
+WORKER_LOG_LEVEL = logging.ERROR
 TASKS_PER_THREAD = 2  # the default partitioning aims at this many tasks per worker thread and round of chunks
 
 Run = Callable[..., Iterator[list[np.ndarray]]]
@@ -48,11 +51,29 @@ def open_engine(config: Config, stopwatch: Any = None) -> Iterator[Run | None]:
         client, cluster = _connect(settings)
     try:
         yield DaskRun(client, settings.partitions)
+    except BaseException:
+        _close(client, cluster, interrupted=True)
+        raise
+    with _timed(stopwatch):
+        _close(client, cluster)
+
+
+def _close(client: Any, cluster: Any, interrupted: bool = False) -> None:
+    """Close the client, and the local cluster when the audit started one.
+
+    Interrupted (tasks still running), Dask's own log stays quiet: the scheduler of a local cluster runs in this
+    process and would log every task it cancels for the client it has just lost; the audit says why it stopped.
+    """
+    logger = logging.getLogger("distributed")
+    level = logger.level
+    if interrupted:
+        logger.setLevel(logging.CRITICAL + 1)
+    try:
+        client.close()
+        if cluster is not None:
+            cluster.close()
     finally:
-        with _timed(stopwatch):
-            client.close()
-            if cluster is not None:
-                cluster.close()
+        logger.setLevel(level)
 
 
 @contextmanager
@@ -80,12 +101,11 @@ def _connect(settings: EngineSettings) -> tuple[Any, Any]:
         return client, None
     cluster = client = None
     try:
-        # multiprocessing's resource tracker unblocks SIGINT in the thread that starts it: started here, first
-        resource_tracker.ensure_running()
         # processes, one thread each (a worker's memory is its own), on the loopback address only
         with interrupt_held():
             cluster = LocalCluster(n_workers=settings.workers, threads_per_worker=1, processes=True,
-                                   dashboard_address=None, host="127.0.0.1", scheduler_kwargs=QUIET_SCHEDULER)  # fmt: skip
+                                   dashboard_address=None, host="127.0.0.1", scheduler_kwargs=QUIET_SCHEDULER,
+                                   silence_logs=WORKER_LOG_LEVEL)  # fmt: skip
         client = Client(cluster, set_as_default=False)
     except BaseException:
         if cluster is not None:
@@ -100,9 +120,7 @@ def _ready(client: Any, cluster: Any, where: str) -> None:
     try:
         _check_workers(client, where)
     except BaseException:
-        client.close()
-        if cluster is not None:
-            cluster.close()
+        _close(client, cluster, interrupted=True)
         raise
 
 
@@ -189,11 +207,10 @@ class DaskRun:
              for numbers in groups[group]]
             for (group, first), wanted in zip(units, counts)
         ]  # fmt: skip
-        try:
-            for unit_tasks in tasks:
-                yield _added(self._gathered(unit_tasks))
-        finally:
-            self.client.cancel([task for unit_tasks in tasks for task in unit_tasks] + list(scattered.values()))
+        # the futures are released with this generator: the cluster forgets the blocks and the sums then (an
+        # explicit cancel would race a client closing after a stop signal, and the scheduler would log it)
+        for unit_tasks in tasks:
+            yield _added(self._gathered(unit_tasks))
 
     def _gathered(self, tasks: list[Any]) -> list[list[np.ndarray]]:
         from distributed import KilledWorker

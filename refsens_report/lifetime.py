@@ -75,6 +75,11 @@ def interrupt_held() -> Iterator[None]:
     if not hasattr(signal, "pthread_sigmask"):
         yield
         return
+    from multiprocessing import resource_tracker
+
+    # the first process spawned starts multiprocessing's resource tracker, which unblocks SIGINT in the thread
+    # starting it (the cluster's loop thread): started here, before SIGINT is blocked, it is already running then
+    resource_tracker.ensure_running()
     previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
         yield
