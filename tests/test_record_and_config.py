@@ -230,6 +230,13 @@ CONFIG_PROBLEMS = {
     "no outputs": (dict(outputs=()), "Config value 'roles.outputs'"),
     "no references": (dict(references=()), "Config value 'roles.references'"),
     "repeated reference": (dict(references=(D, D)), "Config value 'roles.references'"),
+    # [engine] (tests/test_engine.py has the rest, with a Dask cluster)
+    "engine: workers without dask": (dict(extra="[engine]\nworkers = 2\n"),
+                                     "Config value 'engine.workers': applies to backend = \"dask\" only"),
+    "engine: scheduler and workers": (dict(extra='[engine]\nbackend = "dask"\nscheduler = "tcp://127.0.0.1:8786"\n'
+                                                 "workers = 2\n"),
+                                      "Config value 'engine.workers': give either scheduler"),
+    "engine: unknown key": (dict(extra="[engine]\nthreads = 2\n"), "Config value 'engine.threads': unknown key"),
 }
 
 
