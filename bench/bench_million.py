@@ -91,7 +91,8 @@ def run_one(config_path: Path) -> dict:
             if info.get("user_api") == "blas"]  # fmt: skip
     return {"stages": stopwatch.seconds, "total": total, "rows": len(results.rows), "items": results.record["items"],
             "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "blas": ", ".join(blas),
-            # the largest process this one started and waited for: a Dask worker of a local cluster
+            # the largest process this one started and waited for (a Dask worker of a local cluster): an upper
+            # bound only, since a spawned child's figure starts from its parent's peak
             "children_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}  # fmt: skip
 
 
@@ -109,7 +110,7 @@ def main() -> None:
     print(f"OPENBLAS_CORETYPE={coretype or '(not set)'}; {os.cpu_count()} CPUs; command: "
           f"{' '.join([Path(sys.executable).name, 'bench/bench_million.py', *sys.argv[1:]])}")  # fmt: skip
     print(f"{'case':<14} {'items':>9} " + " ".join(f"{stage:>9}" for stage in STAGES)
-          + f" {'total s':>8} {'peak GB':>8} {'worker GB':>9} {'rows':>7}  blas")  # fmt: skip
+          + f" {'total s':>8} {'peak GB':>8} {'worker≤GB':>9} {'rows':>7}  blas")  # fmt: skip
     with tempfile.TemporaryDirectory(prefix="bench-million-") as scratch:
         folder = args.folder or Path(scratch)
         for case in args.case or CASES:
