@@ -366,15 +366,23 @@ class ItemCounts:
                 raise ValueError(f"column kind {kind!r} has no per-type counts")
         return self._cache[key]
 
+    def _type_cells(self, ids: np.ndarray) -> np.ndarray:
+        """Return each strict span id's (item, type) cell: item x types + type code."""
+        return self._id_item["strict"][ids].astype(np.int64) * max(len(self.type_names), 1) + self._strict_type[ids]
+
+    def _per_type_dense(self, ids: np.ndarray) -> np.ndarray:
+        """Return counts[item, type] of the strict span ids (items x types cells: see DENSE_CELLS)."""
+        n_types = max(len(self.type_names), 1)
+        return np.bincount(self._type_cells(ids), minlength=self.n_items * n_types).reshape(self.n_items, n_types)
+
     def _per_item_and_type(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Return (item, type code, number of the strict ``ids`` on that item with that type), nonzero only."""
         n_types = max(len(self.type_names), 1)
         if self.n_items * n_types <= DENSE_CELLS:  # one count per (item, type) cell: no sort
-            dense = np.bincount(self._id_item["strict"][ids].astype(np.int64) * n_types + self._strict_type[ids],
-                                minlength=self.n_items * n_types)  # fmt: skip
+            dense = self._per_type_dense(ids).reshape(-1)
             cells = np.flatnonzero(dense)
             return compact(cells // n_types), compact(cells % n_types), compact(dense[cells])
-        cell = np.sort(self._id_item["strict"][ids].astype(np.int64) * n_types + self._strict_type[ids], kind="stable")
+        cell = np.sort(self._type_cells(ids), kind="stable")
         # sorted by item already (ids are item-major): the stable sort only reorders each item's few spans
         starts = np.flatnonzero(np.concatenate([[True], cell[1:] != cell[:-1]])) if len(cell) else np.zeros(0, np.int64)
         cells, numbers = cell[starts], np.diff(np.append(starts, len(cell)))
@@ -429,14 +437,12 @@ class ItemCounts:
 
     def _typed_dense(self, families: Sequence[Column], codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``typed_matrix`` by counting each family's spans per (item, type) cell: no triples, no sort."""
-        n_types = max(len(self.type_names), 1)
         # filled a family's columns at a time: column order makes each write contiguous (one copy into row
         # order at the end; row order wrote 4 bytes at a time, a row apart: 10 s at a million items)
         values = np.zeros((self.n_items, len(families) * len(codes)), dtype=np.uint8, order="F")
         for number, family in enumerate(families):
             ids = self.ids("strict", family.a) if family.kind == "size" else self.common("strict", family.a, family.b)
-            dense = np.bincount(self._id_item["strict"][ids].astype(np.int64) * n_types + self._strict_type[ids],
-                                minlength=self.n_items * n_types).reshape(self.n_items, n_types)[:, codes]  # fmt: skip
+            dense = self._per_type_dense(ids)[:, codes]
             kind = smallest_unsigned(np.array([int(dense.max(initial=0))]))
             if np.iinfo(kind).max > np.iinfo(values.dtype).max:  # a count beyond the type so far: widen
                 values = values.astype(kind, order="F")
