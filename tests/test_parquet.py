@@ -599,3 +599,49 @@ def test_fuzz_the_parquet_reader_with_byte_flips_of_a_valid_file(tmp_path_factor
         data[position % len(data)] ^= mask
     (folder / "record.parquet").write_bytes(bytes(data))
     assert_clean(config, capsys)
+
+
+def test_convert_of_a_record_with_no_span_writes_its_marker_rows(tmp_path, capsys):
+    record = write_record(tmp_path / "record.jsonl", [item("a", "en", x=[]), item("b", "en", x=[], y=[])])
+    assert main(["convert", str(record), str(tmp_path / "out.parquet")]) == 0
+    assert pq.read_table(tmp_path / "out.parquet").to_pylist() == [
+        {"id": item_id, "language": "en", "labelling": name, "start": None, "end": None, "type": None}
+        for item_id, name in (("a", "x"), ("b", "x"), ("b", "y"))
+    ]
+
+
+def test_convert_reads_a_parquet_span_table_whatever_its_name(tmp_path, capsys):
+    """A span table in is read as one (not as JSON Lines), and written back normalised: the same bytes."""
+    config = write_project(tmp_path, round_trip_items())
+    assert main(["convert", str(config), str(tmp_path / "a.parquet")]) == 0
+    (tmp_path / "a.parquet").rename(tmp_path / "a.data")
+    assert main(["convert", str(tmp_path / "a.data"), str(tmp_path / "b.parquet")]) == 0
+    assert main(["convert", str(tmp_path / "b.parquet"), str(tmp_path / "c.parquet")]) == 0
+    assert (tmp_path / "b.parquet").read_bytes() == (tmp_path / "c.parquet").read_bytes() == (
+        tmp_path / "a.data").read_bytes()
+    write_table(tmp_path / "bad.parquet", replace_row(good_rows(), 2, start=5, end=3))
+    code = main(["convert", str(tmp_path / "bad.parquet"), str(tmp_path / "d.parquet")])
+    err = capsys.readouterr().err
+    assert code == 2 and err.strip().splitlines() == [f"error: {tmp_path / 'bad.parquet'}: row 2: span has start >= "
+                                                      'end: [5, 3, "PER"]'], err  # fmt: skip
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="advisory locks (fcntl) on POSIX only")
+def test_convert_removes_the_temporary_file_a_killed_convert_left_but_not_a_running_ones(tmp_path):
+    import fcntl
+    import os
+
+    config = write_project(tmp_path, round_trip_items())
+    stale = tmp_path / ".record.parquet.0123456789ab.partial"  # a convert killed mid-write: nothing holds it
+    stale.write_bytes(b"PAR1 half")
+    running = tmp_path / ".record.parquet.ba9876543210.partial"  # a convert still writing holds its lock
+    running.write_bytes(b"PAR1 half")
+    other = tmp_path / ".other.parquet.0123456789ab.partial"
+    other.write_bytes(b"PAR1 half")
+    held = os.open(running, os.O_RDONLY)
+    fcntl.flock(held, fcntl.LOCK_EX)
+    try:
+        assert main(["convert", str(config), str(tmp_path / "record.parquet")]) == 0
+    finally:
+        os.close(held)
+    assert not stale.exists() and running.exists() and other.exists()
