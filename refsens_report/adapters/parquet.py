@@ -289,7 +289,7 @@ def _dictionary(column: Any) -> Any:
     return column if pa.types.is_dictionary(column.type) else pc.dictionary_encode(column)
 
 
-def _invalid_utf8(column: Any) -> int | None:
+def invalid_utf8(column: Any) -> int | None:
     """Return the first row of a string column (plain or dictionary) holding bytes that are not UTF-8, or None."""
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -496,7 +496,7 @@ class _Builder:
             batch.validate(full=True)
         except pa.ArrowInvalid:
             for name in STRING_COLUMNS.intersection(columns):
-                if (row := _invalid_utf8(columns[name])) is not None:
+                if (row := invalid_utf8(columns[name])) is not None:
                     flag(np.array([row]), lambda k, name=name: f"'{name}' is not valid UTF-8")
             if not found:
                 raise
