@@ -39,6 +39,50 @@ MOVED, WITHIN, CHANGED, UNCHANGED, UNDEFINED, ADDED, REMOVED = (
 ROLES = ("references", "outputs", "annotators")
 
 
+def results_problem(results: Any) -> str | None:
+    """Return why a version's results.json cannot be compared with (the shape ``compare`` and ``side_by_side``
+    read), or None. A file edited by hand or damaged must not stop the next build with a traceback: the build
+    skips such a version with a warning, or refuses it by name when ``--compare-to`` names it (site.py)."""
+
+    def names(value: Any) -> bool:
+        return isinstance(value, list) and all(isinstance(name, str) for name in value)
+
+    if not isinstance(results, dict):
+        return "not a JSON object"
+    config, record = results.get("config"), results.get("record", {})
+    roles = config.get("roles") if isinstance(config, dict) else None
+    if not isinstance(roles, dict):
+        return "no config.roles object"
+    for role in ROLES:
+        if not names(roles.get(role, [])):
+            return f"config.roles.{role} is not a list of names"
+    if not roles.get("references") or not roles.get("outputs"):
+        return "names no reference or no output"
+    audit = config.get("audit", {})
+    if not isinstance(audit, dict) or not names(audit.get("rules") or []):
+        return "config.audit.rules is not a list of names"
+    if not isinstance(record, dict) or not names(record.get("languages") or []) or not names(results.get(
+            "columns") or []) or not isinstance(record.get("items") or 0, int):  # fmt: skip
+        return "record.languages, record.items or columns is not what results.json holds"
+    rows = results.get("rows")
+    if not isinstance(rows, list):
+        return "no list of rows"
+    for number, row in enumerate(rows, start=1):
+        if not isinstance(row, dict):
+            return f"row {number} is not an object"
+        for column, value in row.items():
+            if column in ("analysis", "statistic") and not isinstance(value, str):
+                return f"row {number}: '{column}' is not a string"
+            if column in ("estimate", "ci_low", "ci_high") and value is not None and (
+                    isinstance(value, bool) or not isinstance(value, (int, float))):  # fmt: skip
+                return f"row {number}: '{column}' is not a number"
+            if value is not None and not isinstance(value, (str, int, float)):
+                return f"row {number}: '{column}' is not a single value"
+        if "analysis" not in row or "statistic" not in row:
+            return f"row {number} has no analysis or statistic"
+    return None
+
+
 def key_columns(*results: Mapping[str, Any]) -> tuple[str, ...]:
     """Return the labelling columns rows are matched on (with `type` where both versions' results have it)."""
     extra = tuple(column for column in ("type",) if all(column in (data.get("columns") or ()) for data in results))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import math
+import os
 import re
 import tomllib
 from dataclasses import asdict, dataclass, field, replace
@@ -78,7 +79,8 @@ BACKENDS = ("local", "dask")
 DASK_EXTRA = "pip install 'refsens-report[dask]'"
 # a Dask scheduler's address: tcp://host:port, the host a name, an IPv4 address or an [IPv6] address
 SCHEDULER_PATTERN = re.compile(r"^tcp://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?):(?P<port>[0-9]{1,5})$")
-MAX_WORKERS = 256  # processes of a local cluster: more than a machine has cores is a typo
+MAX_WORKERS = 256  # processes of a local cluster: more than a machine has cores is a typo ...
+WORKERS_PER_CORE = 4  # ... and more than this many per core of the machine the audit runs on is one too
 MAX_PARTITIONS = 1024  # tasks per chunk of replicates (each at least one canonical block of items)
 
 
@@ -374,7 +376,9 @@ def read_engine(reader: OptionReader) -> EngineSettings:
         reader.fail("scheduler", f"must be a Dask scheduler's address, tcp://host:port (a port from 1 to 65535), "
                                  f"got {shown(scheduler)}")  # fmt: skip
         scheduler = None
-    workers = positive_integer(reader, "workers", MAX_WORKERS, "processes on this machine")
+    cores = os.cpu_count() or 1
+    workers = positive_integer(reader, "workers", min(MAX_WORKERS, WORKERS_PER_CORE * cores),
+                               f"{WORKERS_PER_CORE} processes per core; this machine has {cores}")  # fmt: skip
     partitions = positive_integer(reader, "partitions", MAX_PARTITIONS, "tasks per chunk of 250 replicates")
     given = [key for key in ("scheduler", "workers", "partitions") if key in reader.table]
     if backend == "local" and given:

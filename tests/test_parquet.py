@@ -14,6 +14,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from helpers import A, B, D, R, config_text, item, write_project, write_record
 from refused import refused
 
@@ -444,3 +446,202 @@ def test_convert_applies_the_configs_label_map(tmp_path):
     assert any(note.startswith("record.label_map: renamed 1 span (DATE → DAY 1)") for note in written.notes)
     table = pq.read_table(tmp_path / "mapped.parquet")
     assert table.column("type").to_pylist() == ["DAY", None, None, None]
+
+
+# ----------------------------------------------------------------------------------------------------------
+# plausible files that are not quite span tables, and fuzzing: exit 0 or 2, one line per problem
+
+
+def not_utf8(values: list[str | None], bad: int) -> pa.Array:
+    """Return a string column whose value at ``bad`` is bytes that are not UTF-8 (pyarrow does not check a view)."""
+    raw = [None if value is None else value.encode() for value in values]
+    raw[bad] = b"\xff\xfe"
+    return pa.array(raw, pa.binary()).view(pa.string())
+
+
+def table_project(folder: Path, table: pa.Table) -> Path:
+    config = project(folder)
+    pq.write_table(table, folder / "record.parquet")
+    return config
+
+
+def good_columns() -> dict[str, list]:
+    return {name: [row[k] for row in good_rows()] for k, name in enumerate(COLUMNS)}
+
+
+@pytest.mark.parametrize("column", ["id", "language", "labelling", "type", "dup_key"])
+def test_a_string_that_is_not_utf8_is_refused_at_its_row(column, tmp_path, capsys):
+    columns = {**good_columns(), "dup_key": ["k"] * len(good_rows())}
+    columns[column] = not_utf8(columns[column], 5)
+    refused(table_project(tmp_path, pa.table(columns)), capsys,
+            f"record.parquet: row 6: '{column}' is not valid UTF-8")  # fmt: skip
+
+
+def test_columns_of_arrow_type_null_read_as_all_null(tmp_path, capsys):
+    """pandas writes an all-None optional column as type null; a markers-only table has null start, end, type."""
+    rows = len(good_rows())
+    assert main(["validate", str(table_project(tmp_path / "a", pa.table({**good_columns(), "dup_key": pa.nulls(rows)})))]) == 0
+    markers = {**good_columns(), "start": pa.nulls(rows), "end": pa.nulls(rows), "type": pa.nulls(rows)}
+    assert main(["validate", str(table_project(tmp_path / "b", pa.table(markers)))]) == 0
+    refused(table_project(tmp_path / "c", pa.table({**good_columns(), "type": pa.nulls(rows)})), capsys,
+            "record.parquet: row 1: start, end and type must all be set (a span) or all be null")  # fmt: skip
+
+
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while True:
+        low, value = value & 0x7F, value >> 7
+        out.append(low | (0x80 if value else 0))
+        if not value:
+            return bytes(out)
+
+
+def test_a_footer_claiming_more_rows_than_memory_holds_is_refused_before_reading(tmp_path):
+    import subprocess
+    import sys
+
+    config = project(tmp_path, good_rows())
+    raw = (tmp_path / "record.parquet").read_bytes()
+    length = int.from_bytes(raw[-8:-4], "little")
+    footer = raw[-8 - length : -8]
+    rows = _varint(len(good_rows()) << 1)  # num_rows (thrift field 3, i64, zigzag) just before row_groups (4, list)
+    assert b"\x16" + rows + b"\x19" in footer
+    forged = footer.replace(b"\x16" + rows + b"\x19", b"\x16" + _varint((2 * 10**10) << 1) + b"\x19")
+    (tmp_path / "record.parquet").write_bytes(raw[: -8 - length] + forged + len(forged).to_bytes(4, "little") + b"PAR1")
+    limit = "import resource, sys; resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30)); "
+    code = limit + "from refsens_report.cli import main; sys.exit(main(['validate', sys.argv[1]]))"
+    done = subprocess.run([sys.executable, "-c", code, str(config)], capture_output=True, text=True, timeout=120,
+                          env={**__import__("os").environ, "PYTHONPATH": str(Path(parquet.__file__).parents[2])})
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip() == ("error: record.parquet: the Parquet footers claim 20,000,000,000 rows, more than "
+                                   "memory can hold (745 GiB of span arrays)"), done.stderr  # fmt: skip
+
+
+STRING_TYPES = ("string", "large_string", "binary", "dictionary", "null", "int32")
+OFFSET_TYPES = ("int8", "int16", "int32", "int64", "uint64", "null", "float64", "string")
+STRINGS = st.sampled_from(["en-1", "en-2", "de-1", "en", "de", A, B, D, R, "PER", "LOC", "", " ", "x\u202e", b"\xff"])
+OFFSETS = st.sampled_from([0, 1, 3, 5, 9, 127, -1, 2**40, 2**63 - 1])
+
+
+def fuzz_column(kind: str, values: list) -> pa.Array:
+    """Return ``values`` as a column of Arrow type ``kind`` (bytes values make strings that are not UTF-8)."""
+    if kind == "null":
+        return pa.nulls(len(values))
+    if kind in ("string", "large_string", "dictionary", "binary"):
+        raw = [value if isinstance(value, bytes) or value is None else str(value).encode() for value in values]
+        column = pa.array(raw, pa.large_binary() if kind == "large_string" else pa.binary())
+        if kind == "binary":
+            return column
+        column = column.view(pa.large_string() if kind == "large_string" else pa.string())
+        return column.dictionary_encode() if kind == "dictionary" else column
+    if kind == "bool":
+        return pa.array([None if value is None else bool(value) for value in values], pa.bool_())
+    if kind in ("int32", "float64", *OFFSET_TYPES):
+        numbers = [value if isinstance(value, int) or value is None else len(value) for value in values]
+        arrow_type = getattr(pa, kind)()
+        if pa.types.is_integer(arrow_type):  # wrap into the type's range, as a narrower writer would
+            bits = arrow_type.bit_width
+            low = 0 if "uint" in kind else -(2 ** (bits - 1))
+            numbers = [None if n is None else (n - low) % 2**bits + low for n in numbers]
+        else:
+            numbers = [None if n is None else float(n) for n in numbers]
+        return pa.array(numbers, arrow_type)
+    raise AssertionError(kind)
+
+
+@st.composite
+def span_tables(draw) -> pa.Table:
+    rows = draw(st.integers(0, 6))
+    columns = {}
+    for name in (*COLUMNS, "third_pass", "dup_key"):
+        if name in ("third_pass", "dup_key") or draw(st.integers(0, 9)) == 0:
+            if not draw(st.booleans()):
+                continue
+        if name in ("start", "end"):
+            kind, values = draw(st.sampled_from(OFFSET_TYPES)), OFFSETS
+        elif name == "third_pass":
+            kind, values = draw(st.sampled_from(("bool", "null", "string"))), st.booleans()
+        else:
+            kind, values = draw(st.sampled_from(STRING_TYPES)), STRINGS
+        columns[name] = fuzz_column(kind, draw(st.lists(st.none() | values, min_size=rows, max_size=rows)))
+    return pa.table(columns)
+
+
+FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                                                          HealthCheck.too_slow])  # fmt: skip
+
+
+def assert_clean(config: Path, capsys) -> None:
+    code = main(["validate", str(config)])
+    err = capsys.readouterr().err
+    assert code in (0, 2), (code, err)
+    assert "Traceback" not in err, err
+    if code == 2:
+        assert all(line.startswith("error: ") for line in err.strip().splitlines()), err
+
+
+@FUZZ
+@given(table=span_tables())
+def test_fuzz_the_parquet_reader_with_schemas_types_and_nulls(tmp_path_factory, capsys, table):
+    assert_clean(table_project(tmp_path_factory.mktemp("fuzz"), table), capsys)
+
+
+@FUZZ
+@given(flips=st.lists(st.tuples(st.integers(0, 2**20), st.integers(1, 255)), min_size=1, max_size=4),
+       dictionary=st.booleans())  # fmt: skip
+def test_fuzz_the_parquet_reader_with_byte_flips_of_a_valid_file(tmp_path_factory, capsys, flips, dictionary):
+    folder = tmp_path_factory.mktemp("flip")
+    config = project(folder, good_rows())
+    buffer = pa.BufferOutputStream()
+    pq.write_table(pa.table(good_columns(), schema=SCHEMA), buffer, use_dictionary=dictionary)
+    data = bytearray(buffer.getvalue().to_pybytes())
+    for position, mask in flips:
+        data[position % len(data)] ^= mask
+    (folder / "record.parquet").write_bytes(bytes(data))
+    assert_clean(config, capsys)
+
+
+def test_convert_of_a_record_with_no_span_writes_its_marker_rows(tmp_path, capsys):
+    record = write_record(tmp_path / "record.jsonl", [item("a", "en", x=[]), item("b", "en", x=[], y=[])])
+    assert main(["convert", str(record), str(tmp_path / "out.parquet")]) == 0
+    assert pq.read_table(tmp_path / "out.parquet").to_pylist() == [
+        {"id": item_id, "language": "en", "labelling": name, "start": None, "end": None, "type": None}
+        for item_id, name in (("a", "x"), ("b", "x"), ("b", "y"))
+    ]
+
+
+def test_convert_reads_a_parquet_span_table_whatever_its_name(tmp_path, capsys):
+    """A span table in is read as one (not as JSON Lines), and written back normalised: the same bytes."""
+    config = write_project(tmp_path, round_trip_items())
+    assert main(["convert", str(config), str(tmp_path / "a.parquet")]) == 0
+    (tmp_path / "a.parquet").rename(tmp_path / "a.data")
+    assert main(["convert", str(tmp_path / "a.data"), str(tmp_path / "b.parquet")]) == 0
+    assert main(["convert", str(tmp_path / "b.parquet"), str(tmp_path / "c.parquet")]) == 0
+    assert (tmp_path / "b.parquet").read_bytes() == (tmp_path / "c.parquet").read_bytes() == (
+        tmp_path / "a.data").read_bytes()
+    write_table(tmp_path / "bad.parquet", replace_row(good_rows(), 2, start=5, end=3))
+    code = main(["convert", str(tmp_path / "bad.parquet"), str(tmp_path / "d.parquet")])
+    err = capsys.readouterr().err
+    assert code == 2 and err.strip().splitlines() == [f"error: {tmp_path / 'bad.parquet'}: row 2: span has start >= "
+                                                      'end: [5, 3, "PER"]'], err  # fmt: skip
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="advisory locks (fcntl) on POSIX only")
+def test_convert_removes_the_temporary_file_a_killed_convert_left_but_not_a_running_ones(tmp_path):
+    import fcntl
+    import os
+
+    config = write_project(tmp_path, round_trip_items())
+    stale = tmp_path / ".record.parquet.0123456789ab.partial"  # a convert killed mid-write: nothing holds it
+    stale.write_bytes(b"PAR1 half")
+    running = tmp_path / ".record.parquet.ba9876543210.partial"  # a convert still writing holds its lock
+    running.write_bytes(b"PAR1 half")
+    other = tmp_path / ".other.parquet.0123456789ab.partial"
+    other.write_bytes(b"PAR1 half")
+    held = os.open(running, os.O_RDONLY)
+    fcntl.flock(held, fcntl.LOCK_EX)
+    try:
+        assert main(["convert", str(config), str(tmp_path / "record.parquet")]) == 0
+    finally:
+        os.close(held)
+    assert not stale.exists() and running.exists() and other.exists()

@@ -412,3 +412,19 @@ def test_record_label_map_applies_to_a_jsonl_record_before_the_audit(tmp_path, c
                 reference=D)["estimate"] == 100.0  # fmt: skip
     code, out, err = run_validate(path, capsys)
     assert code == 0, err
+
+
+def test_a_local_cluster_of_more_workers_than_four_per_core_is_refused(tmp_path, capsys, monkeypatch):
+    """`workers = 256` on a 2-core machine is a typo: at most 4 per core of the machine the audit runs on."""
+    monkeypatch.setattr("os.cpu_count", lambda: 2)
+    write_record(tmp_path / "record.jsonl", [item("en-1", "en", annotator_a=[], annotator_b=[], delivered=[],
+                                                  reviewer=[])])  # fmt: skip
+    engine = '[engine]\nbackend = "dask"\nworkers = {}\n'
+    config = tmp_path / "refsens.toml"
+    config.write_text(config_text(extra=engine.format(256)), encoding="utf-8")
+    assert main(["validate", str(config)]) == 2
+    err = capsys.readouterr().err
+    assert err.strip() == ("error: Config value 'engine.workers': must be at most 8 (4 processes per core; this "
+                           "machine has 2), got 256"), err  # fmt: skip
+    config.write_text(config_text(extra=engine.format(8)), encoding="utf-8")
+    assert load_config(config).engine.workers == 8

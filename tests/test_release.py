@@ -370,6 +370,55 @@ def test_references_and_outputs_added_or_removed_are_named() -> None:
     assert "references added: reviewer" in section.sentence and "outputs removed: old" in section.sentence
 
 
+
+def _nested(depth: int) -> object:
+    value: object = 1.0
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+TAMPERED = {  # a previous version's results.json edited by hand or damaged: (how, what the message says)
+    "a deeply nested estimate": (lambda results: results["rows"][0].update(estimate=_nested(900)),
+                                 "row 1: 'estimate' is not a number"),
+    "a deeply nested label": (lambda results: results["rows"][1].update(reference=_nested(900)),
+                              "row 2: 'reference' is not a single value"),
+    "a row that is a list": (lambda results: results["rows"].append([1, 2]), "is not an object"),
+    "roles that are a string": (lambda results: results["config"].update(roles="delivered"), "no config.roles"),
+    "references that are numbers": (lambda results: results["config"]["roles"].update(references=[1]),
+                                    "config.roles.references is not a list of names"),
+    "rules that are an object": (lambda results: results["config"].update(audit={"rules": {"strict": 1}}),
+                                 "config.audit.rules"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", sorted(TAMPERED))
+def test_a_tampered_previous_version_is_skipped_with_a_warning_or_refused_when_named(case, tmp_path, capsys):
+    """Without --compare-to the build compares with the newest version it can read and says which it skipped;
+    a version named by --compare-to that cannot be compared with is one line, exit 2."""
+    from refsens_report import site
+    from refsens_report.errors import InputError
+
+    tamper, message = TAMPERED[case]
+    for version in ("0.9.0", "1.0.0"):
+        (tmp_path / version).mkdir()
+        results = hand_made_results()
+        if version == "1.0.0":
+            tamper(results)
+        (tmp_path / version / "results.json").write_text(json.dumps(results), encoding="utf-8")
+    assert changes.results_problem(hand_made_results()) is None
+    baseline = site.find_baseline(tmp_path, "2.0.0", None)
+    assert baseline is not None and baseline.version == "0.9.0"
+    warning = capsys.readouterr().err
+    assert warning.startswith(f"warning: {tmp_path / '1.0.0'}: not compared with: ") and message in warning, warning
+    with pytest.raises(InputError) as refused:
+        site.find_baseline(tmp_path, "2.0.0", "1.0.0")
+    assert len(refused.value.problems) == 1 and message in refused.value.problems[0], refused.value.problems
+    # the index leaves it out with a warning, and its grid of headlines compares the rest
+    assert "1.0.0" not in site.site_index_html({"0.9.0": tmp_path / "0.9.0", "1.0.0": tmp_path / "1.0.0"})
+    assert "left out of the site index" in capsys.readouterr().err
+
+
 # --- metadata -------------------------------------------------------------------------------------
 
 

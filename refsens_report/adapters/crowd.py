@@ -14,14 +14,14 @@ reaches counts as ``O`` for that worker, and how many there were is reported in 
 from __future__ import annotations
 
 import difflib
+import os
 import re
-import zipfile
-import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 from refsens_report.adapters import iob
+from refsens_report.adapters.archive import MEMBER_LIMIT, Export, read_member_limit
 from refsens_report.adapters.common import (
     ITEM_UNITS,
     InputPath,
@@ -33,8 +33,7 @@ from refsens_report.adapters.common import (
     read_path,
     with_text_dup_keys,
 )
-from refsens_report.errors import MAX_PROBLEMS, InputError, ProblemList
-from refsens_report.files import open_regular, read_bytes, text_files
+from refsens_report.errors import MAX_PROBLEMS, ProblemList
 from refsens_report.names import name_problem
 from refsens_report.options import OptionReader
 from refsens_report.record import Item, Record, Span, check_unique_ids
@@ -60,6 +59,7 @@ class CrowdOptions:
     scheme: str
     labels: frozenset[str] | None
     text_dup_keys: bool = False
+    member_limit: int = MEMBER_LIMIT
 
 
 def read_options(reader: OptionReader, base_dir: Path) -> CrowdOptions | None:
@@ -74,65 +74,35 @@ def read_options(reader: OptionReader, base_dir: Path) -> CrowdOptions | None:
     scheme = reader.choice("scheme", iob.SCHEME_CHOICES, "auto")
     labels = read_labels(reader)
     text_dup_keys = read_dup_key(reader)
+    member_limit = read_member_limit(reader)
     if source is None:
         return None
-    return CrowdOptions(source, language, items, splits, aggregate, scheme, labels, text_dup_keys)
+    return CrowdOptions(source, language, items, splits, aggregate, scheme, labels, text_dup_keys, member_limit)
 
 
 # ----------------------------------------------------------------------------------------------------------
 # reading the archive
 
 
-class Archive:
-    """The files of a zip archive or of a folder, by their relative path."""
-
-    def __init__(self, source: InputPath):
-        self.source = source
-        self.zip: zipfile.ZipFile | None = None
-        self.handle: BinaryIO | None = None
-        problems = ProblemList()
-        if source.path.is_dir():
-            self.names = [name for name, _ in text_files(source.path, source.display, problems)]
-        else:
-            try:
-                self.handle = open_regular(source.path)  # never blocks on a FIFO swapped in after the config check
-            except OSError as error:
-                raise InputError(f"{source.display}: cannot read the archive ({error.strerror})") from None
-            try:
-                self.zip = zipfile.ZipFile(self.handle)
-            except (zipfile.BadZipFile, OSError) as error:
-                self.handle.close()
-                raise InputError(f"{source.display}: not a zip archive or a folder ({error})") from None
-            self.names = sorted(name for name in self.zip.namelist() if not name.endswith("/"))
-        for name in self.names:
-            if name.endswith(".txt") and (why := name_problem(name)):
-                problems.add(f"{self.display(name)}: the file name {why}")
-        if problems:
-            self.close()
-        problems.raise_if_any()
-
-    def read(self, name: str) -> bytes:
-        if self.zip is None:
-            try:
-                return read_bytes(self.source.path / name)
-            except OSError as error:
-                raise InputError(f"{self.display(name)}: cannot read the file ({error.strerror})") from None
+def open_archive(options: CrowdOptions) -> Export:
+    """Open the zip or folder; a .txt file whose name is not UTF-8 or cannot be printed is refused."""
+    archive = Export(options.source, options.member_limit)
+    problems = ProblemList()
+    for name in archive.names:
+        if not name.endswith(".txt"):
+            continue
         try:
-            return self.zip.read(name)
-        except (zipfile.BadZipFile, zlib.error, OSError, EOFError, NotImplementedError, RuntimeError) as error:
-            # a damaged member, an unsupported compression method, an encrypted member
-            raise InputError(f"{self.display(name)}: cannot read the archive member ({error})") from None
-
-    def display(self, name: str) -> str:
-        """Return how messages name a file: ``archive.zip:member`` or ``folder/member``."""
-        separator = ":" if self.zip is not None else "/"
-        return f"{self.source.display.rstrip('/')}{separator}{name}"
-
-    def close(self) -> None:
-        if self.zip is not None:
-            self.zip.close()
-        if self.handle is not None:
-            self.handle.close()
+            name.encode("utf-8")
+        except UnicodeEncodeError:  # the file system gave bytes that are not UTF-8 (kept as surrogates)
+            problems.add(f"{options.source.display}: the file name {os.fsencode(name)!r} is not valid UTF-8; "
+                         "rename the file")  # fmt: skip
+            continue
+        if why := name_problem(name):
+            problems.add(f"{archive.display(name)}: the file name {why}")
+    if problems:
+        archive.close()
+    problems.raise_if_any()
+    return archive
 
 
 @dataclass
@@ -285,7 +255,7 @@ class Document:
     worker_members: dict[str, str] = field(default_factory=dict)  # worker id -> archive member
 
 
-def find_documents(archive: Archive, splits: tuple[str, ...], problems: ProblemList) -> tuple[list[Document], int]:
+def find_documents(archive: Export, splits: tuple[str, ...], problems: ProblemList) -> tuple[list[Document], int]:
     """Return the documents (sorted by split and name) and how many worker files had no gold document."""
     documents: dict[tuple[str, str], Document] = {}
     for name in archive.names:
@@ -317,7 +287,7 @@ def find_documents(archive: Archive, splits: tuple[str, ...], problems: ProblemL
 def load(options: CrowdOptions, duplicate_key: str) -> Record:
     """Read the gold and worker files; build passes, the majority aggregate and the gold per item."""
     problems = ProblemList()
-    archive = Archive(options.source)
+    archive = open_archive(options)
     try:
         documents, orphans = find_documents(archive, options.splits, problems)
         problems.raise_if_any()
@@ -325,13 +295,13 @@ def load(options: CrowdOptions, duplicate_key: str) -> Record:
         for document in documents:
             if len(problems) >= MAX_PROBLEMS:
                 break
-            gold = read_tagged(
-                archive.read(document.gold_member), archive.display(document.gold_member), True, problems
-            )
+            data = archive.read(document.gold_member, problems)
+            gold = None if data is None else read_tagged(data, archive.display(document.gold_member), True, problems)
             workers: dict[str, TaggedFile] = {}
             for worker in sorted(document.worker_members):
                 member = document.worker_members[worker]
-                worker_file = read_tagged(archive.read(member), archive.display(member), False, problems)
+                data = archive.read(member, problems)
+                worker_file = None if data is None else read_tagged(data, archive.display(member), False, problems)
                 if worker_file is not None:
                     workers[worker] = worker_file
             if gold is not None:

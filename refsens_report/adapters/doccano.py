@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from refsens_report.adapters.archive import Export, macos_metadata
+from refsens_report.adapters.archive import MEMBER_LIMIT, Export, macos_metadata, read_member_limit
 from refsens_report.adapters.common import (
     read_names,
     InputPath,
@@ -54,6 +54,7 @@ class DoccanoOptions:
     empty: str
     labels: frozenset[str] | None
     text_dup_keys: bool = False
+    member_limit: int = MEMBER_LIMIT
 
 
 def read_options(reader: OptionReader, base_dir: Path) -> DoccanoOptions | None:
@@ -82,6 +83,7 @@ def read_options(reader: OptionReader, base_dir: Path) -> DoccanoOptions | None:
     empty = reader.choice("empty", EMPTY_CHOICES, "present")
     labels = read_labels(reader)
     text_dup_keys = read_dup_key(reader)
+    member_limit = read_member_limit(reader)
     archive = None
     if source is not None:
         if source.path.is_dir() or source.path.suffix.lower() == ".zip":
@@ -91,7 +93,8 @@ def read_options(reader: OptionReader, base_dir: Path) -> DoccanoOptions | None:
     if archive is None and not files:
         return None
     return DoccanoOptions(
-        tuple(files), archive, language, user_field, id_field, text_field, names, empty, labels, text_dup_keys
+        tuple(files), archive, language, user_field, id_field, text_field, names, empty, labels, text_dup_keys,
+        member_limit,
     )
 
 
@@ -234,9 +237,11 @@ class LineReader:
         return tuple(sorted(spans)) if len(self.problems) == before else None
 
 
-def _archive_files(archive: InputPath, problems: ProblemList, tally: Tally) -> list[tuple[str, str, bytes]]:
+def _archive_files(
+    archive: InputPath, problems: ProblemList, tally: Tally, limit: int
+) -> list[tuple[str, str, bytes]]:
     """Return (labelling name from the file, display, bytes) of each .jsonl file in a zip or folder."""
-    export = Export(archive)
+    export = Export(archive, limit)
     found: list[tuple[str, str, bytes]] = []
     seen: dict[str, str] = {}
     try:
@@ -269,7 +274,7 @@ def load(options: DoccanoOptions, duplicate_key: str) -> Record:
     reader = LineReader(options, problems, tally)
     sources: list[Path] = []
     if options.archive is not None:
-        for stem, display, data in _archive_files(options.archive, problems, tally):
+        for stem, display, data in _archive_files(options.archive, problems, tally, options.member_limit):
             reader.file(data, display, stem)
         sources.append(options.archive.path)
     for name, file in options.files:

@@ -26,6 +26,7 @@ from refsens_report.adapters.common import (
     read_path,
     with_text_dup_keys,
 )
+from refsens_report.adapters.parquet import invalid_utf8
 from refsens_report.errors import MAX_PROBLEMS, ProblemList
 from refsens_report.files import path_problem, read_bytes
 from refsens_report.names import name_problem, shown
@@ -135,7 +136,11 @@ def _metadata_features(schema: Any, display: str, problems: ProblemList) -> dict
     except (json.JSONDecodeError, UnicodeDecodeError):
         problems.add(f"{display}: the schema's 'huggingface' metadata is not JSON")
         return None
-    features = info.get("info", {}).get("features") if isinstance(info, dict) else None
+    except RecursionError:
+        problems.add(f"{display}: the schema's 'huggingface' metadata is not JSON (nested too deeply)")
+        return None
+    info = info.get("info") if isinstance(info, dict) else None
+    features = info.get("features") if isinstance(info, dict) else None
     return features if isinstance(features, dict) else None
 
 
@@ -271,7 +276,28 @@ def _column(dataset: Dataset, column: str, what: str, problems: ProblemList) -> 
         problems.add(f"{dataset.display}: no column '{column}' ({what}); its columns: "
                      f"{', '.join(dataset.table.column_names)}")  # fmt: skip
         return None
-    return dataset.table.column(column).to_pylist()
+    return _values(dataset, column, problems)
+
+
+def _values(dataset: Dataset, column: str, problems: ProblemList) -> list[Any] | None:
+    """Return a column as Python values; a string that is not UTF-8 is reported at its row (None)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    array = dataset.table.column(column).combine_chunks()
+    try:
+        return array.to_pylist()
+    except UnicodeDecodeError:
+        pass
+    rows = None  # each flattened value's row, through lists of lists
+    while pa.types.is_list(array.type) or pa.types.is_large_list(array.type) or pa.types.is_fixed_size_list(array.type):
+        parents = pc.list_parent_indices(array).to_numpy()
+        rows = parents if rows is None else rows[parents]
+        array = pc.list_flatten(array)
+    bad = invalid_utf8(array)
+    row = "" if bad is None else f" row {bad if rows is None else int(rows[bad])},"
+    problems.add(f"{dataset.display}:{row} column '{column}' holds text that is not valid UTF-8")
+    return None
 
 
 def _where(dataset: Dataset, row: int, ids: list[str]) -> str:
@@ -291,7 +317,9 @@ def _tokens(dataset: Dataset, options: HfOptions, problems: ProblemList) -> tupl
             return None
     else:
         has_ids = "id" in dataset.table.column_names
-        raw_ids = dataset.table.column("id").to_pylist() if has_ids else list(range(len(tokens)))
+        raw_ids = _values(dataset, "id", problems) if has_ids else list(range(len(tokens)))
+        if raw_ids is None:
+            return None
     ids = [str(value) for value in raw_ids]
     before = len(problems)
     for row, (row_tokens, item_id) in enumerate(zip(tokens, ids)):

@@ -17,13 +17,19 @@ import io
 import json
 import re
 import zipfile
-import zlib
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from refsens_report.adapters.archive import Export, macos_metadata
+from refsens_report.adapters.archive import (
+    MEMBER_LIMIT,
+    READ_ERRORS,
+    Export,
+    macos_metadata,
+    read_member,
+    read_member_limit,
+)
 from refsens_report.adapters.common import (
     ITEM_UNITS,
     InputPath,
@@ -71,6 +77,7 @@ class InceptionOptions:
     finished_only: bool
     labels: frozenset[str] | None
     text_dup_keys: bool = False
+    member_limit: int = MEMBER_LIMIT
 
 
 def read_options(reader: OptionReader, base_dir: Path) -> InceptionOptions | None:
@@ -99,10 +106,11 @@ def read_options(reader: OptionReader, base_dir: Path) -> InceptionOptions | Non
     finished_only = read_bool(reader, "finished_only", False)
     labels = read_labels(reader)
     text_dup_keys = read_dup_key(reader)
+    member_limit = read_member_limit(reader)
     if source is None:
         return None
     return InceptionOptions(
-        source, language, items, layer, feature, curation, names, finished_only, labels, text_dup_keys
+        source, language, items, layer, feature, curation, names, finished_only, labels, text_dup_keys, member_limit
     )
 
 
@@ -118,7 +126,7 @@ class CasFile:
     type_system_display: str
 
 
-def _cas_in_zip(data: bytes, display: str, problems: ProblemList) -> tuple[str, bytes, bytes] | None:
+def _cas_in_zip(data: bytes, display: str, problems: ProblemList, limit: int) -> tuple[str, bytes, bytes] | None:
     """Return (.xmi name, its bytes, TypeSystem.xml bytes) of an annotation zip, or None with the problem."""
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as inner:
@@ -135,8 +143,14 @@ def _cas_in_zip(data: bytes, display: str, problems: ProblemList) -> tuple[str, 
             if not systems:
                 problems.add(f"{display}: no {TYPE_SYSTEM} beside {xmis[0]} (UIMA CAS XMI exports carry one)")
                 return None
-            return xmis[0], inner.read(xmis[0]), inner.read(systems[0])
-    except (zipfile.BadZipFile, zlib.error, OSError, EOFError, NotImplementedError, RuntimeError) as error:
+            xmi, type_system = read_member(inner, xmis[0], limit), read_member(inner, systems[0], limit)
+            for name, read in ((xmis[0], xmi), (systems[0], type_system)):
+                if isinstance(read, str):
+                    problems.add(f"{display}:{name}: {read}")
+                    return None
+            assert isinstance(xmi, bytes) and isinstance(type_system, bytes)
+            return xmis[0], xmi, type_system
+    except READ_ERRORS as error:
         problems.add(f"{display}: not a readable zip ({error})")
         return None
 
@@ -171,7 +185,7 @@ def find_cas_files(export: Export, problems: ProblemList, tally: "Tally") -> lis
                 data = export.read(name, problems)
                 if data is None:
                     continue
-                inside = _cas_in_zip(data, display, problems)
+                inside = _cas_in_zip(data, display, problems, export.limit)
                 if inside is None:
                     continue
                 xmi_name, xmi, type_system = inside
@@ -436,7 +450,7 @@ def load(options: InceptionOptions, duplicate_key: str) -> Record:
     """Read the export; one item per document (or sentence), one labelling per annotator and the curation."""
     problems = ProblemList()
     tally = Tally()
-    export = Export(options.source)
+    export = Export(options.source, options.member_limit)
     try:
         states, project_file = read_states(export, problems)
         files = find_cas_files(export, problems, tally)

@@ -58,7 +58,7 @@ def load(options: ParquetOptions, duplicate_key: str) -> Record:
     builder = _Builder(duplicate_key)
     opened = [_open(path, display, builder.problems) for display, path in files]
     builder.problems.raise_if_any()  # a file that is not a span table: say so for every file before reading any
-    builder.reserve(sum(file.rows for file in opened))  # type: ignore[union-attr]
+    builder.reserve(sum(file.rows for file in opened), options.source.display)  # type: ignore[union-attr]
     for file in opened:
         assert file is not None
         if not builder.read(file):
@@ -200,9 +200,9 @@ class _Names:
         """
         import pyarrow.compute as pc
 
-        column = _dictionary(column)
+        rows, column = len(column), _dictionary(column)
         if column is None:
-            return _all_null(0)
+            return _all_null(rows)
         indices, dictionary = column.indices, column.dictionary
         if not len(dictionary):
             return _all_null(len(column))
@@ -245,9 +245,9 @@ class _Keys:
         import pyarrow as pa
         import pyarrow.compute as pc
 
-        column = _dictionary(column)
+        rows, column = len(column), _dictionary(column)
         if column is None:
-            return _all_null(0)
+            return _all_null(rows)
         indices, dictionary = column.indices, column.dictionary
         used = pc.unique(indices).drop_null()
         if not len(used):
@@ -287,6 +287,34 @@ def _dictionary(column: Any) -> Any:
     if pa.types.is_null(column.type):
         return None
     return column if pa.types.is_dictionary(column.type) else pc.dictionary_encode(column)
+
+
+def invalid_utf8(column: Any) -> int | None:
+    """Return the first row of a string column (plain or dictionary) holding bytes that are not UTF-8, or None."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if pa.types.is_null(column.type):
+        return None
+    values = column.dictionary if pa.types.is_dictionary(column.type) else column
+    try:
+        values.validate(full=True)
+        return None
+    except pa.ArrowInvalid:
+        pass
+    binary = values.cast(pa.large_binary())
+    bad = []
+    for position, value in enumerate(binary.to_pylist()):
+        try:
+            None if value is None else value.decode("utf-8")
+        except UnicodeDecodeError:
+            bad.append(position)
+    if not bad:
+        return None
+    if values is column:
+        return bad[0]
+    row = pc.index(pc.is_in(column.indices, value_set=pa.array(bad, column.indices.type)), True).as_py()
+    return None if row < 0 else row
 
 
 def _all_null(rows: int) -> tuple[np.ndarray, np.ndarray]:
@@ -376,10 +404,18 @@ class _Builder:
         self.rows = 0  # rows read so far, over every file
         self.total_rows = 0
 
-    def reserve(self, rows: int) -> None:
-        """Allocate the span arrays for every row of every file at once (their pages are touched as they fill)."""
+    def reserve(self, rows: int, display: str) -> None:
+        """Allocate the span arrays for every row of every file at once (their pages are touched as they fill).
+
+        The rows are the footers' claim: a claim no memory can hold (a damaged or forged footer, or a record far
+        too large for this machine) is refused before anything is read.
+        """
         self.total_rows = rows
-        self.span = {name: np.empty(rows, dtype=np.int64) for name in self.span}
+        try:
+            self.span = {name: np.empty(rows, dtype=np.int64) for name in self.span}
+        except (MemoryError, ValueError):
+            raise InputError(f"{display}: the Parquet footers claim {rows:,} rows, more than memory can hold "
+                             f"({len(self.span) * 8 * rows / 2**30:,.0f} GiB of span arrays)") from None  # fmt: skip
 
     # -- where a row is --------------------------------------------------------------------------------
     def owner(self, row: int) -> _File:
@@ -445,15 +481,27 @@ class _Builder:
                         return False
         except (pa.ArrowException, OSError, ValueError) as error:  # pyarrow's IO errors are OSErrors
             self.problems.add(f"{file.display}: not a readable Parquet file ({_first_line(error)})")
-            return False
+            self.problems.raise_if_any()  # a batch may be half read: nothing more can be said of the record
         return True
 
     def _batch(self, batch: Any, file: _File) -> None:
         """Check one batch and append its spans, markers and items (rows as positions in the batch)."""
+        import pyarrow as pa
+
         base = self.rows
         columns = {name: batch.column(name) for name in file.columns}
         found: list[tuple[int, str]] = []
         flag = self._flagger(found, base)
+        try:  # a damaged file can decode to indices beyond a dictionary, or strings that are not UTF-8
+            batch.validate(full=True)
+        except pa.ArrowInvalid:
+            for name in STRING_COLUMNS.intersection(columns):
+                if (row := invalid_utf8(columns[name])) is not None:
+                    flag(np.array([row]), lambda k, name=name: f"'{name}' is not valid UTF-8")
+            if not found:
+                raise
+            self._report(found)  # nothing of the batch is kept: decoding its strings would fail half way
+            return
 
         new_from = {names: len(names) for names in (self.languages, self.labellings)}
         first_item = self.ids.count
