@@ -49,6 +49,13 @@ class Record:
     notes: tuple[str, ...] = ()  # what an adapter repaired or skipped, shown in the report
     columnar: SpanTable | None = None  # the items as arrays, for a record read from columns (no ``items``)
 
+    def __post_init__(self) -> None:
+        # the audit names each source as written in the config (InputPath.name): a bare Path has no such name,
+        # and a resolved one would make results.json depend on where the data lives
+        for source in self.sources:
+            if not isinstance(source, InputPath):
+                raise TypeError(f"Record.sources must hold InputPaths (the adapter's options), got {source!r}")
+
     @cached_property
     def table(self) -> SpanTable:
         """Return the record as arrays (built once from the items, or the columns it was read as)."""

@@ -267,11 +267,11 @@ def load(options: DoccanoOptions, duplicate_key: str) -> Record:
     problems = ProblemList()
     tally = Tally()
     reader = LineReader(options, problems, tally)
-    sources: list[Path] = []
+    sources: list[InputPath] = []
     if options.archive is not None:
         for stem, display, data in _archive_files(options.archive, problems, tally):
             reader.file(data, display, stem)
-        sources.append(options.archive.path)
+        sources.append(options.archive)
     for name, file in options.files:
         try:
             data = read_bytes(file.path)
@@ -279,7 +279,7 @@ def load(options: DoccanoOptions, duplicate_key: str) -> Record:
             problems.add(f"{file.display}: cannot read the file ({error.strerror})")
             continue
         reader.file(data, file.display, name or file.path.name.removesuffix(".jsonl"))
-        sources.append(file.path)
+        sources.append(file)
     if not reader.examples and not problems:
         problems.add(f"{(options.archive or options.files[0][1]).display}: no examples")
     problems.raise_if_any()

@@ -271,4 +271,4 @@ def load(options: ProdigyOptions, duplicate_key: str) -> Record:
         done = {"reject": "rejected", "ignore": "ignored"}
         kinds = " and ".join(f"{times:,} {done[answer]}" for answer, times in sorted(tally.version_answers.items()))
         notes.append(f"prodigy: session versions {kinds}: that session is absent on the example")
-    return Record(items=items, sources=(options.source.path,), notes=tuple(notes))
+    return Record(items=items, sources=(options.source,), notes=tuple(notes))
