@@ -1,5 +1,5 @@
 """The command line: parse arguments, load the config, call the library. Exit 0 ok, 1 a failed release check,
-2 bad usage or input."""
+2 bad usage or input, 3 an internal error (a bug: one line; REFSENS_DEBUG=1 adds the traceback)."""
 
 from __future__ import annotations
 
@@ -8,12 +8,18 @@ import os
 import signal
 import sys
 import threading
+import traceback
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
 from refsens_report import __version__
-from refsens_report.errors import BuildError, InputError, Stopped
+from refsens_report.errors import BuildError, InputError, Stopped, printable
+from refsens_report.names import SHOWN_LIMIT
+
+INTERNAL_ERROR = 3  # never 1: `check` exits 1 for a failed release check, and a crash must not read as one
+DEBUG_VARIABLE = "REFSENS_DEBUG"  # set (to anything but "" or "0"), an internal error prints its traceback too
+REPORT_TO = "the refsens-report issue tracker"
 
 
 class _Parser(argparse.ArgumentParser):
@@ -35,7 +41,8 @@ typical use:
   refsens-report build refsens.toml --resamples 200 --no-pdf --out drafts   a quick draft
   refsens-report convert refsens.toml record.parquet   the record as a Parquet span table (format = "parquet")
 
-exit codes: 0 success, 1 a release check failed (check only), 2 bad usage or bad input.
+exit codes: 0 success, 1 a release check failed (check only), 2 bad usage or bad input, 3 an internal error
+(a bug: please report it; REFSENS_DEBUG=1 prints its traceback).
 Long stages print their timings on a terminal; --quiet (or a pipe, as in CI) keeps them silent.
 docs: README.md, docs/site.md, docs/ci.md"""
 
@@ -84,7 +91,8 @@ def _parser() -> argparse.ArgumentParser:
                     "min_kendall_tau,\nmax_significant_flips; docs/ci.md) against a fresh audit or an existing "
                     "results folder, and print\none line per check: PASS or FAIL, the threshold, the deciding "
                     "statistic with its interval.\n\nexit codes: 0 every check passes, 1 one fails, 2 bad input "
-                    "(including a check the record\ncannot answer, such as tau-b with fewer than three outputs).")
+                    "(including a check the record\ncannot answer, such as tau-b with fewer than three outputs),\n"
+                    "3 an internal error (a bug).")
     check.add_argument("config", type=Path, help="the refsens.toml whose [check] table holds the thresholds")
     check.add_argument("--results", type=Path, metavar="DIR",
                        help="read results.json from DIR (an audit's --out or a published site/<version>/) "
@@ -314,6 +322,20 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except Exception as error:  # a bug, not the user's input: one line and exit 3, never a traceback and exit 1
+        return _internal_error(error)
+
+
+def _internal_error(error: Exception) -> int:
+    """Say that the tool failed, in one line naming the exception (the traceback only with REFSENS_DEBUG=1)."""
+    if os.environ.get(DEBUG_VARIABLE, "") not in ("", "0"):
+        traceback.print_exception(error, file=sys.stderr)
+    what = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+    if len(what) > SHOWN_LIMIT:
+        what = what[:SHOWN_LIMIT] + "..."
+    print(printable(f"internal error: {what}: please report it at {REPORT_TO} (set {DEBUG_VARIABLE}=1 to see the "
+                    "traceback)"), file=sys.stderr)  # fmt: skip
+    return INTERNAL_ERROR
 
 
 if __name__ == "__main__":

@@ -50,9 +50,9 @@ def hf_datasets(folder: Path) -> Path:
     """A Hub-style Parquet file with the gold tags, and predictions in a second file (two sources)."""
     pq.write_table(hf_case.table(metadata=hf_case.features("List")), folder / "test.parquet")
     pq.write_table(hf_case.table(tags=hf_case.PRED, column="pred"), folder / "predictions.parquet")
-    return hf_case.write_config(folder, "test.parquet",
-                                labellings='gold = "ner_tags"\nmodel = { column = "pred", path = "predictions.parquet" }',
-                                roles='[roles]\noutputs = ["model"]\nreferences = ["gold"]\n')  # fmt: skip
+    labellings = 'gold = "ner_tags"\nmodel = { column = "pred", path = "predictions.parquet" }'
+    roles = '[roles]\noutputs = ["model"]\nreferences = ["gold"]\n'
+    return hf_case.write_config(folder, "test.parquet", labellings=labellings, roles=roles)
 
 
 # format -> (write the project into a folder, return its config; outputs; references; input files as written)
@@ -158,8 +158,8 @@ def test_every_example_audits_and_builds(example, tmp_path, capsys):
     assert code == 0 and captured.err == "", captured.err
     results = json.loads((tmp_path / "audit" / "results.json").read_text(encoding="utf-8"))
     roles = results["config"]["roles"]
-    for name in (*roles["outputs"], *roles["references"]):
-        assert any(name in (row["output"], row["output_2"], row["reference"], row["reference_2"]) for row in results["rows"])
+    named = {row[column] for row in results["rows"] for column in ("output", "output_2", "reference", "reference_2")}
+    assert {*roles["outputs"], *roles["references"]} <= named
     code = main(["build", str(config), "--out", str(tmp_path / "site"), "--no-pdf", "--resamples", RESAMPLES, "-q"])
     captured = capsys.readouterr()
     assert code == 0 and captured.err == "", captured.err
