@@ -139,6 +139,11 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _say(line: str) -> None:
+    """Print a line that quotes the input (a note, a name): a control or bidi character in it is shown escaped."""
+    print(printable(line))
+
+
 def _progress(args: argparse.Namespace) -> bool:
     """Stage timings and the bootstrap bar go to a terminal only, and never with --quiet."""
     return sys.stderr.isatty() and not getattr(args, "quiet", False)
@@ -164,7 +169,7 @@ def _validate(args: argparse.Namespace) -> int:
     record = load_record(config)
     print(f"{args.config}: ok ({record.n_items} items, {len(record.languages)} languages)")
     for note in record.notes:  # what an adapter repaired or skipped: worth knowing before a build
-        print(f"note: {note}")
+        _say(f"note: {note}")
     return 0
 
 
@@ -214,9 +219,9 @@ def _check(args: argparse.Namespace) -> int:
             results = run_audit(config, progress=stages.progress).to_json_dict()
     outcomes = check.evaluate_all(config.checks, ResultsView.from_json(results))
     dataset = results.get("dataset", {})
-    print(f"{dataset.get('name')} {dataset.get('version')}: release checks")
+    _say(f"{dataset.get('name')} {dataset.get('version')}: release checks")  # --results: any results.json
     for outcome in outcomes:
-        print(outcome.line())
+        _say(outcome.line())
     print(check.tally(outcomes))
     if args.junit is not None:
         check.write_junit(outcomes, args.junit, f"refsens-report check: {dataset.get('name')} {dataset.get('version')}")
@@ -246,7 +251,7 @@ def _convert(args: argparse.Namespace) -> int:
     print(f"wrote {args.out} ({count(written.rows, 'row')}: {count(written.items, 'item')}, "
           f"{count(written.row_groups, 'row group')})")
     for note in written.notes:  # what the source's adapter repaired or skipped, and what convert left out
-        print(f"note: {note}")
+        _say(f"note: {note}")
     return 0
 
 
@@ -309,7 +314,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except BuildError as error:
         # the typesetter failed (a full disk, a file size limit): the site is as it was
-        print(f"error: {error}", file=sys.stderr)
+        print(printable(f"error: {error}"), file=sys.stderr)
         return 2
     except Stopped as stopped:
         print(f"stopped by {signal.Signals(stopped.signum).name}", file=sys.stderr)
@@ -317,7 +322,7 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as error:
         # a folder that is a file, a disk that is full, a permission: the user's to fix, not a crash
         where = f"{error.filename}: " if error.filename else ""
-        print(f"error: {where}{error.strerror or error}", file=sys.stderr)
+        print(printable(f"error: {where}{error.strerror or error}"), file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

@@ -15,7 +15,7 @@ from typing import Any, Iterable, Mapping
 
 import orjson
 
-from refsens_report.errors import MAX_PROBLEMS, InputError, ProblemList
+from refsens_report.errors import MAX_PROBLEMS, InputError, ProblemList, printable
 from refsens_report.files import InputPath, read_bytes
 from refsens_report.names import name_problem, shown
 from refsens_report.table import SpanTable
@@ -55,6 +55,9 @@ class Record:
         for source in self.sources:
             if not isinstance(source, InputPath):
                 raise TypeError(f"Record.sources must hold InputPaths (the adapter's options), got {source!r}")
+        # notes quote the input (file names, result types, session ids): printed on the terminal by validate and
+        # in the report, a control or bidi character among them is shown escaped, whichever adapter wrote it
+        object.__setattr__(self, "notes", tuple(map(printable, self.notes)))
 
     @cached_property
     def table(self) -> SpanTable:

@@ -305,6 +305,7 @@ def load(options: DoccanoOptions, duplicate_key: str) -> Record:
         if missing:
             notes.append(f"doccano: labelling '{name}' is absent from {count(missing, 'example')}")
     if tally.skipped_files:
-        shown_files = ", ".join(tally.skipped_files[:5]) + (", ..." if len(tally.skipped_files) > 5 else "")
+        skipped = tally.skipped_files
+        shown_files = ", ".join(map(shown, skipped[:5])) + (", ..." if len(skipped) > 5 else "")
         notes.append(f"doccano: {count(len(tally.skipped_files), 'file')} that are not .jsonl skipped: {shown_files}")
     return Record(items=items, sources=tuple(sources), notes=tuple(notes))
