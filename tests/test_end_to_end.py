@@ -132,6 +132,74 @@ def test_each_format_audits_builds_and_checks(record_format, tmp_path, capsys):
         assert f"PASS  {key} = 1000" in captured.out and "1 check: 1 passed, 0 failed" in captured.out
 
 
+def doccano_folder(folder: Path) -> Path:
+    (folder / "export").mkdir()
+    (folder / "export" / "alice.jsonl").write_bytes(doccano_case.ALICE)
+    (folder / "export" / "bob.jsonl").write_bytes(doccano_case.BOB)
+    return doccano_case.write_config(folder, 'path = "export"')
+
+
+def doccano_files(folder: Path) -> Path:
+    doccano_folder(folder)
+    return doccano_case.write_config(folder, '[record.labellings]\nalice = "export/alice.jsonl"\n'
+                                             'bob = "export/bob.jsonl"\n')  # fmt: skip
+
+
+def inception_folder(folder: Path) -> Path:
+    for name, data in inception_case.export_files().items():
+        (folder / "export" / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / "export" / name).write_bytes(data)
+    return inception_case.write_config(folder, source="export")
+
+
+def crowd_folder(folder: Path) -> Path:
+    for name, text in crowd_case.FILES.items():
+        (folder / "unzipped" / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / "unzipped" / name).write_text(text, encoding="utf-8")
+    return crowd_case.write_case(folder, source="unzipped")
+
+
+def hf_saved_folder(folder: Path) -> Path:
+    hf_case.save_to_disk(folder / "conllpp_test")
+    pq.write_table(hf_case.table(tags=hf_case.PRED, column="pred"), folder / "predictions.parquet")
+    labellings = 'gold = "ner_tags"\nmodel = { column = "pred", path = "predictions.parquet" }'
+    roles = '[roles]\noutputs = ["model"]\nreferences = ["gold"]\n'
+    return hf_case.write_config(folder, "conllpp_test", labellings=labellings, roles=roles)
+
+
+def brat_root(folder: Path) -> Path:
+    config = CASES["brat"][0](folder)
+    text = config.read_text().replace('language = "en"\n', 'language = "en"\nroot = "brat"\n').replace('"brat/', '"')
+    config.write_text(text)
+    return config
+
+
+# other shapes of the same formats: a folder where the case above reads a zip or a file, files named one by one
+SHAPES: dict[str, tuple[Callable[[Path], Path], tuple[str, ...]]] = {
+    "doccano, a folder": (doccano_folder, ("export/alice.jsonl", "export/bob.jsonl")),
+    "doccano, named files": (doccano_files, ("export/alice.jsonl", "export/bob.jsonl")),
+    "inception, an unzipped export": (inception_folder, ("export/ner-demo_project_2024-05-01_1200/source/doc1.txt",)),
+    "crowd, an unzipped archive": (crowd_folder, ("unzipped/task/test/ground_truth/D1.txt",)),
+    "hf-datasets, a saved folder": (hf_saved_folder, ("conllpp_test/state.json", "predictions.parquet")),
+    "brat, under a root": (brat_root, ("a/doc1.ann", "b/doc1.ann")),
+}
+
+
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+def test_other_shapes_audit_too(shape, tmp_path, capsys):
+    """Where validate passes audit must too: each input is named in results.json as written in the config."""
+    write, inputs = SHAPES[shape]
+    folder = tmp_path / "project"
+    folder.mkdir()
+    config = write(folder)
+    assert main(["validate", str(config)]) == 0, capsys.readouterr().err
+    code = main(["audit", str(config), "--out", str(tmp_path / "audit"), "--resamples", RESAMPLES, "-q"])
+    captured = capsys.readouterr()
+    assert code == 0 and captured.err == "", captured.err
+    named = json.loads((tmp_path / "audit" / "results.json").read_text(encoding="utf-8"))["inputs"]
+    assert set(inputs) <= set(named), sorted(named)
+
+
 PROJECT = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted(path.parent.name for path in (PROJECT / "examples").glob("*/refsens.toml"))
 
