@@ -1,5 +1,5 @@
 """The command line: parse arguments, load the config, call the library. Exit 0 ok, 1 a failed release check,
-2 bad usage or input."""
+2 bad usage or input, 3 an internal error (a bug: one line; REFSENS_DEBUG=1 adds the traceback)."""
 
 from __future__ import annotations
 
@@ -8,12 +8,18 @@ import os
 import signal
 import sys
 import threading
+import traceback
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
 from refsens_report import __version__
-from refsens_report.errors import BuildError, InputError, Stopped
+from refsens_report.errors import BuildError, InputError, Stopped, printable
+from refsens_report.names import SHOWN_LIMIT
+
+INTERNAL_ERROR = 3  # never 1: `check` exits 1 for a failed release check, and a crash must not read as one
+DEBUG_VARIABLE = "REFSENS_DEBUG"  # set (to anything but "" or "0"), an internal error prints its traceback too
+REPORT_TO = "the refsens-report issue tracker"
 
 
 class _Parser(argparse.ArgumentParser):
@@ -35,7 +41,8 @@ typical use:
   refsens-report build refsens.toml --resamples 200 --no-pdf --out drafts   a quick draft
   refsens-report convert refsens.toml record.parquet   the record as a Parquet span table (format = "parquet")
 
-exit codes: 0 success, 1 a release check failed (check only), 2 bad usage or bad input.
+exit codes: 0 success, 1 a release check failed (check only), 2 bad usage or bad input, 3 an internal error
+(a bug: please report it; REFSENS_DEBUG=1 prints its traceback).
 Long stages print their timings on a terminal; --quiet (or a pipe, as in CI) keeps them silent.
 docs: README.md, docs/site.md, docs/ci.md"""
 
@@ -84,7 +91,8 @@ def _parser() -> argparse.ArgumentParser:
                     "min_kendall_tau,\nmax_significant_flips; docs/ci.md) against a fresh audit or an existing "
                     "results folder, and print\none line per check: PASS or FAIL, the threshold, the deciding "
                     "statistic with its interval.\n\nexit codes: 0 every check passes, 1 one fails, 2 bad input "
-                    "(including a check the record\ncannot answer, such as tau-b with fewer than three outputs).")
+                    "(including a check the record\ncannot answer, such as tau-b with fewer than three outputs),\n"
+                    "3 an internal error (a bug).")
     check.add_argument("config", type=Path, help="the refsens.toml whose [check] table holds the thresholds")
     check.add_argument("--results", type=Path, metavar="DIR",
                        help="read results.json from DIR (an audit's --out or a published site/<version>/) "
@@ -131,6 +139,11 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _say(line: str) -> None:
+    """Print a line that quotes the input (a note, a name): a control or bidi character in it is shown escaped."""
+    print(printable(line))
+
+
 def _progress(args: argparse.Namespace) -> bool:
     """Stage timings and the bootstrap bar go to a terminal only, and never with --quiet."""
     return sys.stderr.isatty() and not getattr(args, "quiet", False)
@@ -156,7 +169,7 @@ def _validate(args: argparse.Namespace) -> int:
     record = load_record(config)
     print(f"{args.config}: ok ({record.n_items} items, {len(record.languages)} languages)")
     for note in record.notes:  # what an adapter repaired or skipped: worth knowing before a build
-        print(f"note: {note}")
+        _say(f"note: {note}")
     return 0
 
 
@@ -206,9 +219,9 @@ def _check(args: argparse.Namespace) -> int:
             results = run_audit(config, progress=stages.progress).to_json_dict()
     outcomes = check.evaluate_all(config.checks, ResultsView.from_json(results))
     dataset = results.get("dataset", {})
-    print(f"{dataset.get('name')} {dataset.get('version')}: release checks")
+    _say(f"{dataset.get('name')} {dataset.get('version')}: release checks")  # --results: any results.json
     for outcome in outcomes:
-        print(outcome.line())
+        _say(outcome.line())
     print(check.tally(outcomes))
     if args.junit is not None:
         check.write_junit(outcomes, args.junit, f"refsens-report check: {dataset.get('name')} {dataset.get('version')}")
@@ -238,7 +251,7 @@ def _convert(args: argparse.Namespace) -> int:
     print(f"wrote {args.out} ({count(written.rows, 'row')}: {count(written.items, 'item')}, "
           f"{count(written.row_groups, 'row group')})")
     for note in written.notes:  # what the source's adapter repaired or skipped, and what convert left out
-        print(f"note: {note}")
+        _say(f"note: {note}")
     return 0
 
 
@@ -301,7 +314,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except BuildError as error:
         # the typesetter failed (a full disk, a file size limit): the site is as it was
-        print(f"error: {error}", file=sys.stderr)
+        print(printable(f"error: {error}"), file=sys.stderr)
         return 2
     except Stopped as stopped:
         print(f"stopped by {signal.Signals(stopped.signum).name}", file=sys.stderr)
@@ -309,11 +322,25 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as error:
         # a folder that is a file, a disk that is full, a permission: the user's to fix, not a crash
         where = f"{error.filename}: " if error.filename else ""
-        print(f"error: {where}{error.strerror or error}", file=sys.stderr)
+        print(printable(f"error: {where}{error.strerror or error}"), file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except Exception as error:  # a bug, not the user's input: one line and exit 3, never a traceback and exit 1
+        return _internal_error(error)
+
+
+def _internal_error(error: Exception) -> int:
+    """Say that the tool failed, in one line naming the exception (the traceback only with REFSENS_DEBUG=1)."""
+    if os.environ.get(DEBUG_VARIABLE, "") not in ("", "0"):
+        traceback.print_exception(error, file=sys.stderr)
+    what = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+    if len(what) > SHOWN_LIMIT:
+        what = what[:SHOWN_LIMIT] + "..."
+    print(printable(f"internal error: {what}: please report it at {REPORT_TO} (set {DEBUG_VARIABLE}=1 to see the "
+                    "traceback)"), file=sys.stderr)  # fmt: skip
+    return INTERNAL_ERROR
 
 
 if __name__ == "__main__":

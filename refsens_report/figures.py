@@ -10,9 +10,11 @@ audit imports the analyses and never draws.
 from __future__ import annotations
 
 import io
+import logging
 import multiprocessing
 import os
 import re
+import sys
 import unicodedata
 import warnings
 from contextlib import ExitStack, contextmanager
@@ -90,7 +92,52 @@ def mpl() -> "ModuleType":
     import matplotlib.textpath  # noqa: F401
     import matplotlib.ticker  # noqa: F401
 
+    _add_missing_fonts(matplotlib.font_manager)
     return matplotlib
+
+
+# Where Debian's packages install the Noto fonts the figures name (FONT_FAMILIES, SCRIPT_FONTS).
+NOTO_FOLDERS = {"fonts-noto-core": Path("/usr/share/fonts/truetype/noto"),
+                "fonts-noto-cjk": Path("/usr/share/fonts/opentype/noto")}  # fmt: skip
+
+
+def _font_files(family: str) -> set[str]:
+    """Return the file name stems (before the style) that hold a Noto family: NotoSansArabic-Bold.ttf holds
+    "Noto Sans Arabic"; Debian's NotoSansCJK-Regular.ttc (or another system's NotoSansCJKsc-*) every CJK one."""
+    stems = {family.replace(" ", "")}
+    if " CJK " in family:
+        stems |= {"NotoSansCJK", "NotoSansCJK" + family.rsplit(" ", 1)[1].lower()}
+    return stems
+
+
+def _add_missing_fonts(font_manager: "ModuleType") -> None:
+    """Give matplotlib the Noto fonts its font cache lacks, or say once which Debian package is missing.
+
+    A cache built before the Noto fonts were installed does not list them: every Arabic, Devanagari and CJK
+    label would silently lose its font, with a `findfont` warning per label and process. Those families are
+    added from the files where Debian installs them; any still missing is named once, in one line, and
+    matplotlib's own warnings about it are silenced.
+    """
+    manager = font_manager.fontManager
+    wanted = dict.fromkeys([*FONT_FAMILIES[1:], *(font for _, font in SCRIPT_FONTS)])
+    missing = [family for family in wanted if family not in {entry.name for entry in manager.ttflist}]
+    if not missing:
+        return
+    stems = set().union(*map(_font_files, missing))
+    for folder in NOTO_FOLDERS.values():
+        for path in sorted(folder.glob("Noto*")) if folder.is_dir() else ():
+            if path.name.split("-")[0] in stems:
+                try:
+                    manager.addfont(path)
+                except Exception:  # noqa: BLE001 - a damaged font file: the family stays missing, and is named
+                    continue
+    known = {entry.name for entry in manager.ttflist}
+    missing = [family for family in missing if family not in known]
+    if missing:
+        packages = sorted({"fonts-noto-cjk" if " CJK " in family else "fonts-noto-core" for family in missing})
+        print(f"warning: figures: no font for {', '.join(missing)}: labels in those scripts are drawn without "
+              f"their glyphs; install the Debian package {' and '.join(packages)}", file=sys.stderr)  # fmt: skip
+        logging.getLogger(font_manager.__name__).addFilter(lambda entry: not entry.getMessage().startswith("findfont"))
 
 
 @dataclass(frozen=True)
@@ -452,6 +499,7 @@ def write_figures(view: ResultsView, out_dir: Path, draws: Sequence[Draw]) -> di
     per core): each figure is drawn and written the same way wherever it runs, so the files are identical.
     """
     global _FORKED_JOB
+    mpl()  # here, before the workers fork: the fonts are checked (and a missing one named) once
     (out_dir / "figures").mkdir(parents=True, exist_ok=True)
     workers = min(len(draws), len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1)
     if workers > 1 and "fork" in multiprocessing.get_all_start_methods():

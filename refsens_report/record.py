@@ -15,7 +15,7 @@ from typing import Any, Iterable, Mapping
 
 import orjson
 
-from refsens_report.errors import MAX_PROBLEMS, InputError, ProblemList
+from refsens_report.errors import MAX_PROBLEMS, InputError, ProblemList, printable
 from refsens_report.files import InputPath, read_bytes
 from refsens_report.names import name_problem, shown
 from refsens_report.table import SpanTable
@@ -48,6 +48,16 @@ class Record:
     sources: tuple[InputPath, ...] = ()  # the files (or folders) read, each with its name as written in the config
     notes: tuple[str, ...] = ()  # what an adapter repaired or skipped, shown in the report
     columnar: SpanTable | None = None  # the items as arrays, for a record read from columns (no ``items``)
+
+    def __post_init__(self) -> None:
+        # the audit names each source as written in the config (InputPath.name): a bare Path has no such name,
+        # and a resolved one would make results.json depend on where the data lives
+        for source in self.sources:
+            if not isinstance(source, InputPath):
+                raise TypeError(f"Record.sources must hold InputPaths (the adapter's options), got {source!r}")
+        # notes quote the input (file names, result types, session ids): printed on the terminal by validate and
+        # in the report, a control or bidi character among them is shown escaped, whichever adapter wrote it
+        object.__setattr__(self, "notes", tuple(map(printable, self.notes)))
 
     @cached_property
     def table(self) -> SpanTable:

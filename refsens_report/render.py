@@ -559,7 +559,8 @@ def disagreement_pages(folder: Path, results: Mapping[str, Any], build_timestamp
         source = folder / f"{stem}.jsonl"
         if not source.is_file():
             continue
-        lines = [json.loads(line) for line in source.read_text(encoding="utf-8").splitlines()]
+        # newlines only: str.splitlines() also cuts at U+2028, U+2029 and U+0085, which JSON strings hold raw
+        lines = [json.loads(line) for line in source.read_text(encoding="utf-8").split("\n") if line]
         pairs = []
         for number, comparison in enumerate(c for c in comparisons if c["file"] == stem):
             mine = [line for line in lines if (line["first"], line["second"]) == (comparison["first"], comparison["second"])]

@@ -93,7 +93,7 @@ def test_a_zip_of_one_file_per_user_gives_one_labelling_each(tmp_path, capsys):
     notes = "\n".join(record.notes)
     assert "3 examples from 2 files; labellings by file: alice, bob; spans from 'label' (6 lines)" in notes
     assert "labelling 'bob' has 1 example with no spans, read as present and empty" in notes
-    assert "1 file that are not .jsonl skipped: README.txt" in notes
+    assert "1 file that are not .jsonl skipped: 'README.txt'" in notes
     code, output = validate(tmp_path / "refsens.toml", capsys)
     assert code == 0, output
 
@@ -301,3 +301,23 @@ def test_the_member_limit_must_be_a_positive_integer(tmp_path, capsys):
     zip_case(tmp_path)
     refused(write_config(tmp_path, 'path = "export.zip"\nmax_member_mib = 0'), capsys,
             "Config value 'record.max_member_mib': must be a positive integer, got 0")  # fmt: skip
+
+
+def test_skipped_file_names_are_quoted_escaped_on_the_terminal_and_in_the_report(tmp_path, capsys):
+    """A member name is the export's, not a checked name: an escape sequence in it could clear the terminal or
+    fake an "ok" line, and a right-to-left override would reorder the published notes."""
+    from refsens_report.cli import main
+
+    clear = "\x1b[2J\x1b[H/work/refsens.toml: ok (9 items).txt"
+    override = "notes\u202etxt.exe"
+    config = zip_case(tmp_path, {"alice.jsonl": ALICE, "bob.jsonl": BOB, clear: b"x", override: b"x"})
+    code, output = validate(config, capsys)
+    assert code == 0, output
+    assert "\x1b" not in output and "\u202e" not in output
+    assert "2 files that are not .jsonl skipped: '\\x1b[2J\\x1b[H/work/refsens.toml: ok (9 items).txt', " in output
+    assert "'notes\\u202etxt.exe'" in output
+    assert main(["build", str(config), "--out", str(tmp_path / "site"), "--no-pdf", "--resamples", "20", "-q"]) == 0
+    published = [path.read_text(encoding="utf-8") for path in (tmp_path / "site").rglob("*") if path.suffix in
+                 (".html", ".json")]  # fmt: skip
+    assert not any("\u202e" in text or "\x1b" in text for text in published)
+    assert "notes\\u202etxt.exe" in (tmp_path / "site" / "1" / "index.html").read_text(encoding="utf-8")

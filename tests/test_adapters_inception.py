@@ -254,6 +254,19 @@ def test_a_curation_in_progress_is_noted_or_left_out(tmp_path):
     assert "curation" not in record.items[0].labellings
 
 
+def test_a_state_from_the_project_file_reaches_the_notes_escaped(tmp_path, capsys):
+    """The states are the project file's strings, not checked names: every note is escaped where the record
+    is made, so a right-to-left override or an escape sequence cannot act in the report or on the terminal."""
+    hostile = "IN_PROGRESS\u202e\x1b[2J"
+    documents = [{**entry, "state": hostile} if (entry["user"], entry["name"]) == ("bob", "doc2.txt") else entry
+                 for entry in PROJECT["annotation_documents"]]  # fmt: skip
+    files = replaced("exportedproject123.json", json.dumps({**PROJECT, "annotation_documents": documents}).encode())
+    record = load_record(load_config(case(tmp_path, files)))
+    assert "read as they are: bob of doc2.txt (IN_PROGRESS\\u202e\\x1b[2J)" in "\n".join(record.notes)
+    code, output = validate(tmp_path / "refsens.toml", capsys)
+    assert code == 0 and "\u202e" not in output and "\x1b" not in output, output
+
+
 def test_another_feature_types_the_spans(tmp_path):
     linked = xmi(DOC1, [(0, 13, "PER"), (22, 27, "LOC"), (37, 52, "PER")], SENTENCES, {0: "Q567", 2: "Q3052772"})
     record = load_record(

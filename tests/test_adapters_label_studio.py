@@ -105,7 +105,7 @@ def test_cancelled_annotations_other_results_and_multi_label_regions_are_counted
     assert (17, 22, "GPE") in record.items[0].labellings["annotator_7"]
     notes = "\n".join(record.notes)
     assert "1 cancelled annotation skipped" in notes
-    assert "results that are not spans skipped: 1 choices" in notes
+    assert "results that are not spans skipped: 1 'choices'" in notes
     assert "1 region with several labels: one span per label" in notes
 
 
@@ -248,3 +248,19 @@ def test_dup_key_text_and_its_config_check(tmp_path, capsys):
     assert record.items[0].meta["dup_key"] == record.items[2].meta["dup_key"] != record.items[1].meta["dup_key"]
     code, output = validate(write_case(tmp_path, tasks, 'dup_key = "id"\n'), capsys)
     assert code == 2 and "Config value 'record.dup_key': must be one of none, text" in output
+
+
+def test_result_types_and_tag_names_from_the_export_are_quoted_and_escaped(tmp_path, capsys):
+    """A result's type and from_name are the export's strings, not checked names: on the terminal an escape
+    sequence could clear it or fake an "ok" line, and in the report's notes U+202E would reorder the text."""
+    tasks = export()
+    results = tasks[0]["annotations"][0]["result"]
+    results.append({"type": "\x1b[2J\x1b[Hchoices", "value": {"choices": ["news"]}})
+    results.append({**region(17, 22, "LOC"), "from_name": "ner\u202eLOC"})
+    record = load_record(load_config(write_case(tmp_path, tasks, record='from_name = "label"')))
+    notes = "\n".join(record.notes)
+    assert "\x1b" not in notes and "\u202e" not in notes
+    assert "results that are not spans skipped: 1 '\\x1b[2J\\x1b[Hchoices', 1 labels from 'ner\\u202eLOC'" in notes
+    code, output = validate(tmp_path / "refsens.toml", capsys)
+    assert code == 0, output
+    assert "\x1b" not in output and "\u202e" not in output and "labels from 'ner\\u202eLOC'" in output

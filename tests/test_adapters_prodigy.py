@@ -138,7 +138,7 @@ def test_passes_in_session_id_order_and_another_id_field(tmp_path):
     assert first.id == "d101"
     assert first.meta == {"sessions": ["ner_news-alex", "ner_news-kim", "ner_news-sam"], "third_pass": True}
     assert first.labellings["pass_2"] == ((0, 5, "ORG"),)  # kim, the second session id
-    assert "sessions (examples): ner_news-alex (3), ner_news-kim (1), ner_news-sam (2)" in "\n".join(record.notes)
+    assert "sessions (examples): 'ner_news-alex' (3), 'ner_news-kim' (1), 'ner_news-sam' (2)" in "\n".join(record.notes)
 
 
 def changed(position: int, **fields) -> list[dict]:

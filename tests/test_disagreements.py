@@ -38,6 +38,7 @@ from test_site import parse
 from refsens_report import render
 from refsens_report.analyses import disagreements
 from refsens_report.analyses.base import AuditContext
+from refsens_report.cli import main
 from refsens_report.config import load_config
 from refsens_report.counts import ItemCounts
 from refsens_report.load import load_record
@@ -224,6 +225,25 @@ def test_hostile_text_is_escaped_and_isolated_on_the_page(tmp_path: Path) -> Non
     # every listed span's type and text sit in isolates too
     spans = [node for node in page.iter("dl") if node.attrs.get("class") == "spans"][0]
     assert {bdi.text() for bdi in spans.iter("bdi")} >= {"CODE", '<script>alert("text")</script>', "مرحبا"}
+
+
+def test_line_separators_in_the_text_are_read_back_as_text(tmp_path: Path, capsys) -> None:
+    """U+2028, U+2029 and U+0085 are written raw in the JSON Lines (JSON allows them): the page reads the file back
+    on newlines only, where str.splitlines() would cut the line (and the build crashed) at each of them."""
+    text = "Peter\u2028met\x85Mary\u2029in Paris"
+    assert len(text) == len(TEXTS["en-1"])
+    lines = record()
+    lines[0]["text"] = text
+    config = write_project(tmp_path / "project", lines, audit={"resamples": 20}, **ROLES)
+    assert main(["build", str(config), "--out", str(tmp_path / "site"), "--no-pdf", "-q"]) == 0, capsys.readouterr().err
+    folder = tmp_path / "site" / "1.0.0"
+    raw = (folder / "disagreements.jsonl").read_text(encoding="utf-8")
+    assert "\u2028" in raw and "\x85" in raw
+    listed = [json.loads(line) for line in raw.split("\n") if line]
+    assert [line["id"] for line in listed] == ["en-1", "de-1", "en-2"] and listed[0]["text"] == text
+    page = parse(folder / "disagreements.html")
+    texts = [node for node in page.iter("p") if node.attrs.get("class") == "item-text"]
+    assert len(texts) == 3 and "".join(bdi.text() for bdi in texts[0].iter("bdi")) == text
 
 
 # --- the listings against a line-by-line reference -------------------------------------------------

@@ -9,6 +9,7 @@ nor a pair with the primary reference, and negative.
 from __future__ import annotations
 
 import copy
+import os
 from itertools import combinations
 from typing import Any
 
@@ -355,3 +356,80 @@ def test_the_registry_draws_every_figure_of_the_scale_record(scale_view: Results
     assert keys == ["neutrality", "swap", "range", "swing", "band", "duplicates", "type-confusion",
                     "leaderboard-bump", "leaderboard-swings"]  # fmt: skip
     assert [analysis.key for analysis in ANALYSES][:3] == ["agreement", "neutrality", "swap"]
+
+
+# --- fonts on a machine whose matplotlib font cache predates the Noto fonts ----------------------------------
+
+STALE_CACHE_SCRIPT = """
+import json, sys
+from pathlib import Path
+
+import matplotlib.font_manager as font_manager
+
+# a font cache built before the Noto fonts were installed: it lists none of them
+font_manager.fontManager.ttflist = [entry for entry in font_manager.fontManager.ttflist if "Noto" not in entry.name]
+font_manager.fontManager._findfont_cached.cache_clear()
+
+from refsens_report import figures
+
+labels, out, hidden = json.loads(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
+if hidden:  # the Debian packages are not installed either
+    figures.NOTO_FOLDERS = {package: Path(hidden) for package in figures.NOTO_FOLDERS}
+
+
+def draw(key):
+    def make(view):
+        figure, axes = figures.subplots(1, 1, figsize=(3, 2))
+        axes.set_yticks(range(len(labels)), [figures.plain(label) for label in labels])
+        return figure, figures.Figure(key=key, title=key, caption="", alt="")
+    return make
+
+
+# two figures: drawn in forked workers where the machine has two cores, as a build draws them
+drawn = figures.write_figures(None, out, [draw("first"), draw("second")])
+assert sorted(drawn) == ["first", "second"], drawn
+with figures._style():
+    figure, _ = draw("here")(None)
+    figures._fit_fonts(figure)
+    figures._svg(figure)
+    fonts = {text.get_text(): font_manager.findfont(text.get_fontproperties())
+             for text in figure.findobj(figures.mpl().text.Text) if text.get_text() in labels}
+print(json.dumps(fonts))
+"""
+
+
+def run_with_a_stale_font_cache(tmp_path, hidden: str = "") -> tuple[dict[str, str], str]:
+    """Draw figures labelled in Devanagari, Arabic and Chinese in a fresh process whose font list lacks Noto."""
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from conftest import UNICODE_TYPES
+
+    project = Path(__file__).resolve().parents[1]
+    labels = list(UNICODE_TYPES.values())
+    finished = subprocess.run([sys.executable, "-c", STALE_CACHE_SCRIPT, json.dumps(labels), str(tmp_path), hidden],
+                              capture_output=True, text=True, timeout=300, cwd=tmp_path,
+                              env={**os.environ, "PYTHONPATH": str(project)})  # fmt: skip
+    assert finished.returncode == 0, finished.stderr
+    return json.loads(finished.stdout), finished.stderr
+
+
+def test_a_stale_font_cache_still_gives_each_script_its_noto_font(tmp_path):
+    if not all(folder.is_dir() for folder in figures.NOTO_FOLDERS.values()):
+        pytest.skip(f"the Noto fonts are not installed ({', '.join(figures.NOTO_FOLDERS)})")
+    fonts, stderr = run_with_a_stale_font_cache(tmp_path)
+    assert "findfont" not in stderr and stderr == "", stderr
+    expected = {"नाम": "NotoSansDevanagari-", "اسم": "NotoSansArabic-", "姓名": "NotoSansCJK"}
+    assert sorted(fonts) == sorted(expected), fonts
+    assert all(os.path.basename(path).startswith(expected[label]) for label, path in fonts.items()), fonts
+
+
+def test_without_the_noto_fonts_the_missing_package_is_named_once(tmp_path):
+    fonts, stderr = run_with_a_stale_font_cache(tmp_path, hidden=str(tmp_path / "no-fonts"))
+    assert "findfont" not in stderr
+    [line] = stderr.splitlines()
+    assert line.startswith("warning: figures: no font for Noto Sans Devanagari, Noto Sans Arabic, Noto Sans CJK SC")
+    assert line.endswith("install the Debian package fonts-noto-cjk and fonts-noto-core")
+    assert all("Noto" not in path for path in fonts.values())  # drawn all the same, with what there is

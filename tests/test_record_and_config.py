@@ -314,6 +314,27 @@ def test_bad_usage_is_exit_2(capsys):
     assert "Traceback" not in err
 
 
+def test_an_internal_error_is_one_line_and_exit_3_not_check_s_1(tmp_path, capsys, monkeypatch):
+    """A bug exits 3 with one line naming the exception (exit 1 would read as a failed release check in CI);
+    REFSENS_DEBUG=1 adds the traceback, and the exit code stays 3."""
+    from refsens_report import cli
+
+    def broken(args):
+        raise RuntimeError("\x1b[2Jcleared\nsecond line")  # escaped, one line: the message may quote the input
+
+    monkeypatch.setitem(cli.COMMANDS, "validate", broken)
+    monkeypatch.delenv("REFSENS_DEBUG", raising=False)
+    assert main(["validate", str(tmp_path / "refsens.toml")]) == 3
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err and "\x1b" not in err
+    assert err.startswith("internal error: RuntimeError: \\x1b[2Jcleared\\nsecond line: please report it at ")
+    assert "REFSENS_DEBUG=1" in err
+    monkeypatch.setenv("REFSENS_DEBUG", "1")
+    assert main(["validate", str(tmp_path / "refsens.toml")]) == 3
+    err = capsys.readouterr().err
+    assert err.startswith("Traceback") and "in broken" in err and err.splitlines()[-1].startswith("internal error: ")
+
+
 def test_python_dash_m_reports_without_traceback(tmp_path):
     config = write_project(tmp_path, [good("en-1"), b"\xff", "{", good("en-1")])
     finished = subprocess.run(

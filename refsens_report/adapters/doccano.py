@@ -272,11 +272,11 @@ def load(options: DoccanoOptions, duplicate_key: str) -> Record:
     problems = ProblemList()
     tally = Tally()
     reader = LineReader(options, problems, tally)
-    sources: list[Path] = []
+    sources: list[InputPath] = []
     if options.archive is not None:
         for stem, display, data in _archive_files(options.archive, problems, tally, options.member_limit):
             reader.file(data, display, stem)
-        sources.append(options.archive.path)
+        sources.append(options.archive)
     for name, file in options.files:
         try:
             data = read_bytes(file.path)
@@ -284,7 +284,7 @@ def load(options: DoccanoOptions, duplicate_key: str) -> Record:
             problems.add(f"{file.display}: cannot read the file ({error.strerror})")
             continue
         reader.file(data, file.display, name or file.path.name.removesuffix(".jsonl"))
-        sources.append(file.path)
+        sources.append(file)
     if not reader.examples and not problems:
         problems.add(f"{(options.archive or options.files[0][1]).display}: no examples")
     problems.raise_if_any()
@@ -310,6 +310,7 @@ def load(options: DoccanoOptions, duplicate_key: str) -> Record:
         if missing:
             notes.append(f"doccano: labelling '{name}' is absent from {count(missing, 'example')}")
     if tally.skipped_files:
-        shown_files = ", ".join(tally.skipped_files[:5]) + (", ..." if len(tally.skipped_files) > 5 else "")
+        skipped = tally.skipped_files
+        shown_files = ", ".join(map(shown, skipped[:5])) + (", ..." if len(skipped) > 5 else "")
         notes.append(f"doccano: {count(len(tally.skipped_files), 'file')} that are not .jsonl skipped: {shown_files}")
     return Record(items=items, sources=tuple(sources), notes=tuple(notes))

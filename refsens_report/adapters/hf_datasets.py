@@ -24,6 +24,7 @@ from refsens_report.adapters.common import (
     read_language,
     read_name_table,
     read_path,
+    unique_paths,
     with_text_dup_keys,
 )
 from refsens_report.adapters.parquet import invalid_utf8
@@ -497,7 +498,7 @@ def load(options: HfOptions, duplicate_key: str) -> Record:
         )
     if tally.zero_width:
         notes.append(f"hf-datasets: {count(tally.zero_width, 'span')} over empty tokens only skipped")
-    sources = tuple(dict.fromkeys(path for path, dataset in others.items() if dataset is not None))
+    sources = unique_paths([options.source, *(labelling.source for labelling in options.labellings)])
     return Record(items=items_tuple, sources=sources, notes=tuple(notes))
 
 

@@ -529,7 +529,7 @@ def load(options: InceptionOptions, duplicate_key: str) -> Record:
     if options.text_dup_keys:
         items_tuple = with_text_dup_keys(items_tuple, duplicate_key)
     notes = _notes(options, tally, items_tuple, len(documents), project_file)
-    return Record(items=items_tuple, sources=(options.source.path,), notes=tuple(notes))
+    return Record(items=items_tuple, sources=(options.source,), notes=tuple(notes))
 
 
 def _notes(

@@ -26,7 +26,7 @@ from refsens_report.adapters.common import (
 )
 from refsens_report.errors import MAX_PROBLEMS, InputError, ProblemList
 from refsens_report.files import decode_utf8, read_bytes
-from refsens_report.names import name_problem
+from refsens_report.names import name_problem, shown
 from refsens_report.options import OptionReader
 from refsens_report.record import Item, Record, Span, check_unique_ids, describe_json, outside_json
 
@@ -293,10 +293,10 @@ class TaskReader:
                 continue
             kind = result.get("type")
             if kind != SPAN_RESULT:
-                self.tally.other_results[str(kind)] += 1  # choices, relations, text areas: not spans
+                self.tally.other_results[shown(kind)] += 1  # choices, relations, text areas: not spans
                 continue
             if self.options.from_name is not None and result.get("from_name") != self.options.from_name:
-                self.tally.other_results[f"labels from '{result.get('from_name')}'"] += 1
+                self.tally.other_results[f"labels from {shown(result.get('from_name'))}"] += 1
                 continue
             spans.extend(self._result_spans(result.get("value"), text, here))
         return tuple(spans)

@@ -28,7 +28,7 @@ from refsens_report.adapters.common import (
 from refsens_report.adapters.jsonlines import json_lines
 from refsens_report.errors import MAX_PROBLEMS, InputError, ProblemList
 from refsens_report.files import read_bytes
-from refsens_report.names import name_problem
+from refsens_report.names import name_problem, shown
 from refsens_report.options import OptionReader
 from refsens_report.record import Item, Record, Span, check_unique_ids, describe_json
 
@@ -259,7 +259,7 @@ def load(options: ProdigyOptions, duplicate_key: str) -> Record:
         + (", ".join(names) or "none")
     ]
     if options.labellings_by == "pass":
-        sessions = ", ".join(f"{session} ({times:,})" for session, times in sorted(tally.sessions.items()))
+        sessions = ", ".join(f"{shown(session)} ({times:,})" for session, times in sorted(tally.sessions.items()))
         notes.append(f"prodigy: sessions (examples): {sessions}")
     answers = tally.reviewer_answers
     if answers["reject"] or answers["ignore"]:
@@ -271,4 +271,4 @@ def load(options: ProdigyOptions, duplicate_key: str) -> Record:
         done = {"reject": "rejected", "ignore": "ignored"}
         kinds = " and ".join(f"{times:,} {done[answer]}" for answer, times in sorted(tally.version_answers.items()))
         notes.append(f"prodigy: session versions {kinds}: that session is absent on the example")
-    return Record(items=items, sources=(options.source.path,), notes=tuple(notes))
+    return Record(items=items, sources=(options.source,), notes=tuple(notes))
