@@ -26,7 +26,7 @@ from refsens_report.engine import open_engine
 from refsens_report.estimator import Estimator, Listed, Progress, Stat, Stopwatch, stage_line
 from refsens_report.load import fitting_resamples, load_record
 from refsens_report.files import InputPath, as_written
-from refsens_report.record import POOLED, Record
+from refsens_report.record import POOLED, Record, note_kinds
 from refsens_report.results import AuditResults, sha256_file
 from refsens_report.subsets import DuplicateGroups, build_subsets
 
@@ -206,4 +206,5 @@ def record_summary(record: Record, counts: ItemCounts, subsets: Any, estimator: 
         },
         "excluded": {"defective_duplicates": subsets.excluded_defective, "duplicate_policy": subsets.excluded_by_policy},
         "notes": list(record.notes),
+        "note_kinds": note_kinds(record.notes),
     }

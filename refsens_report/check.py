@@ -10,19 +10,25 @@ results lack (no annotators, fewer than three ranked outputs) is not evaluated: 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from refsens_report import formatting
-from refsens_report.config import CHECK_KEYS, Check, read_checks
-from refsens_report.errors import InputError, ProblemList
+from refsens_report.config import CHECK_KEYS, Check, finite_number, read_checks
+from refsens_report.counts import RULE_NAMES
+from refsens_report.errors import InputError, ProblemList, printable
 from refsens_report.options import OptionReader
 from refsens_report.prose import said
+from refsens_report.names import shown
 from refsens_report.record import POOLED
+from refsens_report.results import COLUMNS, NUMBER_COLUMNS
 from refsens_report.view import ResultsView, Row
 
 PASS, FAIL, NOT_EVALUATED = "PASS", "FAIL", "N/A"
+# what XML 1.0 may not hold (its Char production): the JUnit report writes these as escapes (\x1b)
+XML_FORBIDDEN = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 # what is compared with the threshold, by (kind, fail_when)
 DECIDED_BY = {
@@ -77,10 +83,11 @@ class Outcome:
         return f"{self.label}: {said(self.row)}" if self.row is not None else ""
 
     def line(self) -> str:
-        """Return the check as one line: status, key, the deciding statistic with its interval, the comparison."""
+        """Return the check as one line: status, key, the deciding statistic with its interval, the comparison.
+        A control or bidirectional character in a name (results.json is anyone's file) is written as an escape."""
         if self.status == NOT_EVALUATED:
-            return f"{self.status:<4}  {self.check.key} = {self.threshold_text}: not evaluated: {self.reason}"
-        return f"{self.status:<4}  {self.check.key} = {self.threshold_text}: {self.statistic}; {self.comparison}"
+            return printable(f"{self.status:<4}  {self.check.key} = {self.threshold_text}: not evaluated: {self.reason}")
+        return printable(f"{self.status:<4}  {self.check.key} = {self.threshold_text}: {self.statistic}; {self.comparison}")
 
 
 def candidates(view: ResultsView, key: str) -> tuple[list[Row], str]:
@@ -207,20 +214,33 @@ def write_junit(outcomes: Sequence[Outcome], path: Path, suite_name: str) -> Pat
     """Write the checks as a JUnit XML report: one test case per check, a failure or an error with its line."""
     from junitparser import Error, Failure, JUnitXml, TestCase, TestSuite
 
-    suite = TestSuite(suite_name)
+    suite = TestSuite(xml_text(suite_name))
     for outcome in outcomes:
         case = TestCase(outcome.check.key, classname="refsens-report.check")
+        line = xml_text(outcome.line())
         if outcome.status == FAIL:
-            case.result = [Failure(outcome.line(), "threshold")]
+            case.result = [Failure(line, "threshold")]
         elif outcome.status == NOT_EVALUATED:
-            case.result = [Error(outcome.line(), "not evaluated")]
-        case.system_out = outcome.line()
+            case.result = [Error(line, "not evaluated")]
+        case.system_out = line
         suite.add_testcase(case)
     report = JUnitXml()
     report.add_testsuite(suite)
     path.parent.mkdir(parents=True, exist_ok=True)
     report.write(str(path), pretty=True)
     return path
+
+
+def xml_text(text: str) -> str:
+    """Return text with every character XML 1.0 forbids written as an escape (an XML parser refuses them raw)."""
+    return XML_FORBIDDEN.sub(lambda found: found.group().encode("unicode_escape").decode("ascii"), text)
+
+
+def title(results: Mapping[str, Any]) -> str:
+    """Return results.json's dataset as 'name version', printable on a terminal."""
+    dataset = results.get("dataset")
+    dataset = dataset if isinstance(dataset, dict) else {}
+    return printable(f"{dataset.get('name')} {dataset.get('version')}")
 
 
 def read_results(where: Path) -> dict[str, Any]:
@@ -234,6 +254,54 @@ def read_results(where: Path) -> dict[str, Any]:
         raise InputError(f"{where}: no results.json there (write one with `refsens-report audit CONFIG --out DIR`)") from None
     except (OSError, UnicodeDecodeError, ValueError) as error:
         raise InputError(f"{path}: cannot read the results ({error})") from None
+    except RecursionError:
+        raise InputError(f"{path}: cannot read the results (nested too deeply to be a results.json)") from None
     if not isinstance(data, dict) or not isinstance(data.get("rows"), list) or "config" not in data:
         raise InputError(f"{path}: not a refsens-report results.json (no rows or config)")
+    problem = results_problem(data)
+    if problem is not None:
+        raise InputError(f"{path}: not a refsens-report results.json ({problem})")
     return data
+
+
+def results_problem(data: Mapping[str, Any]) -> str | None:
+    """Return the first part of a results.json the gate reads that is not as results.md says, or None."""
+    config = data["config"]
+    if not isinstance(config, dict):
+        return f"config must be an object, got {shown(config)}"
+    roles = config.get("roles")
+    if not isinstance(roles, dict):
+        return f"config.roles must be an object, got {shown(roles)}"
+    for role in ("annotators", "outputs", "references"):
+        names = roles.get(role, [])
+        if not isinstance(names, list) or not all(isinstance(name, str) for name in names):
+            return f"config.roles.{role} must be a list of names, got {shown(names)}"
+    if not roles.get("references"):
+        return "config.roles.references names no reference"
+    audit = config.get("audit", {})
+    rules = audit.get("rules") if isinstance(audit, dict) else None
+    if not isinstance(audit, dict) or (rules is not None and (
+            not isinstance(rules, list) or not rules or not all(rule in RULE_NAMES for rule in rules))):  # fmt: skip
+        return f"config.audit.rules must be a list of {', '.join(RULE_NAMES)}, got {shown(rules)}"
+    for part in ("applicability", "record"):
+        if not isinstance(data.get(part, {}), dict):
+            return f"{part} must be an object, got {shown(data[part])}"
+    for key, why in (data.get("applicability") or {}).items():
+        if why is not None and not isinstance(why, str):
+            return f"applicability.{key} must be a sentence or null, got {shown(why)}"
+    for number, row in enumerate(data["rows"]):
+        if not isinstance(row, dict):
+            return f"rows[{number}] must be an object, got {shown(row)}"
+        for column in COLUMNS:
+            if column not in row and column != "type":  # schema 1 has no type
+                return f"rows[{number}] has no {column}"
+            value = row.get(column, "")
+            if column in NUMBER_COLUMNS:
+                fits = value is None or finite_number(value)
+            elif column == "n_items":
+                fits = isinstance(value, int) and not isinstance(value, bool) and value >= 0
+            else:
+                fits = isinstance(value, str)
+            if not fits:
+                return f"rows[{number}].{column} is {shown(value)}"
+    return None

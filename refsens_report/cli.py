@@ -218,13 +218,12 @@ def _check(args: argparse.Namespace) -> int:
         with stages.stage("audit"):
             results = run_audit(config, progress=stages.progress).to_json_dict()
     outcomes = check.evaluate_all(config.checks, ResultsView.from_json(results))
-    dataset = results.get("dataset", {})
-    _say(f"{dataset.get('name')} {dataset.get('version')}: release checks")  # --results: any results.json
+    _say(f"{check.title(results)}: release checks")
     for outcome in outcomes:
         _say(outcome.line())
     print(check.tally(outcomes))
     if args.junit is not None:
-        check.write_junit(outcomes, args.junit, f"refsens-report check: {dataset.get('name')} {dataset.get('version')}")
+        check.write_junit(outcomes, args.junit, f"refsens-report check: {check.title(results)}")
     code = check.exit_code(outcomes)
     if code == 2:
         missing = ", ".join(outcome.check.key for outcome in outcomes if outcome.status == check.NOT_EVALUATED)

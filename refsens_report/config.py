@@ -82,6 +82,10 @@ SCHEDULER_PATTERN = re.compile(r"^tcp://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-
 MAX_WORKERS = 256  # processes of a local cluster: more than a machine has cores is a typo ...
 WORKERS_PER_CORE = 4  # ... and more than this many per core of the machine the audit runs on is one too
 MAX_PARTITIONS = 1024  # tasks per chunk of replicates (each at least one canonical block of items)
+# seconds to reach a scheduler, its handshake included (and for the cluster to have a worker): a wrong address, or
+# a peer that is not a Dask scheduler, fails in this time, never hangs
+CONNECT_TIMEOUT = 10
+MAX_TIMEOUT = 3600
 
 
 @dataclass(frozen=True)
@@ -142,6 +146,7 @@ class EngineSettings:
     scheduler: str | None = None  # dask: an existing cluster's scheduler, tcp://host:port
     workers: int | None = None  # dask: the processes of a local cluster the audit starts and stops
     partitions: int | None = None  # dask: tasks per chunk of replicates; None: enough to keep every worker busy
+    timeout: float = CONNECT_TIMEOUT  # dask: seconds to reach the scheduler and for the cluster to have a worker
 
 
 @dataclass(frozen=True)
@@ -327,7 +332,7 @@ def read_checks(reader: OptionReader) -> tuple[Check, ...]:
         else:
             threshold = value
         where = f"{key}.threshold" if isinstance(value, dict) else key
-        if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not math.isfinite(threshold):
+        if not finite_number(threshold):
             reader.fail(where, f"must be a number, got {shown(threshold)}")
             continue
         if key == "min_kendall_tau" and not -1 <= threshold <= 1:
@@ -342,6 +347,16 @@ def read_checks(reader: OptionReader) -> tuple[Check, ...]:
         checks.append(Check(key=key, threshold=float(threshold), fail_when=fail_when))
     reader.finish()
     return tuple(checks)
+
+
+def finite_number(value: Any) -> bool:
+    """Return whether a value is a finite number a float holds (not a bool; not an integer of 400 digits)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an integer beyond a float's range
+        return False
 
 
 def read_url(reader: OptionReader, key: str) -> str | None:
@@ -380,7 +395,11 @@ def read_engine(reader: OptionReader) -> EngineSettings:
     workers = positive_integer(reader, "workers", min(MAX_WORKERS, WORKERS_PER_CORE * cores),
                                f"{WORKERS_PER_CORE} processes per core; this machine has {cores}")  # fmt: skip
     partitions = positive_integer(reader, "partitions", MAX_PARTITIONS, "tasks per chunk of 250 replicates")
-    given = [key for key in ("scheduler", "workers", "partitions") if key in reader.table]
+    timeout = reader.get("timeout", CONNECT_TIMEOUT)
+    if not finite_number(timeout) or not 0 < timeout <= MAX_TIMEOUT:
+        reader.fail("timeout", f"must be a number of seconds above 0 and at most {MAX_TIMEOUT:,}, got {shown(timeout)}")
+        timeout = CONNECT_TIMEOUT
+    given = [key for key in ("scheduler", "workers", "partitions", "timeout") if key in reader.table]
     if backend == "local" and given:
         reader.fail(given[0], 'applies to backend = "dask" only (the local backend uses this machine\'s cores)')
     elif backend == "dask":
@@ -393,7 +412,8 @@ def read_engine(reader: OptionReader) -> EngineSettings:
         if importlib.util.find_spec("distributed") is None:
             reader.fail("backend", f'"dask" needs the distributed package, which is not installed: {DASK_EXTRA}')
     reader.finish()
-    return EngineSettings(backend=backend, scheduler=scheduler, workers=workers, partitions=partitions)
+    return EngineSettings(backend=backend, scheduler=scheduler, workers=workers, partitions=partitions,
+                          timeout=float(timeout))  # fmt: skip
 
 
 def _table(data: dict[str, Any], name: str, problems: ProblemList, required: bool) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -105,6 +105,10 @@ def _encode_spans(items: np.ndarray, starts: np.ndarray, ends: np.ndarray,
         found.append((ids, order[new]))
     return found[0], found[1]
 
+
+# Above this many span types, per-type counts are kept sparse (by_type's count matrices) and the type-confusion
+# table is the most frequent types plus "other" everywhere but its long CSV: no cost grows as types x types.
+MANY_TYPES = 60
 
 # Per-(item, type) counts are counted in one array of items x types cells when it has at most this many (128 MB
 # as int64): a million items of 16 types. Beyond, the counts are sorted instead.
@@ -408,12 +412,15 @@ class ItemCounts:
         found = np.flatnonzero(matched)
         return compact(cells[found] // n_types), compact(cells[found] % n_types), compact(matched[found])
 
-    def typed_matrix(self, families: Sequence[Column], codes: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+    def typed_matrix(self, families: Sequence[Column], codes: Sequence[int], sparse: bool = False) -> tuple[np.ndarray, Any]:
         """Return (items, values): the per-type counts of ``families`` (untyped tp/size columns) for the type
         ``codes``, as a dense matrix over the items having any of them, column f * len(codes) + k holding family
-        f's count of type codes[k]. Items not listed count zero in every column."""
+        f's count of type codes[k]. Items not listed count zero in every column. ``sparse``: values is a
+        scipy CSR matrix, its size the nonzero counts' (an item has a few of thousands of types)."""
         codes = np.asarray(codes, dtype=np.int64)
         n_types = max(len(self.type_names), 1)
+        if sparse:
+            return self._typed_sparse(families, codes)
         if self.n_items * n_types <= DENSE_CELLS and all(family.rule != "overlap" for family in families):
             return self._typed_dense(families, codes)
         position = np.full(n_types, -1, dtype=np.int64)
@@ -434,6 +441,25 @@ class ItemCounts:
         for items, columns, counts in triples:
             values[row[items], columns] = counts
         return listed, values
+
+    def _typed_sparse(self, families: Sequence[Column], codes: np.ndarray) -> tuple[np.ndarray, Any]:
+        """``typed_matrix`` as a CSR matrix built from each family's (item, type, count) triples."""
+        from scipy.sparse import csr_matrix
+
+        position = np.full(max(len(self.type_names), 1), -1, dtype=np.int64)
+        position[codes] = np.arange(len(codes))
+        rows, columns, values = [], [], []
+        for number, family in enumerate(families):
+            items, types, counts = self.typed(family.kind, family.rule, family.a, family.b)
+            keep = position[types] >= 0
+            rows.append(items[keep])
+            columns.append(number * len(codes) + position[types[keep]])
+            values.append(counts[keep])
+        row, column, value = (np.concatenate(found) if found else np.zeros(0, np.int64) for found in (rows, columns, values))
+        listed, row = np.unique(row, return_inverse=True)
+        matrix = csr_matrix((value.astype(np.float64), (row.reshape(-1), column)),
+                            shape=(len(listed), len(families) * len(codes)))  # fmt: skip
+        return listed, matrix
 
     def _typed_dense(self, families: Sequence[Column], codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``typed_matrix`` by counting each family's spans per (item, type) cell: no triples, no sort."""
@@ -471,10 +497,11 @@ class ItemCounts:
         within = np.arange(matches.sum()) - np.repeat(np.cumsum(matches) - matches, matches)
         paired_b = type_b[np.repeat(first, matches) + within]
         n_types = len(self.type_names)
-        table = np.bincount(np.repeat(type_a, matches) * n_types + paired_b, minlength=n_types * n_types)
+        # the pairs that occur, counted (not a types x types table: 8,000 types would make 64 million cells)
+        codes, numbers = np.unique(np.repeat(type_a, matches).astype(np.int64) * n_types + paired_b, return_counts=True)
         cells = [
-            (str(self.type_names[code // n_types]), str(self.type_names[code % n_types]), int(table[code]))
-            for code in np.flatnonzero(table)
+            (str(self.type_names[code // n_types]), str(self.type_names[code % n_types]), int(number))
+            for code, number in zip(codes.tolist(), numbers.tolist())
         ]
         return sorted(cells)
 

@@ -12,6 +12,9 @@ are of integer counts, exact in any order: the numbers are the same whichever ba
 from __future__ import annotations
 
 import logging
+import socket
+import struct
+import time
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator, Sequence
 
@@ -21,9 +24,14 @@ from refsens_report import __version__, bootstrap
 from refsens_report.config import DASK_EXTRA, Config, EngineSettings
 from refsens_report.errors import BuildError, InputError
 from refsens_report.lifetime import interrupt_held
+from refsens_report.names import shown
 
-# seconds to reach a scheduler (and for it to have a worker): a wrong address fails in this time, never hangs
-CONNECT_TIMEOUT = 10
+# a Dask scheduler speaks first: one message of a few dozen bytes (its Python, pickle protocol and compression),
+# framed as 8 bytes of length then frames (distributed.comm.tcp). The audit reads it itself, within
+# `[engine] timeout` and this many bytes, before distributed does: a peer that is silent (an HTTP server waits
+# for a request) or sends anything else is named, and a huge length never reaches distributed's reader
+HANDSHAKE_LIMIT = 64 * 1024
+HANDSHAKE_KEYS = ("python", "pickle-protocol")
 # the scheduler serves HTTP even without a dashboard, by default on port 8787, and warns when that is taken (by
 # another cluster): a free port on the loopback address instead
 QUIET_SCHEDULER = {"dashboard": False, "dashboard_address": "127.0.0.1:0"}
@@ -47,6 +55,7 @@ def open_engine(config: Config, stopwatch: Any = None) -> Iterator[Run | None]:
     if settings.backend == "local":
         yield None
         return
+    quiet_gather_exits()
     with _timed(stopwatch):
         client, cluster = _connect(settings)
     try:
@@ -92,12 +101,13 @@ def _connect(settings: EngineSettings) -> tuple[Any, Any]:
     except ImportError:
         raise InputError(f'Config value \'engine.backend\': "dask" needs the distributed package: {DASK_EXTRA}') from None
     if settings.scheduler is not None:
+        probe_scheduler(settings.scheduler, settings.timeout)
         try:
-            client = Client(settings.scheduler, timeout=CONNECT_TIMEOUT, set_as_default=False)
+            client = Client(settings.scheduler, timeout=settings.timeout, set_as_default=False)
         except (OSError, TimeoutError) as error:
             raise InputError(f"Config value 'engine.scheduler': cannot reach a Dask scheduler at {settings.scheduler} "
                              f"({error})") from None  # fmt: skip
-        _ready(client, None, f"Config value 'engine.scheduler': {settings.scheduler}")
+        _ready(client, None, f"Config value 'engine.scheduler': {settings.scheduler}", settings.timeout)
         return client, None
     cluster = client = None
     try:
@@ -111,25 +121,106 @@ def _connect(settings: EngineSettings) -> tuple[Any, Any]:
         if cluster is not None:
             cluster.close()
         raise
-    _ready(client, cluster, "Config value 'engine.workers'")
+    _ready(client, cluster, "Config value 'engine.workers'", settings.timeout)
     return client, cluster
 
 
-def _ready(client: Any, cluster: Any, where: str) -> None:
+def probe_scheduler(address: str, timeout: float) -> None:
+    """Connect to ``address`` (tcp://host:port) and read its first message, all within ``timeout`` seconds;
+    raise InputError unless it is a Dask scheduler's handshake. Nothing is sent: the scheduler speaks first."""
+    where = f"Config value 'engine.scheduler': {address}"
+    host, port = address.removeprefix("tcp://").rsplit(":", 1)
+    deadline = time.monotonic() + timeout
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout) as peer:
+            length = _received(peer, 8, deadline)
+            if len(length) == 8:
+                (size,) = struct.unpack("<Q", length)
+                if size > HANDSHAKE_LIMIT:
+                    raise InputError(f"{where} is not a Dask scheduler (it sent {shown(length)}: as a message's "
+                                     f"length, {size:,} bytes, where a scheduler's first is a few dozen)")  # fmt: skip
+                message = _received(peer, size, deadline)
+                if len(message) == size and _is_handshake(message):
+                    return
+                length += message
+    except TimeoutError:
+        raise InputError(f"{where} did not answer as a Dask scheduler within {timeout:g} s") from None
+    except OSError as error:
+        raise InputError(f"Config value 'engine.scheduler': cannot reach a Dask scheduler at {address} ({error})") from None
+    said = f"it sent {shown(length[:40])}" if length else "it closed the connection without a word"
+    raise InputError(f"{where} is not a Dask scheduler ({said})")
+
+
+def _received(peer: socket.socket, size: int, deadline: float) -> bytes:
+    """Return ``size`` bytes from the peer, fewer when it closes first; TimeoutError at the deadline."""
+    data = bytearray()
+    while len(data) < size:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError
+        peer.settimeout(left)
+        chunk = peer.recv(min(size - len(data), HANDSHAKE_LIMIT))
+        if not chunk:
+            break
+        data += chunk
+    return bytes(data)
+
+
+def _is_handshake(message: bytes) -> bool:
+    """Return whether a framed message (a count of frames, their lengths, the frames) holds a handshake."""
+    import msgpack  # distributed's own dependency
+
+    if len(message) < 8:
+        return False
+    (count,) = struct.unpack_from("<Q", message)
+    if not 1 <= count <= (len(message) - 8) // 8:
+        return False
+    lengths = struct.unpack_from(f"<{count}Q", message, 8)
+    start = 8 + 8 * count
+    for length in lengths:
+        frame = message[start : start + length]
+        start += length
+        try:
+            found = msgpack.unpackb(frame, raw=False, strict_map_key=False)
+        except Exception:  # garbage: any of msgpack's errors
+            continue
+        if isinstance(found, dict) and all(key in found for key in HANDSHAKE_KEYS):
+            return True
+    return False
+
+
+class _GatherExits(logging.Filter):
+    """Drop asyncio's "Task exception was never retrieved" for distributed's AllExit: the internal signal of a
+    gather stopped early, left unread when Ctrl-C closes the client in the middle of one."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        return type(error).__name__ != "AllExit" or type(error).__module__ != "distributed.client"
+
+
+GATHER_EXITS = _GatherExits()
+
+
+def quiet_gather_exits() -> None:
+    """Keep distributed's AllExit out of asyncio's log (and so off the terminal) for the rest of the process."""
+    logging.getLogger("asyncio").addFilter(GATHER_EXITS)  # a filter already there is not added twice
+
+
+def _ready(client: Any, cluster: Any, where: str, timeout: float) -> None:
     """Check the cluster's workers; on any problem (or a stop signal meanwhile) close what was opened."""
     try:
-        _check_workers(client, where)
+        _check_workers(client, where, timeout)
     except BaseException:
         _close(client, cluster, interrupted=True)
         raise
 
 
-def _check_workers(client: Any, where: str) -> None:
+def _check_workers(client: Any, where: str, timeout: float) -> None:
     """Wait for a worker; refuse workers that run another version of this package (other sums, or none)."""
     try:
-        client.wait_for_workers(1, timeout=CONNECT_TIMEOUT)
+        client.wait_for_workers(1, timeout=timeout)
     except TimeoutError:
-        raise InputError(f"{where}: the Dask cluster has no worker (none joined within {CONNECT_TIMEOUT} s)") from None
+        raise InputError(f"{where}: the Dask cluster has no worker (none joined within {timeout:g} s)") from None
     try:
         versions = client.run(worker_version)
     except Exception as error:  # a worker without the package cannot even read the function

@@ -25,6 +25,42 @@ MAX_OFFSET = 2**53  # offsets stay exact in int64 arithmetic and in JSON readers
 POOLED = "pooled"  # the language label of pooled rows, so no item may use it
 
 
+class Note(str):
+    """A record note that says what kind of note it is: notes of one kind have the same shape (one per part
+    and labelling, say), so the report prints how many there are and the first few instead of every one.
+
+    A str, so every reader of the notes (validate, convert, results.json) takes it as the text it is; a plain
+    str note is a kind of its own. ``kind`` is a readable description of the shape, written where the note is.
+    """
+
+    kind: str
+
+    def __new__(cls, text: str, kind: str) -> "Note":
+        note = super().__new__(cls, text)
+        note.kind = kind
+        return note
+
+    def __reduce__(self) -> tuple:
+        return Note, (str(self), self.kind)
+
+
+def _printable_note(note: str) -> str:
+    """Return the note with control and bidi characters shown escaped, keeping its kind."""
+    shown = printable(note)
+    if isinstance(note, Note):
+        return note if shown == note else Note(shown, note.kind)
+    return shown
+
+
+def note_kinds(notes: Iterable[str]) -> dict[str, list[int]]:
+    """Return each kind of note (results.json ``record.note_kinds``) with the places of its notes, in order."""
+    kinds: dict[str, list[int]] = {}
+    for index, note in enumerate(notes):
+        if isinstance(note, Note):
+            kinds.setdefault(note.kind, []).append(index)
+    return kinds
+
+
 @dataclass(frozen=True, slots=True)
 class Item:
     """One prompt / sentence / document with the labellings present on it."""
@@ -57,7 +93,7 @@ class Record:
                 raise TypeError(f"Record.sources must hold InputPaths (the adapter's options), got {source!r}")
         # notes quote the input (file names, result types, session ids): printed on the terminal by validate and
         # in the report, a control or bidi character among them is shown escaped, whichever adapter wrote it
-        object.__setattr__(self, "notes", tuple(map(printable, self.notes)))
+        object.__setattr__(self, "notes", tuple(map(_printable_note, self.notes)))
 
     @cached_property
     def table(self) -> SpanTable:

@@ -47,6 +47,8 @@ TEMPLATES_DIR = next(
     PACKAGE_DIR / "templates",
 )
 STYLESHEETS = ("appendix.css", "print.css")
+NOTES_NAME = "input-notes.txt"  # every input note, one a line; the page prints them by kind
+NOTES_SHOWN = 5  # the notes of one kind the page prints (4,000 parts would otherwise be hundreds of pages)
 
 
 # --- page contexts ---------------------------------------------------------------------------------
@@ -59,6 +61,24 @@ class Download:
     href: str
     description: str
     sha256: str = ""
+
+
+@dataclass(frozen=True)
+class NoteGroup:
+    """Input notes of one kind as printed: how many and of what shape (None for a note alone of its kind),
+    and the first ``NOTES_SHOWN`` of them."""
+
+    heading: str | None
+    shown: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class InputNotes:
+    """The input notes as the page prints them: grouped by kind, and the file holding every one."""
+
+    groups: tuple[NoteGroup, ...]
+    total: str
+    file: str = NOTES_NAME
 
 
 @dataclass(frozen=True)
@@ -94,7 +114,7 @@ class AppendixPage:
     config_text: the config file's TOML as the team wrote it, comments included (invisible and bidirectional
         characters shown as escapes); for results without it, the config as used as pretty JSON.
     downloads: the files beside the appendix with their SHA-256.
-    notes: what an input adapter repaired or skipped.
+    notes: what an input adapter repaired or skipped, by kind (``InputNotes``), or None when it said nothing.
     checks: the `[check]` thresholds of the config as used against these results (in the summary), or None.
     changes: what changed since the previous published version (its own section; set by the build, which
         knows the site), or None for a first version.
@@ -123,7 +143,7 @@ class AppendixPage:
     config_written: bool
     config_text: str
     downloads: tuple[Download, ...]
-    notes: tuple[str, ...]
+    notes: InputNotes | None
     checks: Gate | None = None
     changes: Changes | None = None
     citation: Citation | None = None
@@ -381,6 +401,33 @@ def build_settings(view: ResultsView) -> tuple[Setting, ...]:
     )
 
 
+def input_notes(results: Mapping[str, Any]) -> InputNotes | None:
+    """Return results.json's input notes grouped by kind (``record.note_kinds``), in the order of each kind's
+    first note; a note of no kind, or alone of its kind, is printed as it is."""
+    record = results.get("record", {})
+    notes = [str(note) for note in record.get("notes", [])]
+    if not notes:
+        return None
+    kind_of = {place: kind for kind, places in record.get("note_kinds", {}).items() for place in places}
+    grouped: dict[str | int, list[str]] = {}
+    for place, note in enumerate(notes):
+        grouped.setdefault(kind_of.get(place, place), []).append(note)
+    groups = []
+    for kind, members in grouped.items():
+        if len(members) == 1:
+            groups.append(NoteGroup(heading=None, shown=(members[0],)))
+            continue
+        more = f" (the first {NOTES_SHOWN} shown)" if len(members) > NOTES_SHOWN else ""
+        groups.append(NoteGroup(heading=f"{formatting.count(len(members))} notes: {kind}{more}",
+                                shown=tuple(members[:NOTES_SHOWN])))  # fmt: skip
+    return InputNotes(groups=tuple(groups), total=formatting.count(len(notes)))
+
+
+def notes_text(results: Mapping[str, Any]) -> str:
+    """Return ``NOTES_NAME``: every input note of results.json, one a line, in the record's order."""
+    return "".join(str(note).replace("\n", "\\n") + "\n" for note in results.get("record", {}).get("notes", []))
+
+
 def appendix_context(
     results: Mapping[str, Any],
     sections: Sequence[Section],
@@ -422,7 +469,7 @@ def appendix_context(
         config_text=(visible(results["config_toml"]) if isinstance(results.get("config_toml"), str)
                      else json.dumps(results.get("config", {}), indent=2, ensure_ascii=False)),  # fmt: skip
         downloads=tuple(downloads),
-        notes=tuple(results.get("record", {}).get("notes", [])),
+        notes=input_notes(results),
         checks=gate(results),
         citation=citation(work_of(results, build_timestamp)),
     )

@@ -140,6 +140,9 @@ def downloads_of(folder: Path, numbered: list[tables.Table], drawn: Mapping[str,
         entry("results.csv", "One row per statistic: the columns of the results contract"),
         entry("manifest.json", "SHA-256 of every file of this version and of every input"),
     ]
+    if (folder / render.NOTES_NAME).is_file():
+        files.append(entry(render.NOTES_NAME, "Every input note (what the input adapter repaired or skipped), "
+                                              "one a line"))
     if (folder / changes.CHANGES_NAME).is_file():
         files.append(entry(changes.CHANGES_NAME, "Every statistic against the previous version: both estimates "
                                                  "and intervals, the difference, how it changed"))
@@ -198,6 +201,8 @@ def render_version(config: Config, folder: Path, stages: Stages, typesetter: pdf
             section, changes_text = changes.compare(baseline.version, baseline.results, baseline.sha256, results)
             (folder / changes.CHANGES_NAME).write_text(changes_text, encoding="utf-8", newline="")
         metadata.write_metadata(results, folder, timestamp)
+        if results.get("record", {}).get("notes"):
+            (folder / render.NOTES_NAME).write_text(render.notes_text(results), encoding="utf-8", newline="")
     with stages.stage("html"):
         for name, listing in render.disagreement_pages(folder, results, timestamp):
             (folder / name).write_text(render.render_page("disagreements.html", listing), encoding="utf-8")

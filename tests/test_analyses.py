@@ -499,6 +499,23 @@ def test_many_types_show_the_most_frequent_and_sum_the_rest(results: dict[str, A
     assert model.alt.startswith("Heatmap of 31 by 31 types") and "the other 16 are summed" in model.caption
 
 
+def test_beyond_many_types_the_confusion_csv_lists_the_cells_that_occur(results: dict[str, Any]) -> None:
+    """Above MANY_TYPES types no table is types x types: the CSV lists each pair that occurs, with its count."""
+    from refsens_report.counts import MANY_TYPES
+    from refsens_report.tables import table_csv
+
+    n = MANY_TYPES * 50  # 3,000 types: a square CSV would hold 9 million cells
+    cells = [{"type_a": f"T{k:04d}", "type_b": f"T{(k + k % 2) % n:04d}", "count": 1 + k % 7} for k in range(n)]
+    results["type_confusion"]["cells"] = cells
+    table = type_confusion.type_confusion_table(ResultsView.from_json(results))
+    assert len(table.rows) == type_confusion.TOP_TYPES and table.rows[-1][0].text.startswith("other (")
+    lines = table_csv(table).splitlines()
+    assert lines[0] == "A: a,B: b,Spans" and len(lines) == n + 1
+    assert lines[1:3] == ["T0000,T0000,1", "T0001,T0002,2"]
+    assert f"lists every pair of the {n:,} types that occurs" in table.caption or \
+        f"lists every pair of the {n} types that occurs" in table.caption
+
+
 def test_table_csvs_neutralise_formula_labels_and_keep_numbers(results: dict[str, Any]) -> None:
     """A type named like a formula is text in the table's CSV; numbers, even negative ones, stay numbers."""
     import csv

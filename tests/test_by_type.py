@@ -182,3 +182,33 @@ def test_a_thousand_types_give_a_row_per_type_and_a_readable_table(tmp_path):
     [table] = by_type.ANALYSIS.section(view, {}).tables
     assert len(table.rows) <= 30 and table.rows[-1][1].text.startswith("other (")
     assert len(table.csv.rows) == len(present) * 2 * 3  # types x outputs x (2 languages and pooled)
+
+
+def test_many_types_are_counted_sparse_with_the_same_rows(tmp_path, monkeypatch):
+    """Above MANY_TYPES types the per-type counts are a sparse matrix (memory and time of the counts that occur,
+    not of items x types): every per-type row is the one the dense matrix gives, interval and p included."""
+    from scipy.sparse import issparse
+
+    from refsens_report import counts
+    from refsens_report.analyses import by_type
+
+    types = tuple(f"T{number:03d}" for number in range(counts.MANY_TYPES + 40))
+    rng = np.random.default_rng(2)
+    lines = [line(index, rng, types) for index in range(300)]
+    audit = {"resamples": 120, "rules": ["strict", "overlap"]}
+    seen: list[bool] = []
+    typed_matrix = ItemCounts.typed_matrix
+
+    def spy(self, families, codes, sparse=False):
+        found = typed_matrix(self, families, codes, sparse)
+        seen.append(issparse(found[1]))
+        return found
+
+    monkeypatch.setattr(ItemCounts, "typed_matrix", spy)
+    sparse_rows = select(audit_items(tmp_path / "sparse", lines, audit=audit).rows, analysis="by_type")
+    assert seen and all(seen)
+    monkeypatch.setattr(by_type, "MANY_TYPES", 10**6)
+    seen.clear()
+    dense_rows = select(audit_items(tmp_path / "dense", lines, audit=audit).rows, analysis="by_type")
+    assert seen and not any(seen)
+    assert len(sparse_rows) == len(dense_rows) > 0 and sparse_rows == dense_rows

@@ -7,13 +7,18 @@ for the partitions to split; the workers need no patch.
 
 from __future__ import annotations
 
+import asyncio
+import gc
 import os
 import signal
 import socket
+import struct
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 import pytest
@@ -23,6 +28,7 @@ psutil = pytest.importorskip("psutil")
 
 from refsens_report import bootstrap, engine  # noqa: E402
 from refsens_report.cli import main  # noqa: E402
+from refsens_report.errors import InputError  # noqa: E402
 from refsens_report.simulate import write_simulation  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -185,6 +191,11 @@ ENGINE_PROBLEMS = {
     "local with workers": ("workers = 2", "Config value 'engine.workers': applies to backend = \"dask\" only"),
     "unknown backend": ('backend = "spark"', "Config value 'engine.backend': must be one of local, dask, got 'spark'"),
     "unknown key": ('backend = "dask"\nworkers = 2\nthreads = 4', "Config value 'engine.threads': unknown key"),
+    "no timeout": ('backend = "dask"\nworkers = 2\ntimeout = 0', "Config value 'engine.timeout': must be a number of "
+                   "seconds above 0 and at most 3,600, got 0"),
+    "timeout a string": ('backend = "dask"\nworkers = 2\ntimeout = "10"', "Config value 'engine.timeout': must be a"),
+    "timeout of 400 digits": ('backend = "dask"\nworkers = 2\ntimeout = ' + "9" * 400, "Config value 'engine.timeout'"),
+    "local with a timeout": ("timeout = 5", "Config value 'engine.timeout': applies to backend = \"dask\" only"),
 }
 
 
@@ -211,12 +222,12 @@ def test_dask_without_distributed_says_what_to_install(project, capsys, monkeypa
     assert "pip install 'refsens-report[dask]'" in err
 
 
-def test_a_scheduler_that_does_not_answer_fails_in_time(project, tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr(engine, "CONNECT_TIMEOUT", 2)
+def test_a_scheduler_that_does_not_answer_fails_in_time(project, tmp_path, capsys):
     with socket.socket() as probe:  # a port nothing listens on
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    config = with_engine(project, f'backend = "dask"\nscheduler = "tcp://127.0.0.1:{port}"', "unreachable.toml")
+    config = with_engine(project, f'backend = "dask"\nscheduler = "tcp://127.0.0.1:{port}"\ntimeout = 2',
+                         "unreachable.toml")  # fmt: skip
     started = time.monotonic()
     code = main(["audit", str(config), "--out", str(tmp_path), "--resamples", RESAMPLES, "--quiet"])
     err = capsys.readouterr().err
@@ -224,3 +235,121 @@ def test_a_scheduler_that_does_not_answer_fails_in_time(project, tmp_path, capsy
     assert time.monotonic() - started < 30
     assert f"Config value 'engine.scheduler': cannot reach a Dask scheduler at tcp://127.0.0.1:{port}" in err
     assert "Traceback" not in err and not (tmp_path / "results.csv").exists()
+
+
+# --- peers that are not Dask schedulers: named within [engine] timeout, exit 2, one line ------------------------
+
+
+def serve(reply: bytes | None) -> tuple[int, Callable[[], None]]:
+    """Listen on the loopback address; send ``reply`` to every connection and keep it open (None: accept
+    nothing, the kernel alone completes the connection). Return the port and a function that stops it."""
+    server = socket.create_server(("127.0.0.1", 0))
+    held: list[socket.socket] = []
+
+    def answer() -> None:
+        while True:
+            try:
+                peer, _ = server.accept()
+            except OSError:  # stopped
+                return
+            held.append(peer)
+            peer.sendall(reply)
+
+    if reply is not None:
+        threading.Thread(target=answer, daemon=True).start()
+
+    def stop() -> None:
+        server.close()
+        for peer in held:
+            peer.close()
+
+    return server.getsockname()[1], stop
+
+
+def http_server() -> tuple[int, Callable[[], None]]:
+    """An HTTP server (as the Dask dashboard's port is): it waits for a request, silent until then."""
+    from http.server import HTTPServer, SimpleHTTPRequestHandler
+
+    server = HTTPServer(("127.0.0.1", 0), SimpleHTTPRequestHandler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+
+    def stop() -> None:
+        server.shutdown()
+        server.server_close()
+
+    return server.server_address[1], stop
+
+
+PEERS = {
+    "silent": (lambda: serve(None), "did not answer as a Dask scheduler within 1 s"),
+    "HTTP": (http_server, "did not answer as a Dask scheduler within 1 s"),
+    "garbage": (lambda: serve(b"SSH-2.0-OpenSSH_9.6\r\n" + bytes(range(256))),
+                "is not a Dask scheduler (it sent b'SSH-2.0-': as a message's length, "),
+    "a huge frame length": (lambda: serve(struct.pack("<Q", 2**62) + b"\x00" * 64),
+                            "length, 4,611,686,018,427,387,904 bytes, where a scheduler's first is a few dozen"),
+    "a frame of garbage": (lambda: serve(struct.pack("<QQQ", 24, 1, 8) + b"\xc1" * 8),
+                           "is not a Dask scheduler (it sent b'"),
+    "a closed connection": (lambda: serve(b""), None),
+}
+
+
+@pytest.mark.parametrize("case", sorted(PEERS))
+def test_a_peer_that_is_not_a_scheduler_is_named_in_time(case, project, tmp_path, capsys):
+    start, message = PEERS[case]
+    port, stop = start()
+    try:
+        config = with_engine(project, f'backend = "dask"\nscheduler = "tcp://127.0.0.1:{port}"\ntimeout = 1',
+                             "peer.toml")  # fmt: skip
+        started = time.monotonic()
+        code = main(["audit", str(config), "--out", str(tmp_path), "--resamples", RESAMPLES, "--quiet"])
+        spent = time.monotonic() - started
+    finally:
+        stop()
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert spent < 15, spent  # a deadline of 1 s, not a hang (distributed alone waits minutes)
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    assert f"Config value 'engine.scheduler': tcp://127.0.0.1:{port}" in err, err
+    assert message is None or message in err, err
+    assert not (tmp_path / "results.csv").exists()
+
+
+def test_a_closed_connection_is_named():
+    port, stop = serve(b"")
+    try:
+        with pytest.raises(InputError, match="is not a Dask scheduler|did not answer") as raised:
+            engine.probe_scheduler(f"tcp://127.0.0.1:{port}", 1)
+    finally:
+        stop()
+    assert "Traceback" not in str(raised.value)
+
+
+def test_a_scheduler_passes_the_probe(cluster):
+    engine.probe_scheduler(cluster.scheduler_address, 5)  # no error: its handshake is read and recognised
+
+
+def test_an_unread_gather_exit_is_not_printed(project, caplog):
+    """Ctrl-C can close the client while a gather's tasks wait: asyncio would log their AllExit, with its
+    traceback, when they are collected. The Dask engine keeps it off the terminal, and no other error."""
+    from distributed.client import AllExit
+
+    engine.quiet_gather_exits()
+
+    async def stopped_early() -> None:
+        raise AllExit()
+
+    async def failed() -> None:
+        raise ValueError("a real error")
+
+    loop = asyncio.new_event_loop()
+    try:
+        for work in (stopped_early, failed):
+            task = loop.create_task(work())
+            loop.run_until_complete(asyncio.sleep(0.01))
+            assert task.done()
+            del task
+            gc.collect()
+    finally:
+        loop.close()
+    logged = [record for record in caplog.records if record.name == "asyncio"]
+    assert [type(record.exc_info[1]).__name__ for record in logged] == ["ValueError"]

@@ -193,6 +193,8 @@ def test_check_runs_the_audit_when_no_results_are_given(record_config: Path, tmp
     ("max_abs_skew = -1\n", "'check.max_abs_skew': must be 0 or more"),
     ('max_abs_skew = { fail_when = "estimate" }\n', "'check.max_abs_skew': needs a threshold"),
     ("max_band = { threshold = 3, colour = 1 }\n", "'check.max_band.colour': unknown key"),
+    ("max_band = " + "9" * 400 + "\n", "'check.max_band': must be a number, got 999"),  # beyond a float
+    ("max_abs_delta = { threshold = -" + "9" * 400 + " }\n", "'check.max_abs_delta.threshold': must be a number"),
 ])  # fmt: skip
 def test_bad_check_keys_exit_2_naming_the_key(record_config: Path, tmp_path: Path, capsys, table: str, named: str) -> None:
     config = with_checks(record_config, table, tmp_path)
@@ -202,6 +204,69 @@ def test_bad_check_keys_exit_2_naming_the_key(record_config: Path, tmp_path: Pat
     assert len(err.strip().splitlines()) == 1
     assert main(["validate", str(config)]) == 2  # the same problem, whichever command reads the config
     assert named in capsys.readouterr().err
+
+
+def deeply_nested(depth: int) -> str:
+    return "[" * depth + "]" * depth
+
+
+# results.json files `check --results` must refuse in one line naming what is wrong
+MALFORMED_RESULTS = {
+    "deeply nested": ('{"rows": [], "config": ' + deeply_nested(100_000) + "}", "nested too deeply"),
+    "a deeply nested row": (lambda: {**hand_made_results(), "rows": [json.loads(deeply_nested(900))]},
+                            "rows[0] must be an object"),
+    "a row not an object": (lambda: {**hand_made_results(), "rows": [1]}, "rows[0] must be an object, got 1"),
+    "a row without an estimate": (lambda: {**hand_made_results(), "rows": [
+        {key: value for key, value in row.items() if key != "estimate"} for row in hand_made_results()["rows"]]},
+        "rows[0] has no estimate"),
+    "an estimate as text": (lambda: {**hand_made_results(), "rows": [
+        {**row, "estimate": "4.0"} for row in hand_made_results()["rows"]]}, "rows[0].estimate is '4.0'"),
+    "a statistic as a number": (lambda: {**hand_made_results(), "rows": [
+        {**row, "statistic": 7} for row in hand_made_results()["rows"]]}, "rows[0].statistic is 7"),
+    "config a list": (lambda: {**hand_made_results(), "config": []}, "config must be an object, got []"),
+    "no roles": (lambda: {**hand_made_results(), "config": {"audit": {}}}, "config.roles must be an object"),
+    "no references": (lambda: {**hand_made_results(), "config": {"roles": {"outputs": ["a"], "references": []}}},
+                      "config.roles.references names no reference"),
+    "an unknown rule": (lambda: {**hand_made_results(), "config": {**hand_made_results()["config"],
+                                                                   "audit": {"rules": ["lenient"]}}},
+                        "config.audit.rules must be a list of"),
+    "applicability a list": (lambda: {**hand_made_results(), "applicability": ["x"]},
+                             "applicability must be an object"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", sorted(MALFORMED_RESULTS))
+def test_check_refuses_a_malformed_results_json_in_one_line(case: str, record_config: Path, tmp_path: Path,
+                                                             capsys) -> None:  # fmt: skip
+    made, named = MALFORMED_RESULTS[case]
+    (tmp_path / "results.json").write_text(made if isinstance(made, str) else json.dumps(made()), encoding="utf-8")
+    config = with_checks(record_config, "max_band = 5\nmax_abs_delta = 3\nmin_kendall_tau = 0.5\n", tmp_path)
+    assert main(["check", str(config), "--results", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    assert "not a refsens-report results.json" in err or "cannot read the results" in err, err
+    assert named in err, err
+
+
+def test_names_holding_controls_are_escaped_on_the_terminal_and_in_junit(record_config: Path, tmp_path: Path,
+                                                                        capsys) -> None:  # fmt: skip
+    from junitparser import JUnitXml
+
+    results = hand_made_results()
+    escape, override = "\x1b[2J", "\u202e"
+    results["dataset"] = {"name": f"Hand{escape}made", "version": f"1{override}.0\x00"}
+    results["rows"] = [{**row, "output": f"a{escape}", "reference": f"delivered{override}"} if row["output"] == "a"
+                       else row for row in results["rows"]]  # fmt: skip
+    (tmp_path / "results.json").write_text(json.dumps(results), encoding="utf-8")
+    config = with_checks(record_config, "max_abs_delta = 2\nmax_band = 3\n", tmp_path)
+    report = tmp_path / "check.xml"
+    assert main(["check", str(config), "--results", str(tmp_path), "--junit", str(report)]) == 1
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and override not in out and "\x00" not in out
+    assert out.startswith("Hand\\x1b[2Jmade 1\\u202e.0\\x00: release checks")
+    assert "FAIL  max_abs_delta = 2: Δ a\\x1b[2J, delivered\\u202e − reviewer" in out
+    suite = next(iter(JUnitXml.fromfile(str(report))))  # parses: no character XML 1.0 forbids
+    assert "\\x1b[2J" in suite.name and "Δ a\\x1b[2J" in next(iter(suite)).result[0].message
 
 
 def test_check_without_a_check_table_is_bad_input(record_config: Path, tmp_path: Path, capsys) -> None:

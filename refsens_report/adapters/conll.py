@@ -37,7 +37,7 @@ from refsens_report.errors import MAX_PROBLEMS, InputError, ProblemList
 from refsens_report.files import read_bytes
 from refsens_report.names import shown
 from refsens_report.options import OptionReader
-from refsens_report.record import Item, Record, Span, check_unique_ids
+from refsens_report.record import Item, Note, Record, Span, check_unique_ids
 
 DOCSTART = "-DOCSTART-"
 MAX_MISMATCHES_SHOWN = 5
@@ -759,8 +759,11 @@ def load_part(part: Part, options: ConllOptions) -> tuple[list[Item], list[str]]
     unit = "document" if options.items == "documents" else "sentence"
 
     notes = [
-        f"conll: {part.describe()}{count(len(base.item_ids), unit)} ({count(len(base_tokens), 'token')}) from "
-        f"{base_source.file.display}; every other file is aligned onto its text"
+        Note(
+            f"conll: {part.describe()}{count(len(base.item_ids), unit)} ({count(len(base_tokens), 'token')}) from "
+            f"{base_source.file.display}; every other file is aligned onto its text",
+            kind=f"conll, one per part: its {unit}s and tokens, from its first labelling's file",
+        )
     ]
     labellings: dict[str, list[list[Span]]] = {}
     gold_checks: list[tuple[LabellingSource, Alignment, Projection]] = []
@@ -810,24 +813,35 @@ def _labelling_note(
     decoded: DecodedColumn,
     projection: Projection,
     unit: str,
-) -> str:
+) -> Note:
+    """Return one part's note on one labelling; its kind is the note without its numbers and places, so the
+    parts where a labelling was read alike are one kind, and those with a repair or a split another."""
     placed = sum(len(spans) for spans in projection.spans)
+    report = decoded.report
+    scheme = f"{report.scheme.upper()} ({'detected' if report.detected else 'configured'})"
     parts = [
-        f"conll: {part.describe()}labelling '{source.name}' ({source.describe()}): {decoded.report.describe()}",
+        f"conll: {part.describe()}labelling '{source.name}' ({source.describe()}): {report.describe()}",
         count(placed, "span"),
     ]
+    shape = [f"conll, one per part: labelling '{source.name}': {scheme}", "its spans counted"]
+    if report.repaired:
+        shape[0] += ", invalid tags read the conlleval way"
     if decoded.mapped is not None:
         parts.append(f"its label_map {decoded.mapped.describe(by_labelling=False)}")
+        shape.append("its label_map applied")
     if alignment.kind != "identical":
         parts.append(f"aligned by characters ({alignment.kind})")
+        shape.append(parts[-1])
     if projection.inside_tokens:
         parts.append(f"{count(projection.inside_tokens, 'span')} start or end inside a token of the first file")
+        shape.append("spans that start or end inside a token of the first file")
     if projection.split:
         parts.append(
             f"{count(projection.split, 'span')} crossing a {unit} boundary of the first file split at it "
             f"(first at {projection.first_split})"
         )
-    return "; ".join(parts)
+        shape.append(f"spans crossing a {unit} boundary of the first file split at it")
+    return Note("; ".join(parts), kind="; ".join(shape))
 
 
 def check_gold_column(

@@ -22,7 +22,7 @@ from refsens_report import formatting
 from refsens_report.analyses.base import Analysis, AuditContext, Estimate, Rows, Section, Stat, section
 from refsens_report.analyses.type_confusion import shown_type
 from refsens_report.bootstrap import AUTO_MIN_RESAMPLES
-from refsens_report.counts import RULE_NAMES, Column
+from refsens_report.counts import MANY_TYPES, RULE_NAMES, Column
 from refsens_report.estimator import BLOCK_VALUES, Estimator, Listed
 from refsens_report.figures import Figure
 from refsens_report.formulas import F1
@@ -107,15 +107,21 @@ def type_blocks(context: AuditContext, codes: np.ndarray, n_families: int, group
         np.add.at(items_with, kinds[mask[items]], 1)  # an upper bound: an item counted once per labelling
     blocks: list[list[int]] = [[]]
     listed, at_most = 0, counts.n_items  # a block's matrix lists at most every item
+    sparse = len(codes) > MANY_TYPES  # a sparse matrix holds each item's counts of its own types only
     for code in codes:
         width = n_families * (len(blocks[-1]) + 1)
-        if blocks[-1] and (groups * (resamples + 1) * width > BLOCK_VALUES
-                           or min(listed + items_with[code], at_most) * width > MATRIX_VALUES):  # fmt: skip
+        held = (listed + items_with[code]) * n_families if sparse else min(listed + items_with[code], at_most) * width
+        if blocks[-1] and (groups * (resamples + 1) * width > BLOCK_VALUES or held > MATRIX_VALUES):
             blocks.append([])
             listed = 0
         blocks[-1].append(int(code))
         listed += int(items_with[code])
     return [np.array(block, dtype=np.int64) for block in blocks if block]
+
+
+def many_types(blocks: list[np.ndarray]) -> bool:
+    """Return whether the per-type count matrices are sparse: above MANY_TYPES types (the sums are the same)."""
+    return sum(len(block) for block in blocks) > MANY_TYPES
 
 
 def plan(context: AuditContext) -> tuple[list[str], list[Column], list[np.ndarray], int] | None:
@@ -137,7 +143,8 @@ def estimates(context: AuditContext) -> list[Estimate]:
     if planned is None:
         return []
     _, needed, blocks, resamples = planned
-    listed = tuple(Listed(f"by_type:{number}", *context.counts.typed_matrix(needed, block), resamples)
+    sparse = many_types(blocks)
+    listed = tuple(Listed(f"by_type:{number}", *context.counts.typed_matrix(needed, block, sparse), resamples)
                    for number, block in enumerate(blocks))  # fmt: skip
     return [Estimate([], context.subsets.audited, "audited", "audited", listed)]
 
@@ -154,7 +161,8 @@ def finish(context: AuditContext, estimator: Estimator, rows: Rows) -> Rows:
         names = [str(context.counts.type_names[code]) for code in block]
         columns = [replace(family, type=name) for family in needed for name in names]
         key = f"by_type:{number}"
-        items, values = (None, None) if estimator.drawn(key) else context.counts.typed_matrix(needed, block)
+        items, values = (None, None) if estimator.drawn(key) else context.counts.typed_matrix(needed, block,
+                                                                                              many_types(blocks))
         found += estimator.estimate_listed(statistics(context, rules, names), columns, items, values, mask,
                                            "audited", "audited", resamples, key=key)  # fmt: skip
     position = {name: index for index, name in enumerate(context.counts.type_names)}

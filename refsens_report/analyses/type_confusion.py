@@ -13,6 +13,7 @@ import numpy as np
 
 from refsens_report import formatting
 from refsens_report.analyses.base import Analysis, AuditContext, Section, section
+from refsens_report.counts import MANY_TYPES
 from refsens_report.figures import MIN_TEXT_PT, WIDTH, Figure, fits_cells, labels_width, mpl, plain, subplots
 from refsens_report.tables import Table, count_cell, label
 from refsens_report.view import ResultsView
@@ -117,7 +118,15 @@ def type_confusion_table(view: ResultsView) -> Table:
         "disagreement."
     )
     full = None
-    if hidden:
+    if hidden and len(confusion.types) > MANY_TYPES:  # every cell that occurs, one per line: never types x types
+        caption += (
+            f" The {len(types)} types with the most such spans are shown; the other {hidden} are summed in 'other'. "
+            f"The table's CSV lists every pair of the {len(confusion.types)} types that occurs, with its count."
+        )
+        full = Table(key="type-confusion", title="", caption="", columns=(f"A: {annotator_a}", f"B: {annotator_b}", "Spans"),
+                     rows=tuple((label(type_a), label(type_b), count_cell(number))
+                                for (type_a, type_b), number in sorted(confusion.counts.items())))  # fmt: skip
+    elif hidden:
         caption += (
             f" The {len(types)} types with the most such spans are shown; the other {hidden} are summed in 'other'. "
             f"The table's CSV holds every one of the {len(confusion.types)} types."
