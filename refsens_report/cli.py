@@ -11,7 +11,7 @@ import threading
 import traceback
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, Sequence
 
 from refsens_report import __version__
 from refsens_report.errors import BuildError, InputError, Stopped, printable
@@ -144,6 +144,17 @@ def _say(line: str) -> None:
     print(printable(line))
 
 
+def _say_notes(notes: Sequence[str]) -> None:
+    """Print input notes by kind: a note alone of its kind as it is, a kind as its count and first few notes."""
+    from refsens_report.record import note_groups, note_kinds
+
+    for heading, shown in note_groups(notes, note_kinds(notes)):
+        if heading is not None:
+            _say(f"note: {heading}:")
+        for note in shown:
+            _say(f"note: {'  ' if heading is not None else ''}{note}")
+
+
 def _progress(args: argparse.Namespace) -> bool:
     """Stage timings and the bootstrap bar go to a terminal only, and never with --quiet."""
     return sys.stderr.isatty() and not getattr(args, "quiet", False)
@@ -168,8 +179,7 @@ def _validate(args: argparse.Namespace) -> int:
     config = load_config(args.config)
     record = load_record(config)
     print(f"{args.config}: ok ({record.n_items} items, {len(record.languages)} languages)")
-    for note in record.notes:  # what an adapter repaired or skipped: worth knowing before a build
-        _say(f"note: {note}")
+    _say_notes(record.notes)  # what an adapter repaired or skipped: worth knowing before a build
     return 0
 
 
@@ -249,8 +259,7 @@ def _convert(args: argparse.Namespace) -> int:
     written = convert(args.source, args.out, force=args.force)
     print(f"wrote {args.out} ({count(written.rows, 'row')}: {count(written.items, 'item')}, "
           f"{count(written.row_groups, 'row group')})")
-    for note in written.notes:  # what the source's adapter repaired or skipped, and what convert left out
-        _say(f"note: {note}")
+    _say_notes(written.notes)  # what the source's adapter repaired or skipped, and what convert left out
     return 0
 
 

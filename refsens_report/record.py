@@ -11,10 +11,11 @@ import json
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, Sequence
 
 import orjson
 
+from refsens_report.formatting import count
 from refsens_report.errors import MAX_PROBLEMS, InputError, ProblemList, printable
 from refsens_report.files import InputPath, read_bytes
 from refsens_report.names import name_problem, shown
@@ -50,6 +51,27 @@ def _printable_note(note: str) -> str:
     if isinstance(note, Note):
         return note if shown == note else Note(shown, note.kind)
     return shown
+
+
+NOTES_SHOWN = 5  # the notes of one kind printed (4,000 parts would otherwise be hundreds of pages or lines)
+
+
+def note_groups(notes: Sequence[str], kinds: Mapping[str, Sequence[int]]) -> list[tuple[str | None, tuple[str, ...]]]:
+    """Return the notes grouped by kind, in the order of each kind's first note, as (heading, the first
+    ``NOTES_SHOWN`` notes); a note of no kind, or alone of its kind, has no heading and is printed as it is.
+    ``kinds`` maps a kind to the places of its notes (``note_kinds``, results.json ``record.note_kinds``)."""
+    kind_of = {place: kind for kind, places in kinds.items() for place in places}
+    grouped: dict[str | int, list[str]] = {}
+    for place, note in enumerate(notes):
+        grouped.setdefault(kind_of.get(place, place), []).append(str(note))
+    groups: list[tuple[str | None, tuple[str, ...]]] = []
+    for kind, members in grouped.items():
+        if len(members) == 1:
+            groups.append((None, (members[0],)))
+            continue
+        more = f" (the first {NOTES_SHOWN} shown)" if len(members) > NOTES_SHOWN else ""
+        groups.append((f"{count(len(members))} notes: {kind}{more}", tuple(members[:NOTES_SHOWN])))
+    return groups
 
 
 def note_kinds(notes: Iterable[str]) -> dict[str, list[int]]:

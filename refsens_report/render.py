@@ -18,6 +18,7 @@ from markdown_it.token import Token
 from markupsafe import Markup
 
 from refsens_report import __version__, formatting, tables
+from refsens_report.record import note_groups
 from refsens_report.analyses import disagreements
 from refsens_report.changes import Changes, Grid
 from refsens_report.check import Gate, gate
@@ -48,7 +49,6 @@ TEMPLATES_DIR = next(
 )
 STYLESHEETS = ("appendix.css", "print.css")
 NOTES_NAME = "input-notes.txt"  # every input note, one a line; the page prints them by kind
-NOTES_SHOWN = 5  # the notes of one kind the page prints (4,000 parts would otherwise be hundreds of pages)
 
 
 # --- page contexts ---------------------------------------------------------------------------------
@@ -66,7 +66,7 @@ class Download:
 @dataclass(frozen=True)
 class NoteGroup:
     """Input notes of one kind as printed: how many and of what shape (None for a note alone of its kind),
-    and the first ``NOTES_SHOWN`` of them."""
+    and the first ``record.NOTES_SHOWN`` of them."""
 
     heading: str | None
     shown: tuple[str, ...]
@@ -408,18 +408,7 @@ def input_notes(results: Mapping[str, Any]) -> InputNotes | None:
     notes = [str(note) for note in record.get("notes", [])]
     if not notes:
         return None
-    kind_of = {place: kind for kind, places in record.get("note_kinds", {}).items() for place in places}
-    grouped: dict[str | int, list[str]] = {}
-    for place, note in enumerate(notes):
-        grouped.setdefault(kind_of.get(place, place), []).append(note)
-    groups = []
-    for kind, members in grouped.items():
-        if len(members) == 1:
-            groups.append(NoteGroup(heading=None, shown=(members[0],)))
-            continue
-        more = f" (the first {NOTES_SHOWN} shown)" if len(members) > NOTES_SHOWN else ""
-        groups.append(NoteGroup(heading=f"{formatting.count(len(members))} notes: {kind}{more}",
-                                shown=tuple(members[:NOTES_SHOWN])))  # fmt: skip
+    groups = [NoteGroup(heading=heading, shown=shown) for heading, shown in note_groups(notes, record.get("note_kinds", {}))]
     return InputNotes(groups=tuple(groups), total=formatting.count(len(notes)))
 
 

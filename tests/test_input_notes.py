@@ -12,6 +12,7 @@ from conftest import build
 from refsens_report import render
 from refsens_report.config import load_config
 from refsens_report.load import load_record
+from refsens_report.record import NOTES_SHOWN
 
 PARTS = 300
 REALIGNED = (7, 150, 299)  # parts whose model file splits a token: their model note is of another kind
@@ -83,7 +84,7 @@ def test_many_parts_print_a_short_summary_and_keep_every_note_in_a_file(tmp_path
     headings = [item for item in items if re.match(r"[\d,]+ notes: ", item)]
     assert [heading.split(":")[0] for heading in headings] == ["300 notes", "300 notes", "297 notes", "3 notes"]
     assert all("(the first 5 shown)" in heading for heading in headings[:3]) and "shown" not in headings[3]
-    assert len(items) == len(headings) + 3 * render.NOTES_SHOWN + len(REALIGNED)
+    assert len(items) == len(headings) + 3 * NOTES_SHOWN + len(REALIGNED)
     assert "conll: part 'p000' (en): 1 sentence (2 tokens) from data/p000.gold" in section
     assert "p005" not in section and "p299" in section  # the first five of each kind, and every realigned one
     assert f'<a href="{render.NOTES_NAME}">{render.NOTES_NAME}</a>' in section
@@ -97,3 +98,16 @@ def test_many_parts_print_a_short_summary_and_keep_every_note_in_a_file(tmp_path
     for path in sorted(built.folder.rglob("*")):
         if path.is_file():
             assert path.read_bytes() == (again.folder / path.relative_to(built.folder)).read_bytes(), path
+
+
+def test_validate_prints_the_notes_of_many_parts_by_kind(tmp_path: Path, capsys) -> None:
+    """The terminal gets the same summary as the page: each kind once with its count and first notes."""
+    from refsens_report.cli import main
+
+    assert main(["validate", str(many_parts(tmp_path))]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) < 40, lines  # was one line per note: 901
+    headings = [line for line in lines if re.match(r"note: [\d,]+ notes: ", line)]
+    assert [line.split(" notes: ")[0] for line in headings] == ["note: 300", "note: 300", "note: 297", "note: 3"]
+    assert all(line.endswith("(the first 5 shown):") for line in headings[:3]) and headings[3].endswith(":")
+    assert sum(line.startswith("note:   ") for line in lines) == 5 + 5 + 5 + 3
