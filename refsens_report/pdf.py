@@ -542,7 +542,9 @@ def write_brief(page: Path, target: Path, build_time: datetime, timings: dict[st
     return target
 
 
-WRITERS = {"appendix": write_pdf, "brief": write_brief}  # what the typesetter process is asked to typeset
+def writer(kind: str) -> Any:
+    """Return what typesets a page of this kind: "appendix" (write_pdf) or "brief" (write_brief)."""
+    return {"appendix": write_pdf, "brief": write_brief}[kind]
 
 
 # --- a typesetter started ahead of time ---------------------------------------------------------------
@@ -604,7 +606,7 @@ def _serve(connection: Any, builds_end: Any, parent: int) -> None:
         try:
             timings = {"typesetter warm-up (before the page)": warmed, "typesetter idle": time.perf_counter() - waiting}
             kind, *arguments = job
-            WRITERS[kind](*arguments, timings=timings)
+            writer(kind)(*arguments, timings=timings)
             connection.send(("done", timings))
         except SystemExit:
             raise
@@ -638,7 +640,7 @@ class Typesetter:
         RuntimeError) if that fails."""
         if self.process is None:
             try:
-                return WRITERS[kind](page, target, build_time, timings)
+                return writer(kind)(page, target, build_time, timings)
             except Exception as error:  # noqa: BLE001 - one line, as from the typesetter process
                 raise BuildError(f"typesetting the PDF failed: {_failure(error)[1]}") from error
         try:
