@@ -199,6 +199,7 @@ def record_summary(record: Record, counts: ItemCounts, subsets: Any, estimator: 
         "languages": list(record.languages),
         "items_per_language": {k: v for k, v in per_language(every).items() if k != POOLED},
         "labellings": {name: int(counts.has(name).sum()) for name in counts.names},
+        "spans": {name: len(counts.ids("strict", name)) for name in counts.names},  # repeats once, as every rule
         "subsets": {
             "corpus": per_language(subsets.corpus),
             "audited": per_language(subsets.audited),

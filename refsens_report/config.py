@@ -95,6 +95,8 @@ class Roles:
     annotators: tuple[str, ...]
     outputs: tuple[str, ...]
     references: tuple[str, ...]
+    # `[roles] descriptions`: what a labelling is, in the team's words (the appendix's table of the references)
+    descriptions: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def primary(self) -> str:
@@ -191,7 +193,8 @@ class Config:
             "dataset": {"name": self.name, "version": self.version},
             # paths as written in the file, so results do not depend on where the project lives
             "record": {"format": self.record_format, **_plain(self.raw.get("record", {}))},
-            "roles": {k: list(v) for k, v in asdict(self.roles).items()},
+            "roles": {**{k: list(v) for k, v in asdict(self.roles).items() if k != "descriptions"},
+                      "descriptions": dict(self.roles.descriptions)},
             "audit": _plain(asdict(self.audit)),
             "report": {
                 "datasheet": self.raw.get("report", {}).get("datasheet"),
@@ -359,6 +362,29 @@ def finite_number(value: Any) -> bool:
         return False
 
 
+def read_descriptions(reader: OptionReader, named: tuple[str, ...]) -> dict[str, str]:
+    """Read `[roles] descriptions`: a table of labelling name -> what it is (one line of prose each).
+
+    Every name must be a labelling the roles name; the appendix prints the references' descriptions.
+    """
+    value = reader.get("descriptions")
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        reader.fail("descriptions", f'must be a table of labelling = "what it is", got {shown(value)}')
+        return {}
+    descriptions = {}
+    for name, text in value.items():
+        if name not in named:
+            reader.fail(f"descriptions.{shown_key(name)}", "names no labelling of [roles] (annotators, outputs, "
+                                                           "references)")  # fmt: skip
+        elif not isinstance(text, str) or not text.strip():
+            reader.fail(f"descriptions.{shown_key(name)}", f"must be a non-empty string, got {shown(text)}")
+        else:
+            descriptions[name] = text.strip()
+    return descriptions
+
+
 def read_url(reader: OptionReader, key: str) -> str | None:
     """Read a web address (http or https): CITATION.cff and croissant.json require a full URL."""
     url = reader.string(key)
@@ -469,8 +495,9 @@ def config_from_dict(data: dict[str, Any], path: Path) -> Config:
         roles_reader.fail("outputs", "needs at least one labelling to score")
     if not references:
         roles_reader.fail("references", "needs at least one labelling (the first is the primary reference)")
+    descriptions = read_descriptions(roles_reader, annotators + outputs + references)
     roles_reader.finish()
-    roles = Roles(annotators=annotators, outputs=outputs, references=references)
+    roles = Roles(annotators=annotators, outputs=outputs, references=references, descriptions=descriptions)
 
     audit_reader = OptionReader(_table(data, "audit", problems, False), "audit", problems)
     defaults = AuditSettings()

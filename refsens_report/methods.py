@@ -119,11 +119,9 @@ CHOICES = """## Choices where the method leaves a choice open
     percentile) to 89.0 / 91.2 / 86.8 % (BCa) at 3,000 items, and from 93.8 / 94.2 / 93.3 % to 92.4 / 93.8 /
     91.9 % at 6,000 items. Percentile stays the default; BCa is offered, not advised.
 17. **The cap on automatic replicates.** The bootstrap's cost is linear in B (one weights-by-counts product
-    per replicate). Measured on this machine: the CoNLL-2003 example (14 systems x 4 golds, 3,453 sentences,
-    an adjacent family of 156 tests) audits in 3.8 s at B = 2,000 (all 2,184 tests, floor 1.0) and in 19 s at
-    the automatic B = 62,399 (floor 0.005). `resamples = "auto"` stops at 100,000 replicates (about 30 s
-    there), and never beyond what the record's bootstrap sums fit in the memory budget that validate checks;
-    a family too large for the cap keeps a floor above the target, which the results state.
+    per replicate). `resamples = "auto"` stops at 100,000 replicates, and never beyond what the record's
+    bootstrap sums fit in the memory budget that validate checks; a family too large for the cap keeps a
+    floor above the target, which the results state.
 18. **Decisions on intervals.** A margin is "beyond the band" when its whole interval lies beyond ±band,
     "within" when its whole interval lies inside, and undecided otherwise; the largest per-language movement
     quoted is the largest delta whose interval excludes zero. Point estimates alone decide nothing.

@@ -521,6 +521,32 @@ def write_pdf(page: Path, target: Path, build_time: datetime, timings: dict[str,
     return target
 
 
+def write_brief(page: Path, target: Path, build_time: datetime, timings: dict[str, float] | None = None) -> Path:
+    """Typeset the brief (a few pages: ``page``, an HTML file beside the appendix's figures) into ``target``.
+
+    In one piece (it is short), PDF/A-3b without attachments (they ride on the appendix it names), with in-page
+    links only. ``build_time`` is read from the page's ``dcterms.created``, as for the appendix; the file
+    identifier is WeasyPrint's hash of the content, so the same page gives the same bytes.
+    """
+    import time
+
+    start = time.perf_counter()
+    folder = page.parent
+    fetcher = _offline_fetcher(folder)
+    document = _typeset(page.read_text(encoding="utf-8"), folder, fetcher, **_options())
+    for rendered in document.pages:
+        rendered.links[:] = [link for link in rendered.links if link[0] == "internal"]
+    document.write_pdf(target, **_options())
+    if timings is not None:
+        timings["brief"] = time.perf_counter() - start
+    return target
+
+
+def writer(kind: str) -> Any:
+    """Return what typesets a page of this kind: "appendix" (write_pdf) or "brief" (write_brief)."""
+    return {"appendix": write_pdf, "brief": write_brief}[kind]
+
+
 # --- a typesetter started ahead of time ---------------------------------------------------------------
 
 # what the typesetter sets while it waits: every kind of box and SVG node the appendix uses, so WeasyPrint's
@@ -579,7 +605,8 @@ def _serve(connection: Any, builds_end: Any, parent: int) -> None:
             return
         try:
             timings = {"typesetter warm-up (before the page)": warmed, "typesetter idle": time.perf_counter() - waiting}
-            write_pdf(*job, timings=timings)
+            kind, *arguments = job
+            writer(kind)(*arguments, timings=timings)
             connection.send(("done", timings))
         except SystemExit:
             raise
@@ -608,15 +635,16 @@ class Typesetter:
             theirs.close()
 
     def write_pdf(self, page: Path, target: Path, build_time: datetime,
-                  timings: dict[str, float] | None = None) -> Path:  # fmt: skip
-        """Typeset ``page`` into ``target`` (see write_pdf); BuildError (a RuntimeError) if that fails."""
+                  timings: dict[str, float] | None = None, kind: str = "appendix") -> Path:  # fmt: skip
+        """Typeset ``page`` into ``target`` (see write_pdf, or write_brief with ``kind="brief"``); BuildError (a
+        RuntimeError) if that fails."""
         if self.process is None:
             try:
-                return write_pdf(page, target, build_time, timings)
+                return writer(kind)(page, target, build_time, timings)
             except Exception as error:  # noqa: BLE001 - one line, as from the typesetter process
                 raise BuildError(f"typesetting the PDF failed: {_failure(error)[1]}") from error
         try:
-            self.connection.send((page, target, build_time))
+            self.connection.send((kind, page, target, build_time))
         except OSError:  # it died: its exit code says how
             self.process.join()
             raise BuildError(f"typesetting the PDF stopped (exit code {self.process.exitcode})") from None

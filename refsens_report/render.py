@@ -25,6 +25,7 @@ from refsens_report.check import Gate, gate
 from refsens_report.analyses.band import overall_band
 from refsens_report.analyses.base import Section
 from refsens_report.analyses.interaction import pooled_swing
+from refsens_report.analyses.leaderboard import PAPER_KEY
 from refsens_report.analyses.neutrality import primary_skew
 from refsens_report.analyses.registry import ANALYSES
 from refsens_report.analyses.swap import largest_pooled_delta
@@ -36,7 +37,7 @@ from refsens_report.methods import methods_markdown
 from refsens_report.names import visible
 from refsens_report.prose import said
 from refsens_report.results import sha256_file
-from refsens_report.summary import Summary, build_summary, shown_in_summary
+from refsens_report.summary import Summary, build_summary, headline_sentences, shown_in_summary
 from refsens_report.tables import Table
 from refsens_report.view import ResultsView
 
@@ -90,6 +91,16 @@ class Setting:
 
 
 @dataclass(frozen=True)
+class ReferenceLine:
+    """One reference in the appendix's table of the references, as printed."""
+
+    name: str
+    description: str  # the team's words (`[roles] descriptions`), or "" when the config gives none
+    items: str  # the items it is present on
+    spans: str  # its spans (repeats once)
+
+
+@dataclass(frozen=True)
 class AppendixPage:
     """Context of ``site/<version>/index.html``, which is also the source of the PDF.
 
@@ -102,14 +113,19 @@ class AppendixPage:
     seed, resamples: the bootstrap seed and number of replicates, as printed.
     confidence_label: e.g. "95% CI".
     pdf_name: the file name of the PDF beside the page.
-    summary: the answer first: verdicts per alternative reference, the band, one figure, what does not apply.
+    brief_name: the file name of the brief PDF beside the page ("" without PDFs).
+    results_sha256: results.json's SHA-256 (the PDF's one line of provenance when it leaves the rest to the site).
+    summary: the answer first: verdicts per alternative reference, then the headline findings (one list), one
+        figure, what does not apply.
     annex: with ``[report] pdf = "full"``, the complete tables the body shortened (empty otherwise).
-    headlines: the headline findings, sentences with their numbers.
+    full: ``[report] pdf = "full"``: the PDF carries the provenance (inputs, notes, files, config) too; otherwise
+        the site alone shows it and the PDF gives one line.
+    references: the references compared, primary first: what each is, its items and spans.
     sections: the analysis sections in the paper's order.
     methods_html: the Methods text (``methods.methods_markdown()`` rendered, raw HTML disabled).
     settings: the bootstrap and audit settings of this build.
-    datasheet_html: the team's datasheet prose rendered, or None when the config names none.
-    inputs: input file (as written in the config) to SHA-256.
+    datasheet_html: the team's datasheet prose rendered, or None when the config names none (no section then).
+    inputs: input file (relative to `[record] root`, else as written in the config) to SHA-256.
     config_written: whether config_text is the config file as written (results.json ``config_toml``).
     config_text: the config file's TOML as the team wrote it, comments included (invisible and bidirectional
         characters shown as escapes); for results without it, the config as used as pretty JSON.
@@ -134,7 +150,8 @@ class AppendixPage:
     pdf_name: str
     summary: Summary
     annex: tuple[Table, ...]
-    headlines: tuple[str, ...]
+    full: bool
+    references: tuple[ReferenceLine, ...]
     sections: tuple[Section, ...]
     methods_html: Markup
     settings: tuple[Setting, ...]
@@ -147,6 +164,38 @@ class AppendixPage:
     checks: Gate | None = None
     changes: Changes | None = None
     citation: Citation | None = None
+    brief_name: str = ""
+    results_sha256: str = ""
+
+
+@dataclass(frozen=True)
+class BriefPage:
+    """Context of the brief PDF's source (``brief.html``): the answer, to put in a paper or a contract as is.
+
+    dataset_name, version, tool_version, build_date, build_timestamp, paper, confidence_label, resamples,
+    seed: as on the appendix.
+    summary: the appendix's summary (its verdicts and findings, its figure: Figure 1).
+    leaderboard: the leaderboard as a paper prints it (under its number in the appendix), or None.
+    citation: how to cite this version.
+    appendix_name, appendix_sha256: the full appendix PDF's file name and SHA-256 (it is typeset first).
+    appendix_url: where the appendix is published (`[report] url`), or "" when the config gives none.
+    """
+
+    dataset_name: str
+    version: str
+    tool_version: str
+    build_date: str
+    build_timestamp: str
+    paper: str
+    confidence_label: str
+    resamples: str
+    seed: str
+    summary: Summary
+    leaderboard: Table | None
+    citation: Citation | None
+    appendix_name: str
+    appendix_sha256: str
+    appendix_url: str
 
 
 @dataclass(frozen=True)
@@ -159,6 +208,7 @@ class VersionEntry:
     href: str
     pdf_href: str | None
     figures: VersionFigures
+    brief_href: str | None = None
 
 
 @dataclass(frozen=True)
@@ -300,11 +350,6 @@ def build_sections(view: ResultsView, figures: Mapping[str, Figure]) -> tuple[li
     return body.sections, body.tables
 
 
-def headline_sentences(view: ResultsView) -> list[str]:
-    """Return the headline findings, each a sentence with its numbers and intervals, in the analyses' order."""
-    return [sentence for analysis in ANALYSES for sentence in analysis.headlines(view)]
-
-
 @dataclass(frozen=True)
 class VersionFigures:
     """The four numbers site/index.html shows for each version, as printed."""
@@ -427,12 +472,14 @@ def appendix_context(
     pdf_name: str,
     summary: Summary | None = None,
     annex: Sequence[Table] = (),
+    brief_name: str = "",
 ) -> AppendixPage:
     """Return the appendix page's context from results.json, its numbered sections and the datasheet.
 
     ``summary``: from ``build_body`` (with its figure); without it, the summary is made again, without a figure.
     """
     view = ResultsView.from_json(results)
+    config = results.get("config", {})
     return AppendixPage(
         dataset_name=results["dataset"]["name"],
         version=results["dataset"]["version"],
@@ -447,7 +494,8 @@ def appendix_context(
         pdf_name=pdf_name,
         summary=summary if summary is not None else build_body(view, {}).summary,
         annex=tuple(annex),
-        headlines=tuple(headline_sentences(view)),
+        full=config.get("report", {}).get("pdf") == "full",
+        references=reference_lines(results),
         sections=tuple(sections),
         methods_html=render_markdown(methods_markdown(results), heading_shift=1, drop_title=True),
         settings=build_settings(view),
@@ -461,10 +509,37 @@ def appendix_context(
         notes=input_notes(results),
         checks=gate(results),
         citation=citation(work_of(results, build_timestamp)),
+        brief_name=brief_name,
+        results_sha256=next((download.sha256 for download in downloads if download.href == "results.json"), ""),
     )
 
 
-def version_entry(results: Mapping[str, Any], build_date: str, has_pdf: bool, pdf_name: str) -> VersionEntry:
+def reference_lines(results: Mapping[str, Any]) -> tuple[ReferenceLine, ...]:
+    """Return the references, primary first: the team's description, the items each is on and its spans."""
+    roles = results.get("config", {}).get("roles", {})
+    descriptions = roles.get("descriptions") or {}
+    record = results.get("record", {})
+    items, spans = record.get("labellings", {}), record.get("spans", {})
+    return tuple(
+        ReferenceLine(name, descriptions.get(name, ""), formatting.count(items.get(name)), formatting.count(spans.get(name)))
+        for name in roles.get("references", [])
+    )  # fmt: skip
+
+
+def brief_context(page: AppendixPage, sections: Sequence[Section], appendix_sha256: str, url: str | None) -> BriefPage:
+    """Return the brief PDF's context: the appendix's answer, its leaderboard table, and the appendix's hash."""
+    paper = next((table for section in sections for table in section.tables if table.key == PAPER_KEY), None)
+    return BriefPage(
+        dataset_name=page.dataset_name, version=page.version, tool_version=page.tool_version,
+        build_date=page.build_date, build_timestamp=page.build_timestamp, paper=page.paper,
+        confidence_label=page.confidence_label, resamples=page.resamples, seed=page.seed, summary=page.summary,
+        leaderboard=paper, citation=page.citation,
+        appendix_name=page.pdf_name, appendix_sha256=appendix_sha256, appendix_url=url or "",
+    )  # fmt: skip
+
+
+def version_entry(results: Mapping[str, Any], build_date: str, has_pdf: bool, pdf_name: str,
+                  brief_name: str = "", has_brief: bool = False) -> VersionEntry:  # fmt: skip
     """Return one version's line in the site index."""
     version = results["dataset"]["version"]
     return VersionEntry(
@@ -474,6 +549,7 @@ def version_entry(results: Mapping[str, Any], build_date: str, has_pdf: bool, pd
         href=f"{version}/index.html",
         pdf_href=f"{version}/{pdf_name}" if has_pdf else None,
         figures=version_figures(ResultsView.from_json(results)),
+        brief_href=f"{version}/{brief_name}" if has_brief else None,
     )
 
 

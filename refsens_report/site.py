@@ -55,6 +55,14 @@ def pdf_name(version: str) -> str:
     return f"refsens-appendix-{version}.pdf"
 
 
+def brief_name(version: str) -> str:
+    """Return the brief PDF's file name: beside the appendix's, for a paper or a contract."""
+    return f"refsens-appendix-{version}-brief.pdf"
+
+
+BRIEF_SOURCE = "brief.html"  # the brief's page, typeset and then removed (the brief PDF is what is published)
+
+
 class Stages:
     """Times each stage; prints them on a terminal (progress), stays quiet otherwise."""
 
@@ -134,7 +142,9 @@ def downloads_of(folder: Path, numbered: list[tables.Table], drawn: Mapping[str,
         return render.Download(name, description, sha256_file(path) if path.is_file() else "")
 
     files = [
-        *([entry(pdf_name(version), "The appendix as PDF/A-3b, with results.json and results.csv attached")]
+        *([entry(pdf_name(version), "The appendix as PDF/A-3b, with results.json and results.csv attached"),
+           entry(brief_name(version), "The brief (at most 4 pages, PDF/A-3b): the summary, the leaderboard, "
+                                      "Figure 1, how to cite, and the appendix PDF's SHA-256")]
           if with_pdf else []),
         entry("results.json", "Every result row with the config, seed and input hashes"),
         entry("results.csv", "One row per statistic: the columns of the results contract"),
@@ -210,6 +220,7 @@ def render_version(config: Config, folder: Path, stages: Stages, typesetter: pdf
         page = render.appendix_context(
             results, body.sections, datasheet, downloads_of(folder, body.tables, drawn, version, with_pdf),
             timestamp, moment_source, pdf_name(version) if with_pdf else "", body.summary, body.annex,
+            brief_name(version) if with_pdf else "",
         )  # fmt: skip
         page = replace(page, changes=section)
         (folder / INDEX_NAME).write_text(render.render_page("appendix.html", page), encoding="utf-8")
@@ -217,7 +228,18 @@ def render_version(config: Config, folder: Path, stages: Stages, typesetter: pdf
     if with_pdf:
         with stages.stage("pdf"):
             write_pdf = pdf.write_pdf if typesetter is None else typesetter.write_pdf
-            write_pdf(folder / INDEX_NAME, folder / pdf_name(page.version), moment, timings=stages.details)
+            appendix_pdf = write_pdf(folder / INDEX_NAME, folder / pdf_name(page.version), moment,
+                                     timings=stages.details)  # fmt: skip
+            # the brief names the appendix PDF by its SHA-256, so it is typeset second
+            brief = render.brief_context(page, body.sections, sha256_file(appendix_pdf), config.report.url)
+            source = folder / BRIEF_SOURCE
+            source.write_text(render.render_page("brief.html", brief), encoding="utf-8")
+            if typesetter is None:
+                pdf.write_brief(source, folder / brief_name(page.version), moment, timings=stages.details)
+            else:
+                typesetter.write_pdf(source, folder / brief_name(page.version), moment, timings=stages.details,
+                                     kind="brief")  # fmt: skip
+            source.unlink()
     with stages.stage("manifest"):
         manifest.write_manifest(manifest.build_manifest(results, folder, timestamp, moment_source), folder)
     return results
@@ -325,7 +347,8 @@ def _index_entry(name: str, folder: Path) -> render.VersionEntry:
         if not isinstance(written, dict):
             raise ValueError("manifest.json is not a JSON object")
         built = str(written.get("build_timestamp", ""))[:10]
-    entry = render.version_entry(results, built, (folder / pdf_name(name)).is_file(), pdf_name(name))
+    entry = render.version_entry(results, built, (folder / pdf_name(name)).is_file(), pdf_name(name),
+                                 brief_name(name), (folder / brief_name(name)).is_file())  # fmt: skip
     # the folder name is the link target, whatever results.json says
     return replace(entry, version=name, href=f"{name}/index.html")
 

@@ -2,9 +2,9 @@
 
 One verdict per alternative reference (how far each output's score moves when the primary reference is
 swapped for it, with intervals, and how the ranking holds: tau-b, flips, how many are significant after Holm),
-the sensitivity band, the neutrality of the primary reference when the record has annotators, one figure (the
-rank chart with 3+ ranked outputs, the swap figure otherwise) and the analyses that do not apply, one line
-each. Every number is a results row as printed (``prose.said``), so the summary equals results.csv.
+then each analysis's headline findings in the same list (the band, the neutrality of the primary reference, ...:
+the appendix has no second list of them), one figure (the rank chart with 3+ ranked outputs, the swap figure
+otherwise) and the analyses that do not apply, one line each. Every number is a results row as printed (``prose.said``), so the summary equals results.csv.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 from refsens_report import formatting
-from refsens_report.analyses import band, neutrality
+from refsens_report.analyses.registry import ANALYSES
 from refsens_report.analyses.base import Section
 from refsens_report.figures import Figure
 from refsens_report.prose import count_phrase, said
@@ -45,7 +45,8 @@ class NotApplicable:
 
 @dataclass(frozen=True)
 class Summary:
-    """The summary block: verdicts per alternative reference, further findings, one figure, what does not apply."""
+    """The summary block: verdicts per alternative reference, then every analysis's headline findings (one list,
+    each said once), one figure, what does not apply."""
 
     verdicts: tuple[Verdict, ...]
     findings: tuple[str, ...]
@@ -128,13 +129,18 @@ def verdicts(view: ResultsView) -> list[Verdict]:
 
 def build_summary(view: ResultsView, drawn: Mapping[str, Figure], sections: Sequence[Section]) -> Summary:
     """Return the summary block from the results, the drawn figures and the (unnumbered) sections."""
-    findings = [*band.headlines(view), *neutrality.headlines(view)[:1]]
+    findings = headline_sentences(view)
     figure = next((drawn[key] for key in FIGURE_KEYS if key in drawn), None)
     skipped = tuple(NotApplicable(section.title, section.not_applicable) for section in sections
                     if section.not_applicable and not section.tables and not section.figures)  # fmt: skip
     empty = view.applicability("swap") or NO_VERDICT
     return Summary(verdicts=tuple(verdicts(view)), findings=tuple(findings), figure=figure, not_applicable=skipped,
                    empty=empty)  # fmt: skip
+
+
+def headline_sentences(view: ResultsView) -> list[str]:
+    """Return the headline findings, each a sentence with its numbers and intervals, in the analyses' order."""
+    return [sentence for analysis in ANALYSES for sentence in analysis.headlines(view)]
 
 
 NO_VERDICT = "The record has no pair of references to compare, so no score can be said to move with the reference."

@@ -43,8 +43,13 @@ def test_the_pdf_holds_the_headline_numbers_and_every_section_title(built_site: 
     for sentence in render.headline_sentences(ResultsView.from_json(results)):
         # pypdf may drop the space at a line break, so compare without whitespace
         assert squash(sentence)[:60] in text, sentence
-    for title in [*(analysis.title for analysis in ANALYSES), "Headline findings", "Methods", "Datasheet", "Provenance and downloads"]:
+    for title in [*(analysis.title for analysis in ANALYSES), "The references", "Methods", "Datasheet", "Provenance and downloads"]:
         assert squash(title) in text, title
+
+
+def contents_page(pages_text: list[str]) -> int:
+    """Return the index of the contents page: the first after the summary's one or two pages."""
+    return next(index for index, text in enumerate(pages_text) if squash(text).startswith("Contents"))
 
 
 def test_title_page_contents_with_page_numbers_and_running_header(built_site: Built, pages_text: list[str]) -> None:
@@ -54,12 +59,11 @@ def test_title_page_contents_with_page_numbers_and_running_header(built_site: Bu
     for number, text in enumerate(pages_text[1:], start=2):
         assert f"Page {number} of {total}" in text
         assert f"Version {built_site.version}" in text
-    # the answer first: the summary is the page after the title, the contents the page after it
+    # the answer first: the summary is the page after the title, the contents the page after it ends
     assert squash(pages_text[1]).startswith("Summary") and "Contents" not in pages_text[1]
-    contents = pages_text[2]
-    assert "Contents" in contents
+    contents = pages_text[contents_page(pages_text)]
     # every contents line ends with the page its section starts on
-    for title in ("Headline findings", "Reference swap", "Methods", "Datasheet"):
+    for title in ("The references", "Reference swap", "Methods", "Datasheet"):
         match = re.search(re.escape(title) + r"[ .]*?(\d+)\s*$", contents, re.M)
         assert match, title
         page = int(match.group(1))
@@ -187,7 +191,7 @@ def test_outline_destinations_and_contents_links_point_at_their_pages(reader: py
 
     outline = list(flatten(reader.outline))
     titles = [entry.title for entry in outline]
-    for title in ("Headline findings", "Reference swap", "Methods", "Datasheet", "Provenance and downloads"):
+    for title in ("The references", "Reference swap", "Methods", "Datasheet", "Provenance and downloads"):
         assert any(title in name for name in titles), (title, titles)
     for entry in outline:
         page = reader.get_destination_page_number(entry)
@@ -200,7 +204,7 @@ def test_outline_destinations_and_contents_links_point_at_their_pages(reader: py
             label = ("Table " if name.startswith("table-") else "Figure ") in pages_text[number]
             assert label, (name, number)
     # the contents page links each entry to the page its section starts on
-    links = [annotation.get_object() for annotation in reader.pages[2].get("/Annots") or []]
+    links = [annotation.get_object() for annotation in reader.pages[contents_page(pages_text)].get("/Annots") or []]
     assert len(links) >= 10
     for link in links:
         target = link.get("/Dest") or link["/A"]["/D"]
@@ -323,20 +327,88 @@ def test_the_summary_page_states_every_verdict_with_the_numbers_of_results_csv(b
     view = ResultsView.from_json(results)
     summary = render.build_body(view, {}).summary
     assert summary.verdicts, "the demo has two references: one verdict"
-    page = squash(pages_text[1])
+    page = squash(" ".join(pages_text[1:contents_page(pages_text)]))  # the summary's list may take two pages
+    assert contents_page(pages_text) <= 3
     cited = summary.cited(view)
     assert cited
     for index in cited:  # each number the verdicts print, estimate and interval, as results.csv formats it
         assert squash(format_row(view.rows.rows[index]).text) in page, view.rows.rows[index]
     for verdict in summary.verdicts:
         assert squash(verdict.text)[:80] in page
-    assert "Figure1." in page  # the summary's figure is Figure 1, on the same page
+    assert "Figure1." in page  # the summary's figure is Figure 1, before the contents
 
 
 def test_the_summary_pdf_stays_short(built_site: Built, pages_text: list[str]) -> None:
     # the hostile demo-sized record (2 outputs, 2 references, 6 languages): measured 27 pages, Methods on page 19
     # (23 and 17 before the sections by span type and where the golds differ)
     assert len(pages_text) <= 29
-    contents = pages_text[2]
+    contents = pages_text[contents_page(pages_text)]
     methods = int(re.search(r"Methods[ .]*?(\d+)\s*$", contents, re.M).group(1))
     assert methods <= 20  # the analyses' body, before Methods, Datasheet and Provenance
+
+
+# --- two PDFs for two readers: the brief and the appendix, at leaderboard scale ------------------------------
+
+
+@pytest.fixture(scope="module")
+def leaderboard_site(tmp_path_factory) -> Path:
+    """Build the 16 outputs x 4 references record of bench/bench_leaderboard.py (200 replicates); return its folder."""
+    import importlib.util
+
+    from refsens_report.cli import main
+
+    spec = importlib.util.spec_from_file_location("bench_leaderboard", Path(__file__).parents[1] / "bench" / "bench_leaderboard.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    folder = tmp_path_factory.mktemp("leaderboard")
+    names = bench.generate(folder / "record.jsonl", 16)
+    config = bench.CONFIG.format(outputs=json.dumps(names), references=json.dumps(list(bench.REFERENCES)), resamples=200)
+    config += '\n[roles.descriptions]\nconllpp = "A re-annotation of three per cent of the entities"\n'
+    (folder / "refsens.toml").write_text(config, encoding="utf-8")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("SOURCE_DATE_EPOCH", "1795996800")
+        assert main(["build", str(folder / "refsens.toml"), "--out", str(folder / "site")]) == 0
+    return folder / "site" / "bench"
+
+
+def test_the_brief_is_at_most_four_pages_with_the_leaderboard_and_the_appendix_hash(leaderboard_site: Path) -> None:
+    from refsens_report.results import sha256_file
+    from refsens_report.site import brief_name
+
+    brief = pypdf.PdfReader(leaderboard_site / brief_name("bench"))
+    text = squash(" ".join(page.extract_text() for page in brief.pages))
+    assert len(brief.pages) <= 4
+    assert squash("The leaderboard under each reference, as a paper prints it") in text
+    assert all(f"system-{index:02d}" in text for index in range(16))
+    assert "Figure1." in text and "Howtocite" in text
+    assert sha256_file(leaderboard_site / pdf_name("bench")) in text  # the appendix it stands for, by its hash
+    assert "Settingsofthisbuild" not in text and "Thegoldseveryoutput" not in text  # the appendix's parts stay there
+    # both PDFs are listed, with their hashes, in the manifest; the brief's source page is not left behind
+    manifest = json.loads((leaderboard_site / "manifest.json").read_text(encoding="utf-8"))
+    for name in (pdf_name("bench"), brief_name("bench")):
+        assert manifest["files"][name] == sha256_file(leaderboard_site / name)
+    assert "brief.html" not in manifest["files"]
+    index = (leaderboard_site.parent / "index.html").read_text(encoding="utf-8")
+    assert f'href="bench/{brief_name("bench")}"' in index and f'href="{brief_name("bench")}"' in (
+        leaderboard_site / "index.html").read_text(encoding="utf-8")
+
+
+def test_the_appendix_of_a_16_by_4_leaderboard_is_at_most_25_pages_without_builder_text(leaderboard_site: Path) -> None:
+    reader = pypdf.PdfReader(leaderboard_site / pdf_name("bench"))
+    pages = [page.extract_text() for page in reader.pages]
+    assert len(pages) <= 25  # measured 25 (31 with the provenance, a Datasheet page saying none, two findings lists)
+    text = " ".join(pages)
+    assert "Measured on this machine" not in text and " s at B =" not in text  # no timing of ours
+    assert "Headline findings" not in text  # the summary and the findings are one list
+    # provenance: one line here; the input hashes, the notes and the config as written stay on the site
+    assert "Config as written" not in text and "Input notes" not in text and "SHA-256" in text
+    assert "Config as written" in (leaderboard_site / "index.html").read_text(encoding="utf-8")
+    # no Datasheet section when the config names no datasheet, neither in the text nor in the outline
+    assert "Datasheet" not in text.replace("Datasheet appendix", "").replace("DATASHEET APPENDIX", "")
+    # the table of the references: each reference with its items and spans, and the team's description
+    results = json.loads((leaderboard_site / "results.json").read_text(encoding="utf-8"))
+    section = next(squash(page) for page in pages if "Thegoldseveryoutputisscoredagainst" in squash(page))
+    for reference in ("original", "conllpp", "reconll", "cleanconll"):
+        spans = results["record"]["spans"][reference]
+        assert squash(f"{reference}") in section and f"{spans:,}" in section
+    assert squash("A re-annotation of three per cent of the entities") in section

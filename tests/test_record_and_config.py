@@ -237,6 +237,11 @@ CONFIG_PROBLEMS = {
                                                  "workers = 2\n"),
                                       "Config value 'engine.workers': give either scheduler"),
     "engine: unknown key": (dict(extra="[engine]\nthreads = 2\n"), "Config value 'engine.threads': unknown key"),
+    # [roles] descriptions: what a labelling is, for the appendix's table of the references
+    "description of no labelling": (dict(extra='[roles.descriptions]\nrevewer = "typo"\n'),
+                                    "Config value 'roles.descriptions.revewer': names no labelling of [roles]"),
+    "description not a string": (dict(extra=f"[roles.descriptions]\n{D} = 3\n"),
+                                 f"Config value 'roles.descriptions.{D}': must be a non-empty string, got 3"),
 }
 
 

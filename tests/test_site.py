@@ -138,7 +138,7 @@ def results_rows(folder: Path) -> list[dict[str, str]]:
 
 
 SECTION_IDS = [
-    "findings", "section-agreement", "section-neutrality", "section-swap", "section-range", "section-interaction",
+    "section-references", "section-agreement", "section-neutrality", "section-swap", "section-range", "section-interaction",
     "section-band", "section-decontaminated", "section-duplicates", "section-type_confusion", "section-by_type",
     "section-disagreements", "section-leaderboard",
     "section-aggregation", "section-methods",
@@ -154,9 +154,10 @@ def skipped_analyses(page: Node) -> set[str]:
     return {analysis.key for analysis in ANALYSES if any(line.startswith(analysis.title + ":") for line in lines)}
 
 
-def expected_sections(page: Node) -> list[str]:
-    """Return the section ids a page must have: the summary first, then every analysis that applies, in order."""
-    skipped = skipped_analyses(page)
+def expected_sections(page: Node, datasheet: bool = True) -> list[str]:
+    """Return the section ids a page must have: the summary first, then every analysis that applies, in order;
+    the Datasheet only when the config names one (a section with nothing to say is left out)."""
+    skipped = skipped_analyses(page) | (set() if datasheet else {"datasheet"})
     return ["summary", *(key for key in SECTION_IDS if key.removeprefix("section-") not in skipped)]
 
 
@@ -169,7 +170,7 @@ def test_every_section_is_present_in_the_papers_order(built_site: Built) -> None
     assert ids == ["summary", *expected]
     titles = [squash(section.text()) for section in page.iter("h2")]
     for title in [*(analysis.title for analysis in ANALYSES if analysis.key not in titles_skipped), "Summary",
-                  "Headline findings", "Methods", "Datasheet", "Provenance"]:  # fmt: skip
+                  "The references", "Methods", "Datasheet", "Provenance"]:  # fmt: skip
         assert any(title in heading for heading in titles), title
     nav = [node for node in page.iter("nav") if node.attrs.get("id") == "contents"][0]
     assert [a.attrs["href"][1:] for a in nav.iter("a")] == ["summary", *expected]
@@ -329,7 +330,8 @@ def test_the_demo_shows_every_section_the_leaderboard_and_its_tie_groups(tmp_pat
     (tmp_path / "index.html").write_text(render.render_page("appendix.html", page), encoding="utf-8")
     parsed = parse(tmp_path / "index.html")
     assert skipped_analyses(parsed) == set()  # nothing in the summary's "Not applicable" list
-    assert [node.attrs.get("id") for node in parsed.iter("section")] == ["summary", *SECTION_IDS]
+    assert [node.attrs.get("id") for node in parsed.iter("section")] == ["summary", *(
+        key for key in SECTION_IDS if key != "section-datasheet")]  # no datasheet given: no Datasheet section
     leaderboard = [node for node in parsed.iter("section") if node.attrs.get("id") == "section-leaderboard"][0]
     headers = {squash(cell.text()) for cell in leaderboard.iter("th")}
     assert "Tie group" in headers
@@ -365,12 +367,28 @@ def test_tables_are_numbered_captioned_and_downloadable(built_site: Built) -> No
         assert squash(next(figure.iter("figcaption")).text()).startswith(f"Figure {number}.")
 
 
+def finding_sentences(page: Node) -> list[str]:
+    """Return the headline findings: the items of the summary's one list after its verdicts."""
+    found = [node for node in page.iter("ul") if node.attrs.get("id") == "findings"][0]
+    return [squash(item.text()) for item in found.iter("li") if "finding" in item.attrs.get("class", "")]
+
+
+def test_the_summary_and_the_headline_findings_are_one_list_each_sentence_said_once(built_site: Built) -> None:
+    page = parse(built_site.folder / "index.html")
+    summary = [node for node in page.iter("section") if node.attrs.get("id") == "summary"][0]
+    items = [squash(item.text()) for item in summary.iter("li") if "finding" in item.attrs.get("class", "")]
+    assert items and len(items) == len(set(items))
+    assert not [node for node in page.iter("section") if node.attrs.get("id") == "findings"]
+    # no sentence of the list is printed a second time anywhere on the page
+    text = squash(page.text())
+    assert all(text.count(sentence) == 1 for sentence in items)
+
+
 def test_headline_findings_are_sentences_with_numbers(built_site: Built) -> None:
     results = json.loads((built_site.folder / "results.json").read_text(encoding="utf-8"))
     figures = render.version_figures(ResultsView.from_json(results))
     page = parse(built_site.folder / "index.html")
-    findings = [node for node in page.iter("section") if node.attrs.get("id") == "findings"][0]
-    sentences = [squash(item.text()) for item in findings.iter("li")]
+    sentences = finding_sentences(page)
     assert len(sentences) >= 5
     text = " ".join(sentences)
     for number in (figures.skew, figures.delta, figures.swing, figures.band):
@@ -393,7 +411,8 @@ def test_a_section_that_does_not_apply_says_why(built_site: Built) -> None:
     html = render.render_page("appendix.html", page)
     assert "<strong>Duplicate robustness</strong>: The record has no duplicate key (meta.dup_key)." in html
     assert 'id="section-duplicates"' not in html and 'href="#section-duplicates"' not in html
-    assert "The config names no datasheet" in html
+    # no datasheet: no Datasheet section and no line of the contents for it
+    assert 'id="section-datasheet"' not in html and 'href="#section-datasheet"' not in html
 
 
 @pytest.mark.parametrize(
@@ -656,7 +675,7 @@ def test_records_without_some_analyses_render_every_section(
     parsed = parse(tmp_path / "index.html")
     # nothing vanishes: an analysis that does not apply is a section saying why (with whatever rows it has) or,
     # with nothing to print, a line of the summary's "Not applicable" list
-    assert [node.attrs.get("id") for node in parsed.iter("section")] == expected_sections(parsed)
+    assert [node.attrs.get("id") for node in parsed.iter("section")] == expected_sections(parsed, datasheet=False)
     printed = {section.key for section in sections}
     for key in missing:
         assert key in skipped_analyses(parsed) or key in printed, key
@@ -729,8 +748,7 @@ def test_headlines_summarise_a_leaderboard_instead_of_listing_every_output(four_
     folder, results, _, _ = four_outputs
     view = ResultsView.from_json(results)
     assert view.at_scale()
-    findings = [node for node in parse(folder / "index.html").iter("section") if node.attrs.get("id") == "findings"][0]
-    sentences = [squash(item.text()) for item in findings.iter("li")]
+    sentences = finding_sentences(parse(folder / "index.html"))
     assert all(re.search(r"\d", sentence) and sentence.endswith(".") for sentence in sentences)
     text = " ".join(sentences)
     figures = render.version_figures(view)

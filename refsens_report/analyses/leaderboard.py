@@ -70,6 +70,7 @@ def applicability(context: AuditContext) -> dict[str, str | None]:
 # --- the report ------------------------------------------------------------------------------------
 
 
+PAPER_KEY = "leaderboard-paper"  # the leaderboard as a paper prints it: also the brief PDF's table
 
 
 def paper_table(view: ResultsView) -> Table:
@@ -110,7 +111,7 @@ def paper_table(view: ResultsView) -> Table:
     where = ("pooled over the languages, then per language" if several
              else view.languages[0] if len(view.languages) == 2 else "pooled")  # fmt: skip
     return Table(
-        key="leaderboard-paper",
+        key=PAPER_KEY,
         title="The leaderboard under each reference, as a paper prints it",
         caption=(
             f"Micro-F1 (F1 points, {rule}, {where}) of every ranked output under each reference, primary "
