@@ -262,7 +262,7 @@ def load(options: BratOptions, duplicate_key: str) -> Record:
         items = with_text_dup_keys(items, duplicate_key)
     notes = [
         f"brat: {count(len(items), 'document')} from {count(len(options.folders), 'folder')} "
-        f"({', '.join(f'{name}: {folder.display}' for name, folder in options.folders)})"
+        f"({', '.join(f'{name}: {folder.name}' for name, folder in options.folders)})"
     ]
     if tally.discontinuous:
         notes.append(

@@ -62,7 +62,7 @@ class LabellingSource:
 
     def describe(self) -> str:
         column = "last column" if self.column == -1 else f"column {self.column}"
-        return f"{self.file.display}, {'tags only, ' if self.tags_only else ''}{column}"
+        return f"{self.file.name}, {'tags only, ' if self.tags_only else ''}{column}"
 
 
 @dataclass(frozen=True)
@@ -461,7 +461,7 @@ def decode_column(
             continue  # most sentences of most files: nothing to decode or repair
         for position in iob.invalid_positions(sentence, used):
             if not report.repaired:
-                report.first_repair = f"{parsed.file.display}:{parsed.lines[offset + position]}"
+                report.first_repair = f"{parsed.file.name}:{parsed.lines[offset + position]}"
             report.repaired += 1
         for start, end, label in iob.decode(sentence):
             if mapped is not None:
@@ -688,7 +688,7 @@ def project(base: BaseText, alignment: Alignment, token_spans: list[iob.TokenSpa
         if first_item != last_item:
             # a file that merged sentences may hold an entity the first file splits; keep each part in its item
             if not projection.split:
-                projection.first_split = f"{alignment.parsed.file.display}:{alignment.parsed.lines[first]}"
+                projection.first_split = f"{alignment.parsed.file.name}:{alignment.parsed.lines[first]}"
             projection.split += 1
         for item in range(first_item, last_item + 1):
             piece_start = max(start_character, base.item_characters[item])
@@ -761,7 +761,7 @@ def load_part(part: Part, options: ConllOptions) -> tuple[list[Item], list[str]]
     notes = [
         Note(
             f"conll: {part.describe()}{count(len(base.item_ids), unit)} ({count(len(base_tokens), 'token')}) from "
-            f"{base_source.file.display}; every other file is aligned onto its text",
+            f"{base_source.file.name}; every other file is aligned onto its text",
             kind=f"conll, one per part: its {unit}s and tokens, from its first labelling's file",
         )
     ]

@@ -487,7 +487,7 @@ def load(options: HfOptions, duplicate_key: str) -> Record:
     if options.text_dup_keys:
         items_tuple = with_text_dup_keys(items_tuple, duplicate_key)
     split = f" (split {base.split})" if base.split else ""
-    notes = [f"hf-datasets: {count(len(items_tuple), 'row')} of {base.display}{split}"]
+    notes = [f"hf-datasets: {count(len(items_tuple), 'row')} of {base.name}{split}"]
     for labelling in options.labellings:
         report = tally.reports[labelling.name]
         dataset = others[labelling.source.path]
