@@ -149,12 +149,14 @@ def _config(args: argparse.Namespace):  # -> Config (imported lazily: `--help` s
 
 
 def _validate(args: argparse.Namespace) -> int:
+    from refsens_report import formatting
     from refsens_report.config import load_config
     from refsens_report.load import load_record
 
     config = load_config(args.config)
     record = load_record(config)
-    print(f"{args.config}: ok ({record.n_items} items, {len(record.languages)} languages)")
+    print(f"{args.config}: ok ({formatting.counted(record.n_items, 'item')}, "
+          f"{formatting.counted(len(record.languages), 'language')})")
     for note in record.notes:  # what an adapter repaired or skipped: worth knowing before a build
         print(f"note: {note}")
     return 0

@@ -362,10 +362,10 @@ def pair_sentence(view: ResultsView, rule: str, first: str, second: str) -> str:
     for name in moving[:NAMED_IN_SENTENCE]:
         largest = _largest(movers.moving(name))
         named.append(f"{name} ({largest['output']} {said(largest)}; "
-                     f"{count_phrase(len(movers.moving(name)), len(movers.pooled(name)), 'outputs')})")  # fmt: skip
+                     f"{count_phrase(len(movers.moving(name)), len(movers.pooled(name)), 'output')})")  # fmt: skip
     rest = len(moving) - len(named)
     return (
-        f"{where}, {count_phrase(len(moving), len(movers.types), 'types')} move for at least one output (an "
+        f"{where}, {count_phrase(len(moving), len(movers.types), 'type')} {formatting.verb(len(moving), 'moves', 'move')} for at least one output (an "
         f"interval excluding zero); most: {'; then '.join(named)}"
         + (f"; {rest} more in the table." if rest else ".")
     )

@@ -16,7 +16,7 @@ import numpy as np
 
 from refsens_report import formatting
 from refsens_report.analyses.base import Analysis, AuditContext, Rows, Section
-from refsens_report.analyses.interaction import floor_caveat, holm_family_phrase, holm_family_size
+from refsens_report.analyses.interaction import holm_family_phrase, holm_family_size
 from refsens_report.analyses.ranking import (
     MIN_OUTPUTS,
     leaderboard_rows,
@@ -37,7 +37,7 @@ from refsens_report.figures import (
     style,
     subplots,
 )
-from refsens_report.prose import said
+from refsens_report.prose import count_phrase, said
 from refsens_report.record import POOLED
 from refsens_report.tables import (
     Cell,
@@ -513,16 +513,23 @@ def leaderboard_headline(view: ResultsView) -> list[str]:
         significant = view.row("leaderboard", "flips_significant", **where)
         significant_total += int(significant["estimate"] or 0) if significant else 0
         tau = view.row("leaderboard", "kendall_tau", **where)
-        parts.append(f"{formatting.number(flips['estimate'], 0)} under {reference}"
-                     + (f" (tau-b {said(tau)})" if tau else ""))  # fmt: skip
+        moved = round(flips["estimate"])
+        parts.append(f"{formatting.counted(moved, 'pair')} {formatting.verb(moved, 'changes', 'change')} order "
+                     f"under {reference}" + (f" (tau-b {said(tau)})" if tau else ""))  # fmt: skip
     if not parts:
         return []
     return [
-        f"The leaderboard of {len(ranked)} outputs changes with the reference: of its {pairs} pairs of outputs, "
-        f"compared with {view.primary}, {'; '.join(parts)} change order ({rule}, pooled); {significant_total} of "
-        f"these flips are significant after Holm"
-        + (", which the Holm floor stated above makes uninformative." if floor_caveat(view) else ".")
+        f"The leaderboard of {len(ranked)} outputs changes with the reference: of its "
+        f"{formatting.counted(pairs, 'pair')} of outputs, compared with {view.primary}, {'; '.join(parts)} "
+        f"({rule}, pooled); " + significant_flips(view, significant_total)
     ]
+
+
+def significant_flips(view: ResultsView, significant: int) -> str:
+    """Return how many of the flips are significant after Holm, or that this run cannot decide it."""
+    if view.undecidable:
+        return view.undecidable
+    return f"{formatting.count(significant)} of these flips {formatting.verb(significant, 'is', 'are')} significant after Holm."
 
 
 def leaderboard_sentences(view: ResultsView) -> list[str]:
@@ -534,7 +541,6 @@ def leaderboard_sentences(view: ResultsView) -> list[str]:
     rule = view.main_rule
     floor = view.row("leaderboard", "holm_floor")
     sentences = []
-    single = len(view.reference_pairs()) == 1  # with several pairs the Holm floor caveat is said once, at the end
     for first, second in view.reference_pairs():
         where = {"rule": rule, "language": POOLED, "reference": first, "reference_2": second}
         flips = view.row("leaderboard", "flips", **where)
@@ -543,29 +549,24 @@ def leaderboard_sentences(view: ResultsView) -> list[str]:
         significant = view.row("leaderboard", "flips_significant", **where)
         tau = view.row("leaderboard", "kendall_tau", **where)
         moves = view.row("leaderboard", "p_rank_change", output="", **where)
+        moved = round(flips["estimate"])
         sentence = (
-            f"Under {second} instead of {first}, {formatting.number(flips['estimate'], 0)} of {pairs} pairs of "
-            f"outputs change order ({rule}, pooled; {said(flips)}); "
-            f"{said(significant) if significant else formatting.UNDEFINED} significantly after Holm"
+            f"Under {second} instead of {first}, {count_phrase(moved, pairs, 'pair')} of outputs "
+            f"{formatting.verb(moved, 'changes', 'change')} order ({rule}, pooled; {said(flips)}); "
+            + ("whether any does so significantly after Holm, this run cannot decide (the Holm floor below)"
+               if view.undecidable else
+               f"{said(significant) if significant else formatting.UNDEFINED} significantly after Holm")
         )
-        if floor is not None and floor["estimate"] is not None and floor["estimate"] >= view.alpha and single:
-            sentence += (
-                f", which says nothing here: with this many swings and {view.data.get('resamples')} replicates no "
-                f"Holm p can fall below {said(floor)}"
-            )
         sentence += f"; tau-b {said(tau)}" if tau else ""
         sentence += f"; the whole ranking differs in {said(moves)} of bootstrap replicates." if moves else "."
         sentences.append(sentence)
-    if floor is not None:
+    if view.undecidable:
+        sentences.append(f"Holm floor: {view.undecidable}")
+    elif floor is not None:
         sentences.append(
-            f"Holm floor: with {formatting.count(holm_family_size(view))} swings in the Holm family "
-            f"and {formatting.count(view.data.get('resamples'))} replicates, the smallest Holm p any swing can reach "
-            f"is {said(floor)}"
-            + (
-                ", so no flip can be significant after Holm here, and 'none significantly' says nothing about them."
-                if not single and floor["estimate"] is not None and floor["estimate"] >= view.alpha
-                else "."
-            )
+            f"Holm floor: with {formatting.counted(holm_family_size(view), 'swing')} in the Holm family "
+            f"and {formatting.counted(view.data.get('resamples'), 'replicate')}, the smallest Holm p any swing can "
+            f"reach is {said(floor)}."
         )
     return sentences
 

@@ -274,12 +274,13 @@ def _delta_summary(view: ResultsView, deltas: list[Row]) -> str:
     pairs = len({(row["reference"], row["reference_2"]) for row in defined})
     excluding = sum(formatting.excludes_zero(row["ci_low"], row["ci_high"]) for row in defined)
     sentence = (
-        f"The score moves with the reference alone: across {outputs} outputs and {pairs} pair"
-        f"{'s' if pairs != 1 else ''} of references, the pooled {rule} F1 of a fixed output moves by up to "
+        f"The score moves with the reference alone: across {formatting.counted(outputs, 'output')} and "
+        f"{formatting.counted(pairs, 'pair')} of references, the pooled {rule} F1 of a fixed output moves by up to "
         f"{said(largest)} F1 points ({largest['output']}, {pair_label(largest)})" if largest else
         f"The score moves with the reference alone (pooled {rule})"
     )
-    sentence += f"; {count_phrase(excluding, len(defined), 'pooled deltas')} have intervals excluding zero."
+    sentence += f"; {count_phrase(excluding, len(defined), 'pooled delta')} "
+    sentence += f"{formatting.verb(excluding, 'has an interval', 'have intervals')} excluding zero."
     per_language = [row for _, row in view.rows.select("swap", "delta", rule=rule)
                     if row["language"] != POOLED and row["estimate"] is not None]  # fmt: skip
     if len(view.languages) > 2 and per_language:
@@ -295,7 +296,8 @@ def largest_movement(view: ResultsView, per_language: list[Row], with_pair: bool
     """
     decided = [row for row in per_language if formatting.excludes_zero(row["ci_low"], row["ci_high"])]
     undecided = len(per_language) - len(decided)
-    tail = (f"; {count_phrase(undecided, len(per_language), 'per-language movements')} are undecided (their "
+    tail = (f"; {count_phrase(undecided, len(per_language), 'per-language movement')} "
+            f"{formatting.verb(undecided, 'is', 'are')} undecided (their "
             f"{view.confidence_label} includes zero)")  # fmt: skip
     if not decided:
         return f" No per-language movement is decided: all {len(per_language)} intervals include zero."
