@@ -23,6 +23,8 @@ from refsens_report.record import POOLED
 from refsens_report.view import ResultsView, Row
 
 PASS, FAIL, NOT_EVALUATED = "PASS", "FAIL", "N/A"
+# checks whose rows count Holm-significant results: with too few replicates they would pass whatever the data
+SIGNIFICANCE_CHECKS = {"max_significant_flips"}
 
 # what is compared with the threshold, by (kind, fail_when)
 DECIDED_BY = {
@@ -140,6 +142,8 @@ def decided_value(row: Row, kind: str, fail_when: str) -> float | None:
 def evaluate(check: Check, view: ResultsView) -> Outcome:
     """Evaluate one check against the results."""
     kind = CHECK_KEYS[check.key][0]
+    if check.key in SIGNIFICANCE_CHECKS and view.undecidable:
+        return Outcome(check, NOT_EVALUATED, reason=view.undecidable)
     rows, why_none = candidates(view, check.key)
     rows = [row for row in rows if row["estimate"] is not None]
     if not rows:

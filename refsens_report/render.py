@@ -23,7 +23,7 @@ from refsens_report.changes import Changes, Grid
 from refsens_report.check import Gate, gate
 from refsens_report.analyses.band import overall_band
 from refsens_report.analyses.base import Section
-from refsens_report.analyses.interaction import pooled_swing
+from refsens_report.analyses.interaction import holm_said, pooled_swing
 from refsens_report.analyses.neutrality import primary_skew
 from refsens_report.analyses.registry import ANALYSES
 from refsens_report.analyses.swap import largest_pooled_delta
@@ -127,6 +127,7 @@ class AppendixPage:
     checks: Gate | None = None
     changes: Changes | None = None
     citation: Citation | None = None
+    draft: str = ""  # why this build is a draft (ResultsView.draft), '' when it is not
 
 
 @dataclass(frozen=True)
@@ -139,6 +140,7 @@ class VersionEntry:
     href: str
     pdf_href: str | None
     figures: VersionFigures
+    draft: bool = False  # a draft build (ResultsView.draft): marked so, never the index's latest
 
 
 @dataclass(frozen=True)
@@ -155,6 +157,12 @@ class SiteIndexPage:
     versions: tuple[VersionEntry, ...]
     tool_version: str
     grid: Grid | None = None
+    latest: str | None = None  # the newest version that is not a draft (latest_version), marked "latest"
+
+
+def latest_version(versions: Sequence[VersionEntry]) -> str | None:
+    """Return the newest of the versions (newest first) that is not a draft: the index's "latest", or None."""
+    return next((entry.version for entry in versions if not entry.draft), None)
 
 
 def context_dict(context: Any) -> dict[str, Any]:
@@ -294,7 +302,7 @@ class VersionFigures:
     delta: str
     delta_label: str
     swing: str
-    swing_p: str
+    swing_p: str  # its Holm p as said: 'Holm p 0.03', or 'not in the Holm family: ...'
     band: str
     band_rule: str
 
@@ -312,7 +320,7 @@ def version_figures(view: ResultsView) -> VersionFigures:
         delta_label=(f"{delta['output']}, {delta['reference']} vs {delta['reference_2']}, {delta['rule']}"
                      if delta else ""),  # fmt: skip
         swing=said(swing),
-        swing_p=formatting.p_value(swing["p_holm"]) if swing else formatting.UNDEFINED,
+        swing_p=holm_said(view, swing) if swing else f"Holm p {formatting.UNDEFINED}",
         band=f"±{formatting.number(band['estimate'], 2)}" if band and band["estimate"] is not None else formatting.UNDEFINED,
         band_rule=view.main_rule,
     )
@@ -409,6 +417,7 @@ def appendix_context(
         resamples=formatting.count(results.get("resamples")),
         confidence_label=view.confidence_label,
         pdf_name=pdf_name,
+        draft=view.draft,
         summary=summary if summary is not None else build_body(view, {}).summary,
         annex=tuple(annex),
         headlines=tuple(headline_sentences(view)),
@@ -438,6 +447,7 @@ def version_entry(results: Mapping[str, Any], build_date: str, has_pdf: bool, pd
         href=f"{version}/index.html",
         pdf_href=f"{version}/{pdf_name}" if has_pdf else None,
         figures=version_figures(ResultsView.from_json(results)),
+        draft=bool(ResultsView.from_json(results).draft),
     )
 
 

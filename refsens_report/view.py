@@ -184,11 +184,17 @@ class ResultsView:
         )
 
     @property
-    def draft(self) -> bool:
-        """Return whether the build is a draft: fewer replicates than "auto" ever picks, or too few to decide
-        significance (``undecidable``). A draft is marked so on its page and never becomes the site's latest."""
+    def draft(self) -> str:
+        """Return why the build is a draft ('' when it is not): too few replicates to decide significance
+        (``undecidable``), or fewer than "auto" ever picks. A draft says so in its title and page, is published
+        into a site only with `build --draft`, and is never the site's latest version."""
         resamples = self.data.get("resamples")
-        return bool(self.undecidable) or (isinstance(resamples, int) and resamples < AUTO_MIN_RESAMPLES)
+        if self.undecidable:
+            return self.undecidable
+        if isinstance(resamples, int) and resamples < AUTO_MIN_RESAMPLES:
+            return (f"This run has {formatting.counted(resamples, 'replicate')}, fewer than the "
+                    f"{formatting.count(AUTO_MIN_RESAMPLES)} that resamples = \"auto\" always uses.")
+        return ""
 
     def row(self, analysis: str, statistic: str, **criteria: str) -> Row | None:
         """Return the first row of a statistic whose columns equal ``criteria``, or None."""

@@ -521,15 +521,15 @@ def leaderboard_headline(view: ResultsView) -> list[str]:
     return [
         f"The leaderboard of {len(ranked)} outputs changes with the reference: of its "
         f"{formatting.counted(pairs, 'pair')} of outputs, compared with {view.primary}, {'; '.join(parts)} "
-        f"({rule}, pooled); " + significant_flips(view, significant_total)
+        f"({rule}, pooled)" + significant_flips(view, significant_total)
     ]
 
 
 def significant_flips(view: ResultsView, significant: int) -> str:
     """Return how many of the flips are significant after Holm, or that this run cannot decide it."""
     if view.undecidable:
-        return view.undecidable
-    return f"{formatting.count(significant)} of these flips {formatting.verb(significant, 'is', 'are')} significant after Holm."
+        return f". {view.undecidable}"
+    return f"; {formatting.count(significant)} of these flips {formatting.verb(significant, 'is', 'are')} significant after Holm."
 
 
 def leaderboard_sentences(view: ResultsView) -> list[str]:
@@ -561,7 +561,7 @@ def leaderboard_sentences(view: ResultsView) -> list[str]:
         sentence += f"; the whole ranking differs in {said(moves)} of bootstrap replicates." if moves else "."
         sentences.append(sentence)
     if view.undecidable:
-        sentences.append(f"Holm floor: {view.undecidable}")
+        sentences.append(view.undecidable)
     elif floor is not None:
         sentences.append(
             f"Holm floor: with {formatting.counted(holm_family_size(view), 'swing')} in the Holm family "
