@@ -535,7 +535,7 @@ def test_an_existing_version_is_refused_without_force_and_left_untouched(
 ) -> None:
     out = copy_site(built_site, tmp_path)
     before = snapshot(out)
-    code = main(["build", str(built_site.config_path), "--out", str(out)])
+    code = main(["build", "--draft", str(built_site.config_path), "--out", str(out)])
     assert code == 2
     error = capsys.readouterr().err
     assert "already exists" in error and "--force" in error and "Traceback" not in error
@@ -554,7 +554,7 @@ def test_a_failure_in_the_pdf_stage_leaves_the_site_unchanged(
     monkeypatch.setattr(site.pdf, "write_pdf", broken_pdf)
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1767225600")
     with pytest.raises(RuntimeError, match="injected PDF failure"):
-        site.build_site(load_config(built_site.config_path), out, force=True)
+        site.build_site(load_config(built_site.config_path), out, force=True, draft=True)
     assert snapshot(out) == before
     assert not [path for path in out.iterdir() if path.name.startswith(".")]  # no staging left behind
 
@@ -566,7 +566,7 @@ def test_a_failed_first_build_creates_no_site(built_site: Built, tmp_path: Path,
     monkeypatch.setattr(site.figures, "write_figures", broken_figures)
     out = tmp_path / "new-site"
     with pytest.raises(RuntimeError):
-        site.build_site(load_config(built_site.config_path), out)
+        site.build_site(load_config(built_site.config_path), out, draft=True)
     assert not out.exists()
 
 
@@ -574,7 +574,7 @@ def test_a_failed_first_build_creates_no_site(built_site: Built, tmp_path: Path,
 def test_version_names_are_validated(built_site: Built, tmp_path: Path, version: str) -> None:
     config = replace(load_config(built_site.config_path), version=version)
     with pytest.raises(InputError, match="dataset.version"):
-        site.build_site(config, tmp_path / "site")
+        site.build_site(config, tmp_path / "site", draft=True)
     assert not (tmp_path / "site").exists()
 
 
@@ -678,7 +678,7 @@ def test_force_replaces_a_version_in_one_step(built_site: Built, tmp_path: Path,
         return json.loads((folder / "results.json").read_text(encoding="utf-8"))
 
     monkeypatch.setattr(site, "render_version", quick_render)
-    target = site.build_site(load_config(built_site.config_path), out, force=True)
+    target = site.build_site(load_config(built_site.config_path), out, force=True, draft=True)
     assert target == out / built_site.version
     assert (out / built_site.version / "rebuilt.txt").is_file()
     assert not (out / built_site.version / "index.html").exists()  # the old version is gone, not merged
