@@ -301,7 +301,7 @@ def test_interaction_headline_reads_the_holm_family_at_the_configured_level(resu
     [sentence] = interaction.ANALYSIS.headlines(view)
     assert sentence == (
         "The comparison moves too: the margin o1 − o2 under delivered minus the same margin under reviewer is "
-        "+6.00 [+4.00, +8.00] F1 points pooled (strict; paired swing, Holm p <0.01); 2 of 6 swings in the Holm "
+        "+6.00 [+4.00, +8.00] F1 points pooled (strict; paired swing, Holm p <0.01). 2 of 6 swings in the Holm "
         "family have Holm p < 0.05."
     )
     lenient = copy.deepcopy(results)
@@ -327,12 +327,13 @@ def test_interaction_tables_carry_holm_p(view: ResultsView) -> None:
 
 def test_band_counts_the_margins_beyond_it(view: ResultsView) -> None:
     assert band.ANALYSIS.headlines(view) == [
-        "The strict reference-sensitivity band is ±8.00 F1 points: 0 of 2 observed margins under delivered "
-        "(per language and pooled) lie beyond it with their whole 95% CI, 0 are undecided (the interval crosses "
-        "the band's edge); a margin inside the band could come from the choice of reference alone."
+        "The strict reference-sensitivity band is ±8.00 F1 points (the far end of the 95% CI of o1's delta "
+        "between delivered and reviewer: +5.00 [+2.00, +8.00]): 0 of 1 observed margin under delivered (pooled; "
+        "one language) lie beyond it with their whole 95% CI, 0 are undecided (the interval crosses the band's "
+        "edge); a margin inside the band could come from the choice of reference alone."
     ]
     table, tallies = band.band_versus_margins(view)
-    assert tallies == [("o1 − o2", 0, 2, "8.00"), ("o1 − o3", 0, 2, "8.00"), ("o2 − o3", 0, 2, "8.00")]
+    assert tallies == [("o1 − o2", 0, 1, "8.00"), ("o1 − o3", 0, 1, "8.00"), ("o2 − o3", 0, 1, "8.00")]  # one language: once
     assert {row[3].text for row in table.rows} == {"within the band"}
     section = band.ANALYSIS.section(view, {})
     assert [t.key for t in section.tables] == ["band", "band-margins"] and len(section.paragraphs) == 4
