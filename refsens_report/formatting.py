@@ -94,6 +94,12 @@ def verb(value: float, singular: str, plural: str) -> str:
     return singular if value == 1 else plural
 
 
+def verb_of(value: float, total: float, singular: str, plural: str) -> str:
+    """Return the verb of 'k of n nouns': it agrees with k, and with the noun when k is 0 ('1 of 15 swings has',
+    '0 of 1 swing has', '0 of 15 swings have')."""
+    return verb(total if value == 0 else value, singular, plural)
+
+
 def counted(value: int, singular: str, plural: str | None = None) -> str:
     """Return a count with its noun, thousands separators and plural: '1 flip', '2 flips', '3,453 items'."""
     return f"{count(value)} {noun(value, singular, plural)}"

@@ -74,7 +74,7 @@ def _moves(view: ResultsView, deltas: list[Row], alternative: str, cited: list[R
     return (
         f"Each output's {difference} lies between {said(low)} ({low['output']}) and {said(high)} "
         f"({high['output']}) F1 points; {count_phrase(excluding, len(deltas), 'interval')} "
-        f"{formatting.verb(excluding, 'excludes', 'exclude')} zero."
+        f"{formatting.verb_of(excluding, len(deltas), 'excludes', 'exclude')} zero."
     )
 
 

@@ -50,6 +50,10 @@ def test_counts_and_plurals_are_said_in_one_place():
     assert formatting.count_of(1, 15, "pair") == "1 of 15 pairs"
     assert f"1 flip {formatting.verb(1, 'is', 'are')}" == "1 flip is"
     assert f"2 flips {formatting.verb(2, 'is', 'are')}" == "2 flips are"
+    # 'k of n nouns': the verb agrees with k, and with the noun when k is 0
+    assert f"0 of 1 swing {formatting.verb_of(0, 1, 'has', 'have')}" == "0 of 1 swing has"
+    assert f"0 of 15 swings {formatting.verb_of(0, 15, 'has', 'have')}" == "0 of 15 swings have"
+    assert f"1 of 15 swings {formatting.verb_of(1, 15, 'has', 'have')}" == "1 of 15 swings has"
 
 
 def test_validate_says_one_language(capsys, tmp_path: Path):
@@ -89,7 +93,7 @@ def test_undecidable_run_says_so_instead_of_counting_zero():
     # enough replicates: the tally, not the caveat
     decided = ResultsView.from_json(results(3499, 70, [swing]))
     assert decided.undecidable == "" and decided.draft == ""
-    assert interaction.headlines(decided) == [largest + "0 of 1 swing in the Holm family have Holm p < 0.05."]
+    assert interaction.headlines(decided) == [largest + "0 of 1 swing in the Holm family has Holm p < 0.05."]
 
 
 def test_check_refuses_a_significance_threshold_it_cannot_decide():

@@ -529,7 +529,7 @@ def holm_tally(view: ResultsView, family: Sequence[Row]) -> str:
         return view.undecidable
     significant = sum(view.significant(row["p_holm"]) for row in family)
     return (f"{count_phrase(significant, len(family), 'swing')} in the Holm family "
-            f"{formatting.verb(significant, 'has', 'have')} Holm p < {view.level}.")
+            f"{formatting.verb_of(significant, len(family), 'has', 'have')} Holm p < {view.level}.")
 
 
 def _swing_summary(view: ResultsView) -> str:

@@ -552,7 +552,7 @@ def leaderboard_sentences(view: ResultsView) -> list[str]:
         moved = round(flips["estimate"])
         sentence = (
             f"Under {second} instead of {first}, {count_phrase(moved, pairs, 'pair')} of outputs "
-            f"{formatting.verb(moved, 'changes', 'change')} order ({rule}, pooled; {said(flips)}); "
+            f"{formatting.verb_of(moved, pairs, 'changes', 'change')} order ({rule}, pooled; {said(flips)}); "
             + ("whether any does so significantly after Holm, this run cannot decide (the Holm floor below)"
                if view.undecidable else
                f"{said(significant) if significant else formatting.UNDEFINED} significantly after Holm")

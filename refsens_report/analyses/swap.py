@@ -280,7 +280,7 @@ def _delta_summary(view: ResultsView, deltas: list[Row]) -> str:
         f"The score moves with the reference alone (pooled {rule})"
     )
     sentence += f"; {count_phrase(excluding, len(defined), 'pooled delta')} "
-    sentence += f"{formatting.verb(excluding, 'has an interval', 'have intervals')} excluding zero."
+    sentence += f"{formatting.verb_of(excluding, len(defined), 'has an interval', 'have intervals')} excluding zero."
     per_language = [row for _, row in view.rows.select("swap", "delta", rule=rule)
                     if row["language"] != POOLED and row["estimate"] is not None]  # fmt: skip
     if len(view.languages) > 2 and per_language:
@@ -297,7 +297,7 @@ def largest_movement(view: ResultsView, per_language: list[Row], with_pair: bool
     decided = [row for row in per_language if formatting.excludes_zero(row["ci_low"], row["ci_high"])]
     undecided = len(per_language) - len(decided)
     tail = (f"; {count_phrase(undecided, len(per_language), 'per-language movement')} "
-            f"{formatting.verb(undecided, 'is', 'are')} undecided (their "
+            f"{formatting.verb_of(undecided, len(per_language), 'is', 'are')} undecided (their "
             f"{view.confidence_label} includes zero)")  # fmt: skip
     if not decided:
         return f" No per-language movement is decided: all {len(per_language)} intervals include zero."
