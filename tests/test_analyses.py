@@ -395,6 +395,39 @@ def test_by_type_names_the_types_that_move_most(view: ResultsView) -> None:
     assert [cell.full_text for cell in loc[4:]] == ["80.00 [78.00, 82.00]", "79.00 [77.00, 81.00]", "+1.00 [-1.00, +3.00]"]
 
 
+def test_by_type_says_nothing_about_a_type_too_rare_under_a_reference(results: dict[str, Any]) -> None:
+    """ORG moves most but has 4 spans under reviewer: below [report] min_type_spans (30) it no longer leads; it is
+    listed as too rare to say, and every row prints the spans of its type under both references."""
+    spans = {"delivered": {"LOC": 120, "ORG": 40, "PER": 300}, "reviewer": {"LOC": 110, "ORG": 4, "PER": 310}}
+    results["by_type"]["spans"] = {reference: {"en": counts, "pooled": counts} for reference, counts in spans.items()}
+    view = ResultsView.from_json(results)
+    assert by_type.ANALYSIS.headlines(view) == [
+        "By span type (strict, pooled; types with at least 30 spans under delivered and reviewer), the type that "
+        "moves most when delivered is exchanged (the largest |Δ| whose interval excludes zero) is LOC under reviewer "
+        "(o1 +4.00 [+1.00, +7.00] F1 points)."
+    ]
+    section = by_type.ANALYSIS.section(view, {})
+    assert section.paragraphs[1] == (
+        "Under reviewer instead of delivered (strict, pooled; Δ = F1 against delivered − F1 against reviewer), "
+        "1 of 2 types with at least 30 spans under delivered and reviewer moves for at least one output (an "
+        "interval excluding zero); most: LOC (o1 +4.00 [+1.00, +7.00]; 2 of 3 outputs). 1 more type is too rare "
+        "to say (the table's caption lists it)."
+    )
+    [table] = section.tables
+    assert table.columns[:5] == ("References", "Type", "Language", "Spans delivered", "Spans reviewer")
+    assert [[cell.text for cell in row[1:5]] for row in table.rows] == [
+        ["LOC", "en", "120", "110"], ["LOC", "pooled", "120", "110"], ["PER", "en", "300", "310"],
+        ["PER", "pooled", "300", "310"]]
+    assert ("Only types with at least 30 spans under the primary and the alternative (pooled; [report] "
+            "min_type_spans) are ranked") in table.caption
+    assert ("1 type too rare to say under delivered vs reviewer (fewer than 30 spans under one of them; spans "
+            "under delivered / reviewer): ORG (40 / 4).") in table.caption
+    assert table.csv.columns[4:6] == ("Spans delivered", "Spans reviewer")
+    # a lower threshold lets ORG lead again
+    results["config"]["report"] = {"min_type_spans": 4}
+    assert "is ORG under reviewer" in by_type.ANALYSIS.headlines(ResultsView.from_json(results))[0]
+
+
 def test_by_type_at_scale_counts_the_outputs_that_move_and_sums_the_rest(results: dict[str, Any]) -> None:
     """Many outputs: the largest delta and how many outputs move; many types: the top ones and 'other'."""
     from refsens_report.tables import table_csv
