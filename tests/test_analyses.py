@@ -341,8 +341,9 @@ def test_band_counts_the_margins_beyond_it(view: ResultsView) -> None:
 
 def test_decontaminated_headline_and_unadjusted_p(view: ResultsView) -> None:
     assert decontaminated.ANALYSIS.headlines(view) == [
-        "On the decontaminated subset (10 items where delivered copies neither annotator) the pooled strict "
-        "swing is +6.00 [+4.00, +8.00] F1 points."
+        "On the decontaminated subset (10 items where delivered copies neither annotator), the pooled strict "
+        "swing of o1 − o2 between delivered and reviewer, the largest on the audited subset (+6.00 [+4.00, +8.00]), "
+        "is +6.00 [+4.00, +8.00] F1 points."
     ]
     [table] = decontaminated.decontaminated_tables(view)
     assert table.columns[-1] == "p" and "not part of the Holm family" in table.caption
