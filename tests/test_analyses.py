@@ -329,7 +329,7 @@ def test_band_counts_the_margins_beyond_it(view: ResultsView) -> None:
     assert band.ANALYSIS.headlines(view) == [
         "The strict reference-sensitivity band is ±8.00 F1 points (the far end of the 95% CI of o1's delta "
         "between delivered and reviewer: +5.00 [+2.00, +8.00]): 0 of 1 observed margin under delivered (pooled; "
-        "one language) lie beyond it with their whole 95% CI, 0 are undecided (the interval crosses the band's "
+        "one language) lies beyond it with its whole 95% CI, 0 are undecided (the interval crosses the band's "
         "edge); a margin inside the band could come from the choice of reference alone."
     ]
     table, tallies = band.band_versus_margins(view)
