@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from refsens_report import check, formatting, render
-from refsens_report.analyses import band, interaction, leaderboard
+from refsens_report.analyses import agreement, band, interaction, leaderboard
 from refsens_report.bootstrap import auto_resamples, decisive_resamples, holm_floor
 from refsens_report.cli import main
 from refsens_report.config import Check
@@ -145,3 +145,21 @@ def test_a_draft_build_is_refused_without_draft(built_site, tmp_path: Path, caps
     assert "(draft): reference-sensitivity appendix</title>" in page and "Draft, not for publication" in page
     index = (built_site.out / "index.html").read_text(encoding="utf-8")
     assert 'class="draft">draft<' in index and 'class="latest"' not in index
+
+
+def test_without_annotator_passes_the_record_section_asks_and_captions_only_what_is_there():
+    data = results(3499, 70)
+    data["record"] = {"items": 1, "languages": ["en"], "items_per_language": {"en": 1},
+                      "labellings": {"a": 1, "gold": 1}, "subsets": {"audited": {"en": 1, "pooled": 1}},
+                      "excluded": {"duplicate_policy": 1}}  # fmt: skip
+    data["applicability"] = {"agreement": "The record names no annotator passes, so there is no agreement to measure."}
+    section = agreement.ANALYSIS.section(ResultsView.from_json(data), {})
+    assert section.paragraphs == (
+        "What does the record hold: how many items, in which languages, labelled by whom?",
+        "The record holds 1 item in 1 language; each of the 2 labellings is present on every item.",
+        "Removed before the analyses: 1 item (duplicate policy).",
+    )
+    [table] = section.tables
+    assert table.columns == ("Language", "Items", "Audited")
+    assert table.caption == ("Items per language in the record and in the analysed subset, audited (every labelling "
+                             "named in a role present).")
