@@ -71,11 +71,13 @@ def test_leaderboard_headline_agrees_with_one_flip():
             for rank, name in enumerate("abcdef", 1)]
     where = {"analysis": "leaderboard", "reference": "gold", "reference_2": "alt"}
     rows += [row(statistic="flips", estimate=1, ci_low=1, ci_high=3, **where),
-             row(statistic="flips_significant", estimate=1, **where)]
+             row(statistic="flips_significant", estimate=1, **where),
+             row(statistic="kendall_tau", estimate=0.87, ci_low=0.6, ci_high=0.87, **where)]
     view = ResultsView.from_json(results(3499, 70, rows))
     assert leaderboard.leaderboard_headline(view) == [
-        "The leaderboard of 6 outputs changes with the reference: of its 15 pairs of outputs, compared with gold, "
-        "1 pair changes order under alt (strict, pooled); 1 of these flips is significant after Holm."
+        "The leaderboard of 6 outputs changes with the reference (strict, pooled): of its 15 pairs of outputs, "
+        "compared with gold, 1 pair changes order under alt (tau-b 0.87 [0.60, 0.87]); 1 of these flips is "
+        "significant after Holm."
     ]
 
 

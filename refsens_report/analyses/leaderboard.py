@@ -519,9 +519,9 @@ def leaderboard_headline(view: ResultsView) -> list[str]:
     if not parts:
         return []
     return [
-        f"The leaderboard of {len(ranked)} outputs changes with the reference: of its "
-        f"{formatting.counted(pairs, 'pair')} of outputs, compared with {view.primary}, {'; '.join(parts)} "
-        f"({rule}, pooled)" + significant_flips(view, significant_total)
+        f"The leaderboard of {len(ranked)} outputs changes with the reference ({rule}, pooled): of its "
+        f"{formatting.counted(pairs, 'pair')} of outputs, compared with {view.primary}, {'; '.join(parts)}"
+        + significant_flips(view, significant_total)
     ]
 
 
