@@ -196,7 +196,7 @@ def tally(outcomes: Sequence[Outcome]) -> str:
     passed = sum(outcome.status == PASS for outcome in outcomes)
     failed = sum(outcome.status == FAIL for outcome in outcomes)
     skipped = sum(outcome.status == NOT_EVALUATED for outcome in outcomes)
-    text = f"{len(outcomes)} check{'s' if len(outcomes) != 1 else ''}: {passed} passed, {failed} failed"
+    text = f"{formatting.counted(len(outcomes), 'check')}: {passed} passed, {failed} failed"
     return text + (f", {skipped} not evaluated" if skipped else "")
 
 

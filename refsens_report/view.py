@@ -229,7 +229,7 @@ class ResultsView:
     def items_phrase(self, subset: str) -> str:
         """Return '1,234 items' for a subset's pooled size, or 'its items' when unknown."""
         size = self.subset_size(subset)
-        return f"{formatting.count(size)} items" if size is not None else "its items"
+        return formatting.counted(size, "item") if size is not None else "its items"
 
     def applicability(self, key: str) -> str | None:
         """Return the sentence saying why an analysis does not apply, or None when it ran."""

@@ -605,3 +605,15 @@ def test_the_paper_leaderboard_has_the_primary_first_and_its_order(results: dict
         ("pooled", "o1"), ("pooled", "o3"), ("pooled", "o2"), ("de", "o2"), ("de", "o3"), ("de", "o1"),
         ("en", "o1"), ("en", "o3"), ("en", "o2")]
     assert [row[0].repeated for row in table.rows[:3]] == [False, True, True]
+
+
+def test_figure_alt_texts_say_one_swing_and_one_margin_in_the_singular(results: dict[str, Any]) -> None:
+    """One pair of outputs: the alt texts count it through formatting ('1 swing is', '0 of 1 margin lies')."""
+    results["rows"] = [row for row in results["rows"]
+                       if row["analysis"] != "interaction" or (row["output"], row["output_2"]) == ("o1", "o2")]  # fmt: skip
+    view = ResultsView.from_json(results)
+    _, forest = _drawn(interaction.swing_forest, view)
+    assert forest.alt.startswith("Forest plot of the 1 largest pooled swing of 1, one panel per rule")
+    assert forest.alt.endswith("; 1 of the 1 swing is Holm-significant.")
+    _, margins = _drawn(band.band_margins, view)
+    assert margins.alt.endswith("; 0 of 1 margin lies beyond the band.")

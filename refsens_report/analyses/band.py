@@ -226,8 +226,8 @@ def band_margins(view: ResultsView) -> tuple[MplFigure, Figure] | None:
         caption=caption,
         alt=(
             f"Margins {'per language' if per_language else 'per pair of outputs'} as points with intervals over a "
-            f"shaded band of ±{formatting.number(band, 2)} F1 points; {exceeding} of {len(drawn)} margins lie "
-            "beyond the band."
+            f"shaded band of ±{formatting.number(band, 2)} F1 points; {formatting.count_of(exceeding, len(drawn), 'margin')} "
+            f"{formatting.verb_of(exceeding, len(drawn), 'lies', 'lie')} beyond the band."
         ),
     )
     return figure, (languages_noted(view, model) if per_language else model)

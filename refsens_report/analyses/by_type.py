@@ -328,7 +328,7 @@ def pairs(view: ResultsView) -> list[tuple[str, str]]:
 
 
 def _other_label(hidden: int) -> str:
-    return f"other ({hidden} types)"
+    return f"other ({formatting.counted(hidden, 'type')})"
 
 
 def movers_table(view: ResultsView, rule: str) -> Table:

@@ -460,8 +460,10 @@ def swing_forest(view: ResultsView) -> tuple[MplFigure, Figure] | None:
             "per language and rule, is in the interaction tables and their CSV downloads."
         ),
         alt=(
-            f"Forest plot of the {len(shown)} largest pooled swings of {total}, one panel per rule, one row per swing. "
-            f"Largest {rule} swings: {listed}; {significant} of the {len(shown)} are Holm-significant."
+            f"Forest plot of the {formatting.count(len(shown))} largest pooled {formatting.noun(len(shown), 'swing')} "
+            f"of {formatting.count(total)}, one panel per rule, one row per swing. Largest {rule} swings: {listed}; "
+            f"{formatting.count(significant)} of the {formatting.counted(len(shown), 'swing')} "
+            f"{formatting.verb_of(significant, len(shown), 'is', 'are')} Holm-significant."
         ),
     )
 
@@ -472,7 +474,7 @@ def _swing_languages(view: ResultsView, swing: Row) -> tuple[MplFigure, Figure]:
     languages = figure_languages(view)
     figure, axes = subplots(1, len(view.rules), figsize=(WIDTH, height(len(languages))), sharey=True,
                                 sharex=True, squeeze=False)  # fmt: skip
-    significant = 0
+    significant = plotted = 0
     for axis, rule in zip(axes[0], view.rules):
         positions = language_axis(axis, languages)
         zero_line(axis)
@@ -480,6 +482,7 @@ def _swing_languages(view: ResultsView, swing: Row) -> tuple[MplFigure, Figure]:
             row = view.row("interaction", "swing", rule=rule, language=language, **same_swing(swing))
             filled = view.significant(row["p_holm"] if row else None)
             significant += filled
+            plotted += row is not None
             interval_point(axis, positions[language], row, OKABE_ITO[0], "o", filled=filled)
             if row and row["estimate"] is not None and filled:
                 _star(axis, row, positions[language])
@@ -496,7 +499,8 @@ def _swing_languages(view: ResultsView, swing: Row) -> tuple[MplFigure, Figure]:
         ),
         alt=(
             f"Forest plot of swings, one panel per rule. Pooled {view.main_rule} swing {said(swing)}, Holm p "
-            f"{formatting.p_value(swing['p_holm'])}; {significant} of the plotted swings are Holm-significant."
+            f"{formatting.p_value(swing['p_holm'])}; {formatting.count_of(significant, plotted, 'plotted swing')} "
+            f"{formatting.verb_of(significant, plotted, 'is', 'are')} Holm-significant."
         ),
     ))
 

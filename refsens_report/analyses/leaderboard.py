@@ -380,8 +380,10 @@ def leaderboard_bump(view: ResultsView) -> tuple[MplFigure, Figure] | None:
             "the leaderboard table."
         ),
         alt=(
-            f"Bump chart of {len(outputs)} outputs across {len(references)} references; {moved} of "
-            f"{len(outputs)} outputs change rank at least once. Ranks under {view.primary} with intervals, first "
+            f"Bump chart of {formatting.counted(len(outputs), 'output')} across "
+            f"{formatting.counted(len(references), 'reference')}; {formatting.count_of(moved, len(outputs), 'output')} "
+            f"{formatting.verb_of(moved, len(outputs), 'changes', 'change')} rank at least once. Ranks under "
+            f"{view.primary} with intervals, first "
             f"outputs: {first}."
         ),
     )
@@ -474,7 +476,8 @@ def swing_heatmap(view: ResultsView) -> tuple[MplFigure, Figure] | None:
         ],
         loc="outside lower center", ncols=2,
     )  # fmt: skip
-    flips_said = formatting.number(flips_row["estimate"], 0) if flips_row and flips_row["estimate"] is not None else str(len(flipped))
+    flips = flips_row["estimate"] if flips_row and flips_row["estimate"] is not None else len(flipped)
+    flips_said = f"{formatting.number(flips, 0)} {formatting.noun(round(flips), 'flip')}"
     return figure, Figure(
         key="leaderboard-swings",
         title="Pairwise swings between references",
@@ -489,8 +492,10 @@ def swing_heatmap(view: ResultsView) -> tuple[MplFigure, Figure] | None:
             + "Every swing, for every pair of references, is in the interaction table."
         ),
         alt=(
-            f"Heatmap of {size * (size - 1) // 2} pairwise swings between {primary} and {alternative}, "
-            f"{len(flipped)} framed as order flips ({flips_said} flips pooled), {len(significant)} Holm-significant; "
+            f"Heatmap of {formatting.counted(size * (size - 1) // 2, 'pairwise swing')} between {primary} and "
+            f"{alternative}, {formatting.count(len(flipped))} framed as {formatting.noun(len(flipped), 'an order flip', 'order flips')} "
+            f"({flips_said} pooled), "
+            f"{formatting.count(len(significant))} Holm-significant; "
             f"the largest absolute swing is {formatting.number(top, 2)} F1 points."
         ),
     )

@@ -244,7 +244,7 @@ def swap_forest(view: ResultsView) -> tuple[MplFigure, Figure] | None:
     caption = (
         f"Movement of each output's score when {exchanged}, in F1 points, with {view.confidence_label} (paired "
         f"bootstrap), {'pooled over languages' if many else 'per language and pooled'}, on the audited subset "
-        f"({formatting.count(view.subset_size('audited'))} items{'' if many else ' pooled'}). Points right of "
+        f"({view.items_phrase('audited')}{'' if many else ' pooled'}). Points right of "
         f"zero: the output scores higher against {primary}."
         + (f" {listed[0].upper()}{listed[1:]} {'are' if len(rest) > 1 else 'is'} in the swap table." if rest else "")
         + drawn_note(len(shown), len(outputs), "outputs", f"pooled |Δ| ({rule})", "the swap table")
@@ -300,7 +300,9 @@ def largest_movement(view: ResultsView, per_language: list[Row], with_pair: bool
             f"{formatting.verb_of(undecided, len(per_language), 'is', 'are')} undecided (their "
             f"{view.confidence_label} includes zero)")  # fmt: skip
     if not decided:
-        return f" No per-language movement is decided: all {len(per_language)} intervals include zero."
+        return (f" No per-language movement is decided: "
+                + ("its interval includes zero." if len(per_language) == 1 else
+                   f"all {formatting.count(len(per_language))} intervals include zero."))
     top = max(decided, key=lambda row: abs(row["estimate"]))
     where = f"{top['output']}, {top['language']}" + (f", {pair_label(top)}" if with_pair else "")
     return f" The largest per-language movement whose interval excludes zero is {said(top)} ({where}){tail}."
