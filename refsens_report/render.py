@@ -99,6 +99,8 @@ class AppendixPage:
     changes: what changed since the previous published version (its own section; set by the build, which
         knows the site), or None for a first version.
     citation: how to cite this version: a reference, its BibTeX, the metadata files (the "How to cite" section).
+    draft: why this build is a draft (too few replicates to decide significance; ``build --draft``), '' when
+        it is not: marked in the title and at the top of the page.
     """
 
     dataset_name: str
@@ -151,6 +153,7 @@ class SiteIndexPage:
     versions: the versions, newest first.
     tool_version: the refsens-report version that wrote this index.
     grid: with two or more versions, their headline numbers side by side (statistics by version), else None.
+    latest: the newest version that is not a draft, marked "latest", or None when every version is a draft.
     """
 
     title: str
