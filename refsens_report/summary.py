@@ -18,7 +18,7 @@ from refsens_report.analyses.base import Section
 from refsens_report.figures import Figure
 from refsens_report.prose import count_phrase, said
 from refsens_report.record import POOLED
-from refsens_report.view import ResultsView, Row
+from refsens_report.view import UNDECIDED_FLIPS, ResultsView, Row
 
 TITLE = "Summary"
 # the figure that answers the question: the rank chart when there is a leaderboard, the swap figure otherwise
@@ -88,15 +88,15 @@ def _ranking(view: ResultsView, alternative: str, outputs: Sequence[str], cited:
         significant = view.row("leaderboard", "flips_significant", **where)
         cited += [row for row in (flips, tau, significant) if row is not None]
         moved = round(flips["estimate"])
-        if view.undecidable:
-            holm = f" {view.undecidable}"
+        if view.undecidable:  # said in full once, in the draft note at the top, not once per reference
+            holm = f", {UNDECIDED_FLIPS}."
         else:
             holm = (f", {formatting.number(significant['estimate'], 0) if significant else formatting.UNDEFINED} "
                     "of them significantly after Holm.")
         return (
             f" The ranking of {ranked} outputs: tau-b {said(tau)}; {said(flips)} of "
             f"{formatting.counted(ranked * (ranked - 1) // 2, 'pair')} {formatting.verb(moved, 'changes', 'change')} "
-            f"order{'.' if view.undecidable else ''}" + holm
+            "order" + holm
         )
     if len(outputs) == 2:
         swing = view.row("interaction", "swing", output=outputs[0], output_2=outputs[1], **where)

@@ -28,6 +28,9 @@ def largest_first(rows: Iterable[Row]) -> list[Row]:
 # More outputs than this (or more pairs of references), and the record is leaderboard-sized: the headlines
 # summarise instead of listing, and the swap and interaction tables are laid out long.
 SCALE_OUTPUTS = 3
+# said of order flips in place of a count of significant ones when the run cannot decide significance
+# (ResultsView.undecidable, said in full once: in the draft note and under the leaderboard)
+UNDECIDED_FLIPS = "significance after Holm undecided"
 
 
 class ResultsRows:

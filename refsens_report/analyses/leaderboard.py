@@ -48,7 +48,7 @@ from refsens_report.tables import (
     p_cell,
     stat_cell,
 )
-from refsens_report.view import ResultsView
+from refsens_report.view import UNDECIDED_FLIPS, ResultsView
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure as MplFigure
@@ -558,7 +558,7 @@ def leaderboard_sentences(view: ResultsView) -> list[str]:
         sentence = (
             f"Under {second} instead of {first}, {count_phrase(moved, pairs, 'pair')} of outputs "
             f"{formatting.verb_of(moved, pairs, 'changes', 'change')} order ({rule}, pooled; {said(flips)}); "
-            + ("whether any does so significantly after Holm, this run cannot decide (the Holm floor below)"
+            + (f"{UNDECIDED_FLIPS} (the Holm floor below)"
                if view.undecidable else
                f"{said(significant) if significant else formatting.UNDEFINED} significantly after Holm")
         )
