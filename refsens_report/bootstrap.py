@@ -468,6 +468,18 @@ def holm_floor(family_size: int, resamples: int) -> float:
     return min(1.0, family_size * 2 / (resamples + 1))
 
 
+def decisive_resamples(family_size: int, confidence: float) -> int:
+    """Return the smallest B whose Holm floor is below the level 1 − confidence: with fewer replicates no test
+    of a family of ``family_size`` can be significant, so the run cannot decide significance at all."""
+    level = 1 - confidence
+    needed = max(1, int(np.floor(2 * family_size / level)) - 1)
+    while needed > 1 and holm_floor(family_size, needed - 1) < level:  # float rounding
+        needed -= 1
+    while holm_floor(family_size, needed) >= level:
+        needed += 1
+    return needed
+
+
 # resamples = "auto": B is the smallest number of replicates whose Holm floor is at most a tenth of the level
 # (so the floor never decides a test at the level), at least AUTO_MIN_RESAMPLES (the contract's former
 # default), at most AUTO_MAX_RESAMPLES. The bootstrap's cost is linear in B: the CoNLL-2003 example (14

@@ -265,7 +265,7 @@ class Changes:
             if role.removed:
                 parts.append(f"{role.role} removed: {', '.join(role.removed)}")
         if self.ranks:
-            parts.append(f"{len(self.ranks)} rank{'s' if len(self.ranks) != 1 else ''} changed")
+            parts.append(f"{formatting.counted(len(self.ranks), 'rank')} changed")
         return f"Since {self.previous}: " + "; ".join(parts) + "."
 
 

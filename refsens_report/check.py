@@ -29,6 +29,8 @@ from refsens_report.view import ResultsView, Row
 PASS, FAIL, NOT_EVALUATED = "PASS", "FAIL", "N/A"
 # what XML 1.0 may not hold (its Char production): the JUnit report writes these as escapes (\x1b)
 XML_FORBIDDEN = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+# checks whose rows count Holm-significant results: with too few replicates they would pass whatever the data
+SIGNIFICANCE_CHECKS = {"max_significant_flips"}
 
 # what is compared with the threshold, by (kind, fail_when)
 DECIDED_BY = {
@@ -147,6 +149,8 @@ def decided_value(row: Row, kind: str, fail_when: str) -> float | None:
 def evaluate(check: Check, view: ResultsView) -> Outcome:
     """Evaluate one check against the results."""
     kind = CHECK_KEYS[check.key][0]
+    if check.key in SIGNIFICANCE_CHECKS and view.undecidable:
+        return Outcome(check, NOT_EVALUATED, reason=view.undecidable)
     rows, why_none = candidates(view, check.key)
     rows = [row for row in rows if row["estimate"] is not None]
     if not rows:
@@ -199,7 +203,7 @@ def tally(outcomes: Sequence[Outcome]) -> str:
     passed = sum(outcome.status == PASS for outcome in outcomes)
     failed = sum(outcome.status == FAIL for outcome in outcomes)
     skipped = sum(outcome.status == NOT_EVALUATED for outcome in outcomes)
-    text = f"{len(outcomes)} check{'s' if len(outcomes) != 1 else ''}: {passed} passed, {failed} failed"
+    text = f"{formatting.counted(len(outcomes), 'check')}: {passed} passed, {failed} failed"
     return text + (f", {skipped} not evaluated" if skipped else "")
 
 

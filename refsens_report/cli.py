@@ -38,7 +38,7 @@ typical use:
   refsens-report validate refsens.toml             every problem in the config and the record
   refsens-report check refsens.toml --junit c.xml  the release gate: [check] thresholds, exit 1 on a failure
   refsens-report build refsens.toml --out site     site/<version>/ and site/index.html
-  refsens-report build refsens.toml --resamples 200 --no-pdf --out drafts   a quick draft
+  refsens-report build refsens.toml --resamples 200 --no-pdf --draft --out drafts   a quick draft
   refsens-report convert refsens.toml record.parquet   the record as a Parquet span table (format = "parquet")
 
 exit codes: 0 success, 1 a release check failed (check only), 2 bad usage or bad input, 3 an internal error
@@ -113,6 +113,9 @@ def _parser() -> argparse.ArgumentParser:
                        help="publish into a site whose versions belong to another dataset name")
     build.add_argument("--no-pdf", dest="pdf", action="store_false",
                        help="skip the PDF (a fast draft: the page, results and downloads without it)")
+    build.add_argument("--draft", action="store_true",
+                       help="publish a draft: a build with too few replicates to decide significance, or fewer than "
+                            "'auto' ever uses (marked draft, never the index's latest; refused without this flag)")
     build.add_argument("--compare-to", metavar="VERSION",
                        help="the published version the 'Changes since' section compares with (default: the newest "
                             "version before this one)")
@@ -173,12 +176,14 @@ def _config(args: argparse.Namespace):  # -> Config (imported lazily: `--help` s
 
 
 def _validate(args: argparse.Namespace) -> int:
+    from refsens_report import formatting
     from refsens_report.config import load_config
     from refsens_report.load import load_record
 
     config = load_config(args.config)
     record = load_record(config)
-    print(f"{args.config}: ok ({record.n_items} items, {len(record.languages)} languages)")
+    print(f"{args.config}: ok ({formatting.counted(record.n_items, 'item')}, "
+          f"{formatting.counted(len(record.languages), 'language')})")
     _say_notes(record.notes)  # what an adapter repaired or skipped: worth knowing before a build
     return 0
 
@@ -247,7 +252,8 @@ def _build(args: argparse.Namespace) -> int:
 
     config = _config(args)
     target = build_site(config, args.out, force=args.force, progress=_progress(args), with_pdf=args.pdf,
-                        compare_to=args.compare_to, allow_other_dataset=args.allow_other_dataset)
+                        compare_to=args.compare_to, allow_other_dataset=args.allow_other_dataset,
+                        draft=args.draft)
     print(f"wrote {target}")
     return 0
 

@@ -138,6 +138,9 @@ class ReportSettings:
     url: str | None = None  # where the appendix is published: CITATION.cff, BibTeX and croissant.json cite it
     authors: tuple[str, ...] = ()  # who to cite (CITATION.cff needs one): "<dataset name> maintainers" when none
     license: str | None = None  # the dataset's license: an SPDX identifier (CC-BY-4.0) or a URL
+    # a per-type statement needs at least this many spans of the type under each reference it compares; rarer
+    # types are listed as too rare to say (analyses/by_type.py)
+    min_type_spans: int = 30
 
 
 @dataclass(frozen=True)
@@ -204,6 +207,7 @@ class Config:
                 "url": self.report.url,
                 "authors": list(self.report.authors),
                 "license": self.report.license,
+                "min_type_spans": self.report.min_type_spans,
             },
             # the thresholds the build shows in its summary (only `check` exits 1 on them)
             **({"check": {check.key: check.as_used() for check in self.checks}} if self.checks is not None else {}),
@@ -574,6 +578,10 @@ def config_from_dict(data: dict[str, Any], path: Path) -> Config:
     url = read_url(report_reader, "url")
     authors = report_reader.names("authors")
     license_name = report_reader.string("license")
+    min_type_spans = report_reader.get("min_type_spans", ReportSettings.min_type_spans)
+    if not isinstance(min_type_spans, int) or isinstance(min_type_spans, bool) or min_type_spans < 1:
+        report_reader.fail("min_type_spans", f"must be a positive integer, got {shown(min_type_spans)}")
+        min_type_spans = ReportSettings.min_type_spans
     report_reader.finish()
 
     checks = None
@@ -593,7 +601,7 @@ def config_from_dict(data: dict[str, Any], path: Path) -> Config:
         label_map=label_map,
         audit=audit,
         report=ReportSettings(datasheet=datasheet, paper=paper, pdf=pdf_contents, url=url, authors=authors,
-                              license=license_name, show_text=show_text),
+                              license=license_name, show_text=show_text, min_type_spans=min_type_spans),
         raw=data,
         checks=checks,
         engine=engine,

@@ -84,6 +84,32 @@ def count(value: int | None) -> str:
     return UNDEFINED if value is None else f"{value:,}"
 
 
+def noun(value: float, singular: str, plural: str | None = None) -> str:
+    """Return the noun a count takes: singular for exactly 1, else the plural (default: singular + 's')."""
+    return singular if value == 1 else (plural or singular + "s")
+
+
+def verb(value: float, singular: str, plural: str) -> str:
+    """Return the verb agreeing with a count: 'is' for 1 flip, 'are' for 0 or 2 flips."""
+    return singular if value == 1 else plural
+
+
+def verb_of(value: float, total: float, singular: str, plural: str) -> str:
+    """Return the verb of 'k of n nouns': it agrees with k, and with the noun when k is 0 ('1 of 15 swings has',
+    '0 of 1 swing has', '0 of 15 swings have')."""
+    return verb(total if value == 0 else value, singular, plural)
+
+
+def counted(value: int, singular: str, plural: str | None = None) -> str:
+    """Return a count with its noun, thousands separators and plural: '1 flip', '2 flips', '3,453 items'."""
+    return f"{count(value)} {noun(value, singular, plural)}"
+
+
+def count_of(value: int, total: int, singular: str, plural: str | None = None) -> str:
+    """Return 'k of n nouns' (the noun agrees with n: '1 of 15 pairs', '1 of 1 pair')."""
+    return f"{count(value)} of {counted(total, singular, plural)}"
+
+
 def signed_count(value: int) -> str:
     """Return a change in a count: '+2', '-1', or '0'."""
     return f"{value:+d}" if value else "0"

@@ -159,8 +159,9 @@ def annotations_per_item(view: ResultsView) -> str:
     record = view.data.get("record") or {}
     carried = ", ".join(f"{name} on {formatting.count(count)}" for name, count in (record.get("labellings") or {}).items())
     audited = view.subset_size("audited")
-    return (f"{formatting.count(record.get('items'))} items; labellings present: {carried}. "
-            f"{formatting.count(audited)} items carry every labelling (the audited set).")  # fmt: skip
+    return (f"{formatting.counted(record.get('items'), 'item')}; labellings present: {carried}. "
+            f"{formatting.counted(audited, 'item')} {formatting.verb(audited, 'carries', 'carry')} every labelling "
+            "(the audited set).")  # fmt: skip
 
 
 def annotation_analysis(view: ResultsView) -> list[str]:

@@ -25,9 +25,9 @@ def includes_zero(row: Row) -> bool:
     return not formatting.excludes_zero(row["ci_low"], row["ci_high"])
 
 
-def count_phrase(count: int, total: int, noun: str) -> str:
-    """Return 'k of n nouns'."""
-    return f"{count} of {total} {noun}"
+def count_phrase(count: int, total: int, singular: str, plural: str | None = None) -> str:
+    """Return 'k of n nouns' (formatting.count_of: separators, the noun agreeing with n)."""
+    return formatting.count_of(count, total, singular, plural)
 
 
 def pair_label(row: Row) -> str:

@@ -24,7 +24,7 @@ from refsens_report.changes import Changes, Grid
 from refsens_report.check import Gate, gate
 from refsens_report.analyses.band import overall_band
 from refsens_report.analyses.base import Section
-from refsens_report.analyses.interaction import pooled_swing
+from refsens_report.analyses.interaction import holm_said, pooled_swing
 from refsens_report.analyses.leaderboard import PAPER_KEY
 from refsens_report.analyses.neutrality import primary_skew
 from refsens_report.analyses.registry import ANALYSES
@@ -135,6 +135,8 @@ class AppendixPage:
     changes: what changed since the previous published version (its own section; set by the build, which
         knows the site), or None for a first version.
     citation: how to cite this version: a reference, its BibTeX, the metadata files (the "How to cite" section).
+    draft: why this build is a draft (too few replicates to decide significance; ``build --draft``), '' when
+        it is not: marked in the title and at the top of the page.
     """
 
     dataset_name: str
@@ -166,6 +168,7 @@ class AppendixPage:
     citation: Citation | None = None
     brief_name: str = ""
     results_sha256: str = ""
+    draft: str = ""  # why this build is a draft (ResultsView.draft), '' when it is not
 
 
 @dataclass(frozen=True)
@@ -209,6 +212,7 @@ class VersionEntry:
     pdf_href: str | None
     figures: VersionFigures
     brief_href: str | None = None
+    draft: bool = False  # a draft build (ResultsView.draft): marked so, never the index's latest
 
 
 @dataclass(frozen=True)
@@ -219,12 +223,19 @@ class SiteIndexPage:
     versions: the versions, newest first.
     tool_version: the refsens-report version that wrote this index.
     grid: with two or more versions, their headline numbers side by side (statistics by version), else None.
+    latest: the newest version that is not a draft, marked "latest", or None when every version is a draft.
     """
 
     title: str
     versions: tuple[VersionEntry, ...]
     tool_version: str
     grid: Grid | None = None
+    latest: str | None = None  # the newest version that is not a draft (latest_version), marked "latest"
+
+
+def latest_version(versions: Sequence[VersionEntry]) -> str | None:
+    """Return the newest of the versions (newest first) that is not a draft: the index's "latest", or None."""
+    return next((entry.version for entry in versions if not entry.draft), None)
 
 
 def context_dict(context: Any) -> dict[str, Any]:
@@ -359,7 +370,7 @@ class VersionFigures:
     delta: str
     delta_label: str
     swing: str
-    swing_p: str
+    swing_p: str  # its Holm p as said: 'Holm p 0.03', or 'not in the Holm family: ...'
     band: str
     band_rule: str
 
@@ -377,7 +388,7 @@ def version_figures(view: ResultsView) -> VersionFigures:
         delta_label=(f"{delta['output']}, {delta['reference']} vs {delta['reference_2']}, {delta['rule']}"
                      if delta else ""),  # fmt: skip
         swing=said(swing),
-        swing_p=formatting.p_value(swing["p_holm"]) if swing else formatting.UNDEFINED,
+        swing_p=holm_said(view, swing) if swing else f"Holm p {formatting.UNDEFINED}",
         band=f"±{formatting.number(band['estimate'], 2)}" if band and band["estimate"] is not None else formatting.UNDEFINED,
         band_rule=view.main_rule,
     )
@@ -492,6 +503,7 @@ def appendix_context(
         resamples=formatting.count(results.get("resamples")),
         confidence_label=view.confidence_label,
         pdf_name=pdf_name,
+        draft=view.draft,
         summary=summary if summary is not None else build_body(view, {}).summary,
         annex=tuple(annex),
         full=config.get("report", {}).get("pdf") == "full",
@@ -550,6 +562,7 @@ def version_entry(results: Mapping[str, Any], build_date: str, has_pdf: bool, pd
         pdf_href=f"{version}/{pdf_name}" if has_pdf else None,
         figures=version_figures(ResultsView.from_json(results)),
         brief_href=f"{version}/{brief_name}" if has_brief else None,
+        draft=bool(ResultsView.from_json(results).draft),
     )
 
 

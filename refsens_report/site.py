@@ -377,7 +377,8 @@ def site_index_html(versions: Mapping[str, Path], required: tuple[str, ...] = ()
     title = entries[0].dataset_name if entries else "refsens-report"
     return render.render_page(
         "site_index.html", render.SiteIndexPage(title=title, versions=tuple(entries), tool_version=__version__,
-                                                grid=changes.side_by_side(compared) if len(compared) > 1 else None),
+                                                grid=changes.side_by_side(compared) if len(compared) > 1 else None,
+                                                latest=render.latest_version(entries)),
     )
 
 
@@ -672,13 +673,14 @@ def _check_site_path(out: Path) -> None:
 def build_site(config: Config, out: Path, force: bool = False, progress: bool = False,
                timings: dict[str, float] | None = None, details: dict[str, float] | None = None,
                with_pdf: bool = True, compare_to: str | None = None,
-               allow_other_dataset: bool = False) -> Path:  # fmt: skip
+               allow_other_dataset: bool = False, draft: bool = False) -> Path:  # fmt: skip
     """Audit the record and publish ``out/<version>/`` with a refreshed ``out/index.html``; return the folder.
 
     ``timings`` receives the seconds of each stage, ``details`` those of the steps within the PDF stage.
     ``with_pdf``: False publishes the version without its PDF (a draft). ``compare_to``: the published version
     the changes section compares with (default: the newest one before this version).
-    A site whose versions belong to another dataset is refused unless ``allow_other_dataset``.
+    A site whose versions belong to another dataset is refused unless ``allow_other_dataset``; a draft build
+    (too few replicates: ResultsView.draft) is refused, after the audit and before publishing, unless ``draft``.
     """
     from refsens_report.audit import run_audit
     from refsens_report.results import write_files, write_results
@@ -714,6 +716,7 @@ def build_site(config: Config, out: Path, force: bool = False, progress: bool = 
             with stages.stage("audit"):
                 audit_results = run_audit(config, progress=progress)
                 write_results(audit_results, folder)
+                _refuse_draft(folder, config, draft)
                 write_files(audit_results, folder)
             render_version(config, folder, stages, typesetter=typesetter, with_pdf=with_pdf, baseline=baseline,
                            input_files=audit_results.input_files.values())  # fmt: skip
@@ -737,6 +740,14 @@ def build_site(config: Config, out: Path, force: bool = False, progress: bool = 
         raise
     _discard(staging, alive)
     return target
+
+
+def _refuse_draft(folder: Path, config: Config, draft: bool) -> None:
+    """Raise InputError when the results just written are a draft's (ResultsView.draft) and --draft was not given."""
+    why = ResultsView.from_json(json.loads((folder / "results.json").read_text(encoding="utf-8"))).draft
+    if why and not draft:
+        raise InputError(f"{config.path}: [audit] resamples = {config.audit.resamples} makes this build a draft. "
+                         f"{why} Publish it as a draft with `build --draft`, or raise [audit] resamples.")
 
 
 def _discard(staging: Path, alive: int | None) -> None:

@@ -18,7 +18,7 @@ from refsens_report.analyses.base import Section
 from refsens_report.figures import Figure
 from refsens_report.prose import count_phrase, said
 from refsens_report.record import POOLED
-from refsens_report.view import ResultsView, Row
+from refsens_report.view import UNDECIDED_FLIPS, ResultsView, Row
 
 TITLE = "Summary"
 # the figure that answers the question: the rank chart when there is a leaderboard, the swap figure otherwise
@@ -74,7 +74,8 @@ def _moves(view: ResultsView, deltas: list[Row], alternative: str, cited: list[R
     cited += [low, high]
     return (
         f"Each output's {difference} lies between {said(low)} ({low['output']}) and {said(high)} "
-        f"({high['output']}) F1 points; {count_phrase(excluding, len(deltas), 'intervals')} exclude zero."
+        f"({high['output']}) F1 points; {count_phrase(excluding, len(deltas), 'interval')} "
+        f"{formatting.verb_of(excluding, len(deltas), 'excludes', 'exclude')} zero."
     )
 
 
@@ -87,20 +88,25 @@ def _ranking(view: ResultsView, alternative: str, outputs: Sequence[str], cited:
         tau = view.row("leaderboard", "kendall_tau", **where)
         significant = view.row("leaderboard", "flips_significant", **where)
         cited += [row for row in (flips, tau, significant) if row is not None]
+        moved = round(flips["estimate"])
+        if view.undecidable:  # said in full once, in the draft note at the top, not once per reference
+            holm = f", {UNDECIDED_FLIPS}."
+        else:
+            holm = (f", {formatting.number(significant['estimate'], 0) if significant else formatting.UNDEFINED} "
+                    "of them significantly after Holm.")
         return (
-            f" The ranking of {ranked} outputs: tau-b {said(tau)}; {said(flips)} of {ranked * (ranked - 1) // 2} "
-            f"pairs change order, "
-            f"{formatting.number(significant['estimate'], 0) if significant else formatting.UNDEFINED} "
-            f"of them significantly after Holm."
+            f" The ranking of {ranked} outputs: tau-b {said(tau)}; {said(flips)} of "
+            f"{formatting.counted(ranked * (ranked - 1) // 2, 'pair')} {formatting.verb(moved, 'changes', 'change')} "
+            "order" + holm
         )
     if len(outputs) == 2:
         swing = view.row("interaction", "swing", output=outputs[0], output_2=outputs[1], **where)
         if swing is not None and swing["estimate"] is not None:
             cited.append(swing)
             excludes = formatting.excludes_zero(swing["ci_low"], swing["ci_high"])
-            if swing["p_holm"] is None:
+            if swing["p_holm"] is None or view.undecidable:
                 verdict = "its interval excludes zero" if excludes else "its interval includes zero"
-                holm = "outside the Holm family"
+                holm = "outside the Holm family" if swing["p_holm"] is None else "this run cannot decide significance"
             else:
                 holm = f"Holm p {formatting.p_value(swing['p_holm'])}"
                 verdict = ("significant after Holm: the comparison itself depends on the reference"

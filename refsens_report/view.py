@@ -10,7 +10,7 @@ from itertools import combinations
 from typing import Any, Iterable, Mapping
 
 from refsens_report import formatting
-from refsens_report.bootstrap import significant
+from refsens_report.bootstrap import AUTO_MIN_RESAMPLES, auto_resamples, decisive_resamples, significant
 from refsens_report.counts import DEFAULT_RULES, RULE_NAMES
 from refsens_report.record import POOLED
 
@@ -28,6 +28,9 @@ def largest_first(rows: Iterable[Row]) -> list[Row]:
 # More outputs than this (or more pairs of references), and the record is leaderboard-sized: the headlines
 # summarise instead of listing, and the swap and interaction tables are laid out long.
 SCALE_OUTPUTS = 3
+# said of order flips in place of a count of significant ones when the run cannot decide significance
+# (ResultsView.undecidable, said in full once: in the draft note and under the leaderboard)
+UNDECIDED_FLIPS = "significance after Holm undecided"
 
 
 class ResultsRows:
@@ -124,6 +127,18 @@ class ResultsView:
         return [*languages, POOLED]
 
     @property
+    def distinct_languages(self) -> list[str]:
+        """Return the language groups whose rows differ: every language and pooled, or only pooled with one
+        language (its rows are the pooled rows): a count over groups counts each row once."""
+        languages = self.languages
+        return [POOLED] if len(languages) == 2 else languages
+
+    @property
+    def per_language_phrase(self) -> str:
+        """Return which groups a count covers: 'per language and pooled', or 'pooled; one language'."""
+        return "pooled; one language" if len(self.languages) == 2 else "per language and pooled"
+
+    @property
     def confidence_label(self) -> str:
         """Return e.g. '95% CI'."""
         return f"{self.confidence * 100:g}% CI"
@@ -145,6 +160,44 @@ class ResultsView:
     def significant(self, p_value: float | None) -> bool:
         """Return whether a (Holm) p-value is significant at the configured level."""
         return significant(p_value, self.confidence)
+
+    @property
+    def holm(self) -> Mapping[str, Any]:
+        """Return results.json "interaction": the Holm family's name, size (tests), resamples and floor."""
+        return self.data.get("interaction") or {}
+
+    @property
+    def undecidable(self) -> str:
+        """Return the sentence saying this run cannot decide significance ('' when it can).
+
+        It cannot when the Holm floor (the smallest Holm p the family can reach with B replicates) is at or
+        above the level: every significance count would read 0 whatever the data. Every sentence that counts
+        significant results says this instead, and `check` refuses a threshold on significance.
+        """
+        floor, tests = self.holm.get("holm_floor"), self.holm.get("tests")
+        if floor is None or not tests or floor < self.alpha:
+            return ""
+        resamples = self.data.get("resamples") or self.holm.get("resamples")
+        return (
+            f"This run cannot decide significance: with {formatting.counted(tests, 'test')} in the Holm family "
+            f"and {formatting.counted(resamples, 'replicate')}, no Holm p can fall below "
+            f"{formatting.p_value(floor)} (the level is {self.level}); deciding it needs at least "
+            f"{formatting.counted(decisive_resamples(tests, self.confidence), 'replicate')} "
+            f"(resamples = \"auto\" picks {formatting.count(auto_resamples(tests, self.confidence))})."
+        )
+
+    @property
+    def draft(self) -> str:
+        """Return why the build is a draft ('' when it is not): too few replicates to decide significance
+        (``undecidable``), or fewer than "auto" ever picks. A draft says so in its title and page, is published
+        into a site only with `build --draft`, and is never the site's latest version."""
+        resamples = self.data.get("resamples")
+        if self.undecidable:
+            return self.undecidable
+        if isinstance(resamples, int) and resamples < AUTO_MIN_RESAMPLES:
+            return (f"This run has {formatting.counted(resamples, 'replicate')}, fewer than the "
+                    f"{formatting.count(AUTO_MIN_RESAMPLES)} that resamples = \"auto\" always uses.")
+        return ""
 
     def row(self, analysis: str, statistic: str, **criteria: str) -> Row | None:
         """Return the first row of a statistic whose columns equal ``criteria``, or None."""
@@ -179,7 +232,7 @@ class ResultsView:
     def items_phrase(self, subset: str) -> str:
         """Return '1,234 items' for a subset's pooled size, or 'its items' when unknown."""
         size = self.subset_size(subset)
-        return f"{formatting.count(size)} items" if size is not None else "its items"
+        return formatting.counted(size, "item") if size is not None else "its items"
 
     def applicability(self, key: str) -> str | None:
         """Return the sentence saying why an analysis does not apply, or None when it ran."""

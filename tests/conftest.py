@@ -89,6 +89,7 @@ def build(config_path: Path, out: Path, **kwargs) -> Built:
     from refsens_report.config import load_config
     from refsens_report.site import build_site
 
+    kwargs.setdefault("draft", True)  # the fixtures' 200 replicates make a draft (ResultsView.draft)
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("SOURCE_DATE_EPOCH", SOURCE_DATE_EPOCH)
         folder = build_site(load_config(config_path), out, **kwargs)

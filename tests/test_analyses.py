@@ -301,7 +301,7 @@ def test_interaction_headline_reads_the_holm_family_at_the_configured_level(resu
     [sentence] = interaction.ANALYSIS.headlines(view)
     assert sentence == (
         "The comparison moves too: the margin o1 − o2 under delivered minus the same margin under reviewer is "
-        "+6.00 [+4.00, +8.00] F1 points pooled (strict; paired swing, Holm p <0.01); 2 of 6 swings in the Holm "
+        "+6.00 [+4.00, +8.00] F1 points pooled (strict; paired swing, Holm p <0.01). 2 of 6 swings in the Holm "
         "family have Holm p < 0.05."
     )
     lenient = copy.deepcopy(results)
@@ -327,12 +327,13 @@ def test_interaction_tables_carry_holm_p(view: ResultsView) -> None:
 
 def test_band_counts_the_margins_beyond_it(view: ResultsView) -> None:
     assert band.ANALYSIS.headlines(view) == [
-        "The strict reference-sensitivity band is ±8.00 F1 points: 0 of 2 observed margins under delivered "
-        "(per language and pooled) lie beyond it with their whole 95% CI, 0 are undecided (the interval crosses "
-        "the band's edge); a margin inside the band could come from the choice of reference alone."
+        "The strict reference-sensitivity band is ±8.00 F1 points (the far end of the 95% CI of o1's delta "
+        "between delivered and reviewer: +5.00 [+2.00, +8.00]): 0 of 1 observed margin under delivered (pooled; "
+        "one language) lies beyond it with its whole 95% CI, 0 are undecided (the interval crosses the band's "
+        "edge); a margin inside the band could come from the choice of reference alone."
     ]
     table, tallies = band.band_versus_margins(view)
-    assert tallies == [("o1 − o2", 0, 2, "8.00"), ("o1 − o3", 0, 2, "8.00"), ("o2 − o3", 0, 2, "8.00")]
+    assert tallies == [("o1 − o2", 0, 1, "8.00"), ("o1 − o3", 0, 1, "8.00"), ("o2 − o3", 0, 1, "8.00")]  # one language: once
     assert {row[3].text for row in table.rows} == {"within the band"}
     section = band.ANALYSIS.section(view, {})
     assert [t.key for t in section.tables] == ["band", "band-margins"] and len(section.paragraphs) == 4
@@ -340,8 +341,9 @@ def test_band_counts_the_margins_beyond_it(view: ResultsView) -> None:
 
 def test_decontaminated_headline_and_unadjusted_p(view: ResultsView) -> None:
     assert decontaminated.ANALYSIS.headlines(view) == [
-        "On the decontaminated subset (10 items where delivered copies neither annotator) the pooled strict "
-        "swing is +6.00 [+4.00, +8.00] F1 points."
+        "On the decontaminated subset (10 items where delivered copies neither annotator), the pooled strict "
+        "swing of o1 − o2 between delivered and reviewer, the largest on the audited subset (+6.00 [+4.00, +8.00]), "
+        "is +6.00 [+4.00, +8.00] F1 points."
     ]
     [table] = decontaminated.decontaminated_tables(view)
     assert table.columns[-1] == "p" and "not part of the Holm family" in table.caption
@@ -392,6 +394,39 @@ def test_by_type_names_the_types_that_move_most(view: ResultsView) -> None:
     assert len(full.rows) == len(TYPE_DELTAS) * len(LANGUAGES) * len(OUTPUTS)
     loc = next(row for row in full.rows if [c.text for c in row[:4]] == ["strict", "pooled", "LOC", "o3"])
     assert [cell.full_text for cell in loc[4:]] == ["80.00 [78.00, 82.00]", "79.00 [77.00, 81.00]", "+1.00 [-1.00, +3.00]"]
+
+
+def test_by_type_says_nothing_about_a_type_too_rare_under_a_reference(results: dict[str, Any]) -> None:
+    """ORG moves most but has 4 spans under reviewer: below [report] min_type_spans (30) it no longer leads; it is
+    listed as too rare to say, and every row prints the spans of its type under both references."""
+    spans = {"delivered": {"LOC": 120, "ORG": 40, "PER": 300}, "reviewer": {"LOC": 110, "ORG": 4, "PER": 310}}
+    results["by_type"]["spans"] = {reference: {"en": counts, "pooled": counts} for reference, counts in spans.items()}
+    view = ResultsView.from_json(results)
+    assert by_type.ANALYSIS.headlines(view) == [
+        "By span type (strict, pooled; types with at least 30 spans under delivered and reviewer), the type that "
+        "moves most when delivered is exchanged (the largest |Δ| whose interval excludes zero) is LOC under reviewer "
+        "(o1 +4.00 [+1.00, +7.00] F1 points)."
+    ]
+    section = by_type.ANALYSIS.section(view, {})
+    assert section.paragraphs[1] == (
+        "Under reviewer instead of delivered (strict, pooled; Δ = F1 against delivered − F1 against reviewer), "
+        "1 of 2 types with at least 30 spans under delivered and reviewer moves for at least one output (an "
+        "interval excluding zero); most: LOC (o1 +4.00 [+1.00, +7.00]; 2 of 3 outputs). 1 more type is too rare "
+        "to say (the table's caption lists it)."
+    )
+    [table] = section.tables
+    assert table.columns[:5] == ("References", "Type", "Language", "Spans delivered", "Spans reviewer")
+    assert [[cell.text for cell in row[1:5]] for row in table.rows] == [
+        ["LOC", "en", "120", "110"], ["LOC", "pooled", "120", "110"], ["PER", "en", "300", "310"],
+        ["PER", "pooled", "300", "310"]]
+    assert ("Only types with at least 30 spans under the primary and the alternative (pooled; [report] "
+            "min_type_spans) are ranked") in table.caption
+    assert ("1 type too rare to say under delivered vs reviewer (fewer than 30 spans under one of them; spans "
+            "under delivered / reviewer): ORG (40 / 4).") in table.caption
+    assert table.csv.columns[4:6] == ("Spans delivered", "Spans reviewer")
+    # a lower threshold lets ORG lead again
+    results["config"]["report"] = {"min_type_spans": 4}
+    assert "is ORG under reviewer" in by_type.ANALYSIS.headlines(ResultsView.from_json(results))[0]
 
 
 def test_by_type_at_scale_counts_the_outputs_that_move_and_sums_the_rest(results: dict[str, Any]) -> None:
@@ -587,3 +622,15 @@ def test_the_paper_leaderboard_has_the_primary_first_and_its_order(results: dict
         ("pooled", "o1"), ("pooled", "o3"), ("pooled", "o2"), ("de", "o2"), ("de", "o3"), ("de", "o1"),
         ("en", "o1"), ("en", "o3"), ("en", "o2")]
     assert [row[0].repeated for row in table.rows[:3]] == [False, True, True]
+
+
+def test_figure_alt_texts_say_one_swing_and_one_margin_in_the_singular(results: dict[str, Any]) -> None:
+    """One pair of outputs: the alt texts count it through formatting ('1 swing is', '0 of 1 margin lies')."""
+    results["rows"] = [row for row in results["rows"]
+                       if row["analysis"] != "interaction" or (row["output"], row["output_2"]) == ("o1", "o2")]  # fmt: skip
+    view = ResultsView.from_json(results)
+    _, forest = _drawn(interaction.swing_forest, view)
+    assert forest.alt.startswith("Forest plot of the 1 largest pooled swing of 1, one panel per rule")
+    assert forest.alt.endswith("; 1 of the 1 swing is Holm-significant.")
+    _, margins = _drawn(band.band_margins, view)
+    assert margins.alt.endswith("; 0 of 1 margin lies beyond the band.")

@@ -163,6 +163,22 @@ def test_with_one_type_the_per_type_rows_are_the_swap_rows_on_the_same_draws(tmp
             assert row[column] == swap[key][column] == per_type_more[key][column], (key, column)
 
 
+def test_the_spans_of_each_type_under_each_reference_are_counted_per_language_and_pooled(tmp_path):
+    """results.json's by_type entry counts each reference's spans of each type on the audited items: what the
+    report's [report] min_type_spans is checked against."""
+    from collections import Counter
+
+    rng = np.random.default_rng(2)
+    lines = [line(index, rng, ("PER", "LOC", "ORG")) for index in range(60)]
+    spans = audit_items(tmp_path, lines, audit={"resamples": 50, "rules": ["strict"]}).summaries["by_type"]["spans"]
+    for reference in (D, R):
+        counted = {language: Counter(span[2] for entry in lines for span in entry["labellings"][reference]
+                                     if language in ("pooled", entry["language"])) for language in ("de", "en", "pooled")}  # fmt: skip
+        assert spans[reference] == {language: {name: counted[language][name] for name in ("LOC", "ORG", "PER")}
+                                    for language in ("de", "en", "pooled")}  # fmt: skip
+    assert sum(spans[D]["pooled"].values()) > 0
+
+
 def test_a_thousand_types_give_a_row_per_type_and_a_readable_table(tmp_path):
     """1,000 types: per-type rows for each type with spans (bounded blocks of types), and a page table of the
     types that move most plus "other"."""

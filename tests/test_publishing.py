@@ -69,7 +69,7 @@ def environment(**extra: str) -> dict[str, str]:
 def start_build(config: Path, out: Path, *more: str, **popen) -> subprocess.Popen:
     """Start `refsens-report build` in a session of its own (so its process group can be signalled)."""
     return subprocess.Popen(
-        [sys.executable, "-m", "refsens_report", "build", str(config), "--out", str(out), *more],
+        [sys.executable, "-m", "refsens_report", "build", "--draft", str(config), "--out", str(out), *more],
         env=environment(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
         **popen,
     )  # fmt: skip
@@ -181,7 +181,7 @@ def test_kill_9_leaves_no_worker_and_the_next_build_tidies_up(built_site: Built,
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(site, "render_version", quick_render)
         patch.setenv("SOURCE_DATE_EPOCH", SOURCE_DATE_EPOCH)
-        site.build_site(load_config(built_site.config_path), out, force=True)
+        site.build_site(load_config(built_site.config_path), out, force=True, draft=True)
     assert staging_folders(out) == []
     assert index_versions(out) == [built_site.version]
 
@@ -318,7 +318,7 @@ PUBLISHER = textwrap.dedent(r"""
 
     site._publish = publish_counted
     config = replace(load_config(config_path), version=version)
-    site.build_site(config, Path(out), force=True)
+    site.build_site(config, Path(out), force=True, draft=True)
     print(steps)
 """)
 
@@ -442,7 +442,7 @@ def test_a_damaged_version_is_left_out_of_the_index_with_a_warning(
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(site, "render_version", quick_render)
         patch.setenv("SOURCE_DATE_EPOCH", SOURCE_DATE_EPOCH)
-        site.build_site(load_config(config_with_version(built_site, tmp_path, "2.0.0")), out)
+        site.build_site(load_config(config_with_version(built_site, tmp_path, "2.0.0")), out, draft=True)
     error = capsys.readouterr().err
     assert "warning:" in error and str(out / "0.0.1") in error and "left out of the site index" in error
     assert index_versions(out) == ["2.0.0", built_site.version]
@@ -484,7 +484,7 @@ def test_a_file_size_limit_in_the_pdf_stage_is_one_line_and_leaves_the_site(buil
     pdf_size = (built_site.folder / site.pdf_name(built_site.version)).stat().st_size
     limit = pdf_size * 3 // 4  # the same appendix's PDF (under another version name) is larger
     build = subprocess.Popen(
-        [sys.executable, "-c", LIMITED_PDF_STAGE, str(limit), "build",
+        [sys.executable, "-c", LIMITED_PDF_STAGE, str(limit), "build", "--draft",
          str(config_with_version(built_site, tmp_path, "2.0.0")), "--out", str(out)],
         env=environment(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
     )  # fmt: skip
@@ -498,7 +498,7 @@ def test_a_file_size_limit_in_the_pdf_stage_is_one_line_and_leaves_the_site(buil
 def test_a_path_that_is_not_utf8_is_refused_before_the_audit(built_site: Built, tmp_path: Path) -> None:
     out = os.fsencode(tmp_path) + b"/site-\xff"
     result = subprocess.run(
-        [sys.executable.encode(), b"-m", b"refsens_report", b"build", os.fsencode(built_site.config_path), b"--out", out],
+        [sys.executable.encode(), b"-m", b"refsens_report", b"build", b"--draft", os.fsencode(built_site.config_path), b"--out", out],
         env=environment(), capture_output=True,
     )  # fmt: skip
     error = result.stderr.decode("utf-8", "replace")
@@ -511,7 +511,7 @@ def test_a_path_that_is_not_utf8_is_refused_before_the_audit(built_site: Built, 
 def test_a_source_date_epoch_out_of_range_is_one_line(built_site: Built, tmp_path: Path, epoch: str, capsys) -> None:
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("SOURCE_DATE_EPOCH", epoch)
-        code = main(["build", str(built_site.config_path), "--out", str(tmp_path / "site")])
+        code = main(["build", "--draft", str(built_site.config_path), "--out", str(tmp_path / "site")])
     error = capsys.readouterr().err
     assert code == 2 and len(error.strip().splitlines()) == 1 and "SOURCE_DATE_EPOCH" in error
     assert not (tmp_path / "site").exists()
@@ -529,7 +529,7 @@ def test_a_read_only_site_is_one_line_and_untouched(built_site: Built, tmp_path:
     before = snapshot(out)
     out.chmod(0o555)
     try:
-        code = main(["build", str(config_with_version(built_site, tmp_path, "2.0.0")), "--out", str(out)])
+        code = main(["build", "--draft", str(config_with_version(built_site, tmp_path, "2.0.0")), "--out", str(out)])
     finally:
         out.chmod(0o755)
     error = capsys.readouterr().err
@@ -547,7 +547,7 @@ def test_a_site_that_refuses_writes_is_one_line_and_untouched(
         raise PermissionError(13, "Permission denied", str(out / ".staging-x"))
 
     monkeypatch.setattr(site.tempfile, "mkdtemp", read_only)  # as a read-only folder answers, even to root
-    code = main(["build", str(config_with_version(built_site, tmp_path, "2.0.0")), "--out", str(out)])
+    code = main(["build", "--draft", str(config_with_version(built_site, tmp_path, "2.0.0")), "--out", str(out)])
     error = capsys.readouterr().err
     assert code == 2 and error.strip() == f"error: {out}: cannot write to the site folder (Permission denied)"
     assert snapshot(out) == before
@@ -572,7 +572,7 @@ def test_a_write_failing_while_publishing_puts_everything_back(
         monkeypatch.setattr(site, "_exchange", lambda first, second: False)
     monkeypatch.setenv("SOURCE_DATE_EPOCH", SOURCE_DATE_EPOCH)
     with pytest.raises(OSError, match="Input/output error"):
-        site.build_site(load_config(built_site.config_path), out, force=True)
+        site.build_site(load_config(built_site.config_path), out, force=True, draft=True)
     assert snapshot(out) == before
     assert staging_folders(out) == []
 
@@ -590,7 +590,7 @@ def test_force_never_replaces_something_that_is_not_a_published_version(built_si
     (out / "README.md").write_text("the team's notes", encoding="utf-8")
     config = config_with_version(built_site, tmp_path, "README.md")
     with pytest.raises(site.InputError, match="is not a published version"):
-        site.build_site(load_config(config), out, force=True)
+        site.build_site(load_config(config), out, force=True, draft=True)
     assert (out / "README.md").read_text(encoding="utf-8") == "the team's notes"
 
 
@@ -615,7 +615,7 @@ def test_a_site_of_another_dataset_is_refused_in_one_line_and_left_untouched(
     # with --force even the same version folder name: it holds the other dataset's release
     version = built_site.version if force else "9.9.9"
     config = config_of_dataset(built_site, tmp_path, "Another benchmark", version)
-    assert main(["build", str(config), "--out", str(out), *(["--force"] if force else [])]) == 2
+    assert main(["build", "--draft", str(config), "--out", str(out), *(["--force"] if force else [])]) == 2
     error = capsys.readouterr().err
     held = load_config(built_site.config_path).name
     assert error.count("\n") == 1 and "Traceback" not in error
@@ -630,7 +630,7 @@ def test_allow_other_dataset_publishes_beside_the_other_one(built_site: Built, t
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(site, "render_version", quick_render)
         patch.setenv("SOURCE_DATE_EPOCH", SOURCE_DATE_EPOCH)
-        site.build_site(load_config(config), out, allow_other_dataset=True)
+        site.build_site(load_config(config), out, allow_other_dataset=True, draft=True)
     assert index_versions(out) == ["9.9.9", built_site.version]
     assert sorted(site.site_datasets(out)) == sorted(["Another benchmark", load_config(built_site.config_path).name])
 
@@ -651,7 +651,7 @@ def test_another_dataset_published_during_the_build_stops_it_before_publishing(
         patch.setattr(site, "render_version", render_while_another_publishes)
         patch.setenv("SOURCE_DATE_EPOCH", SOURCE_DATE_EPOCH)
         with pytest.raises(site.InputError, match="holds the dataset 'Another benchmark' \\(0.0.1\\)"):
-            site.build_site(load_config(built_site.config_path), out)
+            site.build_site(load_config(built_site.config_path), out, draft=True)
     assert sorted(path.name for path in out.iterdir()) == ["0.0.1"]  # not published, staging gone
 
 
@@ -660,5 +660,5 @@ def test_the_same_dataset_is_one_site_whatever_its_versions(built_site: Built, t
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(site, "render_version", quick_render)
         patch.setenv("SOURCE_DATE_EPOCH", SOURCE_DATE_EPOCH)
-        site.build_site(load_config(config_with_version(built_site, tmp_path, "2.0.0")), out)
+        site.build_site(load_config(config_with_version(built_site, tmp_path, "2.0.0")), out, draft=True)
     assert index_versions(out) == ["2.0.0", built_site.version]

@@ -377,6 +377,17 @@ def test_report_show_text_must_be_a_boolean(tmp_path, capsys):
     assert load_config(write_config(tmp_path, config_text())).report.show_text is True
 
 
+@pytest.mark.parametrize("value", ["0", "-3", '"30"', "2.5", "true"])
+def test_report_min_type_spans_must_be_a_positive_integer(tmp_path, capsys, value):
+    config = write_config(tmp_path, config_text(extra=f"\n[report]\nmin_type_spans = {value}\n"))
+    code, _, err = run_validate(config, capsys)
+    assert_clean_failure(code, err)
+    assert "Config value 'report.min_type_spans': must be a positive integer, got " in err
+    assert load_config(write_config(tmp_path, config_text())).as_used()["report"]["min_type_spans"] == 30
+    chosen = load_config(write_config(tmp_path, config_text(extra="\n[report]\nmin_type_spans = 5\n")))
+    assert chosen.report.min_type_spans == 5 and chosen.as_used()["report"]["min_type_spans"] == 5
+
+
 @pytest.mark.parametrize("end", [2**63, 2**64 - 1], ids=["2**63", "2**64-1"])
 def test_offset_beyond_int64_is_a_clean_error(end, tmp_path, capsys):
     """Was an engine bug: offsets in [2**63, 2**64) parse (orjson reads unsigned 64-bit integers), passed

@@ -314,7 +314,7 @@ def versions(tmp_path_factory: pytest.TempPathFactory) -> dict:
     site = base / "site"
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("SOURCE_DATE_EPOCH", SOURCE_DATE_EPOCH)
-        codes = [main(["build", str(config), "--out", str(site), "--no-pdf", "--quiet"]) for config in (first, second)]
+        codes = [main(["build", "--draft", str(config), "--out", str(site), "--no-pdf", "--quiet"]) for config in (first, second)]
     return {"site": site, "codes": codes, "first": first, "second": second}
 
 
@@ -404,10 +404,10 @@ def test_compare_to_picks_the_baseline_and_a_bad_one_changes_nothing(versions: d
                      encoding="utf-8")  # fmt: skip
     before = sorted(path.name for path in site.iterdir())
     index = (site / "index.html").read_bytes()
-    assert main(["build", str(third), "--out", str(site), "--no-pdf", "--compare-to", "0.9.0"]) == 2
+    assert main(["build", "--draft", str(third), "--out", str(site), "--no-pdf", "--compare-to", "0.9.0"]) == 2
     assert "--compare-to 0.9.0: no such version" in capsys.readouterr().err
     assert sorted(path.name for path in site.iterdir()) == before and (site / "index.html").read_bytes() == index
-    assert main(["build", str(third), "--out", str(site), "--no-pdf", "--quiet", "--compare-to", "1.0.0",
+    assert main(["build", "--draft", str(third), "--out", str(site), "--no-pdf", "--quiet", "--compare-to", "1.0.0",
                  "--resamples", "100"]) == 0  # fmt: skip
     folder = site / "2.0.0"
     assert "Changes since 1.0.0" in page_text(folder / "index.html")

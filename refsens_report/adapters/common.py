@@ -8,6 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Iterable
 
+from refsens_report import formatting
 from refsens_report.adapters.label_map import mapped_types
 from refsens_report.files import InputPath, as_written, path_problem, resolve
 from refsens_report.names import name_problem, shown
@@ -129,8 +130,8 @@ def excerpt(text: str, index: int, width: int = 20) -> str:
 
 
 def count(number: int, noun: str, plural: str | None = None) -> str:
-    """Return '1 span' / '1,234 spans'."""
-    return f"{number:,} {noun if number == 1 else (plural or noun + 's')}"
+    """Return '1 span' / '1,234 spans' (formatting.counted, the one place counts are said)."""
+    return formatting.counted(number, noun, plural)
 
 
 def unique_paths(paths: Iterable[InputPath]) -> tuple[InputPath, ...]:

@@ -17,6 +17,7 @@ from typing import Any, Iterable, Mapping
 
 import numpy as np
 
+from refsens_report.formatting import counted
 from refsens_report.names import name_problem, shown
 from refsens_report.options import OptionReader
 from refsens_report.record import Record, Span
@@ -101,13 +102,13 @@ class MapCounts:
         if self.renamed:
             total = sum(self.renamed.values())
             pairs = ", ".join(f"{source} → {target} {number:,}" for (source, target), number in sorted(self.renamed.items()))
-            parts.append(f"renamed {total:,} span{'s' if total != 1 else ''} ({pairs})")
+            parts.append(f"renamed {counted(total, 'span')} ({pairs})")
         for label, number in sorted(self.dropped.items()):
             detail = ""
             if by_labelling:
                 labellings = self.dropped_by_labelling[label]
                 detail = " (" + ", ".join(f"{name} {count:,}" for name, count in labellings.items()) + ")"
-            parts.append(f"dropped {number:,} {label} span{'s' if number != 1 else ''}{detail}")
+            parts.append(f"dropped {counted(number, f'{label} span')}{detail}")
         return "; ".join(parts) if parts else "no span had a mapped type"
 
 

@@ -71,6 +71,16 @@ def applicability(context: AuditContext) -> dict[str, str | None]:
 # --- the report ------------------------------------------------------------------------------------
 
 
+# each subset as the record table's caption explains its column
+SUBSET_MEANINGS = {
+    "corpus": "corpus (both annotators present)",
+    "audited": "audited (every labelling named in a role present)",
+    "decontaminated": "decontaminated (audited items on which the primary reference equals neither annotator)",
+}
+# the section's question when the record names no annotator passes: there is only the record to describe
+RECORD_QUESTION = "What does the record hold: how many items, in which languages, labelled by whom?"
+
+
 def record_table(view: ResultsView) -> Table:
     """The record per language: items, and how many fall in each analysed subset."""
     record = view.data.get("record", {})
@@ -88,9 +98,10 @@ def record_table(view: ResultsView) -> Table:
         key="record",
         title="The record",
         caption=(
-            "Items per language in the record and in each analysed subset: corpus (both annotators present), "
-            "audited (every labelling named in a role present), decontaminated (audited items on which the "
-            "primary reference equals neither annotator)."
+            "Items per language in the record"
+            + (f" and in each analysed subset: {', '.join(SUBSET_MEANINGS[name] for name in subset_names)}."
+               if len(subset_names) > 1 else
+               f" and in the analysed subset, {SUBSET_MEANINGS[subset_names[0]]}." if subset_names else ".")
         ),
         columns=("Language", "Items", *(name.capitalize() for name in subset_names)),
         rows=tuple(tuple(row) for row in rows),
@@ -146,15 +157,15 @@ def record_sentences(view: ResultsView) -> list[str]:
         coverage = f"each of the {len(labellings)} labellings is present on every item."
     else:
         coverage = "labellings present: " + ", ".join(
-            f"{name} on {formatting.count(count)}" for name, count in labellings.items()) + " items."
+            f"{name} on {formatting.count(count)}" for name, count in labellings.items())
+        coverage += f" {formatting.noun(list(labellings.values())[-1], 'item')}." if labellings else "none."
     excluded = record.get("excluded", {})
-    record_lines = [f"The record holds {formatting.count(record.get('items'))} items in "
-                    f"{len(record.get('languages', []))} language{'s' if len(record.get('languages', [])) != 1 else ''}; "
-                    f"{coverage}"]  # fmt: skip
+    record_lines = [f"The record holds {formatting.counted(record.get('items'), 'item')} in "
+                    f"{formatting.counted(len(record.get('languages', [])), 'language')}; {coverage}"]  # fmt: skip
     if excluded:
         record_lines.append(
             "Removed before the analyses: "
-            + ", ".join(f"{formatting.count(value)} items ({name.replace('_', ' ')})" for name, value in excluded.items())
+            + ", ".join(f"{formatting.counted(value, 'item')} ({name.replace('_', ' ')})" for name, value in excluded.items())
             + "."
         )
     return record_lines
@@ -170,7 +181,7 @@ def section(view: ResultsView, drawn: Mapping[str, Figure]) -> Section:
         key=ANALYSIS.key,
         number=0,
         title=ANALYSIS.title,
-        paragraphs=(ANALYSIS.question, *record_sentences(view)),
+        paragraphs=(ANALYSIS.question if len(view.annotators) >= 2 else RECORD_QUESTION, *record_sentences(view)),
         not_applicable=view.applicability("agreement") or (None if applies else NO_RESULTS),
         tables=tuple(section_tables),
         links=disagreements.links(view, "annotators"),

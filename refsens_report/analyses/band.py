@@ -31,7 +31,7 @@ from refsens_report.figures import (
     top_legend,
     zero_line,
 )  # fmt: skip
-from refsens_report.prose import count_phrase
+from refsens_report.prose import count_phrase, said
 from refsens_report.record import POOLED
 from refsens_report.results import make_row
 from refsens_report.tables import Table, label, mark_repeats, stat_cell
@@ -123,9 +123,10 @@ def band_versus_margins(view: ResultsView) -> tuple[Table, list[tuple[str, int, 
             verdict = formatting.UNDEFINED
             if margin is not None and band is not None:
                 # a comparison of two printed numbers, not a new statistic
-                compared += 1
                 exceeds = abs(margin) > band
-                exceeding += exceeds
+                if language in view.distinct_languages:  # one language: its rows are the pooled ones
+                    compared += 1
+                    exceeding += exceeds
                 verdict = "exceeds the band" if exceeds else "within the band"
             rows.append([label(f"{output} − {output_2}"), label(language), stat_cell(found), label(verdict)])
         tallies.append((f"{output} − {output_2}", exceeding, compared, formatting.number(band, 2)))
@@ -225,8 +226,8 @@ def band_margins(view: ResultsView) -> tuple[MplFigure, Figure] | None:
         caption=caption,
         alt=(
             f"Margins {'per language' if per_language else 'per pair of outputs'} as points with intervals over a "
-            f"shaded band of ±{formatting.number(band, 2)} F1 points; {exceeding} of {len(drawn)} margins lie "
-            "beyond the band."
+            f"shaded band of ±{formatting.number(band, 2)} F1 points; {formatting.count_of(exceeding, len(drawn), 'margin')} "
+            f"{formatting.verb_of(exceeding, len(drawn), 'lies', 'lie')} beyond the band."
         ),
     )
     return figure, (languages_noted(view, model) if per_language else model)
@@ -235,6 +236,25 @@ def band_margins(view: ResultsView) -> tuple[MplFigure, Figure] | None:
 def overall_band(view: ResultsView, rule: str | None = None) -> Row | None:
     """Return the overall band (empty output) for a rule, strict by default."""
     return view.row("band", "band", rule=rule or view.main_rule, language=POOLED, output="")
+
+
+def band_source(view: ResultsView, band: Row) -> Row | None:
+    """Return the pooled swap delta the band comes from: the delta (same rule) whose interval's farther end is
+    the band, so a sentence can name its output and pair of references (None when none matches)."""
+    for _, row in view.rows.select("swap", "delta", rule=band["rule"], language=POOLED):
+        if row["ci_low"] is not None and row["ci_high"] is not None and band["estimate"] is not None \
+                and max(abs(row["ci_low"]), abs(row["ci_high"])) == band["estimate"]:
+            return row
+    return None
+
+
+def source_phrase(view: ResultsView, band: Row) -> str:
+    """Return ' (from output's delta, first vs second: ...)', naming where the band comes from, or ''."""
+    source = band_source(view, band)
+    if source is None:
+        return ""
+    return (f" (the far end of the {view.confidence_label} of {source['output']}'s delta between "
+            f"{source['reference']} and {source['reference_2']}: {said(source)})")
 
 
 def against_band(margin: Row | None, band: float) -> str | None:
@@ -266,7 +286,7 @@ def margins_beyond_band(view: ResultsView) -> tuple[int, int, int, Row | None]:
     verdicts = [
         against_band(view.row("interaction", "margin", rule=view.main_rule, language=language, output=output,
                               output_2=output_2, reference=view.primary), band["estimate"])
-        for language in view.languages
+        for language in view.distinct_languages
     ]  # fmt: skip
     decided = [verdict for verdict in verdicts if verdict is not None]
     return decided.count("outside"), decided.count("undecided"), len(decided), band
@@ -287,16 +307,18 @@ def headlines(view: ResultsView) -> list[str]:
     outside, undecided, compared, band = margins_beyond_band(view)
     if band is None or band["estimate"] is None:
         return []
-    sentence = f"The {rule} reference-sensitivity band is ±{formatting.number(band['estimate'], 2)} F1 points"
+    sentence = (f"The {rule} reference-sensitivity band is ±{formatting.number(band['estimate'], 2)} F1 points"
+                + source_phrase(view, band))
     if view.at_scale():
         outside, undecided, compared = pooled_margins_beyond_band(view, band)
-        which = f"pooled margins between pairs of outputs under {view.primary}"
+        noun, which = "pooled margin", f"between pairs of outputs under {view.primary}"
     else:
-        which = f"observed margins under {view.primary} (per language and pooled)"
+        noun, which = "observed margin", f"under {view.primary} ({view.per_language_phrase})"
     if compared:
         sentence += (
-            f": {count_phrase(outside, compared, which)} lie beyond it with their whole {view.confidence_label}, "
-            f"{formatting.count(undecided)} {'is' if undecided == 1 else 'are'} undecided (the interval crosses "
+            f": {count_phrase(outside, compared, noun)} {which} "
+            f"{formatting.verb_of(outside, compared, 'lies', 'lie')} beyond it with {formatting.verb_of(outside, compared, 'its', 'their')} "
+            f"whole {view.confidence_label}, {formatting.count(undecided)} {formatting.verb(undecided, 'is', 'are')} undecided (the interval crosses "
             "the band's edge); a margin inside the band could come from the choice of reference alone."
         )
     else:
@@ -314,16 +336,19 @@ def _section(view: ResultsView, drawn: Mapping[str, Figure]) -> Section:
             margins_table, tallies = band_versus_margins(view)
             band_tables.append(margins_table)
             if view.at_scale() and tallies:  # one sentence for every pair of outputs, not one each
+                exceeding = sum(t[1] for t in tallies)
                 tallies_said.append(
-                    f"{sum(t[1] for t in tallies):,} of {sum(t[2] for t in tallies):,} observed {view.main_rule} "
-                    f"margins between the {len(tallies):,} pairs of outputs under {view.primary} (per language and "
-                    f"pooled) exceed the {view.main_rule} band of ±{tallies[0][3]} F1 points."
+                    f"{count_phrase(exceeding, sum(t[2] for t in tallies), 'observed margin')} ({view.main_rule}) "
+                    f"between the {formatting.counted(len(tallies), 'pair')} of outputs under {view.primary} "
+                    f"({view.per_language_phrase}) {formatting.verb_of(exceeding, sum(t[2] for t in tallies), 'exceeds', 'exceed')} the "
+                    f"{view.main_rule} band of ±{tallies[0][3]} F1 points."
                 )
             else:
                 for pair, exceeding, compared, band in tallies:
                     tallies_said.append(
-                        f"{exceeding} of {compared} observed {view.main_rule} margins {pair} under {view.primary} "
-                        f"(per language and pooled) exceed the {view.main_rule} band of ±{band} F1 points."
+                        f"{count_phrase(exceeding, compared, 'observed margin')} ({view.main_rule}) {pair} under "
+                        f"{view.primary} ({view.per_language_phrase}) {formatting.verb_of(exceeding, compared, 'exceeds', 'exceed')} "
+                        f"the {view.main_rule} band of ±{band} F1 points."
                     )
     return section(ANALYSIS, view, drawn, applies, ["band"], band_tables, tallies_said, applicability_key="swap")
 

@@ -22,6 +22,7 @@ from refsens_report import formatting
 from refsens_report.analyses.base import Analysis, AuditContext, Estimate, Rows, Section, Stat, section
 from refsens_report.analyses.type_confusion import shown_type
 from refsens_report.bootstrap import AUTO_MIN_RESAMPLES
+from refsens_report.config import ReportSettings
 from refsens_report.counts import MANY_TYPES, RULE_NAMES, Column
 from refsens_report.estimator import BLOCK_VALUES, Estimator, Listed
 from refsens_report.figures import Figure
@@ -37,6 +38,8 @@ TYPED_RULES = ("strict", "overlap")  # the rules that compare types (relaxed ign
 # Holm-tested; 2,000 replicates give their percentile intervals, at a cost linear in the number of types.
 TYPE_RESAMPLES = AUTO_MIN_RESAMPLES
 TOP_TYPES = 10  # types a table or sentence names per pair of references, at most; the others are "other"
+RARE_NAMED = 10  # types too rare to say a caption names per pair of references, at most; the CSV has them all
+TOO_RARE = "too rare to say"  # a type with fewer than [report] min_type_spans spans under a compared reference
 NAMED_IN_SENTENCE = 3
 
 
@@ -171,8 +174,33 @@ def finish(context: AuditContext, estimator: Estimator, rows: Rows) -> Rows:
         "rules": rules,
         "types": [str(context.counts.type_names[code]) for code in np.concatenate(blocks)] if blocks else [],
         "resamples": resamples,
+        "spans": span_counts(context, mask, np.concatenate(blocks) if blocks else np.array([], dtype=np.int64)),
     }
     return found
+
+
+def span_counts(context: AuditContext, mask: np.ndarray, codes: np.ndarray) -> dict[str, dict[str, dict[str, int]]]:
+    """Return the spans of each type in each reference on the masked items: reference -> language -> type -> n.
+
+    Per language (sorted) and pooled; the report says per-type results only for types with enough of them
+    (``[report] min_type_spans``).
+    """
+    counts, table = context.counts, context.record.table
+    names = [str(counts.type_names[code]) for code in sorted(codes)]
+    languages = sorted({table.languages[code] for code in np.unique(table.language[mask])})
+    spans: dict[str, dict[str, dict[str, int]]] = {}
+    for reference in context.config.roles.references:
+        items, kinds, values = counts.typed("size", "strict", reference)
+        keep = mask[items]
+        per = np.zeros((len(table.languages), max(len(counts.type_names), 1)), dtype=np.int64)
+        np.add.at(per, (table.language[items[keep]], kinds[keep]), values[keep])
+        position = {name: index for index, name in enumerate(counts.type_names)}
+        spans[reference] = {
+            **{language: {name: int(per[table.languages.index(language), position[name]]) for name in names}
+               for language in languages},
+            POOLED: {name: int(per[:, position[name]].sum()) for name in names},
+        }  # fmt: skip
+    return spans
 
 
 def summary(context: AuditContext) -> dict[str, Any] | None:
@@ -206,11 +234,41 @@ def _largest(rows: list[Row]) -> Row | None:
     return max(defined, key=lambda row: abs(row["estimate"])) if defined else None
 
 
+def min_spans(view: ResultsView) -> int:
+    """Return the spans of a type each compared reference needs before the report says anything about it."""
+    return int(view.data["config"].get("report", {}).get("min_type_spans", ReportSettings.min_type_spans))
+
+
+def spans(view: ResultsView, reference: str, name: str, language: str = POOLED) -> int | None:
+    """Return the spans of type ``name`` under ``reference`` on the audited items, None when not recorded."""
+    recorded = (view.data.get("by_type") or {}).get("spans")
+    return None if recorded is None else recorded.get(reference, {}).get(language, {}).get(name, 0)
+
+
+def has_spans(view: ResultsView) -> bool:
+    """Return whether results.json records the spans per type (results written before it did not)."""
+    return (view.data.get("by_type") or {}).get("spans") is not None
+
+
+def supported(view: ResultsView, name: str, references: tuple[str, ...], language: str = POOLED) -> bool:
+    """Return whether every reference holds at least min_spans spans of the type (True when not recorded)."""
+    found = [spans(view, reference, name, language) for reference in references]
+    return all(count is None or count >= min_spans(view) for count in found)
+
+
+def support_phrase(view: ResultsView, references: tuple[str, ...]) -> str:
+    """Return the threshold a per-type statement meets, as said beside it: 'at least 30 spans under A and B'."""
+    under = " and ".join(references) if len(references) <= 2 else "both references compared"
+    return f"at least {formatting.counted(min_spans(view), 'span')} under {under}"
+
+
 class Movers:
     """One pair of references' per-type deltas under one rule: types ordered by how much they move.
 
-    A type moves for an output when its pooled delta's interval excludes zero. Types are ordered by their
-    largest such |delta| (types that move for no output after, by their largest |delta|), then by name.
+    Only types with at least min_spans spans under both references (pooled) are ranked; the others are
+    ``rare``, too rare to say. A type moves for an output when its pooled delta's interval excludes zero.
+    Types are ordered by their largest such |delta| (types that move for no output after, by their largest
+    |delta|), then by name.
     """
 
     def __init__(self, view: ResultsView, rule: str, first: str, second: str):
@@ -220,6 +278,9 @@ class Movers:
         for index, row in view.rows.select("by_type", "delta", rule=rule, reference=first, reference_2=second):
             self.by_type.setdefault(row["type"], {}).setdefault(row["language"], []).append(row)
             self.index[id(row)] = index
+        self.rare = sorted(name for name in self.by_type if not supported(view, name, (first, second)))
+        for name in self.rare:
+            del self.by_type[name]
 
         def moving_first(name: str) -> tuple:
             pooled = self.pooled(name)
@@ -238,6 +299,26 @@ class Movers:
     def moving(self, name: str, language: str = POOLED) -> list[Row]:
         return [row for row in self.rows(name, language) if _decided(row)]
 
+    def span_cells(self, name: str | list[str], language: str = POOLED) -> list[Cell]:
+        """Return the spans of a type (or the sum over types) under the pair's references, [] when not recorded."""
+        if not has_spans(self.view):
+            return []
+        names = [name] if isinstance(name, str) else name
+        return [count_cell(sum(spans(self.view, reference, kind, language) or 0 for kind in names))
+                for reference in (self.first, self.second)]  # fmt: skip
+
+    def rare_phrase(self, limit: int = RARE_NAMED) -> str:
+        """Return the types too rare to say, with their spans under both references: '' when there are none."""
+        if not self.rare:
+            return ""
+        named = [f"{name} ({formatting.count(spans(self.view, self.first, name))} / "
+                 f"{formatting.count(spans(self.view, self.second, name))})" for name in self.rare[:limit]]  # fmt: skip
+        more = len(self.rare) - len(named)
+        return (f"{formatting.counted(len(self.rare), 'type')} {TOO_RARE} under {self.first} vs {self.second} "
+                f"(fewer than {formatting.counted(min_spans(self.view), 'span')} under one of them; spans under "
+                f"{self.first} / {self.second}): {', '.join(named)}"
+                + (f" and {more} more in the table's CSV" if more else ""))
+
     def cell(self, row: Row | None) -> Cell:
         """Return a row's estimate and interval as a cell that keeps its results row."""
         return stat_cell(None if row is None else (self.index[id(row)], row))
@@ -255,7 +336,7 @@ def pairs(view: ResultsView) -> list[tuple[str, str]]:
 
 
 def _other_label(hidden: int) -> str:
-    return f"other ({hidden} types)"
+    return f"other ({formatting.counted(hidden, 'type')})"
 
 
 def movers_table(view: ResultsView, rule: str) -> Table:
@@ -268,8 +349,10 @@ def movers_table(view: ResultsView, rule: str) -> Table:
     per_type = 1 if len(view.languages) == 2 else len(view.languages)
     limit = max(3, min(TOP_TYPES, (PAGE_ROWS // max(1, len(pairs(view))) - 1) // per_type))
     hidden_types = 0
+    rare: list[str] = []
     for first, second in pairs(view):
         movers = Movers(view, rule, first, second)
+        rare += [phrase] if (phrase := movers.rare_phrase()) else []
         shown, others = movers.top(limit)
         hidden_types = max(hidden_types, len(others))
         for name in shown:
@@ -277,7 +360,8 @@ def movers_table(view: ResultsView, rule: str) -> Table:
                 rows = movers.rows(name, language)
                 if not rows:
                     continue
-                cells = [label(f"{first} vs {second}"), label(shown_type(name)), label(language)]
+                cells = [label(f"{first} vs {second}"), label(shown_type(name)), label(language),
+                         *movers.span_cells(name, language)]  # fmt: skip
                 if few:
                     by_output = {row["output"]: row for row in rows}
                     cells += [movers.cell(by_output.get(output)) for output in outputs]
@@ -288,7 +372,8 @@ def movers_table(view: ResultsView, rule: str) -> Table:
                 table_rows.append(cells)
         if others:
             rest = [row for name in others for row in movers.pooled(name)]
-            cells = [label(f"{first} vs {second}"), label(_other_label(len(others))), label(POOLED)]
+            cells = [label(f"{first} vs {second}"), label(_other_label(len(others))), label(POOLED),
+                     *movers.span_cells(others)]  # fmt: skip
             if few:
                 for output in outputs:
                     mine = [row for row in rest if row["output"] == output]
@@ -300,14 +385,20 @@ def movers_table(view: ResultsView, rule: str) -> Table:
             table_rows.append(cells)
     delta = f"Δ [{view.confidence_label}]"
     columns = ["References", "Type", "Language"]
+    if has_spans(view):
+        alternative = view.references[1] if len(pairs(view)) == 1 else "alternative"
+        columns += [f"Spans {view.primary}", f"Spans {alternative}"]
     columns += [f"{output}: {delta}" for output in outputs] if few else ["Output", f"Largest {delta}", "Outputs moving"]
     resamples = (view.data.get("by_type") or {}).get("resamples")
     replicates = f" on the first {formatting.count(resamples)} replicates of the swap's draws" if resamples else ""
     caption = (
         f"Per-type swap deltas ({rule}): an output's F1 on the spans of one type against the primary reference "
         f"minus its F1 on that type against the alternative, on the audited subset "
-        f"({view.items_phrase('audited')} pooled), with paired bootstrap intervals{replicates}. Types in order of "
-        "how much they move: the largest |Δ| whose interval excludes zero. "
+        f"({view.items_phrase('audited')} pooled), with paired bootstrap intervals{replicates}. "
+        + (f"Spans: the spans of the type under each of the two references on those items. Only types with "
+           f"{support_phrase(view, ('the primary', 'the alternative'))} (pooled; [report] min_type_spans) are ranked; a row per language prints that "
+           "language's spans. " if has_spans(view) else "")
+        + "Types in order of how much they move: the largest |Δ| whose interval excludes zero. "
         + ("Bold marks intervals excluding zero." if few else
            f"Outputs moving: how many of the {len(outputs)} outputs have a Δ whose interval excludes zero; the "
            "largest Δ shown is theirs when there is one, otherwise the largest of all, with its output.")
@@ -319,8 +410,11 @@ def movers_table(view: ResultsView, rule: str) -> Table:
                "the largest Δ with its output and type, and how many of their deltas exclude zero")
             + "."
         )
-    caption += (f" The table's CSV holds every one of the {len(types_of(view))} types: each output's F1 on it "
-                "against every reference and every Δ, per language and pooled.")
+    if rare:
+        caption += " " + "; ".join(rare) + "."
+    caption += (f" The table's CSV holds every one of the {formatting.counted(len(types_of(view)), 'type')}: each "
+                "output's F1 on it against every reference and every Δ, per language and pooled"
+                + (", with its spans under each reference." if has_spans(view) else "."))
     return Table(
         key="by-type",
         title="Types that move most with the reference",
@@ -346,13 +440,17 @@ def full_table(view: ResultsView) -> Table:
                 for output in view.outputs:
                     where = {"rule": rule, "language": language, "output": output, "type": name}
                     cells = [label(rule), label(language), label(name), label(output)]
+                    cells += [count_cell(spans(view, reference, name, language)) for reference in references
+                              if has_spans(view)]  # fmt: skip
                     cells += [stat_cell(view.rows.one("by_type", "score", reference=reference, **where))
                               for reference in references]  # fmt: skip
                     cells += [stat_cell(view.rows.one("by_type", "delta", reference=first, reference_2=second, **where))
                               for first, second in reference_pairs]  # fmt: skip
                     if any(cell.row is not None for cell in cells):
                         table_rows.append(cells)
-    columns = ["Rule", "Language", "Type", "Output", *(f"F1 vs {reference}" for reference in references),
+    columns = ["Rule", "Language", "Type", "Output",
+               *(f"Spans {reference}" for reference in references if has_spans(view)),
+               *(f"F1 vs {reference}" for reference in references),
                *(f"Δ {first}−{second}" for first, second in reference_pairs)]  # fmt: skip
     return Table(key="by-type", title="", caption="", columns=tuple(columns), rows=tuple(tuple(r) for r in table_rows))
 
@@ -360,22 +458,29 @@ def full_table(view: ResultsView) -> Table:
 def pair_sentence(view: ResultsView, rule: str, first: str, second: str) -> str:
     """Return which types move under ``second`` instead of ``first``: the types that move most, with intervals."""
     movers = Movers(view, rule, first, second)
-    if not movers.types:
+    if not movers.types and not movers.rare:
         return ""
     moving = [name for name in movers.types if movers.moving(name)]
     where = f"Under {second} instead of {first} ({rule}, pooled; Δ = F1 against {first} − F1 against {second})"
+    support = f" with {support_phrase(view, (first, second))}" if has_spans(view) else ""
+    listed = "the table's caption lists them" if len(movers.rare) > 1 else "the table's caption lists it"
+    rare = (f" {formatting.counted(len(movers.rare), 'more type')} {formatting.verb(len(movers.rare), 'is', 'are')} "
+            f"{TOO_RARE} ({listed})." if movers.rare else "")  # fmt: skip
+    if not movers.types:  # no row in the table: the types are listed here
+        return f"{where}, no type has {support_phrase(view, (first, second))}: {movers.rare_phrase()}."
     if not moving:
-        return f"{where}, no type's delta has an interval excluding zero for any output ({len(movers.types)} types)."
+        return (f"{where}, no type's delta has an interval excluding zero for any output "
+                f"({formatting.counted(len(movers.types), 'type')}{support}).{rare}")
     named = []
     for name in moving[:NAMED_IN_SENTENCE]:
         largest = _largest(movers.moving(name))
         named.append(f"{name} ({largest['output']} {said(largest)}; "
-                     f"{count_phrase(len(movers.moving(name)), len(movers.pooled(name)), 'outputs')})")  # fmt: skip
+                     f"{count_phrase(len(movers.moving(name)), len(movers.pooled(name)), 'output')})")  # fmt: skip
     rest = len(moving) - len(named)
     return (
-        f"{where}, {count_phrase(len(moving), len(movers.types), 'types')} move for at least one output (an "
-        f"interval excluding zero); most: {'; then '.join(named)}"
-        + (f"; {rest} more in the table." if rest else ".")
+        f"{where}, {count_phrase(len(moving), len(movers.types), 'type')}{support} "
+        f"{formatting.verb_of(len(moving), len(movers.types), 'moves', 'move')} for at least one output (an interval excluding zero); "
+        f"most: {'; then '.join(named)}" + (f"; {rest} more in the table." if rest else ".") + rare
     )
 
 
@@ -393,8 +498,9 @@ def headlines(view: ResultsView) -> list[str]:
             parts.append(f"{moving[0]} under {second} ({largest['output']} {said(largest)} F1 points)")
     if not parts:
         return []
-    return [f"By span type ({rule}, pooled), the type that moves most when {view.primary} is exchanged (the "
-            f"largest |Δ| whose interval excludes zero) is {'; '.join(parts)}."]  # fmt: skip
+    support = f"; types with {support_phrase(view, tuple(view.references))}" if has_spans(view) else ""
+    return [f"By span type ({rule}, pooled{support}), the type that moves most when {view.primary} is exchanged "
+            f"(the largest |Δ| whose interval excludes zero) is {'; '.join(parts)}."]  # fmt: skip
 
 
 def _section(view: ResultsView, drawn: Mapping[str, Figure]) -> Section:
@@ -411,7 +517,8 @@ def _section(view: ResultsView, drawn: Mapping[str, Figure]) -> Section:
                        paragraphs=(ANALYSIS.question,) if scores else (), tables=(table,) if scores else (),
                        not_applicable=reason or "This analysis produced no results for this record.")  # fmt: skip
     sentences = [sentence for first, second in pairs(view) if (sentence := pair_sentence(view, rule, first, second))]
-    return section(ANALYSIS, view, drawn, True, tables=[movers_table(view, rule)], extra=sentences)
+    table = movers_table(view, rule)
+    return section(ANALYSIS, view, drawn, True, tables=[table] if table.rows else [], extra=sentences)
 
 
 ANALYSIS = Analysis(

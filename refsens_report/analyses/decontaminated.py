@@ -93,8 +93,10 @@ def headlines(view: ResultsView) -> list[str]:
     if clean is None:
         return []
     return [
-        f"On the decontaminated subset ({formatting.count(view.subset_size('decontaminated'))} items where "
-        f"{view.primary} copies neither annotator) the pooled {rule} swing is {said(clean)} F1 points."
+        f"On the decontaminated subset ({formatting.counted(view.subset_size('decontaminated'), 'item')} where "
+        f"{view.primary} copies neither annotator), the pooled {rule} swing of {swing['output']} − "
+        f"{swing['output_2']} between {swing['reference']} and {swing['reference_2']}, the largest on the audited "
+        f"subset ({said(swing)}), is {said(clean)} F1 points."
     ]
 
 

@@ -653,7 +653,7 @@ def links(view: ResultsView, kind: str) -> tuple[tuple[str, str], ...]:
     if len(found) == 1:
         comparison = found[0]
         what = (f"Where {comparison['first']} and {comparison['second']} differ, item by item "
-                f"({formatting.count(comparison['differing'][POOLED])} items)")  # fmt: skip
+                f"({formatting.counted(comparison['differing'][POOLED], 'item')})")  # fmt: skip
     else:
         each = ", ".join(f"{formatting.count(c['differing'][POOLED])} under {c['second']}" for c in found)
         what = f"Where the alternative references differ from {found[0]['first']}, item by item ({each})"

@@ -230,8 +230,8 @@ def headlines(view: ResultsView) -> list[str]:
         return []
     defective = duplicates.get("defective_groups") or []
     return [
-        f"{len(defective)} duplicate group{'s' if len(defective) != 1 else ''} with copied references "
-        f"{'were' if len(defective) != 1 else 'was'} found"
+        f"{formatting.counted(len(defective), 'duplicate group')} with copied references "
+        f"{formatting.verb(len(defective), 'was', 'were')} found"
         + (" and excluded before the analyses." if defective and _excluded(view) else ".")
     ]
 
@@ -242,8 +242,8 @@ def _section(view: ResultsView, drawn: Mapping[str, Figure]) -> Section:
     found = []
     if duplicates.get("available"):
         found.append(
-            f"Duplicate key '{duplicates.get('key', '')}': {formatting.count(duplicates.get('groups'))} groups "
-            f"holding {formatting.count(duplicates.get('duplicated_items'))} items; "
+            f"Duplicate key '{duplicates.get('key', '')}': {formatting.counted(duplicates.get('groups'), 'group')} "
+            f"holding {formatting.counted(duplicates.get('duplicated_items'), 'item')}; "
             f"{len(duplicates.get('defective_groups') or [])} defective."
         )
         if duplicates.get("defective_groups"):

@@ -460,8 +460,10 @@ def swing_forest(view: ResultsView) -> tuple[MplFigure, Figure] | None:
             "per language and rule, is in the interaction tables and their CSV downloads."
         ),
         alt=(
-            f"Forest plot of the {len(shown)} largest pooled swings of {total}, one panel per rule, one row per swing. "
-            f"Largest {rule} swings: {listed}; {significant} of the {len(shown)} are Holm-significant."
+            f"Forest plot of the {formatting.count(len(shown))} largest pooled {formatting.noun(len(shown), 'swing')} "
+            f"of {formatting.count(total)}, one panel per rule, one row per swing. Largest {rule} swings: {listed}; "
+            f"{formatting.count(significant)} of the {formatting.counted(len(shown), 'swing')} "
+            f"{formatting.verb_of(significant, len(shown), 'is', 'are')} Holm-significant."
         ),
     )
 
@@ -472,7 +474,7 @@ def _swing_languages(view: ResultsView, swing: Row) -> tuple[MplFigure, Figure]:
     languages = figure_languages(view)
     figure, axes = subplots(1, len(view.rules), figsize=(WIDTH, height(len(languages))), sharey=True,
                                 sharex=True, squeeze=False)  # fmt: skip
-    significant = 0
+    significant = plotted = 0
     for axis, rule in zip(axes[0], view.rules):
         positions = language_axis(axis, languages)
         zero_line(axis)
@@ -480,6 +482,7 @@ def _swing_languages(view: ResultsView, swing: Row) -> tuple[MplFigure, Figure]:
             row = view.row("interaction", "swing", rule=rule, language=language, **same_swing(swing))
             filled = view.significant(row["p_holm"] if row else None)
             significant += filled
+            plotted += row is not None
             interval_point(axis, positions[language], row, OKABE_ITO[0], "o", filled=filled)
             if row and row["estimate"] is not None and filled:
                 _star(axis, row, positions[language])
@@ -496,7 +499,8 @@ def _swing_languages(view: ResultsView, swing: Row) -> tuple[MplFigure, Figure]:
         ),
         alt=(
             f"Forest plot of swings, one panel per rule. Pooled {view.main_rule} swing {said(swing)}, Holm p "
-            f"{formatting.p_value(swing['p_holm'])}; {significant} of the plotted swings are Holm-significant."
+            f"{formatting.p_value(swing['p_holm'])}; {formatting.count_of(significant, plotted, 'plotted swing')} "
+            f"{formatting.verb_of(significant, plotted, 'is', 'are')} Holm-significant."
         ),
     ))
 
@@ -512,15 +516,24 @@ def holm_family_size(view: ResultsView) -> int:
     return sum(row["p_holm"] is not None for _, row in view.rows.select("interaction", "swing"))
 
 
-def floor_caveat(view: ResultsView) -> str:
-    """Return ', but ... no Holm p can fall below F' when the Holm floor makes 'not significant' empty, else ''."""
-    floor = view.row("leaderboard", "holm_floor")
-    if floor is None or floor["estimate"] is None or floor["estimate"] < view.alpha:
-        return ""
-    return (
-        f" (with {formatting.count(holm_family_size(view))} swings in the Holm family and {formatting.count(view.data.get('resamples'))} replicates no "
-        f"Holm p can fall below {said(floor)}, so this says nothing about the swings)"
-    )
+NOT_IN_FAMILY = "not in the Holm family"  # a swing without a Holm p, said in a sentence (a table prints '—')
+
+
+def holm_said(view: ResultsView, row: Row) -> str:
+    """Return a swing's Holm p in a sentence: 'Holm p 0.03', or that it is not in the Holm family (and which)."""
+    if row["p_holm"] is None:
+        only = {"adjacent": "adjacent pairs only", "primary": f"{view.primary} against each other reference only"}
+        return NOT_IN_FAMILY + (f": {only[view.holm['family']]}" if view.holm.get("family") in only else "")
+    return f"Holm p {formatting.p_value(row['p_holm'])}"
+
+
+def holm_tally(view: ResultsView, family: Sequence[Row]) -> str:
+    """Return how many swings of the Holm family are significant (a sentence), or that this run cannot decide."""
+    if view.undecidable:
+        return view.undecidable
+    significant = sum(view.significant(row["p_holm"]) for row in family)
+    return (f"{count_phrase(significant, len(family), 'swing')} in the Holm family "
+            f"{formatting.verb_of(significant, len(family), 'has', 'have')} Holm p < {view.level}.")
 
 
 def _swing_summary(view: ResultsView) -> str:
@@ -529,15 +542,14 @@ def _swing_summary(view: ResultsView) -> str:
     pooled = [row for _, row in view.rows.select("interaction", "swing", rule=rule, language=POOLED)
               if row["estimate"] is not None]  # fmt: skip
     family = [row for _, row in view.rows.select("interaction", "swing") if row["p_holm"] is not None]
-    significant = sum(view.significant(row["p_holm"]) for row in family)
     excluding = sum(formatting.excludes_zero(row["ci_low"], row["ci_high"]) for row in pooled)
     largest = max(pooled, key=lambda row: abs(row["estimate"]))
     return (
-        f"The comparison moves too: of {len(pooled)} pooled {rule} swings (every pair of outputs under every pair "
-        f"of references), {excluding} have intervals excluding zero; the largest is {said(largest)} F1 points "
-        f"({largest['output']} − {largest['output_2']}, {pair_label(largest)}; Holm p "
-        f"{formatting.p_value(largest['p_holm'])}). {significant} of {formatting.count(len(family))} swings in the "
-        f"Holm family have Holm p < {view.level}{floor_caveat(view)}."
+        f"The comparison moves too: of {formatting.counted(len(pooled), f'pooled {rule} swing')} (every pair of "
+        f"outputs under every pair of references), {formatting.count(excluding)} "
+        f"{formatting.verb(excluding, 'has an interval', 'have intervals')} excluding zero; the largest is "
+        f"{said(largest)} F1 points ({largest['output']} − {largest['output_2']}, {pair_label(largest)}; "
+        f"{holm_said(view, largest)}). {holm_tally(view, family)}"
     )
 
 
@@ -549,12 +561,10 @@ def headlines(view: ResultsView) -> list[str]:
     if view.at_scale():
         return [_swing_summary(view)]
     family = [row for _, row in view.rows.select("interaction", "swing") if row["p_holm"] is not None]
-    significant = sum(view.significant(row["p_holm"]) for row in family)
     return [
         f"The comparison moves too: the margin {swing['output']} − {swing['output_2']} under "
         f"{swing['reference']} minus the same margin under {swing['reference_2']} is {said(swing)} F1 points "
-        f"pooled ({view.main_rule}; paired swing, Holm p {formatting.p_value(swing['p_holm'])}); "
-        f"{count_phrase(significant, len(family), 'swings')} in the Holm family have Holm p < {view.level}."
+        f"pooled ({view.main_rule}; paired swing, {holm_said(view, swing)}). {holm_tally(view, family)}"
     ]
 
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from refsens_report import formatting
 from refsens_report.analyses.base import Analysis, AuditContext, Rows, Section
-from refsens_report.analyses.interaction import floor_caveat, holm_family_phrase, holm_family_size
+from refsens_report.analyses.interaction import holm_family_phrase, holm_family_size
 from refsens_report.analyses.ranking import (
     MIN_OUTPUTS,
     leaderboard_rows,
@@ -37,7 +37,7 @@ from refsens_report.figures import (
     style,
     subplots,
 )
-from refsens_report.prose import said
+from refsens_report.prose import count_phrase, said
 from refsens_report.record import POOLED
 from refsens_report.tables import (
     Cell,
@@ -48,7 +48,7 @@ from refsens_report.tables import (
     p_cell,
     stat_cell,
 )
-from refsens_report.view import ResultsView
+from refsens_report.view import UNDECIDED_FLIPS, ResultsView
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure as MplFigure
@@ -381,8 +381,10 @@ def leaderboard_bump(view: ResultsView) -> tuple[MplFigure, Figure] | None:
             "the leaderboard table."
         ),
         alt=(
-            f"Bump chart of {len(outputs)} outputs across {len(references)} references; {moved} of "
-            f"{len(outputs)} outputs change rank at least once. Ranks under {view.primary} with intervals, first "
+            f"Bump chart of {formatting.counted(len(outputs), 'output')} across "
+            f"{formatting.counted(len(references), 'reference')}; {formatting.count_of(moved, len(outputs), 'output')} "
+            f"{formatting.verb_of(moved, len(outputs), 'changes', 'change')} rank at least once. Ranks under "
+            f"{view.primary} with intervals, first "
             f"outputs: {first}."
         ),
     )
@@ -475,7 +477,8 @@ def swing_heatmap(view: ResultsView) -> tuple[MplFigure, Figure] | None:
         ],
         loc="outside lower center", ncols=2,
     )  # fmt: skip
-    flips_said = formatting.number(flips_row["estimate"], 0) if flips_row and flips_row["estimate"] is not None else str(len(flipped))
+    flips = flips_row["estimate"] if flips_row and flips_row["estimate"] is not None else len(flipped)
+    flips_said = f"{formatting.number(flips, 0)} {formatting.noun(round(flips), 'flip')}"
     return figure, Figure(
         key="leaderboard-swings",
         title="Pairwise swings between references",
@@ -490,8 +493,10 @@ def swing_heatmap(view: ResultsView) -> tuple[MplFigure, Figure] | None:
             + "Every swing, for every pair of references, is in the interaction table."
         ),
         alt=(
-            f"Heatmap of {size * (size - 1) // 2} pairwise swings between {primary} and {alternative}, "
-            f"{len(flipped)} framed as order flips ({flips_said} flips pooled), {len(significant)} Holm-significant; "
+            f"Heatmap of {formatting.counted(size * (size - 1) // 2, 'pairwise swing')} between {primary} and "
+            f"{alternative}, {formatting.count(len(flipped))} framed as {formatting.noun(len(flipped), 'an order flip', 'order flips')} "
+            f"({flips_said} pooled), "
+            f"{formatting.count(len(significant))} Holm-significant; "
             f"the largest absolute swing is {formatting.number(top, 2)} F1 points."
         ),
     )
@@ -514,16 +519,23 @@ def leaderboard_headline(view: ResultsView) -> list[str]:
         significant = view.row("leaderboard", "flips_significant", **where)
         significant_total += int(significant["estimate"] or 0) if significant else 0
         tau = view.row("leaderboard", "kendall_tau", **where)
-        parts.append(f"{formatting.number(flips['estimate'], 0)} under {reference}"
-                     + (f" (tau-b {said(tau)})" if tau else ""))  # fmt: skip
+        moved = round(flips["estimate"])
+        parts.append(f"{formatting.counted(moved, 'pair')} {formatting.verb(moved, 'changes', 'change')} order "
+                     f"under {reference}" + (f" (tau-b {said(tau)})" if tau else ""))  # fmt: skip
     if not parts:
         return []
     return [
-        f"The leaderboard of {len(ranked)} outputs changes with the reference: of its {pairs} pairs of outputs, "
-        f"compared with {view.primary}, {'; '.join(parts)} change order ({rule}, pooled); {significant_total} of "
-        f"these flips are significant after Holm"
-        + (", which the Holm floor stated above makes uninformative." if floor_caveat(view) else ".")
+        f"The leaderboard of {len(ranked)} outputs changes with the reference ({rule}, pooled): of its "
+        f"{formatting.counted(pairs, 'pair')} of outputs, compared with {view.primary}, {'; '.join(parts)}"
+        + significant_flips(view, significant_total)
     ]
+
+
+def significant_flips(view: ResultsView, significant: int) -> str:
+    """Return how many of the flips are significant after Holm, or that this run cannot decide it."""
+    if view.undecidable:
+        return f". {view.undecidable}"
+    return f"; {formatting.count(significant)} of these flips {formatting.verb(significant, 'is', 'are')} significant after Holm."
 
 
 def leaderboard_sentences(view: ResultsView) -> list[str]:
@@ -535,7 +547,6 @@ def leaderboard_sentences(view: ResultsView) -> list[str]:
     rule = view.main_rule
     floor = view.row("leaderboard", "holm_floor")
     sentences = []
-    single = len(view.reference_pairs()) == 1  # with several pairs the Holm floor caveat is said once, at the end
     for first, second in view.reference_pairs():
         where = {"rule": rule, "language": POOLED, "reference": first, "reference_2": second}
         flips = view.row("leaderboard", "flips", **where)
@@ -544,29 +555,24 @@ def leaderboard_sentences(view: ResultsView) -> list[str]:
         significant = view.row("leaderboard", "flips_significant", **where)
         tau = view.row("leaderboard", "kendall_tau", **where)
         moves = view.row("leaderboard", "p_rank_change", output="", **where)
+        moved = round(flips["estimate"])
         sentence = (
-            f"Under {second} instead of {first}, {formatting.number(flips['estimate'], 0)} of {pairs} pairs of "
-            f"outputs change order ({rule}, pooled; {said(flips)}); "
-            f"{said(significant) if significant else formatting.UNDEFINED} significantly after Holm"
+            f"Under {second} instead of {first}, {count_phrase(moved, pairs, 'pair')} of outputs "
+            f"{formatting.verb_of(moved, pairs, 'changes', 'change')} order ({rule}, pooled; {said(flips)}); "
+            + (f"{UNDECIDED_FLIPS} (the Holm floor below)"
+               if view.undecidable else
+               f"{said(significant) if significant else formatting.UNDEFINED} significantly after Holm")
         )
-        if floor is not None and floor["estimate"] is not None and floor["estimate"] >= view.alpha and single:
-            sentence += (
-                f", which says nothing here: with this many swings and {view.data.get('resamples')} replicates no "
-                f"Holm p can fall below {said(floor)}"
-            )
         sentence += f"; tau-b {said(tau)}" if tau else ""
         sentence += f"; the whole ranking differs in {said(moves)} of bootstrap replicates." if moves else "."
         sentences.append(sentence)
-    if floor is not None:
+    if view.undecidable:
+        sentences.append(view.undecidable)
+    elif floor is not None:
         sentences.append(
-            f"Holm floor: with {formatting.count(holm_family_size(view))} swings in the Holm family "
-            f"and {formatting.count(view.data.get('resamples'))} replicates, the smallest Holm p any swing can reach "
-            f"is {said(floor)}"
-            + (
-                ", so no flip can be significant after Holm here, and 'none significantly' says nothing about them."
-                if not single and floor["estimate"] is not None and floor["estimate"] >= view.alpha
-                else "."
-            )
+            f"Holm floor: with {formatting.counted(holm_family_size(view), 'swing')} in the Holm family "
+            f"and {formatting.counted(view.data.get('resamples'), 'replicate')}, the smallest Holm p any swing can "
+            f"reach is {said(floor)}."
         )
     return sentences
 

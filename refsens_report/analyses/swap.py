@@ -244,7 +244,7 @@ def swap_forest(view: ResultsView) -> tuple[MplFigure, Figure] | None:
     caption = (
         f"Movement of each output's score when {exchanged}, in F1 points, with {view.confidence_label} (paired "
         f"bootstrap), {'pooled over languages' if many else 'per language and pooled'}, on the audited subset "
-        f"({formatting.count(view.subset_size('audited'))} items{'' if many else ' pooled'}). Points right of "
+        f"({view.items_phrase('audited')}{'' if many else ' pooled'}). Points right of "
         f"zero: the output scores higher against {primary}."
         + (f" {listed[0].upper()}{listed[1:]} {'are' if len(rest) > 1 else 'is'} in the swap table." if rest else "")
         + drawn_note(len(shown), len(outputs), "outputs", f"pooled |Δ| ({rule})", "the swap table")
@@ -274,12 +274,13 @@ def _delta_summary(view: ResultsView, deltas: list[Row]) -> str:
     pairs = len({(row["reference"], row["reference_2"]) for row in defined})
     excluding = sum(formatting.excludes_zero(row["ci_low"], row["ci_high"]) for row in defined)
     sentence = (
-        f"The score moves with the reference alone: across {outputs} outputs and {pairs} pair"
-        f"{'s' if pairs != 1 else ''} of references, the pooled {rule} F1 of a fixed output moves by up to "
+        f"The score moves with the reference alone: across {formatting.counted(outputs, 'output')} and "
+        f"{formatting.counted(pairs, 'pair')} of references, the pooled {rule} F1 of a fixed output moves by up to "
         f"{said(largest)} F1 points ({largest['output']}, {pair_label(largest)})" if largest else
         f"The score moves with the reference alone (pooled {rule})"
     )
-    sentence += f"; {count_phrase(excluding, len(defined), 'pooled deltas')} have intervals excluding zero."
+    sentence += f"; {count_phrase(excluding, len(defined), 'pooled delta')} "
+    sentence += f"{formatting.verb_of(excluding, len(defined), 'has an interval', 'have intervals')} excluding zero."
     per_language = [row for _, row in view.rows.select("swap", "delta", rule=rule)
                     if row["language"] != POOLED and row["estimate"] is not None]  # fmt: skip
     if len(view.languages) > 2 and per_language:
@@ -295,10 +296,13 @@ def largest_movement(view: ResultsView, per_language: list[Row], with_pair: bool
     """
     decided = [row for row in per_language if formatting.excludes_zero(row["ci_low"], row["ci_high"])]
     undecided = len(per_language) - len(decided)
-    tail = (f"; {count_phrase(undecided, len(per_language), 'per-language movements')} are undecided (their "
+    tail = (f"; {count_phrase(undecided, len(per_language), 'per-language movement')} "
+            f"{formatting.verb_of(undecided, len(per_language), 'is', 'are')} undecided (their "
             f"{view.confidence_label} includes zero)")  # fmt: skip
     if not decided:
-        return f" No per-language movement is decided: all {len(per_language)} intervals include zero."
+        return (f" No per-language movement is decided: "
+                + ("its interval includes zero." if len(per_language) == 1 else
+                   f"all {formatting.count(len(per_language))} intervals include zero."))
     top = max(decided, key=lambda row: abs(row["estimate"]))
     where = f"{top['output']}, {top['language']}" + (f", {pair_label(top)}" if with_pair else "")
     return f" The largest per-language movement whose interval excludes zero is {said(top)} ({where}){tail}."

@@ -100,7 +100,7 @@ class Confusion:
 
 
 def _other_label(hidden: int) -> str:
-    return f"other ({hidden} types)"
+    return f"other ({formatting.counted(hidden, 'type')})"
 
 
 def type_confusion_table(view: ResultsView) -> Table:
@@ -128,8 +128,9 @@ def type_confusion_table(view: ResultsView) -> Table:
                                 for (type_a, type_b), number in sorted(confusion.counts.items())))  # fmt: skip
     elif hidden:
         caption += (
-            f" The {len(types)} types with the most such spans are shown; the other {hidden} are summed in 'other'. "
-            f"The table's CSV holds every one of the {len(confusion.types)} types."
+            f" The {formatting.count(len(types))} types with the most such spans are shown; the other "
+            f"{formatting.count(hidden)} are summed in 'other'. The table's CSV holds every one of the "
+            f"{formatting.counted(len(confusion.types), 'type')}."
         )
         everything = confusion.matrix(confusion.types, False)
         full = Table(key="type-confusion", title="", caption="", columns=("A \\ B", *confusion.types),
@@ -185,7 +186,8 @@ def type_heatmap(view: ResultsView) -> tuple[MplFigure, Figure] | None:
     colourbar.outline.set_visible(False)
     total = sum(confusion.counts.values())
     off_diagonal = total - sum(number for (type_a, type_b), number in confusion.counts.items() if type_a == type_b)
-    shown_note = f" The {len(types)} types with the most such spans are shown; the other {hidden} are summed in 'other'." if hidden else ""
+    shown_note = (f" The {formatting.count(len(types))} types with the most such spans are shown; the other "
+                  f"{formatting.count(hidden)} are summed in 'other'." if hidden else "")  # fmt: skip
     return figure, Figure(
         key="type-confusion",
         title="Type confusion between the annotators",
@@ -196,8 +198,9 @@ def type_heatmap(view: ResultsView) -> tuple[MplFigure, Figure] | None:
             + f". Off-diagonal cells are type disagreements; the table gives every count exactly.{shown_note}"
         ),
         alt=(
-            f"Heatmap of {len(confusion.types)} by {len(confusion.types)} types; {formatting.count(int(total))} "
-            f"boundary-matched spans, {formatting.count(int(off_diagonal))} with different types."
+            f"Heatmap of {formatting.count(len(confusion.types))} by {formatting.counted(len(confusion.types), 'type')}; "
+            f"{formatting.counted(int(total), 'boundary-matched span')}, {formatting.count(int(off_diagonal))} with "
+            "different types."
         ),
     )
 
