@@ -199,6 +199,7 @@ class BriefPage:
     appendix_name: str
     appendix_sha256: str
     appendix_url: str
+    draft: str = ""  # why this build is a draft (as on the appendix), '' when it is not
 
 
 @dataclass(frozen=True)
@@ -546,7 +547,7 @@ def brief_context(page: AppendixPage, sections: Sequence[Section], appendix_sha2
         build_date=page.build_date, build_timestamp=page.build_timestamp, paper=page.paper,
         confidence_label=page.confidence_label, resamples=page.resamples, seed=page.seed, summary=page.summary,
         leaderboard=paper, citation=page.citation,
-        appendix_name=page.pdf_name, appendix_sha256=appendix_sha256, appendix_url=url or "",
+        appendix_name=page.pdf_name, appendix_sha256=appendix_sha256, appendix_url=url or "", draft=page.draft,
     )  # fmt: skip
 
 
