@@ -1,6 +1,6 @@
 """The Methods text: what refsens-report computes, and what it chose where the method leaves a choice open.
 
-It is printed in every appendix, so it names no file the reader does not have (no METHOD.md, no docs/ page).
+It is printed in every appendix, so it names no file the reader does not have (no docs/method.md, no docs/ page).
 
 The report's Methods section renders ``methods_markdown()``: the shared definitions here, each analysis's own
 (``Analysis.methods``) in the registry's order, and the choices. docs/methods.md is the same text, written by
