@@ -77,7 +77,7 @@ def merged_by_stream(estimates: list[Estimate]) -> list[Estimate]:
 def audit_record(
     record: Record, config: Config, progress: bool = False, stopwatch: Stopwatch | None = None
 ) -> AuditResults:
-    """Run every analysis of METHOD.md on a loaded record."""
+    """Run every analysis of docs/method.md section 3 on a loaded record."""
     stopwatch = stopwatch or Stopwatch()
     with stopwatch.stage("counts"), gc_paused():
         counts = ItemCounts(record.table, config.roles.all_names)

@@ -1,4 +1,4 @@
-"""The paired, stratified, prompt-level bootstrap (METHOD.md section 4), as re-weighted sums.
+"""The paired, stratified, prompt-level bootstrap (docs/method.md section 4), as re-weighted sums.
 
 Resampling is separate from the statistics: ``stratified_weights`` draws, for each language, how often each
 item appears in each replicate; ``resampled_sums`` turns those weights into the sums of per-item count

@@ -20,7 +20,7 @@ from refsens_report.names import name_problem, shown
 from refsens_report.options import OptionReader, shown_key
 
 # `[audit] rules`: strict = (start, end, type); relaxed = exact boundaries, any type; overlap = same type and
-# at least one shared character, scored as a maximum one-to-one matching (counts.py, METHOD.md section 1)
+# at least one shared character, scored as a maximum one-to-one matching (counts.py, docs/method.md section 1)
 RULES = RULE_NAMES
 POLICIES = ("keep_first", "keep_last", "keep_all", "drop_all")
 PAPER_SIZES = ("a4", "letter")
@@ -30,7 +30,7 @@ VERSION_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
 # (bootstrap.resampled_sums). Resamples are capped outright, and with the record loaded the sums' size is
 # checked against a budget (load.check_bootstrap_size), so a typo cannot ask for hundreds of GiB.
 MAX_RESAMPLES = 100_000
-# `[audit] family`: which interaction swings Holm's correction runs over (METHOD.md section 4; docs/methods.md).
+# `[audit] family`: which interaction swings Holm's correction runs over (docs/method.md section 4; docs/methods.md).
 #   adjacent: for each alternative reference, the pairs of outputs adjacent in the primary reference's ranking
 #             (pooled point estimates, main rule), primary versus that alternative: the order a reader of the
 #             leaderboard reads; the default with 3 or more outputs.
@@ -42,7 +42,7 @@ FAMILY_OUTPUTS = 3  # outputs from which `adjacent` is the default family
 # `[audit] resamples = "auto"` (the default): bootstrap.auto_resamples picks B from the family's size.
 AUTO = "auto"
 # `[audit] interval`: how ci_low and ci_high are read from the replicates (bootstrap.py).
-#   percentile: numpy's linear quantiles at (1 ± confidence)/2 of the replicates (METHOD.md section 4).
+#   percentile: numpy's linear quantiles at (1 ± confidence)/2 of the replicates (docs/method.md section 4).
 #   bca:        bias-corrected and accelerated (Efron 1987), acceleration from the leave-one-out jackknife.
 INTERVALS = ("percentile", "bca")
 # `[audit] permutations`: random sign vectors of the paired permutation test of the neutrality skew

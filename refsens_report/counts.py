@@ -5,7 +5,7 @@ Every span of every labelling becomes a compact integer id under each set rule (
 statistics the audit needs per item are then counts: ``|O ∩ R|`` (TP), ``|O|`` and ``|R|`` (FP = |O| - TP,
 FN = |R| - TP), and strict-set equality flags. Under ``overlap`` TP is the size of a maximum one-to-one
 matching between the strict sets, two spans matching when they have the same type and share a character
-(``overlap_true_positives``); |O| and |R| are the strict sizes (METHOD.md section 1). The bootstrap only
+(``overlap_true_positives``); |O| and |R| are the strict sizes (docs/method.md section 1). The bootstrap only
 re-weights these counts; nothing recomputes span sets or matchings per replicate.
 """
 
@@ -28,7 +28,7 @@ RULE_MEANINGS = {
     "relaxed": "exact boundaries, any type",
     "overlap": "same type, at least one shared character, matched one-to-one",
 }
-# the rule whose span sets give |O| and |R| under each rule: overlap matches strict spans (METHOD.md section 1)
+# the rule whose span sets give |O| and |R| under each rule: overlap matches strict spans (docs/method.md section 1)
 SET_RULE = {"strict": "strict", "relaxed": "relaxed", "overlap": "strict"}
 
 

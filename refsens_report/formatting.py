@@ -1,4 +1,4 @@
-"""Turn results rows into display text (METHOD.md section 6); the only place a number becomes a string."""
+"""Turn results rows into display text (docs/method.md section 6); the only place a number becomes a string."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any, Mapping
 
 UNDEFINED = "—"  # an undefined estimate (null in results.json, empty in results.csv)
 
-# Percentages of items print with 1 decimal (METHOD.md 6: "rates 1 decimal"); skew is a difference of rates.
+# Percentages of items print with 1 decimal (docs/method.md section 6); skew is a difference of rates.
 RATE_STATISTICS = {
     ("agreement", "identical"),
     ("agreement", "type_agreement"),
@@ -73,7 +73,7 @@ def excludes_zero(low: float | None, high: float | None) -> bool:
 
 
 def p_value(value: float | None) -> str:
-    """Return a p-value with 2 decimals; below 0.01 as '<0.01' (METHOD.md 6)."""
+    """Return a p-value with 2 decimals; below 0.01 as '<0.01' (docs/method.md section 6)."""
     if value is None:
         return UNDEFINED
     return "<0.01" if value < 0.01 else f"{value:.2f}"

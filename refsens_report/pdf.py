@@ -46,7 +46,7 @@ from refsens_report.results import SCHEMA as RESULTS_SCHEMA
 PDF_VARIANT = "pdf/a-3b"  # PDF/A-3 allows embedded files of any type: results.json and results.csv ride along
 # in name order: WeasyPrint writes the embedded-files name tree in this order, and a name tree must be sorted
 ATTACHMENTS = (
-    ("results.csv", "The audit results as one row per statistic (the columns of METHOD.md section 5)"),
+    ("results.csv", "The audit results as one row per statistic, under a header line naming its columns"),
     ("results.json", f"The audit results: every row, the config as used, inputs' SHA-256 ({RESULTS_SCHEMA})"),
 )
 PARTS = 2  # runs typeset at once; fixed, so the PDF does not depend on the machine's number of cores

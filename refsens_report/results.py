@@ -1,4 +1,4 @@
-"""The results contract (METHOD.md section 5): the tidy rows, results.csv and results.json."""
+"""The results contract (docs/method.md section 5): the tidy rows, results.csv and results.json."""
 
 from __future__ import annotations
 

@@ -701,7 +701,7 @@ DEMO_FLOOR_SHARE = 0.8
 
 
 def demo_family_size(parameters: SimulationParameters) -> int:
-    """Return how many swings the demo's Holm family holds (config.default_family, METHOD.md section 4).
+    """Return how many swings the demo's Holm family holds (config.default_family, docs/method.md section 4).
 
     One alternative reference (the reviewer): adjacent holds the output pairs adjacent in the delivered
     gold's ranking, all every pair; each for every language, pooled, and rule.

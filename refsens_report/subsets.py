@@ -1,4 +1,4 @@
-"""Item subsets (METHOD.md section 2): duplicate groups, the copy defect, policies, corpus/audited/decontaminated."""
+"""Item subsets (docs/method.md section 2): duplicate groups, the copy defect, policies, corpus/audited/decontaminated."""
 
 from __future__ import annotations
 

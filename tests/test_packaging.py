@@ -6,7 +6,7 @@ import tomllib
 from pathlib import Path
 
 from refsens_report import render
-from refsens_report.methods import methods_markdown
+from refsens_report.methods import docs_markdown
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -33,4 +33,4 @@ def test_templates_are_mapped_into_the_package():
 
 def test_docs_methods_is_the_text_the_report_prints():
     """docs/methods.md is written from the package (python -m refsens_report.methods docs/methods.md)."""
-    assert (ROOT / "docs" / "methods.md").read_text(encoding="utf-8") == methods_markdown()
+    assert (ROOT / "docs" / "methods.md").read_text(encoding="utf-8") == docs_markdown()

@@ -1,6 +1,6 @@
 """The paired permutation null of the neutrality skew: the sign-flip test, its rows, and its calibration.
 
-Three ways (STYLE.md): against theory (with differences of ±1 the sign-flip distribution is 2·Binomial(m, ½) − m,
+Three ways: against theory (with differences of ±1 the sign-flip distribution is 2·Binomial(m, ½) − m,
 so the exact p is a two-sided sign test), against an outside reference (scipy.stats.permutation_test, the call
 kept here), and against itself with a seed. The calibration under a neutral simulated reference is checked here
 on a few small records; bench/permutation_null.py runs the 200-record version (KS test and the share of p < 0.05).

@@ -59,7 +59,7 @@ def crowd_record():
 
 
 def strict_f1(record, output: str, reference: str) -> float:
-    """Micro F1 over strict span sets, summed over items (METHOD.md section 3)."""
+    """Micro F1 over strict span sets, summed over items (docs/method.md section 3)."""
     true_positives = false_positives = false_negatives = 0
     for item in record.items:
         predicted, gold = set(item.labellings[output]), set(item.labellings[reference])

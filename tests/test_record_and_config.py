@@ -410,7 +410,7 @@ def test_offset_beyond_int64_is_a_clean_error(end, tmp_path, capsys):
 def test_audit_out_on_a_file_is_bad_usage(target, tmp_path, capsys):
     """Was an engine bug: `audit CONFIG --out PATH` where PATH is an existing file (or below one) raised
     FileExistsError / NotADirectoryError from results.write_results (out_dir.mkdir) with a traceback.
-    PRODUCT.md / issue 2: exit 2 for bad usage, with a message naming the path, no traceback."""
+    Issue 2: exit 2 for bad usage, with a message naming the path, no traceback."""
     config = write_project(tmp_path, [good("en-1")], audit={"resamples": 10})
     blocker = tmp_path / "taken"
     blocker.write_text("not a folder")

@@ -84,7 +84,7 @@ def squash(text: str) -> str:
     return " ".join(text.split())
 
 
-# --- independent formatting of results.csv (METHOD.md section 6), to check the page against -------
+# --- independent formatting of results.csv (docs/method.md section 6), to check the page against -------
 
 RATES = {"identical", "type_agreement", "third_pass", "silent", "default_to_first", "rate", "copied", "skew"}
 DIFFERENCES = {"skew", "delta", "margin", "swing", "flip"}

@@ -1,4 +1,4 @@
-"""Every statistic of METHOD.md section 3 on small records computed by hand, and the results contract.
+"""Every statistic of docs/method.md section 3 on small records computed by hand, and the results contract.
 
 The main record (below) is small enough to work through on paper. Its strict span sets, written
 ``P05`` for (0, 5, PER), ``L1015`` for (10, 15, LOC) and so on:
@@ -124,7 +124,7 @@ def expected_rows():
     # strict sets equal only on de-1
     add({**agreement, "statistic": "identical"}, {"de": 100.0, "en": 0.0, "pooled": 100 * 1 / 6}, CORPUS_N)
     # TP_strict / TP_relaxed: en 3/4, de 1/1, pooled 4/5
-    # n_items of a ratio over a sub-population is that sub-population (METHOD.md section 5): type agreement is
+    # n_items of a ratio over a sub-population is that sub-population (docs/method.md section 5): type agreement is
     # over the items with a boundary-matched span (en-1, en-2, en-3, de-1; not en-4, en-5)
     add({**agreement, "statistic": "type_agreement"}, {"de": 100.0, "en": 100 * 3 / 4, "pooled": 100 * 4 / 5},
         {"de": 1, "en": 3, "pooled": 4})
@@ -724,7 +724,7 @@ def test_differences_are_paired_inside_each_replicate(tmp_path):
 
 
 # ---------------------------------------------------------------------------------------------------------
-# The results contract (METHOD.md section 5, docs/results.md)
+# The results contract (docs/method.md section 5, docs/results.md)
 
 CONTRACT_COLUMNS = [
     "analysis", "statistic", "rule", "language", "output", "output_2", "reference", "reference_2",
@@ -764,7 +764,7 @@ def test_rule_column(main_rows):
 
 
 def test_labelling_columns_per_statistic(main_rows):
-    """METHOD.md section 5: which labelling columns each statistic fills (others empty)."""
+    """docs/method.md section 5: which labelling columns each statistic fills (others empty)."""
     filled = {
         ("agreement", None): {"output", "reference"},
         ("neutrality", "rate"): {"output", "reference"},
@@ -862,7 +862,7 @@ def test_nan_never_leaks(main_rows):
 
 
 def test_a_language_named_pooled_is_rejected_or_unambiguous(tmp_path, capsys):
-    """Was an engine bug: METHOD.md section 1 allows any non-empty language code, and section 3 reserves
+    """Was an engine bug: docs/method.md section 1 allows any non-empty language code, and section 3 reserves
     language = "pooled" for the pooled row. A record with an item in language "pooled" made the engine
     write two rows with identical labels for every statistic (the language's and the pooled one), so
     results.csv no longer has one row per statistic (section 5). Expected: either validation rejects the

@@ -1,4 +1,4 @@
-"""Agreement between the annotator passes on the corpus, and the record itself (METHOD.md section 3).
+"""Agreement between the annotator passes on the corpus, and the record itself (docs/method.md section 3).
 
 Statistics: F1 of A against B per rule, % identical, type agreement and, when every corpus item records it,
 third pass, silent default and default-to-first. The section opens the report with the record's size.

@@ -1,6 +1,6 @@
 """The sensitivity band: how far a score can move from the choice of reference alone, against the margins.
 
-Computed from the swap's pooled deltas after estimation (METHOD.md section 3): per rule and output,
+Computed from the swap's pooled deltas after estimation (docs/method.md section 3): per rule and output,
 max(|ci_low|, |ci_high|) of its pooled deltas; the overall band is that of the output whose pooled |delta| is
 largest. The report compares the observed margins between outputs with it.
 """
@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 
 
 def band_rows(rows: list[dict[str, Any]], config: Config, n_audited: int) -> list[dict[str, Any]]:
-    """Return the sensitivity band per rule and output, and overall (METHOD.md section 3, band)."""
+    """Return the sensitivity band per rule and output, and overall (docs/method.md section 3, band)."""
     bands: list[dict[str, Any]] = []
     for rule in config.audit.rules:
         deltas = [

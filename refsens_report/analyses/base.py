@@ -90,7 +90,7 @@ def _nothing(*_: Any) -> list:
 
 @dataclass(frozen=True)
 class Analysis:
-    """One analysis of METHOD.md: its statistics, when it applies, and its section of the report.
+    """One analysis of docs/method.md section 3: its statistics, when it applies, and its section of the report.
 
     key: the results' ``analysis`` column and the section's anchor.
     title, question: the section's heading and first sentence.

@@ -127,7 +127,7 @@ def family_pairs(config: Config, ranking: Sequence[str]) -> set[frozenset[str]] 
 
 
 def holm_family(context: AuditContext) -> list[FamilyKey]:
-    """Return the swing rows Holm's correction runs over, in results order (METHOD.md section 4, `[audit] family`).
+    """Return the swing rows Holm's correction runs over, in results order (docs/method.md section 4, `[audit] family`).
 
     all: every swing row of the interaction (every pair of outputs and of references); primary: those whose
     first reference is the primary one (primary versus each alternative); adjacent: of those, the pairs of
