@@ -234,3 +234,28 @@ def test_replicability_rows_agree_with_the_interaction_margins(audited):
             assert 0 <= k_hat["estimate"] <= size
     count = len(select(audited.rows, analysis="leaderboard", statistic="p_partial_fisher"))
     assert count == len(OUTPUTS) * (len(OUTPUTS) - 1) * size * 2 * 3  # ordered pairs x u x rules x groups
+
+
+def test_the_section_prints_the_rank_sets_the_replicability_table_and_says_k_hat(audited):
+    from refsens_report.analyses import leaderboard
+    from refsens_report.view import ResultsView
+
+    view = ResultsView.from_json(audited.to_json_dict())
+    section = leaderboard.ANALYSIS.section(view, {})
+    tables = {table.key: table for table in section.tables}
+    board = tables["leaderboard"]
+    assert board.columns[-3:] == leaderboard.RANK_SET_COLUMNS
+    lower_rows = {index for index, _ in view.rows.select("leaderboard", "rank_lower_simultaneous")}
+    assert {cell.row for row in board.rows for cell in row[-3:-2]} == lower_rows  # every set, on the board
+    replicability = tables["replicability"]
+    assert len(replicability.rows) == len(select(audited.rows, analysis="leaderboard", statistic="k_hat"))
+    said = " ".join(section.paragraphs)
+    assert "Plausible best outputs" in said
+    primary_order = sorted(
+        select(audited.rows, analysis="leaderboard", statistic="rank", rule="strict", language="pooled",
+               reference="original"),
+        key=lambda row: (row["estimate"], OUTPUTS.index(row["output"])),
+    )  # fmt: skip
+    winner, loser = primary_order[0]["output"], primary_order[1]["output"]
+    k_hat = pick(audited.rows, statistic="k_hat", rule="strict", language="pooled", output=winner, output_2=loser)
+    assert f"{winner} beats {loser} under {int(k_hat['estimate'])} of {len(REFERENCES)}" in said
