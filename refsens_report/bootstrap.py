@@ -403,6 +403,49 @@ def bootstrap_p_value(replicates: np.ndarray) -> np.ndarray:
     return np.where(2 * n_defined >= replicates.shape[-1], p_value, np.nan)
 
 
+def one_sided_p_value(not_above: np.ndarray, n_defined: np.ndarray, replicates: int) -> np.ndarray:
+    """Return the one-sided bootstrap p of "s is not above zero": min(1, (1 + #{s* ≤ 0}) / (B′ + 1)).
+
+    Given the counts #{s* ≤ 0} and B′ (the defined replicates) of ``replicates`` in all; fewer than half
+    defined gives NaN, as for the two-sided p, which is min(1, 2 · min(p(s), p(−s))).
+    """
+    p_value = np.minimum(1.0, (1.0 + not_above) / (n_defined + 1.0))
+    return np.where(2 * n_defined >= replicates, p_value, np.nan)
+
+
+PARTIAL_CONJUNCTION = ("bonferroni", "fisher")  # how per-reference p-values combine (METHOD.md section 7)
+
+
+def partial_conjunction(p_values: np.ndarray, method: str) -> np.ndarray:
+    """Return p^u for u = 1..K along the last axis: the p of "the effect holds under at least u of the K".
+
+    Benjamini & Heller (2008): with p_(1) ≤ … ≤ p_(K), Bonferroni p^u = min(1, (K − u + 1) p_(u)); Fisher
+    p^u = P(χ²_{2(K−u+1)} ≥ −2 Σ_{i≥u} ln p_(i)). Made non-decreasing in u (a running maximum), so
+    p^u ≤ alpha for every u up to the largest that passes: family-wise over u. A NaN p makes its row NaN.
+    """
+    ordered = np.sort(p_values, axis=-1)  # NaN sorts last
+    size = ordered.shape[-1]
+    remaining = np.arange(size, 0, -1, dtype=np.float64)  # K − u + 1
+    if method == "bonferroni":
+        combined = np.minimum(1.0, remaining * ordered)
+    elif method == "fisher":
+        from scipy.special import chdtrc
+
+        with np.errstate(divide="ignore"):
+            statistic = -2.0 * np.flip(np.cumsum(np.flip(np.log(ordered), axis=-1), axis=-1), axis=-1)
+        combined = chdtrc(2.0 * remaining, statistic)
+    else:
+        raise ValueError(f"not a partial conjunction method: {method!r}")
+    combined = np.maximum.accumulate(combined, axis=-1)
+    return np.where(np.isnan(p_values).any(axis=-1, keepdims=True), np.nan, combined)
+
+
+def replicated_count(p_partial: np.ndarray, alpha: float) -> np.ndarray:
+    """Return k̂: the largest u with p^u ≤ alpha (0 if none) along the last axis; NaN where p^u is."""
+    count = (p_partial <= alpha).sum(axis=-1).astype(np.float64)  # p^u is non-decreasing: a count is the largest u
+    return np.where(np.isnan(p_partial).any(axis=-1), np.nan, count)
+
+
 def significant(p_value: float | None, confidence: float) -> bool:
     """Return whether a p-value (raw or Holm-adjusted) is below the level 1 - confidence: the one test used."""
     return p_value is not None and p_value < 1 - confidence

@@ -220,7 +220,7 @@ def test_the_registry_orders_sections_figures_methods_and_headlines(view: Result
     assert [table.number for table in numbered] == list(range(1, len(numbered) + 1))
     methods = methods_markdown()
     positions = [methods.index(analysis.methods) for analysis in ANALYSES if analysis.methods]
-    assert positions == sorted(positions) and len(positions) == 9
+    assert positions == sorted(positions) and len(positions) == 10
     # figure functions come in the analyses' order: each analysis's own, in its module
     owners = [draw.__module__.rsplit(".", 1)[-1] for draw in figure_makers()]
     assert owners == ["neutrality", "swap", "score_range", "interaction", "band", "duplicates", "type_confusion",

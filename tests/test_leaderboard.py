@@ -307,7 +307,8 @@ def test_holm_floor_is_the_smallest_holm_p_a_swing_can_reach(scaled):
 def test_rows_follow_the_contract(scaled):
     rows = leaderboard(scaled)
     statistics = {"score", "rank", "kendall_tau", "flips", "flips_significant", "p_rank_change", "tie_group", "flip",
-                  "holm_floor"}
+                  "holm_floor", "rank_lower_simultaneous", "rank_upper_simultaneous", "best_set",
+                  "p_partial_bonferroni", "p_partial_fisher", "k_hat"}
     assert {row["statistic"] for row in rows} == statistics
     assert all(row["subset"] == "audited" and row["policy"] == "" for row in rows)
     assert all(row["output"] == "" for row in rows if row["statistic"] in {"kendall_tau", "flips", "flips_significant"})

@@ -17,7 +17,16 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
-from refsens_report.bootstrap import bootstrap_p_value, holm_floor, percentile_interval, significant  # noqa: F401 (holm_floor re-exported)
+from refsens_report.bootstrap import (  # noqa: F401 (holm_floor re-exported)
+    PARTIAL_CONJUNCTION,
+    bootstrap_p_value,
+    holm_floor,
+    one_sided_p_value,
+    partial_conjunction,
+    percentile_interval,
+    replicated_count,
+    significant,
+)
 from refsens_report.config import Config
 from refsens_report.formulas import F1
 from refsens_report.record import POOLED
@@ -108,6 +117,82 @@ def change_probability(changed: np.ndarray, defined: np.ndarray) -> np.ndarray:
     return np.where(2 * n_defined >= defined.shape[-1], share, np.nan)
 
 
+RANK_SET_CELLS = 1 << 20  # pair x replicate cells studentised at once (8 MB): memory stays flat at any B
+
+
+def rank_sets(scores: np.ndarray, confidence: float, simultaneous: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """Return (lower, upper) ends of each output's rank confidence set from ``scores[output, 1 + replicate]``.
+
+    Mogstad, Romano, Shaikh & Wilhelm (REStud 2024), step-down (METHOD.md section 7): for the ordered pairs
+    still tested, c is the ``confidence`` quantile (numpy's linear one) over replicates of the largest
+    studentised (Δ*_jk − Δ̂_jk) / σ̂_jk, σ̂ the replicates' standard deviation; k is declared better than j
+    when Δ̂_kj / σ̂_kj > c; declared pairs leave and c is recomputed until no pair is declared. Simultaneous:
+    one c over every pair; marginal (``simultaneous=False``): for each output j its own c over the pairs
+    that involve j. Rank set of j: [1 + #{better than j}, p − #{worse than j}], p the outputs ranked; an
+    output whose score is undefined, or defined in fewer than half of the replicates, has none (NaN) and is
+    not counted. A pair whose replicates never vary (σ̂ = 0) is declared when its point difference is not 0.
+    """
+    point, star = scores[:, 0], scores[:, 1:]
+    ranked = ~np.isnan(point) & (2 * (~np.isnan(star)).sum(axis=1) >= star.shape[1])
+    lower, upper = np.full(len(point), np.nan), np.full(len(point), np.nan)
+    members = np.flatnonzero(ranked)
+    if not len(members):
+        return lower, upper
+    first, second = (members[index] for index in output_pairs(len(members)))
+    difference = point[first] - point[second]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        spread = np.nanstd(star[first] - star[second], axis=1) if len(first) else np.empty(0)
+        certain = np.where(difference > 0, np.inf, np.where(difference < 0, -np.inf, 0.0))
+        t = np.where(spread > 0, difference / spread, np.where(spread == 0, certain, np.nan))
+    scale = np.where(spread > 0, spread, np.inf)  # a pair whose replicates never vary studentises to 0
+    better = np.zeros(len(point), dtype=np.int64)  # how many outputs are declared better than each
+    worse = np.zeros(len(point), dtype=np.int64)
+    families = [np.ones(len(first), dtype=bool)] if simultaneous else [
+        (first == output) | (second == output) for output in members]  # fmt: skip
+    for family, output in zip(families, [None] if simultaneous else members):
+        forward, backward = family.copy(), family.copy()  # "first beats second", "second beats first" still tested
+        while forward.any() or backward.any():
+            critical = _critical_value(star, first, second, difference, scale, forward, backward, confidence)
+            with np.errstate(invalid="ignore"):
+                ahead, behind = forward & (t > critical), backward & (-t > critical)
+            if not (ahead.any() or behind.any()):
+                break
+            forward &= ~ahead
+            backward &= ~behind
+            if output is None:  # simultaneous: every declared pair counts
+                np.add.at(better, second[ahead], 1)
+                np.add.at(worse, first[ahead], 1)
+                np.add.at(better, first[behind], 1)
+                np.add.at(worse, second[behind], 1)
+            else:  # marginal: only the pairs that say where ``output`` stands
+                better[output] += int(ahead[second == output].sum() + behind[first == output].sum())
+                worse[output] += int(ahead[first == output].sum() + behind[second == output].sum())
+    lower[members] = 1 + better[members]
+    upper[members] = len(members) - worse[members]
+    return lower, upper
+
+
+def _critical_value(star: np.ndarray, first: np.ndarray, second: np.ndarray, difference: np.ndarray,
+                    scale: np.ndarray, forward: np.ndarray, backward: np.ndarray, confidence: float) -> float:  # fmt: skip
+    """Return the ``confidence`` quantile over replicates of the largest studentised difference of the active pairs.
+
+    Forward pairs contribute (Δ* − Δ̂)/σ̂, backward ones its negative; replicates in which no active pair is
+    defined are left out. Studentised in blocks of replicates (vectorised within each), so memory stays flat.
+    """
+    pairs = np.concatenate([np.flatnonzero(forward), np.flatnonzero(backward)])
+    sign = np.concatenate([np.ones(forward.sum()), -np.ones(backward.sum())])[:, None]
+    centre, spread = difference[pairs, None], scale[pairs, None]
+    replicates = star.shape[1]
+    largest = np.empty(replicates)
+    step = max(1, RANK_SET_CELLS // len(pairs))
+    for start in range(0, replicates, step):
+        block = star[:, start : start + step]
+        studentised = sign * ((block[first[pairs]] - block[second[pairs]]) - centre) / spread
+        largest[start : start + step] = np.fmax.reduce(studentised, axis=0)  # NaN (undefined) only if all are
+    defined = largest[~np.isnan(largest)]
+    return float(np.quantile(defined, confidence)) if len(defined) else np.nan
+
+
 def swing_holm(swings: Sequence[dict[str, Any]] | None) -> dict[tuple[str, ...], float | None]:
     """Return p_holm of every interaction swing row, keyed by rule, language, outputs and references."""
     return {
@@ -183,6 +268,8 @@ class Leaderboard:
             rows += self._per_reference_pair(rule, "flips_significant", tally[:, :, None], interval=False)
         rows += self._rank_change(rule)
         rows += self._tie_groups(rule)
+        rows += self._rank_sets(rule)
+        rows += self._replicability(rule)
         return rows + [row for pair in flips for row in pair]
 
     def _row(self, rule: str, statistic: str, group: int, **values: Any) -> dict[str, Any]:
@@ -254,6 +341,55 @@ class Leaderboard:
                 number[o, g] = current
         return [self._row(rule, "tie_group", g, output=output, reference=self.references[0], estimate=number[o, g])
                 for o, output in enumerate(self.outputs) for g in range(len(self.groups))]  # fmt: skip
+
+    def _rank_sets(self, rule: str) -> list[dict[str, Any]]:
+        """Simultaneous rank sets per output, reference and group, and whether the output is a plausible best."""
+        lower = np.full(self.scores.shape[:3], np.nan)  # output, reference, group
+        upper = np.full(self.scores.shape[:3], np.nan)
+        for k in range(len(self.references)):
+            for g in range(len(self.groups)):
+                lower[:, k, g], upper[:, k, g] = rank_sets(self.scores[:, k, g], self.confidence)
+        best = np.where(np.isnan(lower), np.nan, lower == 1)  # the set contains rank 1
+        rows = []
+        for statistic, values in (("rank_lower_simultaneous", lower), ("rank_upper_simultaneous", upper),
+                                  ("best_set", best)):  # fmt: skip
+            rows += [self._row(rule, statistic, g, output=output, reference=reference, estimate=values[o, k, g])
+                     for o, output in enumerate(self.outputs) for k, reference in enumerate(self.references)
+                     for g in range(len(self.groups))]  # fmt: skip
+        return rows
+
+    def _replicability(self, rule: str) -> list[dict[str, Any]]:
+        """Partial conjunction over the references for every ordered pair of outputs: p^u per u, and k-hat.
+
+        "A beats B under at least u of the K references": the per-reference p is the one-sided bootstrap p of
+        "A is not better than B", counted from the pair orders (the sign of the paired difference in each
+        replicate, so it is exact); rows for (A, B) and (B, A) of every pair, in combinations order.
+        """
+        replicates = self.scores.shape[-1] - 1
+        ahead, behind = [], []  # per reference: pair, group
+        for orders in self.orders:
+            drawn = orders[..., 1:]
+            defined = (drawn != UNDEFINED).sum(axis=-1)
+            ahead.append(one_sided_p_value((drawn <= 0).sum(axis=-1), defined, replicates))  # UNDEFINED is above 0
+            behind.append(one_sided_p_value(((drawn >= 0) & (drawn != UNDEFINED)).sum(axis=-1), defined, replicates))
+        first, second = output_pairs(len(self.outputs))
+        # the ordered pairs: every pair (i, j) then its reverse; p-values over the references on the last axis
+        winners = np.ravel(np.column_stack([first, second]))
+        losers = np.ravel(np.column_stack([second, first]))
+        p_values = np.stack([np.stack(ahead, axis=-1), np.stack(behind, axis=-1)], axis=1).reshape(
+            len(winners), len(self.groups), len(self.references))  # fmt: skip
+        combined = {method: partial_conjunction(p_values, method) for method in PARTIAL_CONJUNCTION}
+        count = replicated_count(combined[PARTIAL_CONJUNCTION[0]], 1 - self.confidence)
+        rows: list[dict[str, Any]] = []
+        for method in PARTIAL_CONJUNCTION:
+            rows += [self._row(rule, f"p_partial_{method}", g, output=self.outputs[winner],
+                               output_2=self.outputs[loser], estimate=u + 1, p_value=combined[method][p, g, u])
+                     for p, (winner, loser) in enumerate(zip(winners, losers))
+                     for u in range(len(self.references)) for g in range(len(self.groups))]  # fmt: skip
+        rows += [self._row(rule, "k_hat", g, output=self.outputs[winner], output_2=self.outputs[loser],
+                           estimate=count[p, g])
+                 for p, (winner, loser) in enumerate(zip(winners, losers)) for g in range(len(self.groups))]  # fmt: skip
+        return rows
 
     def _flips(self, rule: str, k: int, l: int, holm: dict[tuple[str, ...], float | None] | None) -> list[dict[str, Any]]:
         """One ``flip`` row per pair of outputs whose order under reference k is the reverse of under l.
