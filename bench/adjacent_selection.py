@@ -3,7 +3,7 @@
     .venv/bin/python bench/adjacent_selection.py                    # 200 null leaderboards (a few minutes)
     .venv/bin/python bench/adjacent_selection.py --leaderboards 500
 
-The `adjacent` family (METHOD.md section 4) picks the pairs of outputs adjacent in the primary reference's
+The `adjacent` family (docs/method.md section 4) picks the pairs of outputs adjacent in the primary reference's
 ranking from the same data it then tests. This study audits null leaderboards, where every output makes
 errors at the same rate (so every true margin, and every true swing, is zero), through the real audit
 (`run_audit`) and counts:

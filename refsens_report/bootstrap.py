@@ -413,7 +413,7 @@ def one_sided_p_value(not_above: np.ndarray, n_defined: np.ndarray, replicates: 
     return np.where(2 * n_defined >= replicates, p_value, np.nan)
 
 
-PARTIAL_CONJUNCTION = ("bonferroni", "fisher")  # how per-reference p-values combine (METHOD.md section 7)
+PARTIAL_CONJUNCTION = ("bonferroni", "fisher")  # how per-reference p-values combine (docs/method.md section 7)
 
 
 def partial_conjunction(p_values: np.ndarray, method: str) -> np.ndarray:

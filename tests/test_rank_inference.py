@@ -1,4 +1,4 @@
-"""Inference on the leaderboard (METHOD.md section 7): simultaneous rank sets and replicability across golds.
+"""Inference on the leaderboard (docs/method.md section 7): simultaneous rank sets and replicability across golds.
 
 Tested against a plain, loop-by-loop implementation of Mogstad, Romano, Shaikh & Wilhelm's step-down
 procedure written here from the paper; the partial conjunction p-values against the formulas and
@@ -138,7 +138,7 @@ def test_partial_conjunction_by_hand():
     by_formula = [chi2.sf(-2 * np.log(ordered[u:]).sum(), 2 * (3 - u)) for u in range(3)]
     np.testing.assert_allclose(fisher, np.maximum.accumulate(by_formula), rtol=1e-12)
     assert replicated_count(np.array([0.06, 0.07]), 0.05) == 0
-    assert replicated_count(np.array([0.05, 0.05]), 0.05) == 2  # p^u <= alpha (METHOD.md section 7)
+    assert replicated_count(np.array([0.05, 0.05]), 0.05) == 2  # p^u <= alpha (docs/method.md section 7)
 
 
 def test_partial_conjunction_matches_scipy_combine_pvalues():

@@ -123,7 +123,7 @@ RANK_SET_CELLS = 1 << 20  # pair x replicate cells studentised at once (8 MB): m
 def rank_sets(scores: np.ndarray, confidence: float, simultaneous: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """Return (lower, upper) ends of each output's rank confidence set from ``scores[output, 1 + replicate]``.
 
-    Mogstad, Romano, Shaikh & Wilhelm (REStud 2024), step-down (METHOD.md section 7): for the ordered pairs
+    Mogstad, Romano, Shaikh & Wilhelm (REStud 2024), step-down (docs/method.md section 7): for the ordered pairs
     still tested, c is the ``confidence`` quantile (numpy's linear one) over replicates of the largest
     studentised (Δ*_jk − Δ̂_jk) / σ̂_jk, σ̂ the replicates' standard deviation; k is declared better than j
     when Δ̂_kj / σ̂_kj > c; declared pairs leave and c is recomputed until no pair is declared. Simultaneous:
