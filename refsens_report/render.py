@@ -715,24 +715,31 @@ def disagreement_browser(stem: str, lines: Sequence[Mapping[str, Any]], title: s
     """Return a disagreement listing for the browser: its first ``BROWSER_LINES`` lines, text only when shown."""
     names: dict[str, int] = {}
     texts: dict[str, int] = {}
+    pairs: dict[tuple[str, str], str] = {}
+    signed: dict[int, str] = {}  # each change printed once (formatting.signed_count)
     rows, items = [], []
     for rank, line in enumerate(lines[:BROWSER_LINES], start=1):
-        only = {"first": {tuple(span) for span in line["only_first"]},
-                "second": {tuple(span) for span in line["only_second"]}}  # fmt: skip
-        differing = sorted({str(kind) for _, _, kind in (*line["only_first"], *line["only_second"])})
-        changed = [output for output, change in line["outputs"].items() if any(change.values())]
-        rows.append((rank, line["id"], line["language"], f"{line['first']} vs {line['second']}", line["impact"],
-                     len(only["first"]) + len(only["second"]), differing, changed))  # fmt: skip
+        only_first, only_second = line["only_first"], line["only_second"]  # short lists: no sets needed
+        differing = sorted({str(span[2]) for span in only_first} | {str(span[2]) for span in only_second})
+        notes = []
+        for output, change in line["outputs"].items():
+            tp, fp, fn = change["tp"], change["fp"], change["fn"]
+            if tp or fp or fn:
+                notes.append([output, *(signed.get(value) or signed.setdefault(value, formatting.signed_count(value))
+                                        for value in (tp, fp, fn))])  # fmt: skip
+        first, second = line["first"], line["second"]
+        pair = pairs.get((first, second)) or pairs.setdefault((first, second), f"{first} vs {second}")
+        rows.append((rank, line["id"], line["language"], pair, line["impact"], len(only_first) + len(only_second),
+                     differing, [note[0] for note in notes]))  # fmt: skip
         text = line.get("text") if show_text else None
         windows = None
-        if text is not None:
-            cut = disagreements.text_windows(len(text), [*line["only_first"], *line["only_second"]])
+        if text is not None and len(text) > disagreements.WHOLE_TEXT:
+            cut = disagreements.text_windows(len(text), [*only_first, *only_second])
             windows = None if cut == [(0, len(text))] else [list(window) for window in cut]
-        sides = [[names.setdefault(line[side], len(names)),
-                  [[start, end, kind, int((start, end, kind) in only[side])] for start, end, kind in line[f"spans_{side}"]]]
-                 for side in ("first", "second")]  # fmt: skip
-        notes = [[output, *(formatting.signed_count(line["outputs"][output][key]) for key in ("tp", "fp", "fn"))]
-                 for output in changed]  # fmt: skip
+        sides = [[names.get(first) if first in names else names.setdefault(first, len(names)),
+                  [[*span, int(span in only_first)] for span in line["spans_first"]]],
+                 [names.get(second) if second in names else names.setdefault(second, len(names)),
+                  [[*span, int(span in only_second)] for span in line["spans_second"]]]]  # fmt: skip
         items.append((None if text is None else texts.setdefault(text, len(texts)), windows, sides, notes))
     # a list no line fills (no output besides the two labellings compared) is no column
     kept = [position for position, column in enumerate(DISAGREEMENT_COLUMNS)

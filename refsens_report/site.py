@@ -199,10 +199,13 @@ def render_version(config: Config, folder: Path, stages: Stages, typesetter: pdf
             (folder / changes.CHANGES_NAME).write_text(changes_text, encoding="utf-8", newline="")
         metadata.write_metadata(results, folder, timestamp)
     with stages.stage("html"):
-        for name, listing in render.disagreement_pages(folder, results, timestamp):
-            (folder / name).write_text(render.render_page("disagreements.html", listing), encoding="utf-8")
-        for name, script in render.disagreement_scripts(folder, results):  # what the pages' browser reads
-            (folder / name).write_text(script, encoding="utf-8")
+        from refsens_report.audit import gc_paused
+
+        with gc_paused():  # the listings' lines are many small objects, all alive until written
+            for name, listing in render.disagreement_pages(folder, results, timestamp):
+                (folder / name).write_text(render.render_page("disagreements.html", listing), encoding="utf-8")
+            for name, script in render.disagreement_scripts(folder, results):  # what the pages' browser reads
+                (folder / name).write_text(script, encoding="utf-8")
         version = results["dataset"]["version"]
         page = render.appendix_context(
             results, body.sections, datasheet, downloads_of(folder, body.tables, drawn, version, with_pdf),
