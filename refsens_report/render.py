@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 import jinja2
+import orjson
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 from markupsafe import Markup
@@ -50,6 +51,7 @@ TEMPLATES_DIR = next(
 )
 STYLESHEETS = ("appendix.css", "print.css")
 NOTES_NAME = "input-notes.txt"  # every input note, one a line; the page prints them by kind
+SCRIPTS = ("site.js",)  # progressive enhancement: sortable tables, the listing browser (the pages read without it)
 
 
 # --- page contexts ---------------------------------------------------------------------------------
@@ -628,6 +630,16 @@ class ListedPair:
 
 
 @dataclass(frozen=True)
+class ListingLink:
+    """A listing page of the version: its file, title and number of lines (as printed), and whether it is this one."""
+
+    href: str
+    title: str
+    lines: str
+    current: bool
+
+
+@dataclass(frozen=True)
 class DisagreementsPage:
     """Context of ``site/<version>/disagreements.html`` (the references) and ``annotator-disagreements.html``.
 
@@ -640,6 +652,9 @@ class DisagreementsPage:
     pairs: per pair of labellings compared, the items on which they differ with the most impact.
     limit: the most items a pair shows, as printed.
     appendix_anchor: the appendix section this page belongs to.
+    listing: the listing's name (its files' stem), which the page's browser shows.
+    data_script: the script file beside the page holding the listing for the browser (``BrowserListing``).
+    listings: every listing page of the version, this one marked, for the links between them.
     """
 
     dataset_name: str
@@ -653,6 +668,9 @@ class DisagreementsPage:
     pairs: tuple[ListedPair, ...]
     limit: str
     appendix_anchor: str
+    listing: str
+    data_script: str
+    listings: tuple[ListingLink, ...]
 
 
 def _listed_spans(spans: Sequence[Sequence[Any]], text: str | None) -> tuple[ListedSpan, ...]:
@@ -676,19 +694,35 @@ def listed_item(rank: int, line: Mapping[str, Any]) -> ListedItem:
     )  # fmt: skip
 
 
+def _listing_title(annotators: bool) -> str:
+    return "Where the annotators disagree" if annotators else "Where the references disagree"
+
+
+def _listing_files(folder: Path, results: Mapping[str, Any]) -> list[tuple[str, list[Mapping[str, Any]], list[dict]]]:
+    """Return, per disagreement listing whose JSON Lines file is in ``folder``: (stem, its comparisons, its lines)."""
+    comparisons = (results.get(disagreements.KEY) or {}).get("comparisons") or []
+    found = []
+    for stem in dict.fromkeys(comparison["file"] for comparison in comparisons):
+        source = folder / f"{stem}.jsonl"
+        if source.is_file():
+            # newlines only: the file is JSON Lines, and text may hold U+2028, U+2029 or U+0085 raw
+            lines = [orjson.loads(line) for line in source.read_bytes().split(b"\n") if line]
+            found.append((stem, [c for c in comparisons if c["file"] == stem], lines))
+    return found
+
+
+def _annotators(comparisons: Sequence[Mapping[str, Any]]) -> bool:
+    return bool(comparisons) and all(c["kind"] == "annotators" for c in comparisons)
+
+
 def disagreement_pages(folder: Path, results: Mapping[str, Any], build_timestamp: str) -> list[tuple[str, DisagreementsPage]]:
     """Return (file name, context) of each disagreement page whose listing file is in ``folder``."""
     summary = results.get(disagreements.KEY) or {}
-    comparisons = summary.get("comparisons") or []
+    found = _listing_files(folder, results)
     pages = []
-    for stem in dict.fromkeys(comparison["file"] for comparison in comparisons):
-        source = folder / f"{stem}.jsonl"
-        if not source.is_file():
-            continue
-        # newlines only: str.splitlines() also cuts at U+2028, U+2029 and U+0085, which JSON strings hold raw
-        lines = [json.loads(line) for line in source.read_text(encoding="utf-8").split("\n") if line]
+    for stem, comparisons, lines in found:
         pairs = []
-        for number, comparison in enumerate(c for c in comparisons if c["file"] == stem):
+        for number, comparison in enumerate(comparisons):
             mine = [line for line in lines if (line["first"], line["second"]) == (comparison["first"], comparison["second"])]
             shown = mine[: disagreements.PAGE_LINES]
             pairs.append(ListedPair(
@@ -697,7 +731,7 @@ def disagreement_pages(folder: Path, results: Mapping[str, Any], build_timestamp
                 complete=len(shown) == len(mine),
                 items=tuple(listed_item(rank, line) for rank, line in enumerate(shown, start=1)),
             ))  # fmt: skip
-        annotators = comparisons and all(c["kind"] == "annotators" for c in comparisons if c["file"] == stem)
+        annotators = _annotators(comparisons)
         if not summary.get("show_text", True):
             text_note = ("The record's text is withheld ([report] show_text = false): items are listed by id, with "
                          "each span's offsets (characters, end excluded) and type.")  # fmt: skip
@@ -711,7 +745,7 @@ def disagreement_pages(folder: Path, results: Mapping[str, Any], build_timestamp
         pages.append((disagreements.page_name(stem), DisagreementsPage(
             dataset_name=results["dataset"]["name"], version=results["dataset"]["version"],
             tool_version=results.get("tool_version", __version__), build_date=build_timestamp[:10],
-            title=("Where the annotators disagree" if annotators else "Where the references disagree"),
+            title=_listing_title(annotators),
             question=(
                 ("Every corpus item on which annotator A and annotator B differ (strict span sets): where an "
                  "adjudication pass would look first. ") if annotators else
@@ -725,8 +759,133 @@ def disagreement_pages(folder: Path, results: Mapping[str, Any], build_timestamp
                 (f"{stem}.csv", "Every line, for spreadsheets")) if (folder / name).is_file()),
             pairs=tuple(pairs), limit=formatting.count(disagreements.PAGE_LINES),
             appendix_anchor=f"section-{disagreements.KEY}",
+            listing=stem, data_script=data_script_name(stem),
+            listings=tuple(ListingLink(disagreements.page_name(other), _listing_title(_annotators(others)),
+                                       formatting.count(len(other_lines)), other == stem)
+                           for other, others, other_lines in found),
         )))  # fmt: skip
     return pages
+
+
+# --- the listing browser: the data a listing page's script reads (templates/site.js) ----------------
+
+BROWSER_LINES = 100_000  # lines a page's browser holds (the file's first: most impact); the files hold all
+
+
+@dataclass(frozen=True)
+class BrowserColumn:
+    """A column of a listing in the browser: its key, header, kind ("number", "text", or "list": several labels)
+    and filter ("" none, "choice": a select of the values present, any of a list's; "min": at least a number)."""
+
+    key: str
+    label: str
+    kind: str
+    filter: str = ""
+
+
+@dataclass(frozen=True)
+class BrowserListing:
+    """A listing as the browser reads it: generic, so a new listing plugs in with its data, not new script.
+
+    rows: one per line (at most ``BROWSER_LINES``, the first in the files' order), values in the columns' order.
+    items: per row, what the browser shows under it: [its text (an index into ``texts``, or None), the
+        [start, end) windows of a long text it shows (None: all of it), its sides ([an index into ``names``,
+        its spans as [start, end, type, 1 if the span is what differs else 0]]), notes (rows of strings under
+        ``note_columns``)]. Sides are shown side by side, each with its spans highlighted in the text.
+    lines: the lines the listing's files hold (more than the rows when capped).
+    """
+
+    name: str
+    title: str
+    lines: int
+    files: tuple[str, ...]
+    columns: tuple[BrowserColumn, ...]
+    names: tuple[str, ...]
+    note_columns: tuple[str, ...]
+    texts: tuple[str, ...]
+    rows: tuple[tuple[Any, ...], ...]
+    items: tuple[tuple[Any, ...], ...]
+
+
+def data_script_name(stem: str) -> str:
+    """Return the browser's data script of a listing, beside its page."""
+    return f"{stem}-data.js"
+
+
+def browser_script(listing: BrowserListing) -> str:
+    """Return the listing as a script that adds it to ``window.refsensListings`` (a page from file:// may load a
+    script but not fetch() a file); the same listing gives the same bytes."""
+    data = {
+        "name": listing.name, "title": listing.title, "lines": listing.lines, "files": listing.files,
+        "columns": [{"key": c.key, "label": c.label, "kind": c.kind, "filter": c.filter} for c in listing.columns],
+        "names": listing.names, "noteColumns": listing.note_columns, "texts": listing.texts, "rows": listing.rows,
+        "items": listing.items,
+    }  # fmt: skip
+    return ("(window.refsensListings = window.refsensListings || []).push(" + orjson.dumps(data).decode("utf-8")
+            + ");\n")  # fmt: skip
+
+
+DISAGREEMENT_COLUMNS = (
+    BrowserColumn("rank", "Rank", "number"),
+    BrowserColumn("id", "Item", "text"),
+    BrowserColumn("language", "Language", "text", "choice"),
+    BrowserColumn("pair", "Pair", "text", "choice"),
+    BrowserColumn("impact", "Impact", "number", "min"),
+    BrowserColumn("differing", "Differing spans", "number"),
+    BrowserColumn("types", "Types", "list", "choice"),
+    BrowserColumn("outputs", "Outputs changed", "list", "choice"),
+)
+
+
+def disagreement_browser(stem: str, lines: Sequence[Mapping[str, Any]], title: str, show_text: bool,
+                         files: tuple[str, ...]) -> BrowserListing:  # fmt: skip
+    """Return a disagreement listing for the browser: its first ``BROWSER_LINES`` lines, text only when shown."""
+    names: dict[str, int] = {}
+    texts: dict[str, int] = {}
+    pairs: dict[tuple[str, str], str] = {}
+    signed: dict[int, str] = {}  # each change printed once (formatting.signed_count)
+    rows, items = [], []
+    for rank, line in enumerate(lines[:BROWSER_LINES], start=1):
+        only_first, only_second = line["only_first"], line["only_second"]  # short lists: no sets needed
+        differing = sorted({str(span[2]) for span in only_first} | {str(span[2]) for span in only_second})
+        notes = []
+        for output, change in line["outputs"].items():
+            tp, fp, fn = change["tp"], change["fp"], change["fn"]
+            if tp or fp or fn:
+                notes.append([output, *(signed.get(value) or signed.setdefault(value, formatting.signed_count(value))
+                                        for value in (tp, fp, fn))])  # fmt: skip
+        first, second = line["first"], line["second"]
+        pair = pairs.get((first, second)) or pairs.setdefault((first, second), f"{first} vs {second}")
+        rows.append((rank, line["id"], line["language"], pair, line["impact"], len(only_first) + len(only_second),
+                     differing, [note[0] for note in notes]))  # fmt: skip
+        text = line.get("text") if show_text else None
+        windows = None
+        if text is not None and len(text) > disagreements.WHOLE_TEXT:
+            cut = disagreements.text_windows(len(text), [*only_first, *only_second])
+            windows = None if cut == [(0, len(text))] else [list(window) for window in cut]
+        sides = [[names.get(first) if first in names else names.setdefault(first, len(names)),
+                  [[*span, int(span in only_first)] for span in line["spans_first"]]],
+                 [names.get(second) if second in names else names.setdefault(second, len(names)),
+                  [[*span, int(span in only_second)] for span in line["spans_second"]]]]  # fmt: skip
+        items.append((None if text is None else texts.setdefault(text, len(texts)), windows, sides, notes))
+    # a list no line fills (no output besides the two labellings compared) is no column
+    kept = [position for position, column in enumerate(DISAGREEMENT_COLUMNS)
+            if column.kind != "list" or any(row[position] for row in rows)]  # fmt: skip
+    return BrowserListing(
+        name=stem, title=title, lines=len(lines), files=files,
+        columns=tuple(DISAGREEMENT_COLUMNS[position] for position in kept), names=tuple(names),
+        note_columns=("Output", "ΔTP", "ΔFP", "ΔFN"), texts=tuple(texts),
+        rows=tuple(tuple(row[position] for position in kept) for row in rows), items=tuple(items),
+    )  # fmt: skip
+
+
+def disagreement_scripts(folder: Path, results: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """Return (file name, script) of each disagreement page's browser data whose listing file is in ``folder``."""
+    show_text = (results.get(disagreements.KEY) or {}).get("show_text", True)
+    return [(data_script_name(stem), browser_script(disagreement_browser(
+        stem, lines, _listing_title(_annotators(comparisons)), show_text,
+        tuple(name for name in (f"{stem}.csv", f"{stem}.jsonl") if (folder / name).is_file()))))
+        for stem, comparisons, lines in _listing_files(folder, results)]  # fmt: skip
 
 
 # --- jinja -----------------------------------------------------------------------------------------
@@ -754,12 +913,21 @@ def render_page(template_name: str, context: Any) -> str:
     return environment().get_template(template_name).render(**context_dict(context))
 
 
-def copy_stylesheets(out_dir: Path) -> list[Path]:
-    """Copy the stylesheets next to the page (each version folder is self-contained)."""
+def _copy_templates(names: Sequence[str], out_dir: Path) -> list[Path]:
     written = []
-    for name in STYLESHEETS:
+    for name in names:
         target = out_dir / name
         target.write_bytes((TEMPLATES_DIR / name).read_bytes())
         written.append(target)
     return written
+
+
+def copy_scripts(out_dir: Path) -> list[Path]:
+    """Copy the pages' script next to them (each version folder is self-contained)."""
+    return _copy_templates(SCRIPTS, out_dir)
+
+
+def copy_stylesheets(out_dir: Path) -> list[Path]:
+    """Copy the stylesheets next to the page (each version folder is self-contained)."""
+    return _copy_templates(STYLESHEETS, out_dir)
 

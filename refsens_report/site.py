@@ -214,8 +214,13 @@ def render_version(config: Config, folder: Path, stages: Stages, typesetter: pdf
         if results.get("record", {}).get("notes"):
             (folder / render.NOTES_NAME).write_text(render.notes_text(results), encoding="utf-8", newline="")
     with stages.stage("html"):
-        for name, listing in render.disagreement_pages(folder, results, timestamp):
-            (folder / name).write_text(render.render_page("disagreements.html", listing), encoding="utf-8")
+        from refsens_report.audit import gc_paused
+
+        with gc_paused():  # the listings' lines are many small objects, all alive until written
+            for name, listing in render.disagreement_pages(folder, results, timestamp):
+                (folder / name).write_text(render.render_page("disagreements.html", listing), encoding="utf-8")
+            for name, script in render.disagreement_scripts(folder, results):  # what the pages' browser reads
+                (folder / name).write_text(script, encoding="utf-8")
         version = results["dataset"]["version"]
         page = render.appendix_context(
             results, body.sections, datasheet, downloads_of(folder, body.tables, drawn, version, with_pdf),
@@ -225,6 +230,7 @@ def render_version(config: Config, folder: Path, stages: Stages, typesetter: pdf
         page = replace(page, changes=section)
         (folder / INDEX_NAME).write_text(render.render_page("appendix.html", page), encoding="utf-8")
         render.copy_stylesheets(folder)
+        render.copy_scripts(folder)
     if with_pdf:
         with stages.stage("pdf"):
             write_pdf = pdf.write_pdf if typesetter is None else typesetter.write_pdf

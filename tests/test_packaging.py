@@ -27,8 +27,9 @@ def test_every_subpackage_is_listed_for_the_wheel():
 def test_templates_are_mapped_into_the_package():
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
     assert config["package-dir"]["refsens_report.templates"] == "templates"
-    assert {"*.html", "*.css"} <= set(config["package-data"]["refsens_report.templates"])
+    assert {"*.html", "*.css", "*.js"} <= set(config["package-data"]["refsens_report.templates"])
     assert (render.TEMPLATES_DIR / "appendix.html").is_file()
+    assert all((render.TEMPLATES_DIR / name).is_file() for name in (*render.STYLESHEETS, *render.SCRIPTS))
 
 
 def test_docs_methods_is_the_text_the_report_prints():

@@ -1,0 +1,453 @@
+"""The listing browser and the sortable tables in a real browser (Debian's chromium via Playwright), from file://.
+
+Two small builds without the PDF: the hostile record (conftest: a type named like a script tag, a labelling
+name with an <img onerror>) and the demo's shape with its model outputs (1,500 items), plus a hand-made listing
+whose text holds markup and a right-to-left override, and the CoNLL-2003 example's 730 lines when
+../shared/data is there. Every page is checked to request nothing but files of its own folder.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from conftest import HOSTILE_LABELLING, HOSTILE_TYPE, build, make_hostile_record
+from helpers import audit_items, item
+from test_browser import ARGS, CHROMIUM, browser  # noqa: F401 - the browser fixture
+
+from refsens_report import formatting, render
+from refsens_report.results import write_files
+
+pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"no chromium at {CHROMIUM}")
+
+PROJECT = Path(__file__).resolve().parent.parent
+CONLL_CONFIG = PROJECT / "examples" / "conll2003" / "refsens.toml"
+CONLL_DATA = PROJECT.parent / "shared" / "data" / "conll"
+TIMESTAMP = "2026-01-01T00:00:00+00:00"
+DASH = "\u2013"
+
+
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory: pytest.TempPathFactory):
+    folder = tmp_path_factory.mktemp("hostile")
+    return build(make_hostile_record(folder / "record"), folder / "site", with_pdf=False)
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory):
+    """The demo's shape (annotators, references and four model outputs), small, with few resamples."""
+    from refsens_report.simulate import write_simulation
+
+    folder = tmp_path_factory.mktemp("demo")
+    write_simulation(folder / "record", items=1500, seed=0)
+    config = folder / "record" / "refsens.toml"
+    text = config.read_text(encoding="utf-8")
+    config.write_text("\n".join("resamples = 50" if line.startswith("resamples") else line
+                                for line in text.splitlines()) + "\n", encoding="utf-8")  # fmt: skip
+    return build(config, folder / "site", with_pdf=False)
+
+
+def lines_of(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def visit(browser, path: Path, width: int = 1280, javascript: bool = True):  # noqa: F811
+    """Open a page; return (context, page, seen): every request, page error, console error and dialog."""
+    context = browser.new_context(java_script_enabled=javascript, viewport={"width": width, "height": 900},
+                                  is_mobile=width < 500)  # fmt: skip
+    page = context.new_page()
+    seen = {"requests": [], "errors": [], "dialogs": []}
+    page.on("request", lambda request: seen["requests"].append(request.url))
+    page.on("pageerror", lambda error: seen["errors"].append(str(error)))
+    page.on("console", lambda message: message.type == "error" and seen["errors"].append(message.text))
+    page.on("dialog", lambda dialog: (seen["dialogs"].append(dialog.message), dialog.dismiss()))
+    page.goto(path.resolve().as_uri(), wait_until="load")
+    return context, page, seen
+
+
+def assert_offline(seen: dict, folder: Path) -> None:
+    """Nothing but files of the page's own folder was requested; no error, no alert."""
+    inside = folder.resolve().as_uri() + "/"
+    assert seen["requests"] and all(url.startswith(inside) for url in seen["requests"]), seen["requests"]
+    assert not seen["errors"] and not seen["dialogs"], seen
+
+
+def status(page) -> str:
+    return page.locator("#browser-count").inner_text()
+
+
+def column(page, label: str) -> list[str]:
+    """The visible lines' cells under a header."""
+    return page.evaluate("""label => {
+        const headers = Array.from(document.querySelectorAll('table.listing thead th')).map(th => th.textContent);
+        const at = headers.indexOf(label);
+        return Array.from(document.querySelectorAll('table.listing tr.line')).map(row => row.cells[at].textContent);
+    }""", label)  # fmt: skip
+
+
+def sorted_by(page, label: str) -> str | None:
+    """The aria-sort of the listing's header with this label (None: not sorted by it)."""
+    return page.evaluate("""label => Array.from(document.querySelectorAll('table.listing thead th'))
+        .find(th => th.textContent === label).getAttribute('aria-sort')""", label)  # fmt: skip
+
+
+def option(select_values: dict, value: str) -> str:
+    """A choice filter's option label: the value isolated (FSI ... PDI) and how many lines hold it."""
+    return f"\u2068{value}\u2069 ({formatting.count(select_values[value])})"
+
+
+def keep_screenshot(page, name: str) -> None:
+    keep = os.environ.get("REFSENS_SCREENSHOT_DIR")
+    if keep:
+        Path(keep).mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(Path(keep) / name), full_page=False)
+
+
+def render_listings(folder: Path, results) -> Path:
+    """Write an audit's listing files, pages, data scripts, script and stylesheets into ``folder``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    write_files(results, folder)
+    document = {**results.to_json_dict(), "rows": results.rows}
+    for name, context in render.disagreement_pages(folder, document, TIMESTAMP):
+        (folder / name).write_text(render.render_page("disagreements.html", context), encoding="utf-8")
+    for name, script in render.disagreement_scripts(folder, document):
+        (folder / name).write_text(script, encoding="utf-8")
+    render.copy_stylesheets(folder)
+    render.copy_scripts(folder)
+    return folder
+
+
+# --- without JavaScript: the page as before ---------------------------------------------------------
+
+
+def test_without_javascript_the_page_lists_the_lines_with_most_impact(hostile, browser) -> None:  # noqa: F811
+    path = hostile.folder / "annotator-disagreements.html"
+    context, page, seen = visit(browser, path, javascript=False)
+    try:
+        assert page.locator("#browser").is_hidden()
+        assert page.locator("main.static-listing").is_visible()
+        lines = lines_of(hostile.folder / "annotator-disagreements.jsonl")
+        assert page.locator("li.item").count() == min(len(lines), 200) < len(lines)
+        assert page.locator("button.sort").count() == 0
+        # the links between the version's listings work without a script
+        assert page.locator("nav.listings a").get_attribute("href") == "disagreements.html"
+        assert_offline(seen, hostile.folder)
+    finally:
+        context.close()
+
+
+# --- filter, search, sort, page ---------------------------------------------------------------------
+
+
+def test_the_browser_filters_searches_sorts_and_pages_every_line(demo, browser) -> None:  # noqa: F811
+    path = demo.folder / "annotator-disagreements.html"
+    lines = lines_of(demo.folder / "annotator-disagreements.jsonl")
+    total = len(lines)
+    assert total > 200  # more than the static page shows
+    context, page, seen = visit(browser, path)
+    try:
+        assert page.locator("main.static-listing").is_hidden() and page.locator("#browser").is_visible()
+        assert status(page) == f"Lines 1{DASH}25 of {formatting.count(total)}."
+        assert column(page, "Item") == [line["id"] for line in lines[:25]]
+        # page through every line: the last page ends on the listing's last line
+        page.get_by_role("button", name="Last").click()
+        first = (total - 1) // 25 * 25 + 1
+        everything = formatting.count(total)
+        assert status(page) == f"Lines {formatting.count(first)}{DASH}{everything} of {everything}."
+        assert column(page, "Item") == [line["id"] for line in lines[first - 1:]]
+        assert page.get_by_role("button", name="Next").is_disabled()
+        page.get_by_label("Lines per page").select_option("200")
+        assert page.locator("tr.line").count() == 200 and page.locator("tr.detail").count() == 200
+
+        # filters: a language, then also an output whose counts change
+        languages: dict[str, int] = {}
+        for line in lines:
+            languages[line["language"]] = languages.get(line["language"], 0) + 1
+        page.get_by_label("Language").select_option(label=option(languages, "hi"))
+        hindi = [line for line in lines if line["language"] == "hi"]
+        assert status(page) == f"Lines 1{DASH}{min(200, len(hindi))} of {len(hindi)} matching (of {everything})."
+        outputs: dict[str, int] = {}
+        for line in lines:
+            for name, change in line["outputs"].items():
+                if any(change.values()):
+                    outputs[name] = outputs.get(name, 0) + 1
+        chosen = sorted(outputs)[0]
+        page.get_by_label("Outputs changed").select_option(label=option(outputs, chosen))
+        changed = [line for line in hindi if any(line["outputs"].get(chosen, {}).values())]
+        assert 0 < len(changed) < len(hindi)
+        assert status(page).startswith(f"Lines 1{DASH}{len(changed)} of {len(changed)} matching")
+        assert column(page, "Item") == [line["id"] for line in changed]
+        page.get_by_label("Language").select_option(label=f"all ({len(languages)})")
+        page.get_by_label("Outputs changed").select_option(index=0)
+        assert status(page) == f"Lines 1{DASH}200 of {formatting.count(total)}."
+
+        # at least an impact
+        page.get_by_label("Impact at least").fill("3")
+        heavy = [line for line in lines if line["impact"] >= 3]
+        assert f" of {formatting.count(len(heavy))} matching" in status(page)
+        page.get_by_label("Impact at least").fill("")
+
+        # search: a word of one item's text, in any case, finds every line whose id, labels or text hold it
+        word = next(word for line in lines for word in line["text"].split() if word.isascii() and word.isalpha()
+                    and len(word) >= 6)  # fmt: skip
+        page.get_by_label("Search ids, labels and text").fill(word.upper())
+
+        def searchable(line: dict) -> str:
+            changed = [name for name, change in line["outputs"].items() if any(change.values())]
+            types = {span[2] for span in line["only_first"] + line["only_second"]}
+            return "\0".join([line["id"], line["language"], f"{line['first']} vs {line['second']}", *types, *changed,
+                              line["text"]]).lower()  # fmt: skip
+
+        found = [line for line in lines if word.lower() in searchable(line)]
+        assert 0 < len(found) < total
+        assert column(page, "Item") == [line["id"] for line in found][:200]
+        assert word.lower() in page.locator("tr.detail").first.inner_text().lower()
+        page.get_by_label("Search ids, labels and text").fill("no such text anywhere \u2063")
+        assert status(page) == f"No line matches (of {formatting.count(total)})."
+        page.get_by_label("Search ids, labels and text").fill("")
+
+        # sort: by impact up, then down; by item id (code points); each header says its order
+        impact = page.get_by_role("button", name="Impact", exact=True)
+        impact.click()
+        assert sorted_by(page, "Impact") == "ascending"
+        shown = [int(value.replace(",", "")) for value in column(page, "Impact")]
+        assert shown == sorted(shown) and shown[0] == min(line["impact"] for line in lines)
+        impact.click()
+        assert sorted_by(page, "Impact") == "descending"
+        assert int(column(page, "Impact")[0]) == max(line["impact"] for line in lines)
+        page.get_by_role("button", name="Item", exact=True).click()
+        assert sorted_by(page, "Impact") is None
+        assert column(page, "Item") == sorted(line["id"] for line in lines)[:200]
+        assert_offline(seen, demo.folder)
+    finally:
+        context.close()
+
+
+def test_the_browser_works_from_the_keyboard(demo, browser) -> None:  # noqa: F811
+    context, page, seen = visit(browser, demo.folder / "annotator-disagreements.html")
+    try:
+        # Tab from the top: the search, every filter and the page size come before the headers
+        focused = []
+        for _ in range(80):
+            page.keyboard.press("Tab")
+            focused.append(page.evaluate("""() => { const node = document.activeElement;
+                return [node.tagName, node.id, node.textContent.trim()]; }"""))
+            if focused[-1] == ["BUTTON", "", "Impact"]:
+                break
+        assert focused[-1] == ["BUTTON", "", "Impact"], focused
+        ids = {element_id for _, element_id, _ in focused}
+        assert {"browser-search", "browser-size"} <= ids
+        assert sum(1 for element_id in ids if element_id.startswith("browser-filter-")) >= 4
+        # every control is labelled; the count is a polite live region
+        assert page.evaluate("""() => Array.from(document.querySelectorAll('#browser input, #browser select'))
+            .every(control => control.labels.length === 1 && control.labels[0].textContent.trim() !== '')""")
+        count = page.locator("#browser-count")
+        assert (count.get_attribute("role"), count.get_attribute("aria-live")) == ("status", "polite")
+        page.keyboard.press("Enter")
+        header = page.locator("table.listing th[aria-sort]")
+        assert header.inner_text() == "Impact" and header.get_attribute("aria-sort") == "ascending"
+        values = [int(value) for value in column(page, "Impact")]
+        assert values == sorted(values)
+        # on to the pager: Next, Enter
+        for _ in range(400):
+            page.keyboard.press("Tab")
+            if page.evaluate("document.activeElement.textContent") == "Next":
+                break
+        page.keyboard.press("Enter")
+        assert status(page).startswith(f"Lines 26{DASH}50 of ")
+        assert_offline(seen, demo.folder)
+    finally:
+        context.close()
+
+
+def test_a_phone_browses_the_demos_annotator_disagreements(demo, browser) -> None:  # noqa: F811
+    """At 390 px the page never scrolls sideways: the controls wrap, the table scrolls in its box."""
+    context, page, seen = visit(browser, demo.folder / "annotator-disagreements.html", width=390)
+    try:
+        assert page.locator("#browser").is_visible()
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390
+        # every control and each item's text lie within the screen; the wide table scrolls in its own box
+        rights = page.evaluate("""() => Array.from(document.querySelectorAll(
+            '#browser label, #browser .pager, .item-detail')).map(node => node.getBoundingClientRect().right)""")
+        assert rights and max(rights) <= 390
+        box = page.locator("#browser .table-scroll")
+        assert box.evaluate("box => box.scrollWidth > box.clientWidth && getComputedStyle(box).overflowX === 'auto'")
+        box.evaluate("box => { box.scrollLeft = box.scrollWidth; }")
+        assert page.locator(".item-detail").first.evaluate("node => node.getBoundingClientRect().left") >= 0
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390
+        page.get_by_label("Search ids, labels and text").fill("hi-")
+        assert "matching" in status(page)
+        keep_screenshot(page, "listing-phone.png")
+        assert_offline(seen, demo.folder)
+    finally:
+        context.close()
+
+
+# --- hostile text ------------------------------------------------------------------------------------
+
+HOSTILE_TEXT = 'Hi <script>alert("text")</script> <img src=x onerror=alert(1)> \u202eevil\u202c مرحبا "Paris"'
+
+
+def test_hostile_names_and_types_stay_text_in_isolates(hostile, browser) -> None:  # noqa: F811
+    context, page, seen = visit(browser, hostile.folder / "annotator-disagreements.html")
+    try:
+        assert page.evaluate("Array.from(document.scripts).map(s => s.getAttribute('src') + s.text)") == [
+            "annotator-disagreements-data.js", "site.js"]
+        types = page.get_by_label("Types")
+        assert types.locator("option", has_text=HOSTILE_TYPE).count() == 1
+        label = types.locator("option", has_text=HOSTILE_TYPE).inner_text()
+        assert label.startswith(f"\u2068{HOSTILE_TYPE}\u2069 (")
+        types.select_option(label=label)
+        assert "matching" in status(page)
+        assert page.locator("img").count() == 0  # the labelling's <img onerror> never became an element
+        # every element whose text is a hostile string is an isolate (or a mark inside one)
+        holders = page.evaluate("""strings => {
+            const found = [];
+            for (const node of document.querySelectorAll('#browser *')) {
+                if (node.children.length === 0 && strings.some(s => node.textContent === s)) {
+                    found.push([node.tagName, node.closest('bdi') !== null]);
+                }
+            }
+            return found;
+        }""", [HOSTILE_TYPE, HOSTILE_LABELLING])  # fmt: skip
+        assert holders and all(tag == "BDI" and inside for tag, inside in holders), holders
+        assert HOSTILE_LABELLING in page.locator(".side-name").nth(1).inner_text()
+        assert_offline(seen, hostile.folder)
+    finally:
+        context.close()
+
+
+def test_an_items_hostile_text_is_escaped_and_isolated_side_by_side(tmp_path: Path, browser) -> None:  # noqa: F811
+    start = HOSTILE_TEXT.index("<script>")
+    end = HOSTILE_TEXT.index("</script>") + len("</script>")
+    arabic = HOSTILE_TEXT.index("مرحبا")
+    lines = [item("x-1", "en", text=HOSTILE_TEXT, gold=[[start, end, "CODE"]], clean=[[arabic, arabic + 5, "CODE"]],
+                  o1=[], o2=[], a=[], b=[])]  # fmt: skip
+    roles = {"annotators": ("a", "b"), "outputs": ("o1", "o2"), "references": ("gold", "clean")}
+    results = audit_items(tmp_path / "project", lines, audit={"resamples": 10}, **roles)
+    folder = render_listings(tmp_path / "version", results)
+    context, page, seen = visit(browser, folder / "disagreements.html")
+    try:
+        assert page.locator("img").count() == 0
+        texts = page.locator("#browser .item-text")
+        assert texts.count() == 2  # the two sides, side by side
+        for side, (mark, marked) in enumerate([("first", '<script>alert("text")</script>'), ("second", "مرحبا")]):
+            text = texts.nth(side)
+            assert text.get_attribute("dir") == "auto"
+            isolate = text.locator("bdi")
+            assert isolate.count() == 1 and isolate.text_content() == HOSTILE_TEXT  # the RLO stays inside it
+            assert [(node.get_attribute("class"), node.text_content()) for node in isolate.locator("mark").all()] == [
+                (mark, marked)]
+        tops = [texts.nth(side).evaluate("node => node.getBoundingClientRect().top") for side in range(2)]
+        assert tops[0] == tops[1]  # side by side on a wide screen
+        assert_offline(seen, folder)
+    finally:
+        context.close()
+
+
+# --- what the data holds: withheld text, the cap ------------------------------------------------------
+
+
+def test_show_text_false_puts_no_text_in_the_data(demo) -> None:
+    lines = lines_of(demo.folder / "disagreements.jsonl")
+    listing = render.disagreement_browser("disagreements", lines, "title", False, ())
+    assert listing.texts == () and all(entry[0] is None and entry[1] is None for entry in listing.items)
+    script = render.browser_script(listing)
+    assert not any(line["text"] in script for line in lines)
+    shown = render.disagreement_browser("disagreements", lines, "title", True, ())
+    assert len(shown.texts) == len({line["id"] for line in lines})
+
+
+def test_a_listing_longer_than_the_cap_says_how_many_lines_the_page_holds(
+    demo, browser, tmp_path: Path, monkeypatch: pytest.MonkeyPatch  # noqa: F811
+) -> None:
+    folder = tmp_path / "version"
+    shutil.copytree(demo.folder, folder)
+    results = json.loads((folder / "results.json").read_text(encoding="utf-8"))
+    monkeypatch.setattr(render, "BROWSER_LINES", 60)
+    for name, script in render.disagreement_scripts(folder, results):
+        (folder / name).write_text(script, encoding="utf-8")
+    lines = lines_of(folder / "annotator-disagreements.jsonl")
+    context, page, seen = visit(browser, folder / "annotator-disagreements.html")
+    try:
+        note = page.locator("#browser .table-note").inner_text()
+        assert (f"holds the 60 lines with most impact of the {formatting.count(len(lines))} the listing has; every "
+                "line is in annotator-disagreements.csv and annotator-disagreements.jsonl") in note  # fmt: skip
+        page.get_by_role("button", name="Last").click()
+        assert status(page) == f"Lines 51{DASH}60 of 60."
+        assert_offline(seen, folder)
+    finally:
+        context.close()
+
+
+# --- the appendix's tables --------------------------------------------------------------------------
+
+
+def test_the_appendixs_tables_sort_by_a_header_numbers_as_numbers(hostile, browser) -> None:  # noqa: F811
+    context, page, seen = visit(browser, hostile.folder / "index.html")
+    try:
+        assert page.locator("figure.table table.sortable").count() == page.locator("figure.table table").count() > 10
+        # the swap table: a number column over rows grouped by a repeated label
+        grouped = page.evaluate("""() => Array.from(document.querySelectorAll('figure.table table.sortable'))
+            .findIndex(table => table.querySelector('td.repeat') && table.querySelector('thead th.num'))""")
+        table = page.locator("figure.table table.sortable").nth(grouped)  # pinned: sorting removes the repeats
+        rows = table.locator("tbody tr").count()
+        header = table.locator("thead tr:last-child th.num").first
+        at = header.evaluate("th => th.cellIndex")
+
+        def values() -> list[str]:
+            return table.evaluate("(table, at) => Array.from(table.tBodies).flatMap(body => Array.from(body.rows))"
+                                  ".map(row => row.cells[at].textContent.split('\\n')[0])", at)  # fmt: skip
+
+        def number(text: str) -> float:
+            return float(text.replace("\u2212", "-").replace(",", "").replace("+", "").lstrip("<").rstrip("%"))
+
+        header.locator("button.sort").focus()
+        page.keyboard.press("Enter")
+        assert header.get_attribute("aria-sort") == "ascending"
+        printed = [value for value in values() if value.strip() not in ("", formatting.UNDEFINED)]
+        assert [number(value) for value in printed] == sorted(number(value) for value in printed)
+        page.keyboard.press("Enter")
+        assert header.get_attribute("aria-sort") == "descending"
+        printed = [value for value in values() if value.strip() not in ("", formatting.UNDEFINED)]
+        assert [number(value) for value in printed] == sorted((number(value) for value in printed), reverse=True)
+        # same rows, one body, every repeated label printed again
+        assert table.locator("tbody tr").count() == rows and table.locator("tbody").count() == 1
+        assert table.locator("td.repeat").count() == 0
+        assert_offline(seen, hostile.folder)
+    finally:
+        context.close()
+
+
+# --- the CoNLL-2003 example -------------------------------------------------------------------------
+
+
+@pytest.mark.skipif(not CONLL_DATA.is_dir(), reason=f"real data not found at {CONLL_DATA} (../shared/data)")
+def test_the_conll_examples_730_lines_browse_offline(tmp_path: Path, browser) -> None:  # noqa: F811
+    from refsens_report.audit import run_audit
+    from refsens_report.config import load_config
+
+    config = load_config(CONLL_CONFIG)
+    results = run_audit(replace(config, audit=replace(config.audit, resamples=20)))
+    folder = render_listings(tmp_path / "version", results)
+    lines = lines_of(folder / "disagreements.jsonl")
+    assert len(lines) == 730 and len({line["id"] for line in lines}) == 525
+    context, page, seen = visit(browser, folder / "disagreements.html")
+    try:
+        assert status(page) == f"Lines 1{DASH}25 of 730."
+        pairs = page.get_by_label("Pair").locator("option").all_inner_texts()
+        assert len(pairs) == 4  # all, and original against each of the three other golds
+        page.get_by_label("Lines per page").select_option("200")
+        seen_ids = []
+        for number in range(4):
+            seen_ids += column(page, "Item")
+            if number < 3:
+                page.get_by_role("button", name="Next").click()
+        assert seen_ids == [line["id"] for line in lines]
+        assert_offline(seen, folder)
+    finally:
+        context.close()
