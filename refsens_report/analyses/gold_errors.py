@@ -388,7 +388,7 @@ def _words(entry: Mapping[str, Any], span: list[Any] | None) -> str | None:
     """Return a span's words from the entry's context (None when the text is withheld)."""
     if span is None or "context" not in entry:
         return None
-    before, place, _ = entry["context"]
+    place = entry["context"][1]
     offset = min(s[0] for s in (entry["reference_span"], entry["proposed_span"]) if s)
     return place[span[0] - offset : span[1] - offset]
 
