@@ -25,6 +25,10 @@ RULES = RULE_NAMES
 POLICIES = ("keep_first", "keep_last", "keep_all", "drop_all")
 PAPER_SIZES = ("a4", "letter")
 PDF_CONTENTS = ("summary", "full")  # [report] pdf: the body alone, or the body and the annex of complete tables
+# `[report] error_evidence`: what the gold-error candidates weigh against each reference (analyses/gold_errors.py):
+#   outputs+references: the scored outputs and the other references (the default);
+#   outputs:            the outputs only, so the candidates can be checked against a correction made later.
+ERROR_EVIDENCE = ("outputs+references", "outputs")
 VERSION_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
 # The bootstrap keeps, per item set, sums of shape (languages + 1, resamples + 1, columns) in float64
 # (bootstrap.resampled_sums). Resamples are capped outright, and with the record loaded the sums' size is
@@ -135,6 +139,7 @@ class ReportSettings:
     # false: the record's text is never written (PII benchmarks): the disagreement files and pages give ids,
     # offsets and types only
     show_text: bool = True
+    error_evidence: str = ERROR_EVIDENCE[0]  # one of ERROR_EVIDENCE
     url: str | None = None  # where the appendix is published: CITATION.cff, BibTeX and croissant.json cite it
     authors: tuple[str, ...] = ()  # who to cite (CITATION.cff needs one): "<dataset name> maintainers" when none
     license: str | None = None  # the dataset's license: an SPDX identifier (CC-BY-4.0) or a URL
@@ -204,6 +209,7 @@ class Config:
                 "paper": self.report.paper,
                 "pdf": self.report.pdf,
                 "show_text": self.report.show_text,
+                "error_evidence": self.report.error_evidence,
                 "url": self.report.url,
                 "authors": list(self.report.authors),
                 "license": self.report.license,
@@ -575,6 +581,7 @@ def config_from_dict(data: dict[str, Any], path: Path) -> Config:
     if not isinstance(show_text, bool):
         report_reader.fail("show_text", f"must be true or false, got {shown(show_text)}")
         show_text = ReportSettings.show_text
+    error_evidence = report_reader.choice("error_evidence", ERROR_EVIDENCE, ReportSettings.error_evidence)
     url = read_url(report_reader, "url")
     authors = report_reader.names("authors")
     license_name = report_reader.string("license")
@@ -601,7 +608,8 @@ def config_from_dict(data: dict[str, Any], path: Path) -> Config:
         label_map=label_map,
         audit=audit,
         report=ReportSettings(datasheet=datasheet, paper=paper, pdf=pdf_contents, url=url, authors=authors,
-                              license=license_name, show_text=show_text, min_type_spans=min_type_spans),
+                              license=license_name, show_text=show_text, min_type_spans=min_type_spans,
+                              error_evidence=error_evidence),
         raw=data,
         checks=checks,
         engine=engine,

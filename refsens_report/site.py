@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
 from refsens_report import __version__, changes, figures, manifest, metadata, pdf, render, tables
-from refsens_report.analyses import disagreements
+from refsens_report.analyses import disagreements, gold_errors
 from refsens_report.analyses.registry import figure_makers
 from refsens_report.config import Config, version_problem
 from refsens_report.errors import InputError
@@ -174,6 +174,10 @@ def downloads_of(folder: Path, numbered: list[tables.Table], drawn: Mapping[str,
                              (".csv", "Every one as CSV")):  # fmt: skip
             if (folder / f"{stem}{suffix}").is_file():
                 files.append(entry(f"{stem}{suffix}", f"{kind}: the items on which {what} differ"))
+    for suffix, kind in ((".jsonl", "JSON Lines"), (".csv", "CSV")):
+        if (folder / f"{gold_errors.FILE}{suffix}").is_file():
+            files.append(entry(f"{gold_errors.FILE}{suffix}", f"Every gold-error candidate of every reference, ranked, "
+                                                               f"as {kind}"))
     return files
 
 

@@ -179,6 +179,13 @@ def hand_made_results() -> dict[str, Any]:
             {"kind": "annotators", "first": "a", "second": "b", "subset": "corpus", "file": "annotator-disagreements",
              "items": {"en": 120, "pooled": 120}, "differing": {"en": 45, "pooled": 45},
              "only_first": {"en": 20, "pooled": 20}, "only_second": {"en": 40, "pooled": 40}}]},
+        "gold_errors": {"evidence": "outputs+references", "show_text": True, "text": True,
+                        "file": "gold-error-candidates", "references": [
+            {"reference": "delivered", "sources": ["o1", "o2", "o3", "reviewer"], "items": 100, "candidates": 1,
+             "items_with_candidates": 1, "kinds": {"type": 1, "boundaries": 0, "missing": 0, "spurious": 0},
+             "top": [{"rank": 1, "score": 12.3456, "id": "x1", "language": "en", "proposed": "type", "start": 4,
+                      "end": 9, "reference_span": [4, 9, "LOC"], "proposed_span": [4, 9, "ORG"], "support": 4,
+                      "opposed": 0, "context": ["Met ", "Paris", " today"]}]}]},
         "applicability": {analysis.key: None for analysis in ANALYSES},
     }
 
@@ -212,7 +219,8 @@ def _drawn(draw, view):
 def test_the_registry_orders_sections_figures_methods_and_headlines(view: ResultsView) -> None:
     keys = [analysis.key for analysis in ANALYSES]
     assert keys == ["agreement", "neutrality", "swap", "range", "interaction", "band", "decontaminated",
-                    "duplicates", "type_confusion", "by_type", "disagreements", "leaderboard", "aggregation"]  # fmt: skip
+                    "duplicates", "type_confusion", "by_type", "disagreements", "gold_errors", "leaderboard",
+                    "aggregation"]  # fmt: skip
     assert len(set(keys)) == len(keys) and len({analysis.title for analysis in ANALYSES}) == len(keys)
     sections, numbered = build_sections(view, {})
     assert [section.key for section in sections] == keys
@@ -220,7 +228,7 @@ def test_the_registry_orders_sections_figures_methods_and_headlines(view: Result
     assert [table.number for table in numbered] == list(range(1, len(numbered) + 1))
     methods = methods_markdown()
     positions = [methods.index(analysis.methods) for analysis in ANALYSES if analysis.methods]
-    assert positions == sorted(positions) and len(positions) == 10
+    assert positions == sorted(positions) and len(positions) == 11
     # figure functions come in the analyses' order: each analysis's own, in its module
     owners = [draw.__module__.rsplit(".", 1)[-1] for draw in figure_makers()]
     assert owners == ["neutrality", "swap", "score_range", "interaction", "band", "duplicates", "type_confusion",

@@ -14,6 +14,7 @@ from refsens_report.analyses import (
     decontaminated,
     disagreements,
     duplicates,
+    gold_errors,
     interaction,
     leaderboard,
     neutrality,
@@ -35,6 +36,7 @@ ANALYSES: tuple[Analysis, ...] = (
     type_confusion.ANALYSIS,
     by_type.ANALYSIS,
     disagreements.ANALYSIS,
+    gold_errors.ANALYSIS,
     leaderboard.ANALYSIS,
     aggregation.ANALYSIS,
 )

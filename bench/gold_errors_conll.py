@@ -1,0 +1,324 @@
+"""Gold-error candidates against a real correction: CoNLL++ (186 corrected sentences of the CoNLL-2003 test set).
+
+Ranks the candidate errors in `original` with `[report] error_evidence = "outputs"` (the 14 system outputs
+only), scores each sentence by its best candidate, and measures precision and recall at 25, 50, 100 and 200
+sentences against the sentences whose strict spans CoNLL++ changed. Baselines: the number of systems whose
+strict span set differs from original's on the sentence, and the same candidates with every source weighing
+the same (no leave-one-out reliability). Ties are broken in expectation (a tied block counts pro rata).
+Then the variants tried and not shipped (docs/gold-errors.md): Dawid–Skene EM against the latent truth
+(two-coin per span, or per-class confusion over a place's states; a fixed number of iterations), sentences
+scored by noisy-OR over their places, and the candidates weighted by the EM's reliabilities.
+Then the crowd example: its expert gold has no published correction (CoNLL++ corrected the test set, and the
+crowd's sentences are other CoNLL sentences: the script counts how many of their texts occur in the test set),
+so the candidates in its shipped aggregate `majority` are checked against the expert gold instead. Last, the
+analysis's own cost on CoNLL with the default evidence (candidates of all four references, files, summary).
+
+    PYTHONPATH=. .venv/bin/python bench/gold_errors_conll.py   (needs ../shared/data)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
+
+from refsens_report.analyses import gold_errors
+from refsens_report.analyses.base import AuditContext
+from refsens_report.config import load_config
+from refsens_report.counts import ItemCounts
+from refsens_report.load import load_record
+from refsens_report.subsets import DuplicateGroups, build_subsets
+
+ROOT = Path(__file__).resolve().parent.parent
+KS = (25, 50, 100, 200)
+
+
+def context_of(config_path: Path, evidence: str = "outputs") -> AuditContext:
+    """Return the audit's context (no bootstrap) with the chosen error evidence."""
+    config = load_config(config_path)
+    config = dataclasses.replace(config, report=dataclasses.replace(config.report, error_evidence=evidence))
+    record = load_record(config)
+    counts = ItemCounts(record.table, config.roles.all_names)
+    groups = DuplicateGroups.from_record(record, config.audit.duplicate_key)
+    defective = groups.defective(record, counts, config)
+    subsets = build_subsets(counts, groups, {found for group in defective for found in group.items}, config)
+    return AuditContext(config, record, counts, groups, defective, subsets)
+
+
+def at_k(score: np.ndarray, truth: np.ndarray, k: int) -> tuple[float, float]:
+    """Return (precision, recall) of the k highest scores, ties broken in expectation."""
+    ordered = np.sort(score)[::-1]
+    threshold = ordered[k - 1]
+    above = score > threshold
+    tied = score == threshold
+    share = (k - above.sum()) / tied.sum()
+    hits = truth[above].sum() + share * truth[tied].sum()
+    return hits / k, hits / truth.sum()
+
+
+def item_scores(candidates: gold_errors.Candidates, n_items: int, how: str = "max") -> np.ndarray:
+    score = np.zeros(n_items)
+    if how == "max":
+        np.maximum.at(score, candidates.item, candidates.score)
+    else:
+        np.add.at(score, candidates.item, candidates.score)
+    return score
+
+
+def report(name: str, scores: dict[str, np.ndarray], truth: np.ndarray, mask: np.ndarray) -> None:
+    print(f"\n{name}: {int(truth[mask].sum())} changed items of {int(mask.sum())}")
+    print("score".ljust(44) + "".join(f"P@{k:<4} R@{k:<4} " for k in KS))
+    for label, score in scores.items():
+        cells = [at_k(score[mask], truth[mask], k) for k in KS]
+        print(label.ljust(44) + "".join(f"{p:6.3f} {r:6.3f} " for p, r in cells))
+
+
+def disagreeing(context: AuditContext, reference: str, outputs) -> np.ndarray:
+    counts = context.counts
+    return sum((counts.has(o) & ~counts.equal(o, reference)).astype(int) for o in outputs)
+
+
+# --- variants tried and not shipped (docs/gold-errors.md): Dawid–Skene EM against the latent truth -----------
+
+EM_ITERATIONS = 50  # fixed: the results are deterministic (the estimates move by less than 1e-6 by then)
+
+
+@dataclasses.dataclass(frozen=True)
+class Votes:
+    """Every strict span the outputs or the reference has on the items (the pool), in (item, span) order:
+    its item, whether the reference has it, which sources have it (``has``) and which have nothing overlapping
+    it (``clear``), and every overlapping pair."""
+
+    item: np.ndarray
+    ours: np.ndarray
+    has: np.ndarray
+    clear: np.ndarray
+    edges: tuple[np.ndarray, np.ndarray]
+
+
+def votes_of(context: AuditContext, reference: str, mask: np.ndarray) -> Votes:
+    counts = context.counts
+    sources = gold_errors.sources_of(context, reference)
+    mask = mask & counts.has(reference)
+    n_ids = len(counts._strict_start)
+    ours = np.zeros(n_ids, dtype=bool)
+    ours[counts.ids("strict", reference)] = True
+    pooled = ours.copy()
+    for source in sources:
+        pooled[counts.ids("strict", source)] = True
+    ids = np.flatnonzero(pooled)
+    ids = ids[mask[counts.item_of("strict", ids)]]
+    has = np.zeros((len(sources), len(ids)), dtype=bool)
+    clear = np.ones((len(sources), len(ids)), dtype=bool)
+    for row, source in enumerate(sources):
+        source_ids = counts.ids("strict", source)
+        has[row] = np.isin(ids, source_ids)
+        clear[row, gold_errors._overlaps(counts, ids, source_ids)[0]] = False
+    assert all((mask & counts.has(source))[mask].all() for source in sources)  # every output on every item
+    return Votes(counts.item_of("strict", ids), ours[ids], has, clear, gold_errors._overlaps(counts, ids, ids))
+
+
+def logit(p: np.ndarray) -> np.ndarray:
+    return np.log(p) - np.log1p(-p)
+
+
+def ds_two_coin(votes: Votes, prior: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Dawid–Skene EM over the pool's spans, each true or not; per source a sensitivity r and a false-positive
+    rate f (add-one smoothed) against the posterior, not the reference. Initialised at the share of sources
+    having the span. ``prior``: "global" (one rate of true spans; the reference does not vote) or "reference"
+    (one rate for the reference's spans, one for the others). Returns (log-odds each span is true, r, f)."""
+    x = votes.has.astype(float)
+    q = x.mean(axis=0)
+    for _ in range(EM_ITERATIONS):
+        r = (x @ q + 1) / (q.sum() + 2)
+        f = (x @ (1 - q) + 1) / ((1 - q).sum() + 2)
+        if prior == "global":
+            rate = np.full(len(q), (q.sum() + 1) / (len(q) + 2))
+        else:
+            ours = votes.ours
+            rate_ours = (q[ours].sum() + 1) / (ours.sum() + 2)
+            rate = np.where(ours, rate_ours, (q[~ours].sum() + 1) / ((~ours).sum() + 2))
+        true = logit(rate) + x.T @ np.log(r / f) + (1 - x).T @ np.log((1 - r) / (1 - f))
+        q = 1 / (1 + np.exp(-true))
+    return true, r, f
+
+
+def ds_places(votes: Votes, prior: str) -> tuple[np.ndarray, np.ndarray]:
+    """Dawid–Skene EM over places with several states: a place is a connected set of overlapping pool spans,
+    its states are nothing and every span set a source or the reference has there; per source (per class,
+    add-one smoothed) the rate r of voting the true span state, m of voting nothing where a span is, f of
+    voting a span where nothing is (spread evenly over the place's span states), the rest spread over the
+    other span states. ``prior``: "global" (one rate of nothing) or "reference" (one rate of the reference's
+    state being true). Returns per place its item and the log-probability that the reference's state is true."""
+    n_spans = len(votes.item)
+    graph = coo_matrix((np.ones(len(votes.edges[0])), votes.edges), shape=(n_spans, n_spans))
+    n_places, place = connected_components(graph, directed=False)
+    item = np.zeros(n_places, dtype=np.int64)
+    item[place] = votes.item
+
+    def keys(member: np.ndarray) -> list[tuple[int, ...]]:
+        found: list[list[int]] = [[] for _ in range(n_places)]
+        for span in np.flatnonzero(member).tolist():
+            found[place[span]].append(span)
+        return [tuple(spans) for spans in found]
+
+    said = [keys(row) for row in votes.has]
+    ours = keys(votes.ours)
+    index: dict[tuple[int, tuple[int, ...]], int] = {}
+    for at in range(n_places):
+        for key in [(), ours[at], *(row[at] for row in said)]:
+            index.setdefault((at, key), len(index))
+    state_place = np.array([at for at, _ in index], dtype=np.int64)
+    nothing = np.array([not key for _, key in index])
+    vote = np.array([[index[(at, row[at])] for at in range(n_places)] for row in said])
+    reference = np.array([index[(at, ours[at])] for at in range(n_places)])
+    n_states = np.bincount(state_place, minlength=n_places)
+    voted_nothing = nothing[vote]
+    q = np.zeros(len(index))
+    for row in vote:
+        np.add.at(q, row, 1 / len(vote))
+    for _ in range(EM_ITERATIONS):
+        p_nothing = np.zeros(n_places)
+        p_nothing[state_place[nothing]] = q[nothing]
+        r = ((q[vote] * ~voted_nothing).sum(1) + 1) / ((1 - p_nothing).sum() + 2)
+        m = (((1 - p_nothing) * voted_nothing).sum(1) + 1) / ((1 - p_nothing).sum() + 3)
+        f = ((p_nothing * ~voted_nothing).sum(1) + 1) / (p_nothing.sum() + 2)
+        wrong = np.maximum(1 - r - m, 1e-9)
+        spread_nothing = np.log(f[:, None] / np.maximum(n_states - 1, 1))
+        spread_span = np.log(wrong[:, None] / np.maximum(n_states - 2, 1))
+        if_nothing = np.where(voted_nothing, np.log(1 - f)[:, None], spread_nothing).sum(0)
+        if_span = np.where(voted_nothing, np.log(m)[:, None], spread_span).sum(0)
+        log_lik = np.where(nothing, if_nothing[state_place], if_span[state_place])
+        for row, source in enumerate(vote):
+            bonus = np.zeros(len(q))
+            span = ~voted_nothing[row]
+            np.add.at(bonus, source[span], np.log(r[row]) - np.log(wrong[row] / np.maximum(n_states[span] - 2, 1)))
+            log_lik += np.where(nothing, 0, bonus)
+        others = np.maximum(n_states - 1, 1)[state_place]
+        if prior == "global":
+            rate = (p_nothing.sum() + 1) / (n_places + 2)
+            log_lik += np.where(nothing, np.log(rate), np.log((1 - rate) / others))
+        else:
+            is_reference = np.zeros(len(q), dtype=bool)
+            is_reference[reference] = True
+            rate = (q[reference].sum() + 1) / (n_places + 2)
+            log_lik += np.where(is_reference, np.log(rate), np.log((1 - rate) / others))
+        top = np.full(n_places, -np.inf)
+        np.maximum.at(top, state_place, log_lik)
+        total = np.zeros(n_places)
+        np.add.at(total, state_place, np.exp(log_lik - top[state_place]))
+        log_q = log_lik - top[state_place] - np.log(total[state_place])
+        q = np.exp(log_q)
+    return item, log_q[reference]
+
+
+def place_scores(votes: Votes, weight: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The shipped candidates' scores with one weight per source (no leave-one-out): each place's heaviest
+    other state against the reference's (every place, not only candidates). Returns (item, score)."""
+    first, second = votes.edges
+    has, clear, ours = weight @ votes.has, weight @ votes.clear, votes.ours
+    best = clear.copy()
+    rival = ours[first] & ~ours[second]
+    np.maximum.at(best, first[rival], has[second[rival]])
+    lacking = ~ours.copy()
+    lacking[first[~ours[first] & ours[second]]] = False
+    pair = ~ours[first] & ~ours[second] & (first != second)
+    one, two = has[first[pair]], has[second[pair]]
+    heavier = (two > one) | ((two == one) & (second[pair] < first[pair]))
+    lacking[first[pair][heavier]] = False
+    return (np.concatenate([votes.item[ours], votes.item[lacking]]),
+            np.concatenate([(best - has)[ours], (has - clear)[lacking]]))  # fmt: skip
+
+
+def noisy_or(item: np.ndarray, log_odds_wrong: np.ndarray, n_items: int) -> np.ndarray:
+    """An item's −log P(every place on it is right), places independent: ranks as 1 − Π(1 − p), unsaturated
+    (rounded as the analysis writes scores, so that sums equal but for float rounding tie)."""
+    score = np.zeros(n_items)
+    np.add.at(score, item, np.logaddexp(0, log_odds_wrong))
+    return np.round(score, gold_errors.SCORE_DECIMALS)
+
+
+def maximum(item: np.ndarray, score: np.ndarray, n_items: int) -> np.ndarray:
+    found = np.zeros(n_items)
+    np.maximum.at(found, item, np.maximum(score, 0))
+    return np.round(found, gold_errors.SCORE_DECIMALS)
+
+
+def variants(context: AuditContext, reference: str, mask: np.ndarray) -> dict[str, np.ndarray]:
+    """The Dawid–Skene and noisy-OR variants tried (docs/gold-errors.md), as item scores."""
+    n_items = context.counts.n_items
+    votes = votes_of(context, reference, mask)
+    found = {}
+    for prior in ("global", "reference"):
+        true, r, f = ds_two_coin(votes, prior)
+        wrong = np.where(votes.ours, -true, true)
+        found[f"DS two-coin, {prior} prior, noisy-OR"] = noisy_or(votes.item, wrong, n_items)
+        found[f"DS two-coin, {prior} prior, max"] = maximum(votes.item, wrong, n_items)
+        weight = logit(r) - logit(f)
+        item, score = place_scores(votes, weight)
+        found[f"candidates, DS-{prior} weights, max"] = maximum(item, score, n_items)
+        found[f"candidates, DS-{prior} weights, noisy-OR"] = noisy_or(item, score, n_items)
+    for prior in ("global", "reference"):
+        item, right = ds_places(votes, prior)
+        wrong = np.log(-np.expm1(np.minimum(right, -1e-300))) - right  # log-odds the reference's state is wrong
+        found[f"DS places, {prior} prior, noisy-OR"] = noisy_or(item, wrong, n_items)
+    return found
+
+
+def main() -> int:
+    data = ROOT.parent / "shared" / "data"
+    if not data.is_dir():
+        print(f"skipped: {data} is absent")
+        return 0
+    started = time.perf_counter()
+    context = context_of(ROOT / "examples" / "conll2003" / "refsens.toml")
+    loaded = time.perf_counter()
+    mask = context.subsets.audited
+    candidates = gold_errors.candidates_of(context, "original", mask)
+    ranked = time.perf_counter()
+    counts = context.counts
+    truth = ~counts.equal("original", "conllpp")
+    print(f"CoNLL: load {loaded - started:.1f} s, candidates {ranked - loaded:.2f} s; {candidates.n} candidates "
+          f"in original on {len(np.unique(candidates.item))} sentences")
+    flat = gold_errors.candidates_of(context, "original", mask, equal_weights=True)
+    scores = {"disagreeing systems (baseline)": disagreeing(context, "original", context.config.roles.outputs),
+              "candidates, equal weights": item_scores(flat, counts.n_items),
+              "candidates, leave-one-out (max)": item_scores(candidates, counts.n_items),
+              "candidates, leave-one-out (sum)": item_scores(candidates, counts.n_items, "sum"),
+              "candidates, leave-one-out (noisy-OR)": noisy_or(candidates.item, candidates.score, counts.n_items),
+              **variants(context, "original", mask)}
+    report("CoNLL-2003 original vs CoNLL++", scores, truth, mask)
+
+    crowd = context_of(ROOT / "examples" / "crowd-conll" / "refsens.toml")
+    test_texts = set(context.record.table.text.tolist())
+    shared = {text for text in crowd.record.table.text.tolist() if text in test_texts}
+    print(f"\ncrowd sentences whose text is a CoNLL test sentence: {len(shared)} distinct texts of "
+          f"{crowd.record.table.n_items} sentences")
+    mask = crowd.subsets.audited
+    found = gold_errors.candidates_of(crowd, "majority", mask)
+    flat = gold_errors.candidates_of(crowd, "majority", mask, equal_weights=True)
+    truth = ~crowd.counts.equal("majority", "gold")
+    scores = {"disagreeing passes (baseline)": disagreeing(crowd, "majority", crowd.config.roles.outputs),
+              "candidates, equal weights": item_scores(flat, crowd.counts.n_items),
+              "candidates, leave-one-out (max)": item_scores(found, crowd.counts.n_items),
+              "candidates, leave-one-out (sum)": item_scores(found, crowd.counts.n_items, "sum")}
+    report("crowd: majority vs expert gold (outputs pass_1, pass_2)", scores, truth, mask)
+
+    default = context_of(ROOT / "examples" / "conll2003" / "refsens.toml", "outputs+references")
+    started = time.perf_counter()
+    written = gold_errors.files(default)
+    summary = gold_errors.summary(default)
+    spent = time.perf_counter() - started
+    print(f"\nCoNLL, default evidence: {spent:.2f} s for the candidates of {len(summary['references'])} references, "
+          f"the files ({sum(len(text) for text in written.values()) / 1e6:.1f} MB) and the summary; candidates: "
+          + ", ".join(f"{r['reference']} {r['candidates']}" for r in summary["references"]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,505 @@
+"""Gold-error candidates: for each reference, the places where it most likely is wrong, ranked by the evidence.
+
+The evidence is the scored outputs and, unless ``[report] error_evidence = "outputs"``, the other references
+(the *sources*), on the audited items. A *place* is a span of the reference, or a span some source has and the
+reference lacks where the reference has nothing overlapping it. At a place each source present on the item
+votes for one *state*: the span it has there (strict: offsets and type), or nothing (it has no span
+overlapping the place). A source's vote weighs how reliable it is against the reference on the *other* items
+(leave one out: its counts summed over the items minus the item's own):
+
+    weight = log(r / (1 - r)) - log(f / (1 - f))       the log diagnostic odds ratio, with
+    r = (TP + 1) / (reference spans + 2)              its recall of the reference's spans
+    f = (FP + 1) / (false candidates + 2)             the share of the spans someone proposed that the reference
+                                                      lacks (its false candidates) that the source has
+
+This is the one-step Dawid–Skene model with one sensitivity and one false-positive rate per source: with the
+sources independent given the truth, a source having a span adds log(r/f) to the log-odds that the span is
+true and one lacking it subtracts log((1-f)/(1-r)), so the log-odds that state y is right rather than state
+x sums, over the sources voting y, log(r/f) + log((1-f)/(1-r)) = weight, minus the same over those voting x.
+The candidate's score is that log-odds for its proposal against the reference's state: the weight of the
+sources voting for the proposal minus the weight of those voting for the reference. The proposal is, for a
+reference span, the state of its place with the most weight: an overlapping span it lacks (``type``: same
+boundaries; ``boundaries``: others) or nothing there (``spurious``); for a span the reference lacks, adding it
+(``missing``; where several spans it lacks overlap, the heaviest). A positive score is a candidate; ranks order
+a reference's candidates by score (1 = the most likely error). Ten weak sources (weight near 0: they find the
+reference's spans about as often as they add false ones) then do not outvote three strong ones.
+
+Everything is computed from arrays (the span ids of ``ItemCounts`` and per-item counts), a source at a time.
+docs/gold-errors.md checks the ranking against CoNLL++'s corrections of CoNLL-2003 (bench/gold_errors_conll.py).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+import orjson
+
+from refsens_report import formatting
+from refsens_report.analyses.base import Analysis, AuditContext, Section
+from refsens_report.analyses.disagreements import python_order
+from refsens_report.counts import overlap_edges
+from refsens_report.figures import Figure
+from refsens_report.tables import Table, count_cell, label, mark_repeats, spreadsheet_safe
+from refsens_report.view import ResultsView
+
+KEY = "gold_errors"
+FILE = "gold-error-candidates"  # the files' stem: gold-error-candidates.jsonl and .csv
+TOP = 20  # candidates per reference the section (and results.json) list; the files hold all
+SCORE_DECIMALS = 3  # the score as written; ranks follow the written score
+CONTEXT = 30  # characters of text either side of a candidate the section shows
+KINDS = ("type", "boundaries", "missing", "spurious")  # what a candidate proposes instead of the reference's state
+OUTPUTS_ONLY = "outputs"  # [report] error_evidence: the outputs alone (config.ERROR_EVIDENCE)
+
+
+def sources_of(context: AuditContext, reference: str) -> list[str]:
+    """Return the labellings whose spans are the evidence about a reference: the outputs, then (unless
+    ``error_evidence = "outputs"``) the other references, in config order, each once, never the reference."""
+    roles = context.config.roles
+    names = list(roles.outputs)
+    if context.config.report.error_evidence != OUTPUTS_ONLY:
+        names += roles.references
+    return [name for name in dict.fromkeys(names) if name != reference]
+
+
+def items_of(context: AuditContext) -> np.ndarray | None:
+    """Return the items candidates are looked for on (the audited items), None when there are none."""
+    audited = context.subsets.audited
+    return audited if audited is not None and audited.any() else None
+
+
+@dataclass(frozen=True, eq=False)
+class Pool:
+    """The spans voted on for one reference: every strict span id the reference or a source has on the items,
+    in (item, span) order, with its item and whether the reference has it."""
+
+    ids: np.ndarray
+    item: np.ndarray
+    ours: np.ndarray
+
+
+def leave_one_out_weight(counts: Any, reference: str, source: str, mask: np.ndarray, pool: Pool) -> np.ndarray:
+    """Return the source's vote weight on the item of each pool span (0 where the source is absent): the log
+    diagnostic odds ratio of its recall and false-positive rate against the reference over the other items of
+    ``mask`` where it is present (add-one smoothed)."""
+    present = mask & counts.has(source)
+    tp = np.where(present, counts.tp("strict", source, reference), 0).astype(np.int64)
+    fp = np.where(present, counts.size("strict", source), 0).astype(np.int64) - tp
+    spans = np.where(present, counts.size("strict", reference), 0).astype(np.int64)
+    false = np.where(present, np.bincount(pool.item[~pool.ours], minlength=counts.n_items), 0)
+    recall = (tp.sum() - tp + 1) / (spans.sum() - spans + 2)
+    false_rate = (fp.sum() - fp + 1) / (false.sum() - false + 2)
+    weight = np.log(recall / (1 - recall)) - np.log(false_rate / (1 - false_rate))
+    return np.where(present, weight, 0.0)[pool.item]
+
+
+def _overlaps(counts: Any, first: np.ndarray, second: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Return every pair (index into first, index into second) of strict span ids on one item sharing a
+    character, whatever their types."""
+    item = counts._id_item["strict"]
+    spans = [(item[ids], counts._strict_start[ids], counts._strict_end[ids], np.zeros(len(ids), dtype=np.int64))
+             for ids in (first, second)]  # fmt: skip
+    return overlap_edges(spans[0], spans[1])
+
+
+def _first_per(group: np.ndarray, *keys: np.ndarray) -> np.ndarray:
+    """Return the positions of the first entry of each group value in the order of ``keys`` (last key first)."""
+    order = np.lexsort((*keys, group))
+    return order[np.concatenate([[True], np.diff(group[order]) != 0])] if len(order) else order
+
+
+@dataclass(frozen=True, eq=False)
+class Candidates:
+    """One reference's candidate errors, in rank order (one entry per candidate).
+
+    ``item``; ``at``: the reference's span at the place (strict id), -1 for a missing span; ``proposal``: the
+    span proposed (strict id), -1 for a removal; ``kind``: code into KINDS; ``score``: rounded as written;
+    ``support``/``opposed``: per source (rows, in ``sources`` order), whether it votes for the proposal / for
+    the reference's state.
+    """
+
+    reference: str
+    sources: tuple[str, ...]
+    item: np.ndarray
+    at: np.ndarray
+    proposal: np.ndarray
+    kind: np.ndarray
+    score: np.ndarray
+    support: np.ndarray
+    opposed: np.ndarray
+
+    @property
+    def n(self) -> int:
+        return len(self.item)
+
+
+def candidates_of(context: AuditContext, reference: str, mask: np.ndarray, equal_weights: bool = False) -> Candidates:
+    """Return the reference's candidate errors on the items of ``mask`` where it is present, in rank order.
+
+    ``equal_weights``: every source present weighs 1, a plain vote (the benchmark's comparison)."""
+    counts, table = context.counts, context.record.table
+    sources = sources_of(context, reference)
+    mask = mask & counts.has(reference)
+    n_ids = len(counts._strict_start)
+    in_reference = np.zeros(n_ids, dtype=bool)
+    in_reference[counts.ids("strict", reference)] = True
+    pooled = in_reference.copy()
+    for source in sources:
+        pooled[counts.ids("strict", source)] = True
+    ids = np.flatnonzero(pooled)  # strict ids are item-major: (item, start, end, type) order
+    ids = ids[mask[counts.item_of("strict", ids)]]
+    pool = Pool(ids, counts.item_of("strict", ids), in_reference[ids])
+    # per pool span: the weight of the sources having it (votes) and of those with nothing overlapping it (empty)
+    votes, empty = np.zeros(len(ids)), np.zeros(len(ids))
+    has = np.zeros(n_ids, dtype=bool)
+    for source in sources:
+        weight = leave_one_out_weight(counts, reference, source, mask, pool)
+        if equal_weights:
+            weight = (mask & counts.has(source))[pool.item].astype(float)
+        source_ids = counts.ids("strict", source)
+        has[source_ids] = True
+        votes += np.where(has[ids], weight, 0)
+        has[source_ids] = False
+        clear = np.ones(len(ids), dtype=bool)
+        clear[_overlaps(counts, ids, source_ids)[0]] = False
+        empty += np.where(clear, weight, 0)
+    # a reference span against the heaviest other state of its place: a span it lacks overlapping it, or nothing
+    spans, others = np.flatnonzero(pool.ours), np.flatnonzero(~pool.ours)
+    edge_span, edge_other = _overlaps(counts, ids[spans], ids[others])
+    proposal = np.full(len(spans), -1, dtype=np.int64)
+    best = empty[spans].copy()
+    first = _first_per(edge_span, edge_other, -votes[others][edge_other])
+    rival = others[edge_other[first]]
+    heavier = votes[rival] > best[edge_span[first]]  # a span must outweigh nothing there
+    proposal[edge_span[first][heavier]] = rival[heavier]
+    best[edge_span[first][heavier]] = votes[rival][heavier]
+    # a span the reference lacks where it has nothing overlapping: adding it, against nothing there, unless an
+    # overlapping span it lacks is heavier (equal: the first in span order)
+    lacking = np.ones(len(others), dtype=bool)
+    lacking[_overlaps(counts, ids[others], ids[spans])[0]] = False
+    edge_one, edge_two = _overlaps(counts, ids[others], ids[others])
+    heavier_neighbour = (votes[others][edge_two] > votes[others][edge_one]) | (
+        (votes[others][edge_two] == votes[others][edge_one]) & (edge_two < edge_one))  # fmt: skip
+    lacking[edge_one[heavier_neighbour]] = False
+    missing = others[lacking]
+    at = np.concatenate([spans, np.full(len(missing), -1, dtype=np.int64)])  # pool positions, -1: none
+    offer = np.concatenate([proposal, missing])
+    score = np.round(np.concatenate([best - votes[spans], votes[missing] - empty[missing]]), SCORE_DECIMALS)
+    keep = score > 0
+    at, offer, score = at[keep], offer[keep], score[keep]
+    item = pool.item[np.where(at >= 0, at, offer)]
+    at = np.where(at >= 0, ids[np.maximum(at, 0)], -1)  # strict ids from here on
+    offer = np.where(offer >= 0, ids[np.maximum(offer, 0)], -1)
+    kind = _kinds(counts, at, offer)
+    # rank: score, then language and id (as Python compares strings), the place, the kind and the proposal
+    by_id = python_order([str(found) for found in table.ids.tolist()])
+    by_language = python_order(table.languages)[table.language]
+    order = np.lexsort((offer, kind, np.where(at >= 0, at, offer), by_id[item], by_language[item], -score))
+    item, at, offer, kind, score = item[order], at[order], offer[order], kind[order], score[order]
+    support, opposed = _votes(counts, sources, mask, item, at, offer, kind)
+    return Candidates(reference, tuple(sources), item, at, offer, kind, score, support, opposed)
+
+
+def _kinds(counts: Any, at: np.ndarray, offer: np.ndarray) -> np.ndarray:
+    """Return each candidate's kind code: missing (no reference span), spurious (no proposal), type (same
+    boundaries), boundaries."""
+    at_id, offer_id = np.maximum(at, 0), np.maximum(offer, 0)
+    same = ((counts._strict_start[at_id] == counts._strict_start[offer_id])
+            & (counts._strict_end[at_id] == counts._strict_end[offer_id]))  # fmt: skip
+    return np.select([at < 0, offer < 0, same], [KINDS.index("missing"), KINDS.index("spurious"), KINDS.index("type")],
+                     KINDS.index("boundaries"))  # fmt: skip
+
+
+def _votes(counts: Any, sources: Sequence[str], mask: np.ndarray, item: np.ndarray, at: np.ndarray,
+           offer: np.ndarray, kind: np.ndarray) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    """Return per source and candidate whether the source votes for the proposal (it has the proposed span; for
+    a removal, nothing overlapping the reference's) and for the reference's state (it has the reference's span;
+    for a missing span, nothing overlapping the proposed one)."""
+    support = np.zeros((len(sources), len(item)), dtype=bool)
+    opposed = np.zeros((len(sources), len(item)), dtype=bool)
+    missing, spurious = kind == KINDS.index("missing"), kind == KINDS.index("spurious")
+    place = np.where(at >= 0, at, offer)
+    has = np.zeros(len(counts._strict_start), dtype=bool)
+    for row, source in enumerate(sources):
+        ids = counts.ids("strict", source)
+        here = (mask & counts.has(source))[item]
+        clear = np.ones(len(item), dtype=bool)
+        clear[_overlaps(counts, place, ids)[0]] = False
+        has[ids] = True
+        with_reference = has[np.maximum(at, 0)] & (at >= 0)
+        with_proposal = has[np.maximum(offer, 0)] & (offer >= 0)
+        has[ids] = False
+        support[row] = here & np.where(spurious, clear, with_proposal)
+        opposed[row] = here & np.where(missing, clear, with_reference)
+    return support, opposed
+
+
+def candidates(context: AuditContext) -> list[Candidates]:
+    """Return every reference's candidates, in config order (computed once; the summary and the files read them)."""
+    notes = context.notes.setdefault(KEY, {})
+    if "candidates" not in notes:
+        mask = items_of(context)
+        notes["candidates"] = [] if mask is None else [
+            candidates_of(context, reference, mask) for reference in context.config.roles.references
+            if sources_of(context, reference)]  # fmt: skip
+    return notes["candidates"]
+
+
+# --- the candidates as rows: the files and results.json ----------------------------------------------
+
+
+def _span(counts: Any, span_id: int) -> list[Any] | None:
+    if span_id < 0:
+        return None
+    return [int(counts._strict_start[span_id]), int(counts._strict_end[span_id]),
+            str(counts.type_names[counts._strict_type[span_id]])]  # fmt: skip
+
+
+def rows_of(context: AuditContext, found: Candidates, limit: int | None = None) -> list[dict[str, Any]]:
+    """Return the candidates (the first ``limit``) as self-describing rows, keys in a fixed order: the item's text,
+    the reference's spans on it and those with the proposal made, unless ``[report] show_text = false``."""
+    counts, table = context.counts, context.record.table
+    show_text = context.config.report.show_text and table.text is not None
+    reference_ids = counts.ids("strict", found.reference)
+    reference_item = counts.item_of("strict", reference_ids)
+    evidence = context.config.report.error_evidence
+    rows = []
+    for number in range(found.n if limit is None else min(limit, found.n)):
+        item, at, offer = int(found.item[number]), int(found.at[number]), int(found.proposal[number])
+        place = _span(counts, at if at >= 0 else offer)
+        first, stop = np.searchsorted(reference_item, [item, item + 1])
+        spans = [_span(counts, span_id) for span_id in reference_ids[first:stop].tolist()]
+        changed = sorted([span for span in spans if span != _span(counts, at)]
+                         + ([_span(counts, offer)] if offer >= 0 else []))  # fmt: skip
+        text = table.text[item] if show_text else None
+        row = {
+            "reference": found.reference, "rank": number + 1, "score": float(found.score[number]),
+            "id": str(table.ids[item]), "language": table.languages[table.language[item]],
+            "proposed": KINDS[found.kind[number]], "start": place[0], "end": place[1],
+            "type": _span(counts, at)[2] if at >= 0 else None,
+            "reference_span": _span(counts, at), "proposed_span": _span(counts, offer),
+            "support": [s for s, votes in zip(found.sources, found.support[:, number]) if votes],
+            "opposed": [s for s, votes in zip(found.sources, found.opposed[:, number]) if votes],
+            "evidence": evidence,
+        }  # fmt: skip
+        if text is not None:
+            row["text"] = text
+        row["spans_reference"] = spans
+        row["spans_proposed"] = changed
+        rows.append(row)
+    return rows
+
+
+CSV_COLUMNS = ("reference", "rank", "score", "id", "language", "proposed", "start", "end", "type", "proposed_start",
+               "proposed_end", "proposed_type", "support", "n_support", "opposed", "n_opposed", "evidence", "text")  # fmt: skip
+
+
+def candidates_csv(rows: Sequence[Mapping[str, Any]]) -> str:
+    """Return the candidates as CSV for spreadsheets: one row each, source names joined by '; ' (team-written
+    text that starts like a formula gets a leading apostrophe, as in the tables' CSVs)."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(CSV_COLUMNS)
+    for row in rows:
+        proposed = row["proposed_span"] or ["", "", ""]
+        writer.writerow([
+            spreadsheet_safe(row["reference"]), row["rank"], f"{row['score']:.{SCORE_DECIMALS}f}",
+            spreadsheet_safe(row["id"]), spreadsheet_safe(row["language"]), row["proposed"], row["start"], row["end"],
+            spreadsheet_safe(row["type"] or ""), *proposed[:2], spreadsheet_safe(proposed[2]),
+            spreadsheet_safe("; ".join(row["support"])), len(row["support"]),
+            spreadsheet_safe("; ".join(row["opposed"])), len(row["opposed"]), row["evidence"],
+            spreadsheet_safe(row.get("text") or ""),
+        ])  # fmt: skip
+    return buffer.getvalue()
+
+
+def files(context: AuditContext) -> dict[str, str]:
+    """Return the candidate files written beside results.json: every candidate of every reference, by rank."""
+    found = candidates(context)
+    if not found:
+        return {}
+    rows = [row for reference in found for row in rows_of(context, reference)]
+    return {f"{FILE}.jsonl": "".join(orjson.dumps(row).decode("utf-8") + "\n" for row in rows),
+            f"{FILE}.csv": candidates_csv(rows)}  # fmt: skip
+
+
+def summary(context: AuditContext) -> dict[str, Any]:
+    """results.json "gold_errors": per reference, its sources, how many candidates of each kind on how many
+    items, and the top TOP (with the words of the two spans and a little context unless show_text = false)."""
+    table = context.record.table
+    show_text = context.config.report.show_text
+    found = []
+    for reference in candidates(context):
+        top = []
+        for row in rows_of(context, reference, TOP):
+            entry = {key: row[key] for key in ("rank", "score", "id", "language", "proposed", "start", "end",
+                                               "reference_span", "proposed_span")}  # fmt: skip
+            entry["support"], entry["opposed"] = len(row["support"]), len(row["opposed"])
+            if "text" in row:
+                entry["context"] = _context(row["text"], row["reference_span"], row["proposed_span"])
+            top.append(entry)
+        mask = items_of(context) & context.counts.has(reference.reference)
+        found.append({
+            "reference": reference.reference, "sources": list(reference.sources), "items": int(mask.sum()),
+            "candidates": reference.n, "items_with_candidates": int(len(np.unique(reference.item))),
+            "kinds": {name: int((reference.kind == code).sum()) for code, name in enumerate(KINDS)},
+            "top": top,
+        })  # fmt: skip
+    return {"evidence": context.config.report.error_evidence, "show_text": show_text,
+            "text": bool(show_text and table.text is not None), "file": FILE, "references": found}  # fmt: skip
+
+
+def _context(text: str, *spans: list[Any] | None) -> list[str]:
+    """Return the text around a candidate as [before, the place, after]: the place covers both spans, with
+    CONTEXT characters either side (an ellipsis where the text goes on)."""
+    start = min(span[0] for span in spans if span)
+    end = max(span[1] for span in spans if span)
+    low, high = max(0, start - CONTEXT), min(len(text), end + CONTEXT)
+    return [("…" if low else "") + text[low:start], text[start:end], text[end:high] + ("…" if high < len(text) else "")]
+
+
+def applicability(context: AuditContext) -> dict[str, str | None]:
+    if items_of(context) is None:
+        return {KEY: "Gold-error candidates need audited items (every labelling named in a role present)."}
+    if not any(sources_of(context, reference) for reference in context.config.roles.references):
+        return {KEY: "Gold-error candidates need an output or another reference to weigh against a reference."}
+    return {KEY: None}
+
+
+# --- the report ------------------------------------------------------------------------------------
+
+
+def listed(view: ResultsView) -> dict[str, Any]:
+    """Return results.json's gold_errors entry (empty when the audit listed none)."""
+    return view.data.get(KEY) or {}
+
+
+def _said(span: list[Any] | None, words: str | None) -> str:
+    if span is None:
+        return "nothing"
+    where = f"{span[2]} [{span[0]}, {span[1]})"
+    return f"{where} “{words}”" if words is not None else where
+
+
+def _words(entry: Mapping[str, Any], span: list[Any] | None) -> str | None:
+    """Return a span's words from the entry's context (None when the text is withheld)."""
+    if span is None or "context" not in entry:
+        return None
+    place = entry["context"][1]
+    offset = min(s[0] for s in (entry["reference_span"], entry["proposed_span"]) if s)
+    return place[span[0] - offset : span[1] - offset]
+
+
+def counts_table(view: ResultsView) -> Table:
+    """Per reference: the evidence, items, candidates (on how many items) and candidates of each kind."""
+    rows = []
+    for reference in listed(view).get("references", []):
+        rows.append([label(reference["reference"]), count_cell(len(reference["sources"])),
+                     count_cell(reference["items"]), count_cell(reference["candidates"]),
+                     count_cell(reference["items_with_candidates"]),
+                     *(count_cell(reference["kinds"][kind]) for kind in KINDS)])  # fmt: skip
+    evidence = "the outputs" if listed(view).get("evidence") == OUTPUTS_ONLY else "the outputs and the other references"
+    return Table(
+        key="gold_errors",
+        title="Candidate gold errors per reference",
+        caption=(f"Places where each reference disagrees with the weighted vote of {evidence} (the sources) on "
+                 "the audited items: candidates (score above 0), the items holding them, and what they propose "
+                 "instead: another type, other boundaries, a missing span or the removal of a spurious one."),
+        columns=("Reference", "Sources", "Items", "Candidates", "Items with one", "Type", "Boundaries", "Missing",
+                 "Spurious"),
+        rows=mark_repeats(rows, 1),
+    )  # fmt: skip
+
+
+def top_table(view: ResultsView, number: int, reference: Mapping[str, Any]) -> Table:
+    """The reference's TOP candidates: rank, item, what the reference says and what is proposed, the votes."""
+    rows = []
+    for entry in reference["top"]:
+        said = _said(entry["reference_span"], _words(entry, entry["reference_span"]))
+        proposed = _said(entry["proposed_span"], _words(entry, entry["proposed_span"]))
+        cells = [count_cell(entry["rank"]), label(f"{entry['id']} ({entry['language']})"), label(said),
+                 label(proposed if entry["proposed"] != "spurious" else "remove it"), label(entry["proposed"]),
+                 label(f"{entry['support']} for, {entry['opposed']} against"),
+                 label(formatting.number(entry["score"], 1))]  # fmt: skip
+        if "context" in entry:
+            cells.append(label("".join(entry["context"])))
+        rows.append(cells)
+    text = any("context" in entry for entry in reference["top"])
+    return Table(
+        key=f"gold_errors_top_{number}",
+        title=f"The most likely errors in {reference['reference']}",
+        caption=(f"The {formatting.count(len(reference['top']))} highest-scoring of the "
+                 f"{formatting.count(reference['candidates'])} candidate errors in {reference['reference']}: what "
+                 "it says at the place (type, [start, end) in characters) and what the sources' weighted vote "
+                 "proposes instead; how many sources vote for the proposal and for the reference; the score (the "
+                 "log-odds of the proposal against the reference). Every candidate is in "
+                 f"{FILE}.jsonl and {FILE}.csv."),
+        columns=("Rank", "Item", "Reference says", "Proposed", "Kind", "Votes", "Score", *(("Text",) if text else ())),
+        rows=tuple(tuple(row) for row in rows),
+    )  # fmt: skip
+
+
+def _section(view: ResultsView, drawn: Mapping[str, Figure]) -> Section:
+    found = listed(view)
+    if not found.get("references"):
+        return Section(key=KEY, number=0, title=ANALYSIS.title,
+                       not_applicable=view.applicability(KEY) or "This analysis produced no results for this record.")  # fmt: skip
+    evidence = ("the scored outputs only ([report] error_evidence = \"outputs\")"
+                if found.get("evidence") == OUTPUTS_ONLY else "the scored outputs and the other references")
+    note = (f"The evidence is {evidence}, each weighted by how well it agrees with the reference on the other "
+            "items (Methods).")  # fmt: skip
+    if not found.get("show_text", True):
+        note += " The record's text is withheld ([report] show_text = false): places are given by offsets and type."
+    tables = [counts_table(view)] + [top_table(view, number, reference)
+                                     for number, reference in enumerate(found["references"], start=1)
+                                     if reference["top"]]  # fmt: skip
+    return Section(
+        key=KEY, number=0, title=ANALYSIS.title, paragraphs=(ANALYSIS.question, note), tables=tuple(tables),
+        links=((f"{FILE}.jsonl", f"Every candidate of every reference, ranked: {FILE}.jsonl and {FILE}.csv."),),
+    )  # fmt: skip
+
+
+def headlines(view: ResultsView) -> list[str]:
+    """How many candidate errors each reference has, and how many the appendix lists."""
+    found = listed(view).get("references") or []
+    if not found:
+        return []
+    parts = [f"{formatting.count(reference['candidates'])} candidate error{'s' if reference['candidates'] != 1 else ''}"
+             f" in {reference['reference']}" if number == 0 else
+             f"{formatting.count(reference['candidates'])} in {reference['reference']}"
+             for number, reference in enumerate(found)]  # fmt: skip
+    listed_each = max(len(reference["top"]) for reference in found)
+    each = "" if len(found) == 1 else " of each"
+    return [f"{', '.join(parts)}; the top {listed_each}{each} are listed." if listed_each else f"{', '.join(parts)}."]
+
+
+ANALYSIS = Analysis(
+    key=KEY,
+    title="Which gold is wrong here?",
+    question="Where does each reference most likely hold an error, judged by outputs and golds that are reliable elsewhere?",
+    methods="""- **Gold-error candidates** (strict spans, audited items): for each reference, the *sources* are the
+  outputs and, unless `[report] error_evidence = "outputs"`, the other references. A *place* is a span of the
+  reference, or a span a source has where the reference has nothing overlapping. Each source present on the
+  item votes for one state of the place: the span it has there, or nothing. Its vote weighs its log
+  diagnostic odds ratio against the reference on the *other* items (leave one out: the per-item counts
+  summed, minus the item's own), log(r/(1−r)) − log(f/(1−f)) with recall r = (TP+1)/(reference spans+2) and
+  false-positive rate f = (FP+1)/(false candidates+2), the false candidates being the spans someone proposed
+  on an item that the reference lacks. In a one-coin-per-class Dawid–Skene model (sources independent given
+  the truth, one sensitivity r and one false-positive rate f each) this weight is the log-likelihood ratio a
+  source's vote adds for the state it votes for against another, so a candidate's **score**, the weight of
+  the sources voting for the proposal minus that of those voting for the reference's state, is the
+  log-odds of the proposal against the reference. The proposal is the heaviest other state: a span with the
+  same boundaries and another type (*type*), other boundaries (*boundaries*), nothing (*spurious*), or, where
+  the reference has nothing, the heaviest span it lacks (*missing*). Scores above 0 are candidates, ranked
+  from 1 (the most likely error); ties by language, id and offsets. A source that finds the reference's spans
+  no more often than it adds false ones weighs about 0, so ten weak systems do not outvote three strong
+  ones. docs/gold-errors.md checks the ranking against CoNLL++'s corrections of CoNLL-2003.""",
+    applicability=applicability,
+    summary=summary,
+    files=files,
+    section=_section,
+    headlines=headlines,
+)

@@ -1,0 +1,205 @@
+"""Gold-error candidates on hand-made records where the answer is known: three strong systems outweigh ten weak
+ones, each kind of proposal with its score checked against a set-by-set re-implementation of the weights, the
+[report] error_evidence switch, [report] show_text = false, and the files, the section and the headline.
+(The check against a real correction is bench/gold_errors_conll.py, reported in docs/gold-errors.md.)
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from pathlib import Path
+
+import pytest
+from helpers import audit_items, item, write_project
+
+from refsens_report.analyses import gold_errors
+from refsens_report.analyses.base import AuditContext
+from refsens_report.config import load_config
+from refsens_report.counts import ItemCounts
+from refsens_report.load import load_record
+from refsens_report.subsets import DuplicateGroups, build_subsets
+from refsens_report.view import ResultsView
+
+
+def context_of(folder: Path, lines: list[dict], extra: str = "", **roles) -> AuditContext:
+    """Return the audit's context (counts and item sets, no bootstrap) of a hand-made record."""
+    config = load_config(write_project(folder, lines, audit={"resamples": 20}, extra=extra, **roles))
+    record = load_record(config)
+    counts = ItemCounts(record.table, config.roles.all_names)
+    groups = DuplicateGroups.from_record(record, config.audit.duplicate_key)
+    subsets = build_subsets(counts, groups, set(), config)
+    return AuditContext(config, record, counts, groups, [], subsets)
+
+
+def found_rows(context: AuditContext) -> list[dict]:
+    return [row for found in gold_errors.candidates(context) for row in gold_errors.rows_of(context, found)]
+
+
+PER = [0, 4, "PER"]
+STRONG = ("s1", "s2", "s3")
+WEAK = tuple(f"w{number}" for number in range(10))
+
+
+def strong_and_weak() -> list[dict]:
+    """30 items where the strong systems copy the gold and each weak one finds it on 3 items in 10 and adds a
+    false span of its own elsewhere; then x, where only the ten weak have the gold's span, and y, where only
+    the three strong have it."""
+    lines = []
+    for number in range(30):
+        spans = {name: [PER] for name in STRONG}
+        for rank, name in enumerate(WEAK):
+            spans[name] = [PER] if (number + rank) % 10 < 3 else [[5 + rank, 6 + rank, "LOC"]]
+        lines.append(item(f"f{number:02d}", "en", text="Anna ran far to the sea", gold=[PER], **spans))
+    lines.append(item("x", "en", text="Bert ran far", gold=[PER], **{name: [] for name in STRONG},
+                      **{name: [PER] for name in WEAK}))  # fmt: skip
+    lines.append(item("y", "en", text="Cleo ran far", gold=[PER], **{name: [PER] for name in STRONG},
+                      **{name: [] for name in WEAK}))  # fmt: skip
+    return lines
+
+
+def test_three_strong_systems_outweigh_ten_weak_ones(tmp_path: Path) -> None:
+    context = context_of(tmp_path, strong_and_weak(), annotators=None, outputs=STRONG + WEAK, references=("gold",))
+    rows = found_rows(context)
+    assert [(row["id"], row["proposed"]) for row in rows] == [("x", "spurious")]
+    assert rows[0]["support"] == list(STRONG) and rows[0]["opposed"] == list(WEAK)
+    # a plain vote (every source weighing 1) gets it the other way round: the ten weak outvote the strong on
+    # y (10 - 3) and on every filler item (7 weak lack the gold's span there), and x is no candidate
+    mask = gold_errors.items_of(context)
+    plain = gold_errors.candidates_of(context, "gold", mask, equal_weights=True)
+    ids = [str(context.record.table.ids[found]) for found in plain.item]
+    assert ids[0] == "y" and plain.score[0] == 7.0 and "x" not in ids and len(ids) == 31
+
+
+TEXT = "Paris Hilton met Rome"
+
+
+def kinds_record() -> list[dict]:
+    """Ten items where the three outputs copy the gold, then one item per kind of proposal where all three
+    agree with each other against it."""
+    agree = [[0, 5, "LOC"], [17, 21, "LOC"]]
+    lines = [item(f"a{number}", "en", text=TEXT, gold=agree, o1=agree, o2=agree, o3=agree) for number in range(10)]
+    cases = {
+        "t": ([[0, 5, "LOC"]], [[0, 5, "ORG"]]),  # another type
+        "b": ([[0, 5, "PER"]], [[0, 12, "PER"]]),  # other boundaries
+        "m": ([], [[17, 21, "LOC"]]),  # a missing span
+        "s": ([[0, 5, "PER"]], []),  # a spurious span
+    }
+    for name, (gold, outputs) in cases.items():
+        lines.append(item(name, "en", text=TEXT, gold=gold, o1=outputs, o2=outputs, o3=outputs))
+    return lines
+
+
+def weight_by_sets(lines: list[dict], reference: str, source: str, left_out: str) -> float:
+    """Return the Methods' weight of a source, item by item over sets (every item but ``left_out``)."""
+    tp = fp = spans = false = 0
+    for line in lines:
+        if line["id"] == left_out:
+            continue
+        spans_of = line["labellings"]
+        ours = {tuple(span) for span in spans_of[reference]}
+        pool = {tuple(span) for name in spans_of if name != reference for span in spans_of[name]} | ours
+        theirs = {tuple(span) for span in spans_of[source]}
+        tp, fp = tp + len(theirs & ours), fp + len(theirs - ours)
+        spans, false = spans + len(ours), false + len(pool - ours)
+    recall, false_rate = (tp + 1) / (spans + 2), (fp + 1) / (false + 2)
+    return math.log(recall / (1 - recall)) - math.log(false_rate / (1 - false_rate))
+
+
+def test_each_kind_of_proposal_with_its_score(tmp_path: Path) -> None:
+    lines = kinds_record()
+    context = context_of(tmp_path, lines, annotators=None, outputs=("o1", "o2", "o3"), references=("gold",))
+    rows = {row["id"]: row for row in found_rows(context)}
+    assert {name: (row["proposed"], row["reference_span"], row["proposed_span"]) for name, row in rows.items()} == {
+        "t": ("type", [0, 5, "LOC"], [0, 5, "ORG"]),
+        "b": ("boundaries", [0, 5, "PER"], [0, 12, "PER"]),
+        "m": ("missing", None, [17, 21, "LOC"]),
+        "s": ("spurious", [0, 5, "PER"], None),
+    }
+    for name, row in rows.items():
+        # all three vote for the proposal, none for the reference: the score is their three weights
+        assert row["support"] == ["o1", "o2", "o3"] and row["opposed"] == []
+        expected = sum(weight_by_sets(lines, "gold", source, name) for source in ("o1", "o2", "o3"))
+        assert row["score"] == round(expected, gold_errors.SCORE_DECIMALS)
+        assert (row["start"], row["end"]) == tuple((row["reference_span"] or row["proposed_span"])[:2])
+    ranked = sorted(rows.values(), key=lambda row: row["rank"])
+    assert [row["rank"] for row in ranked] == [1, 2, 3, 4]
+    assert [row["score"] for row in ranked] == sorted((row["score"] for row in ranked), reverse=True)
+    # the self-describing rows: the reference's spans on the item, and with the proposal made
+    assert rows["t"]["spans_reference"] == [[0, 5, "LOC"]] and rows["t"]["spans_proposed"] == [[0, 5, "ORG"]]
+    assert rows["m"]["spans_reference"] == [] and rows["m"]["spans_proposed"] == [[17, 21, "LOC"]]
+    assert rows["s"]["spans_proposed"] == [] and rows["t"]["text"] == TEXT and rows["t"]["type"] == "LOC"
+    assert rows["m"]["type"] is None and rows["t"]["language"] == "en"
+
+
+def test_error_evidence_switch(tmp_path: Path) -> None:
+    """With the other references as evidence an alternative gold that agrees with this one (and everywhere
+    else) outvotes the outputs; with the outputs only, the outputs' proposal is a candidate."""
+    lines = kinds_record()
+    for line in lines:
+        line["labellings"]["alt"] = line["labellings"]["gold"]
+    roles = {"annotators": None, "outputs": ("o1", "o2", "o3"), "references": ("gold", "alt")}
+    both = context_of(tmp_path / "both", lines, **roles)
+    assert gold_errors.sources_of(both, "gold") == ["o1", "o2", "o3", "alt"]
+    assert found_rows(both) == []
+    alone = context_of(tmp_path / "alone", lines, extra='\n[report]\nerror_evidence = "outputs"\n', **roles)
+    assert gold_errors.sources_of(alone, "gold") == ["o1", "o2", "o3"]
+    rows = found_rows(alone)
+    assert sorted((row["reference"], row["id"]) for row in rows) == [
+        (reference, name) for reference in ("alt", "gold") for name in "bmst"]
+    assert {row["evidence"] for row in rows} == {"outputs"}
+    with pytest.raises(Exception, match="error_evidence"):
+        load_config(write_project(tmp_path / "bad", lines, extra='\n[report]\nerror_evidence = "golds"\n', **roles))
+
+
+def test_files_section_and_headline(tmp_path: Path) -> None:
+    results = audit_items(tmp_path, kinds_record(), audit={"resamples": 20}, annotators=None,
+                          outputs=("o1", "o2", "o3"), references=("gold",))  # fmt: skip
+    lines = [json.loads(line) for line in results.files["gold-error-candidates.jsonl"].splitlines()]
+    assert [line["rank"] for line in lines] == [1, 2, 3, 4]
+    assert list(lines[0]) == ["reference", "rank", "score", "id", "language", "proposed", "start", "end", "type",
+                              "reference_span", "proposed_span", "support", "opposed", "evidence", "text",
+                              "spans_reference", "spans_proposed"]  # fmt: skip
+    table = list(csv.reader(io.StringIO(results.files["gold-error-candidates.csv"])))
+    assert table[0] == list(gold_errors.CSV_COLUMNS)
+    by_id = {row[3]: dict(zip(table[0], row)) for row in table[1:]}
+    assert by_id["t"] | {"score": "", "rank": ""} == {
+        "reference": "gold", "rank": "", "score": "", "id": "t", "language": "en", "proposed": "type", "start": "0",
+        "end": "5", "type": "LOC", "proposed_start": "0", "proposed_end": "5", "proposed_type": "ORG",
+        "support": "o1; o2; o3", "n_support": "3", "opposed": "", "n_opposed": "0", "evidence": "outputs+references",
+        "text": TEXT}  # fmt: skip
+    assert [float(row[2]) for row in table[1:]] == [line["score"] for line in lines]
+    summary = results.summaries["gold_errors"]
+    [reference] = summary["references"]
+    assert (reference["candidates"], reference["items_with_candidates"], reference["items"]) == (4, 4, 14)
+    assert reference["kinds"] == {"type": 1, "boundaries": 1, "missing": 1, "spurious": 1}
+    missing = next(entry for entry in reference["top"] if entry["proposed"] == "missing")
+    assert missing["context"] == ["Paris Hilton met ", "Rome", ""]
+    view = ResultsView.from_json(results.to_json_dict())
+    assert gold_errors.headlines(view) == ["4 candidate errors in gold; the top 4 are listed."]
+    section = gold_errors.ANALYSIS.section(view, {})
+    counts, top = section.tables
+    assert [cell.text for cell in counts.rows[0]] == ["gold", "3", "14", "4", "4", "1", "1", "1", "1"]
+    assert top.columns[-1] == "Text"
+    row = next(row for row in top.rows if row[4].text == "type")
+    assert [cell.text for cell in row[2:5]] == ["LOC [0, 5) “Paris”", "ORG [0, 5) “Paris”", "type"]
+    assert row[-1].text == TEXT and section.links[0][0] == "gold-error-candidates.jsonl"
+
+
+def test_show_text_false_leaves_no_text(tmp_path: Path) -> None:
+    results = audit_items(tmp_path, kinds_record(), audit={"resamples": 20}, annotators=None,
+                          outputs=("o1", "o2", "o3"), references=("gold",),
+                          extra="\n[report]\nshow_text = false\n")  # fmt: skip
+    written = results.files["gold-error-candidates.jsonl"] + results.files["gold-error-candidates.csv"]
+    summary = json.dumps(results.summaries["gold_errors"])
+    for secret in ("Paris", "Hilton", "Rome"):
+        assert secret not in written and secret not in summary
+    lines = [json.loads(line) for line in results.files["gold-error-candidates.jsonl"].splitlines()]
+    assert len(lines) == 4 and all("text" not in line for line in lines)
+    assert lines[0]["spans_reference"] is not None  # offsets and types stay
+    view = ResultsView.from_json(results.to_json_dict())
+    section = gold_errors.ANALYSIS.section(view, {})
+    assert "show_text = false" in section.paragraphs[1] and "Text" not in section.tables[1].columns
+    assert all("“" not in cell.text for row in section.tables[1].rows for cell in row)
