@@ -396,9 +396,17 @@ def legend_handles(labels: list[str], filled: bool = True) -> list[Line2D]:
 
 
 def top_legend(figure: MplFigure, handles: list, title: str | None = None) -> None:
-    """Put one legend above all panels, outside them, so it never covers a title or a point."""
-    figure.legend(handles=handles, title=plain(title) if title else None, loc="outside upper center",
-                  ncols=min(len(handles), 4), title_fontsize=7.5, alignment="center")  # fmt: skip
+    """Put one legend above all panels, outside them, so it never covers a title or a point.
+
+    Up to 4 entries a row, fewer when long labels would make the rows wider than the figure (whose edges
+    would cut them off).
+    """
+    for columns in range(min(len(handles), 4), 0, -1):
+        legend = figure.legend(handles=handles, title=plain(title) if title else None, loc="outside upper center",
+                               ncols=columns, title_fontsize=7.5, alignment="center")  # fmt: skip
+        if columns == 1 or legend.get_window_extent().width <= figure.bbox.width:
+            return
+        legend.remove()
 
 
 def shared_xlabel(figure: MplFigure, text: str) -> None:
