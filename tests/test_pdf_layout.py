@@ -158,17 +158,7 @@ RECORDS = {
 }
 
 
-# Collisions the check still finds, in figures (not yet fixed; strict: the test says when they are)
-NOT_YET = {
-    "types-30": "the score-range figure's panel titles ('Output: system-00-finetuned') run into each other",
-    "outputs-50": "the pairwise-swing heatmap's 45-degree labels overlap, the rank chart's 50 labels are too small",
-}
-
-
-@pytest.mark.parametrize("record", [
-    pytest.param(name, marks=pytest.mark.xfail(reason=NOT_YET[name], strict=True)) if name in NOT_YET else name
-    for name in RECORDS
-])  # fmt: skip
+@pytest.mark.parametrize("record", RECORDS)
 def test_no_glyph_collides_in_the_pdf(record: str, tmp_path: Path) -> None:
     config = RECORDS[record](tmp_path / "record")
     if record == "conll":

@@ -35,6 +35,7 @@ from refsens_report.figures import (
     legend_handles,
     offsets,
     output_positions,
+    panels_height,
     picked,
     plain,
     shared_xlabel,
@@ -199,7 +200,7 @@ def swap_forest(view: ResultsView) -> tuple[MplFigure, Figure] | None:
     columns = min(len(panels), MAX_PANELS)
     lines = -(-len(panels) // columns)
     per_panel = height(len(shown), 0.22) if many else height(len(languages), 0.14 + 0.1 * len(outputs))
-    figure, axes = subplots(lines, columns, figsize=(WIDTH, per_panel + (lines - 1) * (per_panel - 0.6)),
+    figure, axes = subplots(lines, columns, figsize=(WIDTH, panels_height(per_panel, lines)),
                             sharey=True, sharex=True, squeeze=False)  # fmt: skip
     spread = offsets(len(outputs))
     for axis, (title, panel_rule, alternative) in zip(axes.flat, panels):
