@@ -79,6 +79,48 @@ def test_the_command_line_prints_each_problem_and_exits_1(tmp_path: Path, capsys
     assert pdf_layout.main([str(tmp_path / "missing.pdf")]) == 2
 
 
+def test_a_table_too_wide_for_keyed_headers_is_split_by_its_columns_and_prints_apart(tmp_path: Path) -> None:
+    """No record forces the last layout: 30 types' F1 with intervals are too wide even in compact type with
+    keyed headers, so the table prints in parts, each repeating the label columns, through the real template
+    and stylesheets."""
+    from refsens_report.render import TEMPLATES_DIR, environment
+    from refsens_report.tables import Cell, Table
+
+    types = [f"ENTITY_TYPE_{index:02d}" for index in range(30)]
+    rows = tuple(
+        (Cell(text=language), Cell(text=output), *(Cell(text=f"{80 + (index * 7 + row) % 19:.2f}",
+                                                        interval=f"[{70 + index % 9:.2f}, {90 + row:.2f}]",
+                                                        numeric=True) for index in range(len(types))))
+        for row, (language, output) in enumerate((language, output) for language in ("de", "en", "pooled")
+                                                 for output in ("annotator_a", "system-00-finetuned"))
+    )  # fmt: skip
+    table = Table(key="types", title="F1 by type", caption="Each type's F1.", columns=("Language", "Output", *types),
+                  rows=rows, groups=(("", 2), ("Span type", len(types))), number=1)  # fmt: skip
+    layout = table.print_layout
+    assert layout.css_class == "compact" and layout.key.startswith("Columns: (1) ENTITY_TYPE_00, (2) ENTITY_TYPE_01")
+    assert len(layout.parts) >= 2
+    kept = [column for part in layout.parts for column in part.table.columns[2:]]
+    assert kept == [f"({number})" for number in range(1, 31)]  # every column once, in order
+    for part in layout.parts:
+        assert part.table.columns[:2] == ("Language", "Output") and len(part.widths) == len(part.table.columns)
+        assert part.table.groups == (("", 2), ("Span type", len(part.table.columns) - 2))
+    block = environment().get_template("macros.html").module.table_block(table, with_downloads=False)
+    html = (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><link rel="stylesheet" href="appendix.css">'
+            f'<link rel="stylesheet" href="print.css" media="print"></head><body><main>{block}</main></body></html>')
+    import weasyprint
+
+    pdf = tmp_path / "split.pdf"
+    weasyprint.HTML(string=html, base_url=str(TEMPLATES_DIR) + "/").write_pdf(pdf)
+    report = pdf_layout.check(pdf, margin=side_margin_pt())
+    assert report.glyphs > 30 * 6 * 15  # every cell printed: 180 estimates with their intervals
+    assert report.problems == [], "\n".join(map(str, report.problems[:20]))
+    import pdfplumber
+
+    with pdfplumber.open(pdf) as document:
+        text = "\n".join(page.extract_text() for page in document.pages)
+    assert text.count("Language") == len(layout.parts) and "(30)" in text and "(1) ENTITY_TYPE_00" in text
+
+
 # --- the five records -----------------------------------------------------------------------------------
 
 CONFIG = """[dataset]
