@@ -123,6 +123,13 @@ def test_a_table_too_wide_for_keyed_headers_is_split_by_its_columns_and_prints_a
 
 # --- the five records -----------------------------------------------------------------------------------
 
+# The layout depends on a record's names and shape (outputs, references, types, languages), not on its size, so
+# the records are small. Their size is not what a test costs: the demo at 3,000 items and at 600 built in 34 and
+# 31 s (its audit 2.7 and 0.8 s); the rest is drawing the figures, typesetting 30-50 pages and reading every
+# glyph back (pdfplumber, 6-12 s a PDF). Fewer replicates would save a second or two of the audit: 200, as in
+# every other test's build (conftest.build), so a rule against too few replicates in a build meets them all alike.
+RESAMPLES = 200
+
 CONFIG = """[dataset]
 name = "layout check: {name}"
 version = "1"
@@ -133,12 +140,12 @@ annotators = {annotators}
 outputs = {outputs}
 references = {references}
 [audit]
-resamples = 200
+resamples = {resamples}
 """
 
 
 def write_record(folder: Path, name: str, outputs: int, references: int, types: int, annotators: bool,
-                 items: int = 240, seed: int = 0) -> Path:  # fmt: skip
+                 items: int = 120, seed: int = 0) -> Path:  # fmt: skip
     """Write a small random record and its config; return the config. Names are long, as real ones are."""
     rng = np.random.default_rng(seed)
     type_names = [f"ENTITY_TYPE_{index:02d}" for index in range(types)]
@@ -167,18 +174,19 @@ def write_record(folder: Path, name: str, outputs: int, references: int, types: 
             handle.write(json.dumps({"id": f"{language}-{index:04d}", "language": language, "labellings": labellings}) + "\n")
     config = folder / "refsens.toml"
     config.write_text(CONFIG.format(name=name, annotators=json.dumps(labellers[:2] if annotators else []),
-                                    outputs=json.dumps(labellers), references=json.dumps(gold_names)))  # fmt: skip
+                                    outputs=json.dumps(labellers), references=json.dumps(gold_names),
+                                    resamples=RESAMPLES))  # fmt: skip
     return config
 
 
 def simulated(folder: Path) -> Path:
-    """The demo as `make report` builds it, smaller: the simulator's record, 200 resamples."""
+    """The demo as `make report` builds it, smaller: the simulator's record, 600 items, RESAMPLES."""
     from refsens_report.simulate import write_simulation
 
-    write_simulation(folder, items=3000, seed=0)
+    write_simulation(folder, items=600, seed=0)
     config = folder / "refsens.toml"
     text = config.read_text(encoding="utf-8")
-    config.write_text(re.sub(r"(?m)^resamples = .*$", "resamples = 200", text), encoding="utf-8")
+    config.write_text(re.sub(r"(?m)^resamples = .*$", f"resamples = {RESAMPLES}", text), encoding="utf-8")
     return config
 
 
@@ -194,9 +202,9 @@ RECORDS = {
     "leaderboard-16x4": lambda folder: write_record(folder, "16 x 4", outputs=16, references=4, types=4,
                                                     annotators=False),
     "types-30": lambda folder: write_record(folder, "30 types", outputs=2, references=2, types=30, annotators=True,
-                                            items=600),
+                                            items=300),
     "outputs-50": lambda folder: write_record(folder, "50 outputs", outputs=50, references=2, types=4,
-                                              annotators=False, items=120),
+                                              annotators=False),
 }
 
 
@@ -206,7 +214,7 @@ def test_no_glyph_collides_in_the_pdf(record: str, tmp_path: Path) -> None:
     if record == "conll":
         text = config.read_text(encoding="utf-8").replace("../../../shared/data", str(SHARED_DATA))
         config = tmp_path / "refsens.toml"
-        config.write_text(re.sub(r"(?m)^resamples = .*$", "resamples = 200", text), encoding="utf-8")
+        config.write_text(re.sub(r"(?m)^resamples = .*$", f"resamples = {RESAMPLES}", text), encoding="utf-8")
     built = build(config, tmp_path / "site")
     pdf = next(built.folder.glob("*.pdf"))
     report = pdf_layout.check(pdf, margin=side_margin_pt())
