@@ -401,10 +401,29 @@ def test_panel_titles_wrap_or_take_fewer_columns_to_fit(view: ResultsView, resul
     figure, _ = _drawn(score_range.range_dumbbells, ResultsView.from_json(results))
     panels = [axis for axis in figure.axes if axis.get_visible() and axis.get_title(loc="left")]
     assert len(panels) == 3 and len({axis.get_position().y0 for axis in panels}) == 2
+    assert _titles_apart(figure, panels)
+
+
+def _titles_apart(figure, panels) -> bool:
+    """Return whether the panels' titles, laid out, touch no other and stay inside the figure."""
     shown = {axis.get_title(loc="left") for axis in panels}
     boxes = _extents(figure, [text for text in figure.findobj(figures.mpl().text.Text) if text.get_text() in shown])
-    assert len(boxes) == 3
-    assert _apart(boxes) and all(0 <= box.x0 and box.x1 <= figure.bbox.width for box in boxes)
+    assert len(boxes) == len(panels)
+    return _apart(boxes) and all(0 <= box.x0 and box.x1 <= figure.bbox.width for box in boxes)
+
+
+def test_the_neutrality_panels_wrap_long_reference_names(results: dict[str, Any]) -> None:
+    from refsens_report.analyses import neutrality
+
+    names = {"delivered": "delivered-by-the-vendor-in-march_v2", "reviewer": "second-pass-by-the-reviewing-linguists"}
+    results["config"]["roles"]["references"] = list(names.values())
+    for row in results["rows"]:
+        row["reference"] = names.get(row["reference"], row["reference"])
+    figure, _ = _drawn(neutrality.neutrality_dots, ResultsView.from_json(results))
+    panels = [axis for axis in figure.axes if axis.get_visible()]
+    # side by side, each name under "Reference:" (on one line it would run into the other panel's title)
+    assert [axis.get_title(loc="left") for axis in panels] == [f"Reference:\n{name}" for name in names.values()]
+    assert _titles_apart(figure, panels)
 
 
 def _many_outputs(results: dict[str, Any], count: int) -> ResultsView:
