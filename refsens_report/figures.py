@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import logging
+import math
 import multiprocessing
 import os
 import re
@@ -396,10 +397,10 @@ def offsets(count: int, spread: float = 0.18) -> list[float]:
     return [spread * (2 * index / (count - 1) - 1) for index in range(count)]
 
 
-def text_width(text: str, size: float = MIN_TEXT_PT) -> float:
+def text_width(text: str, size: float = MIN_TEXT_PT, weight: str = "normal") -> float:
     """Return how wide a label prints in DejaVu Sans, in points."""
     matplotlib = mpl()
-    font = matplotlib.font_manager.FontProperties(family=[FONT_FAMILIES[0]], size=size)
+    font = matplotlib.font_manager.FontProperties(family=[FONT_FAMILIES[0]], size=size, weight=weight)
     return matplotlib.textpath.TextToPath().get_text_width_height_descent(text, font, ismath=False)[0]
 
 
@@ -411,6 +412,62 @@ def fits_cells(texts: Sequence[str], cell: float, size: float = MIN_TEXT_PT) -> 
 def labels_width(labels: Sequence[str], size: float = MIN_TEXT_PT) -> float:
     """Return the width (inches) of the longest label: the room a column of tick labels takes."""
     return max((text_width(plain(label), size) for label in labels), default=0.0) / 72
+
+
+LABEL_PITCH = 1.25 * MIN_TEXT_PT / 72  # inches from one row of labels to the next: MIN_TEXT_PT with its line gap
+
+
+def dodged(positions: Sequence[float], gap: float, low: float, high: float) -> list[float]:
+    """Return positions moved apart to at least ``gap`` from each other, within [low, high], in their order.
+
+    Labels at the same or nearby heights (tied ranks) would print over each other: each run of labels too
+    close is spread evenly around where its labels would be (least squares), then the whole set is kept
+    inside the axis. With more labels than the room holds (n * gap > high - low) they end up ``gap`` apart
+    from ``low`` on.
+    """
+    order = sorted(range(len(positions)), key=lambda index: positions[index])
+    runs: list[list[int]] = []  # runs of labels gap apart, each starting at run[0]'s place
+    starts: list[float] = []
+    for index in order:
+        runs.append([index])
+        starts.append(positions[index])
+        while len(runs) > 1 and starts[-2] + len(runs[-2]) * gap > starts[-1]:
+            merged = runs[-2] + runs[-1]
+            runs[-2:] = [merged]
+            starts[-2:] = [sum(positions[member] - place * gap for place, member in enumerate(merged)) / len(merged)]
+    placed = [0.0] * len(positions)
+    for run, start in zip(runs, starts):
+        for place, member in enumerate(run):
+            placed[member] = start + place * gap
+    ranked = [placed[index] for index in order]
+    for place in range(len(ranked) - 1, -1, -1):  # below the top, then above the bottom
+        ranked[place] = min(ranked[place], high - (len(ranked) - 1 - place) * gap)
+    for place in range(len(ranked)):
+        ranked[place] = max(ranked[place], low + place * gap, ranked[place - 1] + gap if place else low)
+    for place, index in enumerate(order):
+        placed[index] = ranked[place]
+    return placed
+
+
+def column_angle(cell: float) -> int:
+    """Return the angle of a heat map's column labels: 45 degrees when cells ``cell`` inches wide hold them a
+    LABEL_PITCH apart that way, else 90 (upright)."""
+    return 45 if cell * math.sqrt(0.5) >= LABEL_PITCH else 90
+
+
+def matrix_labels(axis: Axes, rows: Sequence[str], columns: Sequence[str], cell: float) -> int:
+    """Label a heat map's rows and columns (cells ``cell`` inches square) at MIN_TEXT_PT; return the step.
+
+    Column labels at ``column_angle``; with cells narrower than LABEL_PITCH every step-th row and column is
+    labelled (the figure's table names every cell), so no two labels touch however many there are.
+    """
+    step = max(1, math.ceil(LABEL_PITCH / cell - 1e-9))
+    angle = column_angle(cell)
+    axis.set_xticks(range(0, len(columns), step), [plain(name) for name in columns[::step]], fontsize=MIN_TEXT_PT,
+                    rotation=angle, ha="right", va="top" if angle == 45 else "center",
+                    rotation_mode="anchor")  # fmt: skip
+    axis.set_yticks(range(0, len(rows), step), [plain(name) for name in rows[::step]], fontsize=MIN_TEXT_PT)
+    return step
 
 
 def interval_point(axis: Axes, y: float, row: Mapping[str, Any] | None, colour: str, marker: str,
@@ -443,9 +500,17 @@ def legend_handles(labels: list[str], filled: bool = True) -> list[Line2D]:
 
 
 def top_legend(figure: MplFigure, handles: list, title: str | None = None) -> None:
-    """Put one legend above all panels, outside them, so it never covers a title or a point."""
-    figure.legend(handles=handles, title=plain(title) if title else None, loc="outside upper center",
-                  ncols=min(len(handles), 4), title_fontsize=7.5, alignment="center")  # fmt: skip
+    """Put one legend above all panels, outside them, so it never covers a title or a point.
+
+    Up to 4 entries a row, fewer when long labels would make the rows wider than the figure (whose edges
+    would cut them off).
+    """
+    for columns in range(min(len(handles), 4), 0, -1):
+        legend = figure.legend(handles=handles, title=plain(title) if title else None, loc="outside upper center",
+                               ncols=columns, title_fontsize=7.5, alignment="center")  # fmt: skip
+        if columns == 1 or legend.get_window_extent().width <= figure.bbox.width:
+            return
+        legend.remove()
 
 
 def shared_xlabel(figure: MplFigure, text: str) -> None:
@@ -454,6 +519,48 @@ def shared_xlabel(figure: MplFigure, text: str) -> None:
 
 
 MAX_PANELS = 4  # side-by-side panels at the text width; beyond this a figure lays its panels out as rows
+TITLE_LINES = 2  # a panel's title wraps at its spaces onto at most this many lines
+PANEL_GAP = 0.15  # inches between one panel's title and the next panel (constrained layout's pads and more)
+
+
+def _wrapped(text: str, width: float, size: float) -> list[str] | None:
+    """Return a bold title broken at its spaces into lines at most ``width`` inches wide (as few as may be),
+    or None when it takes more than TITLE_LINES lines or a word alone is wider."""
+    lines: list[str] = []
+    for word in text.split(" "):
+        joined = f"{lines[-1]} {word}" if lines else word
+        if lines and text_width(joined, size, "bold") <= width * 72:
+            lines[-1] = joined
+        elif text_width(word, size, "bold") <= width * 72:
+            lines.append(word)
+        else:
+            return None
+    return lines if len(lines) <= TITLE_LINES else None
+
+
+def panel_columns(titles: Sequence[str], label_room: float) -> tuple[int, list[str]]:
+    """Return how many panels a row holds and their titles (plain text) wrapped to fit them.
+
+    The most columns, at most MAX_PANELS, at which every title fits its panel in TITLE_LINES lines, then as
+    few as keep that many rows (4 panels that fit 3 a row: 2 rows of 2, not 3 and 1). ``label_room``: inches
+    the first panel's tick labels take. Long names ('Output: system-00-finetuned') would otherwise run into
+    the next panel's title and past the figure's edge.
+    """
+    size = RC["axes.titlesize"]
+    for columns in range(min(len(titles), MAX_PANELS), 0, -1):
+        width = (WIDTH - label_room) / columns - PANEL_GAP
+        lines = [_wrapped(plain(title), width, size) for title in titles]
+        if columns == 1 or all(line is not None for line in lines):
+            rows = -(-len(titles) // columns)
+            return -(-len(titles) // rows), ["\n".join(line) if line else plain(title)
+                                              for title, line in zip(titles, lines)]  # fmt: skip
+    return 1, []  # no titles
+
+
+def panels_height(per_panel: float, rows: int) -> float:
+    """Return the height (inches) of ``rows`` rows of panels, each ``per_panel`` tall with its own axes and
+    legend room (0.6 in) counted once."""
+    return per_panel + (rows - 1) * (per_panel - 0.6)
 
 
 Draw = Callable[[ResultsView], "tuple[MplFigure, Figure] | None"]

@@ -67,9 +67,9 @@ class Table:
         return f"table-{self.key}"
 
     @property
-    def column_widths(self) -> tuple[str, ...]:
-        """Return each column's share of the printed table width, in %, from its longest word (``column_widths``)."""
-        return column_widths(self)
+    def print_layout(self) -> PrintLayout:
+        """Return how the page sets the table: its parts, their column widths, type and key (``print_layout``)."""
+        return print_layout(self)
 
     @property
     def numeric_columns(self) -> tuple[bool, ...]:
@@ -79,43 +79,151 @@ class Table:
 
 # The printed table is set at a fixed layout (WeasyPrint measures no cell): each column gets at least its
 # longest word, so a header or label breaks between words and never inside one (ADDR/ESS), then a share of
-# what is left towards its longest line. In characters of the table's type on a one-column A4 or letter page.
-LINE_CHARACTERS = 120
-CELL_PADDING = 2  # characters' worth of cell padding
-LONGEST_LINE = 28  # a label longer than this wraps rather than widening its column further
+# what is left towards its longest line. Widths are measured in the type print.css sets tables in: Noto Sans,
+# headers bold. A table whose words do not fit the text width at TABLE_TYPE is set in COMPACT_TYPE, then with
+# its number columns' headers keyed (1), (2), ... and named in a note, then split into parts by its columns,
+# each repeating the label columns (``print_layout``).
+TEXT_WIDTH_PT = 481.9  # A4's text width inside print.css's 20 mm side margins (Letter's is wider)
 
 
-def _words(text: str) -> list[str]:
-    return text.split() or [""]
+@dataclass(frozen=True)
+class TableType:
+    """A size tables are printed in: print.css's font size and the cell's padding on both sides (both in pt)."""
+
+    size: float
+    padding: float
+    css_class: str  # the <table> class print.css sets it with ("" for the default)
+
+    def pt(self, em: float) -> float:
+        """Return a width measured in em of this type (``print_width``) in points, padding included."""
+        return em * self.size + self.padding
 
 
-def column_widths(table: Table) -> tuple[str, ...]:
-    """Return each column's share of the table width, in % (one decimal, so the page is reproducible).
+# print.css: figure.table table { font-size: 7.6pt } with th, td padding 1.4 mm a side; table.compact 6.4pt,
+# .8 mm a side (4.5 pt between two cells' text: the PDF check asks for at least 3)
+TABLE_TYPE = TableType(7.6, 7.94, "")
+COMPACT_TYPE = TableType(6.4, 4.54, "compact")
+LONGEST_LINE_EM = 15.0  # a label longer than this wraps rather than widening its column further
+INTERVAL_EM = 0.86  # a number cell's interval line is set this much smaller than its estimate (appendix.css)
 
-    need: the column's longest word (header or cell; a number cell's estimate and each half of its
-    interval); want: its longest line, up to LONGEST_LINE. Every column gets its need when all needs fit in
-    LINE_CHARACTERS, and what is left is shared in proportion to how much more each wants.
-    """
-    need, want = [], []
+# Noto Sans advance widths in 1/1000 em of ' ' to '~', regular and bold; any other character counts a full em
+# (CJK ideographs are one; accented Latin letters and symbols are narrower, so their columns are a little wide)
+_ASCII = "".join(chr(code) for code in range(32, 127))
+_NOTO_REGULAR = dict(zip(_ASCII, (
+    260, 269, 408, 646, 572, 831, 732, 225, 300, 300, 551, 572, 268, 322, 268, 372, 572, 572, 572, 572, 572, 572,
+    572, 572, 572, 572, 268, 268, 572, 572, 572, 434, 899, 639, 650, 632, 730, 556, 519, 728, 741, 339, 273, 619,
+    524, 907, 760, 781, 605, 781, 622, 549, 556, 731, 600, 930, 586, 566, 572, 329, 372, 329, 572, 444, 281, 561,
+    615, 480, 615, 564, 344, 615, 618, 258, 258, 534, 258, 935, 618, 605, 615, 615, 413, 479, 361, 618, 508, 786,
+    529, 510, 470, 380, 551, 380, 572)))
+_NOTO_BOLD = dict(zip(_ASCII, (
+    260, 286, 472, 646, 572, 901, 750, 266, 339, 339, 545, 572, 285, 322, 285, 413, 572, 572, 572, 572, 572, 572,
+    572, 572, 572, 572, 285, 285, 572, 572, 572, 477, 897, 690, 672, 637, 740, 560, 549, 724, 765, 389, 331, 664,
+    565, 943, 813, 796, 628, 796, 660, 551, 579, 756, 650, 967, 667, 624, 579, 331, 413, 331, 572, 411, 362, 604,
+    633, 514, 633, 591, 387, 633, 657, 305, 305, 620, 305, 982, 657, 619, 633, 633, 454, 497, 434, 657, 569, 856,
+    578, 569, 488, 394, 551, 394, 572)))
+
+
+def print_width(text: str, bold: bool = False) -> float:
+    """Return the width of text set in Noto Sans, in em (times the font size)."""
+    widths = _NOTO_BOLD if bold else _NOTO_REGULAR
+    return sum(widths.get(character, 1000) for character in text) / 1000
+
+
+def _print_columns(table: Table) -> list[tuple[float, float]]:
+    """Return each column's (need, want) in em: its longest word (header bold), and its longest line."""
+    sizes = []
     for index, header in enumerate(table.columns):
-        pieces = [*_words(header)]
-        lines = [len(header)]
+        words = [print_width(word, bold=True) for word in header.split()]  # the page breaks lines at spaces
+        lines = [print_width(header, bold=True)]
         for row in table.rows:
             cell = row[index]
-            pieces += _words(cell.text) + (_words(cell.interval) if cell.interval else [])
-            lines += [len(cell.text), len(cell.interval)]
-        longest_word = max(len(piece) for piece in pieces) + CELL_PADDING
-        need.append(longest_word)
-        want.append(max(longest_word, min(max(lines), LONGEST_LINE) + CELL_PADDING))
-    if sum(want) <= LINE_CHARACTERS:
-        sizes = want
-    elif sum(need) <= LINE_CHARACTERS:
-        spare, extra = LINE_CHARACTERS - sum(need), sum(want) - sum(need)
-        sizes = [n + spare * (w - n) / extra for n, w in zip(need, want)]
+            words += [print_width(word, cell.bold) for word in cell.text.split()]
+            lines.append(print_width(cell.text, cell.bold))
+            if cell.interval:
+                words += [INTERVAL_EM * print_width(word, cell.bold) for word in cell.interval.split()]
+                lines.append(INTERVAL_EM * print_width(cell.interval, cell.bold))
+        need = max(words, default=0.0)
+        sizes.append((need, max(need, min(max(lines), LONGEST_LINE_EM))))
+    return sizes
+
+
+def _fits(table: Table, kind: TableType) -> bool:
+    return sum(kind.pt(need) for need, _ in _print_columns(table)) <= TEXT_WIDTH_PT
+
+
+def column_widths(table: Table, kind: TableType = TABLE_TYPE) -> tuple[str, ...]:
+    """Return each column's share of the table width, in % (one decimal, so the page is reproducible).
+
+    need: the column's longest word (header or cell; a number cell's estimate and each half of its interval);
+    want: its longest line, up to LONGEST_LINE_EM. Every column gets its need when all needs fit in the text
+    width, and what is left is shared in proportion to how much more each wants.
+    """
+    sizes = _print_columns(table)
+    need = [kind.pt(size) for size, _ in sizes]
+    want = [kind.pt(size) for _, size in sizes]
+    if sum(want) <= TEXT_WIDTH_PT:
+        chosen = want
+    elif sum(need) <= TEXT_WIDTH_PT:
+        spare, extra = TEXT_WIDTH_PT - sum(need), sum(want) - sum(need)
+        chosen = [n + spare * (w - n) / extra for n, w in zip(need, want)]
     else:
-        sizes = need
-    total = sum(sizes)
-    return tuple(f"{100 * size / total:.1f}" for size in sizes)
+        chosen = need
+    total = sum(chosen)
+    return tuple(f"{100 * size / total:.1f}" for size in chosen)
+
+
+COLUMN_KEY = "Columns: {}."  # the note naming keyed headers, e.g. "Columns: (1) ADDRESS, (2) BANK_ACCOUNT."
+
+
+@dataclass(frozen=True)
+class PrintPart:
+    """One table element of a printed table: its columns (headers keyed where need be) and their widths."""
+
+    table: Table
+    widths: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class PrintLayout:
+    """How the page sets a table: in one part or several (columns split), in which type, with which key."""
+
+    parts: tuple[PrintPart, ...]
+    css_class: str
+    key: str  # the note naming the keyed headers, or ""
+
+
+def _leading_labels(table: Table) -> int:
+    numeric = table.numeric_columns
+    return next((index for index, is_number in enumerate(numeric) if is_number), len(numeric))
+
+
+def _keyed(table: Table) -> tuple[Table, str]:
+    """Return the table with each number column's header keyed (1), (2), ..., and the note naming them."""
+    lead = _leading_labels(table)
+    keys = [f"({number})" for number in range(1, len(table.columns) - lead + 1)]
+    named = ", ".join(f"{key} {header}" for key, header in zip(keys, table.columns[lead:]))
+    return replace(table, columns=(*table.columns[:lead], *keys)), COLUMN_KEY.format(named)
+
+
+def print_layout(table: Table) -> PrintLayout:
+    """Return the first layout that fits the text width: the table whole in TABLE_TYPE, then in COMPACT_TYPE,
+    then in COMPACT_TYPE with its number columns' headers keyed, then split into as few parts as that needs."""
+    for kind in (TABLE_TYPE, COMPACT_TYPE):
+        if _fits(table, kind):
+            return PrintLayout((PrintPart(table, column_widths(table, kind)),), kind.css_class, "")
+    keyed, key = _keyed(table)
+    kind = COMPACT_TYPE
+    if _fits(keyed, kind):
+        return PrintLayout((PrintPart(keyed, column_widths(keyed, kind)),), kind.css_class, key)
+    lead = _leading_labels(keyed)
+    parts: list[list[int]] = []
+    for index in range(lead, len(keyed.columns)):  # greedy: a part takes columns while they fit
+        if parts and _fits(_columns_of(keyed, [*range(lead), *parts[-1], index]), kind):
+            parts[-1].append(index)
+        else:
+            parts.append([index])
+    pieces = [_columns_of(keyed, [*range(lead), *part]) for part in parts]
+    return PrintLayout(tuple(PrintPart(piece, column_widths(piece, kind)) for piece in pieces), kind.css_class, key)
 
 
 def number_tables(tables: Sequence[Table], start: int = 1) -> list[Table]:

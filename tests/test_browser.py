@@ -148,3 +148,50 @@ def test_a_phone_shows_the_answer_first_and_scrolls_tables_in_their_own_box(buil
             (Path(keep) / "phone.png").write_bytes(shot)
     finally:
         context.close()
+
+
+FIGURES_ON_SCREEN = """() => Array.from(document.querySelectorAll('figure.figure img')).map(image => {
+    const box = image.closest('.figure-scroll');
+    return {src: image.getAttribute('src'), width: image.getBoundingClientRect().width,
+            left: box.getBoundingClientRect().left, right: box.getBoundingClientRect().right,
+            scrolls: getComputedStyle(box).overflowX === 'auto',
+            cue: getComputedStyle(box).backgroundImage.includes('gradient')};
+})"""
+LINKS_ON_SCREEN = """() => Array.from(document.querySelectorAll('table.versions a')).map(link => {
+    const box = link.getBoundingClientRect();
+    return {text: link.textContent, left: box.left, right: box.right, top: box.top};
+})"""
+
+
+def test_a_phone_prints_figure_text_at_9_px_and_shows_the_index_downloads(built_site: Built, browser) -> None:
+    """At 390 px a figure keeps its drawn size (its smallest text 9 px or more) and scrolls in its own box; the
+    index shows each version as a block, its downloads on screen; neither page scrolls sideways."""
+    import re
+
+    context = browser.new_context(viewport={"width": 390, "height": 844}, device_scale_factor=2, is_mobile=True)
+    page = context.new_page()
+    keep = os.environ.get("REFSENS_SCREENSHOT_DIR")
+    try:
+        page.goto((built_site.folder / "index.html").resolve().as_uri(), wait_until="load")
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390
+        shown = page.evaluate(FIGURES_ON_SCREEN)
+        assert len(shown) >= 5
+        for figure in shown:
+            svg = (built_site.folder / figure["src"]).read_text(encoding="utf-8")
+            drawn_width = float(re.search(r'viewBox="0 0 ([\d.]+) ', svg).group(1))
+            smallest = min(float(size) for size in re.findall(r"font-size: ([\d.]+)px", svg))
+            assert smallest * figure["width"] / drawn_width >= 9, figure["src"]  # CSS px of its smallest text
+            assert 0 <= figure["left"] and figure["right"] <= 390 and figure["scrolls"] and figure["cue"]
+        page.locator("figure.figure").first.scroll_into_view_if_needed()
+        if keep:
+            Path(keep).mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(Path(keep) / "phone-figure.png"))
+        page.goto((built_site.out / "index.html").resolve().as_uri(), wait_until="load")
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390
+        links = page.evaluate(LINKS_ON_SCREEN)
+        assert {"PDF", "results.json", "CSV"} <= {link["text"] for link in links}
+        assert all(0 <= link["left"] and link["right"] <= 390 for link in links), links
+        if keep:
+            page.screenshot(path=str(Path(keep) / "phone-index.png"))
+    finally:
+        context.close()

@@ -433,3 +433,119 @@ def test_without_the_noto_fonts_the_missing_package_is_named_once(tmp_path):
     assert line.startswith("warning: figures: no font for Noto Sans Devanagari, Noto Sans Arabic, Noto Sans CJK SC")
     assert line.endswith("install the Debian package fonts-noto-cjk and fonts-noto-core")
     assert all("Noto" not in path for path in fonts.values())  # drawn all the same, with what there is
+
+
+# --- many or long labels: no two collide -------------------------------------------------------------
+
+
+def _extents(figure, texts) -> list:
+    """Return the laid-out boxes (display units) of the texts that print something."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = FigureCanvasAgg(figure)
+    canvas.draw()
+    return [text.get_window_extent(canvas.get_renderer()) for text in texts if text.get_text().strip()]
+
+
+def _apart(boxes) -> bool:
+    return not any(first.overlaps(second) for first, second in combinations(boxes, 2))
+
+
+def test_labels_at_tied_or_near_places_are_dodged_apart_around_them() -> None:
+    assert figures.dodged([1, 2, 3], 0.5, 0.5, 3.5) == [1, 2, 3]  # apart already: where they are
+    # a tie (4.5, 4.5) and a neighbour (4) spread evenly around their mean, in their order; 7 stays
+    assert figures.dodged([4.5, 4.5, 4, 7], 1, 0.5, 10) == pytest.approx([13 / 3, 16 / 3, 10 / 3, 7])
+    assert figures.dodged([1, 1, 1], 1, 0.5, 3.5) == [0.5, 1.5, 2.5]  # kept inside the axis
+    assert figures.dodged([10, 10, 10], 1, 0.5, 10.5) == [8.5, 9.5, 10.5]
+
+
+def test_panel_titles_wrap_or_take_fewer_columns_to_fit(view: ResultsView, results: dict[str, Any]) -> None:
+    from refsens_report.analyses import score_range
+
+    assert figures.panel_columns(["Output: o1", "Output: o2", "Output: o3"], 0.3) == (3, ["Output: o1", "Output: o2",
+                                                                                          "Output: o3"])  # fmt: skip
+    # the 30-type record's four outputs: four a row, each name on its own line under "Output:"
+    columns, titles = figures.panel_columns([f"Output: system-{k:02d}-finetuned" for k in range(4)], 0.33)
+    assert columns == 4 and titles[0] == "Output:\nsystem-00-finetuned"
+    # a name too wide for a third of the width: two rows of two, not a row of two and one alone
+    names = [f"a-rather-long-system-name-{k:02d}_lstmCrf" for k in range(3)]
+    columns, titles = figures.panel_columns([f"Output: {name}" for name in names], 0.33)
+    assert columns == 2 and titles[0] == f"Output:\n{names[0]}"
+    # drawn: the score range's panels in two rows, the titles apart and inside the figure
+    renamed = dict(zip(["o1", "o2", "o3"], names))
+    results["config"]["roles"]["outputs"] = names
+    for row in results["rows"]:
+        row["output"] = renamed.get(row["output"], row["output"])
+    figure, _ = _drawn(score_range.range_dumbbells, ResultsView.from_json(results))
+    panels = [axis for axis in figure.axes if axis.get_visible() and axis.get_title(loc="left")]
+    assert len(panels) == 3 and len({axis.get_position().y0 for axis in panels}) == 2
+    assert _titles_apart(figure, panels)
+
+
+def _titles_apart(figure, panels) -> bool:
+    """Return whether the panels' titles, laid out, touch no other and stay inside the figure."""
+    shown = {axis.get_title(loc="left") for axis in panels}
+    boxes = _extents(figure, [text for text in figure.findobj(figures.mpl().text.Text) if text.get_text() in shown])
+    assert len(boxes) == len(panels)
+    return _apart(boxes) and all(0 <= box.x0 and box.x1 <= figure.bbox.width for box in boxes)
+
+
+def test_the_neutrality_panels_wrap_long_reference_names(results: dict[str, Any]) -> None:
+    from refsens_report.analyses import neutrality
+
+    names = {"delivered": "delivered-by-the-vendor-in-march_v2", "reviewer": "second-pass-by-the-reviewing-linguists"}
+    results["config"]["roles"]["references"] = list(names.values())
+    for row in results["rows"]:
+        row["reference"] = names.get(row["reference"], row["reference"])
+    figure, _ = _drawn(neutrality.neutrality_dots, ResultsView.from_json(results))
+    panels = [axis for axis in figure.axes if axis.get_visible()]
+    # side by side, each name under "Reference:" (on one line it would run into the other panel's title)
+    assert [axis.get_title(loc="left") for axis in panels] == [f"Reference:\n{name}" for name in names.values()]
+    assert _titles_apart(figure, panels)
+
+
+def _many_outputs(results: dict[str, Any], count: int) -> ResultsView:
+    """The scale record with ``count`` outputs: the 8 hand-made ones, then more ranked 9, 10, ... under every
+    reference, two by two tied (9.5, 9.5, 11.5, ...), as 50 real systems tie."""
+    extra = [f"system-{k:02d}-finetuned" for k in range(len(OUTPUTS), count)]
+    results["config"]["roles"]["outputs"] = OUTPUTS + extra
+    for language in LANGUAGES:
+        for reference in REFERENCES:
+            for index, output in enumerate(extra):
+                rank = 9.5 + 2 * (index // 2) + (index % 2 if reference == "clean" else 0)
+                results["rows"].append(_row("leaderboard", "rank", rank, (rank - 1, rank + 1), rule="strict",
+                                            language=language, output=output, reference=reference))  # fmt: skip
+    return ResultsView.from_json(results)
+
+
+def test_the_rank_chart_of_many_outputs_draws_the_best_ranked_with_labels_apart(scale_results: dict[str, Any]) -> None:
+    view = _many_outputs(scale_results, 50)
+    figure, model = _drawn(leaderboard.leaderboard_bump, view)
+    axis = figure.axes[0]
+    assert len(axis.get_lines()) == figures.FIGURE_ROWS and len(axis.texts) == 2 * figures.FIGURE_ROWS
+    assert {text.get_text() for text in axis.texts} >= {"sys-1  1", "system-09-finetuned  9.5", "10.5  system-09-finetuned"}
+    assert "Drawn: the 20 outputs with the largest strict F1 under gold, of 50; every one is in the leaderboard table" in model.caption
+    assert model.alt.startswith("Bump chart of 20 of 50 outputs")
+    assert _apart(_extents(figure, axis.texts))  # the tied ranks' labels too
+    assert min(_printed_sizes(figure, axis.texts)) >= 7
+    assert figure.get_figheight() <= 82 / 25.4  # the summary prints it at most 82 mm tall: at its own size
+
+
+def test_the_swing_heatmap_of_many_outputs_draws_the_best_ranked(scale_results: dict[str, Any]) -> None:
+    view = _many_outputs(scale_results, 50)
+    figure, model = _drawn(leaderboard.swing_heatmap, view)
+    axis = figure.axes[0]
+    assert len(axis.get_xticklabels()) == len(axis.get_yticklabels()) == figures.FIGURE_ROWS - 1
+    assert {label.get_rotation() for label in axis.get_xticklabels()} == {45}
+    assert "Drawn: the 20 outputs with the largest strict F1 under gold, of 50" in model.caption
+    assert _apart(_extents(figure, axis.get_yticklabels()))
+
+
+def test_heatmap_labels_stand_upright_then_thin_out_as_cells_narrow() -> None:
+    pitch = figures.LABEL_PITCH
+    names = [f"n{k}" for k in range(12)]
+    for cell, angle, step in ((1.5 * pitch, 45, 1), (1.1 * pitch, 90, 1), (0.4 * pitch, 90, 3)):
+        figure, axis = figures.subplots(figsize=(figures.WIDTH, 3))
+        assert figures.matrix_labels(axis, names, names, cell) == step
+        assert [label.get_text() for label in axis.get_xticklabels()] == names[::step]
+        assert {label.get_rotation() for label in axis.get_xticklabels()} == {angle}

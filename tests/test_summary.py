@@ -139,8 +139,11 @@ def test_every_column_is_at_least_as_wide_as_its_longest_word() -> None:
     long_words = ("Language", "ADDRESS", "[+12.04,", "interpreteval-CflairWglove_lstmCrf")
     rows = [[Cell(text=word), Cell(text="93.03", interval="[92.29, 93.73]", numeric=True)] for word in long_words]
     table = Table(key="t", title="T", caption="", columns=("Output", "Swing [95% CI]"), rows=tuple(map(tuple, rows)))
-    widths = [float(width) for width in table.column_widths]
+    layout = table.print_layout
+    assert len(layout.parts) == 1 and not layout.key
+    widths = [float(width) for width in layout.parts[0].widths]
     assert sum(widths) == pytest.approx(100, abs=0.2)
-    longest = [max(len(word) for word in long_words), len("[92.29,")]
+    longest = [max(tables.print_width(word) for word in long_words), tables.INTERVAL_EM * tables.print_width("[92.29,")]
+    kind = tables.COMPACT_TYPE if layout.css_class else tables.TABLE_TYPE
     for width, word in zip(widths, longest):  # each column's share of the line holds its longest word
-        assert width / 100 * tables.LINE_CHARACTERS >= word + tables.CELL_PADDING
+        assert width / 100 * tables.TEXT_WIDTH_PT >= kind.pt(word)

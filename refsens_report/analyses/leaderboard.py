@@ -24,14 +24,20 @@ from refsens_report.analyses.ranking import (
 )
 from refsens_report.estimator import Estimator
 from refsens_report.figures import (
+    FIGURE_ROWS,
     INK,
+    LABEL_PITCH,
     MIN_TEXT_PT,
     MUTED,
     OKABE_ITO,
     WIDTH,
     Figure,
+    column_angle,
+    dodged,
+    drawn_note,
     fits_cells,
     labels_width,
+    matrix_labels,
     mpl,
     plain,
     style,
@@ -396,50 +402,77 @@ def _rank_said(row: Mapping[str, Any] | None) -> str:
     return said(row)  # format_row prints ranks as integers unless tied (formatting.WHOLE_STATISTICS)
 
 
+def drawn_outputs(view: ResultsView) -> list[str]:
+    """Return the ranked outputs the leaderboard's figures draw, best rank under the primary reference first:
+    all of them, or the FIGURE_ROWS ranked highest (the leaderboard table ranks every one)."""
+    outputs = view.ranked_outputs()
+
+    def rank(output: str) -> float:
+        row = view.row("leaderboard", "rank", rule=view.main_rule, language=POOLED, output=output,
+                       reference=view.primary)  # fmt: skip
+        return row["estimate"] if row and row["estimate"] is not None else math.inf
+
+    return sorted(outputs, key=lambda output: (rank(output), outputs.index(output)))[:FIGURE_ROWS]
+
+
+BUMP_HEIGHT = 2.5  # inches of ranks at most, 0.2 a rank below that: the chart stays at the summary's 82 mm
+
+
 def leaderboard_bump(view: ResultsView) -> tuple[MplFigure, Figure] | None:
     """Bump chart: each ranked output's pooled rank (main rule) under each reference, in config order."""
-    outputs = view.ranked_outputs()
-    if len(outputs) < MIN_OUTPUTS or len(view.references) < 2:
+    ranked = view.ranked_outputs()
+    if len(ranked) < MIN_OUTPUTS or len(view.references) < 2:
         return None
     rule, references = view.main_rule, view.references
+    drawn = set(drawn_outputs(view))
+    outputs = [output for output in ranked if output in drawn]
     ranks = {
         output: [view.row("leaderboard", "rank", rule=rule, language=POOLED, output=output, reference=reference)
                  for reference in references]
         for output in outputs
     }  # fmt: skip
+    lowest = max([len(outputs)] + [row["estimate"] for output in outputs for row in ranks[output]
+                                   if row and row["estimate"] is not None])  # fmt: skip
+    # ranks 0.2 in apart up to BUMP_HEIGHT, and room for every label a LABEL_PITCH apart at each end
+    ranks_height = max(1.7, min(0.2 * lowest, BUMP_HEIGHT), LABEL_PITCH * len(outputs))
     # the labels at the line ends sit outside the axes: fixed margins instead of the layout engine
-    height = max(2.4, 0.8 + 0.2 * len(outputs))
+    height = ranks_height + 0.7
     figure = mpl().figure.Figure(figsize=(WIDTH, height), layout="none")
     # room for the longest "name  rank" label at either end (6 pt from its point), at most 0.4 of the width each
     margin = min(0.4, (labels_width([f"{output}  10.5" for output in outputs]) + 0.15) / WIDTH)
     figure.subplots_adjust(left=margin, right=1 - margin, top=1 - 0.35 / height, bottom=0.35 / height)
     axis = figure.subplots()
     xs = list(range(len(references)))
+    ends: list[tuple[str, int, float, float]] = []  # (output, side, x, rank) of each line's two ends
     for index, output in enumerate(outputs):
-        colour, marker = style(index)
+        colour, marker = style(ranked.index(output))
         points = [(x, row["estimate"]) for x, row in zip(xs, ranks[output]) if row and row["estimate"] is not None]
         if not points:
             continue
         # past the palette's colours the lines are dashed, so no two outputs look alike
         axis.plot([x for x, _ in points], [y for _, y in points], color=colour, marker=marker, markersize=4,
-                  linewidth=1.2, linestyle="-" if index < len(OKABE_ITO) else "--")  # fmt: skip
+                  linewidth=1.2, linestyle="-" if ranked.index(output) < len(OKABE_ITO) else "--")  # fmt: skip
         # its simultaneous rank set under each reference, a bar beside the point (offset per output, not hidden)
         offset = (index - (len(outputs) - 1) / 2) * min(0.03, 0.45 / len(outputs))
         for x, reference in zip(xs, references):
-            ends = [view.row("leaderboard", statistic, rule=rule, language=POOLED, output=output, reference=reference)
+            sets = [view.row("leaderboard", statistic, rule=rule, language=POOLED, output=output, reference=reference)
                     for statistic in ("rank_lower_simultaneous", "rank_upper_simultaneous")]  # fmt: skip
-            if all(end and end["estimate"] is not None for end in ends):
-                axis.plot([x + offset] * 2, [end["estimate"] for end in ends], color=colour, linewidth=0.9,
+            if all(end and end["estimate"] is not None for end in sets):
+                axis.plot([x + offset] * 2, [end["estimate"] for end in sets], color=colour, linewidth=0.9,
                           alpha=0.55, solid_capstyle="butt")  # fmt: skip
-        first_x, first_y = points[0]
-        last_x, last_y = points[-1]
-        axis.annotate(f"{plain(output)}  {formatting.whole(first_y)}", (first_x, first_y), xytext=(-6, 0),
-                      textcoords="offset points", ha="right", va="center", fontsize=MIN_TEXT_PT, color=colour)  # fmt: skip
-        axis.annotate(f"{formatting.whole(last_y)}  {plain(output)}", (last_x, last_y), xytext=(6, 0),
-                      textcoords="offset points", ha="left", va="center", fontsize=MIN_TEXT_PT, color=colour)  # fmt: skip
+        ends += [(output, -1, *points[0]), (output, 1, *points[-1])]
+    # tied or neighbouring ranks: each end's labels moved a LABEL_PITCH apart (in ranks), inside the axis
+    gap = LABEL_PITCH * lowest / ranks_height
+    for side in (-1, 1):
+        labels = [end for end in ends if end[1] == side]
+        for (output, _, x, y), place in zip(labels, dodged([end[3] for end in labels], gap, 0.5, lowest + 0.5)):
+            colour = style(ranked.index(output))[0]
+            text = f"{plain(output)}  {formatting.whole(y)}" if side < 0 else f"{formatting.whole(y)}  {plain(output)}"
+            axis.annotate(text, (x, place), xytext=(6 * side, 0), textcoords="offset points",
+                          ha="right" if side < 0 else "left", va="center", fontsize=MIN_TEXT_PT, color=colour)  # fmt: skip
     axis.set_xticks(xs, [plain(reference) for reference in references])
     axis.set_xlim(-0.08, len(references) - 0.92)
-    axis.set_ylim(len(outputs) + 0.5, 0.5)  # rank 1 on top
+    axis.set_ylim(lowest + 0.5, 0.5)  # rank 1 on top
     axis.set_yticks([])
     axis.set_title(f"Rank ({rule}, pooled; 1 = highest F1)", loc="center", fontweight="normal", color=MUTED)
     axis.grid(axis="x")
@@ -462,10 +495,13 @@ def leaderboard_bump(view: ResultsView) -> tuple[MplFigure, Figure] | None:
             f"point is the output's simultaneous {view.confidence * 100:g}% rank set (all outputs' sets hold at "
             "once; offset per output so they do not hide each other). Sets and percentile rank intervals are in "
             "the leaderboard table."
+            + drawn_note(len(outputs), len(ranked), "outputs", f"{rule} F1 under {view.primary}", "the leaderboard table")
         ),
         alt=(
-            f"Bump chart of {formatting.counted(len(outputs), 'output')} across "
-            f"{formatting.counted(len(references), 'reference')}; {formatting.count_of(moved, len(outputs), 'output')} "
+            f"Bump chart of {formatting.counted(len(outputs), 'output')}"
+            + (f" of {formatting.count(len(ranked))}" if len(outputs) < len(ranked) else "")
+            + f" across {formatting.counted(len(references), 'reference')}; "
+            f"{formatting.count_of(moved, len(outputs), 'output')} "
             f"{formatting.verb_of(moved, len(outputs), 'changes', 'change')} rank at least once. Ranks under "
             f"{view.primary} with intervals, first "
             f"outputs: {first}."
@@ -494,12 +530,7 @@ def swing_heatmap(view: ResultsView) -> tuple[MplFigure, Figure] | None:
         return None
     rule, primary = view.main_rule, view.primary
     alternative, flips_row = _alternative_reference(view)
-
-    def rank(output: str) -> float:
-        row = view.row("leaderboard", "rank", rule=rule, language=POOLED, output=output, reference=primary)
-        return row["estimate"] if row and row["estimate"] is not None else math.inf
-
-    ordered = sorted(outputs, key=lambda output: (rank(output), outputs.index(output)))
+    ordered = drawn_outputs(view)
     size = len(ordered)
     matrix = np.full((size, size), np.nan)
     significant: list[tuple[int, int]] = []
@@ -529,11 +560,13 @@ def swing_heatmap(view: ResultsView) -> tuple[MplFigure, Figure] | None:
     label_room = labels_width(labels) + 0.1
     # cells as large as the text width allows once the row labels and the colour bar have their room
     cell = min(0.4, (WIDTH - label_room - 1.1) / (size - 1))
-    figure, axis = subplots(figsize=(WIDTH, min(9.0, cell * (size - 1) + 0.75 * label_room + 0.9)))
+    slant = 0.75 if column_angle(cell) == 45 else 1.0  # the column labels' height: about label_room at their angle
+    figure, axis = subplots(figsize=(WIDTH, min(9.0, cell * (size - 1) + slant * label_room + 0.9)))
     image = axis.imshow(matrix, cmap="PuOr_r", vmin=-top, vmax=top, aspect="equal")
     values = {(i, j): formatting.number(value, 1, signed=True) for (i, j), value in np.ndenumerate(matrix)
               if np.isfinite(value)}  # fmt: skip
     labelled = fits_cells(list(values.values()), cell)
+    step = matrix_labels(axis, labels[:-1], labels[1:], cell)
     if labelled:  # otherwise the colours alone: every swing is in the interaction table
         for (i, j), text in values.items():
             axis.text(j, i, text, ha="center", va="center", fontsize=MIN_TEXT_PT,
@@ -543,8 +576,6 @@ def swing_heatmap(view: ResultsView) -> tuple[MplFigure, Figure] | None:
                                                     linewidth=1.3))  # fmt: skip
     for i, j in significant:
         axis.plot([j + 0.34], [i - 0.34], marker="o", markersize=2.2, color=INK, linestyle="none")
-    axis.set_xticks(range(size - 1), labels[1:], rotation=45, ha="right", rotation_mode="anchor", fontsize=MIN_TEXT_PT)
-    axis.set_yticks(range(size - 1), labels[:-1], fontsize=MIN_TEXT_PT)
     axis.set_xlim(-0.5, size - 1.5)
     axis.set_ylim(size - 1.5, -0.5)
     for spine in axis.spines.values():
@@ -573,7 +604,9 @@ def swing_heatmap(view: ResultsView) -> tuple[MplFigure, Figure] | None:
             f"significant after Holm correction over {holm_family_phrase(view)}. "
             + ("" if labelled else "The cells are too small to print their swings at a readable size: the colour "
                "scale gives them. ")
+            + (f"The rows and columns are labelled every {step} outputs. " if step > 1 else "")
             + "Every swing, for every pair of references, is in the interaction table."
+            + drawn_note(size, len(outputs), "outputs", f"{rule} F1 under {primary}", "the leaderboard table")
         ),
         alt=(
             f"Heatmap of {formatting.counted(size * (size - 1) // 2, 'pairwise swing')} between {primary} and "

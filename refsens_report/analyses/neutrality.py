@@ -32,10 +32,13 @@ from refsens_report.figures import (
     figure_languages,
     height,
     interval_point,
+    labels_width,
     language_axis,
     languages_noted,
     legend_handles,
     offsets,
+    panel_columns,
+    panels_height,
     plain,
     shared_xlabel,
     style,
@@ -199,9 +202,15 @@ def neutrality_dots(view: ResultsView) -> tuple[MplFigure, Figure] | None:
     languages = figure_languages(view)
     references = view.references
     most = max((len([name for name in view.annotators if name != reference]) for reference in references), default=1)
-    figure, axes = subplots(1, len(references), figsize=(WIDTH, height(len(languages), 0.12 + 0.06 * most)),
-                            sharey=True, sharex=True, squeeze=False)  # fmt: skip
-    for axis, reference in zip(axes[0], references):
+    # as many panels a row as their titles fit (long reference names: fewer, in rows)
+    columns, titles = panel_columns([f"Reference: {reference}" for reference in references], labels_width(languages))
+    lines = -(-len(references) // columns)
+    per_panel = height(len(languages), 0.12 + 0.06 * most)
+    figure, axes = subplots(lines, columns, figsize=(WIDTH, panels_height(per_panel, lines)), sharey=True, sharex=True,
+                            squeeze=False)  # fmt: skip
+    for axis in list(axes.flat)[len(references):]:
+        axis.set_visible(False)
+    for axis, reference, title in zip(axes.flat, references, titles):
         positions = language_axis(axis, languages)
         annotators = [name for name in view.annotators if name != reference]
         spread = offsets(len(annotators), 0.15)
@@ -209,7 +218,7 @@ def neutrality_dots(view: ResultsView) -> tuple[MplFigure, Figure] | None:
             for language in languages:
                 row = view.row("neutrality", "rate", language=language, output=name, reference=reference)
                 interval_point(axis, positions[language] - spread[index], row, *style(view.annotators.index(name)))
-        axis.set_title(plain(f"Reference: {reference}"))
+        axis.set_title(title)
     shared_xlabel(figure, "% of audited items reproduced exactly")
     top_legend(figure, legend_handles(view.annotators), "Annotator")
     skews = "; ".join(

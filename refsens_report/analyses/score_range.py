@@ -26,12 +26,15 @@ from refsens_report.figures import (
     height,
     interval_point,
     label_outputs,
+    labels_width,
     language_axis,
     languages_noted,
     legend_handles,
     mpl,
     offsets,
     output_positions,
+    panel_columns,
+    panels_height,
     plain,
     shared_xlabel,
     style,
@@ -153,13 +156,19 @@ def range_dumbbells(view: ResultsView) -> tuple[MplFigure, Figure] | None:
     golds = list(dict.fromkeys(view.annotators + view.references))
     if len(view.outputs) > MAX_PANELS:
         return _range_rows(view, golds)
-    figure, axes = subplots(1, len(view.outputs), figsize=(WIDTH, height(len(languages), 0.12 + 0.06 * len(golds))),
-                            sharey=True, sharex=True, squeeze=False)  # fmt: skip
-    for axis, output in zip(axes[0], view.outputs):
+    # as many panels a row as their titles fit (long output names: fewer, in rows)
+    columns, titles = panel_columns([f"Output: {output}" for output in view.outputs], labels_width(languages))
+    lines = -(-len(view.outputs) // columns)
+    per_panel = height(len(languages), 0.12 + 0.06 * len(golds))
+    figure, axes = subplots(lines, columns, figsize=(WIDTH, panels_height(per_panel, lines)), sharey=True, sharex=True,
+                            squeeze=False)  # fmt: skip
+    for axis, output, title in zip(axes.flat, view.outputs, titles):
         positions = language_axis(axis, languages)
         for language in languages:
             _dumbbell(axis, positions[language], view, rule, language, output, golds)
-        axis.set_title(plain(f"Output: {output}"))
+        axis.set_title(title)
+    for axis in list(axes.flat)[len(view.outputs):]:
+        axis.set_visible(False)
     shared_xlabel(figure, f"F1 ({rule}, F1 points)")
     top_legend(figure, legend_handles(golds), "Scored against")
     ranges = "; ".join(

@@ -30,11 +30,14 @@ from refsens_report.figures import (
     height,
     interval_point,
     label_outputs,
+    labels_width,
     language_axis,
     languages_noted,
     legend_handles,
     offsets,
     output_positions,
+    panel_columns,
+    panels_height,
     picked,
     plain,
     shared_xlabel,
@@ -196,13 +199,14 @@ def swap_forest(view: ResultsView) -> tuple[MplFigure, Figure] | None:
         chosen = set(picked(deltas, lambda row: row["output"], FIGURE_ROWS))
         shown = [output for output in outputs if output in chosen]
     languages = [POOLED] if many else figure_languages(view)
-    columns = min(len(panels), MAX_PANELS)
+    # as many panels a row as their titles fit (long reference names: fewer, in rows)
+    columns, titles = panel_columns([title for title, _, _ in panels], labels_width(shown if many else languages))
     lines = -(-len(panels) // columns)
     per_panel = height(len(shown), 0.22) if many else height(len(languages), 0.14 + 0.1 * len(outputs))
-    figure, axes = subplots(lines, columns, figsize=(WIDTH, per_panel + (lines - 1) * (per_panel - 0.6)),
+    figure, axes = subplots(lines, columns, figsize=(WIDTH, panels_height(per_panel, lines)),
                             sharey=True, sharex=True, squeeze=False)  # fmt: skip
     spread = offsets(len(outputs))
-    for axis, (title, panel_rule, alternative) in zip(axes.flat, panels):
+    for axis, (_, panel_rule, alternative), title in zip(axes.flat, panels, titles):
         zero_line(axis)
         if many:
             positions = output_positions(shown)
@@ -216,7 +220,7 @@ def swap_forest(view: ResultsView) -> tuple[MplFigure, Figure] | None:
                 for language in languages:
                     row = _against_primary(view, panel_rule, language, output, alternative)
                     interval_point(axis, positions[language] - spread[index], row, *style(index))
-        axis.set_title(plain(title))
+        axis.set_title(title)
     for axis in list(axes.flat)[len(panels):]:
         axis.set_visible(False)
     where = ", pooled" if many else ""
