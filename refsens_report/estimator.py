@@ -25,7 +25,7 @@ from refsens_report.bootstrap import (
     resampled_sums,
     subset_seed,
 )
-from refsens_report.clusters import cluster_codes, cluster_order
+from refsens_report.clusters import cluster_codes, cluster_order, count_clusters
 from refsens_report.config import Config
 from refsens_report.counts import Column, ItemCounts
 from refsens_report.formulas import Env, Expr
@@ -262,9 +262,10 @@ class Estimator:
             return []
         jackknife = self.jackknife_envs(stats, mask) if self.config.audit.interval == "bca" else None
         with self.stopwatch.stage("analyses"):
-            populations = {column: self.population_sizes(column, mask)
+            populations = {column: (self.population_sizes(column, mask), self.cluster_counts(mask, column))
                            for column in {stat.expr.population() for stat in stats} - {None}}  # fmt: skip
-            return self._rows(stats, subset, groups, n_items, env, populations, jackknife)
+            return self._rows(stats, subset, groups, n_items, env, populations, jackknife,
+                              n_clusters=self.cluster_counts(mask))  # fmt: skip
 
     def estimate_listed(self, stats: list[Stat], columns: list[Column], items: np.ndarray | None,
                         values: np.ndarray | None, mask: np.ndarray, subset: str, stream: str, resamples: int,
@@ -300,7 +301,7 @@ class Estimator:
         jackknife = self.jackknife_envs(stats, mask) if self.config.audit.interval == "bca" else None
         with self.stopwatch.stage("analyses"):
             return self._rows(stats, subset, languages + [POOLED], n_items, env, jackknife=jackknife,
-                              resamples=resamples)  # fmt: skip
+                              resamples=resamples, n_clusters=self.cluster_counts(mask))  # fmt: skip
 
     def drawn(self, key: str) -> bool:
         """Return whether a ``Listed`` of this key was drawn with its stream and awaits ``estimate_listed``."""
@@ -322,12 +323,28 @@ class Estimator:
                 left_out = matrix[items].sum(axis=0)[None, :] - matrix[items]  # item, column
                 n = np.array([[len(items) - 1.0]])
             else:  # leave one cluster out: the total minus the cluster's summed counts
-                ordered, bounds = cluster_order(items, self.cluster)
+                # clusters in order of their first item here, so singleton clusters sum as items do, to the bit
+                _, first, inverse = np.unique(self.cluster[items], return_index=True, return_inverse=True)
+                rank = np.empty(len(first), dtype=np.int64)
+                rank[np.argsort(first, kind="stable")] = np.arange(len(first))
+                order = np.argsort(rank[inverse.reshape(-1)], kind="stable")
+                ordered = items[order]
+                bounds = np.r_[np.flatnonzero(np.r_[True, np.diff(rank[inverse.reshape(-1)][order]) != 0]), len(items)]
                 per_cluster = np.add.reduceat(matrix[ordered], bounds[:-1], axis=0, dtype=np.float64)
                 left_out = per_cluster.sum(axis=0)[None, :] - per_cluster  # cluster, column
                 n = (len(items) - np.diff(bounds)).astype(np.float64)[None, :]
             envs.append(Env(lambda column, sums=left_out: sums[None, :, index[column]], n))
         return envs
+
+    def cluster_counts(self, mask: np.ndarray, column: Column | None = None) -> np.ndarray:
+        """Return, per language and pooled, how many clusters the masked items make (with ``column``: the
+        clusters holding a masked item with a positive value in it). Without a cluster key: items."""
+        _, members = self.strata(mask)
+        if column is not None:
+            positive = self.counts.values(column) > 0
+            members = [items[positive[items]] for items in members]
+        found = [count_clusters(items, self.cluster) for items in members]
+        return np.array(found + [sum(found)])
 
     def population_sizes(self, column: Column, mask: np.ndarray) -> np.ndarray:
         """Return, per language and pooled, how many masked items have a positive value in ``column``."""
@@ -337,13 +354,14 @@ class Estimator:
 
     def _rows(
         self, stats: list[Stat], subset: str, groups: list[str], n_items: np.ndarray, env: Env,
-        populations: dict[Column, np.ndarray] | None = None, jackknife: list[Env] | None = None,
-        resamples: int | None = None,
+        populations: dict[Column, tuple[np.ndarray, np.ndarray]] | None = None, jackknife: list[Env] | None = None,
+        resamples: int | None = None, n_clusters: np.ndarray | None = None,
     ) -> list[dict[str, Any]]:  # fmt: skip
         """Evaluate every statistic on the sums; intervals and p-values from the replicates.
 
         ``n_items`` is the item set's size per group, except for a ratio over a sub-population (``populations``,
-        keyed by the ratio's denominator column), whose rows count that sub-population's items. ``jackknife``:
+        keyed by the ratio's denominator column: its items and clusters), whose rows count that sub-population.
+        ``n_clusters``: the clusters per group (None: as many as items). ``jackknife``:
         leave-one-out sums per group (BCa intervals); ``resamples``: the replicates in the sums (default: B).
         """
         populations = populations or {}
@@ -364,7 +382,8 @@ class Estimator:
                     jack.forget()
             p_values = bootstrap_p_value(values[:, :, 1:])
             for s, stat in enumerate(block):
-                counted = populations.get(stat.expr.population(), n_items)  # type: ignore[arg-type]
+                counted, clusters = populations.get(stat.expr.population(), (n_items, n_clusters))  # type: ignore[arg-type]
+                clusters = counted if clusters is None else clusters
                 for g, language in enumerate(groups):
                     rows.append(
                         make_row(
@@ -373,6 +392,7 @@ class Estimator:
                             reference_2=stat.reference_2, subset=subset, policy=stat.policy,
                             estimate=values[s, g, 0], ci_low=low[s, g], ci_high=high[s, g],
                             p_value=p_values[s, g] if stat.tested else None, n_items=counted[g], type=stat.type,
+                            n_clusters=clusters[g],
                         )
                     )  # fmt: skip
             env.forget()  # memoised terms of this block are not needed by the next
