@@ -82,3 +82,12 @@ def test_a_value_in_two_languages_makes_a_cluster_in_each(tmp_path):
     assert {language: (row["n_items"], row["n_clusters"]) for language, row in rows.items()} == {
         "de": (6, 3), "en": (6, 3), "pooled": (12, 6)}
     assert results.record["clusters"]["subsets"]["corpus"] == {"de": 3, "en": 3, "pooled": 6}
+
+
+def test_the_cluster_key_is_a_checked_option(tmp_path, capsys):
+    write_record(tmp_path / "record.jsonl", [item("en-1", "en", {"document": 1}, **{A: [], B: [], D: [], R: []})])
+    path = tmp_path / "refsens.toml"
+    path.write_text(config_text().replace('format = "jsonl"\n', 'format = "jsonl"\ncluster = 3\n', 1), encoding="utf-8")
+    code, said = validate(path, capsys)
+    assert code == 2 and "Config value 'record.cluster': must be a non-empty string, got 3" in said
+    assert load_config(clustered_config(tmp_path)).cluster == "document"
