@@ -193,6 +193,12 @@ def record_summary(record: Record, counts: ItemCounts, subsets: Any, estimator: 
         sizes[POOLED] = int(mask.sum())
         return sizes
 
+    def clusters_per_language(mask: np.ndarray | None) -> dict[str, int] | None:
+        if mask is None:
+            return None
+        languages, _ = estimator.strata(mask)
+        return dict(zip([*languages, POOLED], estimator.cluster_counts(mask).tolist()))
+
     every = np.ones(counts.n_items, dtype=bool)
     return {
         "items": record.n_items,
@@ -204,6 +210,16 @@ def record_summary(record: Record, counts: ItemCounts, subsets: Any, estimator: 
             "corpus": per_language(subsets.corpus),
             "audited": per_language(subsets.audited),
             "decontaminated": per_language(subsets.decontaminated),
+        },
+        # what the bootstrap resamples (docs/method.md section 4): the cluster key, and the clusters per item set
+        # (without a key every item is its own cluster: the counts are the item sets' sizes)
+        "clusters": {
+            "key": estimator.config.cluster,
+            "subsets": {
+                "corpus": clusters_per_language(subsets.corpus),
+                "audited": clusters_per_language(subsets.audited),
+                "decontaminated": clusters_per_language(subsets.decontaminated),
+            },
         },
         "excluded": {"defective_duplicates": subsets.excluded_defective, "duplicate_policy": subsets.excluded_by_policy},
         "notes": list(record.notes),

@@ -297,12 +297,14 @@ def results_problem(data: Mapping[str, Any]) -> str | None:
         if not isinstance(row, dict):
             return f"rows[{number}] must be an object, got {shown(row)}"
         for column in COLUMNS:
-            if column not in row and column != "type":  # schema 1 has no type
+            if column not in row:
+                if column in ("type", "n_clusters"):  # schema 1 has no type, schemas 1-3 no n_clusters
+                    continue
                 return f"rows[{number}] has no {column}"
             value = row.get(column, "")
             if column in NUMBER_COLUMNS:
                 fits = value is None or finite_number(value)
-            elif column == "n_items":
+            elif column in ("n_items", "n_clusters"):
                 fits = isinstance(value, int) and not isinstance(value, bool) and value >= 0
             else:
                 fits = isinstance(value, str)

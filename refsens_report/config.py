@@ -182,6 +182,9 @@ class Config:
     record_options: Any  # the adapter's own checked options (adapters.<format>.read_options)
     roles: Roles
     label_map: Mapping[str, str] = field(default_factory=dict)  # `[record] label_map`, for every format
+    # `[record] cluster`: the meta key whose value names each item's cluster (the cluster bootstrap, docs/method.md
+    # section 4), for every format; None: every item is its own cluster
+    cluster: str | None = None
     audit: AuditSettings = field(default_factory=AuditSettings)
     report: ReportSettings = field(default_factory=ReportSettings)
     raw: dict[str, Any] = field(default_factory=dict)
@@ -493,6 +496,7 @@ def config_from_dict(data: dict[str, Any], path: Path) -> Config:
     labels = record_table.get("labels")
     listed = isinstance(labels, list) and labels and all(isinstance(label, str) for label in labels)
     label_map = read_label_map(record, labels if listed else None)
+    cluster = record.string("cluster")
     record.finish()
 
     roles_reader = OptionReader(_table(data, "roles", problems, True), "roles", problems)
@@ -606,6 +610,7 @@ def config_from_dict(data: dict[str, Any], path: Path) -> Config:
         record_options=record_options,
         roles=roles,
         label_map=label_map,
+        cluster=cluster,
         audit=audit,
         report=ReportSettings(datasheet=datasheet, paper=paper, pdf=pdf_contents, url=url, authors=authors,
                               license=license_name, show_text=show_text, min_type_spans=min_type_spans,

@@ -25,6 +25,7 @@ from refsens_report.bootstrap import (
     resampled_sums,
     subset_seed,
 )
+from refsens_report.clusters import cluster_codes, cluster_order, count_clusters
 from refsens_report.config import Config
 from refsens_report.counts import Column, ItemCounts
 from refsens_report.formulas import Env, Expr
@@ -158,13 +159,16 @@ class Estimator:
         """``run``: where the bootstrap's chunks run (``engine.open_engine``); None, this machine's threads."""
         self.counts, self.config, self.progress, self.stopwatch = counts, config, progress, stopwatch
         self.run = run
-        # per stream: (mask, column index, sums, groups, items per group) of the last draws
-        self._drawn: dict[str, tuple[np.ndarray, dict[Column, int], np.ndarray, list[str], np.ndarray]] = {}
+        # per stream: (mask, column index, sums, groups, items per group, items per group and replicate) of the
+        # last draws
+        self._drawn: dict[str, tuple[np.ndarray, dict[Column, int], np.ndarray, list[str], np.ndarray, np.ndarray]] = {}
         self._listed: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # Listed key -> (its mask, its sums)
         self.languages = record.languages
         self.language = record.table.language
         # Draws index items in id order within a language, so results do not depend on line order.
         self.id_order = np.argsort(record.table.ids, kind="stable")
+        # `[record] cluster`: each item's cluster (numbered in canonical order), or None: every item its own
+        self.cluster = None if config.cluster is None else cluster_codes(record.table, config.cluster)
 
     def strata(self, mask: np.ndarray) -> tuple[list[str], list[np.ndarray]]:
         """Return the languages present in a subset and, for each, its items in id order."""
@@ -176,6 +180,43 @@ class Estimator:
                 languages.append(language)
                 members.append(in_language)
         return languages, members
+
+    def units(self, mask: np.ndarray) -> tuple[list[str], list[np.ndarray], list[np.ndarray] | None]:
+        """Return (languages, items per language, cluster bounds per language or None): what the bootstrap draws.
+
+        Without a cluster key the items are in id order and every item is its own cluster (None); with one,
+        each language's items are in cluster order (clusters.cluster_order) with where each cluster starts.
+        """
+        languages, members = self.strata(mask)
+        if self.cluster is None:
+            return languages, members, None
+        ordered = [cluster_order(items, self.cluster) for items in members]
+        return languages, [items for items, _ in ordered], [bounds for _, bounds in ordered]
+
+    def draw(self, sources: list[Any], mask: np.ndarray, stream: str, resamples: int,
+             progress: Callable[[int], None] | None = None) -> tuple[list[np.ndarray], np.ndarray | None]:  # fmt: skip
+        """Return (sums per source, items drawn per group and replicate or None) on the masked items' draws.
+
+        With clusters a replicate draws whole clusters, so how many items it holds varies: a column of ones
+        is drawn with the sources, and rates divide by it. Without clusters every replicate of a language
+        holds its n items (None).
+        """
+        languages, members, bounds = self.units(mask)
+        ones = [] if bounds is None else [matrix_source(np.ones((len(mask), 1), dtype=np.uint8))]
+        with self.stopwatch.stage("bootstrap"):
+            sums = resampled_sums(
+                list(sources) + ones,
+                members,
+                resamples,
+                subset_seed(self.config.audit.seed, stream),
+                progress,
+                stratum_keys=[language_key(language) for language in languages],
+                run=self.run,
+                clusters=bounds,
+            )
+        if bounds is None:
+            return sums, None
+        return sums[:-1], sums[-1][:, :, 0]
 
     def environment(self, columns: list[Column], mask: np.ndarray, stream: str,
                     listed: tuple[Listed, ...] = ()) -> tuple[list[str], np.ndarray, Env]:  # fmt: skip
@@ -189,29 +230,22 @@ class Estimator:
         drawn = self._drawn.get(stream)
         if not listed and drawn is not None and np.array_equal(drawn[0], mask) and all(column in drawn[1] for column in columns):
             # a later analysis on the same item set (the leaderboard): its sums are already drawn
-            _, index, sums, groups, n_items = drawn
-            return groups, n_items, Env(lambda column: sums[:, :, index[column]], n_items[:, None].astype(np.float64))
+            _, index, sums, groups, n_items, n = drawn
+            return groups, n_items, Env(lambda column: sums[:, :, index[column]], n)
         languages, members = self.strata(mask)
         index = {column: position for position, column in enumerate(columns)}
         with self.stopwatch.stage("counts"):
             matrix = self.counts.matrix(columns)
-        with self.stopwatch.stage("bootstrap"):
-            sources = [matrix_source(matrix)] + [matrix_source(one.values, one.items, one.resamples) for one in listed]
-            sums, *listed_sums = resampled_sums(
-                sources,
-                members,
-                self.config.audit.resamples,
-                subset_seed(self.config.audit.seed, stream),
-                self.progress.stage(stream),
-                stratum_keys=[language_key(language) for language in languages],
-                run=self.run,
-            )
+        sources = [matrix_source(matrix)] + [matrix_source(one.values, one.items, one.resamples) for one in listed]
+        (sums, *listed_sums), drawn_items = self.draw(sources, mask, stream, self.config.audit.resamples,
+                                                      self.progress.stage(stream))  # fmt: skip
         for one, found in zip(listed, listed_sums):
             self._listed[one.key] = (mask.copy(), found)
         n_items = np.array([len(m) for m in members] + [int(mask.sum())])
         groups = languages + [POOLED]
-        self._drawn[stream] = (mask.copy(), index, sums, groups, n_items)
-        env = Env(lambda column: sums[:, :, index[column]], n_items[:, None].astype(np.float64))
+        n = n_items[:, None].astype(np.float64) if drawn_items is None else drawn_items
+        self._drawn[stream] = (mask.copy(), index, sums, groups, n_items, n)
+        env = Env(lambda column: sums[:, :, index[column]], n)
         return groups, n_items, env
 
     def estimate(self, stats: list[Stat], mask: np.ndarray, subset: str, stream: str,
@@ -228,9 +262,10 @@ class Estimator:
             return []
         jackknife = self.jackknife_envs(stats, mask) if self.config.audit.interval == "bca" else None
         with self.stopwatch.stage("analyses"):
-            populations = {column: self.population_sizes(column, mask)
+            populations = {column: (self.population_sizes(column, mask), self.cluster_counts(mask, column))
                            for column in {stat.expr.population() for stat in stats} - {None}}  # fmt: skip
-            return self._rows(stats, subset, groups, n_items, env, populations, jackknife)
+            return self._rows(stats, subset, groups, n_items, env, populations, jackknife,
+                              n_clusters=self.cluster_counts(mask))  # fmt: skip
 
     def estimate_listed(self, stats: list[Stat], columns: list[Column], items: np.ndarray | None,
                         values: np.ndarray | None, mask: np.ndarray, subset: str, stream: str, resamples: int,
@@ -250,21 +285,23 @@ class Estimator:
         languages, members = self.strata(mask)
         index = {column: position for position, column in enumerate(columns)}
         drawn = self._listed.pop(key, None) if key is not None else None
+        n_items = np.array([len(m) for m in members] + [int(mask.sum())])
+        n = n_items[:, None].astype(np.float64)
+        stream_drawn = self._drawn.get(stream)
         if drawn is not None and np.array_equal(drawn[0], mask) and drawn[1].shape[1] == resamples + 1:
             sums = drawn[1]  # drawn with the stream's other columns (``estimate(..., listed)``)
+            if self.cluster is not None and stream_drawn is not None and np.array_equal(stream_drawn[0], mask):
+                n = stream_drawn[5][:, : resamples + 1]  # the stream's items per replicate, the same draws
         else:
             if values is None or items is None:
                 raise ValueError(f"listed counts {key!r} were not drawn with their stream: pass their values")
-            with self.stopwatch.stage("bootstrap"):
-                sums = resampled_sums(values, members, resamples, subset_seed(self.config.audit.seed, stream),
-                                      stratum_keys=[language_key(language) for language in languages], rows=items,
-                                      run=self.run)  # fmt: skip
-        n_items = np.array([len(m) for m in members] + [int(mask.sum())])
-        env = Env(lambda column: sums[:, :, index[column]], n_items[:, None].astype(np.float64))
+            (sums,), drawn_items = self.draw([matrix_source(values, items)], mask, stream, resamples)
+            n = n if drawn_items is None else drawn_items
+        env = Env(lambda column: sums[:, :, index[column]], n)
         jackknife = self.jackknife_envs(stats, mask) if self.config.audit.interval == "bca" else None
         with self.stopwatch.stage("analyses"):
             return self._rows(stats, subset, languages + [POOLED], n_items, env, jackknife=jackknife,
-                              resamples=resamples)  # fmt: skip
+                              resamples=resamples, n_clusters=self.cluster_counts(mask))  # fmt: skip
 
     def drawn(self, key: str) -> bool:
         """Return whether a ``Listed`` of this key was drawn with its stream and awaits ``estimate_listed``."""
@@ -282,10 +319,32 @@ class Estimator:
         _, members = self.strata(mask)
         envs = []
         for items in [*members, np.flatnonzero(mask)]:
-            left_out = matrix[items].sum(axis=0)[None, :] - matrix[items]  # item, column
-            envs.append(Env(lambda column, sums=left_out: sums[None, :, index[column]],
-                            np.array([[len(items) - 1.0]])))  # fmt: skip
+            if self.cluster is None:
+                left_out = matrix[items].sum(axis=0)[None, :] - matrix[items]  # item, column
+                n = np.array([[len(items) - 1.0]])
+            else:  # leave one cluster out: the total minus the cluster's summed counts
+                # clusters in order of their first item here, so singleton clusters sum as items do, to the bit
+                _, first, inverse = np.unique(self.cluster[items], return_index=True, return_inverse=True)
+                rank = np.empty(len(first), dtype=np.int64)
+                rank[np.argsort(first, kind="stable")] = np.arange(len(first))
+                order = np.argsort(rank[inverse.reshape(-1)], kind="stable")
+                ordered = items[order]
+                bounds = np.r_[np.flatnonzero(np.r_[True, np.diff(rank[inverse.reshape(-1)][order]) != 0]), len(items)]
+                per_cluster = np.add.reduceat(matrix[ordered], bounds[:-1], axis=0, dtype=np.float64)
+                left_out = per_cluster.sum(axis=0)[None, :] - per_cluster  # cluster, column
+                n = (len(items) - np.diff(bounds)).astype(np.float64)[None, :]
+            envs.append(Env(lambda column, sums=left_out: sums[None, :, index[column]], n))
         return envs
+
+    def cluster_counts(self, mask: np.ndarray, column: Column | None = None) -> np.ndarray:
+        """Return, per language and pooled, how many clusters the masked items make (with ``column``: the
+        clusters holding a masked item with a positive value in it). Without a cluster key: items."""
+        _, members = self.strata(mask)
+        if column is not None:
+            positive = self.counts.values(column) > 0
+            members = [items[positive[items]] for items in members]
+        found = [count_clusters(items, self.cluster) for items in members]
+        return np.array(found + [sum(found)])
 
     def population_sizes(self, column: Column, mask: np.ndarray) -> np.ndarray:
         """Return, per language and pooled, how many masked items have a positive value in ``column``."""
@@ -295,13 +354,14 @@ class Estimator:
 
     def _rows(
         self, stats: list[Stat], subset: str, groups: list[str], n_items: np.ndarray, env: Env,
-        populations: dict[Column, np.ndarray] | None = None, jackknife: list[Env] | None = None,
-        resamples: int | None = None,
+        populations: dict[Column, tuple[np.ndarray, np.ndarray]] | None = None, jackknife: list[Env] | None = None,
+        resamples: int | None = None, n_clusters: np.ndarray | None = None,
     ) -> list[dict[str, Any]]:  # fmt: skip
         """Evaluate every statistic on the sums; intervals and p-values from the replicates.
 
         ``n_items`` is the item set's size per group, except for a ratio over a sub-population (``populations``,
-        keyed by the ratio's denominator column), whose rows count that sub-population's items. ``jackknife``:
+        keyed by the ratio's denominator column: its items and clusters), whose rows count that sub-population.
+        ``n_clusters``: the clusters per group (None: as many as items). ``jackknife``:
         leave-one-out sums per group (BCa intervals); ``resamples``: the replicates in the sums (default: B).
         """
         populations = populations or {}
@@ -322,7 +382,8 @@ class Estimator:
                     jack.forget()
             p_values = bootstrap_p_value(values[:, :, 1:])
             for s, stat in enumerate(block):
-                counted = populations.get(stat.expr.population(), n_items)  # type: ignore[arg-type]
+                counted, clusters = populations.get(stat.expr.population(), (n_items, n_clusters))  # type: ignore[arg-type]
+                clusters = counted if clusters is None else clusters
                 for g, language in enumerate(groups):
                     rows.append(
                         make_row(
@@ -331,6 +392,7 @@ class Estimator:
                             reference_2=stat.reference_2, subset=subset, policy=stat.policy,
                             estimate=values[s, g, 0], ci_low=low[s, g], ci_high=high[s, g],
                             p_value=p_values[s, g] if stat.tested else None, n_items=counted[g], type=stat.type,
+                            n_clusters=clusters[g],
                         )
                     )  # fmt: skip
             env.forget()  # memoised terms of this block are not needed by the next

@@ -7,6 +7,7 @@ import numpy as np
 from refsens_report.adapters import ADAPTERS
 from refsens_report.adapters.label_map import apply_label_map
 from refsens_report.bootstrap import AUTO_MIN_RESAMPLES
+from refsens_report.clusters import cluster_codes
 from refsens_report.config import Config
 from refsens_report.errors import ProblemList
 from refsens_report.names import name_problem
@@ -24,6 +25,8 @@ def load_record(config: Config) -> Record:
     check_names(record)
     check_roles(record, config)
     check_bootstrap_size(record, config)
+    if config.cluster is not None:  # every item must name its cluster (clusters.py)
+        cluster_codes(record.table, config.cluster)
     return note_unused_labellings(record, config)
 
 

@@ -227,7 +227,7 @@ def rai_fields(view: ResultsView) -> dict[str, Any]:
 
 
 def _field(name: str) -> dict[str, Any]:
-    data_type = "sc:Float" if name in NUMBER_COLUMNS else "sc:Integer" if name == "n_items" else "sc:Text"
+    data_type = "sc:Float" if name in NUMBER_COLUMNS else "sc:Integer" if name in ("n_items", "n_clusters") else "sc:Text"
     return {
         "@type": "cr:Field",
         "@id": f"results/{name}",

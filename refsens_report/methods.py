@@ -47,6 +47,13 @@ UNCERTAINTY = """- **Uncertainty.** Paired, stratified, prompt-level bootstrap: 
   null when fewer than half are; with `[audit] interval = "bca"`, bias-corrected and accelerated intervals
   (the acceleration from the leave-one-out jackknife on the per-item sums). Two-sided bootstrap
   p = min(1, 2(1 + min(#{s* ≤ 0}, #{s* ≥ 0})) / (B′ + 1)).
+- **Clusters** (`[record] cluster`, a metadata key such as `document`). Items sharing its value within a
+  language form a cluster, and the bootstrap then resamples clusters, not items: in each replicate every
+  language draws as many clusters as it has, with replacement, and an item's counts enter with its
+  cluster's weight (how many times its cluster was drawn). Items of one document share entities and
+  errors; drawing them one by one as if independent makes intervals too narrow. F1 and rates are computed
+  from the summed counts as before (a rate over the items the replicate holds); `n_items` counts items and
+  `n_clusters` clusters. Without a cluster key every item is its own cluster.
 - **Holm family** (`[audit] family`). Holm's step-down correction runs over one family of interaction swing
   rows (every rule, every language and pooled): `adjacent` (the default with 3 or more outputs) = for each
   alternative reference, the swings primary versus that alternative of the pairs of outputs adjacent in the
@@ -132,6 +139,8 @@ CHOICES = """## Choices where the method leaves a choice open
 20. **n_items.** The items a statistic was computed on: the item set's size per language and pooled, except
     for ratios over a sub-population, which count that sub-population: `default_to_first` the items where
     A ≠ B and no third pass fired, `type_agreement` the items with at least one boundary-matched span.
+    `n_clusters` counts the clusters those items make (clusters holding at least one of them), and equals
+    `n_items` without a cluster key.
 21. **Overlap: sharing a character.** Offsets are half-open, so `[0, 4)` and `[4, 9)` share none and never
     match under `overlap`; the types must be equal (after `label_map`, below).
 22. **Overlap: which spans are paired** is not reported: only the matching's size enters the counts, and
@@ -163,6 +172,21 @@ CHOICES = """## Choices where the method leaves a choice open
     an undefined F1, not zero. Only types with at least `[report] min_type_spans` spans (default 30) under
     both references compared, pooled, are ranked or named; the others are listed as too rare to say, with
     their spans (a delta on four spans can be +69 F1 points with an interval from 0 to 100).
+27. **Clusters.** With a cluster key every item must give it (the audit refuses a record where some do
+    not; an item meant to stand alone gives a value of its own). Values are compared as JSON (`1` and `"1"`
+    differ), and a value found in two languages makes one cluster in each, since languages draw apart.
+    Clusters are drawn in the order of their values, items within one in id order, in chunks, streams and
+    canonical blocks (of 65,536 clusters) as items are without a key, so the numbers do not depend on
+    threads, processes or machines. Each item set resamples the clusters of its own items (decontaminated
+    and each duplicate policy's set included): a cluster enters with those of its items the set holds.
+    Duplicate groups, the copy defect and the policies act on items, before any draw. BCa's jackknife
+    leaves one cluster out at a time. The sign-flip test of the skew flips one sign per cluster (a
+    cluster's items swap annotators together); its informative units are the clusters whose summed
+    difference is not zero (`n_clusters`; `n_items` counts their items). The `coin` what-if is not drawn,
+    clustered or not. A coverage study on simulated records of 100 documents (about 600 sentences) whose
+    errors share a document effect found nominal 95 % intervals of two F1 scores and their difference
+    covering 81–87 % when sentences were resampled and 93.7–95.5 % when documents were; with independent
+    sentences both covered 93–94.5 %.
 """
 
 
@@ -183,13 +207,26 @@ def family_sentence(results: Mapping[str, Any]) -> str:
     )
 
 
+def unit_sentence(results: Mapping[str, Any]) -> str:
+    """Return the sentence naming what this audit's bootstrap resampled: items, or the clusters of a key."""
+    record = results.get("record") or {}
+    clusters = record.get("clusters") or {}
+    audited = ((record.get("subsets") or {}).get("audited") or {}).get("pooled")
+    if not clusters.get("key"):
+        return "\n\n**In this audit** the bootstrap resamples items (no cluster key: every item is its own cluster)."
+    found = ((clusters.get("subsets") or {}).get("audited") or {}).get("pooled")
+    size = f" ({found:,} clusters of {audited:,} audited items, pooled)" if found is not None and audited is not None else ""
+    return (f"\n\n**In this audit** the bootstrap resamples clusters: the items sharing a value of `meta."
+            f"{clusters['key']}` within a language{size}.")
+
+
 def methods_markdown(results: Mapping[str, Any] | None = None) -> str:
     """Return the Methods text as Markdown (its first line is the page title, which the report drops).
 
     Given an audit's results.json, the definitions end with the Holm family this audit tested and its size.
     """
     definitions = [GENERAL, *(analysis.methods for analysis in ANALYSES if analysis.methods), UNCERTAINTY]
-    audit = family_sentence(results) if results is not None else ""
+    audit = family_sentence(results) + unit_sentence(results) if results is not None else ""
     return INTRO + "## Definitions in brief\n\n" + "\n".join(definitions) + audit + "\n\n" + CHOICES
 
 

@@ -16,14 +16,17 @@ import orjson
 from refsens_report import __version__
 
 # Schema 2 appended the ``type`` column (the span type of per-type rows, analysis ``by_type``; empty elsewhere).
-SCHEMA = "refsens-report/results@3"
+# Schema 4 appended ``n_clusters``: the clusters the bootstrap resampled beside ``n_items`` (equal to it when
+# every item is its own cluster, without `[record] cluster`).
+SCHEMA = "refsens-report/results@4"
 COLUMNS = (
     "analysis", "statistic", "rule", "language", "output", "output_2", "reference", "reference_2",
-    "subset", "policy", "estimate", "ci_low", "ci_high", "p_value", "p_holm", "n_items", "type",
+    "subset", "policy", "estimate", "ci_low", "ci_high", "p_value", "p_holm", "n_items", "type", "n_clusters",
 )  # fmt: skip
+COUNT_COLUMNS = ("n_items", "n_clusters")
 # the columns that say what a row is about (all but the numbers): no two rows of one results file share them
 LABEL_COLUMNS = tuple(column for column in COLUMNS if column not in ("estimate", "ci_low", "ci_high", "p_value",
-                                                                     "p_holm", "n_items"))  # fmt: skip
+                                                                     "p_holm", *COUNT_COLUMNS))  # fmt: skip
 NUMBER_COLUMNS = ("estimate", "ci_low", "ci_high", "p_value", "p_holm")
 
 
@@ -33,6 +36,7 @@ def make_row(**values: Any) -> dict[str, Any]:
     for column in NUMBER_COLUMNS:
         row[column] = None
     row["n_items"] = 0
+    row["n_clusters"] = None
     unknown = set(values) - set(COLUMNS)
     if unknown:
         raise KeyError(f"not a results column: {sorted(unknown)}")
@@ -41,6 +45,8 @@ def make_row(**values: Any) -> dict[str, Any]:
         value = row[column]
         row[column] = None if value is None or (isinstance(value, float) and math.isnan(value)) else float(value)
     row["n_items"] = int(row["n_items"])
+    # without a cluster key every item is its own cluster: a row not told otherwise counts its items
+    row["n_clusters"] = row["n_items"] if row["n_clusters"] is None else int(row["n_clusters"])
     return row
 
 
@@ -155,5 +161,7 @@ def read_results_csv(path: Path) -> list[dict[str, Any]]:
         for column in NUMBER_COLUMNS:
             row[column] = float(row[column]) if row[column] != "" else None
         row["n_items"] = int(row["n_items"])
+        if row.get("n_clusters") not in (None, ""):  # schema 4 on
+            row["n_clusters"] = int(row["n_clusters"])
         parsed.append(row)
     return parsed

@@ -137,3 +137,62 @@ def test_sources_drawn_together_equal_each_drawn_alone(monkeypatch):
     assert np.array_equal(together[0], bootstrap.resampled_sums(columns, strata, 600, seed))
     assert np.array_equal(together[1], bootstrap.resampled_sums(sparse, strata, 300, seed, rows=listed))
     assert together[1].shape == (3, 301, 3)
+
+
+def clustered(sizes: list[int]) -> np.ndarray:
+    """Return a stratum's cluster bounds: where each cluster of these sizes starts, then the end."""
+    return np.r_[0, np.cumsum(sizes)].astype(np.int64)
+
+
+def test_singleton_clusters_draw_exactly_as_items(monkeypatch):
+    columns = np.random.default_rng(2).integers(0, 3, size=(900, 4)).astype(np.uint8)
+    strata = [np.arange(0, 600), np.arange(600, 900)]
+    seed = np.random.SeedSequence(3)
+    monkeypatch.setattr(bootstrap, "BLOCK_ITEMS", 128)  # several canonical blocks
+    items = bootstrap.resampled_sums(columns, strata, 300, seed, stratum_keys=[1, 2])
+    singletons = bootstrap.resampled_sums(columns, strata, 300, seed, stratum_keys=[1, 2],
+                                          clusters=[clustered([1] * 600), clustered([1] * 300)])  # fmt: skip
+    assert np.array_equal(items, singletons)
+
+
+@pytest.mark.parametrize("block_items", [1 << 16, 7])
+def test_an_item_enters_with_its_clusters_weight(monkeypatch, block_items):
+    """Each replicate draws as many clusters as the stratum has; an item counts as often as its cluster was drawn."""
+    monkeypatch.setattr(bootstrap, "BLOCK_ITEMS", block_items)  # 7: clusters in several canonical blocks
+    rng = np.random.default_rng(6)
+    sizes = [rng.integers(1, 6, size=40).tolist(), rng.integers(1, 4, size=25).tolist()]
+    n = [sum(part) for part in sizes]
+    columns = rng.integers(0, 3, size=(sum(n), 3)).astype(np.uint8)
+    columns[::3] = columns[0]  # repeated rows: the collapse of identical rows must not mix clusters' weights
+    strata = [np.arange(0, n[0]), np.arange(n[0], sum(n))]
+    cluster = np.concatenate([np.repeat(np.arange(len(part)), part) + offset
+                              for part, offset in zip(sizes, (0, len(sizes[0])))])  # fmt: skip
+    indicator = np.zeros((sum(n), cluster.max() + 1), dtype=np.uint8)  # column c: 1 on the items of cluster c
+    indicator[np.arange(sum(n)), cluster] = 1
+    sums, found = bootstrap.resampled_sums(
+        [bootstrap.matrix_source(columns), bootstrap.matrix_source(indicator)], strata, 300,
+        np.random.SeedSequence(9), stratum_keys=[1, 2], clusters=[clustered(part) for part in sizes],
+    )  # fmt: skip
+    size_of = np.bincount(cluster)
+    weights = found[:, 1:] / size_of  # group, replicate, cluster: how often each cluster was drawn
+    assert np.array_equal(weights, np.round(weights))
+    assert np.all(weights[0, :, len(sizes[0]):] == 0) and np.all(weights[1, :, : len(sizes[0])] == 0)
+    assert np.all(weights[0].sum(axis=1) == len(sizes[0])) and np.all(weights[1].sum(axis=1) == len(sizes[1]))
+    expected = weights[:2] @ np.stack([columns[cluster == c].sum(axis=0) for c in range(len(size_of))])
+    assert np.array_equal(sums[:2, 1:], expected)
+    assert np.array_equal(sums[:2, 0], np.stack([columns[part].sum(axis=0) for part in strata]))
+    # the draws are those of the clusters' summed rows, whatever the canonical blocks and threads
+    monkeypatch.setattr(bootstrap, "WORKERS", 1)
+    again = bootstrap.resampled_sums(columns, strata, 300, np.random.SeedSequence(9), stratum_keys=[1, 2],
+                                     clusters=[clustered(part) for part in sizes])  # fmt: skip
+    assert np.array_equal(again, sums)
+
+
+def test_cluster_rows_sum_small_dtypes_without_wrapping():
+    from scipy.sparse import csr_matrix
+
+    matrix = np.full((300, 2), 200, dtype=np.uint8)
+    rows = bootstrap.cluster_rows(matrix, np.array([0, 299, 300]))
+    assert rows.tolist() == [[299 * 200, 299 * 200], [200, 200]]
+    sparse = bootstrap.cluster_rows(csr_matrix(matrix.astype(np.float32)), np.array([0, 299, 300]))
+    assert sparse.toarray().tolist() == rows.tolist()

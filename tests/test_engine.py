@@ -120,6 +120,56 @@ def test_the_dask_run_adds_up_to_resampled_sums(partitions, client, monkeypatch)
     assert all(np.array_equal(mine, theirs) for mine, theirs in zip(local, dask))
 
 
+@pytest.mark.parametrize("partitions", [1, 3, 7])
+def test_the_dask_run_adds_up_to_clustered_sums(partitions, client, monkeypatch):
+    """The cluster bootstrap: canonical blocks of clusters, split across tasks, give the local sums."""
+    monkeypatch.setattr(bootstrap, "BLOCK_ITEMS", 13)  # blocks of 13 clusters
+    rng = np.random.default_rng(5)
+    sizes = [rng.integers(1, 7, size=90), rng.integers(1, 4, size=40)]
+    n = [int(part.sum()) for part in sizes]
+    columns = rng.integers(0, 3, size=(sum(n), 4)).astype(np.float64)
+    strata = [np.arange(0, n[0]), np.arange(n[0], sum(n))]
+    clusters = [np.r_[0, np.cumsum(part)].astype(np.int64) for part in sizes]
+    seed = np.random.SeedSequence(8)
+    local = bootstrap.resampled_sums(columns, strata, 600, seed, stratum_keys=[5, 6], clusters=clusters)
+    dask = bootstrap.resampled_sums(columns, strata, 600, seed, stratum_keys=[5, 6], clusters=clusters,
+                                    run=engine.DaskRun(client, partitions))  # fmt: skip
+    assert np.array_equal(local, dask)
+
+
+@pytest.fixture(scope="module")
+def clustered_project(project) -> Path:
+    """The simulated record with documents of 5 items (by line), resampled as clusters."""
+    import json
+
+    folder = project.parent / "clustered"
+    folder.mkdir(exist_ok=True)
+    lines = (project.parent / "record.jsonl").read_text(encoding="utf-8").splitlines()
+    with open(folder / "record.jsonl", "w", encoding="utf-8") as handle:
+        for number, line in enumerate(lines):
+            item = json.loads(line)
+            item.setdefault("meta", {})["document"] = f"doc-{number // 5}"
+            handle.write(json.dumps(item, ensure_ascii=False) + "\n")
+    text = project.read_text(encoding="utf-8").replace('format = "jsonl"\n', 'format = "jsonl"\ncluster = "document"\n', 1)
+    text = text.replace('datasheet = "datasheet.md"\n', "")
+    assert 'cluster = "document"' in text
+    (folder / "refsens.toml").write_text(text, encoding="utf-8")
+    return folder / "refsens.toml"
+
+
+@pytest.mark.parametrize("partitions", [1, 3, 7])
+def test_dask_gives_the_local_clustered_results(partitions, cluster, clustered_project, tmp_path, monkeypatch):
+    monkeypatch.setattr(bootstrap, "BLOCK_ITEMS", 4)  # 20 documents per language: 5 blocks of clusters
+    local = audit_csv(clustered_project, tmp_path / "local")
+    table = f'backend = "dask"\nscheduler = "{cluster.scheduler_address}"\npartitions = {partitions}\n'
+    assert audit_csv(with_engine(clustered_project, table, "dask.toml"), tmp_path / "dask") == local
+    import csv, io
+
+    rows = list(csv.DictReader(io.StringIO(local.decode("utf-8"))))
+    corpus = [row for row in rows if row["analysis"] == "agreement" and row["statistic"] == "f1"]
+    assert {row["n_clusters"] for row in corpus if row["language"] != "pooled"} == {"20"}
+
+
 def test_default_partitions_keep_every_worker_busy():
     assert engine.default_partitions(units=48, threads=2) == 1
     assert engine.default_partitions(units=8, threads=32) == 8

@@ -80,6 +80,15 @@ def test_conll2003_sentences_and_entities(conll_record):
     assert len(differing) == 186
 
 
+def test_the_conll_example_resamples_its_231_documents(conll_record, conll_config):
+    from refsens_report.clusters import cluster_codes
+
+    assert conll_config.cluster == "document"
+    codes = cluster_codes(conll_record.table, conll_config.cluster)
+    assert len(set(codes.tolist())) == 231  # the -DOCSTART- lines of eng.testb
+    assert {item.meta["document"] for item in conll_record.items} == set(range(1, 232))
+
+
 def test_every_labelling_is_present_on_every_sentence(conll_record, conll_config):
     names = set(conll_config.roles.all_names)
     assert all(set(item.labellings) == names for item in conll_record.items)

@@ -728,7 +728,7 @@ def test_differences_are_paired_inside_each_replicate(tmp_path):
 
 CONTRACT_COLUMNS = [
     "analysis", "statistic", "rule", "language", "output", "output_2", "reference", "reference_2",
-    "subset", "policy", "estimate", "ci_low", "ci_high", "p_value", "p_holm", "n_items", "type",
+    "subset", "policy", "estimate", "ci_low", "ci_high", "p_value", "p_holm", "n_items", "type", "n_clusters",
 ]  # fmt: skip
 
 
@@ -816,7 +816,7 @@ def test_results_json_keys_and_provenance(tmp_path):
         "columns", "rows", "record", "interaction", "duplicates", "type_confusion", "by_type", "disagreements",
         "aggregation", "applicability",
     }  # fmt: skip
-    assert document["schema"] == "refsens-report/results@3"
+    assert document["schema"] == "refsens-report/results@4"
     assert document["dataset"] == {"name": "Test benchmark", "version": "1.0.0"}
     assert document["seed"] == 7 and document["resamples"] == 30 and document["confidence"] == 0.95
     assert document["columns"] == CONTRACT_COLUMNS
@@ -831,6 +831,9 @@ def test_results_json_keys_and_provenance(tmp_path):
     }
     assert set(document["record"]) >= {"items", "languages", "items_per_language", "labellings", "subsets", "excluded", "notes"}
     assert document["record"]["items"] == 7 and document["record"]["languages"] == ["de", "en"]
+    # without a cluster key every item is its own cluster: the clusters per item set are its items
+    assert document["record"]["clusters"] == {"key": None, "subsets": document["record"]["subsets"]}
+    assert all(row["n_clusters"] == row["n_items"] for row in document["rows"])
     assert set(document["duplicates"]) >= {"key", "available", "groups", "duplicated_items", "defective_groups"}
     assert set(document["type_confusion"]) == {"available", "annotators", "cells"}
     # rows in JSON are the CSV rows: every column, same order

@@ -221,6 +221,7 @@ def finish(context: AuditContext, estimator: Estimator, rows: Rows) -> Rows:
     under = {(rule, output, what_if): score(rule, output, what_if) if what_if else F1(rule, output, primary)
              for rule in config.audit.rules for output in outputs for what_if in (None, *WHAT_IFS)}  # fmt: skip
     groups, n_items, env = estimator.environment([c for expr in under.values() for c in expr.columns()], mask, "audited")
+    n_clusters = estimator.cluster_counts(mask)
     found: Rows = []
     for rule in config.audit.rules:
         orders = {what_if: pair_orders(np.stack([env.value(under[rule, output, what_if]) for output in outputs]))
@@ -232,7 +233,8 @@ def finish(context: AuditContext, estimator: Estimator, rows: Rows) -> Rows:
                 low, high = percentile_interval(values[:, 1:], config.audit.confidence)
                 found += [make_row(analysis="aggregation", statistic=statistic, rule=rule, language=group,
                                    reference=reference_label(what_if), reference_2=primary, subset="audited",
-                                   estimate=values[g, 0], ci_low=low[g], ci_high=high[g], n_items=n_items[g])
+                                   estimate=values[g, 0], ci_low=low[g], ci_high=high[g], n_items=n_items[g],
+                                   n_clusters=n_clusters[g])
                           for g, group in enumerate(groups)]  # fmt: skip
         env.forget()
     return found

@@ -41,7 +41,8 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure as MplFigure
 
 
-def band_rows(rows: list[dict[str, Any]], config: Config, n_audited: int) -> list[dict[str, Any]]:
+def band_rows(rows: list[dict[str, Any]], config: Config, n_audited: int,
+              clusters_audited: int | None = None) -> list[dict[str, Any]]:  # fmt: skip
     """Return the sensitivity band per rule and output, and overall (docs/method.md section 3, band)."""
     bands: list[dict[str, Any]] = []
     for rule in config.audit.rules:
@@ -61,20 +62,23 @@ def band_rows(rows: list[dict[str, Any]], config: Config, n_audited: int) -> lis
             per_output[output] = (max(widths) if widths else None, largest)
             bands.append(
                 make_row(analysis="band", statistic="band", rule=rule, language=POOLED, output=output,
-                         subset="audited", estimate=per_output[output][0], n_items=n_audited)
+                         subset="audited", estimate=per_output[output][0], n_items=n_audited,
+                         n_clusters=clusters_audited)
             )  # fmt: skip
         if per_output:
             widest = max(per_output, key=lambda output: per_output[output][1])
             bands.append(
                 make_row(analysis="band", statistic="band", rule=rule, language=POOLED, subset="audited",
-                         estimate=per_output[widest][0], n_items=n_audited)
+                         estimate=per_output[widest][0], n_items=n_audited, n_clusters=clusters_audited)
             )  # fmt: skip
     return bands
 
 
 def finish(context: AuditContext, estimator: Estimator, rows: Rows) -> Rows:
     """The band rows, from the swap deltas already estimated."""
-    return band_rows(rows, context.config, int(context.subsets.audited.sum()))
+    audited = context.subsets.audited
+    return band_rows(rows, context.config, int(audited.sum()),
+                     int(estimator.cluster_counts(audited)[-1]) if audited.any() else None)  # fmt: skip
 
 
 def applicability(context: AuditContext) -> dict[str, str | None]:

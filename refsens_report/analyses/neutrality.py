@@ -23,6 +23,7 @@ from refsens_report.analyses.base import (
     Stat,
     section,
 )
+from refsens_report.clusters import cluster_order
 from refsens_report.config import Config
 from refsens_report.counts import Column
 from refsens_report.estimator import Estimator, language_key
@@ -113,10 +114,17 @@ def finish(context: AuditContext, estimator: Estimator, rows: Rows) -> Rows:
         names = (language_key(reference), language_key(left), language_key(right))
         for language, items, key in groups:
             seed = permutation_seed(context.config.audit.seed, key, *names)
-            p_value, informative = sign_flip_p(difference[items], permutations, seed)
+            if estimator.cluster is None:
+                p_value, informative = sign_flip_p(difference[items], permutations, seed)
+                informative_items = informative
+            else:  # a cluster's items swap roles together: one sign per cluster, on its summed difference
+                ordered, bounds = cluster_order(items, estimator.cluster)
+                per_cluster = np.add.reduceat(difference[ordered], bounds[:-1]) if len(ordered) else difference[:0]
+                p_value, informative = sign_flip_p(per_cluster, permutations, seed)
+                informative_items = int(np.diff(bounds)[per_cluster != 0].sum())
             found.append(make_row(analysis="neutrality", statistic="skew_permutation_p", language=language,
                                   output=left, output_2=right, reference=reference, subset="audited",
-                                  estimate=p_value, n_items=informative))  # fmt: skip
+                                  estimate=p_value, n_items=informative_items, n_clusters=informative))  # fmt: skip
     return found
 
 

@@ -224,13 +224,14 @@ def leaderboard_rows(
     for rule in rules:
         scores = np.stack([np.stack([env.value(scores_of[rule, o, r]) for r in references]) for o in outputs])
         env.forget()
-        board = Leaderboard(scores, outputs, references, groups, n_items, config.audit.confidence)
+        board = Leaderboard(scores, outputs, references, groups, n_items, config.audit.confidence,
+                            estimator.cluster_counts(mask))  # fmt: skip
         rows += board.rows(rule, holm)
     if holm:
         rows.append(
             make_row(analysis="leaderboard", statistic="holm_floor", language=POOLED, subset="audited",
                      estimate=holm_floor(sum(p is not None for p in holm.values()), config.audit.resamples),
-                     n_items=n_items[-1])
+                     n_items=n_items[-1], n_clusters=estimator.cluster_counts(mask)[-1])
         )  # fmt: skip
     estimator.progress.finish()  # the leaderboard's draws come after the other item sets' progress line
     return rows
@@ -247,9 +248,11 @@ class Leaderboard:
         groups: Sequence[str],
         n_items: np.ndarray,
         confidence: float,
+        n_clusters: np.ndarray | None = None,
     ):
         self.scores, self.outputs, self.references = scores, list(outputs), list(references)
         self.groups, self.n_items, self.confidence = list(groups), n_items, confidence
+        self.n_clusters = n_items if n_clusters is None else n_clusters  # every item its own cluster by default
         self.ranks = average_ranks(scores)  # output, reference, group, 1 + replicate
         self.orders = [pair_orders(scores[:, k]) for k in range(len(self.references))]  # pair, group, 1 + replicate
         self.reference_pairs = list(combinations(range(len(self.references)), 2))
@@ -274,7 +277,8 @@ class Leaderboard:
 
     def _row(self, rule: str, statistic: str, group: int, **values: Any) -> dict[str, Any]:
         return make_row(analysis="leaderboard", statistic=statistic, rule=rule, language=self.groups[group],
-                        subset="audited", n_items=self.n_items[group], **values)  # fmt: skip
+                        subset="audited", n_items=self.n_items[group], n_clusters=self.n_clusters[group],
+                        **values)  # fmt: skip
 
     def _per_output(self, rule: str, statistic: str, values: np.ndarray) -> list[dict[str, Any]]:
         """Rows per output, reference and group: the point value and its percentile interval."""
