@@ -19,7 +19,6 @@ from refsens_report.names import SHOWN_LIMIT
 
 INTERNAL_ERROR = 3  # never 1: `check` exits 1 for a failed release check, and a crash must not read as one
 DEBUG_VARIABLE = "REFSENS_DEBUG"  # set (to anything but "" or "0"), an internal error prints its traceback too
-REPORT_TO = "the refsens-report issue tracker"
 
 
 class _Parser(argparse.ArgumentParser):
@@ -40,11 +39,13 @@ typical use:
   refsens-report build refsens.toml --out site     site/<version>/ and site/index.html
   refsens-report build refsens.toml --resamples 200 --no-pdf --draft --out drafts   a quick draft
   refsens-report convert refsens.toml record.parquet   the record as a Parquet span table (format = "parquet")
+  refsens-report example conll2003 conll --from MIRROR  a case study on real data (or fetched: no --from)
+  refsens-report docs                              the documentation topics; refsens-report docs ci prints one
 
 exit codes: 0 success, 1 a release check failed (check only), 2 bad usage or bad input, 3 an internal error
 (a bug: please report it; REFSENS_DEBUG=1 prints its traceback).
 Long stages print their timings on a terminal; --quiet (or a pipe, as in CI) keeps them silent.
-docs: README.md, docs/site.md, docs/ci.md"""
+documentation: refsens-report docs [TOPIC] (it ships with the package)"""
 
 
 def _resamples(text: str) -> int:
@@ -80,7 +81,7 @@ def _parser() -> argparse.ArgumentParser:
     validate.add_argument("config", type=Path, help="the refsens.toml to read")
 
     audit = command("audit", "run the audit; write results.json and results.csv only",
-                    "Run the audit and write results.json and results.csv (docs/results.md) into --out: "
+                    "Run the audit and write results.json and results.csv (refsens-report docs results) into --out: "
                     "every number the appendix would print, without the appendix.")
     audit.add_argument("config", type=Path, help="the refsens.toml to read")
     audit.add_argument("--out", type=Path, required=True, metavar="DIR", help="folder for results.json and results.csv")
@@ -88,7 +89,7 @@ def _parser() -> argparse.ArgumentParser:
 
     check = command("check", "the release gate: [check] thresholds; exit 1 when one fails",
                     "Evaluate the config's [check] thresholds (max_band, max_abs_delta, max_abs_skew, "
-                    "min_kendall_tau,\nmax_significant_flips; docs/ci.md) against a fresh audit or an existing "
+                    "min_kendall_tau,\nmax_significant_flips; refsens-report docs ci) against a fresh audit or an existing "
                     "results folder, and print\none line per check: PASS or FAIL, the threshold, the deciding "
                     "statistic with its interval.\n\nexit codes: 0 every check passes, 1 one fails, 2 bad input "
                     "(including a check the record\ncannot answer, such as tau-b with fewer than three outputs),\n"
@@ -124,21 +125,45 @@ def _parser() -> argparse.ArgumentParser:
     convert = command("convert", "write a record as a Parquet span table (the columnar record, for large records)",
                       "Read a record as the audit reads it (a JSON Lines file, or a refsens.toml of any format, "
                       "with its\n[record] label_map) and write it as a Parquet span table: one row per item, "
-                      "labelling and span\n(docs/adapters.md). Point [record] at it with format = \"parquet\". "
+                      "labelling and span\n(refsens-report docs adapters). Point [record] at it with format = \"parquet\". "
                       "OUT is written whole or not at\nall, and an existing OUT is replaced only with --force.")
     convert.add_argument("source", type=Path, metavar="IN", help="a JSON Lines record, or a refsens.toml")
     convert.add_argument("out", type=Path, metavar="OUT.parquet", help="the Parquet file to write")
     convert.add_argument("--force", action="store_true", help="replace OUT if it exists")
 
     simulate = command("simulate", "write a realistic synthetic record, config and datasheet",
-                       "Write a synthetic record from the simulated annotation pipeline (docs/simulation.md), "
+                       "Write a synthetic record from the simulated annotation pipeline (refsens-report docs simulation), "
                        "its refsens.toml\nand a datasheet stub into DIRECTORY: the demo `make report` builds.")
-    simulate.add_argument("directory", type=Path)
+    simulate.add_argument("directory", type=Path, metavar="DIRECTORY",
+                          help="the folder to write record.jsonl, refsens.toml and datasheet.md into (made if missing; "
+                               "existing files of those names are replaced)")
     simulate.add_argument("--items", type=int, default=None, help="number of items (default: 25000)")
     simulate.add_argument("--seed", type=int, default=0, help="the simulation's seed (default: 0)")
     simulate.add_argument("--neutral", action="store_true", help="replace the silent default with a neutral rule")
     simulate.add_argument("--outputs", type=int, default=None,
                           help="model outputs scored beside the two annotators (default: 4; 0: the annotators only)")
+
+    example = command("example", "fetch a case study's public data, verify it and build it (CoNLL-2003: 4 golds)",
+                      "Fetch every input of a case study on public data from its pinned address into DIR/data/\n"
+                      "(each checked against its SHA-256; a file that differs stops the example, naming both hashes),\n"
+                      "write DIR/refsens.toml and build DIR/site. --from MIRROR copies the files from a local folder\n"
+                      "laid out as the upstream ones are (MIRROR/conll/original/test.txt, ...) instead of the network.\n"
+                      "What is fetched from where, under which licence: refsens-report docs adapters (Worked examples).")
+    example.add_argument("name", metavar="NAME", help="the case study: conll2003 (the CoNLL-2003 English test set)")
+    example.add_argument("directory", type=Path, metavar="DIR",
+                         help="folder for the data (DIR/data, reused when its checksums match), config and site")
+    example.add_argument("--from", dest="mirror", type=Path, metavar="MIRROR",
+                         help="read the files from this local mirror (its conll/ folder) instead of downloading")
+    example.add_argument("--no-pdf", dest="pdf", action="store_false", help="skip the PDF")
+    example.add_argument("--draft", action="store_true", help="publish a draft (as build --draft)")
+    example.add_argument("--force", action="store_true", help="rebuild the version if DIR/site already has it")
+    _add_run_options(example)
+
+    docs = command("docs", "print the documentation that ships with the package (a topic, or the list of topics)",
+                   "Print a documentation topic as Markdown (installed with the package, so nothing is fetched),\n"
+                   "or, with no TOPIC, the list of topics with their titles.")
+    docs.add_argument("topic", nargs="?", metavar="TOPIC", help="a topic from the list, e.g. ci, site, adapters")
+    docs.add_argument("--path", action="store_true", help="print the topic's file path instead of its text")
     return parser
 
 
@@ -220,9 +245,10 @@ def _check(args: argparse.Namespace) -> int:
 
     config = _config(args)
     if config.checks is None:
-        raise InputError(f"{args.config}: the config has no [check] table, so there is nothing to check (docs/ci.md)")
+        raise InputError(f"{args.config}: the config has no [check] table, so there is nothing to check "
+                         "(refsens-report docs ci)")
     if not config.checks:
-        raise InputError(f"{args.config}: the [check] table names no check (keys: docs/ci.md)")
+        raise InputError(f"{args.config}: the [check] table names no check (keys: refsens-report docs ci)")
     if args.results is not None:
         results = check.read_results(args.results)
     else:
@@ -254,8 +280,29 @@ def _build(args: argparse.Namespace) -> int:
     target = build_site(config, args.out, force=args.force, progress=_progress(args), with_pdf=args.pdf,
                         compare_to=args.compare_to, allow_other_dataset=args.allow_other_dataset,
                         draft=args.draft)
-    print(f"wrote {target}")
+    for line in _built(target, args.pdf):
+        _say(line)
     return 0
+
+
+def _built(target: Path, with_pdf: bool) -> list[str]:
+    """Return what build says it made: the version folder, its two PDFs, and the one-line verdict."""
+    import orjson
+
+    from refsens_report.site import brief_name, pdf_name
+    from refsens_report.summary import one_line
+    from refsens_report.view import ResultsView
+
+    version = target.name
+    lines = [f"wrote {target}{os.sep}"]
+    if with_pdf:
+        lines += [f"  appendix PDF: {target / pdf_name(version)}", f"  brief PDF:    {target / brief_name(version)}"]
+    else:
+        lines.append("  no PDF (--no-pdf)")
+    results = orjson.loads((target / "results.json").read_bytes())
+    view = ResultsView.from_json(results)
+    lines.append(f"verdict{' (a draft)' if view.draft else ''}: {one_line(view)}")
+    return lines
 
 
 def _convert(args: argparse.Namespace) -> int:
@@ -269,6 +316,42 @@ def _convert(args: argparse.Namespace) -> int:
     return 0
 
 
+def _example(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
+    from refsens_report.config import load_config
+    from refsens_report.example import prepare
+    from refsens_report.site import build_site
+
+    quiet = not _progress(args)
+    prepared = prepare(args.name, args.directory, mirror=args.mirror, say=(lambda line: None) if quiet else _say)
+    _say(f"data: {prepared.data} ({len(prepared.fetched)} fetched, {len(prepared.copied)} copied from the mirror, "
+         f"{len(prepared.reused)} already there; every file's SHA-256 checked)")
+    _say(f"wrote {prepared.config}")
+    config = load_config(prepared.config)
+    if args.resamples is not None:
+        config = replace(config, audit=replace(config.audit, resamples=args.resamples))
+    target = build_site(config, args.directory / "site", force=args.force, progress=_progress(args),
+                        with_pdf=args.pdf, draft=args.draft)
+    for line in _built(target, args.pdf):
+        _say(line)
+    return 0
+
+
+def _docs(args: argparse.Namespace) -> int:
+    from refsens_report import guide
+
+    if args.topic is None:
+        print(guide.listing())
+        return 0
+    path = guide.path_of(args.topic)
+    if args.path:
+        print(path)
+    else:
+        sys.stdout.write(path.read_text(encoding="utf-8"))
+    return 0
+
+
 def _simulate(args: argparse.Namespace) -> int:
     from refsens_report.simulate import write_simulation
 
@@ -279,7 +362,7 @@ def _simulate(args: argparse.Namespace) -> int:
 
 
 COMMANDS = {"validate": _validate, "audit": _audit, "check": _check, "build": _build, "convert": _convert,
-            "simulate": _simulate}
+            "simulate": _simulate, "example": _example, "docs": _docs}
 
 
 _STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
@@ -321,7 +404,11 @@ def main(argv: list[str] | None = None) -> int:
     """Run the CLI; return the exit code instead of exiting, so tests can call it."""
     try:
         with _stop_on_signals():
-            args = _parser().parse_args(argv)
+            parser = _parser()
+            if not (sys.argv[1:] if argv is None else argv):  # bare: the usage and the commands, not one error
+                parser.print_help(sys.stderr)
+                return 2
+            args = parser.parse_args(argv)
             return COMMANDS[args.command](args)
     except InputError as error:
         print(error.render(), file=sys.stderr)
@@ -352,7 +439,10 @@ def _internal_error(error: Exception) -> int:
     what = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
     if len(what) > SHOWN_LIMIT:
         what = what[:SHOWN_LIMIT] + "..."
-    print(printable(f"internal error: {what}: please report it at {REPORT_TO} (set {DEBUG_VARIABLE}=1 to see the "
+    from refsens_report.guide import URLS, urls
+
+    report_to = urls().get("Issues", URLS["Issues"])
+    print(printable(f"internal error: {what}: please report it at {report_to} (set {DEBUG_VARIABLE}=1 to see the "
                     "traceback)"), file=sys.stderr)  # fmt: skip
     return INTERNAL_ERROR
 

@@ -4,7 +4,8 @@ The record is read as the audit reads it (a JSON Lines file; or a config: its ad
 label_map`) and written from its arrays (``Record.table``): one row per span, and one with null start, end and
 type for each labelling present on an item with no spans. Items are contiguous, in record order; within an
 item the labellings come in the record's order of labelling names, each with its spans as the record lists
-them, so reading the file back gives the same arrays. Row groups hold about ``ROW_GROUP_ROWS`` rows and end
+them, so reading the file back gives the same arrays. The items' text, when the record has any, is the
+``text`` column: on each item's first row, null on its other rows. Row groups hold about ``ROW_GROUP_ROWS`` rows and end
 with an item. The same record gives the same bytes (with the same pyarrow, whose version the footer names).
 """
 
@@ -100,6 +101,8 @@ def write_span_table(
         notes.append(f"convert: {rowless:,} items with no labelling present are left out (a span table has no row "
                      "for them)")  # fmt: skip
     columns = _item_columns(table, duplicate_key, notes)
+    if table.text is not None:  # the disagreement listings read it back (unless [report] show_text = false)
+        columns["text"] = table.text
     schema = _schema(columns)
     out.parent.mkdir(parents=True, exist_ok=True)
     _remove_stale(out)
@@ -179,6 +182,8 @@ def _schema(columns: dict[str, np.ndarray]) -> Any:
         fields.append(("third_pass", pa.bool_()))
     if "dup_key" in columns:
         fields.append(("dup_key", string))
+    if "text" in columns:
+        fields.append(("text", pa.large_string()))
     return pa.schema(fields)
 
 
@@ -212,6 +217,11 @@ def _row_groups(table: Any, rows: _Rows, columns: dict[str, np.ndarray], row_gro
         if "dup_key" in columns:
             keys = pc.dictionary_encode(pa.array(columns["dup_key"][group_items].tolist(), pa.string()))
             arrays["dup_key"] = keys.take(local)
+        if "text" in columns:  # each item's text once, on its first row
+            first_row = np.concatenate([[True], item[1:] != item[:-1]])
+            texts = np.full(len(item), None, dtype=object)
+            texts[first_row] = columns["text"][item[first_row]]
+            arrays["text"] = pa.array(texts.tolist(), pa.large_string())
         yield pa.table(arrays)
         first = stop
 

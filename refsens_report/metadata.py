@@ -280,7 +280,7 @@ def croissant(results: Mapping[str, Any], folder: Path, work: Work) -> dict[str,
         "@type": "cr:RecordSet",
         "@id": "results",
         "name": "results",
-        "description": "The audit's statistics: estimate, interval, p-values and item count per row (docs/results.md).",
+        "description": "The audit's statistics: estimate, interval, p-values and item count per row; each field below says what its column holds.",
         "field": [_field(name) for name in COLUMNS if name in results.get("columns", COLUMNS)],
     }]  # fmt: skip
     document.update(rai_fields(view))

@@ -152,6 +152,18 @@ def headline_sentences(view: ResultsView) -> list[str]:
 NO_VERDICT = "The record has no pair of references to compare, so no score can be said to move with the reference."
 
 
+def one_line(view: ResultsView) -> str:
+    """Return the appendix's answer in one line, as `build` ends with it: the sensitivity band's headline (how far
+    a score can move with the reference alone), else the first verdict, else why there is none."""
+    for analysis in ANALYSES:
+        if analysis.key == "band" and (sentences := analysis.headlines(view)):
+            return sentences[0]
+    found = verdicts(view)
+    if found:
+        return f"{found[0].primary} → {found[0].reference}: {found[0].text}"
+    return view.applicability("swap") or NO_VERDICT
+
+
 def shown_in_summary(summary: Summary) -> str | None:
     """Return the key of the figure the summary shows (its section then refers to it), or None."""
     return summary.figure.key if summary.figure else None

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import html
 import json
+import os
 import tomllib
 from pathlib import Path
 from typing import Callable
@@ -107,11 +108,14 @@ def test_each_format_audits_builds_and_checks(record_format, tmp_path, capsys):
     assert not any(name.startswith("/") for name in results["inputs"])  # named as written, never resolved
 
     site = tmp_path / "site"
-    code = main(["build", str(config), "--out", str(site), "--no-pdf", "--resamples", RESAMPLES, "-q"])
+    code = main(["build", str(config), "--out", str(site), "--no-pdf", "--draft", "--resamples", RESAMPLES, "-q"])
     captured = capsys.readouterr()
     assert code == 0, captured.err
     assert captured.err == ""
     version = site / results["dataset"]["version"]
+    said = captured.out.splitlines()  # the version folder, no PDF, the one-line verdict (issue 28)
+    assert said[0] == f"wrote {version}{os.sep}" and said[1] == "  no PDF (--no-pdf)"
+    assert said[2].startswith(("verdict: ", "verdict (a draft): ")) and len(said) == 3
     page = (version / "index.html").read_text(encoding="utf-8")
     assert all(name in page for name in (*outputs, *references))
     built = json.loads((version / "results.json").read_text(encoding="utf-8"))
@@ -228,7 +232,7 @@ def test_every_example_audits_and_builds(example, tmp_path, capsys):
     roles = results["config"]["roles"]
     named = {row[column] for row in results["rows"] for column in ("output", "output_2", "reference", "reference_2")}
     assert {*roles["outputs"], *roles["references"]} <= named
-    code = main(["build", str(config), "--out", str(tmp_path / "site"), "--no-pdf", "--resamples", RESAMPLES, "-q"])
+    code = main(["build", str(config), "--out", str(tmp_path / "site"), "--no-pdf", "--draft", "--resamples", RESAMPLES, "-q"])
     captured = capsys.readouterr()
     assert code == 0 and captured.err == "", captured.err
     folder = tmp_path / "site" / results["dataset"]["version"]

@@ -139,7 +139,7 @@ def test_absent_and_present_empty_labellings_round_trip_exactly(batch_rows, tmp_
         assert after.meta_values(key).tolist() == before.meta_values(key).tolist()
     for index, original in enumerate(jsonl.items):
         copy = columnar.item(index)
-        assert (copy.id, copy.language, copy.text) == (original.id, original.language, None)
+        assert (copy.id, copy.language, copy.text) == (original.id, original.language, original.text)
         assert {name: sorted(spans) for name, spans in copy.labellings.items()} == {
             name: sorted(spans) for name, spans in original.labellings.items()}  # fmt: skip
         assert copy.meta == original.meta
@@ -645,3 +645,57 @@ def test_convert_removes_the_temporary_file_a_killed_convert_left_but_not_a_runn
     finally:
         os.close(held)
     assert not stale.exists() and running.exists() and other.exists()
+
+
+# ----------------------------------------------------------------------------------------------------------
+# the items' text (issue 28 item 4)
+
+
+def disagreement_files(folder: Path) -> dict[str, bytes]:
+    """Return the disagreement listings and pages of a built version folder, by name."""
+    return {path.name: path.read_bytes() for path in sorted(folder.iterdir())
+            if path.name.startswith(("disagreements", "annotator-disagreements"))}  # fmt: skip
+
+
+@pytest.mark.parametrize("show_text", [True, False])
+def test_a_converted_record_builds_the_same_disagreement_pages_as_its_source(show_text, tmp_path, capsys):
+    """convert keeps the text (on each item's first row) and the reader gives it back: the listings and pages
+    built from the Parquet record equal the JSON Lines record's, byte for byte; show_text = false keeps it out."""
+    from conftest import build
+    from test_disagreements import ROLES, TEXTS, record
+
+    extra = "" if show_text else "\n[report]\nshow_text = false\n"
+    config = write_project(tmp_path / "jsonl", record(), audit={"resamples": 20}, **ROLES, extra=extra)
+    assert main(["convert", str(config), str(config.parent / "record.parquet")]) == 0
+    written = pq.read_table(config.parent / "record.parquet")
+    assert written.schema.field("text").type == pa.large_string()
+    texts = [text for text in written.column("text").to_pylist() if text is not None]
+    assert texts == list(TEXTS.values())  # once per item, on its first row
+    parquet_config = as_parquet_config(config)
+    assert load_record(load_config(parquet_config)).table.text.tolist() == list(TEXTS.values())
+    first = build(config, tmp_path / "site-jsonl", with_pdf=False)
+    second = build(parquet_config, tmp_path / "site-parquet", with_pdf=False)
+    source, converted = disagreement_files(first.folder), disagreement_files(second.folder)
+    assert {"disagreements.jsonl", "disagreements.html"} <= set(source)
+    assert converted == source
+    assert (TEXTS["en-1"].encode() in source["disagreements.jsonl"]) is show_text
+
+
+def test_text_given_twice_must_agree_and_spans_lie_inside_it(tmp_path, capsys):
+    rows = good_rows()
+    text = [None] * len(rows)
+    text[0], text[1] = "Bob", "Rob"  # en-1 twice, differently
+    text[5] = "Lond"  # en-2: its span 5-9 ends beyond these 4 characters
+    config = project(tmp_path, rows, text=text)
+    assert main(["validate", str(config)]) == 2
+    err = capsys.readouterr().err
+    assert "record.parquet: row 2: item 'en-1' has another text here than at row 1" in err
+    assert "item 'en-2': a span ends at 9, beyond the text (4 characters)" in err
+
+
+def test_text_on_any_row_and_repeated_reads_as_one_text(tmp_path):
+    rows = good_rows()
+    text = [None, "Bob", "Bob", None] + [None] * (len(rows) - 4)
+    record = load_record(load_config(project(tmp_path, rows, text=text)))
+    assert record.table.text.tolist() == ["Bob", None, None]
+    assert record.item(0).text == "Bob"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 from datetime import datetime, timezone
@@ -370,6 +371,19 @@ def leaderboard_site(tmp_path_factory) -> Path:
         # 200 replicates cannot decide significance for this family: a draft, as the brief and appendix say
         assert main(["build", str(folder / "refsens.toml"), "--out", str(folder / "site"), "--draft"]) == 0
     return folder / "site" / "bench"
+
+
+def test_build_ends_with_the_folder_both_pdfs_and_the_verdict(leaderboard_site: Path) -> None:
+    """What `build` prints last (issue 28): the version folder, the appendix and brief PDFs, one verdict line."""
+    from refsens_report.cli import _built
+    from refsens_report.site import brief_name, pdf_name
+
+    lines = _built(leaderboard_site, with_pdf=True)
+    assert lines[0] == f"wrote {leaderboard_site}{os.sep}"
+    assert lines[1].split(": ", 1)[1].strip() == str(leaderboard_site / pdf_name("bench"))
+    assert lines[2].split(": ", 1)[1].strip() == str(leaderboard_site / brief_name("bench"))
+    assert (leaderboard_site / pdf_name("bench")).is_file() and (leaderboard_site / brief_name("bench")).is_file()
+    assert lines[3].startswith("verdict (a draft): The strict reference-sensitivity band is ±") and len(lines) == 4
 
 
 def test_the_brief_is_at_most_four_pages_with_the_leaderboard_and_the_appendix_hash(leaderboard_site: Path) -> None:

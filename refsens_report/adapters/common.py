@@ -31,8 +31,9 @@ def read_path(
         return None
     resolved, problem = resolve(base_dir, value)
     problem = problem or path_problem(resolved, kind)
-    if problem == "not found":
-        reader.fail(key, f"{'not' if kind == 'any' else kind + ' not'} found: {value}")
+    if problem == "not found":  # and where that is: a relative path reads differently from every other folder
+        where = "" if Path(value).is_absolute() else f" (that is {resolved}, relative to the config's folder)"
+        reader.fail(key, f"{'not' if kind == 'any' else kind + ' not'} found: {value}{where}")
         return None
     if problem:
         reader.fail(key, f"{problem}: {value}")

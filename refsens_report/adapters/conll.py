@@ -158,10 +158,18 @@ def read_options(reader: OptionReader, base_dir: Path) -> ConllOptions | None:
                 "does not have",
             )
     sources = [source for part in parts for source in part.labellings]
-    if gold is not None and not any(source.gold_column for source in sources):
+    if gold is not None and not any(source.gold_column for source in sources) and not _sets_gold_column(reader.table):
         reader.fail("gold", "names the labelling gold columns are checked against, but no labelling sets gold_column")
     text_dup_keys = read_dup_key(reader)
     return ConllOptions(items, labels, gold, parts, text_dup_keys)
+
+
+def _sets_gold_column(table: dict) -> bool:
+    """Whether any labelling of the config, readable or not (a missing root drops them all), sets gold_column."""
+    tables = [table, *(part for part in table.get("parts") or [] if isinstance(part, dict))]
+    return any(isinstance(entry, dict) and "gold_column" in entry
+               for part in tables if isinstance(part.get("labellings"), dict)
+               for entry in part["labellings"].values())  # fmt: skip
 
 
 def read_labellings(reader: OptionReader, defaults: LabellingDefaults) -> tuple[list[str], tuple[LabellingSource, ...]]:

@@ -3,7 +3,9 @@
 One row per item, labelling and span: ``id``, ``language``, ``labelling``, ``start``, ``end``, ``type``; a row
 whose start, end and type are all null marks the labelling present on the item with no spans, and an item and
 labelling with no row is absent. ``third_pass`` (bool) and ``dup_key`` (string), optional, repeat the item's
-value on each of its rows. Items come in the order their ids first appear; spans keep the file's order.
+value on each of its rows. ``text`` (string), optional, is the item's text: on one of its rows at least (convert
+writes it on the first), null or the same on the others; spans must lie inside it. Items come in the order
+their ids first appear; spans keep the file's order.
 
 The file is read batch by batch (at most ``BATCH_ROWS`` rows, within row groups) into a ``SpanTable``:
 string columns arrive dictionary-encoded and only their distinct values become Python strings, so a record of
@@ -31,7 +33,8 @@ from refsens_report.table import SpanTable, sorted_codes
 
 SPAN_COLUMNS = ("id", "language", "labelling", "start", "end", "type")  # required, in this order
 ITEM_COLUMNS = ("third_pass", "dup_key")  # optional: one value per item, repeated on its rows
-STRING_COLUMNS = frozenset({"id", "language", "labelling", "type", "dup_key"})
+TEXT_COLUMN = "text"  # optional: the item's text, on one of its rows at least (null or the same on the others)
+STRING_COLUMNS = frozenset({"id", "language", "labelling", "type", "dup_key", TEXT_COLUMN})
 OFFSET_COLUMNS = frozenset({"start", "end"})
 BATCH_ROWS = 1 << 21  # rows decoded at once: bounds the temporary arrays whatever the file's row groups
 
@@ -134,7 +137,7 @@ def _open(path: Path, display: str, problems: ProblemList) -> _File | None:
         problems.add(f"{display}: no column {', '.join(repr(name) for name in missing)}: a span table has the "
                      f"columns {', '.join(SPAN_COLUMNS)} (and optionally {', '.join(ITEM_COLUMNS)}); "
                      f"this file has {', '.join(repr(name) for name in names) or 'none'}")  # fmt: skip
-    columns = tuple(name for name in (*SPAN_COLUMNS, *ITEM_COLUMNS) if name in names)
+    columns = tuple(name for name in (*SPAN_COLUMNS, *ITEM_COLUMNS, TEXT_COLUMN) if name in names)
     for name in columns:
         if names.count(name) > 1:
             problems.add(f"{display}: the column '{name}' appears {names.count(name)} times")
@@ -142,8 +145,8 @@ def _open(path: Path, display: str, problems: ProblemList) -> _File | None:
             problems.add(f"{display}: the column '{name}' {why}")
     if len(problems) > before:
         return None
-    dictionary = tuple(name for name in columns
-                       if name in STRING_COLUMNS and not pa.types.is_null(schema.field(name).type))  # fmt: skip
+    dictionary = tuple(name for name in columns if name in STRING_COLUMNS and name != TEXT_COLUMN
+                       and not pa.types.is_null(schema.field(name).type))  # fmt: skip
     return _File(display, path, metadata.num_rows, columns, metadata, dictionary)
 
 
@@ -401,6 +404,7 @@ class _Builder:
         self.n_spans = 0
         self.span = {name: np.zeros(0, dtype=np.int64) for name in ("item", "labelling", "start", "end", "type")}
         self.markers: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        self.texts: list[tuple[np.ndarray, Any, np.ndarray]] = []  # rows with a text: provisional item, text, row
         self.rows = 0  # rows read so far, over every file
         self.total_rows = 0
 
@@ -552,6 +556,10 @@ class _Builder:
         if "dup_key" in columns:
             values["dup_key"] = self.dup_keys.encode(columns["dup_key"])[0]
         self._items(item, first_item, values, language_null is not None, flag)
+        if TEXT_COLUMN in columns and not pa.types.is_null(columns[TEXT_COLUMN].type):
+            given = np.flatnonzero(columns[TEXT_COLUMN].is_valid().to_numpy(zero_copy_only=False) & (item >= 0))
+            if len(given):
+                self.texts.append((item[given], columns[TEXT_COLUMN].take(pa.array(given)), base + given))
 
         known = [~null for null in (item_null, labelling_null) if null is not None]
         keep = _every([mask for mask in (is_span, *known) if mask is not None])
@@ -652,6 +660,7 @@ class _Builder:
             present[span["item"][first : first + BATCH_ROWS], span["labelling"][first : first + BATCH_ROWS]] = True
         if self.markers:
             self._check_markers(present, item_of, ids)
+        text = self._text(item_of, ids, span) if self.texts else None
         if self.hidden:
             problems.add(f"{display}: {self.hidden:,} more rows with problems, not listed; fix the problems above "
                          "and run again")  # fmt: skip
@@ -681,7 +690,31 @@ class _Builder:
             type=span["type"],
             type_names=type_names,
             meta=meta,
+            text=text,
         )
+
+    def _text(self, item_of: np.ndarray, ids: list[str], span: dict[str, np.ndarray]) -> np.ndarray:
+        """Return each item's text (None where no row gives one); report an item given two texts, and a span
+        that ends beyond its item's text."""
+        text = np.full(len(ids), None, dtype=object)
+        where = np.full(len(ids), -1, dtype=np.int64)
+        found: list[tuple[int, str]] = []
+        for items, values, rows in self.texts:
+            for code, value, row in zip(item_of[items].tolist(), values.to_pylist(), rows.tolist()):
+                if where[code] < 0:
+                    text[code], where[code] = value, row
+                elif value != text[code] and len(found) < MAX_PROBLEMS:
+                    at = self.where(int(where[code]), self.owner(row))
+                    found.append((row, f"item '{ids[code]}' has another text here than at {at}: an item has one text"))
+        length = np.array([-1 if value is None else len(value) for value in text.tolist()], dtype=np.int64)
+        beyond = np.flatnonzero((length[span["item"]] >= 0) & (span["end"] > length[span["item"]]))
+        for k in beyond[:MAX_PROBLEMS]:
+            code = int(span["item"][k])
+            found.append((int(where[code]), f"item '{ids[code]}': a span ends at {int(span['end'][k])}, beyond "
+                                            f"the text ({int(length[code])} characters)"))  # fmt: skip
+        self.hidden += max(len(beyond) - MAX_PROBLEMS, 0)
+        self._report(found)
+        return text
 
     def _merge_items(self, ids: list[str], item_of: np.ndarray) -> dict[str, Any]:
         """Return each item's language, third_pass and dup_key codes (its first row's); report the ids that
