@@ -27,10 +27,9 @@ LEADERBOARD_DECIMALS = {"rank": 1, "flips": 1, "flips_significant": 0, "kendall_
 # Ranks and flips are whole numbers except at ties (an average rank) and interpolated interval ends: each
 # value prints as an integer when it is one, with one decimal otherwise ("3 [1, 6]", "2.5 [1, 4]").
 WHOLE_STATISTICS = {("leaderboard", "rank"), ("leaderboard", "flips"), ("aggregation", "flips")}
-# rank sets' ends, best-set membership (1 or 0), k-hat and the u of a partial conjunction row are counts
+# rank sets' ends, best-set membership (1 or 0) and k-hat are counts
 WHOLE_STATISTICS |= {("leaderboard", statistic) for statistic in ("rank_lower_simultaneous", "rank_upper_simultaneous",
-                                                                  "best_set", "k_hat", "p_partial_bonferroni",
-                                                                  "p_partial_fisher")}  # fmt: skip
+                                                                  "best_set", "k_hat")}  # fmt: skip
 SHARE_STATISTICS = {("leaderboard", "p_rank_change")}  # a share of replicates (0 to 1), printed as a percentage
 # a bound on Holm p and the skew's permutation p, printed as p-values are
 P_LIKE_STATISTICS = {("leaderboard", "holm_floor"), ("neutrality", "skew_permutation_p")}

@@ -183,8 +183,9 @@ def test_leaderboard_partial_conjunction_rows_are_the_per_reference_one_sided_p_
         ordered = np.sort(p_values)
         labels = {"output": outputs[i], "output_2": outputs[j], "language": "pooled"}
         for u in range(1, 4):
-            bonferroni = pick(rows, statistic="p_partial_bonferroni", estimate=u, **labels)
-            fisher = pick(rows, statistic="p_partial_fisher", estimate=u, **labels)
+            bonferroni = pick(rows, statistic=f"p_partial_bonferroni_{u}", **labels)
+            fisher = pick(rows, statistic=f"p_partial_fisher_{u}", **labels)
+            assert bonferroni["estimate"] == fisher["estimate"] == u
             assert bonferroni["p_value"] == pytest.approx(max(min(1, (3 - v) * ordered[v]) for v in range(u)), rel=1e-12)
             scipy_fisher = max(combine_pvalues(ordered[v:], method="fisher").pvalue for v in range(u))
             assert fisher["p_value"] == pytest.approx(scipy_fisher, rel=1e-10)
@@ -223,16 +224,16 @@ def test_replicability_rows_agree_with_the_interaction_margins(audited):
     for first, second in combinations(OUTPUTS, 2):
         labels = {"rule": "strict", "language": "pooled"}
         two_sided = [margins["strict", "pooled", first, second, reference]["p_value"] for reference in REFERENCES]
-        ahead = pick(audited.rows, statistic="p_partial_bonferroni", output=first, output_2=second, estimate=size, **labels)
-        behind = pick(audited.rows, statistic="p_partial_bonferroni", output=second, output_2=first, estimate=size,
-                      **labels)  # fmt: skip
+        ahead = pick(audited.rows, statistic=f"p_partial_bonferroni_{size}", output=first, output_2=second, **labels)
+        behind = pick(audited.rows, statistic=f"p_partial_bonferroni_{size}", output=second, output_2=first, **labels)
         # each gold's smaller one-sided p is half its two-sided p (below 1): both directions' largest p reach it
         assert max(ahead["p_value"], behind["p_value"]) >= max(two_sided) / 2 - 1e-12
         for direction in (ahead, behind):
             k_hat = pick(audited.rows, statistic="k_hat", output=direction["output"], output_2=direction["output_2"],
                          **labels)  # fmt: skip
             assert 0 <= k_hat["estimate"] <= size
-    count = len(select(audited.rows, analysis="leaderboard", statistic="p_partial_fisher"))
+    count = sum(len(select(audited.rows, analysis="leaderboard", statistic=f"p_partial_fisher_{u}"))
+                for u in range(1, size + 1))
     assert count == len(OUTPUTS) * (len(OUTPUTS) - 1) * size * 2 * 3  # ordered pairs x u x rules x groups
 
 

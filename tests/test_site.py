@@ -126,8 +126,7 @@ def expected_text(row: dict[str, str], field: str) -> str:
 
     if row["estimate"] == "":
         return "—"
-    counts = ("rank", "flips", "rank_lower_simultaneous", "rank_upper_simultaneous", "best_set", "k_hat",
-              "p_partial_bonferroni", "p_partial_fisher")  # fmt: skip
+    counts = ("rank", "flips", "rank_lower_simultaneous", "rank_upper_simultaneous", "best_set", "k_hat")
     if row["analysis"] in ("leaderboard", "aggregation") and row["statistic"] in counts:  # whole unless fractional
         def whole(text: str) -> str:
             return str(int(float(text))) if float(text).is_integer() else f"{float(text):.1f}"

@@ -20,6 +20,7 @@ from refsens_report.analyses.interaction import holm_family_phrase, holm_family_
 from refsens_report.analyses.ranking import (
     MIN_OUTPUTS,
     leaderboard_rows,
+    partial_statistic,
     ranked_outputs,
 )
 from refsens_report.estimator import Estimator
@@ -249,7 +250,7 @@ def replicability_table(view: ResultsView) -> Table:
                 pair = {"rule": rule, "language": language, "output": k_hat["output"], "output_2": k_hat["output_2"]}
                 cells = [label(rule), label(language), label(f"{k_hat['output']} > {k_hat['output_2']}")]
                 for method in ("bonferroni", "fisher"):
-                    cells += [p_cell(view.rows.one("leaderboard", f"p_partial_{method}", estimate=u, **pair), "p_value")
+                    cells += [p_cell(view.rows.one("leaderboard", partial_statistic(method, u), **pair), "p_value")
                               for u in range(1, golds + 1)]  # fmt: skip
                 cells.append(stat_cell(view.rows.one("leaderboard", "k_hat", **pair), interval=False))
                 table_rows.append(cells)

@@ -109,6 +109,12 @@ def rank_agreement(orders: np.ndarray, orders_2: np.ndarray) -> tuple[np.ndarray
     return tau, discordant.astype(np.float64)
 
 
+def partial_statistic(method: str, u: int) -> str:
+    """Return the statistic of the partial-conjunction row for "under at least u of the K references": u is part
+    of the name, so no two rows share their label columns (docs/results.md)."""
+    return f"p_partial_{method}_{u}"
+
+
 def change_probability(changed: np.ndarray, defined: np.ndarray) -> np.ndarray:
     """Return the share of defined replicates (last axis) in which ``changed`` holds; NaN if under half defined."""
     n_defined = defined.sum(axis=-1)
@@ -386,7 +392,7 @@ class Leaderboard:
         count = replicated_count(combined[PARTIAL_CONJUNCTION[0]], 1 - self.confidence)
         rows: list[dict[str, Any]] = []
         for method in PARTIAL_CONJUNCTION:
-            rows += [self._row(rule, f"p_partial_{method}", g, output=self.outputs[winner],
+            rows += [self._row(rule, partial_statistic(method, u + 1), g, output=self.outputs[winner],
                                output_2=self.outputs[loser], estimate=u + 1, p_value=combined[method][p, g, u])
                      for p, (winner, loser) in enumerate(zip(winners, losers))
                      for u in range(len(self.references)) for g in range(len(self.groups))]  # fmt: skip
