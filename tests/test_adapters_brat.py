@@ -176,7 +176,7 @@ def test_root_prefixes_folders(tmp_path):
     )
     record = load_record(load_config(path))
     assert record.items[0].labellings["annotator_a"][0] == (0, 5, "PER")
-    assert "annotator_a: brat/a" in record.notes[0]
+    assert "annotator_a: a" in record.notes[0] and "brat/a" not in record.notes[0]  # the dataset's names, under the root
 
 
 def test_dup_key_text(tmp_path):

@@ -436,7 +436,7 @@ def test_the_inception_example_config_validates(capsys):
     config = Path(__file__).resolve().parents[1] / "examples" / "inception" / "refsens.toml"
     code, output = validate(config, capsys)
     assert code == 0, output
-    assert "ok (3 items, 1 languages)" in output and "not audited: zesch" in output
+    assert "ok (3 items, 1 language)" in output and "not audited: zesch" in output
 
 
 def test_an_xmi_over_the_member_limit_inside_an_annotation_zip_is_refused_by_name(tmp_path, capsys):

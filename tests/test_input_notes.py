@@ -85,7 +85,7 @@ def test_many_parts_print_a_short_summary_and_keep_every_note_in_a_file(tmp_path
     assert [heading.split(":")[0] for heading in headings] == ["300 notes", "300 notes", "297 notes", "3 notes"]
     assert all("(the first 5 shown)" in heading for heading in headings[:3]) and "shown" not in headings[3]
     assert len(items) == len(headings) + 3 * NOTES_SHOWN + len(REALIGNED)
-    assert "conll: part 'p000' (en): 1 sentence (2 tokens) from data/p000.gold" in section
+    assert "conll: part 'p000' (en): 1 sentence (2 tokens) from p000.gold" in section
     assert "p005" not in section and "p299" in section  # the first five of each kind, and every realigned one
     assert f'<a href="{render.NOTES_NAME}">{render.NOTES_NAME}</a>' in section
     assert f"All {3 * PARTS:,} notes" in section

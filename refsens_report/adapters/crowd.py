@@ -354,7 +354,7 @@ def load(options: CrowdOptions, duplicate_key: str) -> Record:
     sentence_count = sum(len(gold.sentences()) for _, gold, _ in parsed)
     splits = sorted({document.split for document, _, _ in parsed})
     notes = [
-        f"crowd: {count(len(parsed), 'document')} ({count(sentence_count, 'sentence')}) from {options.source.display} "
+        f"crowd: {count(len(parsed), 'document')} ({count(sentence_count, 'sentence')}) from {options.source.name} "
         f"(splits {', '.join(splits)}), one item per {unit}; {count(len(workers_seen), 'worker')}, "
         f"{count(counts.files, 'worker file')}; pass_1, pass_2, ... are a document's workers sorted by worker id",
         f"crowd: worker tokens aligned to the gold tokens: {counts.exact:,} identical, {counts.merged:,} by "

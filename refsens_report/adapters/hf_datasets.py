@@ -487,13 +487,13 @@ def load(options: HfOptions, duplicate_key: str) -> Record:
     if options.text_dup_keys:
         items_tuple = with_text_dup_keys(items_tuple, duplicate_key)
     split = f" (split {base.split})" if base.split else ""
-    notes = [f"hf-datasets: {count(len(items_tuple), 'row')} of {base.name}{split}"]
+    notes = [f"hf-datasets: {count(len(items_tuple), 'row')} of {options.source.name}{split}"]
     for labelling in options.labellings:
         report = tally.reports[labelling.name]
         dataset = others[labelling.source.path]
         assert dataset is not None
         notes.append(
-            f"hf-datasets: labelling '{labelling.name}' from column '{labelling.column}' of {dataset.display}; "
+            f"hf-datasets: labelling '{labelling.name}' from column '{labelling.column}' of {labelling.source.name}; "
             f"tag names from {tally.name_sources[labelling.name]}; {report.describe()}"
         )
     if tally.zero_width:

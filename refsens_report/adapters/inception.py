@@ -540,7 +540,7 @@ def _notes(
     notes = [
         f"inception: {count(len(items), unit)}"
         + (f" from {count(documents, 'document')}" if options.items == "sentences" else "")
-        + f" in {options.source.display}; layer {options.layer}, feature '{options.feature}'; labellings: "
+        + f" in {options.source.name}; layer {options.layer}, feature '{options.feature}'; labellings: "
         + (", ".join(names) or "none")
     ]
     if tally.not_finished:

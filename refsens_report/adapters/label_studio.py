@@ -385,7 +385,7 @@ def load(options: LabelStudioOptions, duplicate_key: str) -> Record:
         items = with_text_dup_keys(items, duplicate_key)
     record = Record(items=items, sources=(options.source,))
     notes = [
-        f"label-studio: {count(len(items), 'task')} from {display}; labellings by {options.labellings_by}"
+        f"label-studio: {count(len(items), 'task')} from {options.source.name}; labellings by {options.labellings_by}"
         + (" (annotations in id order)" if options.labellings_by == "pass" else " (completed_by)")
         + f": {', '.join(record.labelling_names) or 'none'}"
     ]

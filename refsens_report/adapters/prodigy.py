@@ -255,7 +255,7 @@ def load(options: ProdigyOptions, duplicate_key: str) -> Record:
     names = Record(items=items).labelling_names
     by = "pass (sessions in id order)" if options.labellings_by == "pass" else "session"
     notes = [
-        f"prodigy: {count(len(items), 'reviewed example')} from {display}; labellings by {by}: "
+        f"prodigy: {count(len(items), 'reviewed example')} from {options.source.name}; labellings by {by}: "
         + (", ".join(names) or "none")
     ]
     if options.labellings_by == "pass":
