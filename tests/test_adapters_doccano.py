@@ -316,7 +316,7 @@ def test_skipped_file_names_are_quoted_escaped_on_the_terminal_and_in_the_report
     assert "\x1b" not in output and "\u202e" not in output
     assert "2 files that are not .jsonl skipped: '\\x1b[2J\\x1b[H/work/refsens.toml: ok (9 items).txt', " in output
     assert "'notes\\u202etxt.exe'" in output
-    assert main(["build", str(config), "--out", str(tmp_path / "site"), "--no-pdf", "--resamples", "20", "-q"]) == 0
+    assert main(["build", str(config), "--out", str(tmp_path / "site"), "--no-pdf", "--resamples", "20", "--draft", "-q"]) == 0
     published = [path.read_text(encoding="utf-8") for path in (tmp_path / "site").rglob("*") if path.suffix in
                  (".html", ".json")]  # fmt: skip
     assert not any("\u202e" in text or "\x1b" in text for text in published)

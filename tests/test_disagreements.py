@@ -237,7 +237,7 @@ def test_line_separators_in_the_text_are_read_back_as_text(tmp_path: Path, capsy
     lines = record()
     lines[0]["text"] = text
     config = write_project(tmp_path / "project", lines, audit={"resamples": 20}, **ROLES)
-    assert main(["build", str(config), "--out", str(tmp_path / "site"), "--no-pdf", "-q"]) == 0, capsys.readouterr().err
+    assert main(["build", str(config), "--out", str(tmp_path / "site"), "--no-pdf", "--draft", "-q"]) == 0, capsys.readouterr().err
     folder = tmp_path / "site" / "1.0.0"
     raw = (folder / "disagreements.jsonl").read_text(encoding="utf-8")
     assert "\u2028" in raw and "\x85" in raw

@@ -317,7 +317,7 @@ class Movers:
         return (f"{formatting.counted(len(self.rare), 'type')} {TOO_RARE} under {self.first} vs {self.second} "
                 f"(fewer than {formatting.counted(min_spans(self.view), 'span')} under one of them; spans under "
                 f"{self.first} / {self.second}): {', '.join(named)}"
-                + (f" and {more} more in the table's CSV" if more else ""))
+                + (f" and {more} more (every type's rows are in results.csv)" if more else ""))
 
     def cell(self, row: Row | None) -> Cell:
         """Return a row's estimate and interval as a cell that keeps its results row."""
