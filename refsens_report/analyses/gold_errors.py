@@ -403,7 +403,7 @@ def counts_table(view: ResultsView) -> Table:
                      *(count_cell(reference["kinds"][kind]) for kind in KINDS)])  # fmt: skip
     evidence = "the outputs" if listed(view).get("evidence") == OUTPUTS_ONLY else "the outputs and the other references"
     return Table(
-        key="gold_errors",
+        key="gold-errors",
         title="Candidate gold errors per reference",
         caption=(f"Places where each reference disagrees with the weighted vote of {evidence} (the sources) on "
                  "the audited items: candidates (score above 0), the items holding them, and what they propose "
@@ -429,7 +429,7 @@ def top_table(view: ResultsView, number: int, reference: Mapping[str, Any]) -> T
         rows.append(cells)
     text = any("context" in entry for entry in reference["top"])
     return Table(
-        key=f"gold_errors_top_{number}",
+        key=f"gold-errors-top-{number}",
         title=f"The most likely errors in {reference['reference']}",
         caption=(f"The {formatting.count(len(reference['top']))} highest-scoring of the "
                  f"{formatting.count(reference['candidates'])} candidate errors in {reference['reference']}: what "
