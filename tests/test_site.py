@@ -150,7 +150,7 @@ def results_rows(folder: Path) -> list[dict[str, str]]:
 SECTION_IDS = [
     "section-references", "section-agreement", "section-neutrality", "section-swap", "section-range", "section-interaction",
     "section-band", "section-decontaminated", "section-duplicates", "section-type_confusion", "section-by_type",
-    "section-disagreements", "section-leaderboard",
+    "section-disagreements", "section-gold_errors", "section-leaderboard",
     "section-aggregation", "section-methods",
     "section-datasheet", "section-provenance", "section-cite",
 ]  # fmt: skip

@@ -813,7 +813,7 @@ def test_results_json_keys_and_provenance(tmp_path):
     document = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
     assert set(document) == {
         "schema", "dataset", "tool_version", "config", "config_toml", "seed", "resamples", "confidence", "inputs",
-        "columns", "rows", "record", "interaction", "duplicates", "type_confusion", "by_type", "disagreements",
+        "columns", "rows", "record", "interaction", "duplicates", "type_confusion", "by_type", "disagreements", "gold_errors",
         "aggregation", "applicability",
     }  # fmt: skip
     assert document["schema"] == "refsens-report/results@4"

@@ -496,7 +496,9 @@ ANALYSIS = Analysis(
   the reference has nothing, the heaviest span it lacks (*missing*). Scores above 0 are candidates, ranked
   from 1 (the most likely error); ties by language, id and offsets. A source that finds the reference's spans
   no more often than it adds false ones weighs about 0, so ten weak systems do not outvote three strong
-  ones. docs/gold-errors.md checks the ranking against CoNLL++'s corrections of CoNLL-2003.""",
+  ones. Checked against CoNLL++'s corrections of the CoNLL-2003 test set, outputs only, the ranking's precision
+  among the top 25, 50 and 100 sentences is .63, .60 and .56, against .52 for the plain count of disagreeing
+  systems; among the top 200 it is .515 against .522.""",
     applicability=applicability,
     summary=summary,
     files=files,
