@@ -129,18 +129,28 @@ def family_pairs(config: Config, ranking: Sequence[str]) -> set[frozenset[str]] 
 def holm_family(context: AuditContext) -> list[FamilyKey]:
     """Return the swing rows Holm's correction runs over, in results order (docs/method.md section 4, `[audit] family`).
 
-    all: every swing row of the interaction (every pair of outputs and of references); primary: those whose
-    first reference is the primary one (primary versus each alternative); adjacent: of those, the pairs of
-    outputs adjacent in ``primary_ranking``. Every rule and language of the audited items, and pooled.
+    The configured family (family_members) on the outputs as ranked by ``primary_ranking``, over every
+    language of the audited items, and pooled.
     """
     config, mask = context.config, context.subsets.audited
     if mask is None or not mask.any():
         return []
-    family = config.audit.family or default_family(len(config.roles.outputs))
-    pairs = family_pairs(replace(config, audit=replace(config.audit, family=family)), primary_ranking(context)) \
-        if family == "adjacent" else None
     codes = set(context.record.table.language_names()[mask].tolist())
     groups = [language for language in context.record.languages if language in codes] + [POOLED]
+    family = config.audit.family or default_family(len(config.roles.outputs))
+    return family_members(config, primary_ranking(context) if family == "adjacent" else (), groups)
+
+
+def family_members(config: Config, ranking: Sequence[str], groups: Sequence[str]) -> list[FamilyKey]:
+    """Return the swing rows of the configured Holm family, in results order, for every language group given.
+
+    all: every swing row of the interaction (every pair of outputs and of references); primary: those whose
+    first reference is the primary one (primary versus each alternative); adjacent: of those, the pairs of
+    outputs adjacent in ``ranking``. Every rule. The demo counts its family with it before any record exists.
+    """
+    family = config.audit.family or default_family(len(config.roles.outputs))
+    pairs = family_pairs(replace(config, audit=replace(config.audit, family=family)), ranking) \
+        if family == "adjacent" else None
     keys: list[FamilyKey] = []
     for stat in statistics(config):
         if stat.statistic != "swing":
