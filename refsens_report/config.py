@@ -115,7 +115,7 @@ class AuditSettings:
 
     rules: tuple[str, ...] = DEFAULT_RULES
     resamples: int | str = AUTO  # a positive integer pins B; "auto" lets the audit pick it (bootstrap.auto_resamples)
-    family: str = ""  # one of FAMILIES; "" only before config_from_dict fills the default (default_family)
+    family: str = ""  # one of FAMILIES; config_from_dict fills the default (default_family), the only place that does
     interval: str = "percentile"  # one of INTERVALS
     permutations: int = 10_000  # sign vectors of the neutrality skew's permutation test (permutation.py)
     seed: int = 0

@@ -40,7 +40,7 @@ from refsens_report.prose import said
 from refsens_report.results import sha256_file
 from refsens_report.summary import Summary, build_summary, headline_sentences, shown_in_summary
 from refsens_report.tables import Table
-from refsens_report.view import ResultsView
+from refsens_report.view import HolmFamily, ResultsView
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 # a wheel carries the templates inside the package (pyproject.toml maps them there); a checkout, and the
@@ -425,13 +425,12 @@ def _numbered(sections: list[Section], first_figure: int = 1) -> tuple[list[Sect
     return numbered, all_tables
 
 
-def family_setting(results: Mapping[str, Any], swings: int) -> str:
+def family_setting(family: HolmFamily | None, swings: int) -> str:
     """Return the settings line of the Holm family: its name, size and floor (older results: every swing)."""
-    holm = results.get("interaction") or {}
-    if not holm.get("tests"):
+    if family is None or not family.tests:
         return f"{swings} interaction swings (every language, pooled, every rule and pair)"
-    return (f"{holm['family']}: {holm['tests']:,} of {swings:,} interaction swings (every language, pooled, every "
-            f"rule); Holm floor {holm['holm_floor']:.4g}")  # fmt: skip
+    return (f"{family.name}: {family.tests:,} of {swings:,} interaction swings (every language, pooled, every "
+            f"rule); Holm floor {family.holm_floor:.4g}")  # fmt: skip
 
 
 def build_settings(view: ResultsView) -> tuple[Setting, ...]:
@@ -451,7 +450,7 @@ def build_settings(view: ResultsView) -> tuple[Setting, ...]:
         Setting("Defective duplicates excluded",
                 "yes" if audit.get("exclude_defective_duplicates", defaults.exclude_defective_duplicates) else "no"),
         Setting("Duplicate key", str(audit.get("duplicate_key", defaults.duplicate_key))),
-        Setting("Holm family", family_setting(view.data, family)),
+        Setting("Holm family", family_setting(view.holm_family, family)),
         Setting(
             "Printing",
             "F1 scores and differences 2 decimals, rates 1 decimal, intervals as [low, high], intervals of "

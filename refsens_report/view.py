@@ -78,6 +78,27 @@ class ResultsRows:
 
 
 @dataclass(frozen=True)
+class HolmFamily:
+    """results.json "interaction": the Holm family the audit tested, as analyses/interaction.finish wrote it."""
+
+    name: str  # config.FAMILIES: adjacent, primary or all
+    tests: int  # its size: the swings Holm's correction ran over (0: none; older results: not recorded)
+    ranking: tuple[str, ...] = ()  # adjacent: the primary reference's ranking the pairs were read from
+    resamples: int | None = None  # B the floor was computed with
+    holm_floor: float | None = None  # the smallest Holm p the family can reach with B replicates
+
+    @classmethod
+    def from_results(cls, results: Mapping[str, Any]) -> "HolmFamily | None":
+        """Return the family results.json names; None when it names none (results without an interaction)."""
+        holm = results.get("interaction") or {}
+        if not holm:
+            return None
+        return cls(name=str(holm.get("family", "")), tests=holm.get("tests") or 0,
+                   ranking=tuple(holm.get("ranking") or ()), resamples=holm.get("resamples"),
+                   holm_floor=holm.get("holm_floor"))  # fmt: skip
+
+
+@dataclass(frozen=True)
 class ResultsView:
     """results.json with its rows indexed, and the roles and languages every table is laid out by."""
 
@@ -165,6 +186,11 @@ class ResultsView:
     def holm(self) -> Mapping[str, Any]:
         """Return results.json "interaction": the Holm family's name, size (tests), resamples and floor."""
         return self.data.get("interaction") or {}
+
+    @property
+    def holm_family(self) -> HolmFamily | None:
+        """Return the Holm family the audit tested (typed: its name, size, ranking, B and floor), or None."""
+        return HolmFamily.from_results(self.data)
 
     @property
     def undecidable(self) -> str:
