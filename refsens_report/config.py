@@ -314,7 +314,7 @@ def read_datasheet(reader: OptionReader, base_dir: Path, value: str) -> Path:
 def read_checks(reader: OptionReader) -> tuple[Check, ...]:
     """Read `[check]`: each key a threshold (a number) or a table {threshold = number, fail_when = "..."}.
 
-    Also reads the `check` table of results.json's config as used, which is written in the table form.
+    results.json's config as used writes it in the table form (Check.as_used); view.Settings reads it back.
     """
     checks = []
     for key in reader.table:
@@ -569,8 +569,8 @@ def config_from_dict(data: dict[str, Any], path: Path) -> Config:
     datasheet = None
     if datasheet_value:
         datasheet = read_datasheet(report_reader, path.parent, datasheet_value)
-    paper = report_reader.choice("paper", PAPER_SIZES, "a4")
-    pdf_contents = report_reader.choice("pdf", PDF_CONTENTS, "summary")
+    paper = report_reader.choice("paper", PAPER_SIZES, ReportSettings.paper)
+    pdf_contents = report_reader.choice("pdf", PDF_CONTENTS, ReportSettings.pdf)
     show_text = report_reader.get("show_text", ReportSettings.show_text)
     if not isinstance(show_text, bool):
         report_reader.fail("show_text", f"must be true or false, got {shown(show_text)}")
