@@ -36,7 +36,7 @@ from refsens_report import bootstrap  # noqa: E402
 from refsens_report.audit import audit_record  # noqa: E402
 from refsens_report.config import Config, load_config  # noqa: E402
 from refsens_report.record import Item, Record  # noqa: E402
-from refsens_report.simulate import SimulationParameters, render_config, simulate_rows  # noqa: E402
+from refsens_report.demo import SimulationParameters, render_config, simulate_rows  # noqa: E402
 
 STATISTICS = (("swap", "delta"), ("neutrality", "skew"), ("interaction", "swing"))
 # The study's population: the simulator's defaults without model outputs (the two annotator passes scored,

@@ -32,7 +32,7 @@ from scipy import stats
 
 from refsens_report.audit import run_audit
 from refsens_report.config import load_config
-from refsens_report.simulate import write_simulation
+from refsens_report.demo import write_simulation
 
 
 def delivered_test(folder: Path, seed: int, items: int, neutral: bool) -> tuple[float, int, int]:

@@ -568,13 +568,15 @@ AUTO_MAX_RESAMPLES = 100_000
 AUTO_FLOOR_SHARE = 0.1  # the floor target, as a share of the level 1 - confidence
 
 
-def auto_resamples(family_size: int, confidence: float, ceiling: int = AUTO_MAX_RESAMPLES) -> int:
+def auto_resamples(family_size: int, confidence: float, ceiling: int = AUTO_MAX_RESAMPLES,
+                   floor_share: float = AUTO_FLOOR_SHARE) -> int:  # fmt: skip
     """Return B for resamples = "auto": the smallest B ≥ 2,000 with holm_floor(m, B) ≤ (1 − confidence)/10.
 
     ``ceiling`` (at most AUTO_MAX_RESAMPLES; lower when the record's bootstrap sums would not fit in memory)
     bounds B; a family too large for it keeps a floor above the target, which the results report.
+    ``floor_share``: the target as a share of the level (the demo's config aims at 0.8 to build in seconds).
     """
-    target = AUTO_FLOOR_SHARE * (1 - confidence)
+    target = floor_share * (1 - confidence)
     ceiling = min(ceiling, AUTO_MAX_RESAMPLES)
     needed = max(AUTO_MIN_RESAMPLES, int(np.ceil(2 * family_size / target)) - 1)
     while needed > AUTO_MIN_RESAMPLES and holm_floor(family_size, needed - 1) <= target:  # float rounding

@@ -16,10 +16,9 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from refsens_report import formatting
-from refsens_report.config import CHECK_KEYS, Check, finite_number, read_checks
+from refsens_report.config import CHECK_KEYS, Check, finite_number
 from refsens_report.counts import RULE_NAMES
-from refsens_report.errors import InputError, ProblemList, printable
-from refsens_report.options import OptionReader
+from refsens_report.errors import InputError, printable
 from refsens_report.prose import said
 from refsens_report.names import shown
 from refsens_report.record import POOLED
@@ -178,24 +177,12 @@ class Gate:
     tally: str
 
 
-def gate(results: Mapping[str, Any]) -> Gate | None:
-    """Return the checks of results.json's config as used against its rows; None when it has no [check]."""
-    checks = checks_as_used(results)
-    if checks is None:
+def gate(view: ResultsView) -> Gate | None:
+    """Return the checks of results.json's config as used (view.settings) against its rows; None when it has no [check]."""
+    if view.settings.checks is None:
         return None
-    outcomes = tuple(evaluate_all(checks, ResultsView.from_json(results)))
+    outcomes = tuple(evaluate_all(view.settings.checks, view))
     return Gate(outcomes=outcomes, tally=tally(outcomes))
-
-
-def checks_as_used(results: Mapping[str, Any]) -> tuple[Check, ...] | None:
-    """Return the checks recorded in results.json's config as used, None when the build had no [check]."""
-    table = (results.get("config") or {}).get("check")
-    if table is None:
-        return None
-    problems = ProblemList()
-    checks = read_checks(OptionReader(dict(table), "check", problems))
-    problems.raise_if_any()
-    return checks
 
 
 def tally(outcomes: Sequence[Outcome]) -> str:

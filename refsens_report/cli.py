@@ -353,7 +353,7 @@ def _docs(args: argparse.Namespace) -> int:
 
 
 def _simulate(args: argparse.Namespace) -> int:
-    from refsens_report.simulate import write_simulation
+    from refsens_report.demo import write_simulation
 
     written = write_simulation(args.directory, items=args.items, seed=args.seed, neutral=args.neutral,
                                outputs=args.outputs)

@@ -119,7 +119,7 @@ class AuditSettings:
 
     rules: tuple[str, ...] = DEFAULT_RULES
     resamples: int | str = AUTO  # a positive integer pins B; "auto" lets the audit pick it (bootstrap.auto_resamples)
-    family: str = ""  # one of FAMILIES; "" only before config_from_dict fills the default (default_family)
+    family: str = ""  # one of FAMILIES; config_from_dict fills the default (default_family), the only place that does
     interval: str = "percentile"  # one of INTERVALS
     permutations: int = 10_000  # sign vectors of the neutrality skew's permutation test (permutation.py)
     seed: int = 0
@@ -323,7 +323,7 @@ def read_datasheet(reader: OptionReader, base_dir: Path, value: str) -> Path:
 def read_checks(reader: OptionReader) -> tuple[Check, ...]:
     """Read `[check]`: each key a threshold (a number) or a table {threshold = number, fail_when = "..."}.
 
-    Also reads the `check` table of results.json's config as used, which is written in the table form.
+    results.json's config as used writes it in the table form (Check.as_used); view.Settings reads it back.
     """
     checks = []
     for key in reader.table:
@@ -579,8 +579,8 @@ def config_from_dict(data: dict[str, Any], path: Path) -> Config:
     datasheet = None
     if datasheet_value:
         datasheet = read_datasheet(report_reader, path.parent, datasheet_value)
-    paper = report_reader.choice("paper", PAPER_SIZES, "a4")
-    pdf_contents = report_reader.choice("pdf", PDF_CONTENTS, "summary")
+    paper = report_reader.choice("paper", PAPER_SIZES, ReportSettings.paper)
+    pdf_contents = report_reader.choice("pdf", PDF_CONTENTS, ReportSettings.pdf)
     show_text = report_reader.get("show_text", ReportSettings.show_text)
     if not isinstance(show_text, bool):
         report_reader.fail("show_text", f"must be true or false, got {shown(show_text)}")

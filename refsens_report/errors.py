@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import unicodedata
 
 MAX_PROBLEMS = 50
@@ -72,3 +73,8 @@ class ProblemList:
     def raise_if_any(self) -> None:
         if self.problems:
             raise InputError(self.problems)
+
+
+def warn(message: str) -> None:
+    """Print a warning line on stderr: something was skipped or repaired, and the command goes on."""
+    print(f"warning: {message}", file=sys.stderr)

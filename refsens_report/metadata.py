@@ -22,7 +22,7 @@ from refsens_report import __version__, formatting
 from refsens_report.prose import said, said_percent
 from refsens_report.record import POOLED
 from refsens_report.results import COLUMNS, NUMBER_COLUMNS, sha256_file
-from refsens_report.view import ResultsView, Row
+from refsens_report.view import ResultsView, Row, Settings
 
 CROISSANT_NAME = "croissant.json"
 CARD_NAME = "dataset-card.yaml"
@@ -109,11 +109,11 @@ class Work:
 
 def work_of(results: Mapping[str, Any], date: str) -> Work:
     """Return the version's citation facts from results.json (the config as used) and the build date."""
-    report = (results.get("config") or {}).get("report") or {}
+    report = Settings.from_results(results).report
     name = results["dataset"]["name"]
-    authors = tuple(report.get("authors") or ()) or (f"{name} maintainers",)
-    return Work(name=name, version=results["dataset"]["version"], date=date[:10], url=report.get("url"),
-                authors=authors, license=report.get("license"))  # fmt: skip
+    authors = tuple(report.authors) or (f"{name} maintainers",)
+    return Work(name=name, version=results["dataset"]["version"], date=date[:10], url=report.url,
+                authors=authors, license=report.license)  # fmt: skip
 
 
 # --- the Responsible-AI fields ---------------------------------------------------------------------
@@ -133,7 +133,7 @@ def _pooled(view: ResultsView, analysis: str, statistic: str, **criteria: str) -
 
 def annotation_protocol(view: ResultsView) -> list[str]:
     """Return rai:dataAnnotationProtocol: who labelled, which labellings are golds, how duplicates were handled."""
-    audit = (view.data.get("config") or {}).get("audit") or {}
+    audit = view.settings.audit
     protocol = []
     if view.annotators:
         protocol.append(f"Independent annotator passes: {', '.join(view.annotators)} (the first two are A and B of "
@@ -147,8 +147,8 @@ def annotation_protocol(view: ResultsView) -> list[str]:
                         f"present {_where(view, third)}.")  # fmt: skip
     excluded = (view.data.get("record") or {}).get("excluded") or {}
     protocol.append(
-        f"Duplicates (items sharing meta.{audit.get('duplicate_key', 'dup_key')}) kept by the policy "
-        f"{audit.get('duplicate_policy', 'keep_first')}; {formatting.count(excluded.get('defective_duplicates', 0))} "
+        f"Duplicates (items sharing meta.{audit.duplicate_key}) kept by the policy "
+        f"{audit.duplicate_policy}; {formatting.count(excluded.get('defective_duplicates', 0))} "
         "items of defective duplicate groups (a reference copying one annotator) excluded."
     )
     return protocol

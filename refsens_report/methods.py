@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from refsens_report.analyses.registry import ANALYSES
+from refsens_report.view import HolmFamily
 
 INTRO = """# Methods: what refsens-report computes, and what it chose where the method leaves a choice open
 
@@ -192,18 +193,19 @@ CHOICES = """## Choices where the method leaves a choice open
 
 def family_sentence(results: Mapping[str, Any]) -> str:
     """Return the sentence saying which Holm family this audit tested, its size, B and the floor ('' if none)."""
-    holm = results.get("interaction") or {}
-    if not holm.get("tests"):
+    family = HolmFamily.from_results(results)
+    if family is None or not family.tests:
         return ""
     why = {
         "adjacent": "the pairs of outputs adjacent in the primary reference's ranking, primary versus each alternative",
         "primary": "every pair of outputs, primary reference versus each alternative",
         "all": "every pair of outputs under every pair of references",
-    }.get(holm.get("family"), str(holm.get("family")))
+    }.get(family.name, family.name)
+    resamples = family.resamples if family.resamples is not None else results.get("resamples")
     return (
-        f"\n\n**In this audit** the Holm family is `{holm.get('family')}`: {why}, every rule, every language and "
-        f"pooled, {holm['tests']:,} tests; with {holm.get('resamples', results.get('resamples')):,} replicates its "
-        f"Holm floor is {holm.get('holm_floor'):.4g}."
+        f"\n\n**In this audit** the Holm family is `{family.name}`: {why}, every rule, every language and "
+        f"pooled, {family.tests:,} tests; with {resamples:,} replicates its "
+        f"Holm floor is {family.holm_floor:.4g}."
     )
 
 

@@ -163,28 +163,50 @@ def describe_json(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+# What can be wrong with a span's offsets and types, in the order span_fault checks: each format says it in
+# its own words (its users know its field names), but every format checks the same things in the same order.
+SPAN_FAULTS = ("offsets", "labels", "order", "beyond")
+
+
+def span_fault(start: Any, end: Any, labels: Any, limit: int | None) -> str | None:
+    """Return the first of SPAN_FAULTS a span has, None when it has none: the offsets integers, ``labels`` a
+    non-empty list of non-empty strings, 0 <= start < end, end at most ``limit`` (None: not checked).
+
+    The one span validator of the JSONL record, doccano, Prodigy and Label Studio; a format with one type per
+    span passes ``[label]``. Whether a type is an acceptable name (name_problem, record.labels) is the caller's.
+    """
+    # bool is an int subclass; true/false are not offsets
+    if not all(isinstance(offset, int) and not isinstance(offset, bool) for offset in (start, end)):
+        return "offsets"
+    if not isinstance(labels, list) or not labels or not all(isinstance(label, str) and label.strip() for label in labels):
+        return "labels"
+    if not 0 <= start < end:
+        return "order"
+    if limit is not None and end > limit:
+        return "beyond"
+    return None
+
+
 def check_span(raw: Any, text: str | None) -> tuple[Span | None, str | None]:
     """Return ``(span, None)`` for a valid span, else ``(None, what is wrong)``."""
     if not isinstance(raw, (list, tuple)) or len(raw) != 3:
         return None, f"is not [start, end, type]: {describe_json(raw)}"
     start, end, label = raw
-    # bool is an int subclass; true/false are not offsets
-    if not (isinstance(start, int) and not isinstance(start, bool)) or not (
-        isinstance(end, int) and not isinstance(end, bool)
-    ):
+    fault = span_fault(start, end, [label], MAX_OFFSET if text is None else len(text))
+    if fault == "offsets":
         return None, f"offsets must be integers: {describe_json(raw)}"
-    if not isinstance(label, str) or not label.strip():
+    if fault == "labels":
         return None, f"type must be a non-empty string: {describe_json(raw)}"
     if why := name_problem(label):
         return None, f"type {why}"
-    if start < 0:
+    if fault == "order" and start < 0:
         return None, f"has start < 0: {describe_json(raw)}"
-    if end > MAX_OFFSET:
+    if fault is not None and end > MAX_OFFSET:
         return None, f"has an offset beyond {MAX_OFFSET} characters: {describe_json(raw)}"
-    if start >= end:
+    if fault == "order":
         return None, f"has start >= end: {describe_json(raw)}"
-    if text is not None and end > len(text):
-        return None, f"ends at {end}, beyond the text ({len(text)} characters): {describe_json(raw)}"
+    if fault == "beyond":
+        return None, f"ends at {end}, beyond the text ({len(text)} characters): {describe_json(raw)}"  # type: ignore[arg-type]
     return (start, end, label), None
 
 

@@ -30,7 +30,7 @@ from refsens_report.analyses.leaderboard import PAPER_KEY
 from refsens_report.analyses.neutrality import primary_skew
 from refsens_report.analyses.registry import ANALYSES
 from refsens_report.analyses.swap import largest_pooled_delta
-from refsens_report.config import AuditSettings
+from refsens_report.config import ReportSettings
 from refsens_report.counts import RULE_MEANINGS
 from refsens_report.figures import Figure
 from refsens_report.metadata import Citation, citation, work_of
@@ -40,7 +40,7 @@ from refsens_report.prose import said
 from refsens_report.results import sha256_file
 from refsens_report.summary import Summary, build_summary, headline_sentences, shown_in_summary
 from refsens_report.tables import Table
-from refsens_report.view import ResultsView
+from refsens_report.view import HolmFamily, ResultsView
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 # a wheel carries the templates inside the package (pyproject.toml maps them there); a checkout, and the
@@ -342,7 +342,7 @@ def build_body(view: ResultsView, figures: Mapping[str, Figure]) -> Body:
     if summary.figure is not None:
         summary = replace(summary, figure=replace(summary.figure, number=1))
     numbered, all_tables = _numbered(printed, first_figure=2 if summary.figure is not None else 1)
-    full = view.data.get("config", {}).get("report", {}).get("pdf") == "full"
+    full = view.settings.report.pdf == "full"
     return Body(summary=summary, sections=numbered, tables=all_tables, annex=annex(all_tables) if full else [])
 
 
@@ -425,33 +425,30 @@ def _numbered(sections: list[Section], first_figure: int = 1) -> tuple[list[Sect
     return numbered, all_tables
 
 
-def family_setting(results: Mapping[str, Any], swings: int) -> str:
+def family_setting(family: HolmFamily | None, swings: int) -> str:
     """Return the settings line of the Holm family: its name, size and floor (older results: every swing)."""
-    holm = results.get("interaction") or {}
-    if not holm.get("tests"):
+    if family is None or not family.tests:
         return f"{swings} interaction swings (every language, pooled, every rule and pair)"
-    return (f"{holm['family']}: {holm['tests']:,} of {swings:,} interaction swings (every language, pooled, every "
-            f"rule); Holm floor {holm['holm_floor']:.4g}")  # fmt: skip
+    return (f"{family.name}: {family.tests:,} of {swings:,} interaction swings (every language, pooled, every "
+            f"rule); Holm floor {family.holm_floor:.4g}")  # fmt: skip
 
 
 def build_settings(view: ResultsView) -> tuple[Setting, ...]:
     """Return the settings a reader needs to reproduce the numbers."""
-    audit = view.data.get("config", {}).get("audit", {})
-    defaults = AuditSettings()
+    audit = view.settings.audit
     family = len(view.rows.select("interaction", "swing"))
     return (
         Setting("Bootstrap", f"paired, stratified by language, prompt-level; {view.data.get('resamples')} replicates"),
         Setting("Seed", str(view.data.get("seed"))),
-        Setting("Confidence", f"{view.data.get('confidence', 0.95) * 100:g}% {audit.get('interval', 'percentile')} intervals"),
+        Setting("Confidence", f"{view.data.get('confidence', 0.95) * 100:g}% {audit.interval} intervals"),
         Setting("Matching rules", "; ".join(f"{rule} ({RULE_MEANINGS.get(rule, rule)})" for rule in view.rules)),
         Setting("Annotators (A, B, ...)", ", ".join(view.annotators) or "none"),
         Setting("Outputs", ", ".join(view.outputs)),
         Setting("References (primary first)", ", ".join(view.references)),
-        Setting("Duplicate policy", str(audit.get("duplicate_policy", defaults.duplicate_policy))),
-        Setting("Defective duplicates excluded",
-                "yes" if audit.get("exclude_defective_duplicates", defaults.exclude_defective_duplicates) else "no"),
-        Setting("Duplicate key", str(audit.get("duplicate_key", defaults.duplicate_key))),
-        Setting("Holm family", family_setting(view.data, family)),
+        Setting("Duplicate policy", str(audit.duplicate_policy)),
+        Setting("Defective duplicates excluded", "yes" if audit.exclude_defective_duplicates else "no"),
+        Setting("Duplicate key", str(audit.duplicate_key)),
+        Setting("Holm family", family_setting(view.holm_family, family)),
         Setting(
             "Printing",
             "F1 scores and differences 2 decimals, rates 1 decimal, intervals as [low, high], intervals of "
@@ -493,7 +490,6 @@ def appendix_context(
     ``summary``: from ``build_body`` (with its figure); without it, the summary is made again, without a figure.
     """
     view = ResultsView.from_json(results)
-    config = results.get("config", {})
     return AppendixPage(
         dataset_name=results["dataset"]["name"],
         version=results["dataset"]["version"],
@@ -501,7 +497,7 @@ def appendix_context(
         build_date=build_timestamp[:10],
         build_timestamp=build_timestamp,
         build_timestamp_source=build_timestamp_source,
-        paper=results.get("config", {}).get("report", {}).get("paper") or "a4",
+        paper=view.settings.report.paper or ReportSettings.paper,
         seed=str(results.get("seed")),
         resamples=formatting.count(results.get("resamples")),
         confidence_label=view.confidence_label,
@@ -509,8 +505,8 @@ def appendix_context(
         draft=view.draft,
         summary=summary if summary is not None else build_body(view, {}).summary,
         annex=tuple(annex),
-        full=config.get("report", {}).get("pdf") == "full",
-        references=reference_lines(results),
+        full=view.settings.report.pdf == "full",
+        references=reference_lines(view),
         sections=tuple(sections),
         methods_html=render_markdown(methods_markdown(results), heading_shift=1, drop_title=True),
         settings=build_settings(view),
@@ -522,22 +518,21 @@ def appendix_context(
                      else json.dumps(results.get("config", {}), indent=2, ensure_ascii=False)),  # fmt: skip
         downloads=tuple(downloads),
         notes=input_notes(results),
-        checks=gate(results),
+        checks=gate(view),
         citation=citation(work_of(results, build_timestamp)),
         brief_name=brief_name,
         results_sha256=next((download.sha256 for download in downloads if download.href == "results.json"), ""),
     )
 
 
-def reference_lines(results: Mapping[str, Any]) -> tuple[ReferenceLine, ...]:
+def reference_lines(view: ResultsView) -> tuple[ReferenceLine, ...]:
     """Return the references, primary first: the team's description, the items each is on and its spans."""
-    roles = results.get("config", {}).get("roles", {})
-    descriptions = roles.get("descriptions") or {}
-    record = results.get("record", {})
+    roles = view.settings.roles
+    record = view.data.get("record", {})
     items, spans = record.get("labellings", {}), record.get("spans", {})
     return tuple(
-        ReferenceLine(name, descriptions.get(name, ""), formatting.count(items.get(name)), formatting.count(spans.get(name)))
-        for name in roles.get("references", [])
+        ReferenceLine(name, roles.descriptions.get(name, ""), formatting.count(items.get(name)), formatting.count(spans.get(name)))
+        for name in roles.references
     )  # fmt: skip
 
 

@@ -5,12 +5,15 @@ Tables, figures and sentences read numbers only through ``ResultsView``; they ne
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
+from functools import cached_property
 from itertools import combinations
+from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from refsens_report import formatting
 from refsens_report.bootstrap import AUTO_MIN_RESAMPLES, auto_resamples, decisive_resamples, significant
+from refsens_report.config import AuditSettings, Check, ReportSettings, Roles
 from refsens_report.counts import DEFAULT_RULES, RULE_NAMES
 from refsens_report.record import POOLED
 
@@ -77,6 +80,73 @@ class ResultsRows:
         return any(a == analysis and (statistic is None or s == statistic) for a, s in self._groups)
 
 
+def _used_table(kind: type, used: Any) -> Any:
+    """Return one config table (a config.py dataclass) from results.json's copy of it as used: lists become
+    tuples, and a key the copy lacks (an older results.json, a hand-made one) reads as the table's default."""
+    used = used if isinstance(used, Mapping) else {}
+    return kind(**{
+        option.name: tuple(used[option.name]) if isinstance(used[option.name], list) else used[option.name]
+        for option in fields(kind) if option.name in used
+    })  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Settings:
+    """results.json's config as used, read once into the config's own typed tables: what the report reads of it.
+
+    The options, their types and defaults are declared once, in config.py; a report never reads them from
+    results.json's dicts by string keys.
+    """
+
+    roles: Roles
+    audit: AuditSettings
+    report: ReportSettings
+    checks: tuple[Check, ...] | None  # `[check]` as used (thresholds and fail_when), None when the build had none
+
+    @classmethod
+    def from_results(cls, results: Mapping[str, Any]) -> "Settings":
+        """Return the settings of a results.json (its "config", the config as used)."""
+        config = results.get("config")
+        config = config if isinstance(config, Mapping) else {}
+        roles = config.get("roles") if isinstance(config.get("roles"), Mapping) else {}
+        report = dict(config.get("report") or {})
+        if isinstance(report.get("datasheet"), str):  # as written in the config: where it was, not where it is
+            report["datasheet"] = Path(report["datasheet"])
+        checks = config.get("check")
+        return cls(
+            roles=Roles(annotators=tuple(roles.get("annotators") or ()), outputs=tuple(roles.get("outputs") or ()),
+                        references=tuple(roles.get("references") or ()),
+                        descriptions=dict(roles.get("descriptions") or {})),
+            audit=_used_table(AuditSettings, config.get("audit")),
+            report=_used_table(ReportSettings, report),
+            checks=None if checks is None else tuple(
+                Check(key=key, threshold=float(used["threshold"]), fail_when=used.get("fail_when", "estimate"))
+                for key, used in checks.items()
+            ),
+        )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class HolmFamily:
+    """results.json "interaction": the Holm family the audit tested, as analyses/interaction.finish wrote it."""
+
+    name: str  # config.FAMILIES: adjacent, primary or all
+    tests: int  # its size: the swings Holm's correction ran over (0: none; older results: not recorded)
+    ranking: tuple[str, ...] = ()  # adjacent: the primary reference's ranking the pairs were read from
+    resamples: int | None = None  # B the floor was computed with
+    holm_floor: float | None = None  # the smallest Holm p the family can reach with B replicates
+
+    @classmethod
+    def from_results(cls, results: Mapping[str, Any]) -> "HolmFamily | None":
+        """Return the family results.json names; None when it names none (results without an interaction)."""
+        holm = results.get("interaction") or {}
+        if not holm:
+            return None
+        return cls(name=str(holm.get("family", "")), tests=holm.get("tests") or 0,
+                   ranking=tuple(holm.get("ranking") or ()), resamples=holm.get("resamples"),
+                   holm_floor=holm.get("holm_floor"))  # fmt: skip
+
+
 @dataclass(frozen=True)
 class ResultsView:
     """results.json with its rows indexed, and the roles and languages every table is laid out by."""
@@ -87,6 +157,11 @@ class ResultsView:
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> "ResultsView":
         return cls(data=data, rows=ResultsRows(data["rows"]))
+
+    @cached_property
+    def settings(self) -> Settings:
+        """Return the config as used, typed (Settings): read from results.json once, on first use."""
+        return Settings.from_results(self.data)
 
     @property
     def roles(self) -> Mapping[str, list[str]]:
@@ -110,7 +185,7 @@ class ResultsView:
 
     @property
     def rules(self) -> list[str]:
-        rules = self.data["config"].get("audit", {}).get("rules") or list(DEFAULT_RULES)
+        rules = self.settings.audit.rules or DEFAULT_RULES
         return [rule for rule in RULE_NAMES if rule in rules]
 
     @property
@@ -165,6 +240,11 @@ class ResultsView:
     def holm(self) -> Mapping[str, Any]:
         """Return results.json "interaction": the Holm family's name, size (tests), resamples and floor."""
         return self.data.get("interaction") or {}
+
+    @property
+    def holm_family(self) -> HolmFamily | None:
+        """Return the Holm family the audit tested (typed: its name, size, ranking, B and floor), or None."""
+        return HolmFamily.from_results(self.data)
 
     @property
     def undecidable(self) -> str:

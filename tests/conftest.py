@@ -51,7 +51,7 @@ class Built:
 
 def make_hostile_record(directory: Path) -> Path:
     """Simulate a small record and make its team-written text hostile; return the config path."""
-    from refsens_report.simulate import write_simulation
+    from refsens_report.demo import write_simulation
 
     # the paper's shape, A and B the only outputs: these tests are about hostile text, the site and publishing,
     # and the leaderboard-sized variants add their own models (test_site.render_with_models); the demo's own

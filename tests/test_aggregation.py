@@ -27,7 +27,7 @@ from refsens_report.config import load_config
 from refsens_report.counts import Column, ItemCounts
 from refsens_report.load import load_record
 from refsens_report.results import make_row
-from refsens_report.simulate import write_simulation
+from refsens_report.demo import write_simulation
 from refsens_report.subsets import DuplicateGroups, build_subsets
 from refsens_report.view import ResultsView
 

@@ -40,7 +40,7 @@ def hostile(tmp_path_factory: pytest.TempPathFactory):
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory: pytest.TempPathFactory):
     """The demo's shape (annotators, references and four model outputs), small, with few resamples."""
-    from refsens_report.simulate import write_simulation
+    from refsens_report.demo import write_simulation
 
     folder = tmp_path_factory.mktemp("demo")
     write_simulation(folder / "record", items=1500, seed=0)

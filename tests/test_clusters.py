@@ -10,7 +10,7 @@ from helpers import A, B, D, R, config_text, item, pick, validate, write_record
 
 from refsens_report.audit import run_audit
 from refsens_report.config import load_config
-from refsens_report.simulate import write_simulation
+from refsens_report.demo import write_simulation
 
 
 def clustered_config(folder: Path, key: str = "document", **config) -> Path:

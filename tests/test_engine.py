@@ -29,7 +29,7 @@ psutil = pytest.importorskip("psutil")
 from refsens_report import bootstrap, engine  # noqa: E402
 from refsens_report.cli import main  # noqa: E402
 from refsens_report.errors import InputError  # noqa: E402
-from refsens_report.simulate import write_simulation  # noqa: E402
+from refsens_report.demo import write_simulation  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 BLOCK_ITEMS = 16  # the simulated record's 100 items per language: 7 blocks each (6 x 16 + 4)

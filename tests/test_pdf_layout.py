@@ -181,7 +181,7 @@ def write_record(folder: Path, name: str, outputs: int, references: int, types: 
 
 def simulated(folder: Path) -> Path:
     """The demo as `make report` builds it, smaller: the simulator's record, 600 items, RESAMPLES."""
-    from refsens_report.simulate import write_simulation
+    from refsens_report.demo import write_simulation
 
     write_simulation(folder, items=600, seed=0)
     config = folder / "refsens.toml"

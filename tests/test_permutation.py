@@ -17,7 +17,7 @@ from refsens_report import permutation
 from refsens_report.config import config_from_dict
 from refsens_report.errors import InputError
 from refsens_report.permutation import is_exact, permutation_seed, sign_flip_p
-from refsens_report.simulate import SimulationParameters, simulate_rows
+from refsens_report.demo import SimulationParameters, simulate_rows
 
 
 def sign_test_p(differences: np.ndarray) -> float:

@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from conftest import SOURCE_DATE_EPOCH, Built
+from refsens_report import publish as publishing
 from refsens_report import site
 from refsens_report.cli import main
 from refsens_report.config import load_config, version_problem
@@ -39,7 +40,7 @@ def snapshot(folder: Path, staging: bool = True) -> dict[str, tuple[bytes, int]]
     return {
         path.relative_to(folder).as_posix(): (path.read_bytes(), path.stat().st_mtime_ns)
         for path in sorted(folder.rglob("*"))
-        if path.is_file() and (staging or not path.relative_to(folder).parts[0].startswith(site.STAGING_PREFIX))
+        if path.is_file() and (staging or not path.relative_to(folder).parts[0].startswith(publishing.STAGING_PREFIX))
     }
 
 
@@ -144,7 +145,7 @@ def wait_for_workers(process: subprocess.Popen, stage: str, seconds: float = 60.
 
 
 def staging_folders(out: Path) -> list[str]:
-    return sorted(path.name for path in out.iterdir() if path.name.startswith(site.STAGING_PREFIX))
+    return sorted(path.name for path in out.iterdir() if path.name.startswith(publishing.STAGING_PREFIX))
 
 
 def index_versions(out: Path) -> list[str]:
@@ -258,7 +259,7 @@ PUBLISHER = textwrap.dedent(r"""
     from dataclasses import replace
     from pathlib import Path
     from types import SimpleNamespace
-    import refsens_report.audit, refsens_report.results
+    import refsens_report.audit, refsens_report.publish, refsens_report.results
     from refsens_report import site
     from refsens_report.config import load_config
 
@@ -300,11 +301,11 @@ PUBLISHER = textwrap.dedent(r"""
         return wrapper
 
     os.rename, os.replace = counted(os.rename), counted(os.replace)
-    if exchange == "1" and hasattr(site, "_exchange"):
-        site._exchange = counted(site._exchange)
+    if exchange == "1" and hasattr(refsens_report.publish, "_exchange"):
+        refsens_report.publish._exchange = counted(refsens_report.publish._exchange)
     else:
-        site._exchange = lambda first, second: False
-    publish = site._publish
+        refsens_report.publish._exchange = lambda first, second: False
+    publish = refsens_report.publish.move_into_place
 
     def publish_counted(*args, **kwargs):
         global publishing
@@ -316,7 +317,7 @@ PUBLISHER = textwrap.dedent(r"""
         finally:
             publishing = False
 
-    site._publish = publish_counted
+    refsens_report.publish.move_into_place = publish_counted
     config = replace(load_config(config_path), version=version)
     site.build_site(config, Path(out), force=True, draft=True)
     print(steps)
@@ -343,7 +344,7 @@ def test_the_exchange_is_available_here(tmp_path: Path) -> None:
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
     (tmp_path / "a" / "in-a").touch()
-    assert site._exchange(tmp_path / "a", tmp_path / "b")  # the atomic path is the one these tests take
+    assert publishing._exchange(tmp_path / "a", tmp_path / "b")  # the atomic path is the one these tests take
     assert (tmp_path / "b" / "in-a").exists() and not (tmp_path / "a" / "in-a").exists()
 
 
@@ -366,7 +367,7 @@ def test_a_kill_at_any_step_of_a_forced_publish_loses_nothing(built_site: Built,
             assert index_versions(out) == [version]
         else:  # only on the two-rename path, between its renames: the old version waits in .previous
             assert not exchange and kill_at == 1
-            assert tag_of(out / staging / site.PREVIOUS / version, built_site.folder) is None
+            assert tag_of(out / staging / publishing.PREVIOUS / version, built_site.folder) is None
         # the next build (of another version) puts back what was moved aside and tidies the dead staging
         after = publish(built_site, out, "9.9.9", "next", exchange=exchange)
         _, error = after.communicate(timeout=120)
@@ -546,7 +547,7 @@ def test_a_site_that_refuses_writes_is_one_line_and_untouched(
     def read_only(*args, **kwargs):
         raise PermissionError(13, "Permission denied", str(out / ".staging-x"))
 
-    monkeypatch.setattr(site.tempfile, "mkdtemp", read_only)  # as a read-only folder answers, even to root
+    monkeypatch.setattr(publishing.tempfile, "mkdtemp", read_only)  # as a read-only folder answers, even to root
     code = main(["build", "--draft", str(config_with_version(built_site, tmp_path, "2.0.0")), "--out", str(out)])
     error = capsys.readouterr().err
     assert code == 2 and error.strip() == f"error: {out}: cannot write to the site folder (Permission denied)"
@@ -567,9 +568,9 @@ def test_a_write_failing_while_publishing_puts_everything_back(
         return real_replace(source, target, *args, **kwargs)
 
     monkeypatch.setattr(site, "render_version", quick_render)
-    monkeypatch.setattr(site.os, "replace", failing_replace)
+    monkeypatch.setattr(publishing.os, "replace", failing_replace)
     if not exchange:
-        monkeypatch.setattr(site, "_exchange", lambda first, second: False)
+        monkeypatch.setattr(publishing, "_exchange", lambda first, second: False)
     monkeypatch.setenv("SOURCE_DATE_EPOCH", SOURCE_DATE_EPOCH)
     with pytest.raises(OSError, match="Input/output error"):
         site.build_site(load_config(built_site.config_path), out, force=True, draft=True)

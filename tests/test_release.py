@@ -108,7 +108,7 @@ def test_a_check_the_results_cannot_answer_is_not_evaluated_and_says_why() -> No
 
 def small_record(directory: Path, version: str, neutral: bool = False, check_table: str = "", items: int = 1500) -> Path:
     """Simulate a small record (200 resamples) under ``version``; return its config (with [check])."""
-    from refsens_report.simulate import write_simulation
+    from refsens_report.demo import write_simulation
 
     write_simulation(directory, items=items, seed=0, neutral=neutral)
     config = directory / "refsens.toml"

@@ -11,7 +11,7 @@ from refsens_report.analyses import agreement, band, interaction, leaderboard
 from refsens_report.bootstrap import auto_resamples, decisive_resamples, holm_floor
 from refsens_report.cli import main
 from refsens_report.config import Check
-from refsens_report.simulate import SimulationParameters, demo_family_size, demo_resamples
+from refsens_report.demo import SimulationParameters, demo_family_size, demo_resamples
 from refsens_report.view import ResultsView
 
 UNDECIDABLE_70_AT_200 = (

@@ -15,7 +15,7 @@ from refsens_report.audit import run_audit
 from refsens_report.cli import main
 from refsens_report.config import load_config
 from refsens_report.load import load_record
-from refsens_report.simulate import (
+from refsens_report.demo import (
     SimulationParameters,
     dataset_version,
     simulate_rows,
@@ -129,7 +129,7 @@ def test_outputs_zero_is_the_papers_record_and_models_leave_the_rest_unchanged(t
 
 def test_the_demos_resamples_bring_its_holm_floor_below_the_level() -> None:
     from refsens_report.bootstrap import holm_floor
-    from refsens_report.simulate import demo_family_size, demo_resamples
+    from refsens_report.demo import demo_family_size, demo_resamples
 
     for count in (0, 1, 4, 10):
         parameters = SimulationParameters(models=simulated_models(count))

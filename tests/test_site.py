@@ -325,7 +325,7 @@ def test_the_demo_shows_every_section_the_leaderboard_and_its_tie_groups(tmp_pat
     """The demo's shape (simulate's defaults: six outputs) at a small size, rendered without the PDF."""
     from refsens_report.audit import run_audit
     from refsens_report.results import write_results
-    from refsens_report.simulate import write_simulation
+    from refsens_report.demo import write_simulation
 
     write_simulation(tmp_path / "demo", items=1500, seed=0)
     config_path = tmp_path / "demo" / "refsens.toml"

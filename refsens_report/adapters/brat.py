@@ -20,10 +20,10 @@ from refsens_report.adapters.common import (
     count,
     excerpt,
     first_difference,
+    labelling_entries,
     read_dup_key,
     read_labels,
     read_language,
-    read_name_table,
     read_path,
     unique_paths,
     with_text_dup_keys,
@@ -63,17 +63,10 @@ def read_options(reader: OptionReader, base_dir: Path) -> BratOptions | None:
     labels = read_labels(reader)
     root = read_path(reader, base_dir, "root", kind="folder", required=False)
     root_failed = reader.table.get("root") is not None and root is None
-    table = read_name_table(reader, "labellings")
-    if not table and isinstance(reader.table.get("labellings", {}), dict):
-        reader.fail("labellings", "is required: a table mapping each labelling name to its folder of .txt/.ann files")
+    _, entries = labelling_entries(reader, "path", "a table mapping each labelling name to its folder of .txt/.ann files",
+                                   "a folder path or a table with path")  # fmt: skip
     folders: list[tuple[str, InputPath]] = []
-    for name, entry in table.items():
-        if isinstance(entry, str):
-            entry = {"path": entry}
-        if not isinstance(entry, dict):
-            reader.fail(f"labellings.{name}", f"must be a folder path or a table with path, got {entry!r}")
-            continue
-        entry_reader = reader.sub(entry, f"labellings.{name}")
+    for name, entry, entry_reader in entries:
         folder = (
             None if root_failed else read_path(entry_reader, root.path if root else base_dir, "path", kind="folder")
         )

@@ -6,7 +6,7 @@ import hashlib
 from collections import Counter
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable, Iterator
 
 from refsens_report import formatting
 from refsens_report.adapters.label_map import mapped_types
@@ -89,6 +89,31 @@ def read_name_table(reader: OptionReader, key: str) -> dict[str, Any]:
         if not name.strip():
             reader.fail(key, "a labelling has an empty name")
     return {name: entry for name, entry in value.items() if name.strip()}
+
+
+def labelling_entries(reader: OptionReader, key: str, required: str, must_be: str,
+                      got: Callable[[Any], str] = repr) -> tuple[list[str], Iterator[tuple[str, dict[str, Any], OptionReader]]]:  # fmt: skip
+    """Read `[record.labellings]` (or a part's): the names as configured, and each usable entry as (name, its
+    table, a reader of that table prefixed labellings.<name>), in config order.
+
+    A string entry stands for ``{key = entry}``; an entry that is neither is reported as not ``must_be``
+    (shown by ``got``); no table at all is reported as required (``required``: what it maps). The entries are
+    read one at a time, as the caller asks, so every problem is reported in config order.
+    """
+    table = read_name_table(reader, "labellings")
+    if not table and isinstance(reader.table.get("labellings", {}), dict):
+        reader.fail("labellings", f"is required: {required}")
+
+    def entries() -> Iterator[tuple[str, dict[str, Any], OptionReader]]:
+        for name, entry in table.items():
+            if isinstance(entry, str):
+                entry = {key: entry}
+            if not isinstance(entry, dict):
+                reader.fail(f"labellings.{name}", f"must be {must_be}, got {got(entry)}")
+                continue
+            yield name, entry, reader.sub(entry, f"labellings.{name}")
+
+    return list(table), entries()
 
 
 def read_dup_key(reader: OptionReader) -> bool:

@@ -23,11 +23,11 @@ from refsens_report.adapters.common import (
     count,
     excerpt,
     first_difference,
+    labelling_entries,
     read_dup_key,
     read_int,
     read_labels,
     read_language,
-    read_name_table,
     read_path,
     unique_paths,
     with_text_dup_keys,
@@ -177,17 +177,10 @@ def read_labellings(reader: OptionReader, defaults: LabellingDefaults) -> tuple[
 
     Returns the names as configured (also those whose file failed) and the sources that can be read.
     """
-    table = read_name_table(reader, "labellings")
-    if not table and isinstance(reader.table.get("labellings", {}), dict):
-        reader.fail("labellings", "is required: a table mapping each labelling name to its file (and column)")
+    names, entries = labelling_entries(reader, "path", "a table mapping each labelling name to its file (and column)",
+                                       "a path or a table with path and column")  # fmt: skip
     sources: list[LabellingSource] = []
-    for name, entry in table.items():
-        if isinstance(entry, str):
-            entry = {"path": entry}
-        if not isinstance(entry, dict):
-            reader.fail(f"labellings.{name}", f"must be a path or a table with path and column, got {entry!r}")
-            continue
-        entry_reader = reader.sub(entry, f"labellings.{name}")
+    for name, entry, entry_reader in entries:
         # with a bad root every path would fail too: the root error alone says it
         file = None if defaults.root_failed else read_path(entry_reader, defaults.files_dir, "path")
         entry_reader.used.add("path")
@@ -201,7 +194,7 @@ def read_labellings(reader: OptionReader, defaults: LabellingDefaults) -> tuple[
         scheme = entry_reader.choice("scheme", iob.SCHEME_CHOICES, defaults.scheme)
         label_map = read_label_map(entry_reader, defaults.labels, "record.labels (with record.label_map)")
         entry_reader.finish()
-        if token_column == 0 and name == next(iter(table)):
+        if token_column == 0 and name == names[0]:
             message = (
                 "is 0 (tags only), but the first labelling's file defines the items and their text: "
                 "list a labelling whose file has the tokens first"
@@ -214,7 +207,7 @@ def read_labellings(reader: OptionReader, defaults: LabellingDefaults) -> tuple[
             sources.append(
                 LabellingSource(name, file, column, token_column, gold_column, scheme, tuple(label_map.items()))
             )
-    return list(table), tuple(sources)
+    return names, tuple(sources)
 
 
 def read_parts(

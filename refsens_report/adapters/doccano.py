@@ -34,7 +34,7 @@ from refsens_report.errors import MAX_PROBLEMS, ProblemList
 from refsens_report.files import read_bytes
 from refsens_report.names import name_problem, shown
 from refsens_report.options import OptionReader
-from refsens_report.record import Item, Record, Span, describe_json
+from refsens_report.record import Item, Record, Span, describe_json, span_fault
 
 SPAN_FIELDS = ("label", "labels", "entities")
 EMPTY_CHOICES = ("present", "absent")
@@ -214,20 +214,21 @@ class LineReader:
                 shapes = '[start, end, "TYPE"] nor {"start_offset", "end_offset", "label"}'
                 self.problems.add(f"{here} is neither {shapes}: {describe_json(entry)}")
                 continue
-            if not all(isinstance(offset, int) and not isinstance(offset, bool) for offset in (start, end)):
+            fault = span_fault(start, end, [label], len(text))
+            if fault == "offsets":
                 self.problems.add(f"{here}: the offsets must be integers: {describe_json(entry)}")
                 continue
-            if isinstance(label, int) and not isinstance(label, bool):
+            if fault == "labels" and isinstance(label, int) and not isinstance(label, bool):
                 self.problems.add(f"{here}: the label is the id {label}, not a name (doccano before 1.3 exported "
                                   "label ids: export again as JSONL from a current version)")  # fmt: skip
                 continue
-            if not isinstance(label, str) or not label.strip():
+            if fault == "labels":
                 self.problems.add(f"{here}: the label must be a non-empty string: {describe_json(entry)}")
                 continue
-            if not 0 <= start < end:
+            if fault == "order":
                 self.problems.add(f"{here}: needs 0 <= start < end: {describe_json(entry)}")
                 continue
-            if end > len(text):
+            if fault == "beyond":
                 self.problems.add(f"{here}: ends at {end}, beyond the text ({len(text)} characters)")
                 continue
             if problem := check_label(label, self.options.labels):

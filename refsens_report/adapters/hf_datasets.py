@@ -19,10 +19,10 @@ from refsens_report.adapters.common import (
     InputPath,
     check_label,
     count,
+    labelling_entries,
     read_dup_key,
     read_labels,
     read_language,
-    read_name_table,
     read_path,
     unique_paths,
     with_text_dup_keys,
@@ -72,18 +72,10 @@ def read_options(reader: OptionReader, base_dir: Path) -> HfOptions | None:
     scheme = reader.choice("scheme", iob.SCHEME_CHOICES, "auto")
     tag_names = reader.names("tag_names")
     labels = read_labels(reader)
-    table = read_name_table(reader, "labellings")
-    if not table and isinstance(reader.table.get("labellings", {}), dict):
-        reader.fail("labellings", 'is required: a table mapping each labelling name to its tag column, e.g. '
-                    '{ gold = "ner_tags" }')  # fmt: skip
+    _, entries = labelling_entries(reader, "column", 'a table mapping each labelling name to its tag column, e.g. '
+                                   '{ gold = "ner_tags" }', "a column name or a table with column", got=shown)  # fmt: skip
     labellings: list[Labelling] = []
-    for name, entry in table.items():
-        if isinstance(entry, str):
-            entry = {"column": entry}
-        if not isinstance(entry, dict):
-            reader.fail(f"labellings.{name}", f"must be a column name or a table with column, got {shown(entry)}")
-            continue
-        entry_reader = reader.sub(entry, f"labellings.{name}")
+    for name, entry, entry_reader in entries:
         column = entry_reader.string("column", required=True)
         own = read_path(entry_reader, base_dir, "path", kind="any", required=False)
         own_failed = entry.get("path") is not None and own is None

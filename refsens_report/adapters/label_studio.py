@@ -28,7 +28,7 @@ from refsens_report.errors import MAX_PROBLEMS, InputError, ProblemList
 from refsens_report.files import decode_utf8, read_bytes
 from refsens_report.names import name_problem, shown
 from refsens_report.options import OptionReader
-from refsens_report.record import Item, Record, Span, check_unique_ids, describe_json, outside_json
+from refsens_report.record import Item, Record, Span, check_unique_ids, describe_json, outside_json, span_fault
 
 LABELLINGS_BY = ("annotator", "pass")
 SPAN_RESULT = "labels"
@@ -306,17 +306,14 @@ class TaskReader:
             self.problems.add(f"{here}: 'value' is missing or not an object")
             return []
         start, end, labels = value.get("start"), value.get("end"), value.get("labels")
-        if not all(isinstance(offset, int) and not isinstance(offset, bool) for offset in (start, end)):
+        fault = span_fault(start, end, labels, None)  # the end is checked against the text once realigned, below
+        if fault == "offsets":
             self.problems.add(f"{here}: value.start and value.end must be integers, got {describe_json([start, end])}")
             return []
-        if (
-            not isinstance(labels, list)
-            or not labels
-            or not all(isinstance(label, str) and label.strip() for label in labels)
-        ):
+        if fault == "labels":
             self.problems.add(f"{here}: value.labels must be a non-empty list of labels, got {describe_json(labels)}")
             return []
-        if not 0 <= start < end:
+        if fault == "order":
             self.problems.add(f"{here}: needs 0 <= start < end, got start {start}, end {end}")
             return []
         quoted = value.get("text")
@@ -332,7 +329,7 @@ class TaskReader:
                     f"({describe_json(text[start:end])})"
                 )
                 return []
-        if end > len(text):
+        if span_fault(start, end, labels, len(text)) == "beyond":
             self.problems.add(f"{here}: ends at {end}, beyond the text ({len(text)} characters)")
             return []
         if len(labels) > 1:

@@ -30,7 +30,7 @@ from refsens_report.errors import MAX_PROBLEMS, InputError, ProblemList
 from refsens_report.files import read_bytes
 from refsens_report.names import name_problem, shown
 from refsens_report.options import OptionReader
-from refsens_report.record import Item, Record, Span, check_unique_ids, describe_json
+from refsens_report.record import Item, Record, Span, check_unique_ids, describe_json, span_fault
 
 LABELLINGS_BY = ("session", "pass")
 ANSWERS = ("accept", "reject", "ignore")
@@ -204,16 +204,17 @@ class ExampleReader:
                 self.problems.add(f"{here}: not an object: {describe_json(span)}")
                 continue
             start, end, label = span.get("start"), span.get("end"), span.get("label")
-            if not all(isinstance(offset, int) and not isinstance(offset, bool) for offset in (start, end)):
+            fault = span_fault(start, end, [label], len(text))
+            if fault == "offsets":
                 self.problems.add(f"{here}: 'start' and 'end' must be integers: {describe_json(span)}")
                 continue
-            if not isinstance(label, str) or not label.strip():
+            if fault == "labels":
                 self.problems.add(f"{here}: 'label' must be a non-empty string: {describe_json(span)}")
                 continue
-            if not 0 <= start < end:
+            if fault == "order":
                 self.problems.add(f"{here}: needs 0 <= start < end: {describe_json(span)}")
                 continue
-            if end > len(text):
+            if fault == "beyond":
                 self.problems.add(f"{here}: ends at {end}, beyond the text ({len(text)} characters)")
                 continue
             quoted = span.get("text")

@@ -22,7 +22,6 @@ from refsens_report import formatting
 from refsens_report.analyses.base import Analysis, AuditContext, Estimate, Rows, Section, Stat, section
 from refsens_report.analyses.type_confusion import shown_type
 from refsens_report.bootstrap import AUTO_MIN_RESAMPLES
-from refsens_report.config import ReportSettings
 from refsens_report.counts import MANY_TYPES, RULE_NAMES, Column
 from refsens_report.estimator import BLOCK_VALUES, Estimator, Listed
 from refsens_report.figures import Figure
@@ -236,7 +235,7 @@ def _largest(rows: list[Row]) -> Row | None:
 
 def min_spans(view: ResultsView) -> int:
     """Return the spans of a type each compared reference needs before the report says anything about it."""
-    return int(view.data["config"].get("report", {}).get("min_type_spans", ReportSettings.min_type_spans))
+    return int(view.settings.report.min_type_spans)
 
 
 def spans(view: ResultsView, reference: str, name: str, language: str = POOLED) -> int | None:

@@ -24,7 +24,7 @@ from refsens_report.analyses.interaction import (
     interaction_table,
     interaction_tables_long,
 )
-from refsens_report.config import POLICIES, AuditSettings
+from refsens_report.config import POLICIES
 from refsens_report.figures import (
     FIGURE_ROWS,
     OKABE_ITO,
@@ -219,8 +219,7 @@ def duplicates_multiples(view: ResultsView) -> tuple[MplFigure, Figure] | None:
 
 
 def _excluded(view: ResultsView) -> bool:
-    default = AuditSettings.exclude_defective_duplicates
-    return bool(view.data.get("config", {}).get("audit", {}).get("exclude_defective_duplicates", default))
+    return bool(view.settings.audit.exclude_defective_duplicates)
 
 
 def headlines(view: ResultsView) -> list[str]:

@@ -24,7 +24,7 @@ from refsens_report.analyses.base import (
     section,
 )
 from refsens_report.bootstrap import holm, holm_floor
-from refsens_report.config import Config, default_family
+from refsens_report.config import Config
 from refsens_report.estimator import Estimator
 from refsens_report.figures import (
     FIGURE_ROWS,
@@ -129,18 +129,26 @@ def family_pairs(config: Config, ranking: Sequence[str]) -> set[frozenset[str]] 
 def holm_family(context: AuditContext) -> list[FamilyKey]:
     """Return the swing rows Holm's correction runs over, in results order (docs/method.md section 4, `[audit] family`).
 
-    all: every swing row of the interaction (every pair of outputs and of references); primary: those whose
-    first reference is the primary one (primary versus each alternative); adjacent: of those, the pairs of
-    outputs adjacent in ``primary_ranking``. Every rule and language of the audited items, and pooled.
+    The configured family (family_members) on the outputs as ranked by ``primary_ranking``, over every
+    language of the audited items, and pooled.
     """
     config, mask = context.config, context.subsets.audited
     if mask is None or not mask.any():
         return []
-    family = config.audit.family or default_family(len(config.roles.outputs))
-    pairs = family_pairs(replace(config, audit=replace(config.audit, family=family)), primary_ranking(context)) \
-        if family == "adjacent" else None
     codes = set(context.record.table.language_names()[mask].tolist())
     groups = [language for language in context.record.languages if language in codes] + [POOLED]
+    return family_members(config, primary_ranking(context) if config.audit.family == "adjacent" else (), groups)
+
+
+def family_members(config: Config, ranking: Sequence[str], groups: Sequence[str]) -> list[FamilyKey]:
+    """Return the swing rows of the configured Holm family, in results order, for every language group given.
+
+    all: every swing row of the interaction (every pair of outputs and of references); primary: those whose
+    first reference is the primary one (primary versus each alternative); adjacent: of those, the pairs of
+    outputs adjacent in ``ranking``. Every rule. The demo counts its family with it before any record exists.
+    """
+    family = config.audit.family
+    pairs = family_pairs(config, ranking) if family == "adjacent" else None
     keys: list[FamilyKey] = []
     for stat in statistics(config):
         if stat.statistic != "swing":
@@ -172,7 +180,7 @@ def add_holm(rows: list[dict[str, Any]], family: Sequence[FamilyKey] | None = No
 
 def finish(context: AuditContext, estimator: Estimator, rows: Rows) -> Rows:
     """Holm-adjust the configured family of swings in place; no new rows. Its size goes into results.json."""
-    family = context.config.audit.family or default_family(len(context.config.roles.outputs))
+    family = context.config.audit.family
     size = add_holm(rows, holm_family(context))
     resamples = int(context.config.audit.resamples)
     context.notes["interaction"] = {
@@ -317,11 +325,11 @@ def holm_family_phrase(view: ResultsView) -> str:
     Swings outside the family have no Holm p (printed '—'); results.json "interaction" names the family.
     """
     swings = len(view.rows.select("interaction", "swing"))
-    holm = view.data.get("interaction") or {}
-    if not holm.get("tests") or holm.get("tests") == swings:
+    family = view.holm_family
+    if family is None or not family.tests or family.tests == swings:
         return f"all {swings:,} swings (every language, pooled, every rule and pair)"
-    said = FAMILY_SAID.get(holm.get("family"), str(holm.get("family"))).format(primary=view.primary)
-    return (f"the {holm['tests']:,} swings of the {holm.get('family')} family ({said}; every language, pooled, both "
+    said = FAMILY_SAID.get(family.name, family.name).format(primary=view.primary)
+    return (f"the {family.tests:,} swings of the {family.name} family ({said}; every language, pooled, both "
             "rules); a swing outside it is not tested and its Holm p reads '—'")  # fmt: skip
 
 
@@ -523,7 +531,8 @@ def holm_said(view: ResultsView, row: Row) -> str:
     """Return a swing's Holm p in a sentence: 'Holm p 0.03', or that it is not in the Holm family (and which)."""
     if row["p_holm"] is None:
         only = {"adjacent": "adjacent pairs only", "primary": f"{view.primary} against each other reference only"}
-        return NOT_IN_FAMILY + (f": {only[view.holm['family']]}" if view.holm.get("family") in only else "")
+        family = view.holm_family
+        return NOT_IN_FAMILY + (f": {only[family.name]}" if family is not None and family.name in only else "")
     return f"Holm p {formatting.p_value(row['p_holm'])}"
 
 

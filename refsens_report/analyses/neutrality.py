@@ -193,7 +193,7 @@ def neutrality_table(view: ResultsView) -> Table:
 
 def permutation_caption(view: ResultsView) -> str:
     """Return the caption's sentence on the permutation p beside the skew."""
-    permutations = view.data.get("config", {}).get("audit", {}).get("permutations")
+    permutations = view.settings.audit.permutations
     drawn = f"{permutations:,} random sign vectors" if permutations else "random sign vectors"
     return (
         " Perm. p is the two-sided paired permutation p of the skew: the two annotators' roles swapped "
