@@ -168,6 +168,9 @@ def downloads_of(folder: Path, numbered: list[tables.Table], drawn: Mapping[str,
         files.append(entry(f"tables/{table.slug}.tex", f"Table {table.number} as LaTeX to \\input (longtable)"))
     for figure in drawn.values():
         files.append(entry(figure.file, f"{figure.title} (SVG)"))
+        if figure.number:  # the same figure named by its number, for slides and papers
+            files += [entry(figures.export_name(figure, suffix), f"Figure {figure.number} as {kind}")
+                      for suffix, kind in EXPORT_KINDS]  # fmt: skip
     for stem, what in ((disagreements.REFERENCES_FILE, "the primary reference and an alternative"),
                        (disagreements.ANNOTATORS_FILE, "annotator A and annotator B")):  # fmt: skip
         for suffix, kind in ((".html", "The page of those with most impact"), (".jsonl", "Every one as JSON Lines"),
@@ -179,6 +182,17 @@ def downloads_of(folder: Path, numbered: list[tables.Table], drawn: Mapping[str,
             files.append(entry(f"{gold_errors.FILE}{suffix}", f"Every gold-error candidate of every reference, ranked, "
                                                                f"as {kind}"))
     return files
+
+
+EXPORT_KINDS = ((".svg", "SVG, text kept as text"), (".png", f"PNG, {figures.EXPORT_DPI} dpi"),
+                (".pdf", "PDF, fonts embedded"))  # fmt: skip
+
+
+def numbered_figures(body: render.Body) -> dict[str, figures.Figure]:
+    """Return every figure the appendix prints, with its number, by key in the appendix's order."""
+    printed = [body.summary.figure] if body.summary.figure is not None else []
+    printed += [figure for section in body.sections for figure in section.figures]
+    return {figure.key: figure for figure in sorted(printed, key=lambda figure: figure.number)}
 
 
 @dataclass(frozen=True)
@@ -209,6 +223,8 @@ def render_version(config: Config, folder: Path, stages: Stages, typesetter: pdf
     with stages.stage("tables"):
         body = render.build_body(view, drawn)
         write_tables(body.tables, folder / "tables")
+        numbered = numbered_figures(body)
+        figures.write_exports(folder, numbered.values())
     with stages.stage("release"):  # the checks, what changed since the baseline, the metadata files
         section = None
         if baseline is not None:
@@ -227,7 +243,7 @@ def render_version(config: Config, folder: Path, stages: Stages, typesetter: pdf
                 (folder / name).write_text(script, encoding="utf-8")
         version = results["dataset"]["version"]
         page = render.appendix_context(
-            results, body.sections, datasheet, downloads_of(folder, body.tables, drawn, version, with_pdf),
+            results, body.sections, datasheet, downloads_of(folder, body.tables, numbered, version, with_pdf),
             timestamp, moment_source, pdf_name(version) if with_pdf else "", body.summary, body.annex,
             brief_name(version) if with_pdf else "",
         )  # fmt: skip
