@@ -29,7 +29,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
-from refsens_report import __version__, changes, figures, manifest, metadata, pdf, render, tables
+from refsens_report import __version__, changes, figures, manifest, metadata, pdf, render, summary, tables
 from refsens_report.analyses import disagreements, gold_errors
 from refsens_report.analyses.registry import figure_makers
 from refsens_report.config import Config, version_problem
@@ -159,6 +159,8 @@ def downloads_of(folder: Path, numbered: list[tables.Table], drawn: Mapping[str,
     files += [
         entry(metadata.CROISSANT_NAME, "Croissant 1.1 metadata (JSON-LD) with its Responsible-AI fields"),
         entry(metadata.CARD_NAME, "The YAML header of a Hugging Face dataset card"),
+        entry(metadata.CARD_MARKDOWN_NAME, "The Hugging Face dataset card: that header, the summary's verdicts, "
+                                           "links to the appendix and its PDFs (upload it as README.md)"),
         entry(metadata.CFF_NAME, "How to cite this version (Citation File Format 1.2.0)"),
         entry(metadata.BIBTEX_NAME, "How to cite this version (BibTeX)"),
     ]
@@ -231,6 +233,9 @@ def render_version(config: Config, folder: Path, stages: Stages, typesetter: pdf
             section, changes_text = changes.compare(baseline.version, baseline.results, baseline.sha256, results)
             (folder / changes.CHANGES_NAME).write_text(changes_text, encoding="utf-8", newline="")
         metadata.write_metadata(results, folder, timestamp)
+        pdfs = (pdf_name(view.data["dataset"]["version"]), brief_name(view.data["dataset"]["version"]))
+        metadata.write_card(results, folder, timestamp, summary.markdown(body.summary), pdfs if with_pdf else (),
+                            view.draft)  # fmt: skip
         if results.get("record", {}).get("notes"):
             (folder / render.NOTES_NAME).write_text(render.notes_text(results), encoding="utf-8", newline="")
     with stages.stage("html"):

@@ -560,7 +560,7 @@ def test_rebuilds_are_byte_identical(built_site: Built, rebuilt_site: Built) -> 
     different = [name for name in first if first[name][0] != second[name][0]]
     assert not different
     suffixes = {Path(name).suffix for name in first}
-    assert {".html", ".svg", ".csv", ".json", ".jsonl", ".pdf", ".tex", ".css", ".png"} <= suffixes
+    assert {".html", ".svg", ".csv", ".json", ".jsonl", ".pdf", ".tex", ".css", ".png", ".md"} <= suffixes
     assert {Path(name).suffix for name in first if name.split("/")[-1].startswith("figure-")} == {".svg", ".png", ".pdf"}
 
 
