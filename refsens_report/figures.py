@@ -47,6 +47,10 @@ FONT_FAMILIES = ("DejaVu Sans", "Noto Sans Devanagari", "Noto Sans Arabic", "Not
 WIDTH = 6.6  # inches: about the text width of an A4 page with 2 cm margins (Letter is wider)
 SVG_DOCTYPE = re.compile(rb"<!DOCTYPE svg[^>]*>\n?")
 SVG_METADATA = re.compile(rb" *<metadata>.*?</metadata>\n?", re.S)
+# the figures as files for slides and papers, beside the tables: figures/figure-<number>-<key>.<suffix>
+EXPORTS = (".svg", ".png", ".pdf")
+EXPORT_DPI = 300
+EXPORT_SCRATCH = "figures/export"  # where the workers leave each figure's PNG and PDF until it has its number
 
 RC = {
     "svg.fonttype": "none",
@@ -156,6 +160,11 @@ class Figure:
     def anchor(self) -> str:
         """Return the HTML id of the figure."""
         return f"figure-{self.key}"
+
+    @property
+    def export_stem(self) -> str:
+        """Return the figure's files for slides and papers without suffix: figures/figure-1-<key> (once numbered)."""
+        return f"figures/figure-{self.number}-{self.key}"
 
 
 def plain(text: str) -> str:
@@ -580,6 +589,10 @@ def _draw_and_write(draw: Draw, view: ResultsView,
         # the PDF draws its own copy (pdf.py): outlines where labels need shaping, fewer nodes everywhere
         (out_dir / "figures" / "print").mkdir(exist_ok=True)
         (out_dir / print_variant(name)).write_bytes(_print_svg(figure, text_as_paths=shaping))
+        # the same figure, laid out once (the print copy fixed its layout), as PNG and PDF for slides and papers
+        (out_dir / EXPORT_SCRATCH).mkdir(exist_ok=True)
+        for suffix, data in ((".png", _png(figure)), (".pdf", _pdf(figure))):
+            (out_dir / EXPORT_SCRATCH / f"{model.key}{suffix}").write_bytes(data)
         return replace(model, file=name)
 
 
@@ -622,6 +635,48 @@ def write_figures(view: ResultsView, out_dir: Path, draws: Sequence[Draw]) -> di
     else:
         models = [_draw_and_write(draw, view, out_dir) for draw in draws]
     return {model.key: model for model in models if model is not None}
+
+
+def _png(figure: MplFigure) -> bytes:
+    """Return the figure as a 300 dpi PNG without the Software entry (no date is written): reproducible."""
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=EXPORT_DPI, metadata={"Software": None})
+    return buffer.getvalue()
+
+
+def _pdf(figure: MplFigure) -> bytes:
+    """Return the figure as a PDF with TrueType (Type 42) fonts, as publishers ask, and no dates: reproducible."""
+    buffer = io.BytesIO()
+    with mpl().rc_context({"pdf.fonttype": 42}):
+        figure.savefig(buffer, format="pdf", metadata={"CreationDate": None, "Creator": "refsens-report"})
+    return buffer.getvalue()
+
+
+def export_name(figure: Figure, suffix: str) -> str:
+    """Return where a numbered figure's file for slides and papers lives: figures/figure-1-<key>.svg."""
+    return f"{figure.export_stem}{suffix}"
+
+
+def write_exports(out_dir: Path, numbered: Iterable[Figure]) -> list[Path]:
+    """Name each numbered figure's SVG, PNG and PDF after its number (the workers drew them before numbering).
+
+    The SVG is the site's own copy (text kept as text); a drawn figure without a number has none.
+    """
+    import shutil
+
+    written = []
+    scratch = out_dir / EXPORT_SCRATCH
+    for figure in numbered:
+        for suffix in EXPORTS:
+            source = out_dir / figure.file if suffix == ".svg" else scratch / f"{figure.key}{suffix}"
+            target = out_dir / export_name(figure, suffix)
+            if suffix == ".svg":
+                shutil.copyfile(source, target)
+            else:
+                source.replace(target)
+            written.append(target)
+    shutil.rmtree(scratch, ignore_errors=True)
+    return written
 
 
 def print_variant(name: str) -> str:

@@ -5,6 +5,8 @@
   ``rai:dataLimitations``) filled from the results and the config; its distribution is the version's
   results files, described column by column as a record set.
 - ``dataset-card.yaml``: the YAML header of a Hugging Face dataset card (pasted between the ``---`` lines).
+- ``dataset-card.md``: the whole card, the same YAML as front matter, then the Summary's verdicts in Markdown
+  and links to the appendix and its PDFs (uploaded as a dataset repository's README.md).
 - ``CITATION.cff`` (Citation File Format 1.2.0) and ``citation.bib`` (BibTeX): how to cite this version.
 
 Every file is text made from results.json and the build date only, so the same inputs give the same bytes.
@@ -19,13 +21,14 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from refsens_report import __version__, formatting
-from refsens_report.prose import said, said_percent
+from refsens_report.prose import markdown_text, said, said_percent
 from refsens_report.record import POOLED
 from refsens_report.results import COLUMNS, NUMBER_COLUMNS, sha256_file
 from refsens_report.view import ResultsView, Row, Settings
 
 CROISSANT_NAME = "croissant.json"
 CARD_NAME = "dataset-card.yaml"
+CARD_MARKDOWN_NAME = "dataset-card.md"  # written by write_card, with the summary (not one of FILES)
 CFF_NAME = "CITATION.cff"
 BIBTEX_NAME = "citation.bib"
 FILES = (CROISSANT_NAME, CARD_NAME, CFF_NAME, BIBTEX_NAME)
@@ -306,14 +309,19 @@ def size_category(items: int) -> str:
 
 def dataset_card(results: Mapping[str, Any], work: Work) -> str:
     """Return the YAML header of a Hugging Face dataset card for this version."""
-    record = results.get("record") or {}
-    languages = record.get("languages") or []
-    lines = [
+    return "\n".join([
         f"# Hugging Face dataset card metadata for {work.name} {work.version}, written by refsens-report {__version__}.",
         "# Paste it between the two --- lines at the top of the dataset's README.md. The card's Croissant",
         "# export leaves out the Responsible-AI fields: publish croissant.json from this folder beside it.",
-        f"pretty_name: {yaml_string(work.name)}",
-    ]
+        *card_fields(results, work),
+    ]) + "\n"  # fmt: skip
+
+
+def card_fields(results: Mapping[str, Any], work: Work) -> list[str]:
+    """Return the dataset card's fields as YAML lines: the one place dataset-card.yaml and .md take them from."""
+    record = results.get("record") or {}
+    languages = record.get("languages") or []
+    lines = [f"pretty_name: {yaml_string(work.name)}"]
     if work.license:
         lines += ([f"license: {work.license.lower()}"] if SPDX_ID.match(work.license)
                   else ["license: other", f"license_link: {yaml_string(work.license)}"])  # fmt: skip
@@ -328,7 +336,51 @@ def dataset_card(results: Mapping[str, Any], work: Work) -> str:
         "- reference-sensitivity",
         "- annotation",
     ]
+    return lines
+
+
+def card_markdown(results: Mapping[str, Any], work: Work, summary_markdown: str, pdf_names: tuple[str, ...] = (),
+                  draft: str = "") -> str:  # fmt: skip
+    """Return dataset-card.md: the card's fields as front matter, the summary (Markdown), links to the appendix.
+
+    ``summary_markdown``: the appendix's summary as Markdown (``summary.markdown``); ``pdf_names``: the appendix
+    PDF and the brief, when built. The appendix is linked at ``[report] url`` when given (the PDFs resolved
+    against it), else by the paths beside this file.
+    """
+    from urllib.parse import urljoin
+
+    def linked(name: str) -> str:  # a link destination Markdown reads whole: no space or parenthesis left
+        target = urljoin(work.url, name) if work.url else name
+        return target.replace(" ", "%20").replace("(", "%28").replace(")", "%29").replace("<", "%3C").replace(">", "%3E")
+
+    appendix = linked("") if work.url else "index.html"
+    lines = ["---", *card_fields(results, work), "---", "",
+             f"# {markdown_text(work.name)}, version {markdown_text(work.version)}: reference sensitivity", "",
+             "How much does a score on this benchmark depend on which gold it is computed against? The "
+             f"reference-sensitivity audit of this version (refsens-report {__version__}) answers in its datasheet "
+             f"appendix, [published here]({appendix}); its summary follows.", ""]  # fmt: skip
+    if draft:
+        lines += [f"**Draft.** {markdown_text(draft)}", ""]
+    lines += ["## Summary", "", summary_markdown.rstrip("\n"), "", "## The appendix", "",
+              f"- [The appendix]({appendix}): every analysis with its tables and figures, the Methods and the provenance"]
+    descriptions = ("the appendix as PDF/A-3b, with results.json and results.csv attached",
+                    "the brief: the summary, the leaderboard and Figure 1 in at most four pages")  # fmt: skip
+    lines += [f"- [{name}]({linked(name)}): {description}" for name, description in zip(pdf_names, descriptions)]
+    lines += [f"- [results.csv]({linked('results.csv')}) and [results.json]({linked('results.json')}): every number, "
+              "one row per statistic", "", "## Citation", ""]  # fmt: skip
+    entry = bibtex(work).rstrip("\n")
+    fence = "`" * max(3, 1 + max((len(run) for run in re.findall(r"`+", entry)), default=0))  # longer than any run
+    lines += [f"{fence}bibtex", entry, fence]
     return "\n".join(lines) + "\n"
+
+
+def write_card(results: Mapping[str, Any], folder: Path, build_date: str, summary_markdown: str,
+               pdf_names: tuple[str, ...] = (), draft: str = "") -> Path:  # fmt: skip
+    """Write dataset-card.md into a version folder."""
+    path = folder / CARD_MARKDOWN_NAME
+    path.write_text(card_markdown(results, work_of(results, build_date), summary_markdown, pdf_names, draft),
+                    encoding="utf-8", newline="")  # fmt: skip
+    return path
 
 
 # --- CITATION.cff and BibTeX -----------------------------------------------------------------------
@@ -409,6 +461,7 @@ def citation(work: Work) -> Citation:
             (BIBTEX_NAME, "the BibTeX entry above"),
             (CROISSANT_NAME, "Croissant 1.1 metadata with its Responsible-AI fields"),
             (CARD_NAME, "the YAML header of a Hugging Face dataset card"),
+            (CARD_MARKDOWN_NAME, "the whole Hugging Face dataset card: that header, the summary, links here"),
         ),
     )
 

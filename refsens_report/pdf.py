@@ -50,6 +50,11 @@ ATTACHMENTS = (
     ("results.json", f"The audit results: every row, the config as used, inputs' SHA-256 ({RESULTS_SCHEMA})"),
 )
 PARTS = 2  # runs typeset at once; fixed, so the PDF does not depend on the machine's number of cores
+# Tagged PDF (structure tree, /Lang, figures' /Alt from their alt text, table headers as TH), WeasyPrint's
+# pdf_tags. Composition draws the runs' pages as form XObjects and would drop their structure trees, so a
+# tagged appendix is typeset in one piece (write_pdf's ``tagged``): on the demo about 6 s more than the
+# composed runs (docs/site.md, "Tagged PDF"); ``tagged=False`` keeps the faster, untagged composition
+TAGGED = True
 FIGURE_WEIGHT = 100  # an <img> (an SVG figure) costs WeasyPrint about as much as 100 table elements
 ORIGIN_ID = "rs-part-origin"  # a marker at the top left of a run's first page: its anchor is the content origin
 XOBJECT_NAME = "/RsRunPage"
@@ -463,15 +468,35 @@ def _stream_data(page: Any) -> list[bytes]:
 # --- the PDF -----------------------------------------------------------------------------------------
 
 
-def write_pdf(page: Path, target: Path, build_time: datetime, timings: dict[str, float] | None = None) -> Path:
+def _attachments(folder: Path, build_time: datetime, fetcher: Any) -> list[Any]:
+    """Return results.csv and results.json as PDF/A-3 associated files, dated with the build."""
+    import weasyprint
+
+    return [
+        weasyprint.Attachment(
+            filename=str(folder / name),
+            name=name,
+            description=description,
+            created=build_time,
+            modified=build_time,
+            relationship="Data",  # PDF/A-3: the file is the data the document presents
+            url_fetcher=fetcher,
+        )
+        for name, description in ATTACHMENTS
+    ]
+
+
+def write_pdf(page: Path, target: Path, build_time: datetime, timings: dict[str, float] | None = None,
+              tagged: bool = TAGGED) -> Path:  # fmt: skip
     """Typeset ``page`` (an HTML file whose figures and stylesheets sit beside it) into ``target``.
 
+    ``tagged``: a tagged PDF, typeset in one piece; otherwise in ``PARTS`` runs at once, composed (untagged).
     ``timings``, when given, receives the seconds at which each step ended (bench/bench_report.py prints them).
     """
+    if tagged:
+        return _write_whole(page, target, build_time, timings)
     import tempfile
     import time
-
-    import weasyprint
 
     start, timings = time.perf_counter(), timings if timings is not None else {}
 
@@ -487,19 +512,7 @@ def write_pdf(page: Path, target: Path, build_time: datetime, timings: dict[str,
         try:
             layouts = runs.wait_layouts()
             step("runs laid out")
-            attachments = [
-                weasyprint.Attachment(
-                    filename=str(folder / name),
-                    name=name,
-                    description=description,
-                    created=build_time,
-                    modified=build_time,
-                    relationship="Data",  # PDF/A-3: the file is the data the document presents
-                    url_fetcher=fetcher,
-                )
-                for name, description in ATTACHMENTS
-            ]
-            options = _options(attachments=attachments)
+            options = _options(attachments=_attachments(folder, build_time, fetcher))
             document = _typeset(appendix.frame(frame_marks(layouts)), folder, fetcher, **options)
             step("frame laid out")
             mapping = _frame_pages(document, layouts)
@@ -521,10 +534,30 @@ def write_pdf(page: Path, target: Path, build_time: datetime, timings: dict[str,
     return target
 
 
+def _write_whole(page: Path, target: Path, build_time: datetime, timings: dict[str, float] | None = None) -> Path:
+    """Typeset the appendix in one piece as a tagged PDF/A-3b with the results attached (write_pdf, tagged)."""
+    import time
+
+    start, timings = time.perf_counter(), timings if timings is not None else {}
+    folder = page.parent
+    fetcher = _offline_fetcher(folder)
+    text = page.read_text(encoding="utf-8")
+    Page.cut(text)  # the same page the runs would cut: a page without its <main> sections is refused alike
+    options = _options(attachments=_attachments(folder, build_time, fetcher), pdf_tags=True)
+    document = _typeset(text, folder, fetcher, **options)
+    timings["laid out (one piece, tagged)"] = time.perf_counter() - start
+    for rendered in document.pages:
+        # links to files beside the page would become file:// URIs naming the build folder: in-page only
+        rendered.links[:] = [link for link in rendered.links if link[0] == "internal"]
+    target.write_bytes(document.write_pdf(**options))
+    timings["written"] = time.perf_counter() - start
+    return target
+
+
 def write_brief(page: Path, target: Path, build_time: datetime, timings: dict[str, float] | None = None) -> Path:
     """Typeset the brief (a few pages: ``page``, an HTML file beside the appendix's figures) into ``target``.
 
-    In one piece (it is short), PDF/A-3b without attachments (they ride on the appendix it names), with in-page
+    In one piece (it is short), tagged, PDF/A-3b without attachments (they ride on the appendix it names), with in-page
     links only. ``build_time`` is read from the page's ``dcterms.created``, as for the appendix; the file
     identifier is WeasyPrint's hash of the content, so the same page gives the same bytes.
     """
@@ -533,10 +566,10 @@ def write_brief(page: Path, target: Path, build_time: datetime, timings: dict[st
     start = time.perf_counter()
     folder = page.parent
     fetcher = _offline_fetcher(folder)
-    document = _typeset(page.read_text(encoding="utf-8"), folder, fetcher, **_options())
+    document = _typeset(page.read_text(encoding="utf-8"), folder, fetcher, **_options(pdf_tags=True))
     for rendered in document.pages:
         rendered.links[:] = [link for link in rendered.links if link[0] == "internal"]
-    document.write_pdf(target, **_options())
+    document.write_pdf(target, **_options(pdf_tags=True))
     if timings is not None:
         timings["brief"] = time.perf_counter() - start
     return target

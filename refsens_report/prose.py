@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from refsens_report import formatting
 from refsens_report.formatting import format_row
 from refsens_report.view import Row
@@ -33,3 +35,12 @@ def count_phrase(count: int, total: int, singular: str, plural: str | None = Non
 def pair_label(row: Row) -> str:
     """Return a row's pair of references as 'first vs second'."""
     return f"{row['reference']} vs {row['reference_2']}"
+
+
+MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]<>#|~&!])")
+
+
+def markdown_text(text: str) -> str:
+    """Return a sentence (names from the record included) as Markdown that prints it literally: no markup, no
+    HTML, on one line."""
+    return MARKDOWN_SPECIAL.sub(r"\\\1", " ".join(text.split()))

@@ -20,7 +20,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
-from refsens_report import __version__, changes, figures, manifest, metadata, pdf, publish, render, tables
+from refsens_report import __version__, changes, figures, manifest, metadata, pdf, publish, render, summary, tables
 from refsens_report.analyses import disagreements, gold_errors
 from refsens_report.analyses.registry import figure_makers
 from refsens_report.config import Config, version_problem
@@ -141,6 +141,8 @@ def downloads_of(folder: Path, numbered: list[tables.Table], drawn: Mapping[str,
     files += [
         entry(metadata.CROISSANT_NAME, "Croissant 1.1 metadata (JSON-LD) with its Responsible-AI fields"),
         entry(metadata.CARD_NAME, "The YAML header of a Hugging Face dataset card"),
+        entry(metadata.CARD_MARKDOWN_NAME, "The Hugging Face dataset card: that header, the summary's verdicts, "
+                                           "links to the appendix and its PDFs (upload it as README.md)"),
         entry(metadata.CFF_NAME, "How to cite this version (Citation File Format 1.2.0)"),
         entry(metadata.BIBTEX_NAME, "How to cite this version (BibTeX)"),
     ]
@@ -150,6 +152,9 @@ def downloads_of(folder: Path, numbered: list[tables.Table], drawn: Mapping[str,
         files.append(entry(f"tables/{table.slug}.tex", f"Table {table.number} as LaTeX to \\input (longtable)"))
     for figure in drawn.values():
         files.append(entry(figure.file, f"{figure.title} (SVG)"))
+        if figure.number:  # the same figure named by its number, for slides and papers
+            files += [entry(figures.export_name(figure, suffix), f"Figure {figure.number} as {kind}")
+                      for suffix, kind in EXPORT_KINDS]  # fmt: skip
     for stem, what in ((disagreements.REFERENCES_FILE, "the primary reference and an alternative"),
                        (disagreements.ANNOTATORS_FILE, "annotator A and annotator B")):  # fmt: skip
         for suffix, kind in ((".html", "The page of those with most impact"), (".jsonl", "Every one as JSON Lines"),
@@ -161,6 +166,17 @@ def downloads_of(folder: Path, numbered: list[tables.Table], drawn: Mapping[str,
             files.append(entry(f"{gold_errors.FILE}{suffix}", f"Every gold-error candidate of every reference, ranked, "
                                                                f"as {kind}"))
     return files
+
+
+EXPORT_KINDS = ((".svg", "SVG, text kept as text"), (".png", f"PNG, {figures.EXPORT_DPI} dpi"),
+                (".pdf", "PDF, fonts embedded"))  # fmt: skip
+
+
+def numbered_figures(body: render.Body) -> dict[str, figures.Figure]:
+    """Return every figure the appendix prints, with its number, by key in the appendix's order."""
+    printed = [body.summary.figure] if body.summary.figure is not None else []
+    printed += [figure for section in body.sections for figure in section.figures]
+    return {figure.key: figure for figure in sorted(printed, key=lambda figure: figure.number)}
 
 
 @dataclass(frozen=True)
@@ -191,12 +207,17 @@ def render_version(config: Config, folder: Path, stages: Stages, typesetter: pdf
     with stages.stage("tables"):
         body = render.build_body(view, drawn)
         write_tables(body.tables, folder / "tables")
+        numbered = numbered_figures(body)
+        figures.write_exports(folder, numbered.values())
     with stages.stage("release"):  # the checks, what changed since the baseline, the metadata files
         section = None
         if baseline is not None:
             section, changes_text = changes.compare(baseline.version, baseline.results, baseline.sha256, results)
             (folder / changes.CHANGES_NAME).write_text(changes_text, encoding="utf-8", newline="")
         metadata.write_metadata(results, folder, timestamp)
+        pdfs = (pdf_name(view.data["dataset"]["version"]), brief_name(view.data["dataset"]["version"]))
+        metadata.write_card(results, folder, timestamp, summary.markdown(body.summary), pdfs if with_pdf else (),
+                            view.draft)  # fmt: skip
         if results.get("record", {}).get("notes"):
             (folder / render.NOTES_NAME).write_text(render.notes_text(results), encoding="utf-8", newline="")
     with stages.stage("html"):
@@ -209,7 +230,7 @@ def render_version(config: Config, folder: Path, stages: Stages, typesetter: pdf
                 (folder / name).write_text(script, encoding="utf-8")
         version = results["dataset"]["version"]
         page = render.appendix_context(
-            results, body.sections, datasheet, downloads_of(folder, body.tables, drawn, version, with_pdf),
+            results, body.sections, datasheet, downloads_of(folder, body.tables, numbered, version, with_pdf),
             timestamp, moment_source, pdf_name(version) if with_pdf else "", body.summary, body.annex,
             brief_name(version) if with_pdf else "",
         )  # fmt: skip

@@ -16,7 +16,7 @@ from refsens_report import formatting
 from refsens_report.analyses.registry import ANALYSES
 from refsens_report.analyses.base import Section
 from refsens_report.figures import Figure
-from refsens_report.prose import count_phrase, said
+from refsens_report.prose import count_phrase, markdown_text, said
 from refsens_report.record import POOLED
 from refsens_report.view import UNDECIDED_FLIPS, ResultsView, Row
 
@@ -53,6 +53,7 @@ class Summary:
     figure: Figure | None
     not_applicable: tuple[NotApplicable, ...]
     empty: str = ""  # why there are no verdicts (one reference, no scores)
+    lead: str = ""  # the sentence that introduces the verdicts (with them only)
 
     def cited(self, view: ResultsView) -> frozenset[int]:
         """Return the indices (results rows) of every number the verdicts print."""
@@ -141,7 +142,29 @@ def build_summary(view: ResultsView, drawn: Mapping[str, Figure], sections: Sequ
                     if section.not_applicable and not section.tables and not section.figures)  # fmt: skip
     empty = view.applicability("swap") or NO_VERDICT
     return Summary(verdicts=tuple(verdicts(view)), findings=tuple(findings), figure=figure, not_applicable=skipped,
-                   empty=empty)  # fmt: skip
+                   empty=empty, lead=lead(view))  # fmt: skip
+
+
+def lead(view: ResultsView) -> str:
+    """Return the sentence that introduces the verdicts and findings."""
+    return (f"How far does a score move when only the gold changes? Each alternative reference against the primary "
+            f"one, {view.primary}, then what each analysis found (pooled over the languages; F1 scores and "
+            f"differences in F1 points with {view.confidence_label}s; per-language results are in the sections):")
+
+
+def markdown(summary: Summary) -> str:
+    """Return the summary as Markdown (the dataset card): the same lead, verdicts, findings and list of what does
+    not apply as the appendix prints, without its figure."""
+    lines = [markdown_text(summary.lead if summary.verdicts else summary.empty), ""]
+    for verdict in summary.verdicts:
+        lines.append(f"- **{markdown_text(verdict.reference)}** instead of {markdown_text(verdict.primary)}. "
+                     f"{markdown_text(verdict.text)}")  # fmt: skip
+    lines += [f"- {markdown_text(finding)}" for finding in summary.findings]
+    if summary.not_applicable:
+        lines += ["", "Not applicable to this record:", ""]
+        lines += [f"- **{markdown_text(skipped.title)}**: {markdown_text(skipped.reason)}"
+                  for skipped in summary.not_applicable]  # fmt: skip
+    return "\n".join(lines).replace("\n\n\n", "\n\n").strip("\n") + "\n"
 
 
 def headline_sentences(view: ResultsView) -> list[str]:

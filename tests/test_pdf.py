@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
+import html
 import json
 import os
 import re
 import shutil
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 import pypdf
 import pytest
 from conftest import Built
 
 from refsens_report import pdf, render
-from refsens_report.site import pdf_name
+from refsens_report.site import brief_name, pdf_name
 from refsens_report.analyses.registry import ANALYSES
 from refsens_report.view import ResultsView
 
@@ -221,11 +223,14 @@ def test_the_pdf_does_not_depend_on_the_number_of_cores(built_site: Built, tmp_p
                                                         monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
     page = built_site.folder / "index.html"
     moment = datetime(2026, 1, 1, tzinfo=timezone.utc)
-    forked = pdf.write_pdf(page, tmp_path / "forked.pdf", moment)
+    # untagged, the page is typeset in runs at once and composed
+    forked = pdf.write_pdf(page, tmp_path / "forked.pdf", moment, tagged=False)
     monkeypatch.setattr(pdf, "_cores", lambda: 1)  # the runs typeset one after the other in this process
-    alone = pdf.write_pdf(page, tmp_path / "alone.pdf", moment)
+    alone = pdf.write_pdf(page, tmp_path / "alone.pdf", moment, tagged=False)
     assert forked.read_bytes() == alone.read_bytes()
-    assert forked.read_bytes() == (built_site.folder / pdf_name(built_site.version)).read_bytes()
+    # tagged, in one piece (what build publishes): the same bytes again
+    tagged = pdf.write_pdf(page, tmp_path / "tagged.pdf", moment)
+    assert tagged.read_bytes() == (built_site.folder / pdf_name(built_site.version)).read_bytes()
 
 
 def test_a_run_that_fails_stops_the_pdf_with_its_reason(built_site: Built, tmp_path: Path) -> None:
@@ -235,7 +240,10 @@ def test_a_run_that_fails_stops_the_pdf_with_its_reason(built_site: Built, tmp_p
     (folder / "figures" / "band.svg").unlink()
     target = folder / "broken.pdf"
     with pytest.raises(RuntimeError, match=r"typesetting part \d of the PDF failed: .*band\.svg"):
-        pdf.write_pdf(folder / "index.html", target, datetime(2026, 1, 1, tzinfo=timezone.utc))
+        pdf.write_pdf(folder / "index.html", target, datetime(2026, 1, 1, tzinfo=timezone.utc), tagged=False)
+    assert not target.exists()
+    with pytest.raises(BaseException, match=r"band\.svg"):  # tagged, in one piece: the page's own error
+        pdf.write_pdf(folder / "index.html", target, datetime(2026, 1, 1, tzinfo=timezone.utc), tagged=True)
     assert not target.exists()
 
 
@@ -274,6 +282,53 @@ def test_each_font_subset_has_its_own_tag(reader: pypdf.PdfReader) -> None:
         visit(page.get("/Resources"))
     assert len(files_by_name) >= 5
     assert all(len(files) == 1 for files in files_by_name.values()), files_by_name
+
+
+def structure(pdf_path: Path) -> tuple[Any, list[Any]]:
+    """Return a PDF's catalog and every structure element of its structure tree, in reading order."""
+    import pikepdf
+
+    document = pikepdf.open(pdf_path)
+    elements: list[Any] = []
+
+    def walk(node: Any) -> None:
+        if isinstance(node, pikepdf.Array):
+            for child in node:
+                walk(child)
+        elif isinstance(node, pikepdf.Dictionary) and "/S" in node:
+            elements.append(node)
+            if "/K" in node:
+                walk(node.K)
+
+    walk(document.Root.StructTreeRoot.K)
+    return document, elements
+
+
+def test_the_brief_and_a_tagged_appendix_carry_language_alt_text_and_table_headers(built_site: Built,
+                                                                                   tmp_path: Path) -> None:  # fmt: skip
+    page = (built_site.folder / "index.html").read_text(encoding="utf-8")
+    alts = [html.unescape(alt) for alt in re.findall(r'<img src="figures/[^"]+" alt="([^"]*)"', page)]
+    # the appendix typeset in one piece with tags, as build does (pdf.TAGGED), into a copy of the version
+    folder = tmp_path / "version"
+    shutil.copytree(built_site.folder, folder)
+    tagged = pdf.write_pdf(folder / "index.html", folder / pdf_name(built_site.version),
+                           datetime(2026, 1, 1, tzinfo=timezone.utc), tagged=True)  # fmt: skip
+    with pypdf.PdfReader(tagged) as reader:
+        attached = {name: data[0] for name, data in reader.attachments.items()}
+    assert attached == {name: (folder / name).read_bytes() for name in ("results.csv", "results.json")}
+    for name in (pdf_name(built_site.version), brief_name(built_site.version)):
+        document, elements = structure(folder / name)
+        root = document.Root
+        assert "/StructTreeRoot" in root and root.MarkInfo.Marked is True and str(root.Lang) == "en"
+        assert root.StructTreeRoot.ParentTree  # marked content on the pages points back into the tree
+        kinds = {str(element.S) for element in elements}
+        assert {"/Document", "/H1", "/H2", "/P", "/Figure", "/Caption"} <= kinds
+        figures = [element for element in elements if element.S == "/Figure"]
+        assert figures and all(str(figure.get("/Alt", "")).strip() for figure in figures)
+        if name == pdf_name(built_site.version):  # every figure of the appendix, with the page's alt text
+            assert {"/Table", "/THead", "/TH", "/TD"} <= kinds  # table headers marked as headers
+            assert [" ".join(str(figure.Alt).split()) for figure in figures] == [" ".join(alt.split()) for alt in alts]
+        assert document.open_metadata()["pdfaid:part"] == "3"  # still PDF/A-3b, results still attached (below)
 
 
 def test_qpdf_finds_the_composed_pdf_well_formed(built_site: Built) -> None:

@@ -334,7 +334,7 @@ def test_a_draft_has_no_pdf_and_lists_every_file(versions: dict) -> None:
     folder = versions["site"] / "1.0.0"
     assert not list(folder.glob("*.pdf"))
     html = (folder / "index.html").read_text(encoding="utf-8")
-    assert ".pdf" not in html
+    assert ".pdf" not in re.sub(r"figures/figure-\d+-[a-z-]+\.pdf", "", html)  # only the figures' own PDFs
     files = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))["files"]
     on_disk = {path.relative_to(folder).as_posix() for path in folder.rglob("*") if path.is_file()}
     assert set(files) == on_disk - {"manifest.json"}
@@ -558,6 +558,51 @@ def test_url_authors_and_license_reach_every_citation(tmp_path: Path) -> None:
     assert unescaped.count("{") == unescaped.count("}")
     card = metadata.dataset_card({**results, "record": {"items": 25_000, "languages": ["hi", "pt-BR"]}}, work)
     assert "license: cc-by-4.0" in card and "- pt-BR" in card and "- 10K<n<100K" in card
+
+
+def test_the_dataset_card_is_read_by_huggingface_hub_and_says_the_summary_literally(built_site: Built) -> None:
+    import huggingface_hub
+    import yaml
+    from markdown_it import MarkdownIt
+
+    from refsens_report import render
+
+    folder = built_site.folder
+    text = (folder / metadata.CARD_MARKDOWN_NAME).read_text(encoding="utf-8")
+    card = huggingface_hub.DatasetCard(text)
+    header = yaml.safe_load((folder / metadata.CARD_NAME).read_text(encoding="utf-8"))
+    assert card.data.to_dict() == header  # one set of fields, the same YAML
+    assert card.data.pretty_name == header["pretty_name"] and "reference-sensitivity" in card.data.tags
+    assert card.data.task_categories == ["token-classification"] and card.data.size_categories
+    results = json.loads((folder / "results.json").read_text(encoding="utf-8"))
+    summary = render.build_body(ResultsView.from_json(results), {}).summary
+    assert summary.verdicts and summary.findings
+    # rendered as Markdown (raw HTML on, as a Hub page allows some), every verdict and finding reads as the appendix
+    # prints it, names from the record included (a labelling named with an <img onerror>): text, never markup
+    html = MarkdownIt("commonmark").render(card.text)
+    items = [" ".join(re.sub(r"<[^>]+>", "", item).split()) for item in re.findall(r"<li>(.*?)</li>", html, re.S)]
+    unescaped = [item.replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", '"').replace("&amp;", "&")
+                 for item in items]  # fmt: skip
+    for verdict in summary.verdicts:
+        assert f"{verdict.reference} instead of {verdict.primary}. {' '.join(verdict.text.split())}" in unescaped
+    for finding in summary.findings:
+        assert " ".join(finding.split()) in unescaped
+    assert "<img" not in html and "<script" not in html
+    links = re.findall(r'href="([^"]+)"', html)
+    assert links[0] == "index.html" and built_site.version and all((folder / link).is_file() for link in links)
+    assert {f"refsens-appendix-{built_site.version}.pdf", f"refsens-appendix-{built_site.version}-brief.pdf"} <= set(links)
+    assert card.text.count("@misc{") == 1
+
+
+def test_the_dataset_card_links_the_published_appendix(tmp_path: Path) -> None:
+    results = {"dataset": {"name": "PII (v2)", "version": "1.0.0"}, "record": {"items": 10, "languages": ["en"]},
+               "config": {"report": {"url": "https://example.org/pii/1.0.0/", "license": "https://example.org/l"}}}
+    work = metadata.work_of(results, "2026-03-04T00:00:00+00:00")
+    text = metadata.card_markdown(results, work, "- a verdict\n", ("a.pdf", "b.pdf"), draft="Too few replicates.")
+    assert text.startswith("---\npretty_name: \"PII (v2)\"\nlicense: other\nlicense_link: ")
+    assert "[The appendix](https://example.org/pii/1.0.0/)" in text and "(https://example.org/pii/1.0.0/b.pdf)" in text
+    assert "**Draft.** Too few replicates." in text and "\n- a verdict\n" in text
+    assert metadata.card_markdown(results, work, "x\n").count(".pdf") == 0  # built without PDFs
 
 
 def test_how_to_cite_is_on_the_page(built_site: Built) -> None:

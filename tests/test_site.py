@@ -378,6 +378,28 @@ def test_tables_are_numbered_captioned_and_downloadable(built_site: Built) -> No
         assert squash(next(figure.iter("figcaption")).text()).startswith(f"Figure {number}.")
 
 
+def test_every_figure_is_a_numbered_svg_png_and_pdf_listed_in_the_downloads(built_site: Built) -> None:
+    folder = built_site.folder
+    page = parse(folder / "index.html")
+    manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    listed = {a.attrs.get("href") for a in page.iter("a")}
+    images = [node for node in page.iter("figure") if "figure" in node.attrs.get("class", "").split()]
+    for number, figure in enumerate(images, start=1):
+        key = figure.attrs["id"].removeprefix("figure-")
+        stem = f"figures/figure-{number}-{key}"
+        assert [a.attrs["href"] for a in figure.iter("a")] == [f"{stem}.svg", f"{stem}.png", f"{stem}.pdf"]
+        svg, png, pdf = ((folder / f"{stem}{suffix}").read_bytes() for suffix in (".svg", ".png", ".pdf"))
+        assert svg == (folder / next(figure.iter("img")).attrs["src"]).read_bytes()  # the site's own SVG
+        assert png.startswith(b"\x89PNG") and b"Software" not in png and b"tIME" not in png
+        density = png[png.index(b"pHYs") + 4:png.index(b"pHYs") + 13]
+        assert int.from_bytes(density[:4], "big") == round(300 / 0.0254) and density[8] == 1  # 300 dpi
+        assert pdf.startswith(b"%PDF") and b"CreationDate" not in pdf and b"/FontFile2" in pdf  # TrueType, no date
+        for suffix in (".svg", ".png", ".pdf"):
+            assert f"{stem}{suffix}" in listed and f"{stem}{suffix}" in manifest["files"]
+    exported = sorted(path.name for path in (folder / "figures").glob("figure-*"))
+    assert len(exported) == 3 * len(images) and not (folder / "figures" / "export").exists()
+
+
 def finding_sentences(page: Node) -> list[str]:
     """Return the headline findings: the items of the summary's one list after its verdicts."""
     found = [node for node in page.iter("ul") if node.attrs.get("id") == "findings"][0]
@@ -537,7 +559,8 @@ def test_rebuilds_are_byte_identical(built_site: Built, rebuilt_site: Built) -> 
     different = [name for name in first if first[name][0] != second[name][0]]
     assert not different
     suffixes = {Path(name).suffix for name in first}
-    assert {".html", ".svg", ".csv", ".json", ".jsonl", ".pdf", ".tex", ".css"} <= suffixes
+    assert {".html", ".svg", ".csv", ".json", ".jsonl", ".pdf", ".tex", ".css", ".png", ".md"} <= suffixes
+    assert {Path(name).suffix for name in first if name.split("/")[-1].startswith("figure-")} == {".svg", ".png", ".pdf"}
 
 
 def test_manifest_hashes_every_file_and_input(built_site: Built) -> None:
