@@ -310,9 +310,16 @@ class ResultsView:
         return [output for output in self.outputs if output in ranked]
 
     def items_phrase(self, subset: str) -> str:
-        """Return '1,234 items' for a subset's pooled size, or 'its items' when unknown."""
+        """Return '1,234 items' for a subset's pooled size, or 'its items' when unknown; with a cluster key, the
+        clusters the bootstrap resampled beside them ('3,453 items in 231 clusters by document')."""
         size = self.subset_size(subset)
-        return formatting.counted(size, "item") if size is not None else "its items"
+        if size is None:
+            return "its items"
+        clusters = self.data.get("record", {}).get("clusters") or {}
+        count = ((clusters.get("subsets") or {}).get(subset) or {}).get(POOLED) if clusters.get("key") else None
+        if count is None:
+            return formatting.counted(size, "item")
+        return f"{formatting.counted(size, 'item')} in {formatting.counted(count, 'cluster')} by {clusters['key']}"
 
     def applicability(self, key: str) -> str | None:
         """Return the sentence saying why an analysis does not apply, or None when it ran."""

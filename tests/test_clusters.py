@@ -82,6 +82,11 @@ def test_a_value_in_two_languages_makes_a_cluster_in_each(tmp_path):
     assert {language: (row["n_items"], row["n_clusters"]) for language, row in rows.items()} == {
         "de": (6, 3), "en": (6, 3), "pooled": (12, 6)}
     assert results.record["clusters"]["subsets"]["corpus"] == {"de": 3, "en": 3, "pooled": 6}
+    # the report says what was resampled wherever it says how many items: the clusters beside the items
+    from refsens_report.view import ResultsView
+
+    view = ResultsView.from_json(results.to_json_dict())
+    assert view.items_phrase("corpus") == "12 items in 6 clusters by document"
 
 
 def test_the_cluster_key_is_a_checked_option(tmp_path, capsys):
