@@ -113,7 +113,6 @@ class AppendixPage:
     build_timestamp_source: where that timestamp came from (SOURCE_DATE_EPOCH or the inputs' date).
     paper: "a4" or "letter": selects the print page size.
     seed, resamples: the bootstrap seed and number of replicates, as printed.
-    confidence_label: e.g. "95% CI".
     pdf_name: the file name of the PDF beside the page.
     brief_name: the file name of the brief PDF beside the page ("" without PDFs).
     results_sha256: results.json's SHA-256 (the PDF's one line of provenance when it leaves the rest to the site).
@@ -150,7 +149,6 @@ class AppendixPage:
     paper: str
     seed: str
     resamples: str
-    confidence_label: str
     pdf_name: str
     summary: Summary
     annex: tuple[Table, ...]
@@ -500,7 +498,6 @@ def appendix_context(
         paper=view.settings.report.paper or ReportSettings.paper,
         seed=str(results.get("seed")),
         resamples=formatting.count(results.get("resamples")),
-        confidence_label=view.confidence_label,
         pdf_name=pdf_name,
         draft=view.draft,
         summary=summary if summary is not None else build_body(view, {}).summary,
@@ -536,13 +533,14 @@ def reference_lines(view: ResultsView) -> tuple[ReferenceLine, ...]:
     )  # fmt: skip
 
 
-def brief_context(page: AppendixPage, sections: Sequence[Section], appendix_sha256: str, url: str | None) -> BriefPage:
+def brief_context(page: AppendixPage, view: ResultsView, sections: Sequence[Section], appendix_sha256: str,
+                  url: str | None) -> BriefPage:  # fmt: skip
     """Return the brief PDF's context: the appendix's answer, its leaderboard table, and the appendix's hash."""
     paper = next((table for section in sections for table in section.tables if table.key == PAPER_KEY), None)
     return BriefPage(
         dataset_name=page.dataset_name, version=page.version, tool_version=page.tool_version,
         build_date=page.build_date, build_timestamp=page.build_timestamp, paper=page.paper,
-        confidence_label=page.confidence_label, resamples=page.resamples, seed=page.seed, summary=page.summary,
+        confidence_label=view.confidence_label, resamples=page.resamples, seed=page.seed, summary=page.summary,
         leaderboard=paper, citation=page.citation,
         appendix_name=page.pdf_name, appendix_sha256=appendix_sha256, appendix_url=url or "", draft=page.draft,
     )  # fmt: skip

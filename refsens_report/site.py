@@ -244,7 +244,8 @@ def render_version(config: Config, folder: Path, stages: Stages, typesetter: pdf
             appendix_pdf = write_pdf(folder / INDEX_NAME, folder / pdf_name(page.version), moment,
                                      timings=stages.details)  # fmt: skip
             # the brief names the appendix PDF by its SHA-256, so it is typeset second
-            brief = render.brief_context(page, body.sections, sha256_file(appendix_pdf), config.report.url)
+            brief = render.brief_context(page, view, body.sections, sha256_file(appendix_pdf),
+                                         config.report.url)  # fmt: skip
             source = folder / BRIEF_SOURCE
             source.write_text(render.render_page("brief.html", brief), encoding="utf-8")
             if typesetter is None:

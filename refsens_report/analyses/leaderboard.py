@@ -499,8 +499,8 @@ def leaderboard_bump(view: ResultsView) -> tuple[MplFigure, Figure] | None:
             + drawn_note(len(outputs), len(ranked), "outputs", f"{rule} F1 under {view.primary}", "the leaderboard table")
         ),
         alt=(
-            f"Bump chart of {formatting.counted(len(outputs), 'output')}"
-            + (f" of {formatting.count(len(ranked))}" if len(outputs) < len(ranked) else "")
+            (f"Bump chart of {formatting.count(len(outputs))} of {formatting.counted(len(ranked), 'output')}"
+             if len(outputs) < len(ranked) else f"Bump chart of {formatting.counted(len(outputs), 'output')}")
             + f" across {formatting.counted(len(references), 'reference')}; "
             f"{formatting.count_of(moved, len(outputs), 'output')} "
             f"{formatting.verb_of(moved, len(outputs), 'changes', 'change')} rank at least once. Ranks under "
