@@ -126,8 +126,8 @@ def paper_table(view: ResultsView) -> Table:
             f"({primary}) first, with {view.confidence_label}s from the paired bootstrap on the audited subset "
             f"({view.items_phrase('audited')}), and its rank (1 = highest; ties share their average rank). Outputs "
             f"in order of their rank under {primary}. Tie group: outputs whose rank intervals under {primary} "
-            "overlap share a group (1 = the top). Rank intervals, every rule and the chance that a rank moves are "
-            "in the next tables."
+            "overlap share a group (1 = the top). Rank sets and intervals, every rule and the chance that a rank "
+            "moves are in the next tables and their CSVs."
         ),
         columns=tuple(columns),
         groups=tuple(groups),
@@ -201,7 +201,19 @@ def leaderboard_tables(view: ResultsView) -> list[Table]:
         groups=(("", 4), ("P(rank moves)", len(pairs))),
         rows=mark_repeats(move_rows, 2),
     )
-    return [board, moves]
+    return [board, main_rule_on_the_page(view, moves)]
+
+
+def main_rule_on_the_page(view: ResultsView, table: Table) -> Table:
+    """Return a long table (its first column the rule) as the page prints it at leaderboard scale: the main rule's
+    rows, the one the summary and the figures use; its CSV, and the annex of a full PDF, keep every rule."""
+    kept = [[replace(cell, repeated=False) for cell in row] for row in table.rows if row[0].text == view.main_rule]
+    if len(view.rules) < 2 or not kept:
+        return table
+    labels = next((index for index, cell in enumerate(kept[0]) if cell.numeric), len(kept[0]))
+    note = (f"The page shows the {view.main_rule} rule's rows; the table's CSV holds every rule's "
+            f"({formatting.count(len(table.rows))} rows).")  # fmt: skip
+    return replace(table, rows=mark_repeats(kept, max(labels - 1, 0)), notes=(*table.notes, note), csv=table)
 
 
 RANK_SET_COLUMNS = ("From", "To", "Plausible best")
@@ -381,10 +393,9 @@ def rank_agreement_table(view: ResultsView) -> Table:
                         stat_cell(rows.one("leaderboard", "flips_significant", **where)),
                         stat_cell(rows.one("leaderboard", "p_rank_change", output="", **where)),
                     ])  # fmt: skip
-        return replace(
-            _rank_agreement(view, ("Rule", "References", "Language", "tau-b", "Flips", "Significant",
-                                   "P(ranking moves)"), (), table_rows),  # fmt: skip
-        )
+        return main_rule_on_the_page(view, _rank_agreement(
+            view, ("Rule", "References", "Language", "tau-b", "Flips", "Significant", "P(ranking moves)"), (),
+            table_rows))  # fmt: skip
     columns: list[str] = ["Rule", "Language"]
     groups: list[tuple[str, int]] = [("", 2)]
     for first, second in pairs:
