@@ -211,9 +211,10 @@ def main_rule_on_the_page(view: ResultsView, table: Table) -> Table:
     if len(view.rules) < 2 or not kept:
         return table
     labels = next((index for index, cell in enumerate(kept[0]) if cell.numeric), len(kept[0]))
+    complete = one_language(table, view)  # as the CSV is written: with one language, its rows once
     note = (f"The page shows the {view.main_rule} rule's rows; the table's CSV holds every rule's "
-            f"({formatting.count(len(table.rows))} rows).")  # fmt: skip
-    return replace(table, rows=mark_repeats(kept, max(labels - 1, 0)), notes=(*table.notes, note), csv=table)
+            f"({formatting.count(len(complete.rows))} rows).")  # fmt: skip
+    return replace(table, rows=mark_repeats(kept, max(labels - 1, 0)), notes=(*table.notes, note), csv=complete)
 
 
 RANK_SET_COLUMNS = ("From", "To", "Plausible best")
@@ -318,10 +319,11 @@ def replicability_table(view: ResultsView) -> Table:
     if not top or len(top) >= len(every):
         return complete
     shown = mark_repeats(_replicability_rows(view, top), 2)
-    note = (f"The page shows {top_pairs_phrase(view)} under {view.primary} ({view.main_rule}, pooled), those the section names; "
-            f"the table's CSV holds all {formatting.count(len(every))} rows: both orders of every pair of outputs, "
-            "every rule and language.")  # fmt: skip
-    return replace(complete, rows=shown, notes=(note,), csv=complete)
+    written = one_language(complete, view)  # as the CSV is written: with one language, its rows once
+    note = (f"The page shows {top_pairs_phrase(view)} under {view.primary} ({view.main_rule}, pooled), those the "
+            f"section names; the table's CSV holds all {formatting.count(len(written.rows))} rows: both orders of "
+            "every pair of outputs, every rule and language.")  # fmt: skip
+    return replace(complete, rows=shown, notes=(note,), csv=written)
 
 
 def leaderboard_table(view: ResultsView) -> Table:
