@@ -54,6 +54,7 @@ class Table:
     notes: tuple[str, ...] = ()
     number: int = 0
     csv: "Table | None" = None  # what the CSV download holds when the page shows less (the full type matrix)
+    print_rows: int | None = None  # the PDF prints the first this many rows, the site every one (None: all)
 
 
     @property
