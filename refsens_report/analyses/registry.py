@@ -9,6 +9,7 @@ from __future__ import annotations
 from refsens_report.analyses import (
     aggregation,
     agreement,
+    alpha,
     band,
     by_type,
     decontaminated,
@@ -25,6 +26,7 @@ from refsens_report.analyses.base import Analysis
 
 ANALYSES: tuple[Analysis, ...] = (
     agreement.ANALYSIS,
+    alpha.ANALYSIS,
     neutrality.ANALYSIS,
     swap.ANALYSIS,
     score_range.ANALYSIS,
