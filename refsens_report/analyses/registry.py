@@ -15,6 +15,7 @@ from refsens_report.analyses import (
     decontaminated,
     disagreements,
     duplicates,
+    gamma,
     interaction,
     leaderboard,
     neutrality,
@@ -27,6 +28,7 @@ from refsens_report.analyses.base import Analysis
 ANALYSES: tuple[Analysis, ...] = (
     agreement.ANALYSIS,
     alpha.ANALYSIS,
+    gamma.ANALYSIS,
     neutrality.ANALYSIS,
     swap.ANALYSIS,
     score_range.ANALYSIS,
