@@ -38,6 +38,14 @@ def declare(analysis: str, kinds: Mapping[str, StatKind]) -> None:
         KINDS[(analysis, statistic)] = kind
 
 
+def adopt(statistics: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> None:
+    """Learn the kinds results.json carries (``statistics``) for statistics no analysis here declares: a
+    results.json of an analysis this version lacks still prints as it was written."""
+    for analysis, kinds in statistics.items():
+        for statistic, kind in kinds.items():
+            KINDS.setdefault((analysis, statistic), StatKind(**kind))
+
+
 def kind_of(analysis: str, statistic: str) -> StatKind:
     """Return how a statistic prints (PLAIN when its analysis declares nothing for it)."""
     return KINDS.get((analysis, statistic), PLAIN)

@@ -823,8 +823,12 @@ def test_results_json_keys_and_provenance(tmp_path):
     assert set(document) == {
         "schema", "dataset", "tool_version", "config", "config_toml", "seed", "resamples", "confidence", "inputs",
         "columns", "rows", "record", "interaction", "duplicates", "type_confusion", "by_type", "disagreements",
-        "aggregation", "applicability",
+        "aggregation", "applicability", "statistics",
     }  # fmt: skip
+    # how each statistic prints, as its analysis declares it: a rate with 1 decimal, a swing signed and tested
+    assert document["statistics"]["agreement"]["identical"] == {"decimals": 1, "signed": False, "tested": False,
+                                                                "style": "number"}  # fmt: skip
+    assert document["statistics"]["interaction"]["swing"]["signed"] and document["statistics"]["interaction"]["swing"]["tested"]
     assert document["schema"] == "refsens-report/results@3"
     assert document["dataset"] == {"name": "Test benchmark", "version": "1.0.0"}
     assert document["seed"] == 7 and document["resamples"] == 30 and document["confidence"] == 0.95
