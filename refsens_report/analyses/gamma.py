@@ -18,6 +18,7 @@ computed once from the whole item set and held fixed in the bootstrap, which re-
 from __future__ import annotations
 
 import hashlib
+import math
 import weakref
 from dataclasses import dataclass
 from typing import Any, Mapping
@@ -46,6 +47,10 @@ KEY = "gamma"
 DELTA_EMPTY = 1.0  # the disorder of a unit aligned with nothing (pygamma's default)
 POSITIONAL, CATEGORICAL = 1.0, 1.0  # the combined dissimilarity's weights (pygamma's alpha and beta)
 SAMPLES = 30  # random continua for the expected disorder (pygamma's default n_samples)
+# The chance continua's seed: fixed, so gamma's estimate depends on the data alone (the audit's seed moves the
+# intervals, never an estimate); each pair draws its own stream from it.
+CHANCE_SEED = 2015
+GRID = float(1 << 32)  # per-item disorders are rounded to multiples of 1 / GRID (see ``observed``)
 
 
 # --- units, dissimilarity and the best alignment ---------------------------------------------------
@@ -178,13 +183,17 @@ def observed(counts: ItemCounts, a: str, b: str) -> Observed:
         units_a, units_b = item_units(counts, a, both, offsets), item_units(counts, b, both, offsets)
         disorder, item = best_alignment(units_a, units_b)
         per_item = np.bincount(item, weights=disorder, minlength=counts.n_items)
+        # on a grid of 2⁻³² (a change below 10⁻⁹ per item): sums of such values are exact in float64 at any
+        # realistic size, so the bootstrap's sums, and gamma to its last digit, cannot depend on the order the
+        # items are added in (the record's line order)
+        per_item = np.round(per_item * GRID) / GRID
         units = np.bincount(units_a.item, minlength=counts.n_items) + np.bincount(units_b.item, minlength=counts.n_items)
         found[(a, b)] = Observed(per_item, units)
     return found[(a, b)]
 
 
 def pair_seed(seed: int, a: str, b: str) -> np.random.SeedSequence:
-    """Return the expected disorder's seed for one pair: the audit's seed and the pair's names."""
+    """Return the expected disorder's seed for one pair: ``seed`` (CHANCE_SEED) and the pair's names."""
     key = int.from_bytes(hashlib.sha256(f"gamma\0{a}\0{b}".encode("utf-8")).digest()[:8], "big")
     return np.random.SeedSequence(seed, spawn_key=(key,))
 
@@ -227,20 +236,31 @@ def chance_disorders(annotators: list[Units], bound: float, rng: np.random.Gener
         chosen = [annotators[rng.integers(len(annotators))].shifted(pivot, bound) for pivot in pivots]
         n_units = len(chosen[0]) + len(chosen[1])
         disorder, _ = best_alignment(*chosen)
-        found.append(disorder.sum() / (n_units / 2) if n_units else np.nan)
+        # fsum: exactly rounded, so the units' order (the record's line order) cannot move the last digit
+        found.append(math.fsum(disorder.tolist()) / (n_units / 2) if n_units else np.nan)
     return np.array(found)
 
 
-def expected_disorder(counts: ItemCounts, a: str, b: str, mask: np.ndarray, seed: int,
+def expected_disorder(counts: ItemCounts, a: str, b: str, mask: np.ndarray, seed: int = CHANCE_SEED,
                       samples: int = SAMPLES) -> np.ndarray:  # fmt: skip
-    """Return the chance disorders of a and b on the masked items laid end to end (one per random continuum)."""
+    """Return the chance disorders of a and b on the masked items laid end to end in id order (so the record's
+    line order does not matter), one per random continuum."""
     both = mask & counts.has(a) & counts.has(b)
     lengths = np.where(both, item_lengths(counts), 0)
-    offsets = np.concatenate([[0], np.cumsum(lengths)[:-1]])
-    annotators = [item_units(counts, name, both, offsets) for name in (a, b)]
+    order = np.argsort(counts.table.ids, kind="stable")
+    offsets = np.zeros(counts.n_items, dtype=np.int64)
+    offsets[order] = np.concatenate([[0], np.cumsum(lengths[order])[:-1]])
+    annotators = [in_position_order(item_units(counts, name, both, offsets)) for name in (a, b)]
     if not len(annotators[0]) + len(annotators[1]):
         return np.full(samples, np.nan)
     return chance_disorders(annotators, float(lengths.sum()), np.random.default_rng(pair_seed(seed, a, b)), samples)
+
+
+def in_position_order(units: Units) -> Units:
+    """Return the units ordered along the continuum (start, end, type): an order the record's line order cannot
+    change, so every sum over a group of units adds in the same order."""
+    order = np.lexsort((units.type, units.end, units.start))
+    return Units(units.start[order], units.end[order], units.type[order], units.item[order])
 
 
 def _column(counts: ItemCounts, column: Column) -> np.ndarray:
@@ -292,7 +312,7 @@ def estimates(context: AuditContext) -> list[Estimate]:
         mask = getattr(context.subsets, subset)
         if mask is None:
             continue
-        chance = expected_disorder(context.counts, a, b, mask, context.config.audit.seed)
+        chance = expected_disorder(context.counts, a, b, mask)
         expected = float(np.nanmean(chance)) if np.isfinite(chance).any() else float("nan")
         labels = {"output": a, "reference": b} if subset == "corpus" else {"reference": a, "reference_2": b}
         stat = Stat(analysis=KEY, statistic="gamma", expr=Gamma(a, b, expected), **labels)
@@ -358,7 +378,7 @@ ANALYSIS = Analysis(
   alignment of the two span sets (least total disorder; dissimilarity ((|Δstart| + |Δend|) / (length₁ +
   length₂))² plus 1 for differing types, Δ∅ = 1 for a span left alone; exact, per item); gamma = 1 −
   δ_observed / δ_expected, δ_observed = Σ disorder / (Σ spans / 2). δ_expected: the mean disorder of
-  {SAMPLES} shuffled continua (the paper's section 5.2; seeded by the audit's seed), computed once on the
+  {SAMPLES} shuffled continua (the paper's section 5.2; items end to end in id order, a fixed seed), computed once on the
   whole item set and held fixed in the bootstrap, which re-weights the per-item disorders.""",
     estimates=estimates,
     applicability=applicability,
