@@ -49,7 +49,7 @@ def reference_alpha(items: list[dict], a: str, b: str, language: str | None = No
     for one in items:
         if language is not None and one["language"] != language:
             continue
-        length = len(one["text"])
+        length = max([end for spans in one["labellings"].values() for _, end, _ in spans], default=0)
         coder_a += character_categories(one["labellings"][a], length)
         coder_b += character_categories(one["labellings"][b], length)
     domain = sorted(set(coder_a) | set(coder_b))
@@ -58,18 +58,19 @@ def reference_alpha(items: list[dict], a: str, b: str, language: str | None = No
 
 
 def test_a_hand_computed_case(tmp_path):
-    # A: PER on characters 0-3; B: the same PER and a LOC on 6-7. n = 20 values: PER 8, no span 10, LOC 2;
+    # A: PER on characters 0-3; B: the same PER and a LOC on 6-7; an item is its characters up to the furthest
+    # span end of any labelling (10: a span of R). n = 20 values: PER 8, no span 10, LOC 2;
     # agreeing pairs 2 x (4 PER + 4 no span) = 16: alpha = (19 * 16 - (56 + 90 + 2)) / (380 - 148) = 156 / 232
     items = [item("only", "en", text="x" * 10, **{A: [[0, 4, "PER"]], B: [[0, 4, "PER"], [6, 8, "LOC"]],
-                                                 D: [[0, 4, "PER"]], R: [[0, 4, "PER"]]})]  # fmt: skip
+                                                 D: [[0, 4, "PER"]], R: [[0, 4, "PER"], [9, 10, "PER"]]})]  # fmt: skip
     rows = audit_items(tmp_path, items).rows
     row = pick(rows, analysis="alpha", statistic="alpha", language="pooled", output=A, reference=B)
     assert row["estimate"] == pytest.approx(156 / 232, abs=1e-12)
     assert formatting.format_row(row).estimate == "0.672"
     assert row["p_value"] is None  # not a difference: no test
-    # identical references: every value agrees
+    # references differing on one character of ten: D none, R PER
     same = pick(rows, analysis="alpha", language="pooled", reference=D, reference_2=R)
-    assert same["estimate"] == pytest.approx(1.0)
+    assert same["estimate"] == pytest.approx(reference_alpha(items, D, R), abs=1e-12)
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])

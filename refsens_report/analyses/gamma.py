@@ -147,13 +147,12 @@ def item_units(counts: ItemCounts, name: str, mask: np.ndarray, offsets: np.ndar
 
 
 def item_lengths(counts: ItemCounts) -> np.ndarray:
-    """Return each item's length in characters: its text's, or the furthest span end of any labelling."""
+    """Return each item's length in characters: the furthest span end of any labelling on it. Not its text's:
+    a record read from columns (Parquet) carries no text, and it must give the same numbers as its JSONL."""
     table = counts.table
     ends = np.zeros(table.n_items, dtype=np.int64)
     if len(table.item):
         np.maximum.at(ends, table.item, table.end.astype(np.int64))
-    if table.text is not None:
-        ends = np.maximum(ends, np.array([len(text) if text is not None else 0 for text in table.text], np.int64))
     return ends
 
 
