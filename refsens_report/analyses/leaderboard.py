@@ -16,6 +16,7 @@ import numpy as np
 
 from refsens_report import formatting
 from refsens_report.analyses.base import Analysis, AuditContext, Rows, Section
+from refsens_report.analyses.base import DIFFERENCES, StatKind
 from refsens_report.analyses.interaction import holm_family_phrase, holm_family_size
 from refsens_report.analyses.ranking import (
     MIN_OUTPUTS,
@@ -461,7 +462,7 @@ def flips_table(view: ResultsView) -> Table:
 
 def _rank_said(row: Mapping[str, Any] | None) -> str:
     """Return a rank row as the bump chart's alt text says it: '2 [1, 3]', ranks as integers unless tied."""
-    return said(row)  # format_row prints ranks as integers unless tied (formatting.WHOLE_STATISTICS)
+    return said(row)  # format_row prints ranks as integers unless tied (LEADERBOARD_STATISTICS)
 
 
 def drawn_outputs(view: ResultsView) -> list[str]:
@@ -837,7 +838,27 @@ def leaderboard_section(view: ResultsView, figures: Mapping[str, Figure] | None 
                    figures=section_figures, tables=tuple(section_tables))  # fmt: skip
 
 
+# The leaderboard's own statistics (docs/leaderboard.md): ranks can be fractional (ties), flips are counts. Ranks
+# and flips are whole numbers except at ties (an average rank) and interpolated interval ends: each value prints
+# as an integer when it is one, with one decimal otherwise ("3 [1, 6]", "2.5 [1, 4]"). Rank sets' ends,
+# best-set membership (1 or 0) and k-hat are counts too (a partial-conjunction row's p is its p_value); p_rank_change is a
+# share of replicates (0 to 1) printed as a percentage; the bound on Holm p prints as a p-value does.
+LEADERBOARD_STATISTICS = {
+    **DIFFERENCES,
+    "rank": StatKind(decimals=1, style="whole"),
+    "flips": StatKind(decimals=1, style="whole"),
+    "flips_significant": StatKind(decimals=0),
+    "kendall_tau": StatKind(decimals=2),
+    "tie_group": StatKind(decimals=0),
+    **dict.fromkeys(("rank_lower_simultaneous", "rank_upper_simultaneous", "best_set", "k_hat"),
+                    StatKind(style="whole")),  # fmt: skip
+    "p_rank_change": StatKind(style="share"),
+    "holm_floor": StatKind(style="p"),
+}
+
+
 ANALYSIS = Analysis(
+    statistics=LEADERBOARD_STATISTICS,
     key="leaderboard",
     title="The leaderboard under each reference",
     question="With several outputs, does the leaderboard keep its order when the reference changes?",
