@@ -80,7 +80,8 @@ def audit_record(
     """Run every analysis of docs/method.md section 3 on a loaded record."""
     stopwatch = stopwatch or Stopwatch()
     with stopwatch.stage("counts"), gc_paused():
-        counts = ItemCounts(record.table, config.roles.all_names)
+        counts = ItemCounts(record.table, config.roles.all_names,
+                            {kind.name: kind for analysis in ANALYSES for kind in analysis.columns})  # fmt: skip
         groups = DuplicateGroups.from_record(record, config.audit.duplicate_key)
         defective = groups.defective(record, counts, config)
         defective_ids = {item_id for group in defective for item_id in group.items}

@@ -191,9 +191,18 @@ def mostly_distinct(matrix: np.ndarray) -> bool:
     return len(patterns) + bool((codes == len(patterns)).any()) > 0.95 * len(sample)
 
 
+def integral(matrix: np.ndarray) -> bool:
+    """Return whether a block holds whole numbers only (integer counts): only those may sum in float32. A real-
+    valued column (a declared column kind with ``integer=False``: a disorder) keeps its block in float64."""
+    if np.issubdtype(matrix.dtype, np.integer) or matrix.dtype == np.bool_:
+        return True
+    return bool(np.array_equal(matrix, np.floor(matrix)))
+
+
 def item_block(matrix: np.ndarray) -> ItemBlock:
     """Return a block of count rows ready to multiply: identical rows collapsed when that leaves at most
-    ``COLLAPSE_SHARE`` of them, float32 when exact for any replicate drawing up to 4x the block's items."""
+    ``COLLAPSE_SHARE`` of them, float32 when exact for any replicate drawing up to 4x the block's items
+    (integer counts only: real values always sum in float64)."""
     codes: np.ndarray | None = None
     counts = matrix
     if issparse(matrix):  # sparse per-type counts: no collapsing (their rows are mostly distinct anyway)
@@ -203,7 +212,7 @@ def item_block(matrix: np.ndarray) -> ItemBlock:
         found, patterns = collapse(matrix)
         if len(patterns) <= COLLAPSE_SHARE * len(matrix):
             codes, counts = found, patterns
-    exact32 = counts.min(initial=0) >= 0 and float(counts.max(initial=0)) * len(matrix) * 4 < FLOAT32_EXACT
+    exact32 = integral(counts) and counts.min(initial=0) >= 0 and float(counts.max(initial=0)) * len(matrix) * 4 < FLOAT32_EXACT
     return ItemBlock(codes, np.ascontiguousarray(counts, np.float32 if exact32 else np.float64))
 
 

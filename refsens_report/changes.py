@@ -290,7 +290,7 @@ def _difference(change: RowChange) -> str:
     if change.difference is None:
         return formatting.UNDEFINED
     row = change.row
-    if (row["analysis"], row["statistic"]) in formatting.WHOLE_STATISTICS or row["statistic"] == "flips_significant":
+    if formatting.kind_of(row["analysis"], row["statistic"]).style == "whole" or row["statistic"] == "flips_significant":
         return f"{change.difference:+g}"
     return formatting.number(change.difference, formatting.decimals_for(row["analysis"], row["statistic"]), signed=True)
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -50,6 +50,17 @@ class Column:
     c: str = ""
     others: tuple[str, ...] = ()
     type: str = ""  # a ``tp`` or ``size`` count of this span type only (strict or overlap); "" counts every type
+
+
+@dataclass(frozen=True)
+class ColumnKind:
+    """A kind of per-item column an analysis declares (``Analysis.columns``): how its values are computed from
+    the record's counts, and whether they are integer counts (summed exactly, in float32 where small enough)
+    or real values (per-item sufficient statistics such as a disorder: summed in float64)."""
+
+    name: str  # ``Column.kind``
+    values: Callable[["ItemCounts", Column], np.ndarray]  # per item, one value (0 where it does not count)
+    integer: bool = True
 
 
 def _encode(columns: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
@@ -133,7 +144,10 @@ def smallest_unsigned(values: np.ndarray) -> type:
 class ItemCounts:
     """Span-set counts per item for every pair of labellings the audit asks about, cached."""
 
-    def __init__(self, table: SpanTable | Sequence[Item], names: Sequence[str]):
+    def __init__(self, table: SpanTable | Sequence[Item], names: Sequence[str],
+                 kinds: Mapping[str, ColumnKind] | None = None):  # fmt: skip
+        """``kinds``: the column kinds the analyses declare beside the built-in ones (``integers``)."""
+        self.kinds = dict(kinds or {})
         if not isinstance(table, SpanTable):
             table = SpanTable.from_items(table)
         self.table = table
@@ -298,11 +312,27 @@ class ItemCounts:
 
     def values(self, column: Column) -> np.ndarray:
         """Return the per-item values of a column as float64 (exact for counts)."""
+        if column.kind in self.kinds and not self.kinds[column.kind].integer:
+            return self.real(column)
         return self.integers(column).astype(np.float64)
+
+    def is_integer(self, column: Column) -> bool:
+        """Return whether a column holds integer counts (every built-in kind does; a declared one says)."""
+        return column.kind not in self.kinds or self.kinds[column.kind].integer
+
+    def real(self, column: Column) -> np.ndarray:
+        """Return the per-item values of a real-valued column a declared kind computes (float64)."""
+        key = ("real", column)
+        if key not in self._cache:
+            self._cache[key] = np.asarray(self.kinds[column.kind].values(self, column), dtype=np.float64)
+        return self._cache[key]
 
     def matrix(self, columns: Sequence[Column]) -> np.ndarray:
         """Return the columns' per-item values as one matrix [item, column] of the smallest unsigned integer type
-        holding them (a million items x 200 columns: 0.2 GB as uint8, 1.6 GB as float64)."""
+        holding them (a million items x 200 columns: 0.2 GB as uint8, 1.6 GB as float64); float64 when a
+        column is real-valued (the bootstrap then sums in float64)."""
+        if not all(self.is_integer(column) for column in columns):
+            return np.column_stack([self.values(column) for column in columns]) if columns else np.zeros((self.n_items, 0))
         found = [self.integers(column) for column in columns]
         top = max([int(values.max()) for values in found if len(values)] + [0])
         matrix = np.empty((self.n_items, len(columns)), dtype=smallest_unsigned(np.array([top])), order="F")
@@ -312,6 +342,13 @@ class ItemCounts:
 
     def integers(self, column: Column) -> np.ndarray:
         """Return the per-item values of a column as non-negative integers or booleans (counts and flags)."""
+        if column.kind in self.kinds:
+            if not self.kinds[column.kind].integer:
+                raise ValueError(f"column kind {column.kind!r} is real-valued: read it with values()")
+            key = ("declared", column)
+            if key not in self._cache:
+                self._cache[key] = np.asarray(self.kinds[column.kind].values(self, column)).astype(COUNT_DTYPE)
+            return self._cache[key]
         if column.type:
             items, codes, numbers = self.typed(column.kind, column.rule, column.a, column.b)
             chosen = codes == self.type_code(column.type)

@@ -17,6 +17,7 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
+from refsens_report import formatting
 from refsens_report.bootstrap import (
     bca_interval,
     bootstrap_p_value,
@@ -31,8 +32,6 @@ from refsens_report.counts import Column, ItemCounts
 from refsens_report.formulas import Env, Expr
 from refsens_report.record import POOLED, Record
 from refsens_report.results import make_row
-
-TESTED = {"swing", "delta", "skew", "margin"}  # statistics that carry a bootstrap p-value
 
 
 @dataclass(frozen=True)
@@ -52,7 +51,8 @@ class Stat:
 
     @property
     def tested(self) -> bool:
-        return self.statistic in TESTED
+        """Return whether the statistic carries a bootstrap p-value (its analysis declares it tested)."""
+        return formatting.kind_of(self.analysis, self.statistic).tested
 
 
 @dataclass(frozen=True)

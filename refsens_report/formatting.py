@@ -2,49 +2,58 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any, Mapping
 
 UNDEFINED = "—"  # an undefined estimate (null in results.json, empty in results.csv)
 
-# Percentages of items print with 1 decimal (docs/method.md section 6); skew is a difference of rates.
-RATE_STATISTICS = {
-    ("agreement", "identical"),
-    ("agreement", "type_agreement"),
-    ("agreement", "third_pass"),
-    ("agreement", "silent"),
-    ("agreement", "default_to_first"),
-    ("neutrality", "rate"),
-    ("neutrality", "copied"),
-    ("neutrality", "skew"),
-    ("aggregation", "skew"),  # the skew a what-if reference would have had
-}
-# Differences print with a sign, and an interval that excludes zero is bold; for a score or a rate an
-# interval excluding zero says nothing, so only differences are ever bold. A leaderboard "flip" row is a swing.
-DIFFERENCE_STATISTICS = {"skew", "delta", "margin", "swing", "flip"}
-# The leaderboard's own statistics (docs/leaderboard.md): ranks can be fractional (ties), flips are counts.
-LEADERBOARD_DECIMALS = {"rank": 1, "flips": 1, "flips_significant": 0, "kendall_tau": 2, "tie_group": 0}
-# Ranks and flips are whole numbers except at ties (an average rank) and interpolated interval ends: each
-# value prints as an integer when it is one, with one decimal otherwise ("3 [1, 6]", "2.5 [1, 4]").
-WHOLE_STATISTICS = {("leaderboard", "rank"), ("leaderboard", "flips"), ("aggregation", "flips")}
-# rank sets' ends, best-set membership (1 or 0) and k-hat are counts
-WHOLE_STATISTICS |= {("leaderboard", statistic) for statistic in ("rank_lower_simultaneous", "rank_upper_simultaneous",
-                                                                  "best_set", "k_hat")}  # fmt: skip
-SHARE_STATISTICS = {("leaderboard", "p_rank_change")}  # a share of replicates (0 to 1), printed as a percentage
-# a bound on Holm p and the skew's permutation p, printed as p-values are
-P_LIKE_STATISTICS = {("leaderboard", "holm_floor"), ("neutrality", "skew_permutation_p")}
+
+@dataclass(frozen=True)
+class StatKind:
+    """How a statistic prints and whether it is tested: declared by the analysis that owns it (its
+    ``statistics``), carried in results.json's ``statistics``, read here by (analysis, statistic)."""
+
+    decimals: int = 2  # F1 scores and differences print with 2; rates (% of items) with 1 (docs/method.md section 6)
+    signed: bool = False  # a difference: printed with +/-, bold when its interval excludes zero
+    tested: bool = False  # carries a bootstrap p-value
+    style: str = "number"  # number; whole (ranks, counts: an integer unless fractional); share (0 to 1, printed
+    # as a percentage); p (printed as a p-value)
+
+    def as_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+PLAIN = StatKind()  # a statistic no analysis declares: an F1-like score
+STYLES = ("number", "whole", "share", "p")
+# (analysis, statistic) -> its kind: filled by each Analysis as it is built (analyses/base.py) and by
+# results.json's ``statistics`` (ResultsView.from_json), never written here
+KINDS: dict[tuple[str, str], StatKind] = {}
+
+
+def declare(analysis: str, kinds: Mapping[str, StatKind]) -> None:
+    """Record an analysis's statistic kinds (a second declaration of the same kind is a no-op)."""
+    for statistic, kind in kinds.items():
+        if kind.style not in STYLES:
+            raise ValueError(f"statistic {analysis}.{statistic}: style {kind.style!r} is not one of {STYLES}")
+        KINDS[(analysis, statistic)] = kind
+
+
+def adopt(statistics: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> None:
+    """Learn the kinds results.json carries (``statistics``) for statistics no analysis here declares: a
+    results.json of an analysis this version lacks still prints as it was written."""
+    for analysis, kinds in statistics.items():
+        for statistic, kind in kinds.items():
+            KINDS.setdefault((analysis, statistic), StatKind(**kind))
+
+
+def kind_of(analysis: str, statistic: str) -> StatKind:
+    """Return how a statistic prints (PLAIN when its analysis declares nothing for it)."""
+    return KINDS.get((analysis, statistic), PLAIN)
 
 
 def decimals_for(analysis: str, statistic: str) -> int:
     """Return how many decimals a statistic prints with: 1 for rates, 2 for F1 scores and differences."""
-    if analysis == "leaderboard" and statistic in LEADERBOARD_DECIMALS:
-        return LEADERBOARD_DECIMALS[statistic]
-    return 1 if (analysis, statistic) in RATE_STATISTICS else 2
-
-
-def is_difference(statistic: str) -> bool:
-    """Return whether a statistic is a signed difference (printed with +/-, bold when its interval excludes 0)."""
-    return statistic in DIFFERENCE_STATISTICS
+    return kind_of(analysis, statistic).decimals
 
 
 def number(value: float | None, decimals: int, signed: bool = False) -> str:
@@ -143,20 +152,18 @@ class Formatted:
 
 def format_row(row: Mapping[str, Any]) -> Formatted:
     """Return a results row's estimate and interval as printed in every table and sentence."""
-    kind = (row["analysis"], row["statistic"])
-    if kind in SHARE_STATISTICS:
+    kind = kind_of(row["analysis"], row["statistic"])
+    if kind.style == "share":
         share = None if row["estimate"] is None else 100 * row["estimate"]
         return Formatted(estimate=UNDEFINED if share is None else f"{number(share, 1)}%", interval="", bold=False)
-    if kind in P_LIKE_STATISTICS:
+    if kind.style == "p":
         return Formatted(estimate=p_value(row["estimate"]), interval="", bold=False)
-    if kind in WHOLE_STATISTICS:
+    if kind.style == "whole":
         low, high = row["ci_low"], row["ci_high"]
         return Formatted(estimate=whole(row["estimate"]),
                          interval="" if low is None or high is None else f"[{whole(low)}, {whole(high)}]", bold=False)
-    decimals = decimals_for(row["analysis"], row["statistic"])
-    signed = is_difference(row["statistic"])
     return Formatted(
-        estimate=number(row["estimate"], decimals, signed),
-        interval=interval(row["ci_low"], row["ci_high"], decimals, signed),
-        bold=signed and excludes_zero(row["ci_low"], row["ci_high"]),
+        estimate=number(row["estimate"], kind.decimals, kind.signed),
+        interval=interval(row["ci_low"], row["ci_high"], kind.decimals, kind.signed),
+        bold=kind.signed and excludes_zero(row["ci_low"], row["ci_high"]),
     )

@@ -6,6 +6,7 @@ import numpy as np
 
 from refsens_report.adapters import ADAPTERS
 from refsens_report.adapters.label_map import apply_label_map
+from refsens_report.analyses.registry import ANALYSES
 from refsens_report.bootstrap import AUTO_MIN_RESAMPLES
 from refsens_report.clusters import cluster_codes
 from refsens_report.config import Config
@@ -85,14 +86,13 @@ def check_roles(record: Record, config: Config) -> None:
 
 
 def bootstrap_columns(config: Config) -> int:
-    """Return an upper bound on the count columns one item set's bootstrap sums (per rule: TP and sizes)."""
+    """Return an upper bound on the count columns one item set's bootstrap sums (per rule: TP and sizes), and
+    the columns each analysis declares it adds (``Analysis.count_columns``)."""
     roles = config.roles
     golds = set(roles.annotators) | set(roles.references)
     pairs = len(roles.outputs) * len(golds) + len(roles.annotators) * len(roles.references)
-    # the aggregation what-if's four derived references (keep_a, keep_b, merge_union, merge_intersection): TP
-    # with each output and their sizes per rule, and their equality with each annotator
-    what_ifs = 4 * (len(config.audit.rules) * (len(roles.outputs) + 1) + len(roles.annotators)) if roles.annotators else 0
-    return len(config.audit.rules) * (pairs + len(roles.all_names)) + 2 * len(roles.references) + 4 + what_ifs
+    added = sum(analysis.count_columns(config) for analysis in ANALYSES if analysis.count_columns)
+    return len(config.audit.rules) * (pairs + len(roles.all_names)) + 2 * len(roles.references) + 4 + added
 
 
 def fitting_resamples(record: Record, config: Config) -> int:

@@ -13,7 +13,7 @@ from typing import Any
 
 import orjson
 
-from refsens_report import __version__
+from refsens_report import __version__, formatting
 
 # Schema 2 appended the ``type`` column (the span type of per-type rows, analysis ``by_type``; empty elsewhere).
 # Schema 4 appended ``n_clusters``: the clusters the bootstrap resampled beside ``n_items`` (equal to it when
@@ -98,7 +98,19 @@ class AuditResults:
             "record": self.record,
             **self.summaries,
             "applicability": self.applicability,
+            "statistics": statistic_kinds(self.rows),
         }
+
+
+def statistic_kinds(rows: list[dict[str, Any]]) -> dict[str, dict[str, dict[str, Any]]]:
+    """Return how each statistic in the rows prints, by analysis then statistic (their analyses' declarations),
+    so a reader of results.json (and the report of a later version) formats them as this version did."""
+    found: dict[str, dict[str, dict[str, Any]]] = {}
+    for row in rows:
+        kinds = found.setdefault(row["analysis"], {})
+        if row["statistic"] not in kinds:
+            kinds[row["statistic"]] = formatting.kind_of(row["analysis"], row["statistic"]).as_json()
+    return found
 
 
 def _csv_value(value: Any) -> str:

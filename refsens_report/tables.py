@@ -54,6 +54,7 @@ class Table:
     notes: tuple[str, ...] = ()
     number: int = 0
     csv: "Table | None" = None  # what the CSV download holds when the page shows less (the full type matrix)
+    print_rows: int | None = None  # the PDF prints the first this many rows, the site every one (None: all)
 
 
     @property
@@ -374,7 +375,7 @@ def for_the_page(table: Table, view: ResultsView, cited: frozenset[int] = frozen
         found = [results[index] for index in indices]
         pooled = any(row["language"] == POOLED for row in found)
         sizes = [abs(row["estimate"]) for row in found
-                 if row["estimate"] is not None and formatting.is_difference(row["statistic"])]  # fmt: skip
+                 if row["estimate"] is not None and formatting.kind_of(row["analysis"], row["statistic"]).signed]  # fmt: skip
         return (any(index in cited for index in indices), pooled, max(sizes, default=0.0), -position)
 
     kept = sorted(sorted(range(len(table.rows)), key=importance, reverse=True)[:PAGE_ROWS])

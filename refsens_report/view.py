@@ -156,6 +156,7 @@ class ResultsView:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> "ResultsView":
+        formatting.adopt(data.get("statistics") or {})  # how each statistic prints, as the audit declared it
         return cls(data=data, rows=ResultsRows(data["rows"]))
 
     @cached_property

@@ -353,9 +353,11 @@ def test_the_registry_draws_every_figure_of_the_scale_record(scale_view: Results
             made = draw(scale_view)
         if made is not None:
             keys.append(made[1].key)
-    assert keys == ["neutrality", "swap", "range", "swing", "band", "duplicates", "type-confusion",
-                    "leaderboard-bump", "leaderboard-swings"]  # fmt: skip
-    assert [analysis.key for analysis in ANALYSES][:3] == ["agreement", "neutrality", "swap"]
+    paper = ["neutrality", "swap", "range", "swing", "band", "duplicates", "type-confusion", "leaderboard-bump",
+             "leaderboard-swings"]  # fmt: skip
+    assert [key for key in keys if key in paper] == paper  # an analysis added to the registry may add its own
+    keys = [analysis.key for analysis in ANALYSES]
+    assert [key for key in keys if key in ("agreement", "neutrality", "swap")] == ["agreement", "neutrality", "swap"]
 
 
 # --- fonts on a machine whose matplotlib font cache predates the Noto fonts ----------------------------------

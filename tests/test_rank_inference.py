@@ -245,11 +245,22 @@ def test_the_section_prints_the_rank_sets_the_replicability_table_and_says_k_hat
     section = leaderboard.ANALYSIS.section(view, {})
     tables = {table.key: table for table in section.tables}
     board = tables["leaderboard"]
-    assert board.columns[-3:] == leaderboard.RANK_SET_COLUMNS
+    # the page: one row per output, its rank and simultaneous set under each reference (main rule, pooled)
+    assert board.columns == ("Output", *leaderboard.RANK_BOARD_COLUMNS * len(REFERENCES))
+    assert len(board.rows) == len(OUTPUTS)
+    printed_lower = {cell.row for row in board.rows for cell in row if cell.field == "point"
+                     and view.rows.rows[cell.row]["statistic"] == "rank_lower_simultaneous"}  # fmt: skip
+    assert {view.rows.rows[index]["language"] for index in printed_lower} == {"pooled"}
+    assert len(printed_lower) == len(OUTPUTS) * len(REFERENCES)
+    # its CSV: every rule and language, the score and the percentile rank interval too
+    assert board.csv.columns[-3:] == leaderboard.RANK_SET_COLUMNS
     lower_rows = {index for index, _ in view.rows.select("leaderboard", "rank_lower_simultaneous")}
-    assert {cell.row for row in board.rows for cell in row[-3:-2]} == lower_rows  # every set, on the board
+    assert {cell.row for row in board.csv.rows for cell in row[-3:-2]} == lower_rows  # every set, in the CSV
     replicability = tables["replicability"]
-    assert len(replicability.rows) == len(select(audited.rows, analysis="leaderboard", statistic="k_hat"))
+    # the page: the adjacent pairs the sentence names; the CSV: both orders of every pair, every rule and language
+    assert len(replicability.csv.rows) == len(select(audited.rows, analysis="leaderboard", statistic="k_hat"))
+    assert [row[2].text for row in replicability.rows] == [
+        f"{winner} > {loser}" for winner, loser in leaderboard.adjacent_pairs(view)[:leaderboard.TOP_PAIRS]]
     said = " ".join(section.paragraphs)
     assert "Plausible best outputs" in said
     primary_order = sorted(

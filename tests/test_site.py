@@ -98,6 +98,10 @@ def squash(text: str) -> str:
 RATES = {"identical", "type_agreement", "third_pass", "silent", "default_to_first", "rate", "copied", "skew"}
 DIFFERENCES = {"skew", "delta", "margin", "swing", "flip"}
 LEADERBOARD_DECIMALS = {"rank": 1, "flips": 1, "flips_significant": 0, "kendall_tau": 2, "tie_group": 0}
+# the rules above are written out for the paper's analyses; any other analysis's decimals are what it declares
+PAPER_ANALYSES = {"agreement", "neutrality", "swap", "range", "interaction", "band", "decontaminated", "duplicates",
+                  "type_confusion", "by_type", "disagreements", "leaderboard", "aggregation"}  # fmt: skip
+DECLARED = {analysis.key: analysis.statistics for analysis in ANALYSES}
 
 
 def expected_text(row: dict[str, str], field: str) -> str:
@@ -117,6 +121,9 @@ def expected_text(row: dict[str, str], field: str) -> str:
     if row["analysis"] == "leaderboard":
         decimals = LEADERBOARD_DECIMALS.get(row["statistic"], decimals)
     signed = row["statistic"] in DIFFERENCES
+    if row["analysis"] not in PAPER_ANALYSES and row["statistic"] in DECLARED.get(row["analysis"], {}):
+        kind = DECLARED[row["analysis"]][row["statistic"]]
+        decimals, signed = kind.decimals, kind.signed
 
     def show(text: str) -> str:
         value = float(text)

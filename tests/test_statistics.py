@@ -28,6 +28,7 @@ import numpy as np
 import pytest
 from helpers import A, B, D, R, audit_items, by_language, item, pick, select
 
+from refsens_report.analyses.registry import ANALYSES
 from refsens_report.bootstrap import resampled_sums, stratified_weights
 from refsens_report.cli import main
 from refsens_report.results import COLUMNS, LABEL_COLUMNS, results_csv
@@ -67,7 +68,13 @@ def main_results(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def main_rows(main_results):
-    return main_results.rows
+    """The rows of the analyses this file computes by hand (the F1 analyses of docs/method.md section 3); an
+    analysis added to the registry is tested in its own file."""
+    return [row for row in main_results.rows if row["analysis"] in PAPER_ANALYSES]
+
+
+PAPER_ANALYSES = {"agreement", "neutrality", "swap", "range", "interaction", "band", "decontaminated", "duplicates",
+                  "type_confusion", "by_type", "disagreements", "leaderboard", "aggregation"}  # fmt: skip
 
 
 CORPUS_N = {"de": 1, "en": 5, "pooled": 6}
@@ -744,9 +751,11 @@ def test_results_csv_columns_in_order(main_rows):
 
 def test_row_order(main_rows):
     analyses = [row["analysis"] for row in main_rows]
-    order = ["agreement", "neutrality", "swap", "range", "interaction", "band", "decontaminated", "duplicates",
-             "by_type", "aggregation"]
+    order = [analysis.key for analysis in ANALYSES]  # the registry is the row order
     assert analyses == sorted(analyses, key=order.index)
+    paper = ["agreement", "neutrality", "swap", "range", "interaction", "band", "decontaminated", "duplicates",
+             "by_type", "aggregation"]
+    assert [key for key in order if key in paper] == paper
     # within a statistic: languages sorted, then pooled
     for labels, values, _ in EXPECTED:
         languages = [row["language"] for row in select(main_rows, **full_labels(labels))]
@@ -813,9 +822,13 @@ def test_results_json_keys_and_provenance(tmp_path):
     document = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
     assert set(document) == {
         "schema", "dataset", "tool_version", "config", "config_toml", "seed", "resamples", "confidence", "inputs",
-        "columns", "rows", "record", "interaction", "duplicates", "type_confusion", "by_type", "disagreements", "gold_errors",
-        "aggregation", "applicability",
+        "columns", "rows", "record", "interaction", "duplicates", "type_confusion", "by_type", "disagreements",
+        "gold_errors", "aggregation", "applicability", "statistics",
     }  # fmt: skip
+    # how each statistic prints, as its analysis declares it: a rate with 1 decimal, a swing signed and tested
+    assert document["statistics"]["agreement"]["identical"] == {"decimals": 1, "signed": False, "tested": False,
+                                                                "style": "number"}  # fmt: skip
+    assert document["statistics"]["interaction"]["swing"]["signed"] and document["statistics"]["interaction"]["swing"]["tested"]
     assert document["schema"] == "refsens-report/results@4"
     assert document["dataset"] == {"name": "Test benchmark", "version": "1.0.0"}
     assert document["seed"] == 7 and document["resamples"] == 30 and document["confidence"] == 0.95

@@ -112,3 +112,42 @@ def test_the_audit_imports_dask_only_when_configured():
     """distributed is an optional extra (pip install 'refsens-report[dask]'): the local engine never imports it."""
     code = "import sys, refsens_report.audit; assert 'distributed' not in sys.modules, 'distributed imported'"
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+# --- the analysis contract: the core looks analyses up by name, through the registry ---------------------------
+
+# Modules already free of any analysis's name: formatting reads the kinds results.json and the analyses declare,
+# the estimator reads which statistics are tested from them, the bootstrap sums integer and real columns alike,
+# and the counts compute a declared column kind without knowing whose it is. (audit, bootstrap's streams, summary,
+# check and config, changes, metadata, render and site still name the paper's analyses: issue 25 item 1, to do.)
+CONTRACT_CORE = ("formatting", "estimator", "counts", "formulas", "results", "tables", "load")
+
+
+def _analysis_names() -> set[str]:
+    from refsens_report.analyses.registry import ANALYSES
+
+    return {analysis.key for analysis in ANALYSES} | {
+        path.stem for path in (ROOT / "refsens_report" / "analyses").glob("*.py")
+    } - {"__init__", "base", "registry"}
+
+
+def test_the_contract_core_names_no_analysis():
+    names = _analysis_names()
+    modules = _modules()
+    for name in CONTRACT_CORE:
+        path = modules[f"refsens_report.{name}"]
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        strings = {node.value for node in ast.walk(tree) if isinstance(node, ast.Constant) and isinstance(node.value, str)}
+        assert not strings & names, f"{name}.py names {sorted(strings & names)}"
+        imported = {module.rsplit(".", 1)[-1] for module in _imports(path, modules) if module.startswith("refsens_report.analyses.")}
+        assert imported <= {"registry", "base"}, f"{name}.py imports {sorted(imported - {'registry', 'base'})}"
+
+
+def test_an_analysis_added_by_the_contract_is_named_only_in_its_module_and_the_registry():
+    """alpha and gamma were added as one module and one registry entry each: no other module names them (alpha
+    by its words, since "alpha" is also the significance level's name)."""
+    words = {"gamma": ("gamma",), "alpha": ("krippendorff", "alpha_", "alpha.analysis", "analyses.alpha", "    alpha,")}
+    for added, said in words.items():
+        naming = sorted(path.relative_to(ROOT).as_posix() for path in (ROOT / "refsens_report").rglob("*.py")
+                        if any(word in path.read_text(encoding="utf-8").lower() for word in said))  # fmt: skip
+        assert naming == sorted([f"refsens_report/analyses/{added}.py", "refsens_report/analyses/registry.py"]), naming

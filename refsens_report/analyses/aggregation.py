@@ -33,6 +33,7 @@ from refsens_report.analyses.base import (
     Stat,
     section,
 )
+from refsens_report.analyses.base import DIFFERENCES, StatKind
 from refsens_report.analyses.ranking import MIN_OUTPUTS, pair_orders, rank_agreement, ranked_outputs
 from refsens_report.bootstrap import percentile_interval
 from refsens_report.config import Config
@@ -467,7 +468,17 @@ def _section(view: ResultsView, drawn: Mapping[str, Figure]) -> Section:
     return section(ANALYSIS, view, drawn, applies_here, ["aggregation"], tables, extra)
 
 
+def count_columns(config: Config) -> int:
+    """The what-if's four derived references (keep_a, keep_b, merge_union, merge_intersection): TP with each
+    output and their sizes per rule, and their equality with each annotator (an upper bound)."""
+    roles = config.roles
+    return 4 * (len(config.audit.rules) * (len(roles.outputs) + 1) + len(roles.annotators)) if roles.annotators else 0
+
+
 ANALYSIS = Analysis(
+    statistics={**DIFFERENCES, "skew": StatKind(decimals=1, signed=True, tested=True),  # a what-if reference's skew
+                "flips": StatKind(style="whole")},
+    count_columns=count_columns,
     key="aggregation",
     title="Aggregation what-if",
     question="How would the scores, the ranking and the skew have looked had the pipeline aggregated the annotators differently?",

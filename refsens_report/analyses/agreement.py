@@ -18,6 +18,7 @@ from refsens_report.analyses.base import (
     Section,
     Stat,
 )
+from refsens_report.analyses.base import DIFFERENCES, RATE
 from refsens_report.config import Config
 from refsens_report.counts import Column
 from refsens_report.figures import Figure
@@ -189,6 +190,7 @@ def section(view: ResultsView, drawn: Mapping[str, Figure]) -> Section:
 
 
 ANALYSIS = Analysis(
+    statistics={**DIFFERENCES, **dict.fromkeys(("identical", "type_agreement", "third_pass", "silent", "default_to_first"), RATE)},
     key="agreement",
     title="The record and annotator agreement",
     question="How much do the two independent annotator passes agree, and how often did the pipeline's "

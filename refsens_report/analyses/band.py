@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 from refsens_report import formatting
 from refsens_report.analyses.base import Analysis, AuditContext, Rows, Section, section
+from refsens_report.analyses.base import DIFFERENCES
 from refsens_report.config import Config
 from refsens_report.estimator import Estimator
 from refsens_report.figures import (
@@ -358,6 +359,7 @@ def _section(view: ResultsView, drawn: Mapping[str, Figure]) -> Section:
 
 
 ANALYSIS = Analysis(
+    statistics=DIFFERENCES,
     key="band",
     title="The band against the observed margins",
     question="Which observed margins between the outputs are larger than what the choice of reference alone "

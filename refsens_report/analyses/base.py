@@ -14,8 +14,11 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 import numpy as np
 
+from refsens_report import formatting
 from refsens_report.config import Config
+from refsens_report.counts import ColumnKind
 from refsens_report.estimator import Estimator, Listed, Stat
+from refsens_report.formatting import StatKind
 from refsens_report.figures import Figure
 from refsens_report.tables import Table
 from refsens_report.view import ResultsView
@@ -83,6 +86,17 @@ class Section:
 
 NO_RESULTS = "This analysis produced no results for this record."
 
+# The differences every F1-like analysis may produce: signed (bold when the interval excludes zero), and
+# tested (a bootstrap p-value) except a leaderboard flip, which is a swing read off the ranks.
+DIFFERENCES: dict[str, StatKind] = {
+    "skew": StatKind(signed=True, tested=True),
+    "delta": StatKind(signed=True, tested=True),
+    "margin": StatKind(signed=True, tested=True),
+    "swing": StatKind(signed=True, tested=True),
+    "flip": StatKind(signed=True),
+}
+RATE = StatKind(decimals=1)  # a percentage of items
+
 
 def _nothing(*_: Any) -> list:
     return []
@@ -103,6 +117,9 @@ class Analysis:
     section: the report section, given the results and every drawn figure by key.
     figures: functions drawing its figures (each returns None when it has nothing to show).
     headlines: its headline sentences.
+    statistics: how each of its statistics prints and whether it is tested (undeclared: an F1-like score).
+    columns: the per-item column kinds it adds to the built-in counts (integer or real valued).
+    count_columns: an upper bound on the count columns it adds to one item set's bootstrap (memory budget).
     """
 
     key: str
@@ -117,6 +134,12 @@ class Analysis:
     files: Callable[[AuditContext], dict[str, str]] | None = None
     figures: tuple[Callable[[ResultsView], Any], ...] = ()
     headlines: Callable[[ResultsView], list[str]] = _nothing
+    statistics: Mapping[str, StatKind] = field(default_factory=dict)
+    columns: tuple[ColumnKind, ...] = ()
+    count_columns: Callable[[Config], int] | None = None
+
+    def __post_init__(self) -> None:
+        formatting.declare(self.key, self.statistics)
 
     def why_not(self, context: AuditContext) -> dict[str, str | None]:
         """Return the analysis's applicability entries (an analysis that always applies says None)."""

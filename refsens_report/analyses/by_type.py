@@ -20,6 +20,7 @@ import numpy as np
 
 from refsens_report import formatting
 from refsens_report.analyses.base import Analysis, AuditContext, Estimate, Rows, Section, Stat, section
+from refsens_report.analyses.base import DIFFERENCES
 from refsens_report.analyses.type_confusion import shown_type
 from refsens_report.bootstrap import AUTO_MIN_RESAMPLES
 from refsens_report.counts import MANY_TYPES, RULE_NAMES, Column
@@ -521,6 +522,7 @@ def _section(view: ResultsView, drawn: Mapping[str, Figure]) -> Section:
 
 
 ANALYSIS = Analysis(
+    statistics=DIFFERENCES,
     key="by_type",
     title="Movement by span type",
     question="Which span types carry the movement when the reference changes?",

@@ -18,6 +18,7 @@ from refsens_report.analyses.base import (
     Section,
     section,
 )
+from refsens_report.analyses.base import DIFFERENCES
 from refsens_report.analyses.interaction import (
     interaction_is_long,
     interaction_table,
@@ -106,6 +107,7 @@ def _section(view: ResultsView, drawn: Mapping[str, Figure]) -> Section:
 
 
 ANALYSIS = Analysis(
+    statistics=DIFFERENCES,
     key="decontaminated",
     title="The decontaminated subset",
     question="Does the interaction remain on items where the primary reference copies neither annotator?",

@@ -30,6 +30,7 @@ import orjson
 
 from refsens_report import formatting
 from refsens_report.analyses.base import Analysis, AuditContext, Section
+from refsens_report.analyses.base import DIFFERENCES
 from refsens_report.figures import Figure
 from refsens_report.record import POOLED
 from refsens_report.tables import FORMULA_STARTS, Table, count_cell, label, mark_repeats, spreadsheet_safe
@@ -707,6 +708,7 @@ def _section(view: ResultsView, drawn: Mapping[str, Figure]) -> Section:
 
 
 ANALYSIS = Analysis(
+    statistics=DIFFERENCES,
     key=KEY,
     title="Where the golds differ",
     question="On which items do the golds disagree, and which of them move the scores most?",

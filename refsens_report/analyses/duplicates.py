@@ -19,6 +19,7 @@ from refsens_report.analyses.base import (
     Section,
     section,
 )
+from refsens_report.analyses.base import DIFFERENCES
 from refsens_report.analyses.interaction import (
     interaction_is_long,
     interaction_table,
@@ -251,6 +252,7 @@ def _section(view: ResultsView, drawn: Mapping[str, Figure]) -> Section:
 
 
 ANALYSIS = Analysis(
+    statistics=DIFFERENCES,
     key="duplicates",
     title="Duplicate robustness",
     question="Does the result depend on how duplicated items are handled, or on defective copies among them?",

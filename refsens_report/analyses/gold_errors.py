@@ -49,6 +49,7 @@ from refsens_report.view import ResultsView
 KEY = "gold_errors"
 FILE = "gold-error-candidates"  # the files' stem: gold-error-candidates.jsonl and .csv
 TOP = 20  # candidates per reference the section (and results.json) list; the files hold all
+PRINT_CANDIDATES = 10  # of those, the candidates per reference the PDF prints (the site shows TOP)
 SCORE_DECIMALS = 3  # the score as written; ranks follow the written score
 CONTEXT = 30  # characters of text either side of a candidate the section shows
 KINDS = ("type", "boundaries", "missing", "spurious")  # what a candidate proposes instead of the reference's state
@@ -428,10 +429,12 @@ def top_table(view: ResultsView, number: int, reference: Mapping[str, Any]) -> T
             cells.append(label("".join(entry["context"])))
         rows.append(cells)
     text = any("context" in entry for entry in reference["top"])
+    shown = len(reference["top"])
+    printed = f" (the PDF prints the first {PRINT_CANDIDATES})" if shown > PRINT_CANDIDATES else ""
     return Table(
         key=f"gold-errors-top-{number}",
         title=f"The most likely errors in {reference['reference']}",
-        caption=(f"The {formatting.count(len(reference['top']))} highest-scoring of the "
+        caption=(f"The {formatting.count(shown)} highest-scoring{printed} of the "
                  f"{formatting.count(reference['candidates'])} candidate errors in {reference['reference']}: what "
                  "it says at the place (type, [start, end) in characters) and what the sources' weighted vote "
                  "proposes instead; how many sources vote for the proposal and for the reference; the score (the "
@@ -439,6 +442,7 @@ def top_table(view: ResultsView, number: int, reference: Mapping[str, Any]) -> T
                  f"{FILE}.jsonl and {FILE}.csv."),
         columns=("Rank", "Item", "Reference says", "Proposed", "Kind", "Votes", "Score", *(("Text",) if text else ())),
         rows=tuple(tuple(row) for row in rows),
+        print_rows=PRINT_CANDIDATES if shown > PRINT_CANDIDATES else None,
     )  # fmt: skip
 
 
@@ -473,32 +477,27 @@ def headlines(view: ResultsView) -> list[str]:
              for number, reference in enumerate(found)]  # fmt: skip
     listed_each = max(len(reference["top"]) for reference in found)
     each = "" if len(found) == 1 else " of each"
-    return [f"{', '.join(parts)}; the top {listed_each}{each} are listed." if listed_each else f"{', '.join(parts)}."]
+    if not listed_each:
+        return [f"{', '.join(parts)}."]
+    if listed_each <= PRINT_CANDIDATES:
+        return [f"{', '.join(parts)}; the top {listed_each}{each} are listed."]
+    return [f"{', '.join(parts)}; the top {listed_each}{each} are listed on the site, the top {PRINT_CANDIDATES} in "
+            f"the PDF, and every one in {FILE}.csv."]
 
 
 ANALYSIS = Analysis(
     key=KEY,
     title="Which gold is wrong here?",
     question="Where does each reference most likely hold an error, judged by outputs and golds that are reliable elsewhere?",
-    methods="""- **Gold-error candidates** (strict spans, audited items): for each reference, the *sources* are the
-  outputs and, unless `[report] error_evidence = "outputs"`, the other references. A *place* is a span of the
-  reference, or a span a source has where the reference has nothing overlapping. Each source present on the
-  item votes for one state of the place: the span it has there, or nothing. Its vote weighs its log
-  diagnostic odds ratio against the reference on the *other* items (leave one out: the per-item counts
-  summed, minus the item's own), log(r/(1−r)) − log(f/(1−f)) with recall r = (TP+1)/(reference spans+2) and
-  false-positive rate f = (FP+1)/(false candidates+2), the false candidates being the spans someone proposed
-  on an item that the reference lacks. In a one-coin-per-class Dawid–Skene model (sources independent given
-  the truth, one sensitivity r and one false-positive rate f each) this weight is the log-likelihood ratio a
-  source's vote adds for the state it votes for against another, so a candidate's **score**, the weight of
-  the sources voting for the proposal minus that of those voting for the reference's state, is the
-  log-odds of the proposal against the reference. The proposal is the heaviest other state: a span with the
-  same boundaries and another type (*type*), other boundaries (*boundaries*), nothing (*spurious*), or, where
-  the reference has nothing, the heaviest span it lacks (*missing*). Scores above 0 are candidates, ranked
-  from 1 (the most likely error); ties by language, id and offsets. A source that finds the reference's spans
-  no more often than it adds false ones weighs about 0, so ten weak systems do not outvote three strong
-  ones. Checked against CoNLL++'s corrections of the CoNLL-2003 test set, outputs only, the ranking's precision
-  among the top 25, 50 and 100 sentences is .63, .60 and .56, against .52 for the plain count of disagreeing
-  systems; among the top 200 it is .515 against .522.""",
+    methods="""- **Gold-error candidates** (strict spans, audited items). For each reference the sources are the
+  outputs and, unless `[report] error_evidence = "outputs"`, the other references. At each place where the
+  reference or a source has a span, every source votes for the span it has there or for nothing, weighted by
+  its log diagnostic odds ratio against the reference on the other items (leave one out; recall and
+  false-positive rate with add-one smoothing): in a one-coin Dawid–Skene model this is the log-likelihood
+  ratio its vote adds. A candidate's score is the log-odds of the heaviest other state (another type, other
+  boundaries, a missing span, or no span) against the reference's; scores above 0 are ranked, 1 the most
+  likely error. Against CoNLL++'s corrections of CoNLL-2003 (outputs only), precision among the top 25, 50
+  and 100 sentences is .63, .60 and .56, against .52 for counting disagreeing systems.""",
     applicability=applicability,
     summary=summary,
     files=files,

@@ -23,6 +23,7 @@ from refsens_report.analyses.base import (
     Stat,
     section,
 )
+from refsens_report.analyses.base import DIFFERENCES
 from refsens_report.bootstrap import holm, holm_floor
 from refsens_report.config import Config
 from refsens_report.estimator import Estimator
@@ -583,6 +584,7 @@ def _section(view: ResultsView, drawn: Mapping[str, Figure]) -> Section:
 
 
 ANALYSIS = Analysis(
+    statistics=DIFFERENCES,
     key="interaction",
     title="Interaction between reference and output",
     question="Does the comparison between two outputs survive a change of reference? The swing is the "

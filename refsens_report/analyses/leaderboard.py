@@ -16,6 +16,7 @@ import numpy as np
 
 from refsens_report import formatting
 from refsens_report.analyses.base import Analysis, AuditContext, Rows, Section
+from refsens_report.analyses.base import DIFFERENCES, StatKind
 from refsens_report.analyses.interaction import holm_family_phrase, holm_family_size
 from refsens_report.analyses.ranking import (
     MIN_OUTPUTS,
@@ -52,6 +53,7 @@ from refsens_report.tables import (
     label,
     long_layout,
     mark_repeats,
+    one_language,
     p_cell,
     stat_cell,
 )
@@ -125,8 +127,8 @@ def paper_table(view: ResultsView) -> Table:
             f"({primary}) first, with {view.confidence_label}s from the paired bootstrap on the audited subset "
             f"({view.items_phrase('audited')}), and its rank (1 = highest; ties share their average rank). Outputs "
             f"in order of their rank under {primary}. Tie group: outputs whose rank intervals under {primary} "
-            "overlap share a group (1 = the top). Rank intervals, every rule and the chance that a rank moves are "
-            "in the next tables."
+            "overlap share a group (1 = the top). Rank sets and intervals, every rule and the chance that a rank "
+            "moves are in the next tables and their CSVs."
         ),
         columns=tuple(columns),
         groups=tuple(groups),
@@ -139,7 +141,7 @@ def leaderboard_tables(view: ResultsView) -> list[Table]:
     order) and a table of how likely each rank is to move."""
     pairs = view.reference_pairs()
     if not long_layout(view, 2 * len(view.references) + len(pairs)):
-        return [leaderboard_table(view)] + ([rank_sets_table(view)] if view.rows.has("leaderboard", "best_set") else [])
+        return [leaderboard_table(view)]
     rows = view.rows
     outputs = view.ranked_outputs()
     board_rows = []
@@ -175,6 +177,8 @@ def leaderboard_tables(view: ResultsView) -> list[Table]:
         groups=(("", 6), ("Simultaneous rank set", 3)),
         rows=mark_repeats(board_rows, 3),
     )
+    if rows.has("leaderboard", "best_set"):
+        board = rank_sets_board(view, board)
     move_rows = []
     for rule in view.rules:
         for language in view.languages:
@@ -198,7 +202,20 @@ def leaderboard_tables(view: ResultsView) -> list[Table]:
         groups=(("", 4), ("P(rank moves)", len(pairs))),
         rows=mark_repeats(move_rows, 2),
     )
-    return [board, moves]
+    return [board, main_rule_on_the_page(view, moves)]
+
+
+def main_rule_on_the_page(view: ResultsView, table: Table) -> Table:
+    """Return a long table (its first column the rule) as the page prints it at leaderboard scale: the main rule's
+    rows, the one the summary and the figures use; its CSV, and the annex of a full PDF, keep every rule."""
+    kept = [[replace(cell, repeated=False) for cell in row] for row in table.rows if row[0].text == view.main_rule]
+    if len(view.rules) < 2 or not kept:
+        return table
+    labels = next((index for index, cell in enumerate(kept[0]) if cell.numeric), len(kept[0]))
+    complete = one_language(table, view)  # as the CSV is written: with one language, its rows once
+    note = (f"The page shows the {view.main_rule} rule's rows; the table's CSV holds every rule's "
+            f"({formatting.count(len(complete.rows))} rows).")  # fmt: skip
+    return replace(table, rows=mark_repeats(kept, max(labels - 1, 0)), notes=(*table.notes, note), csv=complete)
 
 
 RANK_SET_COLUMNS = ("From", "To", "Plausible best")
@@ -209,77 +226,119 @@ RANK_SETS_SAID = (
 )
 
 
+SETS_SAID = (  # the From, To and Best columns of a table that prints the rank set beside the rank
+    "From, To: the ranks every output can hold at once with {level} confidence (Mogstad, Romano, Shaikh and "
+    "Wilhelm's step-down over all pairs, per reference, rule and language; the percentile rank interval covers "
+    "one output at a time); Best: 1 when the set contains rank 1 (a plausible best)."
+)
+
+
 def rank_set_cells(view: ResultsView, **where: str) -> list[Cell]:
     """The simultaneous rank set's ends and best-set membership of one output under one reference."""
     return [stat_cell(view.rows.one("leaderboard", statistic, **where), interval=False)
             for statistic in ("rank_lower_simultaneous", "rank_upper_simultaneous", "best_set")]  # fmt: skip
 
 
-def rank_sets_table(view: ResultsView) -> Table:
-    """Each ranked output's simultaneous rank set under every reference, beside its percentile rank interval."""
+def rank_sets_board(view: ResultsView, complete: Table) -> Table:
+    """The board as the page prints it at leaderboard scale: one row per ranked output in the primary
+    reference's order (main rule, pooled), and under each reference its rank and simultaneous rank set. The
+    scores are in the paper's table before it; every rule and language, the scores and the percentile rank
+    intervals are in the table's CSV (``complete``), and in the annex of a full PDF."""
+    rule, outputs = view.main_rule, view.ranked_outputs()
+    where = {"rule": rule, "language": POOLED}
+    ranks = {output: view.rows.one("leaderboard", "rank", output=output, reference=view.primary, **where)
+             for output in outputs}  # fmt: skip
+
+    def position(output: str) -> tuple[float, int]:
+        rank = ranks[output][1]["estimate"] if ranks[output] else None
+        return (rank if rank is not None else math.inf, outputs.index(output))
+
     table_rows = []
-    for rule in view.rules:
-        for language in view.languages:
-            for reference in view.references:
-                for output in view.ranked_outputs():
-                    where = {"rule": rule, "language": language, "output": output, "reference": reference}
-                    table_rows.append([label(rule), label(language), label(reference), label(output),
-                                       stat_cell(view.rows.one("leaderboard", "rank", **where)),
-                                       *rank_set_cells(view, **where)])  # fmt: skip
-    return Table(
-        key="rank-sets",
-        title="Simultaneous rank sets and the plausible best",
+    for output in sorted(outputs, key=position):  # an ordering of printed ranks, not a new number
+        cells = [label(output)]
+        for reference in view.references:
+            found = {"output": output, "reference": reference, **where}
+            cells += [stat_cell(view.rows.one("leaderboard", "rank", **found), interval=False),
+                      *rank_set_cells(view, **found)]  # fmt: skip
+        table_rows.append(cells)
+    where_said = view.languages[0] if len(view.languages) == 2 else "pooled"
+    return replace(
+        complete,
         caption=(
-            f"Rank (1 = highest F1) with its {view.confidence_label} (percentile, one output at a time) and the "
-            "simultaneous rank set of every ranked output, audited subset. "
-            + RANK_SETS_SAID.format(level=f"{view.confidence * 100:g}%")
+            f"Rank (1 = highest F1; ties share their average rank) of every ranked output under each reference "
+            f"({rule}, {where_said}, audited subset), outputs in order of their rank under {view.primary}, and its "
+            "simultaneous rank set: " + SETS_SAID.format(level=f"{view.confidence * 100:g}%")
+            + " The scores are in the previous table; the table's CSV holds every rule and language, each "
+            f"output's F1 and its percentile rank interval ({view.confidence_label}, one output at a time)."
         ),
-        columns=("Rule", "Language", "Reference", "Output", f"Rank [{view.confidence_label}]", *RANK_SET_COLUMNS),
-        groups=(("", 5), ("Simultaneous rank set", 3)),
-        rows=mark_repeats(table_rows, 3),
+        columns=("Output", *(RANK_BOARD_COLUMNS * len(view.references))),
+        groups=(("", 1), *((reference, len(RANK_BOARD_COLUMNS)) for reference in view.references)),
+        rows=tuple(tuple(row) for row in table_rows),
+        csv=one_language(complete, view),
     )
+
+
+RANK_BOARD_COLUMNS = ("Rank", "From", "To", "Best")  # per reference, on the printed board (Best: plausible best)
+
+
+def _replicability_rows(view: ResultsView, pairs: list[tuple[str, str, str, str]]) -> list[list[Cell]]:
+    """One row per (rule, language, A, B): the partial-conjunction p-values by Bonferroni and Fisher, and k-hat."""
+    golds = len(view.references)
+    table_rows = []
+    for rule, language, winner, loser in pairs:
+        pair = {"rule": rule, "language": language, "output": winner, "output_2": loser}
+        cells = [label(rule), label(language), label(f"{winner} > {loser}")]
+        for method in ("bonferroni", "fisher"):
+            cells += [p_cell(view.rows.one("leaderboard", partial_statistic(method, u), **pair), "p_value")
+                      for u in range(1, golds + 1)]  # fmt: skip
+        cells.append(stat_cell(view.rows.one("leaderboard", "k_hat", **pair), interval=False))
+        table_rows.append(cells)
+    return table_rows
 
 
 def replicability_table(view: ResultsView) -> Table:
-    """For every ordered pair of outputs: the p that it wins under at least u of the K references, and k-hat."""
+    """The p that A beats B under at least u of the K references, and k-hat: on the page the pairs the section's
+    sentence names (the top adjacent pairs under the primary reference, main rule, pooled); every ordered pair
+    of outputs, every rule and language, in the table's CSV (and the annex of a full PDF)."""
     golds = len(view.references)
-    table_rows = []
-    for rule in view.rules:
-        for language in view.languages:
-            for _, k_hat in view.rows.select("leaderboard", "k_hat", rule=rule, language=language):
-                pair = {"rule": rule, "language": language, "output": k_hat["output"], "output_2": k_hat["output_2"]}
-                cells = [label(rule), label(language), label(f"{k_hat['output']} > {k_hat['output_2']}")]
-                for method in ("bonferroni", "fisher"):
-                    cells += [p_cell(view.rows.one("leaderboard", partial_statistic(method, u), **pair), "p_value")
-                              for u in range(1, golds + 1)]  # fmt: skip
-                cells.append(stat_cell(view.rows.one("leaderboard", "k_hat", **pair), interval=False))
-                table_rows.append(cells)
+    every = [(rule, language, k_hat["output"], k_hat["output_2"])
+             for rule in view.rules for language in view.languages
+             for _, k_hat in view.rows.select("leaderboard", "k_hat", rule=rule, language=language)]  # fmt: skip
+    top = [(view.main_rule, POOLED, winner, loser) for winner, loser in adjacent_pairs(view)[:TOP_PAIRS]]
     at_least = [f"u = {u}" for u in range(1, golds + 1)]
-    return Table(
-        key="replicability",
-        title="Replicability across the references",
-        caption=(
-            f"For every ordered pair of ranked outputs A > B, the p-value of \"A beats B under at least u of the "
-            f"{golds} references\" (partial conjunction of the per-reference one-sided paired-bootstrap p-values, "
-            "made non-decreasing in u), by Bonferroni's and Fisher's combination; k̂: the largest u whose "
-            f"Bonferroni p is at most {view.level}, family-wise over u (Fisher's assumes independent references, "
-            "which references scored on the same items are not; it is shown for comparison). Audited subset."
-        ),
-        columns=("Rule", "Language", "Outputs", *at_least, *at_least, "k̂"),
-        groups=(("", 3), ("Bonferroni p", golds), ("Fisher p", golds), ("", 1)),
-        rows=mark_repeats(table_rows, 2),
+    columns = ("Rule", "Language", "Outputs", *at_least, *at_least, "k̂")
+    groups = (("", 3), ("Bonferroni p", golds), ("Fisher p", golds), ("", 1))
+    caption = (
+        f"For an ordered pair of ranked outputs A > B, the p-value of \"A beats B under at least u of the "
+        f"{golds} references\" (partial conjunction of the per-reference one-sided paired-bootstrap p-values, "
+        "made non-decreasing in u), by Bonferroni's and Fisher's combination; k̂: the largest u whose "
+        f"Bonferroni p is at most {view.level}, family-wise over u (Fisher's assumes independent references, "
+        "which references scored on the same items are not; it is shown for comparison). Audited subset."
     )
+    complete = Table(key="replicability", title="Replicability across the references", caption=caption,
+                     columns=columns, groups=groups, rows=mark_repeats(_replicability_rows(view, every), 2))  # fmt: skip
+    if not top or len(top) >= len(every):
+        return complete
+    shown = mark_repeats(_replicability_rows(view, top), 2)
+    written = one_language(complete, view)  # as the CSV is written: with one language, its rows once
+    note = (f"The page shows {top_pairs_phrase(view)} under {view.primary} ({view.main_rule}, pooled), those the "
+            f"section names; the table's CSV holds all {formatting.count(len(written.rows))} rows: both orders of "
+            "every pair of outputs, every rule and language.")  # fmt: skip
+    return replace(complete, rows=shown, notes=(note,), csv=written)
 
 
 def leaderboard_table(view: ResultsView) -> Table:
     """Each ranked output's score and rank under every reference, and how likely its rank is to move."""
     rows = view.rows
     pairs = view.reference_pairs()
+    sets = rows.has("leaderboard", "best_set")  # the rank set beside the rank; its percentile interval in the CSV
     columns: list[str] = ["Rule", "Language", "Output"]
     groups: list[tuple[str, int]] = [("", 3)]
     for reference in view.references:
-        columns += ["F1", "Rank", "Tie group"] if reference == view.primary else ["F1", "Rank"]
-        groups.append((reference, 3 if reference == view.primary else 2))
+        own = ["F1", "Rank", "Tie group"] if reference == view.primary else ["F1", "Rank"]
+        own += list(RANK_BOARD_COLUMNS[1:]) if sets else []
+        columns += own
+        groups.append((reference, len(own)))
     for first, second in pairs:
         columns.append("P(rank moves)" if len(pairs) == 1 else f"P(rank moves) {first}→{second}")
     if pairs:
@@ -292,9 +351,11 @@ def leaderboard_table(view: ResultsView) -> Table:
                 for reference in view.references:
                     where = {"rule": rule, "language": language, "output": output, "reference": reference}
                     cells += [stat_cell(rows.one("leaderboard", "score", **where)),
-                              stat_cell(rows.one("leaderboard", "rank", **where))]  # fmt: skip
+                              stat_cell(rows.one("leaderboard", "rank", **where), interval=not sets)]  # fmt: skip
                     if reference == view.primary:
                         cells.append(stat_cell(rows.one("leaderboard", "tie_group", **where)))
+                    if sets:
+                        cells += rank_set_cells(view, **where)
                 for first, second in pairs:
                     cells.append(stat_cell(rows.one("leaderboard", "p_rank_change", rule=rule, language=language,
                                                     output=output, reference=first, reference_2=second)))  # fmt: skip
@@ -309,6 +370,8 @@ def leaderboard_table(view: ResultsView) -> Table:
             f"intervals under {view.primary} overlap share a group (1 = the top). P(rank moves) is the share of "
             "bootstrap replicates in which the output's rank under the first reference differs from its rank "
             "under the second."
+            + (" Rank: the point rank (its percentile interval is in the table's CSV); "
+               + SETS_SAID.format(level=f"{view.confidence * 100:g}%") if sets else "")
         ),
         columns=tuple(columns),
         groups=tuple(groups),
@@ -333,10 +396,9 @@ def rank_agreement_table(view: ResultsView) -> Table:
                         stat_cell(rows.one("leaderboard", "flips_significant", **where)),
                         stat_cell(rows.one("leaderboard", "p_rank_change", output="", **where)),
                     ])  # fmt: skip
-        return replace(
-            _rank_agreement(view, ("Rule", "References", "Language", "tau-b", "Flips", "Significant",
-                                   "P(ranking moves)"), (), table_rows),  # fmt: skip
-        )
+        return main_rule_on_the_page(view, _rank_agreement(
+            view, ("Rule", "References", "Language", "tau-b", "Flips", "Significant", "P(ranking moves)"), (),
+            table_rows))  # fmt: skip
     columns: list[str] = ["Rule", "Language"]
     groups: list[tuple[str, int]] = [("", 2)]
     for first, second in pairs:
@@ -400,7 +462,7 @@ def flips_table(view: ResultsView) -> Table:
 
 def _rank_said(row: Mapping[str, Any] | None) -> str:
     """Return a rank row as the bump chart's alt text says it: '2 [1, 3]', ranks as integers unless tied."""
-    return said(row)  # format_row prints ranks as integers unless tied (formatting.WHOLE_STATISTICS)
+    return said(row)  # format_row prints ranks as integers unless tied (LEADERBOARD_STATISTICS)
 
 
 def drawn_outputs(view: ResultsView) -> list[str]:
@@ -694,7 +756,23 @@ def leaderboard_sentences(view: ResultsView) -> list[str]:
     return sentences
 
 
-TOP_PAIRS = 5  # adjacent pairs under the primary reference whose replicability the section states
+TOP_PAIRS = 5  # adjacent pairs under the primary reference whose replicability the section states and prints
+
+
+def adjacent_pairs(view: ResultsView) -> list[tuple[str, str]]:
+    """Return the adjacent pairs (better, worse) of the ranking under the primary reference (main rule, pooled);
+    the first TOP_PAIRS are those whose replicability the section states and its table prints."""
+    outputs = view.ranked_outputs()
+    where = {"rule": view.main_rule, "language": POOLED, "reference": view.primary}
+    ranks = {output: view.row("leaderboard", "rank", output=output, **where) for output in outputs}
+    ordered = sorted((output for output in outputs if ranks[output] and ranks[output]["estimate"] is not None),
+                     key=lambda output: (ranks[output]["estimate"], outputs.index(output)))  # fmt: skip
+    return list(zip(ordered, ordered[1:]))
+
+
+def top_pairs_phrase(view: ResultsView) -> str:
+    """Return which adjacent pairs the section states: all of them, or the top TOP_PAIRS."""
+    return "the adjacent pairs" if len(adjacent_pairs(view)) <= TOP_PAIRS else f"the top {TOP_PAIRS} adjacent pairs"
 
 
 def rank_inference_sentences(view: ResultsView) -> list[str]:
@@ -712,17 +790,14 @@ def rank_inference_sentences(view: ResultsView) -> list[str]:
         best.append(f"under {reference}, {', '.join(names) if names else formatting.UNDEFINED}")
     sentences = [f"Plausible best outputs (their simultaneous {level} rank set contains rank 1; {rule}, pooled): "
                  f"{'; '.join(best)}."]  # fmt: skip
-    outputs = view.ranked_outputs()
-    ranks = {output: view.row("leaderboard", "rank", output=output, reference=view.primary, **where) for output in outputs}
-    ordered = sorted((output for output in outputs if ranks[output] and ranks[output]["estimate"] is not None),
-                     key=lambda output: (ranks[output]["estimate"], outputs.index(output)))  # fmt: skip
+    pairs = adjacent_pairs(view)[:TOP_PAIRS]
     claims = []
-    for winner, loser in list(zip(ordered, ordered[1:]))[:TOP_PAIRS]:
+    for winner, loser in pairs:
         k_hat = view.row("leaderboard", "k_hat", output=winner, output_2=loser, **where)
         if k_hat is not None and k_hat["estimate"] is not None:
             claims.append(f"{winner} beats {loser} under {formatting.whole(k_hat['estimate'])} of {golds}")
     if claims:
-        top = "the adjacent pairs" if len(ordered) - 1 <= TOP_PAIRS else f"the top {TOP_PAIRS} adjacent pairs"
+        top = top_pairs_phrase(view)
         sentences.append(
             f"Replicability across the {golds} references, for {top} under {view.primary} ({rule}, pooled; "
             f"partial conjunction, Bonferroni, family-wise at {view.level} over the number of references): "
@@ -763,36 +838,42 @@ def leaderboard_section(view: ResultsView, figures: Mapping[str, Figure] | None 
                    figures=section_figures, tables=tuple(section_tables))  # fmt: skip
 
 
+# The leaderboard's own statistics (docs/leaderboard.md): ranks can be fractional (ties), flips are counts. Ranks
+# and flips are whole numbers except at ties (an average rank) and interpolated interval ends: each value prints
+# as an integer when it is one, with one decimal otherwise ("3 [1, 6]", "2.5 [1, 4]"). Rank sets' ends,
+# best-set membership (1 or 0) and k-hat are counts too (a partial-conjunction row's p is its p_value); p_rank_change is a
+# share of replicates (0 to 1) printed as a percentage; the bound on Holm p prints as a p-value does.
+LEADERBOARD_STATISTICS = {
+    **DIFFERENCES,
+    "rank": StatKind(decimals=1, style="whole"),
+    "flips": StatKind(decimals=1, style="whole"),
+    "flips_significant": StatKind(decimals=0),
+    "kendall_tau": StatKind(decimals=2),
+    "tie_group": StatKind(decimals=0),
+    **dict.fromkeys(("rank_lower_simultaneous", "rank_upper_simultaneous", "best_set", "k_hat"),
+                    StatKind(style="whole")),  # fmt: skip
+    "p_rank_change": StatKind(style="share"),
+    "holm_floor": StatKind(style="p"),
+}
+
+
 ANALYSIS = Analysis(
+    statistics=LEADERBOARD_STATISTICS,
     key="leaderboard",
     title="The leaderboard under each reference",
     question="With several outputs, does the leaderboard keep its order when the reference changes?",
-    methods="""- **Simultaneous rank sets** (leaderboard; Mogstad, Romano, Shaikh and Wilhelm 2024). Per reference, rule
-  and language, from the paired bootstrap of the differences Δⱼₖ between ranked outputs' F1, σ̂ⱼₖ their
-  replicates' standard deviation: c is the confidence quantile (numpy's linear one) over replicates of the
-  largest (Δ*ⱼₖ − Δ̂ⱼₖ) / σ̂ⱼₖ over the ordered pairs still tested; k is declared better than j when
-  Δ̂ₖⱼ / σ̂ₖⱼ > c; declared pairs leave and c is recomputed until none is declared (step-down). The set of j is
-  [1 + #{declared better than j}, p − #{declared worse than j}]; a pair whose replicates never vary is
-  declared when its difference is not 0. The sets hold for all outputs at once; the percentile rank
-  intervals (`rank` rows) cover each output's rank only one at a time, and on 500 simulated leaderboards of 8
-  outputs with ties (1,000 items) all eight covered their true ranks at once in 92.2 % of them, the
-  simultaneous sets in 99.6 %. Plausible best: the outputs whose set contains rank 1 (the paper's dedicated
-  best-set procedure is tighter); a top-k set is read the same way, the outputs whose set starts at k or above.
-- **Replicability across references** (partial conjunction; Benjamini and Heller 2008, Dror et al. 2017). For
-  every ordered pair (A, B) and reference i, pᵢ = min(1, (1 + #{Δ*ᵢ ≤ 0}) / (B′ + 1)), the one-sided bootstrap
-  p of "A is not better than B" (twice the smaller of a pair's two is its margin's two-sided p). With
-  p₍₁₎ ≤ … ≤ p₍K₎: Bonferroni pᵘ = min(1, (K − u + 1) p₍ᵤ₎), Fisher pᵘ = P(χ²₂₍K−u+1₎ ≥ −2 Σᵢ≥ᵤ ln p₍ᵢ₎), each made
-  non-decreasing in u; k̂ = the largest u with Bonferroni pᵘ ≤ 1 − confidence (0 if none): "A beats B under at
-  least k̂ of K references", family-wise over u. k̂ uses Bonferroni, valid whatever the dependence: Fisher's
-  combination assumes independent p-values, and references scored on the same items are positively
-  dependent, so its row is shown for comparison only. Both orders of every pair are tested, so no direction
-  is chosen from the data.
-- **The adjacent family's selection.** The adjacent Holm family picks its pairs from the same data it tests.
-  On 500 simulated null leaderboards (6 equally good outputs, 2 references, 2 languages of 150 items) some
-  adjacent swing was Holm-significant in 8.2 % of them, but as often (9.4 %) for a family fixed in advance,
-  and 8.5 % of all null swings had a raw p below 0.05: the excess is the bootstrap's in small strata (choice
-  16), not selection; with 600 items per language the rates were 3.7 % (adjacent) and 4.7 % (fixed). So
-  adjacency is read from the point estimates, as before.""",
+    methods="""- **Simultaneous rank sets and replicability** (leaderboard). Rank sets (Mogstad, Romano, Shaikh and
+  Wilhelm 2024), per reference, rule and language: a studentised step-down over the bootstrap replicates of
+  every ordered pair of ranked outputs' F1 difference declares which outputs are better than which; an
+  output's set runs from 1 + the outputs declared better to p − those declared worse, and all sets hold at
+  once with the stated confidence (a percentile rank interval covers one output at a time). Plausible best:
+  the outputs whose set contains rank 1. Replicability (partial conjunction; Benjamini and Heller 2008, Dror
+  et al. 2017): from each reference's one-sided bootstrap p of "A is not better than B", the p-value of "A
+  beats B under at least u of the K references", by Bonferroni (valid under any dependence) and by Fisher
+  (which assumes independent references; shown for comparison), non-decreasing in u; k̂ is the largest u
+  whose Bonferroni p is at most 1 − confidence. Both orders of every pair are tested. Choosing the adjacent
+  Holm family from the data did not inflate its error rate on simulated null leaderboards (8.2 % against
+  9.4 % for a family fixed in advance).""",
     finish=finish,
     applicability=applicability,
     section=leaderboard_section,

@@ -24,6 +24,7 @@ from refsens_report.analyses.base import (
     section,
 )
 from refsens_report.clusters import cluster_order
+from refsens_report.analyses.base import DIFFERENCES, RATE, StatKind
 from refsens_report.config import Config
 from refsens_report.counts import Column
 from refsens_report.estimator import Estimator, language_key
@@ -303,6 +304,8 @@ def _section(view: ResultsView, drawn: Mapping[str, Figure]) -> Section:
 
 
 ANALYSIS = Analysis(
+    statistics={**DIFFERENCES, "rate": RATE, "copied": RATE, "skew": StatKind(decimals=1, signed=True, tested=True),
+                "skew_permutation_p": StatKind(style="p")},
     key="neutrality",
     title="Neutrality of each reference",
     question="Does each reference treat the annotators alike, or does it reproduce one of them more often?",

@@ -9,11 +9,13 @@ from __future__ import annotations
 from refsens_report.analyses import (
     aggregation,
     agreement,
+    alpha,
     band,
     by_type,
     decontaminated,
     disagreements,
     duplicates,
+    gamma,
     gold_errors,
     interaction,
     leaderboard,
@@ -26,6 +28,8 @@ from refsens_report.analyses.base import Analysis
 
 ANALYSES: tuple[Analysis, ...] = (
     agreement.ANALYSIS,
+    alpha.ANALYSIS,
+    gamma.ANALYSIS,
     neutrality.ANALYSIS,
     swap.ANALYSIS,
     score_range.ANALYSIS,

@@ -17,6 +17,7 @@ from refsens_report.analyses.base import (
     Stat,
     section,
 )
+from refsens_report.analyses.base import DIFFERENCES
 from refsens_report.config import Config
 from refsens_report.figures import (
     MAX_PANELS,
@@ -222,6 +223,7 @@ def _section(view: ResultsView, drawn: Mapping[str, Figure]) -> Section:
 
 
 ANALYSIS = Analysis(
+    statistics=DIFFERENCES,
     key="range",
     title="Score range",
     question="What range of scores could a fixed output be given by choosing among the defensible golds?",

@@ -18,6 +18,7 @@ from refsens_report.analyses.base import (
     Stat,
     section,
 )
+from refsens_report.analyses.base import DIFFERENCES
 from refsens_report.config import Config
 from refsens_report.figures import (
     FIGURE_ROWS,
@@ -350,6 +351,7 @@ def _section(view: ResultsView, drawn: Mapping[str, Figure]) -> Section:
 
 
 ANALYSIS = Analysis(
+    statistics=DIFFERENCES,
     key="swap",
     title="Reference swap",
     question="How far does a fixed output's score move when only the reference changes?",

@@ -13,6 +13,7 @@ import numpy as np
 
 from refsens_report import formatting
 from refsens_report.analyses.base import Analysis, AuditContext, Section, section
+from refsens_report.analyses.base import DIFFERENCES
 from refsens_report.counts import MANY_TYPES
 from refsens_report.figures import MIN_TEXT_PT, WIDTH, Figure, fits_cells, labels_width, mpl, plain, subplots
 from refsens_report.tables import Table, count_cell, label
@@ -213,6 +214,7 @@ def _section(view: ResultsView, drawn: Mapping[str, Figure]) -> Section:
 
 
 ANALYSIS = Analysis(
+    statistics=DIFFERENCES,
     key="type_confusion",
     title="Type confusion between the annotators",
     question="When the annotators agree on where a span is, do they agree on what it is?",

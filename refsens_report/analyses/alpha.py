@@ -1,0 +1,248 @@
+"""Krippendorff's alpha on characters, nominal, "no span" a category (docs/method.md section 3).
+
+Each character of an item is a unit; a labelling's value for it is the set of span types covering it ("no
+span" when none does). Two labellings are two coders: the two annotator passes on the corpus, and each pair
+of references on the audited items. Nominal alpha is computed from the coincidence matrix's diagonal and
+margins, which are sums over items: per item and category c, ``alpha_agree`` counts the ordered pairs of
+values that agree on c (twice the characters both coders put in c) and ``alpha_values`` the values in c. The
+bootstrap re-weights these integer counts exactly, like the F1 counts.
+"""
+
+from __future__ import annotations
+
+import weakref
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+import numpy as np
+
+from refsens_report import formatting
+from refsens_report.analyses.base import (
+    Analysis,
+    AuditContext,
+    Estimate,
+    Section,
+    Stat,
+    section,
+)
+from refsens_report.config import Config
+from refsens_report.counts import Column, ColumnKind, ItemCounts
+from refsens_report.figures import Figure
+from refsens_report.formatting import StatKind
+from refsens_report.formulas import Env, Expr
+from refsens_report.record import POOLED
+from refsens_report.tables import Table, label, mark_repeats, n_cell, stat_cell
+from refsens_report.view import ResultsView
+
+KEY = "alpha"
+NO_SPAN = ""  # the category of a character no span covers (shown as "no span")
+MAX_TYPE_BITS = 62  # a character's types as bits of an int64; beyond this many types, the lowest type code
+
+
+# --- the per-item coincidence counts ---------------------------------------------------------------
+
+
+def item_lengths(counts: ItemCounts) -> np.ndarray:
+    """Return each item's length in characters: the furthest span end of any labelling on it. Not its text's:
+    a record read from columns (Parquet) carries no text, and it must give the same numbers as its JSONL."""
+    table = counts.table
+    ends = np.zeros(table.n_items, dtype=np.int64)
+    if len(table.item):
+        np.maximum.at(ends, table.item, table.end.astype(np.int64))
+    return ends
+
+
+def character_values(counts: ItemCounts, name: str, offsets: np.ndarray) -> np.ndarray:
+    """Return, per character of the record (items end to end), the set of ``name``'s span types covering it, as
+    bits of an int64 (type code t is bit t; 0: no span). ``offsets``: each item's first character (an item not
+    counted has none), and the total last."""
+    table = counts.table
+    total = int(offsets[-1])
+    values = np.zeros(total, dtype=np.int64)
+    if name not in table.names:
+        return values
+    mine = table.labelling == table.names.index(name)
+    mine &= np.diff(offsets)[table.item] > 0  # items not counted have no characters
+    items, starts, ends, types = table.item[mine], table.start[mine], table.end[mine], table.type[mine]
+    if len(types) and len(table.type_names) > MAX_TYPE_BITS:
+        types = np.minimum(types, MAX_TYPE_BITS)  # documented: many types fold into the last bit
+    for code in np.unique(types):
+        chosen = types == code
+        begin = offsets[items[chosen]] + starts[chosen]
+        stop = offsets[items[chosen]] + ends[chosen]
+        depth = np.zeros(total + 1, dtype=np.int64)
+        np.add.at(depth, begin, 1)
+        np.add.at(depth, stop, -1)
+        values |= (np.cumsum(depth[:-1]) > 0).astype(np.int64) << int(code)
+    return values
+
+
+def category_name(bits: int, type_names: np.ndarray) -> str:
+    """Return a category's name: its types joined by '+', or '' (no span)."""
+    return "+".join(str(type_names[code]) for code in range(min(len(type_names), MAX_TYPE_BITS + 1)) if bits >> code & 1)
+
+
+@dataclass(frozen=True)
+class Coincidences:
+    """Per item and category: ordered value pairs agreeing on the category, and values in it."""
+
+    categories: tuple[str, ...]
+    agree: np.ndarray  # item, category
+    values: np.ndarray  # item, category
+
+
+_FOUND: "weakref.WeakKeyDictionary[ItemCounts, dict[tuple[str, str], Coincidences]]" = weakref.WeakKeyDictionary()
+
+
+def coincidences(counts: ItemCounts, a: str, b: str) -> Coincidences:
+    """Return the pair's coincidence counts per item (computed once per pair and record), on the items where
+    both labellings are present (elsewhere zero)."""
+    found = _FOUND.setdefault(counts, {})
+    if (a, b) not in found:
+        lengths = item_lengths(counts)
+        both = counts.has(a) & counts.has(b)
+        lengths = np.where(both, lengths, 0)
+        offsets = np.concatenate([[0], np.cumsum(lengths)])
+        item_of_character = np.repeat(np.arange(counts.n_items), lengths)
+        value_a, value_b = character_values(counts, a, offsets), character_values(counts, b, offsets)
+        bits, code = np.unique(np.concatenate([value_a, value_b, [0]]), return_inverse=True)
+        code_a, code_b = code[: len(value_a)], code[len(value_a) : 2 * len(value_a)]
+        n_categories = len(bits)
+        cell = lambda codes: item_of_character * n_categories + codes  # noqa: E731
+        size = counts.n_items * n_categories
+        agreeing = code_a == code_b
+        agree = 2 * np.bincount(cell(code_a)[agreeing], minlength=size).reshape(counts.n_items, n_categories)
+        values = (np.bincount(cell(code_a), minlength=size) + np.bincount(cell(code_b), minlength=size))
+        names = tuple(category_name(int(one), counts.table.type_names) for one in bits)
+        found[(a, b)] = Coincidences(names, agree, values.reshape(counts.n_items, n_categories))
+    return found[(a, b)]
+
+
+def _column(counts: ItemCounts, column: Column, field: str) -> np.ndarray:
+    found = coincidences(counts, column.a, column.b)
+    return getattr(found, field)[:, found.categories.index(column.c)]
+
+
+COLUMNS = (
+    ColumnKind("alpha_agree", lambda counts, column: _column(counts, column, "agree")),
+    ColumnKind("alpha_values", lambda counts, column: _column(counts, column, "values")),
+)
+
+
+@dataclass(frozen=True)
+class Alpha(Expr):
+    """Nominal Krippendorff's alpha from summed coincidences: with n values, A = Σ_c o_cc and S = Σ_c n_c (n_c − 1),
+    alpha = ((n − 1) A − S) / (n (n − 1) − S); undefined when every value falls in one category."""
+
+    a: str
+    b: str
+    categories: tuple[str, ...]
+
+    def columns(self) -> tuple[Column, ...]:
+        return tuple(Column(kind, a=self.a, b=self.b, c=category)
+                     for category in self.categories for kind in ("alpha_agree", "alpha_values"))  # fmt: skip
+
+    def evaluate(self, env: Env) -> np.ndarray:
+        agree = sum(env.sum(Column("alpha_agree", a=self.a, b=self.b, c=c)) for c in self.categories)
+        values = [env.sum(Column("alpha_values", a=self.a, b=self.b, c=c)) for c in self.categories]
+        n = sum(values)
+        spread = sum(value * (value - 1) for value in values)
+        denominator = n * (n - 1) - spread
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(denominator > 0, ((n - 1) * agree - spread) / denominator, np.nan)
+
+
+# --- the audit -------------------------------------------------------------------------------------
+
+
+def pairs(config: Config) -> list[tuple[str, str, str]]:
+    """Return (subset, a, b): the annotator passes on the corpus, then each pair of references (audited)."""
+    found = []
+    if len(config.roles.annotators) >= 2:
+        found.append(("corpus", *config.roles.annotators[:2]))
+    references = config.roles.references
+    found += [("audited", first, second) for i, first in enumerate(references) for second in references[i + 1 :]]
+    return found
+
+
+def estimates(context: AuditContext) -> list[Estimate]:
+    """Alpha per pair, on the corpus's and the audited items' streams (paired with agreement and the swap)."""
+    found = []
+    for subset, a, b in pairs(context.config):
+        mask = getattr(context.subsets, subset)
+        if mask is None:
+            continue
+        categories = coincidences(context.counts, a, b).categories
+        labels = {"output": a, "reference": b} if subset == "corpus" else {"reference": a, "reference_2": b}
+        stat = Stat(analysis=KEY, statistic="alpha", expr=Alpha(a, b, categories), **labels)
+        found.append(Estimate([stat], mask, subset, subset))
+    return found
+
+
+def applicability(context: AuditContext) -> dict[str, str | None]:
+    """Alpha needs two coders: two annotator passes or two references."""
+    if pairs(context.config):
+        return {KEY: None}
+    return {KEY: "The record names neither two annotator passes nor two references, so there is no pair to compare."}
+
+
+def count_columns(config: Config) -> int:
+    """Two columns per category and pair; the categories are the labels and their overlaps (bound: labels + 2)."""
+    labels = getattr(config.record_options, "labels", None)
+    return 2 * len(pairs(config)) * ((len(labels) if isinstance(labels, (list, tuple)) else 6) + 2)
+
+
+# --- the report ------------------------------------------------------------------------------------
+
+
+def _pair(row: Mapping[str, Any]) -> str:
+    return f"{row['output']} – {row['reference']}" if row["output"] else f"{row['reference']} – {row['reference_2']}"
+
+
+def alpha_table(view: ResultsView) -> Table:
+    """Alpha per pair and language, with its interval."""
+    found = view.rows.select(KEY, "alpha")
+    rows = [[label(_pair(row)), label(row["language"]), n_cell((index, row)), stat_cell((index, row))]
+            for index, row in found]  # fmt: skip
+    return Table(
+        key=KEY,
+        title="Krippendorff's alpha",
+        caption=("Nominal Krippendorff's alpha on characters, each character's value the set of span types covering "
+                 "it (no span a value of its own), between the annotator passes (corpus) and between each pair of "
+                 "references (audited items), with its bootstrap interval. 1 is perfect agreement, 0 what chance "
+                 "gives."),
+        columns=("Pair", "Language", "Items", "Alpha"),
+        rows=mark_repeats(rows, 1),
+    )
+
+
+def sentences(view: ResultsView) -> list[str]:
+    """One sentence: the pooled alpha of each pair."""
+    pooled = [row for _, row in view.rows.select(KEY, "alpha", language=POOLED)]
+    if not pooled:
+        return []
+    said = "; ".join(f"{_pair(row)} {formatting.format_row(row).text}" for row in pooled)
+    return [f"Krippendorff's alpha on characters (nominal, pooled): {said}."]
+
+
+def _section(view: ResultsView, drawn: Mapping[str, Figure]) -> Section:
+    applies = view.rows.has(KEY)
+    return section(ANALYSIS, view, drawn, applies, tables=[alpha_table(view)] if applies else [],
+                   extra=sentences(view))  # fmt: skip
+
+
+ANALYSIS = Analysis(
+    key=KEY,
+    title="Krippendorff's alpha",
+    question="How far above chance do the annotator passes, and the references, agree character by character?",
+    methods="""- **Krippendorff's alpha** (corpus: the annotator passes; audited: each pair of references): nominal alpha
+  on characters, a character's value the set of span types covering it, "no span" a value; from the
+  coincidence counts summed over items, alpha = ((n − 1) Σ_c o_cc − Σ_c n_c (n_c − 1)) / (n (n − 1) −
+  Σ_c n_c (n_c − 1)), n the values; the bootstrap re-weights the per-item counts.""",
+    estimates=estimates,
+    applicability=applicability,
+    section=_section,
+    statistics={"alpha": StatKind(decimals=3)},
+    columns=COLUMNS,
+    count_columns=count_columns,
+)

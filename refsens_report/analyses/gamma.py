@@ -1,0 +1,388 @@
+"""Gamma agreement (Mathet, Widlöcher and Métivier, "The Unified and Holistic Method Gamma for Inter-Annotator
+Agreement Measure and Alignment", Computational Linguistics 41(3), 2015), docs/method.md section 3.
+
+Two labellings are two annotators; their spans are the units. The dissimilarity of two units is pygamma-
+agreement's default combined one: positional ((|Δstart| + |Δend|) / (length₁ + length₂))² plus categorical
+(1 when the types differ), and an empty unit costs Δ∅ = 1. The best alignment, the one of least total disorder,
+pairs units one to one: an assignment problem, solved exactly per connected group of units that could pair
+(two units pair only when their dissimilarity is below 2 Δ∅, the cost of leaving both alone). Units never pair
+across items, so each item's observed disorder (the sum of its unitary alignments' disorders) is a per-item
+sufficient statistic: ``gamma_disorder`` (real valued) and ``gamma_units`` (its units, an integer count).
+δ_observed = Σ disorder / (Σ units / 2); gamma = 1 − δ_observed / δ_expected. The expected (chance) disorder is
+the paper's sampling (its section 5.2, pygamma's ShuffleContinuumSampler): the record's items end to end form
+one continuum; each of two random annotators is a real one's units shifted by a random pivot (wrapping round),
+and δ_expected is the mean best-alignment disorder of ``SAMPLES`` such continua, drawn from a fixed seed. It is
+computed once from the whole item set and held fixed in the bootstrap, which re-weights the per-item disorders.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import weakref
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+import numpy as np
+
+from refsens_report import formatting
+from refsens_report.analyses.base import (
+    Analysis,
+    AuditContext,
+    Estimate,
+    Section,
+    Stat,
+    section,
+)
+from refsens_report.config import Config
+from refsens_report.counts import Column, ColumnKind, ItemCounts
+from refsens_report.figures import Figure
+from refsens_report.formatting import StatKind
+from refsens_report.formulas import Env, Expr
+from refsens_report.record import POOLED
+from refsens_report.tables import Table, label, mark_repeats, n_cell, stat_cell
+from refsens_report.view import ResultsView
+
+KEY = "gamma"
+DELTA_EMPTY = 1.0  # the disorder of a unit aligned with nothing (pygamma's default)
+POSITIONAL, CATEGORICAL = 1.0, 1.0  # the combined dissimilarity's weights (pygamma's alpha and beta)
+SAMPLES = 30  # random continua for the expected disorder (pygamma's default n_samples)
+# The chance continua's seed: fixed, so gamma's estimate depends on the data alone (the audit's seed moves the
+# intervals, never an estimate); each pair draws its own stream from it.
+CHANCE_SEED = 2015
+GRID = float(1 << 32)  # per-item disorders are rounded to multiples of 1 / GRID (see ``observed``)
+
+
+# --- units, dissimilarity and the best alignment ---------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Units:
+    """One annotator's units on an axis: start, end (floats), type code, and the item each belongs to."""
+
+    start: np.ndarray
+    end: np.ndarray
+    type: np.ndarray
+    item: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.start)
+
+    def shifted(self, pivot: float, bound: float) -> "Units":
+        """The units moved by ``pivot`` along [0, bound), a unit starting beyond the bound wrapping round."""
+        start, end = self.start + pivot, self.end + pivot
+        wrap = start > bound
+        return Units(np.where(wrap, start - bound, start), np.where(wrap, end - bound, end), self.type, self.item)
+
+
+def dissimilarity(a: Units, b: Units, i: np.ndarray, j: np.ndarray) -> np.ndarray:
+    """Return the combined dissimilarity of units a[i] and b[j] (vectorised over the pairs)."""
+    positional = (np.abs(a.start[i] - b.start[j]) + np.abs(a.end[i] - b.end[j])) / (
+        (a.end[i] - a.start[i]) + (b.end[j] - b.start[j]))
+    return (POSITIONAL * positional * positional + CATEGORICAL * (a.type[i] != b.type[j])) * DELTA_EMPTY
+
+
+def candidate_pairs(a: Units, b: Units) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Return the pairs (i, j, dissimilarity) worth aligning: dissimilarity below 2 Δ∅.
+
+    A pair's positional term is below 2 only when |Δstart| < √2 (length_a + length_b), so each a-unit's
+    candidates are the b-units starting within √2 (its length + b's longest) of its start: two binary searches.
+    """
+    if not len(a) or not len(b):
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0)
+    order = np.argsort(b.start, kind="stable")
+    starts = b.start[order]
+    reach = np.sqrt(2.0) * ((a.end - a.start) + float((b.end - b.start).max())) + 1e-9
+    first = np.searchsorted(starts, a.start - reach, side="left")
+    counts = np.searchsorted(starts, a.start + reach, side="right") - first
+    i = np.repeat(np.arange(len(a)), counts)
+    j = order[np.repeat(first, counts) + np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)]
+    cost = dissimilarity(a, b, i, j)
+    keep = cost < 2 * DELTA_EMPTY
+    return i[keep], j[keep], cost[keep]
+
+
+def best_alignment(a: Units, b: Units) -> tuple[np.ndarray, np.ndarray]:
+    """Return the best alignment's disorder per unit group and the item of each group, as (disorder, item) per
+    group: every unit of a and b is in one group (the connected pieces of the candidate pairs); a group's
+    disorder is Δ∅ per unit left alone plus the dissimilarity of each aligned pair, the least such sum."""
+    from scipy.optimize import linear_sum_assignment
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    i, j, cost = candidate_pairs(a, b)
+    n_a, n_b = len(a), len(b)
+    graph = coo_matrix((np.ones(len(i)), (i, n_a + j)), shape=(n_a + n_b, n_a + n_b))
+    n_groups, group = connected_components(graph, directed=False)
+    item = np.zeros(n_groups, dtype=np.int64)
+    item[group[:n_a]] = a.item
+    item[group[n_a:]] = b.item
+    disorder = np.bincount(group, minlength=n_groups) * DELTA_EMPTY  # every unit alone ...
+    # ... less the gain of each aligned pair (2 Δ∅ − d): a group of one pair gains it outright
+    edges_per_group = np.bincount(group[i], minlength=n_groups)
+    single = edges_per_group[group[i]] == 1
+    np.add.at(disorder, group[i][single], cost[single] - 2 * DELTA_EMPTY)
+    for one in np.unique(group[i][~single]):  # the rest: an exact assignment per group (small: a few units)
+        chosen = np.flatnonzero(group[i] == one)
+        rows, row = np.unique(i[chosen], return_inverse=True)
+        columns, column = np.unique(j[chosen], return_inverse=True)
+        gain = np.zeros((len(rows), len(columns)))
+        gain[row, column] = cost[chosen] - 2 * DELTA_EMPTY  # negative: aligning beats leaving both alone
+        picked_rows, picked_columns = linear_sum_assignment(gain)
+        disorder[one] += gain[picked_rows, picked_columns].sum()
+    return disorder, item
+
+
+def item_units(counts: ItemCounts, name: str, mask: np.ndarray, offsets: np.ndarray) -> Units:
+    """Return a labelling's distinct spans on the masked items as units at ``offsets[item] + position``."""
+    table = counts.table
+    if name not in table.names:
+        return Units(*(np.zeros(0) for _ in range(3)), np.zeros(0, np.int64))
+    mine = (table.labelling == table.names.index(name)) & mask[table.item]
+    spans = np.unique(np.stack([table.item[mine], table.start[mine], table.end[mine], table.type[mine]], axis=1)
+                      .astype(np.int64), axis=0).reshape(-1, 4)  # fmt: skip
+    item = spans[:, 0]
+    return Units((offsets[item] + spans[:, 1]).astype(np.float64), (offsets[item] + spans[:, 2]).astype(np.float64),
+                 spans[:, 3], item)  # fmt: skip
+
+
+def item_lengths(counts: ItemCounts) -> np.ndarray:
+    """Return each item's length in characters: the furthest span end of any labelling on it. Not its text's:
+    a record read from columns (Parquet) carries no text, and it must give the same numbers as its JSONL."""
+    table = counts.table
+    ends = np.zeros(table.n_items, dtype=np.int64)
+    if len(table.item):
+        np.maximum.at(ends, table.item, table.end.astype(np.int64))
+    return ends
+
+
+# --- observed disorder per item, expected disorder by sampling -------------------------------------
+
+
+@dataclass(frozen=True)
+class Observed:
+    """Per item: the best alignment's disorder and the number of units (both annotators)."""
+
+    disorder: np.ndarray
+    units: np.ndarray
+
+
+_OBSERVED: "weakref.WeakKeyDictionary[ItemCounts, dict[tuple[str, str], Observed]]" = weakref.WeakKeyDictionary()
+
+
+def observed(counts: ItemCounts, a: str, b: str) -> Observed:
+    """Return the per-item observed disorder of a and b on the items where both are present (elsewhere 0)."""
+    found = _OBSERVED.setdefault(counts, {})
+    if (a, b) not in found:
+        both = counts.has(a) & counts.has(b)
+        lengths = item_lengths(counts)
+        # each item on its own stretch of one axis, far enough apart that no unit could pair across items
+        spacing = float(2 * lengths.max(initial=0) + 1)
+        offsets = np.arange(counts.n_items) * spacing
+        units_a, units_b = item_units(counts, a, both, offsets), item_units(counts, b, both, offsets)
+        disorder, item = best_alignment(units_a, units_b)
+        per_item = np.bincount(item, weights=disorder, minlength=counts.n_items)
+        # on a grid of 2⁻³² (a change below 10⁻⁹ per item): sums of such values are exact in float64 at any
+        # realistic size, so the bootstrap's sums, and gamma to its last digit, cannot depend on the order the
+        # items are added in (the record's line order)
+        per_item = np.round(per_item * GRID) / GRID
+        units = np.bincount(units_a.item, minlength=counts.n_items) + np.bincount(units_b.item, minlength=counts.n_items)
+        found[(a, b)] = Observed(per_item, units)
+    return found[(a, b)]
+
+
+def pair_seed(seed: int, a: str, b: str) -> np.random.SeedSequence:
+    """Return the expected disorder's seed for one pair: ``seed`` (CHANCE_SEED) and the pair's names."""
+    key = int.from_bytes(hashlib.sha256(f"gamma\0{a}\0{b}".encode("utf-8")).digest()[:8], "big")
+    return np.random.SeedSequence(seed, spawn_key=(key,))
+
+
+def shuffled_pivots(rng: np.random.Generator, bound: float, spacing: float, annotators: int) -> list[float]:
+    """Return one integer pivot per random annotator, each at least ``spacing`` from the others where there is
+    room (the paper's section 5.2; pygamma's ShuffleContinuumSampler): a point of the still available stretches
+    of [0, bound), chosen in proportion to their lengths."""
+    available = [(0.0, bound)]
+    pivots = []
+    for _ in range(annotators):
+        if available:
+            lengths = np.array([end - start for start, end in available])
+            start, end = available[rng.choice(len(available), p=lengths / lengths.sum())]
+            pivot = float(int(rng.uniform(start, end)))
+            kept = []
+            for low, high in available:  # remove [pivot − spacing, pivot + spacing]
+                if high <= pivot - spacing or low >= pivot + spacing:
+                    kept.append((low, high))
+                    continue
+                if low < pivot - spacing:
+                    kept.append((low, pivot - spacing))
+                if high > pivot + spacing:
+                    kept.append((pivot + spacing, high))
+            available = [(low, high) for low, high in kept if high > low]
+        else:
+            pivot = float(rng.uniform(0, bound))
+        pivots.append(pivot)
+    return pivots
+
+
+def chance_disorders(annotators: list[Units], bound: float, rng: np.random.Generator, samples: int) -> np.ndarray:
+    """Return the best-alignment disorder of ``samples`` random continua: each of two random annotators is a real
+    annotator's units (drawn with replacement) shifted by its pivot along [0, bound)."""
+    everything = np.concatenate([units.end - units.start for units in annotators])
+    spacing = float(everything.mean()) / 2 if len(everything) else 0.0
+    found = []
+    for _ in range(samples):
+        pivots = shuffled_pivots(rng, bound, spacing, 2)
+        chosen = [annotators[rng.integers(len(annotators))].shifted(pivot, bound) for pivot in pivots]
+        n_units = len(chosen[0]) + len(chosen[1])
+        disorder, _ = best_alignment(*chosen)
+        # fsum: exactly rounded, so the units' order (the record's line order) cannot move the last digit
+        found.append(math.fsum(disorder.tolist()) / (n_units / 2) if n_units else np.nan)
+    return np.array(found)
+
+
+def expected_disorder(counts: ItemCounts, a: str, b: str, mask: np.ndarray, seed: int = CHANCE_SEED,
+                      samples: int = SAMPLES) -> np.ndarray:  # fmt: skip
+    """Return the chance disorders of a and b on the masked items laid end to end in id order (so the record's
+    line order does not matter), one per random continuum."""
+    both = mask & counts.has(a) & counts.has(b)
+    lengths = np.where(both, item_lengths(counts), 0)
+    order = np.argsort(counts.table.ids, kind="stable")
+    offsets = np.zeros(counts.n_items, dtype=np.int64)
+    offsets[order] = np.concatenate([[0], np.cumsum(lengths[order])[:-1]])
+    annotators = [in_position_order(item_units(counts, name, both, offsets)) for name in (a, b)]
+    if not len(annotators[0]) + len(annotators[1]):
+        return np.full(samples, np.nan)
+    return chance_disorders(annotators, float(lengths.sum()), np.random.default_rng(pair_seed(seed, a, b)), samples)
+
+
+def in_position_order(units: Units) -> Units:
+    """Return the units ordered along the continuum (start, end, type): an order the record's line order cannot
+    change, so every sum over a group of units adds in the same order."""
+    order = np.lexsort((units.type, units.end, units.start))
+    return Units(units.start[order], units.end[order], units.type[order], units.item[order])
+
+
+def _column(counts: ItemCounts, column: Column) -> np.ndarray:
+    found = observed(counts, column.a, column.b)
+    return found.disorder if column.kind == "gamma_disorder" else found.units
+
+
+COLUMNS = (
+    ColumnKind("gamma_disorder", _column, integer=False),  # a sum of dissimilarities: real valued
+    ColumnKind("gamma_units", _column),
+)
+
+
+@dataclass(frozen=True)
+class Gamma(Expr):
+    """gamma = 1 − (Σ disorder / (Σ units / 2)) / δ_expected, δ_expected fixed (from the whole item set)."""
+
+    a: str
+    b: str
+    expected: float
+
+    def columns(self) -> tuple[Column, ...]:
+        return (Column("gamma_disorder", a=self.a, b=self.b), Column("gamma_units", a=self.a, b=self.b))
+
+    def evaluate(self, env: Env) -> np.ndarray:
+        disorder, units = (env.sum(column) for column in self.columns())
+        with np.errstate(invalid="ignore", divide="ignore"):
+            observed_disorder = disorder / (units / 2)
+            return np.where((units > 0) & (self.expected > 0), 1 - observed_disorder / self.expected, np.nan)
+
+
+# --- the audit -------------------------------------------------------------------------------------
+
+
+def pairs(config: Config) -> list[tuple[str, str, str]]:
+    """Return (subset, a, b): the annotator passes on the corpus, then each pair of references (audited)."""
+    found = []
+    if len(config.roles.annotators) >= 2:
+        found.append(("corpus", *config.roles.annotators[:2]))
+    references = config.roles.references
+    found += [("audited", first, second) for i, first in enumerate(references) for second in references[i + 1 :]]
+    return found
+
+
+def estimates(context: AuditContext) -> list[Estimate]:
+    """Gamma per pair, on the corpus's and the audited items' streams (paired with agreement and the swap)."""
+    found = []
+    for subset, a, b in pairs(context.config):
+        mask = getattr(context.subsets, subset)
+        if mask is None:
+            continue
+        chance = expected_disorder(context.counts, a, b, mask)
+        expected = float(np.nanmean(chance)) if np.isfinite(chance).any() else float("nan")
+        labels = {"output": a, "reference": b} if subset == "corpus" else {"reference": a, "reference_2": b}
+        stat = Stat(analysis=KEY, statistic="gamma", expr=Gamma(a, b, expected), **labels)
+        found.append(Estimate([stat], mask, subset, subset))
+    return found
+
+
+def applicability(context: AuditContext) -> dict[str, str | None]:
+    """Gamma needs two annotators: two annotator passes or two references."""
+    if pairs(context.config):
+        return {KEY: None}
+    return {KEY: "The record names neither two annotator passes nor two references, so there is no pair to compare."}
+
+
+def count_columns(config: Config) -> int:
+    """Two columns per pair: the disorder and the units."""
+    return 2 * len(pairs(config))
+
+
+# --- the report ------------------------------------------------------------------------------------
+
+
+def _pair(row: Mapping[str, Any]) -> str:
+    return f"{row['output']} – {row['reference']}" if row["output"] else f"{row['reference']} – {row['reference_2']}"
+
+
+def gamma_table(view: ResultsView) -> Table:
+    """Gamma per pair and language, with its interval."""
+    rows = [[label(_pair(row)), label(row["language"]), n_cell((index, row)), stat_cell((index, row))]
+            for index, row in view.rows.select(KEY, "gamma")]  # fmt: skip
+    return Table(
+        key=KEY,
+        title="Gamma agreement",
+        caption=("Gamma (Mathet et al., 2015) between the annotator passes (corpus) and between each pair of "
+                 "references (audited items): 1 − observed / expected disorder of the best alignment of their spans, "
+                 "positional and categorical dissimilarity combined. 1 is perfect agreement, 0 what chance gives; "
+                 f"the expected disorder is the mean of {SAMPLES} shuffled continua, held fixed in the bootstrap."),
+        columns=("Pair", "Language", "Items", "Gamma"),
+        rows=mark_repeats(rows, 1),
+    )
+
+
+def sentences(view: ResultsView) -> list[str]:
+    """One sentence: the pooled gamma of each pair."""
+    pooled = [row for _, row in view.rows.select(KEY, "gamma", language=POOLED)]
+    if not pooled:
+        return []
+    said = "; ".join(f"{_pair(row)} {formatting.format_row(row).text}" for row in pooled)
+    return [f"Gamma agreement of the spans (pooled): {said}."]
+
+
+def _section(view: ResultsView, drawn: Mapping[str, Figure]) -> Section:
+    applies = view.rows.has(KEY)
+    return section(ANALYSIS, view, drawn, applies, tables=[gamma_table(view)] if applies else [],
+                   extra=sentences(view))  # fmt: skip
+
+
+ANALYSIS = Analysis(
+    key=KEY,
+    title="Gamma agreement",
+    question="How far above chance do the annotator passes, and the references, agree on spans, aligned unit by unit?",
+    methods=f"""- **Gamma** (Mathet et al., 2015; corpus: the annotator passes; audited: each pair of references): the best
+  alignment of the two span sets (least total disorder; dissimilarity ((|Δstart| + |Δend|) / (length₁ +
+  length₂))² plus 1 for differing types, Δ∅ = 1 for a span left alone; exact, per item); gamma = 1 −
+  δ_observed / δ_expected, δ_observed = Σ disorder / (Σ spans / 2). δ_expected: the mean disorder of
+  {SAMPLES} shuffled continua (the paper's section 5.2; items end to end in id order, a fixed seed), computed once on the
+  whole item set and held fixed in the bootstrap, which re-weights the per-item disorders.""",
+    estimates=estimates,
+    applicability=applicability,
+    section=_section,
+    statistics={"gamma": StatKind(decimals=3)},
+    columns=COLUMNS,
+    count_columns=count_columns,
+)

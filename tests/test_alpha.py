@@ -1,0 +1,112 @@
+"""Krippendorff's alpha (analyses/alpha.py): a hand-computed case, the krippendorff package on the same
+characters, and the report's table and sentence."""
+
+from __future__ import annotations
+
+import random
+
+import krippendorff
+import numpy as np
+import pytest
+from helpers import A, B, D, R, audit_items, by_language, item, pick, select
+
+from refsens_report import formatting
+from refsens_report.analyses import alpha
+from refsens_report.view import ResultsView
+
+TYPES = ("PER", "LOC", "ORG")
+
+
+def random_items(seed: int, n: int) -> list[dict]:
+    """Items with texts and random spans per labelling, some nested (a character of two types)."""
+    rng = random.Random(seed)
+    items = []
+    for number in range(n):
+        length = rng.randint(15, 40)
+        labellings = {}
+        for name in (A, B, D, R):
+            spans = []
+            for _ in range(rng.randint(0, 3)):
+                start = rng.randrange(0, length - 2)
+                spans.append([start, rng.randint(start + 1, min(length, start + 8)), rng.choice(TYPES)])
+            labellings[name] = spans
+        items.append(item(f"i{number:03d}", rng.choice(["en", "de"]), text="x" * length, **labellings))
+    return items
+
+
+def character_categories(spans: list[list], length: int) -> list[str]:
+    """The test's own reading of a labelling: per character, the sorted types covering it joined by '+'."""
+    covering = [set() for _ in range(length)]
+    for start, end, kind in spans:
+        for position in range(start, end):
+            covering[position].add(kind)
+    return ["+".join(sorted(types)) or "no span" for types in covering]
+
+
+def reference_alpha(items: list[dict], a: str, b: str, language: str | None = None) -> float:
+    """krippendorff.alpha (the package) on the characters of the chosen items, two coders, nominal."""
+    coder_a, coder_b = [], []
+    for one in items:
+        if language is not None and one["language"] != language:
+            continue
+        length = max([end for spans in one["labellings"].values() for _, end, _ in spans], default=0)
+        coder_a += character_categories(one["labellings"][a], length)
+        coder_b += character_categories(one["labellings"][b], length)
+    domain = sorted(set(coder_a) | set(coder_b))
+    data = np.array([[domain.index(v) for v in coder_a], [domain.index(v) for v in coder_b]], dtype=float)
+    return krippendorff.alpha(reliability_data=data, level_of_measurement="nominal", value_domain=list(range(len(domain))))
+
+
+def test_a_hand_computed_case(tmp_path):
+    # A: PER on characters 0-3; B: the same PER and a LOC on 6-7; an item is its characters up to the furthest
+    # span end of any labelling (10: a span of R). n = 20 values: PER 8, no span 10, LOC 2;
+    # agreeing pairs 2 x (4 PER + 4 no span) = 16: alpha = (19 * 16 - (56 + 90 + 2)) / (380 - 148) = 156 / 232
+    items = [item("only", "en", text="x" * 10, **{A: [[0, 4, "PER"]], B: [[0, 4, "PER"], [6, 8, "LOC"]],
+                                                 D: [[0, 4, "PER"]], R: [[0, 4, "PER"], [9, 10, "PER"]]})]  # fmt: skip
+    rows = audit_items(tmp_path, items).rows
+    row = pick(rows, analysis="alpha", statistic="alpha", language="pooled", output=A, reference=B)
+    assert row["estimate"] == pytest.approx(156 / 232, abs=1e-12)
+    assert formatting.format_row(row).estimate == "0.672"
+    assert row["p_value"] is None  # not a difference: no test
+    # references differing on one character of ten: D none, R PER
+    same = pick(rows, analysis="alpha", language="pooled", reference=D, reference_2=R)
+    assert same["estimate"] == pytest.approx(reference_alpha(items, D, R), abs=1e-12)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_alpha_equals_the_krippendorff_package_on_the_same_characters(tmp_path, seed):
+    items = random_items(seed, 40)
+    rows = audit_items(tmp_path, items).rows
+    annotators = by_language(rows, analysis="alpha", statistic="alpha", output=A, reference=B)
+    references = by_language(rows, analysis="alpha", statistic="alpha", reference=D, reference_2=R)
+    for language in ("en", "de"):
+        assert annotators[language]["estimate"] == pytest.approx(reference_alpha(items, A, B, language), abs=1e-9)
+        assert references[language]["estimate"] == pytest.approx(reference_alpha(items, D, R, language), abs=1e-9)
+    pooled = annotators["pooled"]
+    assert pooled["estimate"] == pytest.approx(reference_alpha(items, A, B), abs=1e-9)
+    assert pooled["ci_low"] <= pooled["estimate"] <= pooled["ci_high"]
+    assert pooled["n_items"] == 40
+
+
+def test_alpha_is_undefined_when_every_value_is_no_span(tmp_path):
+    items = [item(f"i{n}", "en", text="x" * 5, **{A: [], B: [], D: [[0, 2, "PER"]], R: [[0, 2, "PER"]]})
+             for n in range(3)]  # fmt: skip
+    rows = audit_items(tmp_path, items).rows
+    assert pick(rows, analysis="alpha", language="pooled", output=A, reference=B)["estimate"] is None
+
+
+def test_the_section_has_a_table_and_a_sentence(tmp_path):
+    results = audit_items(tmp_path, random_items(3, 20))
+    view = ResultsView.from_json({**results.to_json_dict(), "rows": results.rows})
+    section = alpha.ANALYSIS.section(view, {})
+    [table] = section.tables
+    assert table.columns == ("Pair", "Language", "Items", "Alpha")
+    assert len(table.rows) == len(select(results.rows, analysis="alpha"))
+    assert any(sentence.startswith("Krippendorff's alpha on characters") for sentence in section.paragraphs)
+
+
+def test_no_pair_means_not_applicable(tmp_path):
+    items = [item("i", "en", text="x" * 5, **{A: [], D: []})]
+    results = audit_items(tmp_path, items, annotators=None, outputs=(A,), references=(D,))
+    assert not select(results.rows, analysis="alpha")
+    assert "neither two annotator passes nor two references" in results.to_json_dict()["applicability"]["alpha"]
