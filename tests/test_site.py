@@ -155,7 +155,7 @@ def results_rows(folder: Path) -> list[dict[str, str]]:
 
 
 SECTION_IDS = [
-    "section-references", "section-agreement", "section-neutrality", "section-swap", "section-range", "section-interaction",
+    "section-references", "section-agreement", "section-alpha", "section-gamma", "section-neutrality", "section-swap", "section-range", "section-interaction",
     "section-band", "section-decontaminated", "section-duplicates", "section-type_confusion", "section-by_type",
     "section-disagreements", "section-gold_errors", "section-leaderboard",
     "section-aggregation", "section-methods",
