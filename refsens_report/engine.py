@@ -35,9 +35,11 @@ HANDSHAKE_KEYS = ("python", "pickle-protocol")
 # the scheduler serves HTTP even without a dashboard, by default on port 8787, and warns when that is taken (by
 # another cluster): a free port on the loopback address instead
 QUIET_SCHEDULER = {"dashboard": False, "dashboard_address": "127.0.0.1:0"}
-# the local cluster's workers log errors only: warnings are about tasks cancelled when the audit stops (it says
-# so itself) or memory use, which a failed audit reports (a worker that died: KilledWorker)
-WORKER_LOG_LEVEL = logging.ERROR
+# the local cluster's workers log only what is critical: warnings are about tasks cancelled when the audit stops
+# (it says so itself) or memory use, which a failed audit reports (a worker that died: KilledWorker); their
+# errors are a task's failure, which reaches the audit as its exception, or a heartbeat that finds the scheduler
+# gone while the audit stops (seen on a loaded machine: "Failed to communicate with scheduler during heartbeat")
+WORKER_LOG_LEVEL = logging.CRITICAL
 TASKS_PER_THREAD = 2  # the default partitioning aims at this many tasks per worker thread and round of chunks
 
 Run = Callable[..., Iterator[list[np.ndarray]]]
