@@ -41,6 +41,9 @@ class Cell:
         return f"{self.text} {self.interval}" if self.interval else self.text
 
 
+LONG_GROUP_ROWS = 8  # a group of rows sharing its first label longer than this may break across pages in print
+
+
 @dataclass(frozen=True)
 class Table:
     """A numbered table: column headers (with an optional band of group headers), rows of cells, caption."""
@@ -56,6 +59,17 @@ class Table:
     csv: "Table | None" = None  # what the CSV download holds when the page shows less (the full type matrix)
     print_rows: int | None = None  # the PDF prints the first this many rows, the site every one (None: all)
 
+
+    @property
+    def long_groups(self) -> frozenset[int]:
+        """Return the rows that start a group (rows sharing their first label) of more than LONG_GROUP_ROWS rows.
+
+        The PDF keeps a group on one page; a longer one may break between its rows (print.css), as moving it
+        whole left most of a page empty (a 30-row group of the 16 x 4 leaderboard).
+        """
+        starts = [index for index, row in enumerate(self.rows) if index == 0 or not row[0].repeated]
+        ends = [*starts[1:], len(self.rows)]
+        return frozenset(start for start, end in zip(starts, ends) if end - start > LONG_GROUP_ROWS)
 
     @property
     def slug(self) -> str:
