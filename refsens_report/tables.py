@@ -41,7 +41,7 @@ class Cell:
         return f"{self.text} {self.interval}" if self.interval else self.text
 
 
-LONG_GROUP_ROWS = 8  # a group of rows sharing its first label longer than this may break across pages in print
+LONG_GROUP_ROWS = 4  # a group of rows sharing its first label longer than this may break across pages in print
 
 
 @dataclass(frozen=True)
