@@ -144,8 +144,12 @@ def print_width(text: str, bold: bool = False) -> float:
     return sum(widths.get(character, 1000) for character in text) / 1000
 
 
-def _print_columns(table: Table) -> list[tuple[float, float]]:
-    """Return each column's (need, want) in em: its longest word (header bold), and its longest line."""
+def _print_columns(table: Table, inline: bool = False) -> list[tuple[float, float]]:
+    """Return each column's (need, want) in em: its longest word (header bold), and its longest line.
+
+    inline: a number cell's estimate and interval on one line, unbroken, both at full size (print.css's
+    first line is the whole cell then): that line is the cell's need.
+    """
     sizes = []
     for index, header in enumerate(table.columns):
         words = [print_width(word, bold=True) for word in header.split()]  # the page breaks lines at spaces
@@ -154,7 +158,9 @@ def _print_columns(table: Table) -> list[tuple[float, float]]:
             cell = row[index]
             words += [print_width(word, cell.bold) for word in cell.text.split()]
             lines.append(print_width(cell.text, cell.bold))
-            if cell.interval:
+            if cell.interval and inline:
+                words.append(print_width(f"{cell.text} {cell.interval}", cell.bold))
+            elif cell.interval:
                 words += [INTERVAL_EM * print_width(word, cell.bold) for word in cell.interval.split()]
                 lines.append(INTERVAL_EM * print_width(cell.interval, cell.bold))
         need = max(words, default=0.0)
@@ -162,18 +168,18 @@ def _print_columns(table: Table) -> list[tuple[float, float]]:
     return sizes
 
 
-def _fits(table: Table, kind: TableType) -> bool:
-    return sum(kind.pt(need) for need, _ in _print_columns(table)) <= TEXT_WIDTH_PT
+def _fits(table: Table, kind: TableType, inline: bool = False) -> bool:
+    return sum(kind.pt(need) for need, _ in _print_columns(table, inline)) <= TEXT_WIDTH_PT
 
 
-def column_widths(table: Table, kind: TableType = TABLE_TYPE) -> tuple[str, ...]:
+def column_widths(table: Table, kind: TableType = TABLE_TYPE, inline: bool = False) -> tuple[str, ...]:
     """Return each column's share of the table width, in % (one decimal, so the page is reproducible).
 
     need: the column's longest word (header or cell; a number cell's estimate and each half of its interval);
     want: its longest line, up to LONGEST_LINE_EM. Every column gets its need when all needs fit in the text
     width, and what is left is shared in proportion to how much more each wants.
     """
-    sizes = _print_columns(table)
+    sizes = _print_columns(table, inline)
     need = [kind.pt(size) for size, _ in sizes]
     want = [kind.pt(size) for _, size in sizes]
     if sum(want) <= TEXT_WIDTH_PT:
@@ -205,6 +211,7 @@ class PrintLayout:
     parts: tuple[PrintPart, ...]
     css_class: str
     key: str  # the note naming the keyed headers, or ""
+    inline: bool = False  # each number cell's interval on its estimate's line (class "inline-intervals")
 
 
 def _leading_labels(table: Table) -> int:
@@ -221,8 +228,12 @@ def _keyed(table: Table) -> tuple[Table, str]:
 
 
 def print_layout(table: Table) -> PrintLayout:
-    """Return the first layout that fits the text width: the table whole in TABLE_TYPE, then in COMPACT_TYPE,
+    """Return the first layout that fits the text width: the table whole in TABLE_TYPE with each interval
+    beside its estimate (one line a row: half the height of two), then in TABLE_TYPE, then in COMPACT_TYPE,
     then in COMPACT_TYPE with its number columns' headers keyed, then split into as few parts as that needs."""
+    if any(cell.interval for row in table.rows for cell in row) and _fits(table, TABLE_TYPE, inline=True):
+        return PrintLayout((PrintPart(table, column_widths(table, TABLE_TYPE, inline=True)),), TABLE_TYPE.css_class,
+                           "", inline=True)
     for kind in (TABLE_TYPE, COMPACT_TYPE):
         if _fits(table, kind):
             return PrintLayout((PrintPart(table, column_widths(table, kind)),), kind.css_class, "")
