@@ -58,6 +58,7 @@ class Table:
     number: int = 0
     csv: "Table | None" = None  # what the CSV download holds when the page shows less (the full type matrix)
     print_rows: int | None = None  # the PDF prints the first this many rows, the site every one (None: all)
+    print_only: frozenset[int] | None = None  # or the PDF prints these rows alone (None: all), the site every one
 
 
     @property
@@ -250,6 +251,25 @@ def print_layout(table: Table) -> PrintLayout:
             parts.append([index])
     pieces = [_columns_of(keyed, [*range(lead), *part]) for part in parts]
     return PrintLayout(tuple(PrintPart(piece, column_widths(piece, kind)) for piece in pieces), kind.css_class, key)
+
+
+POOLED_ONLY_ROWS = 12  # a per-language table of pairs longer than this prints its pooled rows alone
+
+
+def pooled_first(found: Sequence[tuple[int, Mapping[str, Any]]], key: Any) -> list[tuple[int, Mapping[str, Any]]]:
+    """Return results rows grouped by ``key(row)`` (in order of first appearance), each group's pooled row first."""
+    order: dict[Any, int] = {}
+    for _, row in found:
+        order.setdefault(key(row), len(order))
+    return sorted(found, key=lambda pair: (order[key(pair[1])], pair[1].get("language") != POOLED))
+
+
+def pooled_in_print(found: Sequence[tuple[int, Mapping[str, Any]]]) -> frozenset[int] | None:
+    """Return the positions of the pooled rows when the table has more than POOLED_ONLY_ROWS rows (the PDF
+    prints those alone; the site and the CSV every language), else None (every row is printed)."""
+    if len(found) <= POOLED_ONLY_ROWS:
+        return None
+    return frozenset(position for position, (_, row) in enumerate(found) if row.get("language") == POOLED)
 
 
 def number_tables(tables: Sequence[Table], start: int = 1) -> list[Table]:
