@@ -34,6 +34,7 @@ class Cell:
     value: float | None = None  # the number behind ``text``, as results.json holds it (the CSV writes it)
     ci_low: float | None = None  # the interval behind ``interval`` (also for a point cell: the CSV keeps it)
     ci_high: float | None = None
+    print_text: str = ""  # what the PDF prints instead of ``text`` (a shorter label); "": ``text``
 
     @property
     def full_text(self) -> str:
@@ -157,8 +158,9 @@ def _print_columns(table: Table, inline: bool = False) -> list[tuple[float, floa
         lines = [print_width(header, bold=True)]
         for row in table.rows:
             cell = row[index]
-            words += [print_width(word, cell.bold) for word in cell.text.split()]
-            lines.append(print_width(cell.text, cell.bold))
+            text = cell.print_text or cell.text  # the PDF's text is what is measured
+            words += [print_width(word, cell.bold) for word in text.split()]
+            lines.append(print_width(text, cell.bold))
             if cell.interval and inline:
                 words.append(print_width(f"{cell.text} {cell.interval}", cell.bold))
             elif cell.interval:
