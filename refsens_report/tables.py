@@ -234,7 +234,9 @@ def print_layout(table: Table) -> PrintLayout:
     """Return the first layout that fits the text width: the table whole in TABLE_TYPE with each interval
     beside its estimate (one line a row: half the height of two), then in TABLE_TYPE, then in COMPACT_TYPE,
     then in COMPACT_TYPE with its number columns' headers keyed, then split into as few parts as that needs."""
-    if any(cell.interval for row in table.rows for cell in row) and _fits(table, TABLE_TYPE, inline=True):
+    inline = _print_columns(table, inline=True)  # inline only when no column then wraps (every want fits)
+    if (any(cell.interval for row in table.rows for cell in row)
+            and sum(TABLE_TYPE.pt(want) for _, want in inline) <= TEXT_WIDTH_PT):
         return PrintLayout((PrintPart(table, column_widths(table, TABLE_TYPE, inline=True)),), TABLE_TYPE.css_class,
                            "", inline=True)
     for kind in (TABLE_TYPE, COMPACT_TYPE):
