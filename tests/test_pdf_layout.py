@@ -226,8 +226,12 @@ def test_no_glyph_collides_in_the_pdf(record: str, tmp_path: Path) -> None:
         config = tmp_path / "refsens.toml"
         config.write_text(re.sub(r"(?m)^resamples = .*$", f"resamples = {RESAMPLES}", text), encoding="utf-8")
     built = build(config, tmp_path / "site")
-    pdf = next(built.folder.glob("*.pdf"))
-    report = pdf_layout.check(pdf, margin=side_margin_pt())
-    print(report.figures())  # the figures the closing note reports (pytest -s shows them)
-    assert report.glyphs > 10_000
-    assert report.problems == [], "\n".join(map(str, report.problems[:20]))
+    # the appendix and the brief (glob order put the brief first on some records: the appendix went unchecked)
+    pdfs = sorted(built.folder.glob("*.pdf"))
+    assert [pdf.name.endswith("-brief.pdf") for pdf in pdfs].count(False) == 1
+    for pdf in pdfs:
+        report = pdf_layout.check(pdf, margin=side_margin_pt())
+        print(report.figures())  # the figures the closing note reports (pytest -s shows them)
+        if not pdf.name.endswith("-brief.pdf"):
+            assert report.glyphs > 10_000
+        assert report.problems == [], "\n".join(map(str, report.problems[:20]))
