@@ -34,11 +34,15 @@ class Cell:
     value: float | None = None  # the number behind ``text``, as results.json holds it (the CSV writes it)
     ci_low: float | None = None  # the interval behind ``interval`` (also for a point cell: the CSV keeps it)
     ci_high: float | None = None
+    print_text: str = ""  # what the PDF prints instead of ``text`` (a shorter label); "": ``text``
 
     @property
     def full_text(self) -> str:
         """Return estimate and interval as one string (CSV, tests)."""
         return f"{self.text} {self.interval}" if self.interval else self.text
+
+
+LONG_GROUP_ROWS = 4  # a group of rows sharing its first label longer than this may break across pages in print
 
 
 @dataclass(frozen=True)
@@ -55,7 +59,19 @@ class Table:
     number: int = 0
     csv: "Table | None" = None  # what the CSV download holds when the page shows less (the full type matrix)
     print_rows: int | None = None  # the PDF prints the first this many rows, the site every one (None: all)
+    print_only: frozenset[int] | None = None  # or the PDF prints these rows alone (None: all), the site every one
 
+
+    @property
+    def long_groups(self) -> frozenset[int]:
+        """Return the rows that start a group (rows sharing their first label) of more than LONG_GROUP_ROWS rows.
+
+        The PDF keeps a group on one page; a longer one may break between its rows (print.css), as moving it
+        whole left most of a page empty (a 30-row group of the 16 x 4 leaderboard).
+        """
+        starts = [index for index, row in enumerate(self.rows) if index == 0 or not row[0].repeated]
+        ends = [*starts[1:], len(self.rows)]
+        return frozenset(start for start, end in zip(starts, ends) if end - start > LONG_GROUP_ROWS)
 
     @property
     def slug(self) -> str:
@@ -130,17 +146,24 @@ def print_width(text: str, bold: bool = False) -> float:
     return sum(widths.get(character, 1000) for character in text) / 1000
 
 
-def _print_columns(table: Table) -> list[tuple[float, float]]:
-    """Return each column's (need, want) in em: its longest word (header bold), and its longest line."""
+def _print_columns(table: Table, inline: bool = False) -> list[tuple[float, float]]:
+    """Return each column's (need, want) in em: its longest word (header bold), and its longest line.
+
+    inline: a number cell's estimate and interval on one line, unbroken, both at full size (print.css's
+    first line is the whole cell then): that line is the cell's need.
+    """
     sizes = []
     for index, header in enumerate(table.columns):
         words = [print_width(word, bold=True) for word in header.split()]  # the page breaks lines at spaces
         lines = [print_width(header, bold=True)]
         for row in table.rows:
             cell = row[index]
-            words += [print_width(word, cell.bold) for word in cell.text.split()]
-            lines.append(print_width(cell.text, cell.bold))
-            if cell.interval:
+            text = cell.print_text or cell.text  # the PDF's text is what is measured
+            words += [print_width(word, cell.bold) for word in text.split()]
+            lines.append(print_width(text, cell.bold))
+            if cell.interval and inline:
+                words.append(print_width(f"{cell.text} {cell.interval}", cell.bold))
+            elif cell.interval:
                 words += [INTERVAL_EM * print_width(word, cell.bold) for word in cell.interval.split()]
                 lines.append(INTERVAL_EM * print_width(cell.interval, cell.bold))
         need = max(words, default=0.0)
@@ -148,18 +171,18 @@ def _print_columns(table: Table) -> list[tuple[float, float]]:
     return sizes
 
 
-def _fits(table: Table, kind: TableType) -> bool:
-    return sum(kind.pt(need) for need, _ in _print_columns(table)) <= TEXT_WIDTH_PT
+def _fits(table: Table, kind: TableType, inline: bool = False) -> bool:
+    return sum(kind.pt(need) for need, _ in _print_columns(table, inline)) <= TEXT_WIDTH_PT
 
 
-def column_widths(table: Table, kind: TableType = TABLE_TYPE) -> tuple[str, ...]:
+def column_widths(table: Table, kind: TableType = TABLE_TYPE, inline: bool = False) -> tuple[str, ...]:
     """Return each column's share of the table width, in % (one decimal, so the page is reproducible).
 
     need: the column's longest word (header or cell; a number cell's estimate and each half of its interval);
     want: its longest line, up to LONGEST_LINE_EM. Every column gets its need when all needs fit in the text
     width, and what is left is shared in proportion to how much more each wants.
     """
-    sizes = _print_columns(table)
+    sizes = _print_columns(table, inline)
     need = [kind.pt(size) for size, _ in sizes]
     want = [kind.pt(size) for _, size in sizes]
     if sum(want) <= TEXT_WIDTH_PT:
@@ -191,6 +214,7 @@ class PrintLayout:
     parts: tuple[PrintPart, ...]
     css_class: str
     key: str  # the note naming the keyed headers, or ""
+    inline: bool = False  # each number cell's interval on its estimate's line (class "inline-intervals")
 
 
 def _leading_labels(table: Table) -> int:
@@ -207,8 +231,14 @@ def _keyed(table: Table) -> tuple[Table, str]:
 
 
 def print_layout(table: Table) -> PrintLayout:
-    """Return the first layout that fits the text width: the table whole in TABLE_TYPE, then in COMPACT_TYPE,
+    """Return the first layout that fits the text width: the table whole in TABLE_TYPE with each interval
+    beside its estimate (one line a row: half the height of two), then in TABLE_TYPE, then in COMPACT_TYPE,
     then in COMPACT_TYPE with its number columns' headers keyed, then split into as few parts as that needs."""
+    inline = _print_columns(table, inline=True)  # inline only when no column then wraps (every want fits)
+    if (any(cell.interval for row in table.rows for cell in row)
+            and sum(TABLE_TYPE.pt(want) for _, want in inline) <= TEXT_WIDTH_PT):
+        return PrintLayout((PrintPart(table, column_widths(table, TABLE_TYPE, inline=True)),), TABLE_TYPE.css_class,
+                           "", inline=True)
     for kind in (TABLE_TYPE, COMPACT_TYPE):
         if _fits(table, kind):
             return PrintLayout((PrintPart(table, column_widths(table, kind)),), kind.css_class, "")
@@ -225,6 +255,25 @@ def print_layout(table: Table) -> PrintLayout:
             parts.append([index])
     pieces = [_columns_of(keyed, [*range(lead), *part]) for part in parts]
     return PrintLayout(tuple(PrintPart(piece, column_widths(piece, kind)) for piece in pieces), kind.css_class, key)
+
+
+POOLED_ONLY_ROWS = 12  # a per-language table of pairs longer than this prints its pooled rows alone
+
+
+def pooled_first(found: Sequence[tuple[int, Mapping[str, Any]]], key: Any) -> list[tuple[int, Mapping[str, Any]]]:
+    """Return results rows grouped by ``key(row)`` (in order of first appearance), each group's pooled row first."""
+    order: dict[Any, int] = {}
+    for _, row in found:
+        order.setdefault(key(row), len(order))
+    return sorted(found, key=lambda pair: (order[key(pair[1])], pair[1].get("language") != POOLED))
+
+
+def pooled_in_print(found: Sequence[tuple[int, Mapping[str, Any]]]) -> frozenset[int] | None:
+    """Return the positions of the pooled rows when the table has more than POOLED_ONLY_ROWS rows (the PDF
+    prints those alone; the site and the CSV every language), else None (every row is printed)."""
+    if len(found) <= POOLED_ONLY_ROWS:
+        return None
+    return frozenset(position for position, (_, row) in enumerate(found) if row.get("language") == POOLED)
 
 
 def number_tables(tables: Sequence[Table], start: int = 1) -> list[Table]:

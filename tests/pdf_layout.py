@@ -11,6 +11,9 @@ the pages from) and checks each glyph against its neighbours on the same line:
   (JOIN_EM) but closer than MIN_GAP_PT: two texts (table cells, labels) that nearly run together;
 - **outside**: a glyph outside the page, or outside its left and right margins (``margin``, in pt).
 
+A combining mark (a hat over k, a Devanagari vowel sign, an Arabic mark: categories Mn, Mc and Me) is
+part of the glyph before it, not a neighbour: it is drawn over or against its base by design.
+
 Glyphs set at an angle (a figure's rotated labels) are checked along their own direction. The PDF keeps no
 table cells, and WeasyPrint draws no space glyph at an inline box's edge or in an SVG label, so a gap as
 wide as a word space (WORD_SPACE_EM) passes: "too close" catches texts nearer than that. A developer runs it
@@ -81,6 +84,15 @@ def _punctuation(text: str) -> bool:
     return bool(text) and all(unicodedata.category(character).startswith("P") for character in text)
 
 
+def _mark(text: str) -> bool:
+    """Return whether a glyph is a combining mark only (a hat over k, a Devanagari vowel sign, an Arabic
+    harakat: unicodedata.combining, categories Mn, Mc, Me): part of the glyph before it, drawn over or
+    against its base by design, so never a collision."""
+    marks = ("Mn", "Mc", "Me")
+    return bool(text) and all(unicodedata.combining(character) or unicodedata.category(character) in marks
+                              for character in text)
+
+
 def _alphanumeric(text: str) -> bool:
     return bool(text) and all(unicodedata.category(character)[0] in "LN" for character in text)
 
@@ -144,6 +156,8 @@ def check_line(line: list[Glyph], page: int) -> list[Problem]:
     problems: list[Problem] = []
     before: Glyph | None = None
     for index, glyph in enumerate(line):
+        if _mark(glyph.text):
+            continue  # a combining mark belongs to its base glyph: checked with it, never against it
         redrawn = before is not None and glyph.text == before.text and abs(glyph.x0 - before.x0) < 0.05 * glyph.size
         if before is not None and glyph.text.strip() and before.text.strip() and not redrawn:
             # (a glyph drawn twice in one place is one glyph: a label's white halo under its ink)

@@ -31,7 +31,8 @@ from refsens_report.figures import Figure
 from refsens_report.formatting import StatKind
 from refsens_report.formulas import Env, Expr
 from refsens_report.record import POOLED
-from refsens_report.tables import Table, label, mark_repeats, n_cell, stat_cell
+from refsens_report.tables import (Table, label, mark_repeats, n_cell, pooled_first, pooled_in_print,
+                                   stat_cell)
 from refsens_report.view import ResultsView
 
 KEY = "alpha"
@@ -201,18 +202,21 @@ def _pair(row: Mapping[str, Any]) -> str:
 
 def alpha_table(view: ResultsView) -> Table:
     """Alpha per pair and language, with its interval."""
-    found = view.rows.select(KEY, "alpha")
+    found = pooled_first(list(view.rows.select(KEY, "alpha")), _pair)
     rows = [[label(_pair(row)), label(row["language"]), n_cell((index, row)), stat_cell((index, row))]
             for index, row in found]  # fmt: skip
+    printed = pooled_in_print(found)
     return Table(
         key=KEY,
         title="Krippendorff's alpha",
         caption=("Nominal Krippendorff's alpha on characters, each character's value the set of span types covering "
                  "it (no span a value of its own), between the annotator passes (corpus) and between each pair of "
                  "references (audited items), with its bootstrap interval. 1 is perfect agreement, 0 what chance "
-                 "gives."),
+                 "gives." +
+                 (" The PDF prints each pair's pooled row; the site and the CSV every language." if printed else "")),
         columns=("Pair", "Language", "Items", "Alpha"),
         rows=mark_repeats(rows, 1),
+        print_only=printed,
     )
 
 

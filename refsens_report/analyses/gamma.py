@@ -40,7 +40,8 @@ from refsens_report.figures import Figure
 from refsens_report.formatting import StatKind
 from refsens_report.formulas import Env, Expr
 from refsens_report.record import POOLED
-from refsens_report.tables import Table, label, mark_repeats, n_cell, stat_cell
+from refsens_report.tables import (Table, label, mark_repeats, n_cell, pooled_first, pooled_in_print,
+                                   stat_cell)
 from refsens_report.view import ResultsView
 
 KEY = "gamma"
@@ -340,17 +341,21 @@ def _pair(row: Mapping[str, Any]) -> str:
 
 def gamma_table(view: ResultsView) -> Table:
     """Gamma per pair and language, with its interval."""
+    found = pooled_first(list(view.rows.select(KEY, "gamma")), _pair)
     rows = [[label(_pair(row)), label(row["language"]), n_cell((index, row)), stat_cell((index, row))]
-            for index, row in view.rows.select(KEY, "gamma")]  # fmt: skip
+            for index, row in found]  # fmt: skip
+    printed = pooled_in_print(found)
     return Table(
         key=KEY,
         title="Gamma agreement",
         caption=("Gamma (Mathet et al., 2015) between the annotator passes (corpus) and between each pair of "
                  "references (audited items): 1 − observed / expected disorder of the best alignment of their spans, "
                  "positional and categorical dissimilarity combined. 1 is perfect agreement, 0 what chance gives; "
-                 f"the expected disorder is the mean of {SAMPLES} shuffled continua, held fixed in the bootstrap."),
+                 f"the expected disorder is the mean of {SAMPLES} shuffled continua, held fixed in the bootstrap." +
+                 (" The PDF prints each pair's pooled row; the site and the CSV every language." if printed else "")),
         columns=("Pair", "Language", "Items", "Gamma"),
         rows=mark_repeats(rows, 1),
+        print_only=printed,
     )
 
 

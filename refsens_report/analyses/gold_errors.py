@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import csv
 import io
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -52,6 +52,7 @@ TOP = 20  # candidates per reference the section (and results.json) list; the fi
 PRINT_CANDIDATES = 10  # of those, the candidates per reference the PDF prints (the site shows TOP)
 SCORE_DECIMALS = 3  # the score as written; ranks follow the written score
 CONTEXT = 30  # characters of text either side of a candidate the section shows
+PRINT_CONTEXT = 12  # of those, the characters either side the PDF prints (the site and the files: CONTEXT)
 KINDS = ("type", "boundaries", "missing", "spurious")  # what a candidate proposes instead of the reference's state
 OUTPUTS_ONLY = "outputs"  # [report] error_evidence: the outputs alone (config.ERROR_EVIDENCE)
 
@@ -362,6 +363,16 @@ def _context(text: str, *spans: list[Any] | None) -> list[str]:
     return [("…" if low else "") + text[low:start], text[start:end], text[end:high] + ("…" if high < len(text) else "")]
 
 
+def _printed(context: list[str]) -> str:
+    """Return a candidate's context as the PDF prints it: the place with PRINT_CONTEXT characters either side."""
+    before, place, after = context
+    if len(before) > PRINT_CONTEXT:
+        before = "…" + before[-PRINT_CONTEXT:]
+    if len(after) > PRINT_CONTEXT:
+        after = after[:PRINT_CONTEXT] + "…"
+    return before + place + after
+
+
 def applicability(context: AuditContext) -> dict[str, str | None]:
     if items_of(context) is None:
         return {KEY: "Gold-error candidates need audited items (every labelling named in a role present)."}
@@ -426,7 +437,7 @@ def top_table(view: ResultsView, number: int, reference: Mapping[str, Any]) -> T
                  label(f"{entry['support']} for, {entry['opposed']} against"),
                  label(formatting.number(entry["score"], 1))]  # fmt: skip
         if "context" in entry:
-            cells.append(label("".join(entry["context"])))
+            cells.append(replace(label("".join(entry["context"])), print_text=_printed(entry["context"])))
         rows.append(cells)
     text = any("context" in entry for entry in reference["top"])
     shown = len(reference["top"])
@@ -439,7 +450,9 @@ def top_table(view: ResultsView, number: int, reference: Mapping[str, Any]) -> T
                  "it says at the place (type, [start, end) in characters) and what the sources' weighted vote "
                  "proposes instead; how many sources vote for the proposal and for the reference; the score (the "
                  "log-odds of the proposal against the reference). Every candidate is in "
-                 f"{FILE}.jsonl and {FILE}.csv."),
+                 f"{FILE}.jsonl and {FILE}.csv." +
+                 (f" The PDF prints {PRINT_CONTEXT} characters of text either side of the place ({CONTEXT} on the "
+                  "site)." if text else "")),
         columns=("Rank", "Item", "Reference says", "Proposed", "Kind", "Votes", "Score", *(("Text",) if text else ())),
         rows=tuple(tuple(row) for row in rows),
         print_rows=PRINT_CANDIDATES if shown > PRINT_CANDIDATES else None,
