@@ -401,7 +401,8 @@ def test_the_summary_pdf_stays_short(built_site: Built, pages_text: list[str]) -
     assert len(pages_text) <= 29
     contents = pages_text[contents_page(pages_text)]
     methods = int(re.search(r"Methods[ .]*?(\d+)\s*$", contents, re.M).group(1))
-    assert methods <= 20  # the analyses' body, before Methods, Datasheet and Provenance
+    # the body before Methods: two analyses more (gamma and alpha, issue 25) than when this was 20
+    assert methods <= 21
 
 
 # --- two PDFs for two readers: the brief and the appendix, at leaderboard scale ------------------------------
