@@ -466,6 +466,16 @@ def test_the_brief_is_at_most_four_pages_with_the_leaderboard_and_the_appendix_h
         leaderboard_site / "index.html").read_text(encoding="utf-8")
 
 
+def test_the_brief_breaks_the_appendix_pointer_where_the_line_is_full(leaderboard_site: Path) -> None:
+    """WeasyPrint 70 put "Every" alone on a line when the text before the appendix's name filled it (see brief.html)."""
+    from refsens_report.site import brief_name
+
+    brief = pypdf.PdfReader(leaderboard_site / brief_name("bench"))
+    lines = [line for page in brief.pages for line in page.extract_text().splitlines()]
+    first = next(line for line in lines if line.startswith("Every"))
+    assert first.startswith("Every finding, each analysis with its tables and figures"), first
+
+
 def test_the_appendix_of_a_16_by_4_leaderboard_is_at_most_25_pages_without_builder_text(leaderboard_site: Path) -> None:
     reader = pypdf.PdfReader(leaderboard_site / pdf_name("bench"))
     pages = [page.extract_text() for page in reader.pages]
