@@ -141,7 +141,10 @@ def wait_for_workers(process: subprocess.Popen, stage: str, seconds: float = 60.
         if (stage == "figures" and len(direct) >= 3) or (stage == "pdf" and len(grandchildren) >= 2):
             return descendants(process.pid)
         time.sleep(0.02)
-    pytest.skip(f"the build never forked its {stage} workers (one core?)")
+    from refsens_report import pdf
+
+    why = "the tagged appendix is typeset in one run (pdf.TAGGED)" if stage == "pdf" and pdf.TAGGED else "one core?"
+    pytest.skip(f"the build never forked its {stage} workers ({why})")
 
 
 def staging_folders(out: Path) -> list[str]:
