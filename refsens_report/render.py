@@ -550,15 +550,16 @@ def version_entry(results: Mapping[str, Any], build_date: str, has_pdf: bool, pd
                   brief_name: str = "", has_brief: bool = False) -> VersionEntry:  # fmt: skip
     """Return one version's line in the site index."""
     version = results["dataset"]["version"]
+    view = ResultsView.from_json(results)  # once: it indexes every row of the version's results
     return VersionEntry(
         version=version,
         dataset_name=results["dataset"]["name"],
         build_date=build_date,
         href=f"{version}/index.html",
         pdf_href=f"{version}/{pdf_name}" if has_pdf else None,
-        figures=version_figures(ResultsView.from_json(results)),
+        figures=version_figures(view),
         brief_href=f"{version}/{brief_name}" if has_brief else None,
-        draft=bool(ResultsView.from_json(results).draft),
+        draft=bool(view.draft),
     )
 
 
