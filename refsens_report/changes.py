@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
 from refsens_report import formatting
-from refsens_report.check import describe
+from refsens_report.analyses.base import describe
 from refsens_report.prose import said
 from refsens_report.record import POOLED
 from refsens_report.tables import PAGE_ROWS

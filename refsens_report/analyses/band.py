@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 from refsens_report import formatting
 from refsens_report.analyses.base import Analysis, AuditContext, Rows, Section, section
-from refsens_report.analyses.base import DIFFERENCES
+from refsens_report.analyses.base import DIFFERENCES, ReleaseCheck, pooled_rows
 from refsens_report.config import Config
 from refsens_report.estimator import Estimator
 from refsens_report.figures import (
@@ -371,4 +371,7 @@ ANALYSIS = Analysis(
     section=_section,
     figures=(band_margins,),
     headlines=headlines,
+    # the band is the outer end of the largest delta's interval: no interval of its own
+    checks=(ReleaseCheck("max_band", "max", pooled_rows("band", "band", output=""), absent="the results hold no band",
+                         interval=False),),
 )

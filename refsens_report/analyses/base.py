@@ -21,7 +21,8 @@ from refsens_report.estimator import Estimator, Listed, Stat
 from refsens_report.formatting import StatKind
 from refsens_report.figures import Figure
 from refsens_report.tables import Table
-from refsens_report.view import ResultsView
+from refsens_report.record import POOLED
+from refsens_report.view import ResultsView, Row
 
 if TYPE_CHECKING:
     from refsens_report.counts import ItemCounts
@@ -102,6 +103,73 @@ def _nothing(*_: Any) -> list:
     return []
 
 
+# How a `[check]` threshold bounds its statistic (docs/ci.md): the largest value, the largest |value|, the smallest.
+BOUNDS = ("max", "max_abs", "min")
+
+
+@dataclass(frozen=True)
+class ReleaseCheck:
+    """One `[check]` key of the release gate (``refsens-report check``; docs/ci.md), declared by the analysis
+    whose rows it reads. The gate takes, over ``rows(view)``, the row closest to failing.
+
+    key: the `[check]` key (unique over the registry; config.py reads it, check.py validates it against these).
+    bound: one of BOUNDS: how the threshold bounds the statistic.
+    rows: the pooled main-rule rows it reads (the analysis's own; why there are none: ``absent``).
+    absent: why the results hold no such row when the analysis's applicability says nothing ({primary} is filled).
+    interval: whether its rows carry an interval ``fail_when`` may decide on (otherwise only "estimate").
+    limits: the thresholds that make sense, (low, high) and why (tau-b's range); None: 0 or more (``min``: any).
+    count: the thing counted when the statistic is a whole count ("flips"): the threshold must be whole, and prints so.
+    significance: whether it counts significant results (not evaluated when the replicates cannot decide that).
+    """
+
+    key: str
+    bound: str
+    rows: Callable[[ResultsView], list[Row]]
+    absent: str
+    interval: bool = True
+    limits: tuple[float, float, str] | None = None
+    count: str = ""
+    significance: bool = False
+
+    def __post_init__(self) -> None:
+        if self.bound not in BOUNDS:
+            raise ValueError(f"{self.key}: bound must be one of {', '.join(BOUNDS)}, got {self.bound!r}")
+
+
+def describe(row: Row) -> str:
+    """Return a row in words, as a check line or the changes section names it: by its statistic, the same
+    words whichever analysis produced it (a swing of the interaction, the decontaminated or the duplicates)."""
+    statistic, rule = row["statistic"], row["rule"]
+    where = ", ".join(part for part in (rule, row["language"], row["policy"]) if part)
+    if statistic == "band":
+        return f"band{' of ' + row['output'] if row['output'] else ''}, {where}"
+    if statistic == "delta":
+        return f"Δ {row['output']}, {row['reference']} − {row['reference_2']}, {where}"
+    if statistic == "skew":
+        return f"skew of {row['reference']}, {row['output']} − {row['output_2']}, {where}"
+    if statistic in ("swing", "margin", "flip"):
+        pair = f" − {row['reference_2']}" if row["reference_2"] else ""
+        return f"{statistic} {row['output']} − {row['output_2']}, {row['reference']}{pair}, {where}"
+    names = {"kendall_tau": "tau-b", "flips": "flips", "flips_significant": "significant flips"}
+    if statistic in names:
+        return f"{names[statistic]} {row['reference']} vs {row['reference_2']}, {where}"
+    labels = " ".join(part for part in (row["output"], row["output_2"], row["reference"], row["reference_2"]) if part)
+    return f"{row['analysis']} {statistic} {labels}, {where}".replace("  ", " ")
+
+
+def pooled_rows(analysis: str, statistic: str, main_rule: bool = True, primary: bool = False,
+                **criteria: str) -> Callable[[ResultsView], list[Row]]:  # fmt: skip
+    """Return a function selecting an analysis's pooled rows of one statistic: under the main rule (unless the
+    statistic has no rule) and of the primary reference when asked (a ``ReleaseCheck``'s ``rows``)."""
+
+    def rows(view: ResultsView) -> list[Row]:
+        where = {**criteria, **({"rule": view.main_rule} if main_rule else {}),
+                 **({"reference": view.primary} if primary else {})}  # fmt: skip
+        return [row for _, row in view.rows.select(analysis, statistic, language=POOLED, **where)]
+
+    return rows
+
+
 @dataclass(frozen=True)
 class Analysis:
     """One analysis of docs/method.md section 3: its statistics, when it applies, and its section of the report.
@@ -120,6 +188,7 @@ class Analysis:
     statistics: how each of its statistics prints and whether it is tested (undeclared: an F1-like score).
     columns: the per-item column kinds it adds to the built-in counts (integer or real valued).
     count_columns: an upper bound on the count columns it adds to one item set's bootstrap (memory budget).
+    checks: the `[check]` keys of the release gate that read its rows.
     """
 
     key: str
@@ -137,6 +206,7 @@ class Analysis:
     statistics: Mapping[str, StatKind] = field(default_factory=dict)
     columns: tuple[ColumnKind, ...] = ()
     count_columns: Callable[[Config], int] | None = None
+    checks: tuple[ReleaseCheck, ...] = ()
 
     def __post_init__(self) -> None:
         formatting.declare(self.key, self.statistics)

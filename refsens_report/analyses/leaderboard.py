@@ -16,7 +16,7 @@ import numpy as np
 
 from refsens_report import formatting
 from refsens_report.analyses.base import Analysis, AuditContext, Rows, Section
-from refsens_report.analyses.base import DIFFERENCES, StatKind
+from refsens_report.analyses.base import DIFFERENCES, ReleaseCheck, StatKind, pooled_rows
 from refsens_report.analyses.interaction import holm_family_phrase, holm_family_size
 from refsens_report.analyses.ranking import (
     MIN_OUTPUTS,
@@ -879,4 +879,12 @@ ANALYSIS = Analysis(
     section=leaderboard_section,
     figures=(leaderboard_bump, swing_heatmap),
     headlines=headlines,
+    checks=(
+        ReleaseCheck("min_kendall_tau", "min", pooled_rows("leaderboard", "kendall_tau", primary=True),
+                     absent="the results hold no leaderboard",
+                     limits=(-1, 1, "tau-b's range")),
+        ReleaseCheck("max_significant_flips", "max", pooled_rows("leaderboard", "flips_significant", primary=True),
+                     absent="the results hold no leaderboard",
+                     interval=False, count="flips", significance=True),
+    ),
 )

@@ -24,7 +24,7 @@ from refsens_report.analyses.base import (
     section,
 )
 from refsens_report.clusters import cluster_order
-from refsens_report.analyses.base import DIFFERENCES, RATE, StatKind
+from refsens_report.analyses.base import DIFFERENCES, RATE, ReleaseCheck, StatKind, pooled_rows
 from refsens_report.config import Config
 from refsens_report.counts import Column
 from refsens_report.estimator import Estimator, language_key
@@ -327,4 +327,7 @@ ANALYSIS = Analysis(
     section=_section,
     figures=(neutrality_dots,),
     headlines=headlines,
+    # the skew has no rule: it compares whole labellings, item by item
+    checks=(ReleaseCheck("max_abs_skew", "max_abs", pooled_rows("neutrality", "skew", main_rule=False, primary=True),
+                         absent="the results hold no skew of {primary}"),),
 )

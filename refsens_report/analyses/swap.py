@@ -18,7 +18,7 @@ from refsens_report.analyses.base import (
     Stat,
     section,
 )
-from refsens_report.analyses.base import DIFFERENCES
+from refsens_report.analyses.base import DIFFERENCES, ReleaseCheck, pooled_rows
 from refsens_report.config import Config
 from refsens_report.figures import (
     FIGURE_ROWS,
@@ -361,4 +361,6 @@ ANALYSIS = Analysis(
     section=_section,
     figures=(swap_forest,),
     headlines=headlines,
+    checks=(ReleaseCheck("max_abs_delta", "max_abs", pooled_rows("swap", "delta"),
+                         absent="the results hold no swap delta (one reference)"),),
 )
