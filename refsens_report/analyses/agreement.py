@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Mapping
 
+import numpy as np
+
 from refsens_report import formatting
 from refsens_report.analyses import disagreements
 from refsens_report.analyses.base import (
@@ -20,7 +22,7 @@ from refsens_report.analyses.base import (
 )
 from refsens_report.analyses.base import DIFFERENCES, RATE
 from refsens_report.config import Config
-from refsens_report.counts import Column
+from refsens_report.counts import Column, ColumnKind, ItemCounts
 from refsens_report.figures import Figure
 from refsens_report.formulas import F1, Ratio, Share
 from refsens_report.record import POOLED
@@ -51,6 +53,21 @@ def statistics(config: Config, third_pass_known: bool) -> list[Stat]:
             Stat(statistic="default_to_first", expr=Ratio(silent, split), **labels),
         ]
     return stats
+
+
+def _unadjudicated_split(counts: ItemCounts, column: Column) -> np.ndarray:
+    """Per item: annotators a and b both present and different, and no third pass."""
+    return counts.has(column.a) & counts.has(column.b) & ~counts.equal(column.a, column.b) & ~counts.flag("third_pass")
+
+
+def _silent(counts: ItemCounts, column: Column) -> np.ndarray:
+    """Per item: an unadjudicated split of a and b on which reference ``c`` equals a (it defaulted to the first)."""
+    split = counts.integers(Column("unadjudicated_split", a=column.a, b=column.b))
+    return split & counts.equal(column.c, column.a)
+
+
+# the per-item columns of the silent-default statistics (integer counts: 0 or 1 per item)
+COLUMNS = (ColumnKind("unadjudicated_split", _unadjudicated_split), ColumnKind("silent", _silent))
 
 
 def estimates(context: AuditContext) -> list[Estimate]:
@@ -201,4 +218,5 @@ ANALYSIS = Analysis(
     estimates=estimates,
     applicability=applicability,
     section=section,
+    columns=COLUMNS,
 )
