@@ -132,7 +132,7 @@ def test_the_demo_build_is_latest_and_a_draft_is_never():
     parameters = SimulationParameters()
     tests, resamples = demo_family_size(parameters), demo_resamples(parameters)
     assert ResultsView.from_json(results(resamples, tests)).draft == ""  # `make report`'s B: not a draft
-    figures = render.VersionFigures("", "", "", "", "", "", "", "")
+    figures = ()
     entries = [render.VersionEntry("2.0", "D", "", "", None, figures, draft=True),
                render.VersionEntry("1.0", "D", "", "", None, figures)]
     assert render.latest_version(entries) == "1.0"

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 from refsens_report import formatting
 from refsens_report.analyses.base import Analysis, AuditContext, Rows, Section, section
-from refsens_report.analyses.base import DIFFERENCES, ReleaseCheck, pooled_rows
+from refsens_report.analyses.base import DIFFERENCES, IndexColumn, ReleaseCheck, ReleaseRows, pooled_rows
 from refsens_report.config import Config
 from refsens_report.estimator import Estimator
 from refsens_report.figures import (
@@ -358,6 +358,12 @@ def _section(view: ResultsView, drawn: Mapping[str, Figure]) -> Section:
     return section(ANALYSIS, view, drawn, applies, ["band"], band_tables, tallies_said, applicability_key="swap")
 
 
+def _band_printed(view: ResultsView) -> str:
+    """The overall band as the site index prints it: '±7.53'."""
+    band = overall_band(view)
+    return f"±{formatting.number(band['estimate'], 2)}" if band and band["estimate"] is not None else formatting.UNDEFINED
+
+
 ANALYSIS = Analysis(
     statistics=DIFFERENCES,
     key="band",
@@ -374,4 +380,6 @@ ANALYSIS = Analysis(
     # the band is the outer end of the largest delta's interval: no interval of its own
     checks=(ReleaseCheck("max_band", "max", pooled_rows("band", "band", output=""), absent="the results hold no band",
                          interval=False),),
+    release_rows=ReleaseRows(pooled_rows("band", "band", output=""), place=0),
+    index_columns=(IndexColumn("Band", _band_printed, lambda view: view.main_rule),),
 )

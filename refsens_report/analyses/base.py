@@ -136,6 +136,49 @@ class ReleaseCheck:
             raise ValueError(f"{self.key}: bound must be one of {', '.join(BOUNDS)}, got {self.bound!r}")
 
 
+@dataclass(frozen=True)
+class ReleaseRows:
+    """The rows of an analysis a release is compared on (``changes.headline_rows``: the changes section, the
+    headline column of changes.csv, the site index's grid of versions), pooled, under the main rule.
+
+    rows: the rows, in the order they are listed.
+    place: where they stand in the list, which tells the release's story rather than the registry's order: the
+    band (0), the primary reference's skew (1), its swap deltas (2), how the ranking holds (3).
+    fallback: listed only when no other analysis has rows at the same place (the interaction's swing says how the
+    ranking holds when there is no leaderboard).
+    """
+
+    rows: Callable[[ResultsView], list[Row]]
+    place: int
+    fallback: bool = False
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """How an analysis ranks the outputs, pooled, under the main rule (the changes' rank moves).
+
+    ranks: (reference, output) -> rank (1 the best; ties share their average rank).
+    source: the ranking in words ("the leaderboard's ranks").
+    fallback: used only when no other analysis ranks the outputs.
+    """
+
+    ranks: Callable[[ResultsView], dict[tuple[str, str], float]]
+    source: str
+    fallback: bool = False
+
+
+@dataclass(frozen=True)
+class IndexColumn:
+    """One column of the site index's table of versions (``render.version_figures``): a number of each version.
+
+    heading: the column's heading; value: the number as printed; detail: the small line under it.
+    """
+
+    heading: str
+    value: Callable[[ResultsView], str]
+    detail: Callable[[ResultsView], str]
+
+
 def describe(row: Row) -> str:
     """Return a row in words, as a check line or the changes section names it: by its statistic, the same
     words whichever analysis produced it (a swing of the interaction, the decontaminated or the duplicates)."""
@@ -189,6 +232,9 @@ class Analysis:
     columns: the per-item column kinds it adds to the built-in counts (integer or real valued).
     count_columns: an upper bound on the count columns it adds to one item set's bootstrap (memory budget).
     checks: the `[check]` keys of the release gate that read its rows.
+    release_rows: the rows a release is compared on (the changes, the index's grid), and where they stand.
+    ranking: how it ranks the outputs (the changes' rank moves), if it does.
+    index_columns: its columns in the site index's table of versions (in registry order).
     """
 
     key: str
@@ -207,6 +253,9 @@ class Analysis:
     columns: tuple[ColumnKind, ...] = ()
     count_columns: Callable[[Config], int] | None = None
     checks: tuple[ReleaseCheck, ...] = ()
+    release_rows: ReleaseRows | None = None
+    ranking: Ranking | None = None
+    index_columns: tuple[IndexColumn, ...] = ()
 
     def __post_init__(self) -> None:
         formatting.declare(self.key, self.statistics)

@@ -16,7 +16,7 @@ import numpy as np
 
 from refsens_report import formatting
 from refsens_report.analyses.base import Analysis, AuditContext, Rows, Section
-from refsens_report.analyses.base import DIFFERENCES, ReleaseCheck, StatKind, pooled_rows
+from refsens_report.analyses.base import DIFFERENCES, Ranking, ReleaseCheck, ReleaseRows, StatKind, pooled_rows
 from refsens_report.analyses.interaction import holm_family_phrase, holm_family_size
 from refsens_report.analyses.ranking import (
     MIN_OUTPUTS,
@@ -57,7 +57,7 @@ from refsens_report.tables import (
     p_cell,
     stat_cell,
 )
-from refsens_report.view import UNDECIDED_FLIPS, ResultsView
+from refsens_report.view import UNDECIDED_FLIPS, ResultsView, Row
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure as MplFigure
@@ -857,6 +857,19 @@ LEADERBOARD_STATISTICS = {
 }
 
 
+def release_rows(view: ResultsView) -> list[Row]:
+    """How the ranking holds, primary reference against each alternative: tau-b, flips, significant flips."""
+    return [row for statistic in ("kendall_tau", "flips", "flips_significant")
+            for row in pooled_rows("leaderboard", statistic, primary=True)(view)]  # fmt: skip
+
+
+def ranks(view: ResultsView) -> dict[tuple[str, str], float]:
+    """Return (reference, output) -> the pooled main-rule rank of the leaderboard."""
+    return {(row["reference"], row["output"]): row["estimate"]
+            for _, row in view.rows.select("leaderboard", "rank", rule=view.main_rule, language=POOLED)
+            if row["estimate"] is not None}  # fmt: skip
+
+
 ANALYSIS = Analysis(
     statistics=LEADERBOARD_STATISTICS,
     key="leaderboard",
@@ -887,4 +900,6 @@ ANALYSIS = Analysis(
                      absent="the results hold no leaderboard",
                      interval=False, count="flips", significance=True),
     ),
+    release_rows=ReleaseRows(release_rows, place=3),
+    ranking=Ranking(ranks, "the leaderboard's ranks"),
 )

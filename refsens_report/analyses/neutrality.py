@@ -24,7 +24,7 @@ from refsens_report.analyses.base import (
     section,
 )
 from refsens_report.clusters import cluster_order
-from refsens_report.analyses.base import DIFFERENCES, RATE, ReleaseCheck, StatKind, pooled_rows
+from refsens_report.analyses.base import DIFFERENCES, RATE, IndexColumn, ReleaseCheck, ReleaseRows, StatKind, pooled_rows
 from refsens_report.config import Config
 from refsens_report.counts import Column
 from refsens_report.estimator import Estimator, language_key
@@ -330,4 +330,7 @@ ANALYSIS = Analysis(
     # the skew has no rule: it compares whole labellings, item by item
     checks=(ReleaseCheck("max_abs_skew", "max_abs", pooled_rows("neutrality", "skew", main_rule=False, primary=True),
                          absent="the results hold no skew of {primary}"),),
+    release_rows=ReleaseRows(pooled_rows("neutrality", "skew", main_rule=False, primary=True), place=1),
+    index_columns=(IndexColumn("Primary-reference skew", lambda view: said(primary_skew(view)),
+                               lambda view: f"points, {view.primary}"),),
 )

@@ -18,7 +18,7 @@ from refsens_report.analyses.base import (
     Stat,
     section,
 )
-from refsens_report.analyses.base import DIFFERENCES, ReleaseCheck, pooled_rows
+from refsens_report.analyses.base import DIFFERENCES, IndexColumn, Ranking, ReleaseCheck, ReleaseRows, pooled_rows
 from refsens_report.config import Config
 from refsens_report.figures import (
     FIGURE_ROWS,
@@ -350,6 +350,28 @@ def _section(view: ResultsView, drawn: Mapping[str, Figure]) -> Section:
                    links=disagreements.links(view, "references"))
 
 
+def score_ranks(view: ResultsView) -> dict[tuple[str, str], float]:
+    """Return (reference, output) -> the output's rank by its pooled main-rule swap score (ties share their
+    average rank): a ranking where there is no leaderboard."""
+    scores: dict[str, list[tuple[float, str]]] = {}
+    for _, row in view.rows.select("swap", "score", rule=view.main_rule, language=POOLED):
+        if row["estimate"] is not None:
+            scores.setdefault(row["reference"], []).append((row["estimate"], row["output"]))
+    found = {}
+    for reference, scored in scores.items():
+        for output_score, output in scored:
+            above = sum(other > output_score for other, _ in scored)
+            tied = sum(other == output_score for other, _ in scored)
+            found[(reference, output)] = above + (tied + 1) / 2  # ties share their average rank
+    return found
+
+
+def _delta_label(view: ResultsView) -> str:
+    """The largest pooled delta's output, pair of references and rule (the site index's detail line)."""
+    delta = largest_pooled_delta(view)
+    return f"{delta['output']}, {delta['reference']} vs {delta['reference_2']}, {delta['rule']}" if delta else ""
+
+
 ANALYSIS = Analysis(
     statistics=DIFFERENCES,
     key="swap",
@@ -363,4 +385,7 @@ ANALYSIS = Analysis(
     headlines=headlines,
     checks=(ReleaseCheck("max_abs_delta", "max_abs", pooled_rows("swap", "delta"),
                          absent="the results hold no swap delta (one reference)"),),
+    release_rows=ReleaseRows(pooled_rows("swap", "delta", primary=True), place=2),
+    ranking=Ranking(score_ranks, "the order of the outputs' swap scores", fallback=True),
+    index_columns=(IndexColumn("Largest pooled Δ", lambda view: said(largest_pooled_delta(view)), _delta_label),),
 )
