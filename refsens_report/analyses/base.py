@@ -167,6 +167,36 @@ class Ranking:
     fallback: bool = False
 
 
+# the Responsible-AI fields of croissant.json analyses add sentences to (metadata.rai_fields)
+RAI_FIELDS = ("rai:dataAnnotationProtocol", "rai:dataAnnotationAnalysis", "rai:dataLimitations")
+
+
+@dataclass(frozen=True)
+class MetadataSentences:
+    """Sentences an analysis adds to one Responsible-AI field of croissant.json (``metadata.rai_fields``),
+    numbers as printed.
+
+    field: one of RAI_FIELDS. In the protocol they follow who labelled what and precede how duplicates were
+    handled; in the limitations they precede what was not assessed.
+    sentences: the sentences ([] when the results hold nothing to say).
+    place: their order within the field, which tells the field's story rather than the registry's order.
+    """
+
+    field: str
+    sentences: Callable[[ResultsView], list[str]]
+    place: int = 0
+
+    def __post_init__(self) -> None:
+        if self.field not in RAI_FIELDS:
+            raise ValueError(f"field must be one of {', '.join(RAI_FIELDS)}, got {self.field!r}")
+
+
+def defined_pooled(view: ResultsView, analysis: str, statistic: str, **criteria: str) -> list[Row]:
+    """Return an analysis's pooled rows of a statistic that have an estimate."""
+    return [row for _, row in view.rows.select(analysis, statistic, language=POOLED, **criteria)
+            if row["estimate"] is not None]  # fmt: skip
+
+
 @dataclass(frozen=True)
 class IndexColumn:
     """One column of the site index's table of versions (``render.version_figures``): a number of each version.
@@ -235,6 +265,7 @@ class Analysis:
     release_rows: the rows a release is compared on (the changes, the index's grid), and where they stand.
     ranking: how it ranks the outputs (the changes' rank moves), if it does.
     index_columns: its columns in the site index's table of versions (in registry order).
+    metadata: the sentences it adds to croissant.json's Responsible-AI fields.
     """
 
     key: str
@@ -256,6 +287,7 @@ class Analysis:
     release_rows: ReleaseRows | None = None
     ranking: Ranking | None = None
     index_columns: tuple[IndexColumn, ...] = ()
+    metadata: tuple[MetadataSentences, ...] = ()
 
     def __post_init__(self) -> None:
         formatting.declare(self.key, self.statistics)

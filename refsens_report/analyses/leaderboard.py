@@ -16,7 +16,8 @@ import numpy as np
 
 from refsens_report import formatting
 from refsens_report.analyses.base import Analysis, AuditContext, Rows, Section
-from refsens_report.analyses.base import DIFFERENCES, Ranking, ReleaseCheck, ReleaseRows, StatKind, pooled_rows
+from refsens_report.analyses.base import (DIFFERENCES, MetadataSentences, Ranking, ReleaseCheck, ReleaseRows, StatKind,
+                                          defined_pooled, pooled_rows)
 from refsens_report.analyses.interaction import holm_family_phrase, holm_family_size
 from refsens_report.analyses.ranking import (
     MIN_OUTPUTS,
@@ -45,7 +46,7 @@ from refsens_report.figures import (
     style,
     subplots,
 )
-from refsens_report.prose import count_phrase, said
+from refsens_report.prose import count_phrase, said, where_pooled
 from refsens_report.record import POOLED
 from refsens_report.tables import (
     Cell,
@@ -870,6 +871,21 @@ def ranks(view: ResultsView) -> dict[tuple[str, str], float]:
             if row["estimate"] is not None}  # fmt: skip
 
 
+def analysis_sentences(view: ResultsView) -> list[str]:
+    """croissant.json's annotation analysis: tau-b, primary reference against each alternative."""
+    return [f"Ranking agreement, tau-b {row['reference']} vs {row['reference_2']}, {row['rule']}: {said(row)} "
+            f"{where_pooled(view, row)}."
+            for row in defined_pooled(view, "leaderboard", "kendall_tau", rule=view.main_rule, reference=view.primary)]
+
+
+def limitation_sentences(view: ResultsView) -> list[str]:
+    """croissant.json's limitations: the pairs of outputs the alternative reference reverses."""
+    return [f"Replacing {row['reference']} by {row['reference_2']} reverses the order of {said(row)} pairs of outputs "
+            f"({row['rule']})."
+            for row in defined_pooled(view, "leaderboard", "flips", rule=view.main_rule, reference=view.primary)
+            if row["estimate"]]
+
+
 ANALYSIS = Analysis(
     statistics=LEADERBOARD_STATISTICS,
     key="leaderboard",
@@ -902,4 +918,6 @@ ANALYSIS = Analysis(
     ),
     release_rows=ReleaseRows(release_rows, place=3),
     ranking=Ranking(ranks, "the leaderboard's ranks"),
+    metadata=(MetadataSentences("rai:dataAnnotationAnalysis", analysis_sentences, place=4),
+              MetadataSentences("rai:dataLimitations", limitation_sentences, place=2)),
 )

@@ -18,7 +18,8 @@ from refsens_report.analyses.base import (
     Stat,
     section,
 )
-from refsens_report.analyses.base import DIFFERENCES, IndexColumn, Ranking, ReleaseCheck, ReleaseRows, pooled_rows
+from refsens_report.analyses.base import (DIFFERENCES, IndexColumn, MetadataSentences, Ranking, ReleaseCheck,
+                                          ReleaseRows, defined_pooled, pooled_rows)
 from refsens_report.config import Config
 from refsens_report.figures import (
     FIGURE_ROWS,
@@ -48,7 +49,7 @@ from refsens_report.figures import (
     zero_line,
 )  # fmt: skip
 from refsens_report.formulas import F1
-from refsens_report.prose import count_phrase, pair_label, said
+from refsens_report.prose import count_phrase, pair_label, said, where_pooled
 from refsens_report.record import POOLED
 from refsens_report.tables import Table, label, long_layout, mark_repeats, stat_cell
 from refsens_report.view import ResultsView, Row
@@ -372,6 +373,16 @@ def _delta_label(view: ResultsView) -> str:
     return f"{delta['output']}, {delta['reference']} vs {delta['reference_2']}, {delta['rule']}" if delta else ""
 
 
+def analysis_sentences(view: ResultsView) -> list[str]:
+    """croissant.json's annotation analysis: the largest pooled delta."""
+    deltas = defined_pooled(view, "swap", "delta", rule=view.main_rule)
+    if not deltas:
+        return []
+    row = max(deltas, key=lambda delta: abs(delta["estimate"]))
+    return [f"Largest reference-swap delta, {row['output']}, {row['reference']} − {row['reference_2']}, {row['rule']} "
+            f"F1: {said(row)} {where_pooled(view, row)}."]
+
+
 ANALYSIS = Analysis(
     statistics=DIFFERENCES,
     key="swap",
@@ -388,4 +399,5 @@ ANALYSIS = Analysis(
     release_rows=ReleaseRows(pooled_rows("swap", "delta", primary=True), place=2),
     ranking=Ranking(score_ranks, "the order of the outputs' swap scores", fallback=True),
     index_columns=(IndexColumn("Largest pooled Δ", lambda view: said(largest_pooled_delta(view)), _delta_label),),
+    metadata=(MetadataSentences("rai:dataAnnotationAnalysis", analysis_sentences, place=3),),
 )
