@@ -24,7 +24,6 @@ from refsens_report.analyses import disagreements
 from refsens_report.changes import Changes, Grid
 from refsens_report.check import Gate, gate
 from refsens_report.analyses.base import Section
-from refsens_report.analyses.leaderboard import PAPER_KEY
 from refsens_report.analyses.registry import ANALYSES
 from refsens_report.config import ReportSettings
 from refsens_report.counts import RULE_MEANINGS
@@ -422,7 +421,8 @@ def family_setting(family: HolmFamily | None, swings: int) -> str:
 def build_settings(view: ResultsView) -> tuple[Setting, ...]:
     """Return the settings a reader needs to reproduce the numbers."""
     audit = view.settings.audit
-    family = len(view.rows.select("interaction", "swing"))
+    family = sum(len(view.rows.select(analysis.key, analysis.holm_family)) for analysis in ANALYSES
+                 if analysis.holm_family)  # fmt: skip
     return (
         Setting("Bootstrap", f"paired, stratified by language, prompt-level; {view.data.get('resamples')} replicates"),
         Setting("Seed", str(view.data.get("seed"))),
@@ -524,7 +524,8 @@ def reference_lines(view: ResultsView) -> tuple[ReferenceLine, ...]:
 def brief_context(page: AppendixPage, view: ResultsView, sections: Sequence[Section], appendix_sha256: str,
                   url: str | None) -> BriefPage:  # fmt: skip
     """Return the brief PDF's context: the appendix's answer, its leaderboard table, and the appendix's hash."""
-    paper = next((table for section in sections for table in section.tables if table.key == PAPER_KEY), None)
+    briefed = {analysis.brief_table for analysis in ANALYSES if analysis.brief_table}
+    paper = next((table for section in sections for table in section.tables if table.key in briefed), None)
     return BriefPage(
         dataset_name=page.dataset_name, version=page.version, tool_version=page.tool_version,
         build_date=page.build_date, build_timestamp=page.build_timestamp, paper=page.paper,

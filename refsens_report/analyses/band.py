@@ -401,4 +401,5 @@ ANALYSIS = Analysis(
     index_columns=(IndexColumn("Band", _band_printed, lambda view: view.main_rule),),
     metadata=(MetadataSentences("rai:dataAnnotationAnalysis", analysis_sentences, place=2),
               MetadataSentences("rai:dataLimitations", limitation_sentences, place=0)),
+    one_line=True,  # the band's headline is the build's one-line answer
 )

@@ -198,6 +198,25 @@ def defined_pooled(view: ResultsView, analysis: str, statistic: str, **criteria:
 
 
 @dataclass(frozen=True)
+class Verdict:
+    """What swapping the primary reference for one alternative does: its sentence, by reference."""
+
+    reference: str
+    primary: str
+    text: str
+    rows: tuple[Row, ...] = ()  # the results rows it prints, which the tables below must keep on the page
+
+
+@dataclass(frozen=True)
+class SummaryFigure:
+    """A figure an analysis offers as the summary's one figure (Figure 1): its key; a fallback is shown only when
+    no other analysis's is drawn (the swap figure, when there is no rank chart)."""
+
+    key: str
+    fallback: bool = False
+
+
+@dataclass(frozen=True)
 class IndexColumn:
     """One column of the site index's table of versions (``render.version_figures``): a number of each version.
 
@@ -266,6 +285,12 @@ class Analysis:
     ranking: how it ranks the outputs (the changes' rank moves), if it does.
     index_columns: its columns in the site index's table of versions (in registry order).
     metadata: the sentences it adds to croissant.json's Responsible-AI fields.
+    verdicts: the summary's verdicts, one per alternative reference (the swap's), if it gives them.
+    summary_figure: the figure it offers as the summary's one figure.
+    one_line: whether its first headline sentence is the build's one-line answer (the band's).
+    brief_table: the key of its table the brief PDF prints (the leaderboard as a paper prints it).
+    holm_family: the statistic of its rows Holm's correction runs over (the interaction's swing; the Methods'
+    settings count them).
     """
 
     key: str
@@ -288,6 +313,11 @@ class Analysis:
     ranking: Ranking | None = None
     index_columns: tuple[IndexColumn, ...] = ()
     metadata: tuple[MetadataSentences, ...] = ()
+    verdicts: Callable[[ResultsView], list[Verdict]] | None = None
+    summary_figure: SummaryFigure | None = None
+    one_line: bool = False
+    brief_table: str = ""
+    holm_family: str = ""
 
     def __post_init__(self) -> None:
         formatting.declare(self.key, self.statistics)

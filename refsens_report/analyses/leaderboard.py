@@ -17,7 +17,7 @@ import numpy as np
 from refsens_report import formatting
 from refsens_report.analyses.base import Analysis, AuditContext, Rows, Section
 from refsens_report.analyses.base import (DIFFERENCES, MetadataSentences, Ranking, ReleaseCheck, ReleaseRows, StatKind,
-                                          defined_pooled, pooled_rows)
+                                          SummaryFigure, defined_pooled, pooled_rows)
 from refsens_report.analyses.interaction import holm_family_phrase, holm_family_size
 from refsens_report.analyses.ranking import (
     MIN_OUTPUTS,
@@ -920,4 +920,6 @@ ANALYSIS = Analysis(
     ranking=Ranking(ranks, "the leaderboard's ranks"),
     metadata=(MetadataSentences("rai:dataAnnotationAnalysis", analysis_sentences, place=4),
               MetadataSentences("rai:dataLimitations", limitation_sentences, place=2)),
+    summary_figure=SummaryFigure("leaderboard-bump"),
+    brief_table=PAPER_KEY,
 )
