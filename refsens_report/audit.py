@@ -17,7 +17,6 @@ from typing import Any, Iterator
 import numpy as np
 
 from refsens_report.analyses.base import AuditContext, Estimate
-from refsens_report.analyses.interaction import holm_family
 from refsens_report.analyses.registry import ANALYSES, ORDER, column_kinds
 from refsens_report.bootstrap import auto_resamples
 from refsens_report.config import Config
@@ -139,14 +138,14 @@ def audit_record(
 def resolved_resamples(context: AuditContext) -> int:
     """Return B: the configured number, or for "auto" the smallest B whose Holm floor reaches the target.
 
-    The Holm family (interaction.holm_family, from the config and the audited items' point estimates) sets
-    how small a bootstrap p must get; B never exceeds what the record's bootstrap sums fit in memory.
+    The Holm family (``Analysis.holm_tests``: the interaction's, from the config and the audited items' point
+    estimates) sets how small a bootstrap p must get; B never exceeds what the record's bootstrap sums fit in memory.
     """
     setting = context.config.audit.resamples
     if isinstance(setting, int):
         return setting
-    family = holm_family(context)
-    return auto_resamples(len(family), context.config.audit.confidence, fitting_resamples(context.record, context.config))
+    tests = sum(analysis.holm_tests(context) for analysis in ANALYSES if analysis.holm_tests is not None)
+    return auto_resamples(tests, context.config.audit.confidence, fitting_resamples(context.record, context.config))
 
 
 def input_files(record: Record, config: Config) -> dict[str, Path]:

@@ -291,6 +291,8 @@ class Analysis:
     brief_table: the key of its table the brief PDF prints (the leaderboard as a paper prints it).
     holm_family: the statistic of its rows Holm's correction runs over (the interaction's swing; the Methods'
     settings count them).
+    holm_tests: how many tests that family holds, before the bootstrap (``[audit] resamples = "auto"`` picks B
+    for Holm's smallest threshold).
     """
 
     key: str
@@ -318,6 +320,7 @@ class Analysis:
     one_line: bool = False
     brief_table: str = ""
     holm_family: str = ""
+    holm_tests: Callable[[AuditContext], int] | None = None
 
     def __post_init__(self) -> None:
         formatting.declare(self.key, self.statistics)

@@ -607,4 +607,5 @@ ANALYSIS = Analysis(
     release_rows=ReleaseRows(pooled_rows("interaction", "swing", primary=True), place=3, fallback=True),
     index_columns=(IndexColumn("Pooled swing (Holm p)", lambda view: said(pooled_swing(view)), _swing_p),),
     holm_family="swing",
+    holm_tests=lambda context: len(holm_family(context)),
 )
