@@ -17,8 +17,7 @@ from typing import Any, Iterator
 import numpy as np
 
 from refsens_report.analyses.base import AuditContext, Estimate
-from refsens_report.analyses.interaction import holm_family
-from refsens_report.analyses.registry import ANALYSES, ORDER
+from refsens_report.analyses.registry import ANALYSES, ORDER, column_kinds
 from refsens_report.bootstrap import auto_resamples
 from refsens_report.config import Config
 from refsens_report.counts import ItemCounts
@@ -80,8 +79,7 @@ def audit_record(
     """Run every analysis of docs/method.md section 3 on a loaded record."""
     stopwatch = stopwatch or Stopwatch()
     with stopwatch.stage("counts"), gc_paused():
-        counts = ItemCounts(record.table, config.roles.all_names,
-                            {kind.name: kind for analysis in ANALYSES for kind in analysis.columns})  # fmt: skip
+        counts = ItemCounts(record.table, config.roles.all_names, column_kinds())
         groups = DuplicateGroups.from_record(record, config.audit.duplicate_key)
         defective = groups.defective(record, counts, config)
         defective_ids = {item_id for group in defective for item_id in group.items}
@@ -140,14 +138,14 @@ def audit_record(
 def resolved_resamples(context: AuditContext) -> int:
     """Return B: the configured number, or for "auto" the smallest B whose Holm floor reaches the target.
 
-    The Holm family (interaction.holm_family, from the config and the audited items' point estimates) sets
-    how small a bootstrap p must get; B never exceeds what the record's bootstrap sums fit in memory.
+    The Holm family (``Analysis.holm_tests``: the interaction's, from the config and the audited items' point
+    estimates) sets how small a bootstrap p must get; B never exceeds what the record's bootstrap sums fit in memory.
     """
     setting = context.config.audit.resamples
     if isinstance(setting, int):
         return setting
-    family = holm_family(context)
-    return auto_resamples(len(family), context.config.audit.confidence, fitting_resamples(context.record, context.config))
+    tests = sum(analysis.holm_tests(context) for analysis in ANALYSES if analysis.holm_tests is not None)
+    return auto_resamples(tests, context.config.audit.confidence, fitting_resamples(context.record, context.config))
 
 
 def input_files(record: Record, config: Config) -> dict[str, Path]:
@@ -207,20 +205,12 @@ def record_summary(record: Record, counts: ItemCounts, subsets: Any, estimator: 
         "items_per_language": {k: v for k, v in per_language(every).items() if k != POOLED},
         "labellings": {name: int(counts.has(name).sum()) for name in counts.names},
         "spans": {name: len(counts.ids("strict", name)) for name in counts.names},  # repeats once, as every rule
-        "subsets": {
-            "corpus": per_language(subsets.corpus),
-            "audited": per_language(subsets.audited),
-            "decontaminated": per_language(subsets.decontaminated),
-        },
+        "subsets": {name: per_language(mask) for name, mask in subsets.named().items()},
         # what the bootstrap resamples (docs/method.md section 4): the cluster key, and the clusters per item set
         # (without a key every item is its own cluster: the counts are the item sets' sizes)
         "clusters": {
             "key": estimator.config.cluster,
-            "subsets": {
-                "corpus": clusters_per_language(subsets.corpus),
-                "audited": clusters_per_language(subsets.audited),
-                "decontaminated": clusters_per_language(subsets.decontaminated),
-            },
+            "subsets": {name: clusters_per_language(mask) for name, mask in subsets.named().items()},
         },
         "excluded": {"defective_duplicates": subsets.excluded_defective, "duplicate_policy": subsets.excluded_by_policy},
         "notes": list(record.notes),

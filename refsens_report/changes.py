@@ -25,9 +25,9 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
 from refsens_report import formatting
-from refsens_report.check import describe
+from refsens_report.analyses.base import describe
+from refsens_report.analyses.registry import ANALYSES
 from refsens_report.prose import said
-from refsens_report.record import POOLED
 from refsens_report.tables import PAGE_ROWS
 from refsens_report.view import ResultsView, Row
 
@@ -178,22 +178,14 @@ def changes_csv(changes: Sequence[RowChange], columns: Sequence[str], headline: 
 
 
 def headline_rows(view: ResultsView) -> list[Row]:
-    """Return the headline statistics a release is compared on, pooled, main rule, primary reference first:
-    the overall band, the primary reference's skew, its swap deltas against each alternative, and how the
-    ranking holds (tau-b, flips, significant flips; the interaction swing when there is no leaderboard)."""
-    rule, primary = view.main_rule, view.primary
-    selected = [
-        *(row for _, row in view.rows.select("band", "band", rule=rule, language=POOLED, output="")),
-        *(row for _, row in view.rows.select("neutrality", "skew", language=POOLED, reference=primary)),
-        *(row for _, row in view.rows.select("swap", "delta", rule=rule, language=POOLED, reference=primary)),
-    ]
-    leaderboard = [row for statistic in ("kendall_tau", "flips", "flips_significant")
-                   for _, row in view.rows.select("leaderboard", statistic, rule=rule, language=POOLED,
-                                                  reference=primary)]  # fmt: skip
-    if leaderboard:
-        return selected + leaderboard
-    return selected + [row for _, row in view.rows.select("interaction", "swing", rule=rule, language=POOLED,
-                                                          reference=primary)]  # fmt: skip
+    """Return the headline statistics a release is compared on, pooled, main rule, primary reference first: the
+    rows each analysis declares (``Analysis.release_rows``) in the order of their places (the overall band, the
+    primary reference's skew, its swap deltas, how the ranking holds), a fallback's only where its place has no
+    other rows."""
+    declared = sorted(((analysis.release_rows, analysis.release_rows.rows(view)) for analysis in ANALYSES
+                       if analysis.release_rows is not None), key=lambda pair: pair[0].place)  # fmt: skip
+    filled = {release.place for release, rows in declared if rows and not release.fallback}
+    return [row for release, rows in declared if not (release.fallback and release.place in filled) for row in rows]
 
 
 @dataclass(frozen=True)
@@ -299,23 +291,15 @@ CHANGE_ORDER = {MOVED: 0, CHANGED: 1, ADDED: 2, REMOVED: 3, UNDEFINED: 4, WITHIN
 
 
 def ranks(view: ResultsView) -> tuple[dict[tuple[str, str], float], str]:
-    """Return (reference, output) -> pooled main-rule rank: the leaderboard's, or from the swap scores' order."""
-    rule = view.main_rule
-    found = {(row["reference"], row["output"]): row["estimate"]
-             for _, row in view.rows.select("leaderboard", "rank", rule=rule, language=POOLED)
-             if row["estimate"] is not None}  # fmt: skip
-    if found:
-        return found, "the leaderboard's ranks"
-    scores: dict[str, list[tuple[float, str]]] = {}
-    for _, row in view.rows.select("swap", "score", rule=rule, language=POOLED):
-        if row["estimate"] is not None:
-            scores.setdefault(row["reference"], []).append((row["estimate"], row["output"]))
-    for reference, scored in scores.items():
-        for output_score, output in scored:
-            above = sum(other > output_score for other, _ in scored)
-            tied = sum(other == output_score for other, _ in scored)
-            found[(reference, output)] = above + (tied + 1) / 2  # ties share their average rank
-    return found, "the order of the outputs' swap scores"
+    """Return (reference, output) -> pooled main-rule rank and where it comes from: the first ranking an analysis
+    declares (``Analysis.ranking``) that ranks anything, a fallback (the swap scores' order) only after the others."""
+    declared = sorted((analysis.ranking for analysis in ANALYSES if analysis.ranking is not None),
+                      key=lambda ranking: ranking.fallback)  # fmt: skip
+    for ranking in declared:
+        found = ranking.ranks(view)
+        if found:
+            return found, ranking.source
+    return {}, declared[-1].source if declared else ""
 
 
 def compare(previous_version: str, previous: Mapping[str, Any], previous_sha256: str,

@@ -1,11 +1,14 @@
 """The release gate: `[check]`'s thresholds against the results, one line per check, and a JUnit report.
 
 Each check reads pooled rows under the main rule (strict when computed) and takes the row that comes
-closest to failing: the largest value for a `max_` key, the smallest for `min_kendall_tau`. What is compared
+closest to failing: the largest value for a `max` bound, the smallest for a `min` one. What is compared
 with the threshold is set per check by `fail_when` (config.FAIL_WHEN): the point estimate, or the end of the
 interval that is worst (any_of_interval) or best (all_of_interval) for the check. A check whose rows the
 results lack (no annotators, fewer than three ranked outputs) is not evaluated: it says why, and
 `refsens-report check` exits 2 on it, since a gate that cannot be read must not pass in silence.
+
+The checks are declared by the analyses whose rows they read (``Analysis.checks``, a ``ReleaseCheck`` each):
+``CHECKS`` gathers them from the registry, and ``declared_problems`` refuses a `[check]` key none declares.
 """
 
 from __future__ import annotations
@@ -16,20 +19,24 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from refsens_report import formatting
-from refsens_report.config import CHECK_KEYS, Check, finite_number
+from refsens_report.analyses.base import ReleaseCheck, describe
+from refsens_report.analyses.registry import ANALYSES
+from refsens_report.config import Check, Config, finite_number
 from refsens_report.counts import RULE_NAMES
 from refsens_report.errors import InputError, printable
+from refsens_report.options import shown_key
 from refsens_report.prose import said
 from refsens_report.names import shown
-from refsens_report.record import POOLED
 from refsens_report.results import COLUMNS, NUMBER_COLUMNS
 from refsens_report.view import ResultsView, Row
 
 PASS, FAIL, NOT_EVALUATED = "PASS", "FAIL", "N/A"
 # what XML 1.0 may not hold (its Char production): the JUnit report writes these as escapes (\x1b)
 XML_FORBIDDEN = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
-# checks whose rows count Holm-significant results: with too few replicates they would pass whatever the data
-SIGNIFICANCE_CHECKS = {"max_significant_flips"}
+# every `[check]` key, in registry order, with the analysis that declares it
+CHECKS: dict[str, tuple[str, ReleaseCheck]] = {
+    declared.key: (analysis.key, declared) for analysis in ANALYSES for declared in analysis.checks
+}
 
 # what is compared with the threshold, by (kind, fail_when)
 DECIDED_BY = {
@@ -58,7 +65,7 @@ class Outcome:
 
     @property
     def kind(self) -> str:
-        return CHECK_KEYS[self.check.key][0]
+        return CHECKS[self.check.key][1].bound
 
     @property
     def threshold_text(self) -> str:
@@ -70,7 +77,7 @@ class Outcome:
         if self.decided is None or self.row is None:
             return ""
         decimals = formatting.decimals_for(self.row["analysis"], self.row["statistic"])
-        value = (formatting.whole(self.decided) if self.check.key == "max_significant_flips"
+        value = (formatting.whole(self.decided) if CHECKS[self.check.key][1].count
                  else formatting.number(self.decided, decimals))  # fmt: skip
         if self.kind == "min":
             operator = "<" if self.status == FAIL else "≥"
@@ -93,40 +100,52 @@ class Outcome:
 
 def candidates(view: ResultsView, key: str) -> tuple[list[Row], str]:
     """Return the rows a check reads (pooled, main rule) and, when there are none, why."""
-    rule = view.main_rule
-    if key == "max_band":
-        rows = [row for _, row in view.rows.select("band", "band", rule=rule, language=POOLED, output="")]
-        return rows, view.applicability("band") or "the results hold no band"
-    if key == "max_abs_delta":
-        rows = [row for _, row in view.rows.select("swap", "delta", rule=rule, language=POOLED)]
-        return rows, view.applicability("swap") or "the results hold no swap delta (one reference)"
-    if key == "max_abs_skew":
-        rows = [row for _, row in view.rows.select("neutrality", "skew", language=POOLED, reference=view.primary)]
-        return rows, view.applicability("neutrality") or f"the results hold no skew of {view.primary}"
-    statistic = {"min_kendall_tau": "kendall_tau", "max_significant_flips": "flips_significant"}[key]
-    rows = [row for _, row in view.rows.select("leaderboard", statistic, rule=rule, language=POOLED,
-                                               reference=view.primary)]  # fmt: skip
-    return rows, view.applicability("leaderboard") or "the results hold no leaderboard"
+    analysis, declared = CHECKS[key]
+    return declared.rows(view), view.applicability(analysis) or declared.absent.format(primary=view.primary)
 
 
-def describe(row: Row) -> str:
-    """Return a row in words, as a check line or the changes section names it."""
-    statistic, rule = row["statistic"], row["rule"]
-    where = ", ".join(part for part in (rule, row["language"], row["policy"]) if part)
-    if statistic == "band":
-        return f"band{' of ' + row['output'] if row['output'] else ''}, {where}"
-    if statistic == "delta":
-        return f"Δ {row['output']}, {row['reference']} − {row['reference_2']}, {where}"
-    if statistic == "skew":
-        return f"skew of {row['reference']}, {row['output']} − {row['output_2']}, {where}"
-    if statistic in ("swing", "margin", "flip"):
-        pair = f" − {row['reference_2']}" if row["reference_2"] else ""
-        return f"{statistic} {row['output']} − {row['output_2']}, {row['reference']}{pair}, {where}"
-    names = {"kendall_tau": "tau-b", "flips": "flips", "flips_significant": "significant flips"}
-    if statistic in names:
-        return f"{names[statistic]} {row['reference']} vs {row['reference_2']}, {where}"
-    labels = " ".join(part for part in (row["output"], row["output_2"], row["reference"], row["reference_2"]) if part)
-    return f"{row['analysis']} {statistic} {labels}, {where}".replace("  ", " ")
+def declared_problems(config: Config) -> list[str]:
+    """Return what is wrong with the config's `[check]` keys against the analyses' declarations: a key none
+    declares, ``fail_when`` on a check without an interval, a threshold outside what the check accepts. Worded
+    as config.py words its problems (``Config value 'check.max_band': ...``)."""
+    problems = []
+    written = config.raw.get("check") or {}
+    for check in config.checks or ():
+        key = shown_key(check.key)
+        if check.key not in CHECKS:
+            problems.append(f"Config value 'check.{key}': unknown key (the checks: {', '.join(CHECKS)})")
+            continue
+        declared = CHECKS[check.key][1]
+        where = f"check.{key}.threshold" if isinstance(written.get(check.key), dict) else f"check.{key}"
+        threshold = check.threshold
+        if check.fail_when != "estimate" and not declared.interval:
+            problems.append(f"Config value 'check.{key}.fail_when': must be \"estimate\": {check.key} is decided on "
+                            f"a number without an interval, got {shown(check.fail_when)}")  # fmt: skip
+        elif declared.limits is not None and not declared.limits[0] <= threshold <= declared.limits[1]:
+            low, high, why = declared.limits
+            problems.append(f"Config value '{where}': must be between {low:g} and {high:g} ({why}), "
+                            f"got {shown(_written(written, check.key))}")  # fmt: skip
+        elif declared.bound != "min" and threshold < 0:
+            problems.append(f"Config value '{where}': must be 0 or more, got {shown(_written(written, check.key))}")
+        elif declared.count and not threshold.is_integer():
+            problems.append(f"Config value '{where}': must be a whole number of {declared.count}, "
+                            f"got {shown(_written(written, check.key))}")  # fmt: skip
+    return problems
+
+
+def _written(written: Mapping[str, Any], key: str) -> Any:
+    """Return a threshold as the config wrote it (an integer stays one in a message)."""
+    value = written.get(key)
+    return value.get("threshold") if isinstance(value, dict) else value
+
+
+def declared_checks(config: Config) -> Config:
+    """Return the config once its `[check]` keys are ones the analyses declare, with thresholds they accept;
+    raise ``InputError`` naming each key otherwise (the command line's exit 2)."""
+    problems = declared_problems(config)
+    if problems:
+        raise InputError(problems)
+    return config
 
 
 def decided_value(row: Row, kind: str, fail_when: str) -> float | None:
@@ -147,8 +166,10 @@ def decided_value(row: Row, kind: str, fail_when: str) -> float | None:
 
 def evaluate(check: Check, view: ResultsView) -> Outcome:
     """Evaluate one check against the results."""
-    kind = CHECK_KEYS[check.key][0]
-    if check.key in SIGNIFICANCE_CHECKS and view.undecidable:
+    if check.key not in CHECKS:  # results.json is anyone's file: a key no analysis here declares
+        return Outcome(check, NOT_EVALUATED, reason="no analysis declares this check")
+    kind = CHECKS[check.key][1].bound
+    if CHECKS[check.key][1].significance and view.undecidable:
         return Outcome(check, NOT_EVALUATED, reason=view.undecidable)
     rows, why_none = candidates(view, check.key)
     rows = [row for row in rows if row["estimate"] is not None]

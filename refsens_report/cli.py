@@ -188,13 +188,19 @@ def _progress(args: argparse.Namespace) -> bool:
     return sys.stderr.isatty() and not getattr(args, "quiet", False)
 
 
-def _config(args: argparse.Namespace):  # -> Config (imported lazily: `--help` stays fast)
+def _load(path: Path):  # -> Config (imported lazily: `--help` stays fast)
+    """Load a config: every table checked, `[check]`'s keys against the checks the analyses declare."""
+    from refsens_report.check import declared_checks
+    from refsens_report.config import load_config
+
+    return declared_checks(load_config(path))
+
+
+def _config(args: argparse.Namespace):  # -> Config
     """Load the config, with --resamples overriding [audit] resamples for this run."""
     from dataclasses import replace
 
-    from refsens_report.config import load_config
-
-    config = load_config(args.config)
+    config = _load(args.config)
     if getattr(args, "resamples", None) is not None:
         config = replace(config, audit=replace(config.audit, resamples=args.resamples))
     return config
@@ -202,10 +208,9 @@ def _config(args: argparse.Namespace):  # -> Config (imported lazily: `--help` s
 
 def _validate(args: argparse.Namespace) -> int:
     from refsens_report import formatting
-    from refsens_report.config import load_config
     from refsens_report.load import load_record
 
-    config = load_config(args.config)
+    config = _load(args.config)
     record = load_record(config)
     print(f"{args.config}: ok ({formatting.counted(record.n_items, 'item')}, "
           f"{formatting.counted(len(record.languages), 'language')})")
@@ -319,7 +324,6 @@ def _convert(args: argparse.Namespace) -> int:
 def _example(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
-    from refsens_report.config import load_config
     from refsens_report.example import prepare
     from refsens_report.site import build_site
 
@@ -328,7 +332,7 @@ def _example(args: argparse.Namespace) -> int:
     _say(f"data: {prepared.data} ({len(prepared.fetched)} fetched, {len(prepared.copied)} copied from the mirror, "
          f"{len(prepared.reused)} already there; every file's SHA-256 checked)")
     _say(f"wrote {prepared.config}")
-    config = load_config(prepared.config)
+    config = _load(prepared.config)
     if args.resamples is not None:
         config = replace(config, audit=replace(config.audit, resamples=args.resamples))
     target = build_site(config, args.directory / "site", force=args.force, progress=_progress(args),

@@ -56,20 +56,9 @@ MAX_SEED = 2**63 - 1  # results.json stores the seed as a 64-bit integer
 # names the site uses itself (its index page); hidden names (the lock, staging folders) fail the pattern
 RESERVED_VERSIONS = {"index.html"}
 # `[check]`: the release gate's thresholds (refsens-report check; docs/ci.md). Each key bounds one pooled
-# statistic under the main rule (strict when computed), taken over every row the key names:
-#   max_band               the overall sensitivity band (band, empty output)          F1 points
-#   max_abs_delta          the largest |swap delta|, any pair of references           F1 points
-#   max_abs_skew           the largest |skew| of the primary reference                 points of % of items
-#   min_kendall_tau        the smallest tau-b, primary versus each alternative         -1 to 1
-#   max_significant_flips  the most flips significant after Holm, primary vs each alternative    a count
-# Value: (how the threshold bounds the statistic, whether the rows carry an interval a check can decide on).
-CHECK_KEYS = {
-    "max_band": ("max", False),
-    "max_abs_delta": ("max_abs", True),
-    "max_abs_skew": ("max_abs", True),
-    "min_kendall_tau": ("min", True),
-    "max_significant_flips": ("max", False),
-}
+# statistic under the main rule; the analysis whose rows it reads declares it (``Analysis.checks``: its bound,
+# whether it has an interval, the thresholds that make sense). This table reads the form every key shares (a
+# number, or a table {threshold, fail_when}); check.py, which sees the registry, refuses a key no analysis declares.
 # `fail_when`, per check: what must lie beyond the threshold for the check to fail.
 #   estimate:        the point estimate (the default)
 #   any_of_interval: any part of the interval (a cautious gate: it passes only when the whole interval is within)
@@ -161,7 +150,8 @@ class EngineSettings:
 
 @dataclass(frozen=True)
 class Check:
-    """One threshold of `[check]`: its key (CHECK_KEYS), the threshold and what must cross it (FAIL_WHEN)."""
+    """One threshold of `[check]`: its key (an analysis's ``ReleaseCheck``), the threshold and what must cross it
+    (FAIL_WHEN)."""
 
     key: str
     threshold: float
@@ -323,42 +313,28 @@ def read_datasheet(reader: OptionReader, base_dir: Path, value: str) -> Path:
 def read_checks(reader: OptionReader) -> tuple[Check, ...]:
     """Read `[check]`: each key a threshold (a number) or a table {threshold = number, fail_when = "..."}.
 
+    What every key shares is checked here; whether an analysis declares the key, and the thresholds and
+    ``fail_when`` it accepts, in ``check.declared_problems`` (config.py sits below the analyses).
     results.json's config as used writes it in the table form (Check.as_used); view.Settings reads it back.
     """
     checks = []
     for key in reader.table:
-        if key not in CHECK_KEYS:
-            continue  # reader.finish() names it
-        kind, has_interval = CHECK_KEYS[key]
         value = reader.get(key)
         fail_when = "estimate"
         if isinstance(value, dict):
-            inner = reader.sub(value, key)
+            inner = reader.sub(value, shown_key(key))
             threshold = inner.get("threshold")
             fail_when = inner.choice("fail_when", FAIL_WHEN, "estimate")
             inner.finish()
             if threshold is None:
-                reader.fail(key, "needs a threshold: write `key = number` or `key = { threshold = number, "
-                                 'fail_when = "estimate" }`')
-                continue
-            if fail_when != "estimate" and not has_interval:
-                inner.fail("fail_when", f'must be "estimate": {key} is decided on a number without an interval, '
-                                        f"got {shown(fail_when)}")  # fmt: skip
+                reader.fail(shown_key(key), "needs a threshold: write `key = number` or `key = { threshold = number, "
+                                            'fail_when = "estimate" }`')
                 continue
         else:
             threshold = value
-        where = f"{key}.threshold" if isinstance(value, dict) else key
+        where = f"{shown_key(key)}.threshold" if isinstance(value, dict) else shown_key(key)
         if not finite_number(threshold):
             reader.fail(where, f"must be a number, got {shown(threshold)}")
-            continue
-        if key == "min_kendall_tau" and not -1 <= threshold <= 1:
-            reader.fail(where, f"must be between -1 and 1 (tau-b's range), got {shown(threshold)}")
-            continue
-        if kind != "min" and threshold < 0:
-            reader.fail(where, f"must be 0 or more, got {shown(threshold)}")
-            continue
-        if key == "max_significant_flips" and not float(threshold).is_integer():
-            reader.fail(where, f"must be a whole number of flips, got {shown(threshold)}")
             continue
         checks.append(Check(key=key, threshold=float(threshold), fail_when=fail_when))
     reader.finish()

@@ -38,9 +38,9 @@ class Column:
 
     kinds: ``tp`` (|a ∩ b| under ``rule``), ``size`` (|a| under ``rule``), ``equal`` (strict sets of a and b
     equal, both present), ``equal_any`` (a's strict set equals that of one of ``others``), ``flag`` (boolean
-    metadata ``a`` is true), ``unadjudicated_split`` (a and b differ and no third pass), ``silent``
-    (a and b differ, no third pass, and reference ``c`` equals a). With a ``type``, ``tp`` and ``size`` count
-    the spans of that type only (``ItemCounts.typed``); summed over the types they give the untyped count.
+    metadata ``a`` is true); and the kinds an analysis declares (``ColumnKind``). With a ``type``, ``tp`` and
+    ``size`` count the spans of that type only (``ItemCounts.typed``); summed over the types they give the
+    untyped count.
     """
 
     kind: str
@@ -365,11 +365,6 @@ class ItemCounts:
                 values = values | self.equal(column.a, other)
         elif column.kind == "flag":
             values = self.flag(column.a)
-        elif column.kind == "unadjudicated_split":
-            values = self.has(column.a) & self.has(column.b) & ~self.equal(column.a, column.b) & ~self.flag("third_pass")
-        elif column.kind == "silent":
-            split = self.integers(Column("unadjudicated_split", a=column.a, b=column.b))
-            values = split & self.equal(column.c, column.a)
         else:
             raise ValueError(f"unknown column kind {column.kind!r}")
         return values

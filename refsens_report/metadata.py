@@ -21,10 +21,10 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from refsens_report import __version__, formatting
-from refsens_report.prose import markdown_text, said, said_percent
-from refsens_report.record import POOLED
+from refsens_report.analyses.registry import ANALYSES
+from refsens_report.prose import markdown_text
 from refsens_report.results import COLUMNS, NUMBER_COLUMNS, sha256_file
-from refsens_report.view import ResultsView, Row, Settings
+from refsens_report.view import ResultsView, Settings
 
 CROISSANT_NAME = "croissant.json"
 CARD_NAME = "dataset-card.yaml"
@@ -122,16 +122,11 @@ def work_of(results: Mapping[str, Any], date: str) -> Work:
 # --- the Responsible-AI fields ---------------------------------------------------------------------
 
 
-def _where(view: ResultsView, row: Row) -> str:
-    """Return '(pooled over 6 languages, audited items: 2,634)' for a row."""
-    languages = len(view.languages) - 1
-    over = f"pooled over {languages} languages" if languages > 1 else "pooled"
-    return f"({over}, {row['subset']} items: {formatting.count(row['n_items'])})"
-
-
-def _pooled(view: ResultsView, analysis: str, statistic: str, **criteria: str) -> list[Row]:
-    return [row for _, row in view.rows.select(analysis, statistic, language=POOLED, **criteria)
-            if row["estimate"] is not None]  # fmt: skip
+def declared_sentences(view: ResultsView, field: str) -> list[str]:
+    """Return the sentences the analyses add to a Responsible-AI field (``Analysis.metadata``), by their places."""
+    declared = sorted((sentences for analysis in ANALYSES for sentences in analysis.metadata if sentences.field == field),
+                      key=lambda sentences: sentences.place)  # fmt: skip
+    return [sentence for sentences in declared for sentence in sentences.sentences(view)]
 
 
 def annotation_protocol(view: ResultsView) -> list[str]:
@@ -144,10 +139,7 @@ def annotation_protocol(view: ResultsView) -> list[str]:
     protocol.append(f"Candidate golds (references): {view.primary} (primary, the shipped gold)"
                     + (f"; alternatives: {', '.join(view.references[1:])}." if view.references[1:] else "."))
     protocol.append(f"Scored outputs: {', '.join(view.outputs)}.")
-    third = view.row("agreement", "third_pass", language=POOLED)
-    if third is not None and third["estimate"] is not None:
-        protocol.append(f"A third pass was recorded on {said_percent(third)} of the items where both annotators are "
-                        f"present {_where(view, third)}.")  # fmt: skip
+    protocol += declared_sentences(view, "rai:dataAnnotationProtocol")
     excluded = (view.data.get("record") or {}).get("excluded") or {}
     protocol.append(
         f"Duplicates (items sharing meta.{audit.duplicate_key}) kept by the policy "
@@ -169,47 +161,12 @@ def annotations_per_item(view: ResultsView) -> str:
 
 def annotation_analysis(view: ResultsView) -> list[str]:
     """Return rai:dataAnnotationAnalysis: agreement, neutrality and reference-sensitivity numbers, as printed."""
-    found = []
-    for row in _pooled(view, "agreement", "f1"):
-        found.append(f"Agreement between {row['output']} and {row['reference']}, {row['rule']} F1: {said(row)} "
-                     f"{_where(view, row)}.")  # fmt: skip
-    for row in _pooled(view, "agreement", "default_to_first"):
-        found.append(f"Where the annotators disagree and no third pass fired, the primary reference equals the "
-                     f"first annotator on {said_percent(row)} of items {_where(view, row)}.")  # fmt: skip
-    for row in _pooled(view, "neutrality", "skew"):
-        found.append(f"Neutrality skew of {row['reference']}, {row['output']} − {row['output_2']}: {said(row)} "
-                     f"points of % of items {_where(view, row)}.")  # fmt: skip
-    for row in _pooled(view, "band", "band", rule=view.main_rule, output=""):
-        found.append(f"Sensitivity band, {row['rule']}: ±{formatting.number(row['estimate'], 2)} F1 points "
-                     f"{_where(view, row)}.")  # fmt: skip
-    deltas = _pooled(view, "swap", "delta", rule=view.main_rule)
-    if deltas:
-        row = max(deltas, key=lambda delta: abs(delta["estimate"]))
-        found.append(f"Largest reference-swap delta, {row['output']}, {row['reference']} − {row['reference_2']}, "
-                     f"{row['rule']} F1: {said(row)} {_where(view, row)}.")  # fmt: skip
-    for row in _pooled(view, "leaderboard", "kendall_tau", rule=view.main_rule, reference=view.primary):
-        found.append(f"Ranking agreement, tau-b {row['reference']} vs {row['reference_2']}, {row['rule']}: "
-                     f"{said(row)} {_where(view, row)}.")  # fmt: skip
-    return found
+    return declared_sentences(view, "rai:dataAnnotationAnalysis")
 
 
 def data_limitations(view: ResultsView) -> list[str]:
     """Return rai:dataLimitations: what the reference sensitivity means for scores, and what was not assessed."""
-    limits = []
-    band = _pooled(view, "band", "band", rule=view.main_rule, output="")
-    if band:
-        limits.append(f"Scores depend on the choice of gold: a difference between two systems smaller than the "
-                      f"{view.main_rule} sensitivity band of ±{formatting.number(band[0]['estimate'], 2)} F1 points "
-                      "may reverse under another defensible reference.")  # fmt: skip
-    for row in _pooled(view, "neutrality", "skew", reference=view.primary):
-        if formatting.excludes_zero(row["ci_low"], row["ci_high"]):
-            limits.append(f"The primary reference {row['reference']} is not neutral between {row['output']} and "
-                          f"{row['output_2']}: skew {said(row)} points, so scores of systems resembling "
-                          f"{row['output'] if row['estimate'] > 0 else row['output_2']} are inflated against it.")  # fmt: skip
-    for row in _pooled(view, "leaderboard", "flips", rule=view.main_rule, reference=view.primary):
-        if row["estimate"]:
-            limits.append(f"Replacing {row['reference']} by {row['reference_2']} reverses the order of {said(row)} "
-                          f"pairs of outputs ({row['rule']}).")  # fmt: skip
+    limits = declared_sentences(view, "rai:dataLimitations")
     for key, reason in (view.data.get("applicability") or {}).items():
         if reason:
             limits.append(f"Not assessed ({key}): {reason}")

@@ -6,7 +6,7 @@ import re
 
 from refsens_report import formatting
 from refsens_report.formatting import format_row
-from refsens_report.view import Row
+from refsens_report.view import ResultsView, Row
 
 
 def said(row: Row | None) -> str:
@@ -44,3 +44,10 @@ def markdown_text(text: str) -> str:
     """Return a sentence (names from the record included) as Markdown that prints it literally: no markup, no
     HTML, on one line."""
     return MARKDOWN_SPECIAL.sub(r"\\\1", " ".join(text.split()))
+
+
+def where_pooled(view: ResultsView, row: Row) -> str:
+    """Return '(pooled over 6 languages, audited items: 2,634)' for a row (the metadata's sentences)."""
+    languages = len(view.languages) - 1
+    over = f"pooled over {languages} languages" if languages > 1 else "pooled"
+    return f"({over}, {row['subset']} items: {formatting.count(row['n_items'])})"

@@ -8,7 +8,7 @@ HTML disabled. Templates never compute a number: every number arrives as a strin
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -23,20 +23,14 @@ from refsens_report.record import note_groups
 from refsens_report.analyses import disagreements
 from refsens_report.changes import Changes, Grid
 from refsens_report.check import Gate, gate
-from refsens_report.analyses.band import overall_band
 from refsens_report.analyses.base import Section
-from refsens_report.analyses.interaction import holm_said, pooled_swing
-from refsens_report.analyses.leaderboard import PAPER_KEY
-from refsens_report.analyses.neutrality import primary_skew
 from refsens_report.analyses.registry import ANALYSES
-from refsens_report.analyses.swap import largest_pooled_delta
 from refsens_report.config import ReportSettings
 from refsens_report.counts import RULE_MEANINGS
 from refsens_report.figures import Figure
 from refsens_report.metadata import Citation, citation, work_of
 from refsens_report.methods import methods_markdown
 from refsens_report.names import visible
-from refsens_report.prose import said
 from refsens_report.results import sha256_file
 from refsens_report.summary import Summary, build_summary, headline_sentences, shown_in_summary
 from refsens_report.tables import Table
@@ -216,6 +210,11 @@ class VersionEntry:
     draft: bool = False  # a draft build (ResultsView.draft): marked so, never the index's latest
 
 
+def index_headings() -> tuple[str, ...]:
+    """Return the headings of the site index's number columns: every analysis's, in registry order."""
+    return tuple(column.heading for analysis in ANALYSES for column in analysis.index_columns)
+
+
 @dataclass(frozen=True)
 class SiteIndexPage:
     """Context of ``site/index.html``: every version found under site/, newest first.
@@ -225,6 +224,7 @@ class SiteIndexPage:
     tool_version: the refsens-report version that wrote this index.
     grid: with two or more versions, their headline numbers side by side (statistics by version), else None.
     latest: the newest version that is not a draft, marked "latest", or None when every version is a draft.
+    columns: the headings of the number columns (``version_figures``: one per analysis's ``IndexColumn``).
     """
 
     title: str
@@ -232,6 +232,7 @@ class SiteIndexPage:
     tool_version: str
     grid: Grid | None = None
     latest: str | None = None  # the newest version that is not a draft (latest_version), marked "latest"
+    columns: tuple[str, ...] = field(default_factory=index_headings)  # the number columns' headings
 
 
 def latest_version(versions: Sequence[VersionEntry]) -> str | None:
@@ -363,36 +364,22 @@ def build_sections(view: ResultsView, figures: Mapping[str, Figure]) -> tuple[li
 
 
 @dataclass(frozen=True)
-class VersionFigures:
-    """The four numbers site/index.html shows for each version, as printed."""
+class IndexCell:
+    """One number site/index.html shows for a version, as printed, under its column's heading (an analysis's
+    ``IndexColumn``), with the small line under it."""
 
-    skew: str
-    skew_reference: str
-    delta: str
-    delta_label: str
-    swing: str
-    swing_p: str  # its Holm p as said: 'Holm p 0.03', or 'not in the Holm family: ...'
-    band: str
-    band_rule: str
+    heading: str
+    value: str
+    detail: str
+
+
+VersionFigures = tuple[IndexCell, ...]
 
 
 def version_figures(view: ResultsView) -> VersionFigures:
-    """Return the headline figures of one version for the site index."""
-    skew = primary_skew(view)
-    delta = largest_pooled_delta(view)
-    swing = pooled_swing(view)
-    band = overall_band(view)
-    return VersionFigures(
-        skew=said(skew),
-        skew_reference=view.primary,
-        delta=said(delta),
-        delta_label=(f"{delta['output']}, {delta['reference']} vs {delta['reference_2']}, {delta['rule']}"
-                     if delta else ""),  # fmt: skip
-        swing=said(swing),
-        swing_p=holm_said(view, swing) if swing else f"Holm p {formatting.UNDEFINED}",
-        band=f"±{formatting.number(band['estimate'], 2)}" if band and band["estimate"] is not None else formatting.UNDEFINED,
-        band_rule=view.main_rule,
-    )
+    """Return the headline figures of one version for the site index, one per declared column."""
+    return tuple(IndexCell(column.heading, column.value(view), column.detail(view))
+                 for analysis in ANALYSES for column in analysis.index_columns)  # fmt: skip
 
 
 def _numbered(sections: list[Section], first_figure: int = 1) -> tuple[list[Section], list[Table]]:
@@ -434,7 +421,8 @@ def family_setting(family: HolmFamily | None, swings: int) -> str:
 def build_settings(view: ResultsView) -> tuple[Setting, ...]:
     """Return the settings a reader needs to reproduce the numbers."""
     audit = view.settings.audit
-    family = len(view.rows.select("interaction", "swing"))
+    family = sum(len(view.rows.select(analysis.key, analysis.holm_family)) for analysis in ANALYSES
+                 if analysis.holm_family)  # fmt: skip
     return (
         Setting("Bootstrap", f"paired, stratified by language, prompt-level; {view.data.get('resamples')} replicates"),
         Setting("Seed", str(view.data.get("seed"))),
@@ -536,7 +524,8 @@ def reference_lines(view: ResultsView) -> tuple[ReferenceLine, ...]:
 def brief_context(page: AppendixPage, view: ResultsView, sections: Sequence[Section], appendix_sha256: str,
                   url: str | None) -> BriefPage:  # fmt: skip
     """Return the brief PDF's context: the appendix's answer, its leaderboard table, and the appendix's hash."""
-    paper = next((table for section in sections for table in section.tables if table.key == PAPER_KEY), None)
+    briefed = {analysis.brief_table for analysis in ANALYSES if analysis.brief_table}
+    paper = next((table for section in sections for table in section.tables if table.key in briefed), None)
     return BriefPage(
         dataset_name=page.dataset_name, version=page.version, tool_version=page.tool_version,
         build_date=page.build_date, build_timestamp=page.build_timestamp, paper=page.paper,

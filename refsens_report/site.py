@@ -20,7 +20,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
-from refsens_report import __version__, changes, figures, manifest, metadata, pdf, publish, render, summary, tables
+from refsens_report import (__version__, changes, figures, latex, manifest, metadata, pdf, publish, render, summary,
+                            tables)
 from refsens_report.analyses import disagreements, gold_errors
 from refsens_report.analyses.registry import figure_makers
 from refsens_report.config import Config, version_problem
@@ -108,7 +109,7 @@ def write_tables(numbered: list[tables.Table], folder: Path) -> list[Path]:
     folder.mkdir(parents=True, exist_ok=True)
     written = []
     for table in numbered:
-        for suffix, text in ((".csv", tables.table_csv(table)), (".tex", tables.table_latex(table))):
+        for suffix, text in ((".csv", tables.table_csv(table)), (".tex", latex.table_latex(table))):
             path = folder / f"{table.slug}{suffix}"
             path.write_text(text, encoding="utf-8", newline="")
             written.append(path)

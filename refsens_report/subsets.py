@@ -112,12 +112,18 @@ def all_present(counts: ItemCounts, names: tuple[str, ...]) -> np.ndarray:
 class Subsets:
     """Boolean masks over the record's items for every item set the analyses use."""
 
+    NAMES = ("corpus", "audited", "decontaminated")  # the item sets results.json counts (``record.subsets``)
+
     corpus: np.ndarray | None
     audited: np.ndarray
     decontaminated: np.ndarray | None
     duplicates: dict[str, np.ndarray]
     excluded_defective: int
     excluded_by_policy: int
+
+    def named(self) -> dict[str, np.ndarray | None]:
+        """Return the item sets results.json counts, by name (None: the record cannot form it)."""
+        return {name: getattr(self, name) for name in self.NAMES}
 
 
 def build_subsets(counts: ItemCounts, groups: DuplicateGroups, defective_ids: set[str], config: Config) -> Subsets:

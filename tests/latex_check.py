@@ -7,7 +7,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from refsens_report.tables import LATEX_PACKAGES, TEXT_WIDTH_PT, beyond_pdflatex
+from refsens_report.latex import LATEX_PACKAGES, TEXT_WIDTH_PT, beyond_pdflatex
 
 PDFLATEX = shutil.which("pdflatex")
 

@@ -22,6 +22,7 @@ from scipy import stats
 
 from refsens_report import figures
 from refsens_report.analyses import aggregation
+from refsens_report.analyses.registry import column_kinds
 from refsens_report.audit import run_audit
 from refsens_report.config import load_config
 from refsens_report.counts import Column, ItemCounts
@@ -226,7 +227,7 @@ def test_coin_expectation_is_within_draws_of_many_coin_flips(tmp_path: Path) -> 
     config = load_config(path)
     results = run_audit(config)
     record = load_record(config)
-    counts = ItemCounts(record.items, config.roles.all_names)
+    counts = ItemCounts(record.items, config.roles.all_names, column_kinds())
     groups = DuplicateGroups.from_record(record, config.audit.duplicate_key)
     defective = {i for group in groups.defective(record, counts, config) for i in group.items}
     mask = build_subsets(counts, groups, defective, config).audited

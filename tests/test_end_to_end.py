@@ -29,9 +29,8 @@ import test_parquet as parquet_case
 from helpers import A, B, D, R, item, write_project
 
 from refsens_report.adapters import ADAPTERS
-from refsens_report.check import candidates
+from refsens_report.check import CHECKS, candidates
 from refsens_report.cli import main
-from refsens_report.config import CHECK_KEYS
 from refsens_report.view import ResultsView
 
 RESAMPLES = "20"  # enough to run every analysis; the numbers are not the point here
@@ -82,7 +81,8 @@ def test_every_format_is_covered():
 def answerable_check(results: dict) -> str | None:
     """Return a `max_` check these results can answer (its threshold is crossed by nothing), or None."""
     view = ResultsView.from_json(results)
-    return next((key for key, (kind, _) in CHECK_KEYS.items() if kind.startswith("max") and candidates(view, key)[0]),
+    return next((key for key, (_, declared) in CHECKS.items() if declared.bound.startswith("max")
+                 and candidates(view, key)[0]),
                 None)  # fmt: skip
 
 

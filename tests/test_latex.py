@@ -15,17 +15,8 @@ import pytest
 from conftest import HOSTILE_TYPE, Built
 from latex_check import PDFLATEX, build_with_pdflatex, cells, check_structure, column_count
 
-from refsens_report.tables import (
-    Cell,
-    Table,
-    beyond_pdflatex,
-    latex_escape,
-    latex_layout,
-    latex_parts,
-    stat_cell,
-    table_latex,
-    text_width,
-)
+from refsens_report.latex import beyond_pdflatex, latex_escape, latex_layout, latex_parts, table_latex, text_width
+from refsens_report.tables import Cell, Table, stat_cell
 
 
 def tex_files(built: Built) -> list[Path]:

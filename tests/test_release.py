@@ -103,6 +103,28 @@ def test_a_check_the_results_cannot_answer_is_not_evaluated_and_says_why() -> No
     assert check.exit_code([outcome]) == 2
 
 
+def test_a_check_no_analysis_declares_is_not_evaluated() -> None:
+    """results.json is anyone's file: a threshold the analyses here do not declare says so, never a KeyError."""
+    outcome = check.evaluate(Check("max_colour", 1.0), ResultsView.from_json(hand_made_results()))
+    assert outcome.status == check.NOT_EVALUATED and "no analysis declares this check" in outcome.line()
+
+
+def test_the_checks_are_the_analyses_declarations_and_docs_ci_lists_each() -> None:
+    """Each [check] key is declared by the analysis whose rows it reads (once over the registry), and reads
+    only that analysis's rows; docs/ci.md's table has a row for exactly the declared keys."""
+    from refsens_report.analyses.registry import ANALYSES
+
+    declared = [(analysis.key, one.key) for analysis in ANALYSES for one in analysis.checks]
+    assert len({key for _, key in declared}) == len(declared) == len(check.CHECKS) >= 5
+    view = ResultsView.from_json(hand_made_results())
+    for owner, key in declared:
+        rows, _ = check.candidates(view, key)
+        assert rows and {row["analysis"] for row in rows} == {owner}, key
+    keys_table = (ROOT / "docs" / "ci.md").read_text(encoding="utf-8").split("**Point estimate or interval.**")[0]
+    documented = re.findall(r"^\| `([a-z_]+)` \|", keys_table, re.MULTILINE)
+    assert sorted(documented) == sorted(key for _, key in declared)
+
+
 # --- the gate from the command line ----------------------------------------------------------------
 
 

@@ -132,7 +132,7 @@ def test_the_demo_build_is_latest_and_a_draft_is_never():
     parameters = SimulationParameters()
     tests, resamples = demo_family_size(parameters), demo_resamples(parameters)
     assert ResultsView.from_json(results(resamples, tests)).draft == ""  # `make report`'s B: not a draft
-    figures = render.VersionFigures("", "", "", "", "", "", "", "")
+    figures = ()
     entries = [render.VersionEntry("2.0", "D", "", "", None, figures, draft=True),
                render.VersionEntry("1.0", "D", "", "", None, figures)]
     assert render.latest_version(entries) == "1.0"
@@ -169,7 +169,7 @@ def test_without_annotator_passes_the_record_section_asks_and_captions_only_what
 
 def test_an_undecidable_summary_says_why_once_not_per_reference():
     """The draft note says in full why significance is undecidable; each verdict only says that it is."""
-    from refsens_report import summary
+    from refsens_report.analyses import swap
 
     rows = [row(analysis="leaderboard", statistic="rank", output=name, reference="gold", estimate=rank)
             for rank, name in enumerate("abcdef", 1)]
@@ -177,7 +177,7 @@ def test_an_undecidable_summary_says_why_once_not_per_reference():
     rows += [row(statistic="flips", estimate=1, ci_low=0, ci_high=5, **where),
              row(statistic="kendall_tau", estimate=0.87, ci_low=0.6, ci_high=0.87, **where)]
     view = ResultsView.from_json(results(200, 70, rows))
-    assert summary._ranking(view, "alt", list("abcdef"), []) == (
+    assert swap._ranking(view, "alt", list("abcdef"), []) == (
         " The ranking of 6 outputs: tau-b 0.87 [0.60, 0.87]; 1 [0, 5] of 15 pairs changes order, significance "
         "after Holm undecided."
     )

@@ -431,8 +431,8 @@ def test_headline_findings_are_sentences_with_numbers(built_site: Built) -> None
     sentences = finding_sentences(page)
     assert len(sentences) >= 5
     text = " ".join(sentences)
-    for number in (figures.skew, figures.delta, figures.swing, figures.band):
-        assert number in text
+    for cell in figures:  # the index's skew, largest delta, swing and band are said in the findings
+        assert cell.value in text, cell.heading
     assert all(re.search(r"\d", sentence) and sentence.endswith(".") for sentence in sentences)
 
 
@@ -652,7 +652,8 @@ def test_site_index_lists_every_version_newest_first(built_site: Built, tmp_path
     results = json.loads((built_site.folder / "results.json").read_text(encoding="utf-8"))
     figures = render.version_figures(ResultsView.from_json(results))
     text = squash(page.text())
-    for number in (figures.skew, figures.delta, figures.swing, figures.band, figures.swing_p):
+    cells = {cell.heading: cell for cell in figures}
+    for number in (*(cell.value for cell in figures), cells["Pooled swing (Holm p)"].detail):
         assert number in text
 
 
@@ -793,7 +794,8 @@ def test_headlines_summarise_a_leaderboard_instead_of_listing_every_output(four_
     assert all(re.search(r"\d", sentence) and sentence.endswith(".") for sentence in sentences)
     text = " ".join(sentences)
     figures = render.version_figures(view)
-    assert figures.delta in text and figures.band in text
+    cells = {cell.heading: cell.value for cell in figures}
+    assert cells["Largest pooled Δ"] in text and cells["Band"] in text
     delta = [sentence for sentence in sentences if sentence.startswith("The score moves")][0]
     assert "across 5 outputs" in delta and "pooled deltas have intervals excluding zero" in delta
     assert sum(output in delta for output in view.outputs) <= 1  # the largest only, not every output's delta

@@ -116,11 +116,27 @@ def test_the_audit_imports_dask_only_when_configured():
 
 # --- the analysis contract: the core looks analyses up by name, through the registry ---------------------------
 
-# Modules already free of any analysis's name: formatting reads the kinds results.json and the analyses declare,
-# the estimator reads which statistics are tested from them, the bootstrap sums integer and real columns alike,
-# and the counts compute a declared column kind without knowing whose it is. (audit, bootstrap's streams, summary,
-# check and config, changes, metadata, render and site still name the paper's analyses: issue 25 item 1, to do.)
-CONTRACT_CORE = ("formatting", "estimator", "counts", "formulas", "results", "tables", "load")
+# The core: every module the analyses plug into. None names an analysis (a string equal to an analysis's key or
+# module) or imports an analysis module other than the registry and base.py: each looks what it needs up through
+# the registry, in what the analyses declare (docs/architecture.md, "An analysis").
+CONTRACT_CORE = ("audit", "bootstrap", "formatting", "summary", "check", "changes", "metadata", "render", "site",
+                 "counts", "load", "estimator", "formulas", "results", "tables", "latex", "config")
+# What is still named, and why it is not moved (each entry must still be needed: the test says when one is not).
+STILL_NAMED = {
+    # the random streams' spawn keys (bootstrap.SUBSET_STREAMS) are keyed by item set: "decontaminated" is the
+    # item set (subsets.py), named like its analysis; renaming a key would move every interval, and bootstrap.py
+    # is being reworked in parallel (the engine and counts speed work)
+    "bootstrap": {"decontaminated"},
+}
+STILL_IMPORTED = {
+    # the disagreement pages and the browser listings (render.DisagreementsPage, BrowserListing) and the files
+    # the version lists as downloads (site.downloads_of: the disagreement and gold-error listings) read those two
+    # modules' constants; declaring them means editing disagreements.py and gold_errors.py, which the
+    # disagreement-browser work owns at the moment
+    "render": {"disagreements"},
+    "site": {"disagreements", "gold_errors"},
+}
+HELPERS = {"__init__", "base", "registry", "pairs"}  # analyses/ modules that are no analysis
 
 
 def _analysis_names() -> set[str]:
@@ -128,19 +144,72 @@ def _analysis_names() -> set[str]:
 
     return {analysis.key for analysis in ANALYSES} | {
         path.stem for path in (ROOT / "refsens_report" / "analyses").glob("*.py")
-    } - {"__init__", "base", "registry"}
+    } - HELPERS
+
+
+def _named_and_imported(name: str, names: set[str], modules: dict) -> tuple[set[str], set[str]]:
+    path = modules[f"refsens_report.{name}"]
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    strings = {node.value for node in ast.walk(tree) if isinstance(node, ast.Constant) and isinstance(node.value, str)}
+    imported = {module.rsplit(".", 1)[-1] for module in _imports(path, modules) if module.startswith("refsens_report.analyses.")}
+    return strings & names, imported - {"registry", "base"}
 
 
 def test_the_contract_core_names_no_analysis():
     names = _analysis_names()
     modules = _modules()
+    assert {"gamma", "leaderboard", "swap", "band", "range", "score_range"} <= names  # keys and module names
     for name in CONTRACT_CORE:
-        path = modules[f"refsens_report.{name}"]
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        strings = {node.value for node in ast.walk(tree) if isinstance(node, ast.Constant) and isinstance(node.value, str)}
-        assert not strings & names, f"{name}.py names {sorted(strings & names)}"
-        imported = {module.rsplit(".", 1)[-1] for module in _imports(path, modules) if module.startswith("refsens_report.analyses.")}
-        assert imported <= {"registry", "base"}, f"{name}.py imports {sorted(imported - {'registry', 'base'})}"
+        named, imported = _named_and_imported(name, names, modules)
+        assert named <= STILL_NAMED.get(name, set()), f"{name}.py names {sorted(named)}"
+        assert imported <= STILL_IMPORTED.get(name, set()), f"{name}.py imports {sorted(imported)}"
+
+
+def test_what_the_core_still_names_is_still_there():
+    """An entry of STILL_NAMED or STILL_IMPORTED that is no longer needed is removed, so the list only shrinks."""
+    names = _analysis_names()
+    modules = _modules()
+    for name in set(STILL_NAMED) | set(STILL_IMPORTED):
+        named, imported = _named_and_imported(name, names, modules)
+        assert STILL_NAMED.get(name, set()) <= named, f"{name}.py no longer names {STILL_NAMED[name] - named}"
+        assert STILL_IMPORTED.get(name, set()) <= imported, f"{name}.py no longer imports {STILL_IMPORTED[name] - imported}"
+
+
+def test_the_core_finds_a_new_analysis_s_declarations_through_the_registry(monkeypatch):
+    """A release check, a metadata sentence and an index column declared by an analysis the core has never heard
+    of are read, validated and printed: nothing but the registry had to change."""
+    from dataclasses import replace
+
+    from refsens_report import check, config, metadata, render
+    from refsens_report.analyses import registry
+    from refsens_report.analyses.base import (Analysis, IndexColumn, MetadataSentences, ReleaseCheck, Section,
+                                              pooled_rows)  # fmt: skip
+    from refsens_report.view import ResultsView
+
+    novel = Analysis(
+        key="novel", title="Novel", question="?", section=lambda view, drawn: Section("novel", 0, "Novel"),
+        checks=(ReleaseCheck("max_novelty", "max", pooled_rows("novel", "novelty", main_rule=False),
+                             absent="the results hold no novelty", interval=False),),
+        metadata=(MetadataSentences("rai:dataLimitations", lambda view: ["Novelty was measured."]),),
+        index_columns=(IndexColumn("Novelty", lambda view: "0.5", lambda view: "pooled"),),
+    )
+    monkeypatch.setattr(registry, "ANALYSES", (*registry.ANALYSES, novel))
+    for module in (check, metadata, render):
+        monkeypatch.setattr(module, "ANALYSES", registry.ANALYSES)
+    monkeypatch.setitem(check.CHECKS, "max_novelty", ("novel", novel.checks[0]))
+    row = {"analysis": "novel", "statistic": "novelty", "rule": "", "language": "pooled", "policy": "", "subset": "audited",
+           "n_items": 10, "output": "", "output_2": "", "reference": "", "reference_2": "", "type": "",
+           "estimate": 0.5, "ci_low": None, "ci_high": None, "p_value": None, "p_holm": None}  # fmt: skip
+    view = ResultsView.from_json({"config": {"roles": {"annotators": [], "outputs": ["o"], "references": ["r"]},
+                                             "audit": {"rules": ["strict"]}}, "rows": [row], "applicability": {}})  # fmt: skip
+    outcome = check.evaluate(config.Check("max_novelty", 1.0), view)
+    assert outcome.status == check.PASS and "0.5" in outcome.line()
+    bad = replace(config.Config(path=ROOT / "refsens.toml", name="n", version="1", record_format="jsonl",
+                                record_options=None, roles=config.Roles((), ("o",), ("r",))),
+                  raw={"check": {"max_novelty": -1}}, checks=(config.Check("max_novelty", -1.0),))  # fmt: skip
+    assert check.declared_problems(bad) == ["Config value 'check.max_novelty': must be 0 or more, got -1"]
+    assert "Novelty was measured." in metadata.rai_fields(view)["rai:dataLimitations"]
+    assert ("Novelty", "0.5", "pooled") in [(cell.heading, cell.value, cell.detail) for cell in render.version_figures(view)]
 
 
 def test_an_analysis_added_by_the_contract_is_named_only_in_its_module_and_the_registry():

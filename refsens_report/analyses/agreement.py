@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Mapping
 
+import numpy as np
+
 from refsens_report import formatting
 from refsens_report.analyses import disagreements
 from refsens_report.analyses.base import (
@@ -18,11 +20,12 @@ from refsens_report.analyses.base import (
     Section,
     Stat,
 )
-from refsens_report.analyses.base import DIFFERENCES, RATE
+from refsens_report.analyses.base import DIFFERENCES, RATE, MetadataSentences, defined_pooled
 from refsens_report.config import Config
-from refsens_report.counts import Column
+from refsens_report.counts import Column, ColumnKind, ItemCounts
 from refsens_report.figures import Figure
 from refsens_report.formulas import F1, Ratio, Share
+from refsens_report.prose import said, said_percent, where_pooled
 from refsens_report.record import POOLED
 from refsens_report.tables import Table, count_cell, label, mark_repeats, n_cell, stat_cell
 from refsens_report.view import ResultsView
@@ -51,6 +54,21 @@ def statistics(config: Config, third_pass_known: bool) -> list[Stat]:
             Stat(statistic="default_to_first", expr=Ratio(silent, split), **labels),
         ]
     return stats
+
+
+def _unadjudicated_split(counts: ItemCounts, column: Column) -> np.ndarray:
+    """Per item: annotators a and b both present and different, and no third pass."""
+    return counts.has(column.a) & counts.has(column.b) & ~counts.equal(column.a, column.b) & ~counts.flag("third_pass")
+
+
+def _silent(counts: ItemCounts, column: Column) -> np.ndarray:
+    """Per item: an unadjudicated split of a and b on which reference ``c`` equals a (it defaulted to the first)."""
+    split = counts.integers(Column("unadjudicated_split", a=column.a, b=column.b))
+    return split & counts.equal(column.c, column.a)
+
+
+# the per-item columns of the silent-default statistics (integer counts: 0 or 1 per item)
+COLUMNS = (ColumnKind("unadjudicated_split", _unadjudicated_split), ColumnKind("silent", _silent))
 
 
 def estimates(context: AuditContext) -> list[Estimate]:
@@ -189,6 +207,26 @@ def section(view: ResultsView, drawn: Mapping[str, Figure]) -> Section:
     )
 
 
+def protocol_sentences(view: ResultsView) -> list[str]:
+    """croissant.json's annotation protocol: how often a third pass was recorded."""
+    third = view.row("agreement", "third_pass", language=POOLED)
+    if third is None or third["estimate"] is None:
+        return []
+    return [f"A third pass was recorded on {said_percent(third)} of the items where both annotators are present "
+            f"{where_pooled(view, third)}."]
+
+
+def analysis_sentences(view: ResultsView) -> list[str]:
+    """croissant.json's annotation analysis: the annotators' agreement, and how often the primary reference
+    defaulted to the first annotator."""
+    found = [f"Agreement between {row['output']} and {row['reference']}, {row['rule']} F1: {said(row)} "
+             f"{where_pooled(view, row)}." for row in defined_pooled(view, "agreement", "f1")]
+    found += [f"Where the annotators disagree and no third pass fired, the primary reference equals the first "
+              f"annotator on {said_percent(row)} of items {where_pooled(view, row)}."
+              for row in defined_pooled(view, "agreement", "default_to_first")]
+    return found
+
+
 ANALYSIS = Analysis(
     statistics={**DIFFERENCES, **dict.fromkeys(("identical", "type_agreement", "third_pass", "silent", "default_to_first"), RATE)},
     key="agreement",
@@ -201,4 +239,7 @@ ANALYSIS = Analysis(
     estimates=estimates,
     applicability=applicability,
     section=section,
+    columns=COLUMNS,
+    metadata=(MetadataSentences("rai:dataAnnotationProtocol", protocol_sentences),
+              MetadataSentences("rai:dataAnnotationAnalysis", analysis_sentences, place=0)),
 )

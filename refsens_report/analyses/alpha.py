@@ -12,27 +12,19 @@ from __future__ import annotations
 
 import weakref
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Mapping
 
 import numpy as np
 
-from refsens_report import formatting
-from refsens_report.analyses.base import (
-    Analysis,
-    AuditContext,
-    Estimate,
-    Section,
-    Stat,
-    section,
-)
+from refsens_report.analyses.base import Analysis, AuditContext, Estimate, Section
+from refsens_report.analyses.pairs import (pair_applicability, pair_estimates, pair_section, pair_sentences,
+                                           pair_table, pairs)
 from refsens_report.config import Config
 from refsens_report.counts import Column, ColumnKind, ItemCounts
 from refsens_report.figures import Figure
 from refsens_report.formatting import StatKind
 from refsens_report.formulas import Env, Expr
-from refsens_report.record import POOLED
-from refsens_report.tables import (Table, label, mark_repeats, n_cell, pooled_first, pooled_in_print,
-                                   stat_cell)
+from refsens_report.tables import Table
 from refsens_report.view import ResultsView
 
 KEY = "alpha"
@@ -156,35 +148,10 @@ class Alpha(Expr):
 # --- the audit -------------------------------------------------------------------------------------
 
 
-def pairs(config: Config) -> list[tuple[str, str, str]]:
-    """Return (subset, a, b): the annotator passes on the corpus, then each pair of references (audited)."""
-    found = []
-    if len(config.roles.annotators) >= 2:
-        found.append(("corpus", *config.roles.annotators[:2]))
-    references = config.roles.references
-    found += [("audited", first, second) for i, first in enumerate(references) for second in references[i + 1 :]]
-    return found
-
-
 def estimates(context: AuditContext) -> list[Estimate]:
     """Alpha per pair, on the corpus's and the audited items' streams (paired with agreement and the swap)."""
-    found = []
-    for subset, a, b in pairs(context.config):
-        mask = getattr(context.subsets, subset)
-        if mask is None:
-            continue
-        categories = coincidences(context.counts, a, b).categories
-        labels = {"output": a, "reference": b} if subset == "corpus" else {"reference": a, "reference_2": b}
-        stat = Stat(analysis=KEY, statistic="alpha", expr=Alpha(a, b, categories), **labels)
-        found.append(Estimate([stat], mask, subset, subset))
-    return found
-
-
-def applicability(context: AuditContext) -> dict[str, str | None]:
-    """Alpha needs two coders: two annotator passes or two references."""
-    if pairs(context.config):
-        return {KEY: None}
-    return {KEY: "The record names neither two annotator passes nor two references, so there is no pair to compare."}
+    return pair_estimates(context, KEY, "alpha",
+                          lambda a, b, mask: Alpha(a, b, coincidences(context.counts, a, b).categories))
 
 
 def count_columns(config: Config) -> int:
@@ -196,43 +163,23 @@ def count_columns(config: Config) -> int:
 # --- the report ------------------------------------------------------------------------------------
 
 
-def _pair(row: Mapping[str, Any]) -> str:
-    return f"{row['output']} – {row['reference']}" if row["output"] else f"{row['reference']} – {row['reference_2']}"
-
-
 def alpha_table(view: ResultsView) -> Table:
     """Alpha per pair and language, with its interval."""
-    found = pooled_first(list(view.rows.select(KEY, "alpha")), _pair)
-    rows = [[label(_pair(row)), label(row["language"]), n_cell((index, row)), stat_cell((index, row))]
-            for index, row in found]  # fmt: skip
-    printed = pooled_in_print(found)
-    return Table(
-        key=KEY,
-        title="Krippendorff's alpha",
-        caption=("Nominal Krippendorff's alpha on characters, each character's value the set of span types covering "
-                 "it (no span a value of its own), between the annotator passes (corpus) and between each pair of "
-                 "references (audited items), with its bootstrap interval. 1 is perfect agreement, 0 what chance "
-                 "gives." +
-                 (" The PDF prints each pair's pooled row; the site and the CSV every language." if printed else "")),
-        columns=("Pair", "Language", "Items", "Alpha"),
-        rows=mark_repeats(rows, 1),
-        print_only=printed,
-    )
+    return pair_table(view, KEY, "alpha", "Krippendorff's alpha",
+                      "Nominal Krippendorff's alpha on characters, each character's value the set of span types "
+                      "covering it (no span a value of its own), between the annotator passes (corpus) and between "
+                      "each pair of references (audited items), with its bootstrap interval. 1 is perfect agreement, "
+                      "0 what chance gives.", "Alpha")  # fmt: skip
 
 
 def sentences(view: ResultsView) -> list[str]:
     """One sentence: the pooled alpha of each pair."""
-    pooled = [row for _, row in view.rows.select(KEY, "alpha", language=POOLED)]
-    if not pooled:
-        return []
-    said = "; ".join(f"{_pair(row)} {formatting.format_row(row).text}" for row in pooled)
-    return [f"Krippendorff's alpha on characters (nominal, pooled): {said}."]
+    return pair_sentences(view, KEY, "alpha", "Krippendorff's alpha on characters (nominal, pooled)")
 
 
 def _section(view: ResultsView, drawn: Mapping[str, Figure]) -> Section:
-    applies = view.rows.has(KEY)
-    return section(ANALYSIS, view, drawn, applies, tables=[alpha_table(view)] if applies else [],
-                   extra=sentences(view))  # fmt: skip
+    return pair_section(ANALYSIS, view, drawn, alpha_table, sentences)
+
 
 
 ANALYSIS = Analysis(
@@ -244,7 +191,7 @@ ANALYSIS = Analysis(
   coincidence counts summed over items, alpha = ((n − 1) Σ_c o_cc − Σ_c n_c (n_c − 1)) / (n (n − 1) −
   Σ_c n_c (n_c − 1)), n the values; the bootstrap re-weights the per-item counts.""",
     estimates=estimates,
-    applicability=applicability,
+    applicability=pair_applicability(KEY),
     section=_section,
     statistics={"alpha": StatKind(decimals=3)},
     columns=COLUMNS,

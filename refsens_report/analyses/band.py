@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 from refsens_report import formatting
 from refsens_report.analyses.base import Analysis, AuditContext, Rows, Section, section
-from refsens_report.analyses.base import DIFFERENCES
+from refsens_report.analyses.base import (DIFFERENCES, IndexColumn, MetadataSentences, ReleaseCheck, ReleaseRows,
+                                          defined_pooled, pooled_rows)
 from refsens_report.config import Config
 from refsens_report.estimator import Estimator
 from refsens_report.figures import (
@@ -32,7 +33,7 @@ from refsens_report.figures import (
     top_legend,
     zero_line,
 )  # fmt: skip
-from refsens_report.prose import count_phrase, said
+from refsens_report.prose import count_phrase, said, where_pooled
 from refsens_report.record import POOLED
 from refsens_report.results import make_row
 from refsens_report.tables import Table, label, mark_repeats, stat_cell
@@ -358,6 +359,28 @@ def _section(view: ResultsView, drawn: Mapping[str, Figure]) -> Section:
     return section(ANALYSIS, view, drawn, applies, ["band"], band_tables, tallies_said, applicability_key="swap")
 
 
+def _band_printed(view: ResultsView) -> str:
+    """The overall band as the site index prints it: '±7.53'."""
+    band = overall_band(view)
+    return f"±{formatting.number(band['estimate'], 2)}" if band and band["estimate"] is not None else formatting.UNDEFINED
+
+
+def analysis_sentences(view: ResultsView) -> list[str]:
+    """croissant.json's annotation analysis: the overall band."""
+    return [f"Sensitivity band, {row['rule']}: ±{formatting.number(row['estimate'], 2)} F1 points "
+            f"{where_pooled(view, row)}." for row in defined_pooled(view, "band", "band", rule=view.main_rule, output="")]
+
+
+def limitation_sentences(view: ResultsView) -> list[str]:
+    """croissant.json's limitations: a difference inside the band may reverse under another reference."""
+    band = defined_pooled(view, "band", "band", rule=view.main_rule, output="")
+    if not band:
+        return []
+    return [f"Scores depend on the choice of gold: a difference between two systems smaller than the {view.main_rule} "
+            f"sensitivity band of ±{formatting.number(band[0]['estimate'], 2)} F1 points may reverse under another "
+            "defensible reference."]
+
+
 ANALYSIS = Analysis(
     statistics=DIFFERENCES,
     key="band",
@@ -371,4 +394,12 @@ ANALYSIS = Analysis(
     section=_section,
     figures=(band_margins,),
     headlines=headlines,
+    # the band is the outer end of the largest delta's interval: no interval of its own
+    checks=(ReleaseCheck("max_band", "max", pooled_rows("band", "band", output=""), absent="the results hold no band",
+                         interval=False),),
+    release_rows=ReleaseRows(pooled_rows("band", "band", output=""), place=0),
+    index_columns=(IndexColumn("Band", _band_printed, lambda view: view.main_rule),),
+    metadata=(MetadataSentences("rai:dataAnnotationAnalysis", analysis_sentences, place=2),
+              MetadataSentences("rai:dataLimitations", limitation_sentences, place=0)),
+    one_line=True,  # the band's headline is the build's one-line answer
 )

@@ -21,7 +21,8 @@ from refsens_report.estimator import Estimator, Listed, Stat
 from refsens_report.formatting import StatKind
 from refsens_report.figures import Figure
 from refsens_report.tables import Table
-from refsens_report.view import ResultsView
+from refsens_report.record import POOLED
+from refsens_report.view import ResultsView, Row
 
 if TYPE_CHECKING:
     from refsens_report.counts import ItemCounts
@@ -102,6 +103,165 @@ def _nothing(*_: Any) -> list:
     return []
 
 
+# How a `[check]` threshold bounds its statistic (docs/ci.md): the largest value, the largest |value|, the smallest.
+BOUNDS = ("max", "max_abs", "min")
+
+
+@dataclass(frozen=True)
+class ReleaseCheck:
+    """One `[check]` key of the release gate (``refsens-report check``; docs/ci.md), declared by the analysis
+    whose rows it reads. The gate takes, over ``rows(view)``, the row closest to failing.
+
+    key: the `[check]` key (unique over the registry; config.py reads it, check.py validates it against these).
+    bound: one of BOUNDS: how the threshold bounds the statistic.
+    rows: the pooled main-rule rows it reads (the analysis's own; why there are none: ``absent``).
+    absent: why the results hold no such row when the analysis's applicability says nothing ({primary} is filled).
+    interval: whether its rows carry an interval ``fail_when`` may decide on (otherwise only "estimate").
+    limits: the thresholds that make sense, (low, high) and why (tau-b's range); None: 0 or more (``min``: any).
+    count: the thing counted when the statistic is a whole count ("flips"): the threshold must be whole, and prints so.
+    significance: whether it counts significant results (not evaluated when the replicates cannot decide that).
+    """
+
+    key: str
+    bound: str
+    rows: Callable[[ResultsView], list[Row]]
+    absent: str
+    interval: bool = True
+    limits: tuple[float, float, str] | None = None
+    count: str = ""
+    significance: bool = False
+
+    def __post_init__(self) -> None:
+        if self.bound not in BOUNDS:
+            raise ValueError(f"{self.key}: bound must be one of {', '.join(BOUNDS)}, got {self.bound!r}")
+
+
+@dataclass(frozen=True)
+class ReleaseRows:
+    """The rows of an analysis a release is compared on (``changes.headline_rows``: the changes section, the
+    headline column of changes.csv, the site index's grid of versions), pooled, under the main rule.
+
+    rows: the rows, in the order they are listed.
+    place: where they stand in the list, which tells the release's story rather than the registry's order: the
+    band (0), the primary reference's skew (1), its swap deltas (2), how the ranking holds (3).
+    fallback: listed only when no other analysis has rows at the same place (the interaction's swing says how the
+    ranking holds when there is no leaderboard).
+    """
+
+    rows: Callable[[ResultsView], list[Row]]
+    place: int
+    fallback: bool = False
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """How an analysis ranks the outputs, pooled, under the main rule (the changes' rank moves).
+
+    ranks: (reference, output) -> rank (1 the best; ties share their average rank).
+    source: the ranking in words ("the leaderboard's ranks").
+    fallback: used only when no other analysis ranks the outputs.
+    """
+
+    ranks: Callable[[ResultsView], dict[tuple[str, str], float]]
+    source: str
+    fallback: bool = False
+
+
+# the Responsible-AI fields of croissant.json analyses add sentences to (metadata.rai_fields)
+RAI_FIELDS = ("rai:dataAnnotationProtocol", "rai:dataAnnotationAnalysis", "rai:dataLimitations")
+
+
+@dataclass(frozen=True)
+class MetadataSentences:
+    """Sentences an analysis adds to one Responsible-AI field of croissant.json (``metadata.rai_fields``),
+    numbers as printed.
+
+    field: one of RAI_FIELDS. In the protocol they follow who labelled what and precede how duplicates were
+    handled; in the limitations they precede what was not assessed.
+    sentences: the sentences ([] when the results hold nothing to say).
+    place: their order within the field, which tells the field's story rather than the registry's order.
+    """
+
+    field: str
+    sentences: Callable[[ResultsView], list[str]]
+    place: int = 0
+
+    def __post_init__(self) -> None:
+        if self.field not in RAI_FIELDS:
+            raise ValueError(f"field must be one of {', '.join(RAI_FIELDS)}, got {self.field!r}")
+
+
+def defined_pooled(view: ResultsView, analysis: str, statistic: str, **criteria: str) -> list[Row]:
+    """Return an analysis's pooled rows of a statistic that have an estimate."""
+    return [row for _, row in view.rows.select(analysis, statistic, language=POOLED, **criteria)
+            if row["estimate"] is not None]  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What swapping the primary reference for one alternative does: its sentence, by reference."""
+
+    reference: str
+    primary: str
+    text: str
+    rows: tuple[Row, ...] = ()  # the results rows it prints, which the tables below must keep on the page
+
+
+@dataclass(frozen=True)
+class SummaryFigure:
+    """A figure an analysis offers as the summary's one figure (Figure 1): its key; a fallback is shown only when
+    no other analysis's is drawn (the swap figure, when there is no rank chart)."""
+
+    key: str
+    fallback: bool = False
+
+
+@dataclass(frozen=True)
+class IndexColumn:
+    """One column of the site index's table of versions (``render.version_figures``): a number of each version.
+
+    heading: the column's heading; value: the number as printed; detail: the small line under it.
+    """
+
+    heading: str
+    value: Callable[[ResultsView], str]
+    detail: Callable[[ResultsView], str]
+
+
+def describe(row: Row) -> str:
+    """Return a row in words, as a check line or the changes section names it: by its statistic, the same
+    words whichever analysis produced it (a swing of the interaction, the decontaminated or the duplicates)."""
+    statistic, rule = row["statistic"], row["rule"]
+    where = ", ".join(part for part in (rule, row["language"], row["policy"]) if part)
+    if statistic == "band":
+        return f"band{' of ' + row['output'] if row['output'] else ''}, {where}"
+    if statistic == "delta":
+        return f"Δ {row['output']}, {row['reference']} − {row['reference_2']}, {where}"
+    if statistic == "skew":
+        return f"skew of {row['reference']}, {row['output']} − {row['output_2']}, {where}"
+    if statistic in ("swing", "margin", "flip"):
+        pair = f" − {row['reference_2']}" if row["reference_2"] else ""
+        return f"{statistic} {row['output']} − {row['output_2']}, {row['reference']}{pair}, {where}"
+    names = {"kendall_tau": "tau-b", "flips": "flips", "flips_significant": "significant flips"}
+    if statistic in names:
+        return f"{names[statistic]} {row['reference']} vs {row['reference_2']}, {where}"
+    labels = " ".join(part for part in (row["output"], row["output_2"], row["reference"], row["reference_2"]) if part)
+    return f"{row['analysis']} {statistic} {labels}, {where}".replace("  ", " ")
+
+
+def pooled_rows(analysis: str, statistic: str, main_rule: bool = True, primary: bool = False,
+                **criteria: str) -> Callable[[ResultsView], list[Row]]:  # fmt: skip
+    """Return a function selecting an analysis's pooled rows of one statistic: under the main rule (unless the
+    statistic has no rule) and of the primary reference when asked (a ``ReleaseCheck``'s ``rows``)."""
+
+    def rows(view: ResultsView) -> list[Row]:
+        where = {**criteria, **({"rule": view.main_rule} if main_rule else {}),
+                 **({"reference": view.primary} if primary else {})}  # fmt: skip
+        return [row for _, row in view.rows.select(analysis, statistic, language=POOLED, **where)]
+
+    return rows
+
+
 @dataclass(frozen=True)
 class Analysis:
     """One analysis of docs/method.md section 3: its statistics, when it applies, and its section of the report.
@@ -120,6 +280,19 @@ class Analysis:
     statistics: how each of its statistics prints and whether it is tested (undeclared: an F1-like score).
     columns: the per-item column kinds it adds to the built-in counts (integer or real valued).
     count_columns: an upper bound on the count columns it adds to one item set's bootstrap (memory budget).
+    checks: the `[check]` keys of the release gate that read its rows.
+    release_rows: the rows a release is compared on (the changes, the index's grid), and where they stand.
+    ranking: how it ranks the outputs (the changes' rank moves), if it does.
+    index_columns: its columns in the site index's table of versions (in registry order).
+    metadata: the sentences it adds to croissant.json's Responsible-AI fields.
+    verdicts: the summary's verdicts, one per alternative reference (the swap's), if it gives them.
+    summary_figure: the figure it offers as the summary's one figure.
+    one_line: whether its first headline sentence is the build's one-line answer (the band's).
+    brief_table: the key of its table the brief PDF prints (the leaderboard as a paper prints it).
+    holm_family: the statistic of its rows Holm's correction runs over (the interaction's swing; the Methods'
+    settings count them).
+    holm_tests: how many tests that family holds, before the bootstrap (``[audit] resamples = "auto"`` picks B
+    for Holm's smallest threshold).
     """
 
     key: str
@@ -137,6 +310,17 @@ class Analysis:
     statistics: Mapping[str, StatKind] = field(default_factory=dict)
     columns: tuple[ColumnKind, ...] = ()
     count_columns: Callable[[Config], int] | None = None
+    checks: tuple[ReleaseCheck, ...] = ()
+    release_rows: ReleaseRows | None = None
+    ranking: Ranking | None = None
+    index_columns: tuple[IndexColumn, ...] = ()
+    metadata: tuple[MetadataSentences, ...] = ()
+    verdicts: Callable[[ResultsView], list[Verdict]] | None = None
+    summary_figure: SummaryFigure | None = None
+    one_line: bool = False
+    brief_table: str = ""
+    holm_family: str = ""
+    holm_tests: Callable[[AuditContext], int] | None = None
 
     def __post_init__(self) -> None:
         formatting.declare(self.key, self.statistics)

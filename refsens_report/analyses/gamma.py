@@ -21,27 +21,19 @@ import hashlib
 import math
 import weakref
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Mapping
 
 import numpy as np
 
-from refsens_report import formatting
-from refsens_report.analyses.base import (
-    Analysis,
-    AuditContext,
-    Estimate,
-    Section,
-    Stat,
-    section,
-)
+from refsens_report.analyses.base import Analysis, AuditContext, Estimate, Section
+from refsens_report.analyses.pairs import (pair_applicability, pair_estimates, pair_section, pair_sentences,
+                                           pair_table, pairs)
 from refsens_report.config import Config
 from refsens_report.counts import Column, ColumnKind, ItemCounts
 from refsens_report.figures import Figure
 from refsens_report.formatting import StatKind
 from refsens_report.formulas import Env, Expr
-from refsens_report.record import POOLED
-from refsens_report.tables import (Table, label, mark_repeats, n_cell, pooled_first, pooled_in_print,
-                                   stat_cell)
+from refsens_report.tables import Table
 from refsens_report.view import ResultsView
 
 KEY = "gamma"
@@ -295,36 +287,14 @@ class Gamma(Expr):
 # --- the audit -------------------------------------------------------------------------------------
 
 
-def pairs(config: Config) -> list[tuple[str, str, str]]:
-    """Return (subset, a, b): the annotator passes on the corpus, then each pair of references (audited)."""
-    found = []
-    if len(config.roles.annotators) >= 2:
-        found.append(("corpus", *config.roles.annotators[:2]))
-    references = config.roles.references
-    found += [("audited", first, second) for i, first in enumerate(references) for second in references[i + 1 :]]
-    return found
-
-
 def estimates(context: AuditContext) -> list[Estimate]:
     """Gamma per pair, on the corpus's and the audited items' streams (paired with agreement and the swap)."""
-    found = []
-    for subset, a, b in pairs(context.config):
-        mask = getattr(context.subsets, subset)
-        if mask is None:
-            continue
+
+    def gamma(a: str, b: str, mask: np.ndarray) -> Gamma:
         chance = expected_disorder(context.counts, a, b, mask)
-        expected = float(np.nanmean(chance)) if np.isfinite(chance).any() else float("nan")
-        labels = {"output": a, "reference": b} if subset == "corpus" else {"reference": a, "reference_2": b}
-        stat = Stat(analysis=KEY, statistic="gamma", expr=Gamma(a, b, expected), **labels)
-        found.append(Estimate([stat], mask, subset, subset))
-    return found
+        return Gamma(a, b, float(np.nanmean(chance)) if np.isfinite(chance).any() else float("nan"))
 
-
-def applicability(context: AuditContext) -> dict[str, str | None]:
-    """Gamma needs two annotators: two annotator passes or two references."""
-    if pairs(context.config):
-        return {KEY: None}
-    return {KEY: "The record names neither two annotator passes nor two references, so there is no pair to compare."}
+    return pair_estimates(context, KEY, "gamma", gamma)
 
 
 def count_columns(config: Config) -> int:
@@ -335,43 +305,24 @@ def count_columns(config: Config) -> int:
 # --- the report ------------------------------------------------------------------------------------
 
 
-def _pair(row: Mapping[str, Any]) -> str:
-    return f"{row['output']} – {row['reference']}" if row["output"] else f"{row['reference']} – {row['reference_2']}"
-
-
 def gamma_table(view: ResultsView) -> Table:
     """Gamma per pair and language, with its interval."""
-    found = pooled_first(list(view.rows.select(KEY, "gamma")), _pair)
-    rows = [[label(_pair(row)), label(row["language"]), n_cell((index, row)), stat_cell((index, row))]
-            for index, row in found]  # fmt: skip
-    printed = pooled_in_print(found)
-    return Table(
-        key=KEY,
-        title="Gamma agreement",
-        caption=("Gamma (Mathet et al., 2015) between the annotator passes (corpus) and between each pair of "
-                 "references (audited items): 1 − observed / expected disorder of the best alignment of their spans, "
-                 "positional and categorical dissimilarity combined. 1 is perfect agreement, 0 what chance gives; "
-                 f"the expected disorder is the mean of {SAMPLES} shuffled continua, held fixed in the bootstrap." +
-                 (" The PDF prints each pair's pooled row; the site and the CSV every language." if printed else "")),
-        columns=("Pair", "Language", "Items", "Gamma"),
-        rows=mark_repeats(rows, 1),
-        print_only=printed,
-    )
+    return pair_table(view, KEY, "gamma", "Gamma agreement",
+                      "Gamma (Mathet et al., 2015) between the annotator passes (corpus) and between each pair of "
+                      "references (audited items): 1 − observed / expected disorder of the best alignment of their "
+                      "spans, positional and categorical dissimilarity combined. 1 is perfect agreement, 0 what "
+                      f"chance gives; the expected disorder is the mean of {SAMPLES} shuffled continua, held fixed in "
+                      "the bootstrap.", "Gamma")  # fmt: skip
 
 
 def sentences(view: ResultsView) -> list[str]:
     """One sentence: the pooled gamma of each pair."""
-    pooled = [row for _, row in view.rows.select(KEY, "gamma", language=POOLED)]
-    if not pooled:
-        return []
-    said = "; ".join(f"{_pair(row)} {formatting.format_row(row).text}" for row in pooled)
-    return [f"Gamma agreement of the spans (pooled): {said}."]
+    return pair_sentences(view, KEY, "gamma", "Gamma agreement of the spans (pooled)")
 
 
 def _section(view: ResultsView, drawn: Mapping[str, Figure]) -> Section:
-    applies = view.rows.has(KEY)
-    return section(ANALYSIS, view, drawn, applies, tables=[gamma_table(view)] if applies else [],
-                   extra=sentences(view))  # fmt: skip
+    return pair_section(ANALYSIS, view, drawn, gamma_table, sentences)
+
 
 
 ANALYSIS = Analysis(
@@ -385,7 +336,7 @@ ANALYSIS = Analysis(
   {SAMPLES} shuffled continua (the paper's section 5.2; items end to end in id order, a fixed seed), computed once on the
   whole item set and held fixed in the bootstrap, which re-weights the per-item disorders.""",
     estimates=estimates,
-    applicability=applicability,
+    applicability=pair_applicability(KEY),
     section=_section,
     statistics={"gamma": StatKind(decimals=3)},
     columns=COLUMNS,

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 import numpy as np
 
 from refsens_report import formatting
+from refsens_report.analyses.base import IndexColumn, ReleaseRows, pooled_rows
 from refsens_report.analyses.base import (
     Analysis,
     AuditContext,
@@ -583,6 +584,12 @@ def _section(view: ResultsView, drawn: Mapping[str, Figure]) -> Section:
     return section(ANALYSIS, view, drawn, applies, ["swing"], interaction_main_tables(view) if applies else [])
 
 
+def _swing_p(view: ResultsView) -> str:
+    """The headline swing's Holm p as said (the site index's detail line)."""
+    swing = pooled_swing(view)
+    return holm_said(view, swing) if swing else f"Holm p {formatting.UNDEFINED}"
+
+
 ANALYSIS = Analysis(
     statistics=DIFFERENCES,
     key="interaction",
@@ -597,4 +604,8 @@ ANALYSIS = Analysis(
     section=_section,
     figures=(swing_forest,),
     headlines=headlines,
+    release_rows=ReleaseRows(pooled_rows("interaction", "swing", primary=True), place=3, fallback=True),
+    index_columns=(IndexColumn("Pooled swing (Holm p)", lambda view: said(pooled_swing(view)), _swing_p),),
+    holm_family="swing",
+    holm_tests=lambda context: len(holm_family(context)),
 )

@@ -16,7 +16,8 @@ import numpy as np
 
 from refsens_report import formatting
 from refsens_report.analyses.base import Analysis, AuditContext, Rows, Section
-from refsens_report.analyses.base import DIFFERENCES, StatKind
+from refsens_report.analyses.base import (DIFFERENCES, MetadataSentences, Ranking, ReleaseCheck, ReleaseRows, StatKind,
+                                          SummaryFigure, defined_pooled, pooled_rows)
 from refsens_report.analyses.interaction import holm_family_phrase, holm_family_size
 from refsens_report.analyses.ranking import (
     MIN_OUTPUTS,
@@ -45,7 +46,7 @@ from refsens_report.figures import (
     style,
     subplots,
 )
-from refsens_report.prose import count_phrase, said
+from refsens_report.prose import count_phrase, said, where_pooled
 from refsens_report.record import POOLED
 from refsens_report.tables import (
     Cell,
@@ -57,7 +58,7 @@ from refsens_report.tables import (
     p_cell,
     stat_cell,
 )
-from refsens_report.view import UNDECIDED_FLIPS, ResultsView
+from refsens_report.view import UNDECIDED_FLIPS, ResultsView, Row
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure as MplFigure
@@ -857,6 +858,34 @@ LEADERBOARD_STATISTICS = {
 }
 
 
+def release_rows(view: ResultsView) -> list[Row]:
+    """How the ranking holds, primary reference against each alternative: tau-b, flips, significant flips."""
+    return [row for statistic in ("kendall_tau", "flips", "flips_significant")
+            for row in pooled_rows("leaderboard", statistic, primary=True)(view)]  # fmt: skip
+
+
+def ranks(view: ResultsView) -> dict[tuple[str, str], float]:
+    """Return (reference, output) -> the pooled main-rule rank of the leaderboard."""
+    return {(row["reference"], row["output"]): row["estimate"]
+            for _, row in view.rows.select("leaderboard", "rank", rule=view.main_rule, language=POOLED)
+            if row["estimate"] is not None}  # fmt: skip
+
+
+def analysis_sentences(view: ResultsView) -> list[str]:
+    """croissant.json's annotation analysis: tau-b, primary reference against each alternative."""
+    return [f"Ranking agreement, tau-b {row['reference']} vs {row['reference_2']}, {row['rule']}: {said(row)} "
+            f"{where_pooled(view, row)}."
+            for row in defined_pooled(view, "leaderboard", "kendall_tau", rule=view.main_rule, reference=view.primary)]
+
+
+def limitation_sentences(view: ResultsView) -> list[str]:
+    """croissant.json's limitations: the pairs of outputs the alternative reference reverses."""
+    return [f"Replacing {row['reference']} by {row['reference_2']} reverses the order of {said(row)} pairs of outputs "
+            f"({row['rule']})."
+            for row in defined_pooled(view, "leaderboard", "flips", rule=view.main_rule, reference=view.primary)
+            if row["estimate"]]
+
+
 ANALYSIS = Analysis(
     statistics=LEADERBOARD_STATISTICS,
     key="leaderboard",
@@ -879,4 +908,18 @@ ANALYSIS = Analysis(
     section=leaderboard_section,
     figures=(leaderboard_bump, swing_heatmap),
     headlines=headlines,
+    checks=(
+        ReleaseCheck("min_kendall_tau", "min", pooled_rows("leaderboard", "kendall_tau", primary=True),
+                     absent="the results hold no leaderboard",
+                     limits=(-1, 1, "tau-b's range")),
+        ReleaseCheck("max_significant_flips", "max", pooled_rows("leaderboard", "flips_significant", primary=True),
+                     absent="the results hold no leaderboard",
+                     interval=False, count="flips", significance=True),
+    ),
+    release_rows=ReleaseRows(release_rows, place=3),
+    ranking=Ranking(ranks, "the leaderboard's ranks"),
+    metadata=(MetadataSentences("rai:dataAnnotationAnalysis", analysis_sentences, place=4),
+              MetadataSentences("rai:dataLimitations", limitation_sentences, place=2)),
+    summary_figure=SummaryFigure("leaderboard-bump"),
+    brief_table=PAPER_KEY,
 )

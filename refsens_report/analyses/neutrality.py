@@ -24,7 +24,8 @@ from refsens_report.analyses.base import (
     section,
 )
 from refsens_report.clusters import cluster_order
-from refsens_report.analyses.base import DIFFERENCES, RATE, StatKind
+from refsens_report.analyses.base import (DIFFERENCES, RATE, IndexColumn, MetadataSentences, ReleaseCheck, ReleaseRows,
+                                          StatKind, defined_pooled, pooled_rows)
 from refsens_report.config import Config
 from refsens_report.counts import Column
 from refsens_report.estimator import Estimator, language_key
@@ -49,7 +50,7 @@ from refsens_report.figures import (
 )  # fmt: skip
 from refsens_report.formulas import Share
 from refsens_report.permutation import permutation_seed, sign_flip_p
-from refsens_report.prose import includes_zero, said, said_percent
+from refsens_report.prose import includes_zero, said, said_percent, where_pooled
 from refsens_report.record import POOLED
 from refsens_report.results import make_row
 from refsens_report.tables import Table, label, mark_repeats, n_cell, p_cell, stat_cell
@@ -303,6 +304,21 @@ def _section(view: ResultsView, drawn: Mapping[str, Figure]) -> Section:
     return section(ANALYSIS, view, drawn, applies, ["neutrality"], [neutrality_table(view)] if applies else [])
 
 
+def analysis_sentences(view: ResultsView) -> list[str]:
+    """croissant.json's annotation analysis: every pooled skew."""
+    return [f"Neutrality skew of {row['reference']}, {row['output']} − {row['output_2']}: {said(row)} points of % of "
+            f"items {where_pooled(view, row)}." for row in defined_pooled(view, "neutrality", "skew")]
+
+
+def limitation_sentences(view: ResultsView) -> list[str]:
+    """croissant.json's limitations: a primary reference that is not neutral between the annotators."""
+    return [f"The primary reference {row['reference']} is not neutral between {row['output']} and {row['output_2']}: "
+            f"skew {said(row)} points, so scores of systems resembling "
+            f"{row['output'] if row['estimate'] > 0 else row['output_2']} are inflated against it."
+            for row in defined_pooled(view, "neutrality", "skew", reference=view.primary)
+            if formatting.excludes_zero(row["ci_low"], row["ci_high"])]
+
+
 ANALYSIS = Analysis(
     statistics={**DIFFERENCES, "rate": RATE, "copied": RATE, "skew": StatKind(decimals=1, signed=True, tested=True),
                 "skew_permutation_p": StatKind(style="p")},
@@ -327,4 +343,12 @@ ANALYSIS = Analysis(
     section=_section,
     figures=(neutrality_dots,),
     headlines=headlines,
+    # the skew has no rule: it compares whole labellings, item by item
+    checks=(ReleaseCheck("max_abs_skew", "max_abs", pooled_rows("neutrality", "skew", main_rule=False, primary=True),
+                         absent="the results hold no skew of {primary}"),),
+    release_rows=ReleaseRows(pooled_rows("neutrality", "skew", main_rule=False, primary=True), place=1),
+    index_columns=(IndexColumn("Primary-reference skew", lambda view: said(primary_skew(view)),
+                               lambda view: f"points, {view.primary}"),),
+    metadata=(MetadataSentences("rai:dataAnnotationAnalysis", analysis_sentences, place=1),
+              MetadataSentences("rai:dataLimitations", limitation_sentences, place=1)),
 )

@@ -25,6 +25,7 @@ from refsens_report.analyses import (
     type_confusion,
 )
 from refsens_report.analyses.base import Analysis
+from refsens_report.counts import ColumnKind
 
 ANALYSES: tuple[Analysis, ...] = (
     agreement.ANALYSIS,
@@ -51,3 +52,8 @@ ORDER = {analysis.key: position for position, analysis in enumerate(ANALYSES)}
 def figure_makers() -> tuple:
     """Return every analysis's figure functions, in the report's order."""
     return tuple(draw for analysis in ANALYSES for draw in analysis.figures)
+
+
+def column_kinds() -> dict[str, ColumnKind]:
+    """Return every per-item column kind the analyses declare, by name (``counts.ItemCounts``'s ``kinds``)."""
+    return {kind.name: kind for analysis in ANALYSES for kind in analysis.columns}

@@ -6,7 +6,7 @@ Statistics (audited items): score F1(O, R) and delta F1(O, Rᵢ) − F1(O, Rⱼ)
 from __future__ import annotations
 
 from itertools import combinations
-from typing import TYPE_CHECKING, Mapping
+from typing import Mapping, Sequence, TYPE_CHECKING
 
 from refsens_report import formatting
 from refsens_report.analyses import disagreements
@@ -18,7 +18,9 @@ from refsens_report.analyses.base import (
     Stat,
     section,
 )
-from refsens_report.analyses.base import DIFFERENCES
+from refsens_report.analyses.base import (DIFFERENCES, IndexColumn, MetadataSentences, Ranking, ReleaseCheck,
+                                          ReleaseRows, SummaryFigure, Verdict, defined_pooled,
+                                          pooled_rows)
 from refsens_report.config import Config
 from refsens_report.figures import (
     FIGURE_ROWS,
@@ -48,10 +50,10 @@ from refsens_report.figures import (
     zero_line,
 )  # fmt: skip
 from refsens_report.formulas import F1
-from refsens_report.prose import count_phrase, pair_label, said
+from refsens_report.prose import count_phrase, pair_label, said, where_pooled
 from refsens_report.record import POOLED
 from refsens_report.tables import Table, label, long_layout, mark_repeats, stat_cell
-from refsens_report.view import ResultsView, Row
+from refsens_report.view import UNDECIDED_FLIPS, ResultsView, Row
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure as MplFigure
@@ -350,6 +352,112 @@ def _section(view: ResultsView, drawn: Mapping[str, Figure]) -> Section:
                    links=disagreements.links(view, "references"))
 
 
+def score_ranks(view: ResultsView) -> dict[tuple[str, str], float]:
+    """Return (reference, output) -> the output's rank by its pooled main-rule swap score (ties share their
+    average rank): a ranking where there is no leaderboard."""
+    scores: dict[str, list[tuple[float, str]]] = {}
+    for _, row in view.rows.select("swap", "score", rule=view.main_rule, language=POOLED):
+        if row["estimate"] is not None:
+            scores.setdefault(row["reference"], []).append((row["estimate"], row["output"]))
+    found = {}
+    for reference, scored in scores.items():
+        for output_score, output in scored:
+            above = sum(other > output_score for other, _ in scored)
+            tied = sum(other == output_score for other, _ in scored)
+            found[(reference, output)] = above + (tied + 1) / 2  # ties share their average rank
+    return found
+
+
+def _delta_label(view: ResultsView) -> str:
+    """The largest pooled delta's output, pair of references and rule (the site index's detail line)."""
+    delta = largest_pooled_delta(view)
+    return f"{delta['output']}, {delta['reference']} vs {delta['reference_2']}, {delta['rule']}" if delta else ""
+
+
+def analysis_sentences(view: ResultsView) -> list[str]:
+    """croissant.json's annotation analysis: the largest pooled delta."""
+    deltas = defined_pooled(view, "swap", "delta", rule=view.main_rule)
+    if not deltas:
+        return []
+    row = max(deltas, key=lambda delta: abs(delta["estimate"]))
+    return [f"Largest reference-swap delta, {row['output']}, {row['reference']} − {row['reference_2']}, {row['rule']} "
+            f"F1: {said(row)} {where_pooled(view, row)}."]
+
+
+def _moves(view: ResultsView, deltas: list[Row], alternative: str, cited: list[Row]) -> str:
+    """Return how far the outputs' scores move: each delta with two outputs or fewer, the range beyond."""
+    rule, primary = view.main_rule, view.primary
+    difference = f"{rule} F1 against {primary} minus F1 against {alternative}"
+    excluding = sum(formatting.excludes_zero(row["ci_low"], row["ci_high"]) for row in deltas)
+    if len(deltas) <= 2:
+        cited += deltas
+        each = " and ".join(f"{said(row)} for {row['output']}" for row in deltas)
+        return f"The {difference} is {each} F1 points."
+    low = min(deltas, key=lambda row: row["estimate"])
+    high = max(deltas, key=lambda row: row["estimate"])
+    cited += [low, high]
+    return (
+        f"Each output's {difference} lies between {said(low)} ({low['output']}) and {said(high)} "
+        f"({high['output']}) F1 points; {count_phrase(excluding, len(deltas), 'interval')} "
+        f"{formatting.verb_of(excluding, len(deltas), 'excludes', 'exclude')} zero."
+    )
+
+
+def _ranking(view: ResultsView, alternative: str, outputs: Sequence[str], cited: list[Row]) -> str:
+    """Return how the ranking holds under the alternative: tau-b and flips, or the one pair's swing."""
+    where = {"rule": view.main_rule, "language": POOLED, "reference": view.primary, "reference_2": alternative}
+    flips = view.row("leaderboard", "flips", **where)
+    if flips is not None and flips["estimate"] is not None:
+        ranked = len({row["output"] for _, row in view.rows.select("leaderboard", "rank")})
+        tau = view.row("leaderboard", "kendall_tau", **where)
+        significant = view.row("leaderboard", "flips_significant", **where)
+        cited += [row for row in (flips, tau, significant) if row is not None]
+        moved = round(flips["estimate"])
+        if view.undecidable:  # said in full once, in the draft note at the top, not once per reference
+            holm = f", {UNDECIDED_FLIPS}."
+        else:
+            holm = (f", {formatting.number(significant['estimate'], 0) if significant else formatting.UNDEFINED} "
+                    "of them significantly after Holm.")
+        return (
+            f" The ranking of {ranked} outputs: tau-b {said(tau)}; {said(flips)} of "
+            f"{formatting.counted(ranked * (ranked - 1) // 2, 'pair')} {formatting.verb(moved, 'changes', 'change')} "
+            "order" + holm
+        )
+    if len(outputs) == 2:
+        swing = view.row("interaction", "swing", output=outputs[0], output_2=outputs[1], **where)
+        if swing is not None and swing["estimate"] is not None:
+            cited.append(swing)
+            excludes = formatting.excludes_zero(swing["ci_low"], swing["ci_high"])
+            if swing["p_holm"] is None or view.undecidable:
+                verdict = "its interval excludes zero" if excludes else "its interval includes zero"
+                holm = "outside the Holm family" if swing["p_holm"] is None else "this run cannot decide significance"
+            else:
+                holm = f"Holm p {formatting.p_value(swing['p_holm'])}"
+                verdict = ("significant after Holm: the comparison itself depends on the reference"
+                           if view.significant(swing["p_holm"]) else
+                           "its interval excludes zero, but it is not significant after Holm" if excludes else
+                           "its interval includes zero")  # fmt: skip
+            return f" The margin {outputs[0]} − {outputs[1]} changes by {said(swing)} F1 points ({holm}): {verdict}."
+    return ""
+
+
+def verdicts(view: ResultsView) -> list[Verdict]:
+    """Return the summary's verdicts: one per alternative reference, pooled, under the main rule: how far the
+    outputs' scores move (the swap deltas) and how the ranking holds (the leaderboard's, or the one pair's swing)."""
+    found = []
+    for alternative in view.references[1:]:
+        deltas = [row for _, row in view.rows.select("swap", "delta", rule=view.main_rule, language=POOLED,
+                                                     reference=view.primary, reference_2=alternative)
+                  if row["estimate"] is not None]  # fmt: skip
+        if not deltas:
+            continue
+        outputs = [row["output"] for row in deltas]
+        cited: list[Row] = []
+        text = _moves(view, deltas, alternative, cited) + _ranking(view, alternative, outputs, cited)
+        found.append(Verdict(reference=alternative, primary=view.primary, text=text, rows=tuple(cited)))
+    return found
+
+
 ANALYSIS = Analysis(
     statistics=DIFFERENCES,
     key="swap",
@@ -361,4 +469,12 @@ ANALYSIS = Analysis(
     section=_section,
     figures=(swap_forest,),
     headlines=headlines,
+    checks=(ReleaseCheck("max_abs_delta", "max_abs", pooled_rows("swap", "delta"),
+                         absent="the results hold no swap delta (one reference)"),),
+    release_rows=ReleaseRows(pooled_rows("swap", "delta", primary=True), place=2),
+    ranking=Ranking(score_ranks, "the order of the outputs' swap scores", fallback=True),
+    index_columns=(IndexColumn("Largest pooled Δ", lambda view: said(largest_pooled_delta(view)), _delta_label),),
+    metadata=(MetadataSentences("rai:dataAnnotationAnalysis", analysis_sentences, place=3),),
+    verdicts=verdicts,
+    summary_figure=SummaryFigure("swap", fallback=True),  # the rank chart, when there is one, answers first
 )

@@ -1,0 +1,93 @@
+"""Agreement per pair of coders: the annotator passes on the corpus, then each pair of references on the audited
+items, one statistic each. What the chance-corrected agreement analyses share: which pairs, their estimates and
+applicability, and their table, sentence and section (each analysis brings its statistic, words and caption).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Mapping
+
+import numpy as np
+
+from refsens_report import formatting
+from refsens_report.analyses.base import Analysis, AuditContext, Estimate, Section, Stat, section
+from refsens_report.config import Config
+from refsens_report.figures import Figure
+from refsens_report.formulas import Expr
+from refsens_report.record import POOLED
+from refsens_report.tables import Table, label, mark_repeats, n_cell, pooled_first, pooled_in_print, stat_cell
+from refsens_report.view import ResultsView
+
+NO_PAIR = "The record names neither two annotator passes nor two references, so there is no pair to compare."
+PRINTED_POOLED = " The PDF prints each pair's pooled row; the site and the CSV every language."
+
+
+def pairs(config: Config) -> list[tuple[str, str, str]]:
+    """Return (subset, a, b): the annotator passes on the corpus, then each pair of references (audited)."""
+    found = []
+    if len(config.roles.annotators) >= 2:
+        found.append(("corpus", *config.roles.annotators[:2]))
+    references = config.roles.references
+    found += [("audited", first, second) for i, first in enumerate(references) for second in references[i + 1 :]]
+    return found
+
+
+def pair_estimates(context: AuditContext, key: str, statistic: str,
+                   expr: Callable[[str, str, np.ndarray], Expr]) -> list[Estimate]:  # fmt: skip
+    """Return one statistic per pair, ``expr(a, b, mask)``, on the corpus's and the audited items' streams (paired
+    with agreement and the swap): a pair of annotators as output and reference, of references as both references."""
+    found = []
+    for subset, a, b in pairs(context.config):
+        mask = getattr(context.subsets, subset)
+        if mask is None:
+            continue
+        labels = {"output": a, "reference": b} if subset == "corpus" else {"reference": a, "reference_2": b}
+        found.append(Estimate([Stat(analysis=key, statistic=statistic, expr=expr(a, b, mask), **labels)], mask,
+                              subset, subset))  # fmt: skip
+    return found
+
+
+def pair_applicability(key: str) -> Callable[[AuditContext], dict[str, str | None]]:
+    """Return an applicability saying the analysis needs two coders: two annotator passes or two references."""
+
+    def applicability(context: AuditContext) -> dict[str, str | None]:
+        return {key: None if pairs(context.config) else NO_PAIR}
+
+    return applicability
+
+
+def pair_name(row: Mapping[str, Any]) -> str:
+    """Return a row's pair as the table and sentence name it: 'a – b'."""
+    return f"{row['output']} – {row['reference']}" if row["output"] else f"{row['reference']} – {row['reference_2']}"
+
+
+def pair_table(view: ResultsView, key: str, statistic: str, title: str, caption: str, column: str) -> Table:
+    """Return the statistic per pair and language, with its interval (the PDF prints a long one's pooled rows)."""
+    found = pooled_first(list(view.rows.select(key, statistic)), pair_name)
+    rows = [[label(pair_name(row)), label(row["language"]), n_cell((index, row)), stat_cell((index, row))]
+            for index, row in found]  # fmt: skip
+    printed = pooled_in_print(found)
+    return Table(
+        key=key,
+        title=title,
+        caption=caption + (PRINTED_POOLED if printed else ""),
+        columns=("Pair", "Language", "Items", column),
+        rows=mark_repeats(rows, 1),
+        print_only=printed,
+    )
+
+
+def pair_sentences(view: ResultsView, key: str, statistic: str, lead: str) -> list[str]:
+    """Return one sentence: ``lead`` and the pooled statistic of each pair."""
+    pooled = [row for _, row in view.rows.select(key, statistic, language=POOLED)]
+    if not pooled:
+        return []
+    said = "; ".join(f"{pair_name(row)} {formatting.format_row(row).text}" for row in pooled)
+    return [f"{lead}: {said}."]
+
+
+def pair_section(analysis: Analysis, view: ResultsView, drawn: Mapping[str, Figure],
+                 table: Callable[[ResultsView], Table], sentences: Callable[[ResultsView], list[str]]) -> Section:  # fmt: skip
+    """Return the section: its table and sentence, or why it does not apply."""
+    applies = view.rows.has(analysis.key)
+    return section(analysis, view, drawn, applies, tables=[table(view)] if applies else [], extra=sentences(view))
