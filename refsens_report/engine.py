@@ -61,12 +61,23 @@ def open_engine(config: Config, stopwatch: Any = None) -> Iterator[Run | None]:
     with _timed(stopwatch):
         client, cluster = _connect(settings)
     try:
-        yield DaskRun(client, settings.partitions)
+        yield dask_run(client, config)
     except BaseException:
         _close(client, cluster, interrupted=True)
         raise
     with _timed(stopwatch):
         _close(client, cluster)
+
+
+def dask_run(client: Any, config: Config) -> DaskRun:
+    """Return the Dask engine's ``run``: a ``workers.PartitionedRun`` for a partitioned record (a folder of
+    Parquet span tables), whose workers read the partitions and build the count blocks; else a ``DaskRun``."""
+    from refsens_report.workers import PartitionedRun, partition_files
+
+    files = partition_files(config)
+    if files is None:
+        return DaskRun(client, config.engine.partitions)
+    return PartitionedRun(client, config.engine.partitions, files)
 
 
 def _close(client: Any, cluster: Any, interrupted: bool = False) -> None:
