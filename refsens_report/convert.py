@@ -7,6 +7,10 @@ item the labellings come in the record's order of labelling names, each with its
 them, so reading the file back gives the same arrays. The items' text, when the record has any, is the
 ``text`` column: on each item's first row, null on its other rows. Row groups hold about ``ROW_GROUP_ROWS`` rows and end
 with an item. The same record gives the same bytes (with the same pyarrow, whose version the footer names).
+
+``--partition-items N`` writes a folder instead (``write_partitioned``): the items in canonical order
+(language, then id), N of one language at most per file, cut along the canonical blocks, and a manifest
+(``partitions.py``), for Dask workers to read (``workers.py``, docs/scale.md).
 """
 
 from __future__ import annotations

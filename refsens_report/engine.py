@@ -6,6 +6,9 @@ stratum's blocks to the workers once and runs each chunk as tasks over groups of
 up on the client. Every block draws from its own stream, keyed by (seed, stratum, chunk, block), and the sums
 are of integer counts, exact in any order: the numbers are the same whichever backend, workers or partitions.
 
+A partitioned record (a folder of Parquet span tables: ``convert --partition-items``) runs on a
+``workers.PartitionedRun`` instead: the workers read the partitions and build the count blocks themselves.
+
 ``distributed`` is imported only when the Dask backend is used: it is an optional extra.
 """
 
