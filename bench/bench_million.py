@@ -12,6 +12,9 @@ Cases (each audited in a fresh subprocess, so its peak RSS is its own; records a
                  count vector, which the bootstrap sums once.
   million-dask   the million record and config with [engine] backend = "dask", workers = 2 (a local cluster the
                  audit starts and stops): the overhead of shipping blocks to worker processes.
+  million-partitioned  the million record written by convert --partition-items 65536 (a folder of one file
+                 per canonical block), audited with workers = 2: the workers read the partitions and build the
+                 count blocks (refsens_report/workers.py); the peak is the client's own (VmHWM of this process).
   paper-jsonl    250,000 items of the paper's shape (bench/bench_audit.py: annotators A and B, the delivered
                  gold and a reviewer on ~10.5 %, duplicates, 6 languages) read from JSON Lines. Goal <= 20 s.
   paper-parquet  the same record converted to Parquet (refsens-report convert).
@@ -36,7 +39,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-CASES = ["million", "million-easy", "million-dask", "paper-jsonl", "paper-parquet"]
+CASES = ["million", "million-easy", "million-dask", "million-partitioned", "paper-jsonl", "paper-parquet"]
 STAGES = ["load", "counts", "bootstrap", "analyses", "engine", "write"]  # engine: a Dask cluster started and stopped
 
 
@@ -49,6 +52,15 @@ def prepare(case: str, folder: Path, items: int) -> Path:
             subprocess.run([sys.executable, str(HERE / "generate_scale.py"), str(record), "--items", str(items),
                             *(["--hard-share", "0.2"] if easy else [])], check=True, stdout=subprocess.DEVNULL)  # fmt: skip
         config = record / "refsens.toml"
+        if case == "million-partitioned":
+            parts = record / "partitions"
+            if not parts.exists():
+                subprocess.run([sys.executable, "-m", "refsens_report", "convert", str(record / "record.parquet"),
+                                str(parts), "--partition-items", "65536"], check=True, stdout=subprocess.DEVNULL)  # fmt: skip
+            partitioned = record / "refsens-partitioned.toml"
+            partitioned.write_text(config.read_text().replace('path = "record.parquet"', 'path = "partitions"')
+                                   + '[engine]\nbackend = "dask"\nworkers = 2\n')  # fmt: skip
+            return partitioned
         if case == "million-dask":
             dask_config = record / "refsens-dask.toml"
             dask_config.write_text(config.read_text() + '[engine]\nbackend = "dask"\nworkers = 2\n')

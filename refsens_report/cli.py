@@ -130,6 +130,10 @@ def _parser() -> argparse.ArgumentParser:
     convert.add_argument("source", type=Path, metavar="IN", help="a JSON Lines record, or a refsens.toml")
     convert.add_argument("out", type=Path, metavar="OUT.parquet", help="the Parquet file to write")
     convert.add_argument("--force", action="store_true", help="replace OUT if it exists")
+    convert.add_argument("--partition-items", type=int, metavar="N",
+                         help="write OUT as a folder of Parquet files of at most N items of one language each, "
+                              "in canonical order (language, then id), for Dask workers to read (docs/scale.md); "
+                              "N is a multiple of 65,536 or divides it")  # fmt: skip
 
     simulate = command("simulate", "write a realistic synthetic record, config and datasheet",
                        "Write a synthetic record from the simulated annotation pipeline (refsens-report docs simulation), "
@@ -312,11 +316,16 @@ def _built(target: Path, with_pdf: bool) -> list[str]:
 
 def _convert(args: argparse.Namespace) -> int:
     from refsens_report.adapters.common import count
-    from refsens_report.convert import convert
+    from refsens_report.convert import convert, convert_partitioned
 
-    written = convert(args.source, args.out, force=args.force)
-    print(f"wrote {args.out} ({count(written.rows, 'row')}: {count(written.items, 'item')}, "
-          f"{count(written.row_groups, 'row group')})")
+    if args.partition_items is not None:
+        written = convert_partitioned(args.source, args.out, args.partition_items, force=args.force)
+        print(f"wrote {args.out} ({count(written.partitions, 'partition')}: {count(written.rows, 'row')}, "
+              f"{count(written.items, 'item')}, {count(written.row_groups, 'row group')})")
+    else:
+        written = convert(args.source, args.out, force=args.force)
+        print(f"wrote {args.out} ({count(written.rows, 'row')}: {count(written.items, 'item')}, "
+              f"{count(written.row_groups, 'row group')})")
     _say_notes(written.notes)  # what the source's adapter repaired or skipped, and what convert left out
     return 0
 

@@ -7,6 +7,10 @@ item the labellings come in the record's order of labelling names, each with its
 them, so reading the file back gives the same arrays. The items' text, when the record has any, is the
 ``text`` column: on each item's first row, null on its other rows. Row groups hold about ``ROW_GROUP_ROWS`` rows and end
 with an item. The same record gives the same bytes (with the same pyarrow, whose version the footer names).
+
+``--partition-items N`` writes a folder instead (``write_partitioned``): the items in canonical order
+(language, then id), N of one language at most per file, cut along the canonical blocks, and a manifest
+(``partitions.py``), for Dask workers to read (``workers.py``, docs/scale.md).
 """
 
 from __future__ import annotations
@@ -26,11 +30,13 @@ from typing import Any, Iterator
 
 import numpy as np
 
+from refsens_report import partitions
 from refsens_report.config import AuditSettings, load_config
 from refsens_report.errors import InputError
 from refsens_report.files import InputPath, open_regular
 from refsens_report.load import read_record
 from refsens_report.record import Record, load_jsonl
+from refsens_report.table import SpanTable
 
 ROW_GROUP_ROWS = 1_000_000
 # every option that shapes the bytes, set here rather than left to pyarrow's defaults
@@ -46,6 +52,7 @@ class Written:
     items: int
     row_groups: int
     notes: tuple[str, ...]
+    partitions: int = 0  # files of a partitioned record (convert --partition-items); 0 for one file
 
 
 def read_source(source: Path) -> tuple[Record, str]:
@@ -75,6 +82,113 @@ def convert(source: Path, out: Path, force: bool = False, row_group_rows: int = 
     _check_out(out, force)
     record, duplicate_key = read_source(source)
     return write_span_table(record, duplicate_key, out, force, row_group_rows)
+
+
+def convert_partitioned(source: Path, out: Path, partition_items: int, force: bool = False,
+                        row_group_rows: int = ROW_GROUP_ROWS) -> Written:  # fmt: skip
+    """Write the record ``source`` names as a partitioned record: a folder ``out`` of span tables and a manifest."""
+    _check_folder_out(out, partition_items, force)
+    record, duplicate_key = read_source(source)
+    return write_partitioned(record, duplicate_key, out, partition_items, force, row_group_rows)
+
+
+def _check_folder_out(out: Path, partition_items: int, force: bool) -> None:
+    if why := partitions.partition_items_problem(partition_items):
+        raise InputError(why)
+    if out.suffix == ".parquet":
+        raise InputError(f"{out}: with --partition-items, OUT is a folder of .parquet files; name it without .parquet")
+    if out.exists() or out.is_symlink():
+        if not force:
+            raise InputError(f"{out}: exists; pass --force to replace it")
+        if not out.is_dir() or out.is_symlink() or not (out / partitions.MANIFEST).is_file():
+            raise InputError(f"{out}: exists and is not a partitioned record convert wrote (no {partitions.MANIFEST}); "
+                             "--force replaces only such a folder: remove it yourself")  # fmt: skip
+
+
+def write_partitioned(record: Record, duplicate_key: str, out: Path, partition_items: int, force: bool = False,
+                      row_group_rows: int = ROW_GROUP_ROWS) -> Written:  # fmt: skip
+    """Write a record as a folder of span tables in canonical order (language, then id), ``partition_items``
+    items of one language at most per file, cut along the canonical blocks (``partitions``), and its manifest.
+
+    Written in a hidden folder beside ``out`` and renamed into place once complete (with ``force``, the old
+    folder is moved aside first, then removed): ``out`` is the whole record or is not there.
+    """
+    import shutil
+    import tempfile
+
+    import pyarrow.parquet as pq
+
+    _check_folder_out(out, partition_items, force)
+    table = record.table
+    notes = list(record.notes)
+    columns = _item_columns(table, duplicate_key, notes)
+    if table.text is not None:
+        columns["text"] = table.text
+    kept = table.present.any(axis=1)  # an item with no labelling present has no row
+    rowless = int((~kept).sum())
+    if rowless:
+        notes.append(f"convert: {rowless:,} items with no labelling present are left out (a span table has no row "
+                     "for them)")  # fmt: skip
+    order = np.flatnonzero(kept)[partitions.canonical_order(table.ids[kept], table.language[kept])]
+    ordered = _reordered(table, order)
+    columns = {name: values[order] for name, values in columns.items()}
+    rows = _rows(ordered)
+    schema = _schema(columns)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    folder = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".partial", dir=out.parent))
+    written: list[partitions.Partition] = []
+    groups = 0
+    try:
+        for number, (first, stop) in enumerate(partitions.cuts(ordered.language, partition_items)):
+            row_first, row_stop = np.searchsorted(rows.item, [first, stop]).tolist()
+            part = _Rows(item=rows.item[row_first:row_stop], labelling=rows.labelling[row_first:row_stop],
+                         span=rows.span[row_first:row_stop], marker=rows.marker[row_first:row_stop])  # fmt: skip
+            name = partitions.file_name(number)
+            with pq.ParquetWriter(folder / name, schema, **WRITER_OPTIONS) as writer:  # type: ignore[arg-type]
+                for group in _row_groups(ordered, part, columns, row_group_rows):
+                    writer.write_table(group, row_group_size=max(group.num_rows, 1))
+                    groups += 1
+            written.append(partitions.Partition(name, ordered.languages[int(ordered.language[first])], stop - first,
+                                                row_stop - row_first, str(ordered.ids[first]),
+                                                str(ordered.ids[stop - 1])))  # fmt: skip
+        (folder / partitions.MANIFEST).write_text(partitions.manifest_text(written, partition_items), encoding="utf-8")
+        folder.chmod(0o777 & ~_umask())  # mkdtemp makes it private; a folder convert writes is like any other
+        if out.exists():  # --force (checked above): the old record aside, the new one in, the old one removed
+            aside = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".old", dir=out.parent))
+            os.replace(out, aside / out.name)
+            os.replace(folder, out)
+            shutil.rmtree(aside)
+        else:
+            try:
+                os.rename(folder, out)
+            except OSError as error:  # another convert placed it meanwhile (a non-empty folder cannot be replaced)
+                if out.exists():
+                    raise InputError(f"{out}: exists; pass --force to replace it") from None
+                raise error
+    finally:
+        if folder.exists():
+            shutil.rmtree(folder)
+    return Written(rows=len(rows.item), items=len(order), row_groups=groups, notes=tuple(notes),
+                   partitions=len(written))  # fmt: skip
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def _reordered(table: SpanTable, order: np.ndarray) -> SpanTable:
+    """Return the table with items ``order`` only, in that order (their spans in their own order)."""
+    rank = np.full(table.n_items, -1, dtype=np.int64)
+    rank[order] = np.arange(len(order))
+    item = rank[table.item]
+    spans = np.flatnonzero(item >= 0)
+    spans = spans[np.argsort(item[spans], kind="stable")]
+    return SpanTable(ids=table.ids[order], language=table.language[order], languages=table.languages,
+                     names=table.names, present=table.present[order], item=item[spans],
+                     labelling=table.labelling[spans], start=table.start[spans], end=table.end[spans],
+                     type=table.type[spans], type_names=table.type_names)  # fmt: skip
 
 
 def _check_out(out: Path, force: bool) -> None:

@@ -6,6 +6,9 @@ stratum's blocks to the workers once and runs each chunk as tasks over groups of
 up on the client. Every block draws from its own stream, keyed by (seed, stratum, chunk, block), and the sums
 are of integer counts, exact in any order: the numbers are the same whichever backend, workers or partitions.
 
+A partitioned record (a folder of Parquet span tables: ``convert --partition-items``) runs on a
+``workers.PartitionedRun`` instead: the workers read the partitions and build the count blocks themselves.
+
 ``distributed`` is imported only when the Dask backend is used: it is an optional extra.
 """
 
@@ -61,12 +64,23 @@ def open_engine(config: Config, stopwatch: Any = None) -> Iterator[Run | None]:
     with _timed(stopwatch):
         client, cluster = _connect(settings)
     try:
-        yield DaskRun(client, settings.partitions)
+        yield dask_run(client, config)
     except BaseException:
         _close(client, cluster, interrupted=True)
         raise
     with _timed(stopwatch):
         _close(client, cluster)
+
+
+def dask_run(client: Any, config: Config) -> DaskRun:
+    """Return the Dask engine's ``run``: a ``workers.PartitionedRun`` for a partitioned record (a folder of
+    Parquet span tables), whose workers read the partitions and build the count blocks; else a ``DaskRun``."""
+    from refsens_report.workers import PartitionedRun, partition_files
+
+    files = partition_files(config)
+    if files is None:
+        return DaskRun(client, config.engine.partitions)
+    return PartitionedRun(client, config.engine.partitions, files)
 
 
 def _close(client: Any, cluster: Any, interrupted: bool = False) -> None:

@@ -193,6 +193,15 @@ class Estimator:
         ordered = [cluster_order(items, self.cluster) for items in members]
         return languages, [items for items, _ in ordered], [bounds for _, bounds in ordered]
 
+    def column_source(self, columns: list[Column]) -> Any:
+        """Return the statistics' count columns as a bootstrap source: a matrix here, or columns a partitioned
+        record's Dask workers compute where its items are (``workers.PartitionedRun``: never on the client)."""
+        remote = self.run.column_source(columns, self.counts) if self.cluster is None and hasattr(self.run, "column_source") else None
+        if remote is not None:
+            return remote
+        with self.stopwatch.stage("counts"):
+            return matrix_source(self.counts.matrix(columns))
+
     def draw(self, sources: list[Any], mask: np.ndarray, stream: str, resamples: int,
              progress: Callable[[int], None] | None = None) -> tuple[list[np.ndarray], np.ndarray | None]:  # fmt: skip
         """Return (sums per source, items drawn per group and replicate or None) on the masked items' draws.
@@ -204,7 +213,7 @@ class Estimator:
         languages, members, bounds = self.units(mask)
         ones = [] if bounds is None else [matrix_source(np.ones((len(mask), 1), dtype=np.uint8))]
         with self.stopwatch.stage("bootstrap"):
-            sums = resampled_sums(
+            sums = getattr(self.run, "resampled_sums", resampled_sums)(  # a partitioned record's: workers.py
                 list(sources) + ones,
                 members,
                 resamples,
@@ -234,9 +243,7 @@ class Estimator:
             return groups, n_items, Env(lambda column: sums[:, :, index[column]], n)
         languages, members = self.strata(mask)
         index = {column: position for position, column in enumerate(columns)}
-        with self.stopwatch.stage("counts"):
-            matrix = self.counts.matrix(columns)
-        sources = [matrix_source(matrix)] + [matrix_source(one.values, one.items, one.resamples) for one in listed]
+        sources = [self.column_source(columns)] + [matrix_source(one.values, one.items, one.resamples) for one in listed]
         (sums, *listed_sums), drawn_items = self.draw(sources, mask, stream, self.config.audit.resamples,
                                                       self.progress.stage(stream))  # fmt: skip
         for one, found in zip(listed, listed_sums):

@@ -23,6 +23,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from refsens_report import partitions
 from refsens_report.adapters.common import InputPath, read_path
 from refsens_report.errors import MAX_PROBLEMS, InputError, ProblemList
 from refsens_report.files import open_regular, path_problem
@@ -60,6 +61,12 @@ def load(options: ParquetOptions, duplicate_key: str) -> Record:
     files = _files(options.source)
     builder = _Builder(duplicate_key)
     opened = [_open(path, display, builder.problems) for display, path in files]
+    if options.source.path.is_dir():  # a partitioned record (convert --partition-items): each file as listed
+        listed = partitions.check_files(options.source.path, options.source.display, [path.name for _, path in files])
+        for file in opened:
+            if listed is not None and file is not None and file.rows != listed[file.path.name].rows:
+                builder.problems.add(f"{file.display}: {file.rows:,} rows, where {partitions.MANIFEST} lists "
+                                     f"{listed[file.path.name].rows:,}: not the file convert wrote; convert again")  # fmt: skip
     builder.problems.raise_if_any()  # a file that is not a span table: say so for every file before reading any
     builder.reserve(sum(file.rows for file in opened), options.source.display)  # type: ignore[union-attr]
     for file in opened:

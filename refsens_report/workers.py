@@ -1,0 +1,270 @@
+"""A partitioned record on Dask workers: each worker reads its partitions, counts their items, and builds the
+bootstrap's canonical blocks where the counts are (docs/scale.md, "A record larger than one machine").
+
+With ``[engine] backend = "dask"`` and a partitioned record (a folder of span tables, ``partitions.py``), the
+engine is a ``PartitionedRun``: on first use every partition file is read by a worker into its ``ItemCounts``
+(a future, kept in that worker's memory for the audit). A statistic's count columns then never reach the
+client: for each canonical block of a stratum, the workers holding its items cut their rows
+(``partition_rows``), one worker assembles the block (``assembled_block``: the same rows, in the same order, as
+``bootstrap.resampled_sums`` would build on the client, so the same ``ItemBlock`` and the same column sums), and
+the chunks of replicates run on those blocks (``engine.partial_sums``). The client receives each block's column
+sums (the point estimate) and each task's replicate sums, and adds them in the order the local engine does:
+the results are the local engine's to the last bit.
+
+Global item k of the record (the client's order: the files in name order, each file's items in order of first
+appearance) is item ``k - offset[p]`` of partition p, the partition whose item range holds k.
+"""
+
+from __future__ import annotations
+
+import operator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+
+from refsens_report import bootstrap
+from refsens_report.counts import Column, ItemCounts
+from refsens_report.engine import DaskRun, _added, block_groups, default_partitions, partial_sums
+from refsens_report.errors import InputError
+
+
+# ----------------------------------------------------------------------------------------------------------
+# on a worker
+
+
+def partition_counts(path: str, display: str, names: Sequence[str], duplicate_key: str,
+                     label_map: Mapping[str, str]) -> ItemCounts:  # fmt: skip
+    """Read one partition file as the audit reads a record (the Parquet adapter, then `[record] label_map`) and
+    return its items' counts: kept in the worker's memory for the whole audit."""
+    from refsens_report.adapters import parquet
+    from refsens_report.analyses.registry import ANALYSES
+    from refsens_report.files import InputPath
+    from refsens_report.adapters.label_map import apply_label_map
+
+    record = parquet.load(parquet.ParquetOptions(InputPath(Path(path), display)), duplicate_key)
+    record = apply_label_map(record, dict(label_map))
+    kinds = {kind.name: kind for analysis in ANALYSES for kind in analysis.columns}
+    return ItemCounts(record.table, names, kinds)
+
+
+def partition_shape(counts: ItemCounts) -> tuple[int, str, str]:
+    """Return a partition's items, and its first and last item's id (checked against the client's record)."""
+    ids = counts.table.ids
+    return counts.n_items, str(ids[0]) if len(ids) else "", str(ids[-1]) if len(ids) else ""
+
+
+def partition_rows(counts: ItemCounts, columns: Sequence[Column], local: np.ndarray) -> np.ndarray:
+    """Return the columns' values on some of a partition's items (their positions in the partition)."""
+    return counts.matrix(list(columns))[local]
+
+
+def assembled_block(pieces: Sequence[np.ndarray], rows: Sequence[np.ndarray], size: int, width: int,
+                    columns: Sequence[int], local: np.ndarray | None = None,
+                    local_columns: Sequence[int] = ()) -> tuple[Any, np.ndarray]:  # fmt: skip
+    """Return (the ItemBlock, its column sums) of one canonical block of ``size`` items and ``width`` columns.
+
+    ``pieces[k]``: a partition's values of the ``columns`` computed there, for the block's items ``rows[k]``
+    (their positions in the block, whose items are in id order); ``local``: the client's values of its
+    ``local_columns`` on every item of the block. The matrix is the one ``resampled_sums`` builds on the client
+    (the same values at the same places, in a dtype holding them), so the block and its sums are the same, to
+    the bit (a real-valued column too: its rows sum in the same order).
+    """
+    kinds = [piece.dtype for piece in pieces] + ([local.dtype] if local is not None else [])
+    matrix = np.empty((size, width), dtype=np.result_type(*kinds))
+    for piece, place in zip(pieces, rows):
+        matrix[np.ix_(place, columns)] = piece
+    if local is not None:
+        matrix[:, list(local_columns)] = local
+    return bootstrap.item_block(matrix), np.asarray(matrix.sum(axis=0)).reshape(-1)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# on the client
+
+
+@dataclass(frozen=True)
+class RemoteColumns(bootstrap.Source):
+    """Count columns computed where the record's partitions are: a ``Source`` whose rows stay on the workers.
+
+    ``columns`` are computed by the workers and go to ``places`` among the source's columns; ``local``, when
+    some columns are not per-item counts (``per_item``), holds the others' matrix, computed by the client, at
+    ``local_places``: each block's rows of it are sent to the worker assembling the block.
+    """
+
+    columns: tuple[Column, ...] = ()
+    places: tuple[int, ...] = ()
+    local: bootstrap.Source | None = None
+    local_places: tuple[int, ...] = ()
+
+
+def _rows_stay_on_the_workers(items: np.ndarray) -> np.ndarray:
+    raise RuntimeError("a partitioned record's count columns are on the Dask workers: PartitionedRun draws them")
+
+
+# the column kinds whose value on an item depends on that item's spans and metadata alone (counts.ItemCounts):
+# a partition computes them as the whole record would. Not: per-type columns (a type a partition lacks has no
+# code there), the kinds analyses declare (alpha's categories are the record's), labellings derived from the
+# record's span ids (what-if references: the ids are the client's)
+PER_ITEM_KINDS = frozenset({"tp", "size", "equal", "equal_any", "flag", "unadjudicated_split", "silent"})
+
+
+def per_item(column: Column, names: Sequence[str]) -> bool:
+    """Return whether a partition computes the column's values on its items as the whole record does."""
+    if column.kind not in PER_ITEM_KINDS or column.type:
+        return False
+    if column.kind == "flag":
+        return True  # an item's metadata
+    named = [column.a, column.b, column.c, *column.others]
+    return all(not name or name in names for name in named)
+
+
+@dataclass(frozen=True)
+class PartitionFiles:
+    """What the workers read: each partition file (a path every worker can open) and how messages name it."""
+
+    paths: tuple[str, ...]
+    displays: tuple[str, ...]
+    names: tuple[str, ...]  # the labellings the audit counts (config.roles.all_names)
+    duplicate_key: str
+    label_map: Mapping[str, str]
+
+
+class PartitionedRun(DaskRun):
+    """The Dask engine for a partitioned record: count blocks built and kept on the workers (see the module)."""
+
+    def __init__(self, client: Any, partitions: int | None, files: PartitionFiles):
+        super().__init__(client, partitions)
+        self.files = files
+        self._counts: list[Any] | None = None  # a future per partition: its ItemCounts on a worker
+        self._ids: np.ndarray = np.zeros(0, dtype=object)
+        self.offsets = np.zeros(1, dtype=np.int64)
+
+    def counts(self, ids: np.ndarray) -> list[Any]:
+        """Return the partitions' ItemCounts futures, read on first use; check they hold the client's items
+        (``ids``: the record's ids, in the client's order)."""
+        if self._counts is None:
+            files = self.files
+            futures = [self.client.submit(partition_counts, path, display, files.names, files.duplicate_key,
+                                          dict(files.label_map), pure=False)
+                       for path, display in zip(files.paths, files.displays)]  # fmt: skip
+            shapes = self.client.gather([self.client.submit(partition_shape, future) for future in futures])
+            sizes = np.array([items for items, _, _ in shapes], dtype=np.int64)
+            self.offsets = np.concatenate([[0], np.cumsum(sizes)])
+            if self.offsets[-1] != len(ids):
+                raise InputError(f"{files.displays[0].rsplit('/', 1)[0]}: the Dask workers read {int(self.offsets[-1]):,} "
+                                 f"items from the partitions, the client {len(ids):,}: an item's rows are in two "
+                                 "partitions; write the record with refsens-report convert --partition-items N")  # fmt: skip
+            for display, (items, first, last), offset in zip(files.displays, shapes, self.offsets[:-1].tolist()):
+                if items and (ids[offset] != first or ids[offset + items - 1] != last):
+                    raise InputError(f"{display}: its items are not where the client's record has them: an item's "
+                                     "rows are in two partitions; write the record with refsens-report convert "
+                                     "--partition-items N")  # fmt: skip
+            self._counts = futures
+        return self._counts
+
+    def column_source(self, columns: Sequence[Column], counts: ItemCounts) -> RemoteColumns | None:
+        """Return the statistics' count columns as a source whose blocks the workers assemble
+        (``Estimator.environment``), or None (the client computes them all) when none is a per-item count of
+        the record's labellings (``per_item``). ``counts``: the client's; its record's ids, in order, are what
+        the partitions must hold."""
+        remote = [k for k, column in enumerate(columns) if per_item(column, self.files.names)]
+        if not remote:
+            return None
+        rest = [k for k in range(len(columns)) if k not in set(remote)]
+        self._ids = counts.table.ids
+        local = bootstrap.matrix_source(counts.matrix([columns[k] for k in rest])) if rest else None
+        return RemoteColumns(len(columns), _rows_stay_on_the_workers, None, tuple(columns[k] for k in remote),
+                             tuple(remote), local, tuple(rest))  # fmt: skip
+
+    def _remote_blocks(self, counts: list[Any], source: RemoteColumns, parts: list[np.ndarray]) -> tuple[list[Any], list[Any]]:
+        """Return (a future per canonical block: its ItemBlock; a future per block: its column sums)."""
+        blocks, sums = [], []
+        for members in parts:
+            owner = np.searchsorted(self.offsets, members, side="right") - 1
+            pieces, rows = [], []
+            for partition in np.unique(owner).tolist():
+                place = np.flatnonzero(owner == partition)
+                local = members[place] - self.offsets[partition]
+                pieces.append(self.client.submit(partition_rows, counts[partition], source.columns, local, pure=False))
+                rows.append(place)
+            given = None
+            if source.local is not None:
+                (given,) = self.client.scatter([source.local.rows(members)], hash=False)
+            both = self.client.submit(assembled_block, pieces, rows, len(members), source.n_columns, source.places,
+                                      given, source.local_places, pure=False)  # fmt: skip
+            blocks.append(self.client.submit(operator.getitem, both, 0, pure=False))
+            sums.append(self.client.submit(operator.getitem, both, 1, pure=False))
+        return blocks, sums
+
+    def resampled_sums(self, columns: Any, strata: Sequence[np.ndarray], resamples: int, seed: np.random.SeedSequence,
+                       progress: Callable[[int], None] | None = None, stratum_keys: Sequence[int] | None = None,
+                       run: Any = None, clusters: Sequence[np.ndarray | None] | None = None) -> Any:  # fmt: skip
+        """``bootstrap.resampled_sums`` with the ``RemoteColumns`` sources' blocks built on the workers.
+
+        Sources of other kinds (a matrix the client holds: per-type counts) are cut into blocks here and sent
+        as the Dask engine sends them. The arrangement of the sums (point estimate in row 0, replicate chunks
+        after it, pooled last) and the order in which block sums are added are ``resampled_sums``'s.
+        """
+        sources = [columns] if not isinstance(columns, (list, tuple)) else list(columns)
+        if clusters is not None or not any(isinstance(source, RemoteColumns) for source in sources):
+            return bootstrap.resampled_sums(columns, strata, resamples, seed, progress, stratum_keys, run=self,
+                                            clusters=clusters)  # fmt: skip
+        counts = self.counts(self._ids)
+        stratum_keys = list(range(len(strata))) if stratum_keys is None else list(stratum_keys)
+        wanted = [resamples if source.resamples is None else min(source.resamples, resamples) for source in sources]
+        sums = [np.zeros((len(strata) + 1, count + 1, source.n_columns), dtype=np.float64)
+                for count, source in zip(wanted, sources)]  # fmt: skip
+        sizes: list[list[int]] = []
+        handles: list[list[list[Any]]] = [[] for _ in sources]  # [source][group][block]: a future of its ItemBlock
+        block_sums: list[list[list[Any]]] = [[] for _ in sources]  # [source][group][block]: its sums, or a future
+        for members in strata:
+            parts = bootstrap.canonical_blocks(members)
+            sizes.append([len(part) for part in parts])
+            for number, source in enumerate(sources):
+                if isinstance(source, RemoteColumns):
+                    found, totals = self._remote_blocks(counts, source, parts)
+                else:
+                    matrices = [source.rows(part) for part in parts]
+                    totals = [np.asarray(matrix.sum(axis=0)).reshape(-1) for matrix in matrices]
+                    found = self.client.scatter([bootstrap.item_block(matrix) for matrix in matrices], hash=False)
+                    del matrices
+                handles[number].append(found)
+                block_sums[number].append(totals)
+        for number, total in enumerate(sums):  # the point estimates, block by block in the local engine's order
+            for group, totals in enumerate(block_sums[number]):
+                for found in (self.client.gather(totals) if totals and not isinstance(totals[0], np.ndarray) else totals):
+                    total[group, 0] += found
+        del block_sums
+        units = [(group, first) for group in range(len(strata)) for first in range(0, max(wanted), bootstrap.REPLICATE_CHUNK)]
+        partitions = self.partitions or default_partitions(len(units), sum(self.client.nthreads().values()))
+        tasks = []  # every unit's tasks at once, so that the workers are busy while the client adds up
+        for group, first in units:
+            wanted_here = [max(0, min(bootstrap.REPLICATE_CHUNK, count - first)) for count in wanted]
+            tasks.append([self.client.submit(partial_sums, sizes[group], [[handles[s][group][n] for n in numbers]
+                                                                          for s in range(len(sources))],
+                                             numbers, seed, stratum_keys[group], first // bootstrap.REPLICATE_CHUNK,
+                                             wanted_here, pure=False)
+                          for numbers in block_groups(len(sizes[group]), partitions)])  # fmt: skip
+        del handles  # the blocks stay on the workers while a task needs them, then go
+        for (group, first), unit_tasks in zip(units, tasks):
+            for total, part in zip(sums, _added(self._gathered(unit_tasks))):
+                total[group, 1 + first : 1 + first + len(part)] = part
+            if progress:
+                progress(len(strata[group]) * min(bootstrap.REPLICATE_CHUNK, resamples - first) // max(resamples, 1))
+        del tasks
+        for total in sums:
+            total[-1] = total[:-1].sum(axis=0)
+        return sums[0] if not isinstance(columns, (list, tuple)) else sums
+
+
+def partition_files(config: Any) -> PartitionFiles | None:
+    """Return the files of a partitioned record the config reads (a folder of Parquet span tables), or None."""
+    if config.record_format != "parquet" or not config.record_options.source.path.is_dir():
+        return None
+    source = config.record_options.source
+    paths = sorted(source.path.glob("*.parquet"))
+    folder = source.display.rstrip("/")
+    return PartitionFiles(tuple(str(path.resolve()) for path in paths), tuple(f"{folder}/{path.name}" for path in paths),
+                          tuple(config.roles.all_names), config.audit.duplicate_key, dict(config.label_map))  # fmt: skip

@@ -1,0 +1,116 @@
+"""A partitioned record on Dask workers (workers.py): the workers read the partitions and build the count
+blocks, and results.csv is the local engine's to the last bit, whatever the partitioning.
+
+A small ``BLOCK_ITEMS`` (patched on the client, which cuts the canonical blocks; the workers assemble the rows
+they are asked for) makes blocks straddle partitions. One LocalCluster of two worker processes serves the module.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+
+distributed = pytest.importorskip("distributed")
+
+from refsens_report import bootstrap, engine, workers  # noqa: E402
+from refsens_report.cli import main  # noqa: E402
+from refsens_report.counts import Column  # noqa: E402
+from refsens_report.demo import write_simulation  # noqa: E402
+
+BLOCK_ITEMS = 16
+RESAMPLES = "300"  # two chunks of replicates per language
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                                  host="127.0.0.1", scheduler_kwargs=engine.QUIET_SCHEDULER) as cluster:  # fmt: skip
+        yield cluster
+
+
+@pytest.fixture(scope="module")
+def simulated(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("workers")
+    write_simulation(folder, items=600, seed=0)
+    assert main(["convert", str(folder / "record.jsonl"), str(folder / "record.parquet")]) == 0
+    return folder
+
+
+def config_for(simulated: Path, record: Path, name: str, engine_table: str = "") -> Path:
+    text = (simulated / "refsens.toml").read_text(encoding="utf-8").replace('path = "record.jsonl"', f'path = "{record}"')
+    path = simulated / name
+    path.write_text(text.replace('format = "jsonl"', 'format = "parquet"') + engine_table, encoding="utf-8")
+    return path
+
+
+def cut(simulated: Path, folder: Path, files: int) -> Path:
+    """Write the one-file record as ``files`` files cut at item boundaries, in its own (not canonical) order."""
+    folder.mkdir()
+    table = pq.read_table(simulated / "record.parquet")
+    ids = np.array(table.column("id").to_pylist(), dtype=object)
+    starts = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]])
+    bounds = [int(starts[k]) for k in np.linspace(0, len(starts), files + 1).astype(int)[:-1]] + [len(ids)]
+    for number, (first, stop) in enumerate(zip(bounds[:-1], bounds[1:])):
+        pq.write_table(table.slice(first, stop - first), folder / f"{number:02d}.parquet")
+    return folder
+
+
+def audit_csv(config: Path, out: Path) -> bytes:
+    assert main(["audit", str(config), "--out", str(out), "--resamples", RESAMPLES, "--quiet"]) == 0
+    return (out / "results.csv").read_bytes()
+
+
+@pytest.mark.parametrize("partitioning", ["cut:1", "cut:3", "cut:7", "convert:65536", "convert:32"])
+def test_workers_give_the_local_results_for_any_partitioning(partitioning, cluster, simulated, tmp_path, monkeypatch):
+    monkeypatch.setattr(bootstrap, "BLOCK_ITEMS", BLOCK_ITEMS)
+    how, number = partitioning.split(":")
+    folder = tmp_path / "parts"
+    if how == "cut":
+        cut(simulated, folder, int(number))
+    else:
+        assert main(["convert", str(simulated / "record.jsonl"), str(folder), "--partition-items", number]) == 0
+    local = audit_csv(config_for(simulated, folder, f"local-{tmp_path.name}.toml"), tmp_path / "local")
+    remote: list[int] = []
+    built = workers.PartitionedRun._remote_blocks
+
+    def spied(self, counts, source, parts):
+        remote.append(len(parts))
+        return built(self, counts, source, parts)
+
+    monkeypatch.setattr(workers.PartitionedRun, "_remote_blocks", spied)
+    dask_table = f'\n[engine]\nbackend = "dask"\nscheduler = "{cluster.scheduler_address}"\n'
+    assert audit_csv(config_for(simulated, folder, f"dask-{tmp_path.name}.toml", dask_table), tmp_path / "dask") == local
+    assert remote and max(remote) == 7, "the count blocks were built on the workers (7 blocks of 16 in 100 items)"
+
+
+def test_the_one_file_record_and_the_partitioned_one_audit_alike(cluster, simulated, tmp_path, monkeypatch):
+    """The partitioned record on workers against the local engine reading the one file (convert's own order)."""
+    monkeypatch.setattr(bootstrap, "BLOCK_ITEMS", BLOCK_ITEMS)
+    folder = tmp_path / "parts"
+    assert main(["convert", str(simulated / "record.jsonl"), str(folder), "--partition-items", "64"]) == 0
+    single = audit_csv(config_for(simulated, simulated / "record.parquet", "single.toml"), tmp_path / "single")
+    dask_table = f'\n[engine]\nbackend = "dask"\nscheduler = "{cluster.scheduler_address}"\n'
+    assert audit_csv(config_for(simulated, folder, "dask-parts.toml", dask_table), tmp_path / "dask") == single
+
+
+def test_an_item_in_two_partitions_is_refused(cluster, simulated, tmp_path, capsys):
+    folder = cut(simulated, tmp_path / "parts", 3)
+    table = pq.read_table(folder / "00.parquet")
+    pq.write_table(table.slice(0, 1), folder / "99.parquet")  # the first item's first row, again, in another file
+    config = config_for(simulated, folder, "split.toml",
+                        f'\n[engine]\nbackend = "dask"\nscheduler = "{cluster.scheduler_address}"\n')  # fmt: skip
+    assert main(["audit", str(config), "--out", str(tmp_path / "out"), "--resamples", RESAMPLES, "-q"]) == 2
+    err = capsys.readouterr().err
+    assert "an item's rows are in two partitions" in err and "Traceback" not in err, err
+
+
+def test_only_per_item_counts_of_the_records_labellings_are_computed_on_workers():
+    names = ("gold", "sys")
+    assert workers.per_item(Column("tp", "strict", "gold", "sys"), names)
+    assert workers.per_item(Column("flag", a="third_pass"), names)
+    assert not workers.per_item(Column("tp", "strict", "gold", "sys", type="PER"), names)
+    assert not workers.per_item(Column("tp", "strict", "gold", "what-if"), names)
+    assert not workers.per_item(Column("alpha_agree", a="gold"), names)
