@@ -22,6 +22,7 @@ from refsens_report.bootstrap import auto_resamples
 from refsens_report.config import Config
 from refsens_report.counts import ItemCounts
 from refsens_report.engine import open_engine
+from refsens_report.workers import dask_run
 from refsens_report.estimator import Estimator, Listed, Progress, Stat, Stopwatch, stage_line
 from refsens_report.load import fitting_resamples, load_record
 from refsens_report.files import InputPath, as_written
@@ -93,7 +94,7 @@ def audit_record(
     total_items = sum(int(e.mask.sum()) for e in plan if (e.stats or e.listed) and e.mask is not None)
     rows: list[dict[str, Any]] = []
     # the engine (this machine's threads, or a Dask cluster) runs every bootstrap, the finishing ones too
-    with open_engine(config, stopwatch) as run:
+    with open_engine(config, stopwatch, dask_run) as run:
         estimator = Estimator(record, counts, config, Progress(progress, total_items, config.audit.resamples),
                               stopwatch, run)  # fmt: skip
         while plan:  # each estimate let go once drawn: its listed count matrices are not needed again

@@ -132,7 +132,7 @@ def _parser() -> argparse.ArgumentParser:
     convert.add_argument("--force", action="store_true", help="replace OUT if it exists")
     convert.add_argument("--partition-items", type=int, metavar="N",
                          help="write OUT as a folder of Parquet files of at most N items of one language each, "
-                              "in canonical order (language, then id), for Dask workers to read (docs/scale.md); "
+                              "in canonical order (language, then id), for Dask workers to read (refsens-report docs scale); "
                               "N is a multiple of 65,536 or divides it")  # fmt: skip
 
     simulate = command("simulate", "write a realistic synthetic record, config and datasheet",

@@ -31,6 +31,7 @@ from typing import Any, Iterator
 import numpy as np
 
 from refsens_report import partitions
+from refsens_report.bootstrap import BLOCK_ITEMS
 from refsens_report.config import AuditSettings, load_config
 from refsens_report.errors import InputError
 from refsens_report.files import InputPath, open_regular
@@ -93,7 +94,7 @@ def convert_partitioned(source: Path, out: Path, partition_items: int, force: bo
 
 
 def _check_folder_out(out: Path, partition_items: int, force: bool) -> None:
-    if why := partitions.partition_items_problem(partition_items):
+    if why := partitions.partition_items_problem(partition_items, BLOCK_ITEMS):
         raise InputError(why)
     if out.suffix == ".parquet":
         raise InputError(f"{out}: with --partition-items, OUT is a folder of .parquet files; name it without .parquet")
@@ -151,7 +152,7 @@ def write_partitioned(record: Record, duplicate_key: str, out: Path, partition_i
             written.append(partitions.Partition(name, ordered.languages[int(ordered.language[first])], stop - first,
                                                 row_stop - row_first, str(ordered.ids[first]),
                                                 str(ordered.ids[stop - 1])))  # fmt: skip
-        (folder / partitions.MANIFEST).write_text(partitions.manifest_text(written, partition_items), encoding="utf-8")
+        (folder / partitions.MANIFEST).write_text(partitions.manifest_text(written, partition_items, BLOCK_ITEMS), encoding="utf-8")
         folder.chmod(0o777 & ~_umask())  # mkdtemp makes it private; a folder convert writes is like any other
         if out.exists():  # --force (checked above): the old record aside, the new one in, the old one removed
             aside = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".old", dir=out.parent))

@@ -49,8 +49,12 @@ Run = Callable[..., Iterator[list[np.ndarray]]]
 
 
 @contextmanager
-def open_engine(config: Config, stopwatch: Any = None) -> Iterator[Run | None]:
+def open_engine(config: Config, stopwatch: Any = None,
+                make_run: Callable[[Any, Config], Run] | None = None) -> Iterator[Run | None]:
     """Yield the bootstrap's ``run`` (``bootstrap.resampled_sums``) for the configured backend: None for local.
+
+    ``make_run(client, config)`` builds the Dask run (``workers.dask_run``: a partitioned record's own engine);
+    by default a ``DaskRun``, which ships the client's count blocks to the workers.
 
     The Dask backend connects to the configured scheduler, or starts a local cluster and stops it on the way
     out, however the audit ends (an error, Ctrl-C, SIGTERM: the command line turns both into exceptions).
@@ -64,7 +68,7 @@ def open_engine(config: Config, stopwatch: Any = None) -> Iterator[Run | None]:
     with _timed(stopwatch):
         client, cluster = _connect(settings)
     try:
-        yield dask_run(client, config)
+        yield (make_run or _shipped_run)(client, config)
     except BaseException:
         _close(client, cluster, interrupted=True)
         raise
@@ -72,15 +76,9 @@ def open_engine(config: Config, stopwatch: Any = None) -> Iterator[Run | None]:
         _close(client, cluster)
 
 
-def dask_run(client: Any, config: Config) -> DaskRun:
-    """Return the Dask engine's ``run``: a ``workers.PartitionedRun`` for a partitioned record (a folder of
-    Parquet span tables), whose workers read the partitions and build the count blocks; else a ``DaskRun``."""
-    from refsens_report.workers import PartitionedRun, partition_files
-
-    files = partition_files(config)
-    if files is None:
-        return DaskRun(client, config.engine.partitions)
-    return PartitionedRun(client, config.engine.partitions, files)
+def _shipped_run(client: Any, config: Config) -> DaskRun:
+    """The Dask run that ships the client's count blocks to the workers."""
+    return DaskRun(client, config.engine.partitions)
 
 
 def _close(client: Any, cluster: Any, interrupted: bool = False) -> None:

@@ -24,11 +24,13 @@ FORMAT = "refsens-report partitioned span table"
 VERSION = 1
 
 
-def partition_items_problem(partition_items: int, block_items: int | None = None) -> str | None:
-    """Return why N cannot partition a record along the canonical blocks, or None."""
-    from refsens_report import bootstrap  # not at import: the Parquet adapter, which config imports, imports this
+def partition_items_problem(partition_items: int, block_items: int) -> str | None:
+    """Return why N cannot partition a record along canonical blocks of ``block_items`` items, or None.
 
-    block = block_items or bootstrap.BLOCK_ITEMS
+    The block size is the caller's (``bootstrap.BLOCK_ITEMS``): this module is read by the Parquet adapter, which
+    the config imports, so it imports nothing of the audit's.
+    """
+    block = block_items
     if partition_items < 1:
         return f"--partition-items {partition_items}: a partition holds at least one item"
     if partition_items % block == 0 or block % partition_items == 0:
@@ -80,11 +82,9 @@ class Partition:
                 "first_id": self.first_id, "last_id": self.last_id}  # fmt: skip
 
 
-def manifest_text(partitions: list[Partition], partition_items: int) -> str:
+def manifest_text(partitions: list[Partition], partition_items: int, block_items: int) -> str:
     """Return manifest.json's text (sorted keys, one partition a line: diffable, and the same for the same record)."""
-    from refsens_report import bootstrap
-
-    head = {"format": FORMAT, "version": VERSION, "order": ["language", "id"], "block_items": bootstrap.BLOCK_ITEMS,
+    head = {"format": FORMAT, "version": VERSION, "order": ["language", "id"], "block_items": block_items,
             "partition_items": partition_items, "items": sum(part.items for part in partitions),
             "rows": sum(part.rows for part in partitions)}  # fmt: skip
     lines = [json.dumps(part.as_json(), sort_keys=True, ensure_ascii=False) for part in partitions]

@@ -25,6 +25,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from refsens_report import bootstrap
+from refsens_report.config import Config
 from refsens_report.counts import Column, ItemCounts
 from refsens_report.engine import DaskRun, _added, block_groups, default_partitions, partial_sums
 from refsens_report.errors import InputError
@@ -268,3 +269,13 @@ def partition_files(config: Any) -> PartitionFiles | None:
     folder = source.display.rstrip("/")
     return PartitionFiles(tuple(str(path.resolve()) for path in paths), tuple(f"{folder}/{path.name}" for path in paths),
                           tuple(config.roles.all_names), config.audit.duplicate_key, dict(config.label_map))  # fmt: skip
+
+
+def dask_run(client: Any, config: Config) -> DaskRun:
+    """Return the Dask engine's ``run`` (``engine.open_engine``'s ``make_run``): a ``PartitionedRun`` for a
+    partitioned record (a folder of Parquet span tables), whose workers read the partitions and build the count
+    blocks; else a ``DaskRun``, which ships the client's blocks."""
+    files = partition_files(config)
+    if files is None:
+        return DaskRun(client, config.engine.partitions)
+    return PartitionedRun(client, config.engine.partitions, files)
