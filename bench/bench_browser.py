@@ -1,4 +1,4 @@
-"""The listing browser at scale: a synthetic listing of 120,000 lines (the page holds render.BROWSER_LINES,
+"""The listing browser at scale: a synthetic listing of 120,000 lines (the page holds browser.BROWSER_LINES,
 100,000), opened in Chromium from file://; milliseconds per filter, search, sort and page turn.
 
     .venv/bin/python bench/bench_browser.py                 # needs /usr/bin/chromium and playwright
@@ -23,7 +23,10 @@ PROJECT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(PROJECT))
 
 from refsens_report import render  # noqa: E402
+from refsens_report.analyses import disagreements  # noqa: E402
 from refsens_report.audit import gc_paused  # noqa: E402
+from refsens_report.browser import SiteContext  # noqa: E402
+from refsens_report.view import ResultsView  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -105,21 +108,22 @@ def main() -> int:
         (folder / "disagreements.jsonl").write_bytes(b"".join(json.dumps(line, ensure_ascii=False).encode() + b"\n"
                                                               for line in lines))  # fmt: skip
         comparisons = [{"kind": "references", "first": first, "second": second, "subset": "audited",
-                        "file": "disagreements"} for first, second in PAIRS]  # fmt: skip
+                        "file": "disagreements",
+                        "differing": {"pooled": sum((line["first"], line["second"]) == (first, second) for line in lines)}}
+                       for first, second in PAIRS]  # fmt: skip
         results = {"dataset": {"name": "Synthetic listing", "version": "bench"},
                    "disagreements": {"show_text": True, "text": True, "comparisons": comparisons}}  # fmt: skip
         print(f"{args.lines:,} synthetic lines written in {time.perf_counter() - started:.1f} s")
         started = time.perf_counter()
         with gc_paused():  # as site.render_version writes them
-            for name, context in render.disagreement_pages(folder, results, "2026-01-01T00:00:00+00:00"):
-                (folder / name).write_text(render.render_page("disagreements.html", context), encoding="utf-8")
-            paged = time.perf_counter()
-            for name, script in render.disagreement_scripts(folder, results):
-                (folder / name).write_text(script, encoding="utf-8")
+            site = SiteContext(folder, results, "2026-01-01T00:00:00+00:00")
+            for page in disagreements.pages(ResultsView.from_json(results), site):
+                (folder / page.name).write_text(render.render_page(page.template, page.context) if page.template
+                                                else page.text, encoding="utf-8")  # fmt: skip
         render.copy_stylesheets(folder)
         render.copy_scripts(folder)
         size = (folder / "disagreements-data.js").stat().st_size
-        print(f"the static page in {paged - started:.1f} s, the browser's data in {time.perf_counter() - paged:.1f} s: "
+        print(f"the static page and the browser's data in {time.perf_counter() - started:.1f} s: "
               f"disagreements-data.js {size / 1e6:.1f} MB")  # fmt: skip
         with sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)

@@ -19,8 +19,12 @@ from conftest import HOSTILE_LABELLING, HOSTILE_TYPE, build, make_hostile_record
 from helpers import audit_items, item
 from test_browser import ARGS, CHROMIUM, browser  # noqa: F401 - the browser fixture
 
+from refsens_report import browser as browser_module
 from refsens_report import formatting, render
+from refsens_report.analyses import disagreements
+from refsens_report.browser import SiteContext
 from refsens_report.results import write_files
+from refsens_report.view import ResultsView
 
 pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"no chromium at {CHROMIUM}")
 
@@ -112,10 +116,8 @@ def render_listings(folder: Path, results) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     write_files(results, folder)
     document = {**results.to_json_dict(), "rows": results.rows}
-    for name, context in render.disagreement_pages(folder, document, TIMESTAMP):
-        (folder / name).write_text(render.render_page("disagreements.html", context), encoding="utf-8")
-    for name, script in render.disagreement_scripts(folder, document):
-        (folder / name).write_text(script, encoding="utf-8")
+    for name, text in render.analysis_pages(ResultsView.from_json(document), SiteContext(folder, document, TIMESTAMP)):
+        (folder / name).write_text(text, encoding="utf-8")
     render.copy_stylesheets(folder)
     render.copy_scripts(folder)
     return folder
@@ -354,11 +356,11 @@ def test_an_items_hostile_text_is_escaped_and_isolated_side_by_side(tmp_path: Pa
 
 def test_show_text_false_puts_no_text_in_the_data(demo) -> None:
     lines = lines_of(demo.folder / "disagreements.jsonl")
-    listing = render.disagreement_browser("disagreements", lines, "title", False, ())
+    listing = disagreements.browser_listing("disagreements", lines, len(lines), "title", False, ())
     assert listing.texts == () and all(entry[0] is None and entry[1] is None for entry in listing.items)
-    script = render.browser_script(listing)
+    script = browser_module.browser_script(listing)
     assert not any(line["text"] in script for line in lines)
-    shown = render.disagreement_browser("disagreements", lines, "title", True, ())
+    shown = disagreements.browser_listing("disagreements", lines, len(lines), "title", True, ())
     assert len(shown.texts) == len({line["id"] for line in lines})
 
 
@@ -368,9 +370,9 @@ def test_a_listing_longer_than_the_cap_says_how_many_lines_the_page_holds(
     folder = tmp_path / "version"
     shutil.copytree(demo.folder, folder)
     results = json.loads((folder / "results.json").read_text(encoding="utf-8"))
-    monkeypatch.setattr(render, "BROWSER_LINES", 60)
-    for name, script in render.disagreement_scripts(folder, results):
-        (folder / name).write_text(script, encoding="utf-8")
+    monkeypatch.setattr(browser_module, "BROWSER_LINES", 60)
+    for name, text in render.analysis_pages(ResultsView.from_json(results), SiteContext(folder, results, TIMESTAMP)):
+        (folder / name).write_text(text, encoding="utf-8")
     lines = lines_of(folder / "annotator-disagreements.jsonl")
     context, page, seen = visit(browser, folder / "annotator-disagreements.html")
     try:

@@ -38,6 +38,7 @@ from test_site import parse
 from refsens_report import render
 from refsens_report.analyses import disagreements
 from refsens_report.analyses.base import AuditContext
+from refsens_report.browser import SiteContext
 from refsens_report.cli import main
 from refsens_report.config import load_config
 from refsens_report.counts import ItemCounts
@@ -45,6 +46,7 @@ from refsens_report.load import load_record
 from refsens_report.record import Record
 from refsens_report.subsets import DuplicateGroups, build_subsets
 from refsens_report.table import SpanTable
+from refsens_report.view import ResultsView
 from refsens_report.tables import spreadsheet_safe
 
 ROLES = {"annotators": ("a", "b"), "outputs": ("o1", "o2"), "references": ("gold", "clean")}
@@ -209,8 +211,9 @@ def test_hostile_text_is_escaped_and_isolated_on_the_page(tmp_path: Path) -> Non
     folder.mkdir()
     (folder / "disagreements.jsonl").write_text(results.files["disagreements.jsonl"], encoding="utf-8")
     document = {**results.to_json_dict(), "rows": results.rows}
-    [(name, context)] = render.disagreement_pages(folder, document, "2026-01-01T00:00:00+00:00")
-    html = render.render_page("disagreements.html", context)
+    [page, _] = disagreements.pages(ResultsView.from_json(document),
+                                    SiteContext(folder, document, "2026-01-01T00:00:00+00:00"))  # fmt: skip
+    name, html = page.name, render.render_page(page.template, page.context)
     (folder / name).write_text(html, encoding="utf-8")
     page = parse(folder / name)
     assert not list(page.iter("img"))

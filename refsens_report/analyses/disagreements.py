@@ -11,7 +11,7 @@ the first changes in its TP, FP and FN there. Lines are sorted by impact: the TP
 change, summed over the outputs (then by the number of differing spans, the pair, language and id). The
 listings are files beside results.json (``disagreements.jsonl``/``.csv``, ``annotator-disagreements.*``),
 never inside it; results.json carries their counts (``summary``), and the site renders a page of the lines
-with the most impact (``render.DisagreementsPage``).
+with the most impact and the browser's data (``pages``: ``DisagreementsPage``, ``browser.BrowserListing``).
 
 Lines are computed from arrays (the per-item counts and the span table), never item by item, and each file
 is written as one join of text pieces, each distinct piece made once: a million-item record lists in seconds.
@@ -22,17 +22,20 @@ from __future__ import annotations
 import csv
 import io
 import re
+from contextlib import closing
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 import orjson
 
-from refsens_report import formatting
+from refsens_report import __version__, browser, formatting
 from refsens_report.analyses.base import Analysis, AuditContext, Section
 from refsens_report.analyses.base import DIFFERENCES
 from refsens_report.figures import Figure
 from refsens_report.record import POOLED
+from refsens_report.results import sha256_file
 from refsens_report.tables import FORMULA_STARTS, Table, count_cell, label, mark_repeats, spreadsheet_safe
 from refsens_report.view import ResultsView
 
@@ -632,6 +635,300 @@ def highlight(text: str, only_first: Sequence[Sequence[Any]], only_second: Seque
     return windows
 
 
+# --- the pages: each listing's, and its browser's data ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TextPiece:
+    """A piece of an item's text and which labelling alone has a span over it: '', 'first', 'second' or 'both'."""
+
+    text: str
+    mark: str
+
+
+@dataclass(frozen=True)
+class ListedSpan:
+    """A span only one labelling has: offsets as printed ('[12, 17)'), its type, and its text when shown."""
+
+    offsets: str
+    type: str
+    text: str | None
+
+
+@dataclass(frozen=True)
+class OutputChange:
+    """An output's TP, FP and FN changes on an item when scored against the second labelling, as printed."""
+
+    output: str
+    tp: str
+    fp: str
+    fn: str
+
+
+@dataclass(frozen=True)
+class ListedItem:
+    """One item on which the two labellings differ, as the page shows it."""
+
+    rank: str
+    id: str
+    language: str
+    impact: str
+    windows: tuple[tuple[TextPiece, ...], ...]  # the text (or windows of a long one); () when not shown
+    only_first: tuple[ListedSpan, ...]
+    only_second: tuple[ListedSpan, ...]
+    changes: tuple[OutputChange, ...]  # the outputs whose counts change
+    changed: str  # how many they are, as printed
+    unchanged: str  # how many scored outputs' counts do not change, as printed ('' when none)
+
+
+@dataclass(frozen=True)
+class ListedPair:
+    """Two labellings compared, and the items on which they differ with the most impact."""
+
+    anchor: str
+    first: str
+    second: str
+    subset: str
+    differing: str
+    shown: str
+    complete: bool  # every differing item is shown
+    items: tuple[ListedItem, ...]
+
+
+@dataclass(frozen=True)
+class ListingLink:
+    """A listing page of the version: its file, title and number of lines (as printed), and whether it is this one."""
+
+    href: str
+    title: str
+    lines: str
+    current: bool
+
+
+@dataclass(frozen=True)
+class DisagreementsPage:
+    """Context of ``site/<version>/disagreements.html`` (the references) and ``annotator-disagreements.html``.
+
+    dataset_name, version, tool_version, build_date: as on the appendix.
+    title: the page's heading.
+    question: what the page answers, and how its items are ordered.
+    text_note: what the page shows of the record's text: the items' text with the differing spans highlighted,
+        or why it shows none (``[report] show_text = false``, or a record without text).
+    files: the listing's files beside the page (JSON Lines and CSV) with their SHA-256.
+    pairs: per pair of labellings compared, the items on which they differ with the most impact.
+    limit: the most items a pair shows, as printed.
+    appendix_anchor: the appendix section this page belongs to.
+    listing: the listing's name (its files' stem), which the page's browser shows.
+    data_script: the script file beside the page holding the listing for the browser (``BrowserListing``).
+    listings: every listing page of the version, this one marked, for the links between them.
+    """
+
+    dataset_name: str
+    version: str
+    tool_version: str
+    build_date: str
+    title: str
+    question: str
+    text_note: str
+    files: tuple[browser.Download, ...]
+    pairs: tuple[ListedPair, ...]
+    limit: str
+    appendix_anchor: str
+    listing: str
+    data_script: str
+    listings: tuple[ListingLink, ...]
+
+
+def _listed_spans(spans: Sequence[Sequence[Any]], text: str | None) -> tuple[ListedSpan, ...]:
+    return tuple(ListedSpan(f"[{start}, {end})", str(kind), text[start:end] if text is not None else None)
+                 for start, end, kind in spans)  # fmt: skip
+
+
+def listed_item(rank: int, line: Mapping[str, Any]) -> ListedItem:
+    """Return one line of a listing file as the page shows it."""
+    text = line.get("text")
+    windows = () if text is None else tuple(
+        tuple(TextPiece(piece, mark) for piece, mark in window)
+        for window in highlight(text, line["only_first"], line["only_second"]))  # fmt: skip
+    changes = tuple(OutputChange(output, *(formatting.signed_count(change[key]) for key in ("tp", "fp", "fn")))
+                    for output, change in line["outputs"].items() if any(change.values()))  # fmt: skip
+    return ListedItem(
+        rank=formatting.count(rank), id=line["id"], language=line["language"], impact=formatting.count(line["impact"]),
+        windows=windows, only_first=_listed_spans(line["only_first"], text),
+        only_second=_listed_spans(line["only_second"], text), changes=changes, changed=formatting.count(len(changes)),
+        unchanged=formatting.count(len(line["outputs"]) - len(changes)) if len(line["outputs"]) > len(changes) else "",
+    )  # fmt: skip
+
+
+def _listing_title(annotators: bool) -> str:
+    return "Where the annotators disagree" if annotators else "Where the references disagree"
+
+
+def _annotators(comparisons: Sequence[Mapping[str, Any]]) -> bool:
+    return bool(comparisons) and all(c["kind"] == "annotators" for c in comparisons)
+
+
+@dataclass(frozen=True)
+class ListingRead:
+    """What the pages need of one listing file, read line by line: its comparisons (results.json), how many
+    lines it holds (from their counts), its first ``browser.BROWSER_LINES`` lines, and per comparison its first
+    ``PAGE_LINES`` lines."""
+
+    stem: str
+    comparisons: tuple[Mapping[str, Any], ...]
+    lines: int
+    first: tuple[dict, ...]
+    shown: tuple[tuple[dict, ...], ...]
+
+
+def read_listing(folder: Path, stem: str, comparisons: Sequence[Mapping[str, Any]]) -> ListingRead:
+    """Return what the pages show of a listing file: the file is read a line at a time, and no further than
+    the browser's first lines and every pair's page of lines (a listing may run to hundreds of megabytes)."""
+    keys = [(comparison["first"], comparison["second"]) for comparison in comparisons]
+    lines = sum(int(comparison["differing"][POOLED]) for comparison in comparisons)
+    cap = browser.BROWSER_LINES
+    wanted = [min(PAGE_LINES, int(comparison["differing"][POOLED])) for comparison in comparisons]
+    first: list[dict] = []
+    shown: list[list[dict]] = [[] for _ in comparisons]
+    with closing(browser.read_lines(folder / f"{stem}.jsonl")) as read:
+        for number, line in enumerate(read, start=1):
+            if number <= cap:
+                first.append(line)
+            pair = keys.index((line["first"], line["second"]))
+            if len(shown[pair]) < PAGE_LINES:
+                shown[pair].append(line)
+            if number >= min(cap, lines) and all(len(mine) >= want for mine, want in zip(shown, wanted)):
+                break  # the rest of the file is neither on the page nor in the browser
+    return ListingRead(stem, tuple(comparisons), lines, tuple(first), tuple(tuple(mine) for mine in shown))
+
+
+def read_listings(site: browser.SiteContext) -> list[ListingRead]:
+    """Return every disagreement listing whose JSON Lines file is in the version folder, read for its page."""
+    comparisons = (site.results.get(KEY) or {}).get("comparisons") or []
+    found = []
+    for stem in dict.fromkeys(comparison["file"] for comparison in comparisons):
+        if (site.folder / f"{stem}.jsonl").is_file():
+            found.append(read_listing(site.folder, stem, [c for c in comparisons if c["file"] == stem]))
+    return found
+
+
+def listing_page(site: browser.SiteContext, listing: ListingRead, found: Sequence[ListingRead]) -> DisagreementsPage:
+    """Return the context of a listing's page (``found``: every listing of the version, for the links)."""
+    results, folder, stem = site.results, site.folder, listing.stem
+    summary = results.get(KEY) or {}
+    pairs = []
+    for number, (comparison, shown) in enumerate(zip(listing.comparisons, listing.shown)):
+        differing = int(comparison["differing"][POOLED])
+        pairs.append(ListedPair(
+            anchor=f"pair-{number + 1}", first=comparison["first"], second=comparison["second"],
+            subset=comparison["subset"], differing=formatting.count(differing), shown=formatting.count(len(shown)),
+            complete=len(shown) == differing,
+            items=tuple(listed_item(rank, line) for rank, line in enumerate(shown, start=1)),
+        ))  # fmt: skip
+    annotators = _annotators(listing.comparisons)
+    if not summary.get("show_text", True):
+        text_note = ("The record's text is withheld ([report] show_text = false): items are listed by id, with "
+                     "each span's offsets (characters, end excluded) and type.")  # fmt: skip
+    elif not summary.get("text"):
+        text_note = ("The record carries no text: items are listed by id, with each span's offsets (characters, "
+                     "end excluded) and type.")  # fmt: skip
+    else:
+        text_note = ("Each item's text is shown with the spans only the first labelling has underlined solid "
+                     "on orange, those only the second has underlined dashed on blue; a long text is cut to the "
+                     "passages around them.")  # fmt: skip
+    return DisagreementsPage(
+        dataset_name=results["dataset"]["name"], version=results["dataset"]["version"],
+        tool_version=results.get("tool_version", __version__), build_date=site.build_timestamp[:10],
+        title=_listing_title(annotators),
+        question=(
+            ("Every corpus item on which annotator A and annotator B differ (strict span sets): where an "
+             "adjudication pass would look first. ") if annotators else
+            ("Every audited item on which the primary reference and an alternative differ (strict span sets), "
+             "with what the difference does to each output's TP, FP and FN. ")
+        ) + ("Items are ordered by impact: the TP, FP and FN counts that change when the outputs are scored "
+             "against the second labelling instead of the first, summed over the outputs."),
+        text_note=text_note,
+        files=tuple(browser.Download(name, description, sha256_file(folder / name)) for name, description in (
+            (f"{stem}.jsonl", "Every line, exact (JSON Lines)"),
+            (f"{stem}.csv", "Every line, for spreadsheets")) if (folder / name).is_file()),
+        pairs=tuple(pairs), limit=formatting.count(PAGE_LINES),
+        appendix_anchor=f"section-{KEY}",
+        listing=stem, data_script=browser.data_script_name(stem),
+        listings=tuple(ListingLink(page_name(other.stem), _listing_title(_annotators(other.comparisons)),
+                                   formatting.count(other.lines), other.stem == stem)
+                       for other in found),
+    )  # fmt: skip
+
+
+BROWSER_COLUMNS = (
+    browser.BrowserColumn("rank", "Rank", "number"),
+    browser.BrowserColumn("id", "Item", "text"),
+    browser.BrowserColumn("language", "Language", "text", "choice"),
+    browser.BrowserColumn("pair", "Pair", "text", "choice"),
+    browser.BrowserColumn("impact", "Impact", "number", "min"),
+    browser.BrowserColumn("differing", "Differing spans", "number"),
+    browser.BrowserColumn("types", "Types", "list", "choice"),
+    browser.BrowserColumn("outputs", "Outputs changed", "list", "choice"),
+)
+
+
+def browser_listing(stem: str, lines: Sequence[Mapping[str, Any]], total: int, title: str, show_text: bool,
+                    files: tuple[str, ...]) -> browser.BrowserListing:  # fmt: skip
+    """Return a disagreement listing for the browser: its first ``browser.BROWSER_LINES`` lines (of ``total``),
+    text only when shown."""
+    names: dict[str, int] = {}
+    texts: dict[str, int] = {}
+    pairs: dict[tuple[str, str], str] = {}
+    signed: dict[int, str] = {}  # each change printed once (formatting.signed_count)
+    rows, items = [], []
+    for rank, line in enumerate(lines[: browser.BROWSER_LINES], start=1):
+        only_first, only_second = line["only_first"], line["only_second"]  # short lists: no sets needed
+        differing = sorted({str(span[2]) for span in only_first} | {str(span[2]) for span in only_second})
+        notes = []
+        for output, change in line["outputs"].items():
+            tp, fp, fn = change["tp"], change["fp"], change["fn"]
+            if tp or fp or fn:
+                notes.append([output, *(signed.get(value) or signed.setdefault(value, formatting.signed_count(value))
+                                        for value in (tp, fp, fn))])  # fmt: skip
+        first, second = line["first"], line["second"]
+        pair = pairs.get((first, second)) or pairs.setdefault((first, second), f"{first} vs {second}")
+        rows.append((rank, line["id"], line["language"], pair, line["impact"], len(only_first) + len(only_second),
+                     differing, [note[0] for note in notes]))  # fmt: skip
+        text = line.get("text") if show_text else None
+        windows = None
+        if text is not None and len(text) > WHOLE_TEXT:
+            cut = text_windows(len(text), [*only_first, *only_second])
+            windows = None if cut == [(0, len(text))] else [list(window) for window in cut]
+        sides = [[names.get(first) if first in names else names.setdefault(first, len(names)),
+                  [[*span, int(span in only_first)] for span in line["spans_first"]]],
+                 [names.get(second) if second in names else names.setdefault(second, len(names)),
+                  [[*span, int(span in only_second)] for span in line["spans_second"]]]]  # fmt: skip
+        items.append((None if text is None else texts.setdefault(text, len(texts)), windows, sides, notes))
+    # a list no line fills (no output besides the two labellings compared) is no column
+    kept = [position for position, column in enumerate(BROWSER_COLUMNS)
+            if column.kind != "list" or any(row[position] for row in rows)]  # fmt: skip
+    return browser.BrowserListing(
+        name=stem, title=title, lines=total, files=files,
+        columns=tuple(BROWSER_COLUMNS[position] for position in kept), names=tuple(names),
+        note_columns=("Output", "ΔTP", "ΔFP", "ΔFN"), texts=tuple(texts),
+        rows=tuple(tuple(row[position] for position in kept) for row in rows), items=tuple(items),
+    )  # fmt: skip
+
+
+def pages(view: ResultsView, site: browser.SiteContext) -> list[browser.Page]:
+    """Return each listing's page and its browser's data script, for the listing files in the version folder."""
+    found = read_listings(site)
+    show_text = (site.results.get(KEY) or {}).get("show_text", True)
+    written = []
+    for listing in found:
+        written.append(browser.Page(page_name(listing.stem), "disagreements.html", listing_page(site, listing, found)))
+        title = _listing_title(_annotators(listing.comparisons))
+        files = tuple(name for name in (f"{listing.stem}.csv", f"{listing.stem}.jsonl") if (site.folder / name).is_file())
+        written.append(browser.Page(browser.data_script_name(listing.stem), text=browser.browser_script(
+            browser_listing(listing.stem, listing.first, listing.lines, title, show_text, files))))
+    return written
+
+
 # --- the report ------------------------------------------------------------------------------------
 
 
@@ -721,4 +1018,5 @@ ANALYSIS = Analysis(
     summary=summary,
     files=files,
     section=_section,
+    pages=pages,
 )
