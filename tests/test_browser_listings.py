@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from dataclasses import replace
 from pathlib import Path
@@ -451,5 +452,146 @@ def test_the_conll_examples_730_lines_browse_offline(tmp_path: Path, browser) ->
                 page.get_by_role("button", name="Next").click()
         assert seen_ids == [line["id"] for line in lines]
         assert_offline(seen, folder)
+    finally:
+        context.close()
+
+
+# --- the gold-error candidates ------------------------------------------------------------------------
+
+
+def filters(page, label: str):
+    """The browser's control whose label starts with ``label`` ("Reference", not "For the reference")."""
+    return page.get_by_role("search").get_by_label(re.compile("^" + re.escape(label)))
+
+
+def tally(values) -> dict[str, int]:
+    counted: dict[str, int] = {}
+    for value in values:
+        counted[value] = counted.get(value, 0) + 1
+    return counted
+
+
+def test_without_javascript_the_candidates_page_lists_each_references_top(demo, browser) -> None:  # noqa: F811
+    rows = lines_of(demo.folder / "gold-error-candidates.jsonl")
+    per_reference = tally(row["reference"] for row in rows)
+    context, page, seen = visit(browser, demo.folder / "gold-error-candidates.html", javascript=False)
+    try:
+        assert page.locator("#browser").is_hidden() and page.locator("main.static-listing").is_visible()
+        assert page.locator("li.item").count() == sum(min(200, count) for count in per_reference.values())
+        assert page.locator("main h2").all_inner_texts() == [f"Candidate errors in {name}" for name in per_reference]
+        assert_offline(seen, demo.folder)
+    finally:
+        context.close()
+
+
+def test_the_candidates_browser_filters_searches_sorts_and_pages_every_candidate(demo, browser) -> None:  # noqa: F811
+    rows = lines_of(demo.folder / "gold-error-candidates.jsonl")
+    total = len(rows)
+    everything = formatting.count(total)
+    assert total > 100  # several pages of 25
+    context, page, seen = visit(browser, demo.folder / "gold-error-candidates.html")
+    try:
+        assert page.locator("main.static-listing").is_hidden() and page.locator("#browser").is_visible()
+        assert status(page) == f"Lines 1{DASH}25 of {everything}."
+        seen_ids = []
+        for number in range((total + 24) // 25):  # page through every candidate
+            seen_ids += column(page, "Item")
+            if number < (total - 1) // 25:
+                page.get_by_role("button", name="Next").click()
+        assert seen_ids == [row["id"] for row in rows]
+        assert page.get_by_role("button", name="Next").is_disabled()
+        assert status(page).endswith(f"{DASH}{everything} of {everything}.")
+        page.get_by_role("button", name="First").click()
+        page.get_by_label("Lines per page").select_option("200")
+
+        # filters: a reference, a kind, a type, a source for the proposal
+        references = tally(row["reference"] for row in rows)
+        chosen = list(references)[1]
+        filters(page, "Reference").select_option(label=option(references, chosen))
+        mine = [row for row in rows if row["reference"] == chosen]
+        assert status(page) == f"Lines 1{DASH}{len(mine)} of {len(mine)} matching (of {everything})."
+        kinds = tally(row["proposed"] for row in rows)
+        filters(page, "Proposed").select_option(label=option(kinds, "missing"))
+        mine = [row for row in mine if row["proposed"] == "missing"]
+        assert column(page, "Item") == [row["id"] for row in mine][:200]
+        filters(page, "Reference").select_option(index=0)
+        filters(page, "Proposed").select_option(index=0)
+        types = tally(kind for row in rows for kind in sorted({span[2] for span in (row["reference_span"],
+                                                                                    row["proposed_span"]) if span}))  # fmt: skip
+        kind = sorted(types)[0]
+        page.get_by_label("Types").select_option(label=option(types, kind))
+        assert f" of {formatting.count(types[kind])} matching" in status(page)
+        page.get_by_label("Types").select_option(index=0)
+        support = tally(source for row in rows for source in row["support"])
+        source = sorted(support)[0]
+        page.get_by_label("For the proposal").select_option(label=option(support, source))
+        assert column(page, "Item") == [row["id"] for row in rows if source in row["support"]][:200]
+        page.get_by_label("For the proposal").select_option(index=0)
+        page.get_by_label("Score at least").fill("5")
+        assert f" of {formatting.count(sum(row['score'] >= 5 for row in rows))} matching" in status(page)
+        page.get_by_label("Score at least").fill("")
+
+        # search: a word of a text, in any case
+        word = next(word for row in rows for word in row["text"].split() if word.isascii() and word.isalpha()
+                    and len(word) >= 6)  # fmt: skip
+        page.get_by_label("Search ids, labels and text").fill(word.upper())
+        found = [row for row in rows if word.lower() in row["text"].lower()]
+        assert 0 < len(found) < total
+        assert column(page, "Item") == [row["id"] for row in found][:200]
+        page.get_by_label("Search ids, labels and text").fill("")
+
+        # sort: by score up, by rank down, by item
+        page.get_by_role("button", name="Score", exact=True).click()
+        assert sorted_by(page, "Score") == "ascending"
+        scores = [float(value) for value in column(page, "Score")]
+        assert scores == sorted(scores) and scores[0] == min(row["score"] for row in rows)
+        rank = page.get_by_role("button", name="Rank", exact=True)
+        rank.click()
+        rank.click()
+        assert sorted_by(page, "Rank") == "descending"
+        assert int(column(page, "Rank")[0].replace(",", "")) == max(row["rank"] for row in rows)
+        page.get_by_role("button", name="Item", exact=True).click()
+        assert column(page, "Item") == sorted(row["id"] for row in rows)[:200]
+        assert_offline(seen, demo.folder)
+    finally:
+        context.close()
+
+
+def test_the_candidates_browser_works_from_the_keyboard_and_on_a_phone(demo, browser) -> None:  # noqa: F811
+    path = demo.folder / "gold-error-candidates.html"
+    context, page, seen = visit(browser, path)
+    try:
+        focused = []
+        for _ in range(80):
+            page.keyboard.press("Tab")
+            focused.append(page.evaluate("""() => { const node = document.activeElement;
+                return [node.tagName, node.id, node.textContent.trim()]; }"""))
+            if focused[-1] == ["BUTTON", "", "Score"]:
+                break
+        assert focused[-1] == ["BUTTON", "", "Score"], focused
+        assert sum(1 for _, element_id, _ in focused if element_id.startswith("browser-filter-")) >= 5
+        assert page.evaluate("""() => Array.from(document.querySelectorAll('#browser input, #browser select'))
+            .every(control => control.labels.length === 1 && control.labels[0].textContent.trim() !== '')""")
+        assert page.get_by_role("search").count() == 1 and page.get_by_role("status").count() == 1
+        page.keyboard.press("Enter")
+        assert sorted_by(page, "Score") == "ascending"
+        for _ in range(400):
+            page.keyboard.press("Tab")
+            if page.evaluate("document.activeElement.textContent") == "Next":
+                break
+        page.keyboard.press("Enter")
+        assert status(page).startswith(f"Lines 26{DASH}50 of ")
+        assert_offline(seen, demo.folder)
+    finally:
+        context.close()
+    context, page, seen = visit(browser, path, width=390)
+    try:
+        assert page.locator("#browser").is_visible()
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390
+        rights = page.evaluate("""() => Array.from(document.querySelectorAll(
+            '#browser label, #browser .pager, .item-detail')).map(node => node.getBoundingClientRect().right)""")
+        assert rights and max(rights) <= 390
+        keep_screenshot(page, "candidates-phone.png")
+        assert_offline(seen, demo.folder)
     finally:
         context.close()

@@ -185,7 +185,7 @@ def test_files_section_and_headline(tmp_path: Path) -> None:
     assert top.columns[-1] == "Text"
     row = next(row for row in top.rows if row[4].text == "type")
     assert [cell.text for cell in row[2:5]] == ["LOC [0, 5) “Paris”", "ORG [0, 5) “Paris”", "type"]
-    assert row[-1].text == TEXT and section.links[0][0] == "gold-error-candidates.jsonl"
+    assert row[-1].text == TEXT and section.links[0][0] == "gold-error-candidates.html"
 
 
 def test_show_text_false_leaves_no_text(tmp_path: Path) -> None:
