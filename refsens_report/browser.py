@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any, Iterator, Mapping, Sequence
 
 import orjson
 
@@ -78,8 +78,9 @@ class BrowserListing:
 
     rows: one per line (at most ``BROWSER_LINES``, the first in the files' order), values in the columns' order.
     items: per row, what the browser shows under it: [its text (an index into ``texts``, or None), the
-        [start, end) windows of a long text it shows (None: all of it), its sides ([an index into ``names``,
-        its spans as [start, end, type, 1 if the span is what differs else 0]]), notes (rows of strings under
+        [start, end) windows of a long text it shows (None: all of it), its sides ([an index into ``names``
+        (the two compared), or a list of them (the outputs with these very spans, ``grouped_sides``), its
+        spans as [start, end, type, 1 if the span is what differs else 0]]), notes (rows of strings under
         ``note_columns``)]. Sides are shown side by side, each with its spans highlighted in the text.
     lines: the lines the listing's files hold (more than the rows when capped).
     """
@@ -94,6 +95,27 @@ class BrowserListing:
     texts: tuple[str, ...]
     rows: tuple[tuple[Any, ...], ...]
     items: tuple[tuple[Any, ...], ...]
+
+
+def name_index(names: dict[str, int], name: str) -> int:
+    """Return a name's index in a listing's ``names``, adding it at the end when new."""
+    found = names.get(name)
+    return names.setdefault(name, len(names)) if found is None else found
+
+
+def grouped_sides(names: dict[str, int], spans: Mapping[str, Sequence[Sequence[Any]]],
+                  common: Sequence[Sequence[Any]]) -> list[list[Any]]:  # fmt: skip
+    """Return the sides of further labellings (the outputs) on an item: those with the same spans as one side
+    ([their name indices, their spans]), in the order first seen; a span is marked (1) unless ``common`` (the
+    spans every main side has) holds it."""
+    groups: dict[str, list[Any]] = {}
+    for name, found in spans.items():
+        key = repr(found)
+        if key in groups:
+            groups[key][0].append(name_index(names, name))
+        else:
+            groups[key] = [[name_index(names, name)], [[*span, int(span not in common)] for span in found]]
+    return list(groups.values())
 
 
 def data_script_name(stem: str) -> str:

@@ -3,8 +3,9 @@
    1. Tables with a header (the appendix's, class "sortable") sort when a column header is clicked, or pressed
       with Enter or Space: each header becomes a button, its <th> carries aria-sort.
    2. A listing page (#browser[data-listing]) whose data script ran (window.refsensListings, see
-      render.BrowserListing) gets the browser: every line, filtered, searched, sorted and paged, each item's
-      text with the spans of every side highlighted, side by side. Only the visible page is drawn.
+      browser.BrowserListing) gets the browser: every line, filtered, searched, sorted and paged, each item's
+      text with the spans of both sides compared and of the outputs highlighted, side by side. Only the
+      visible page is drawn.
 
    What the record wrote (text, labels, ids, names) is only ever set as text (textContent, never markup), inside
    <bdi> isolates (option labels, which cannot hold elements, between U+2068 and U+2069). Nothing is fetched:
@@ -128,9 +129,9 @@
   // --- 2. the listing browser ------------------------------------------------------------------------
 
   const PAGE_SIZES = [25, 50, 100, 200];
-  // a side's differing spans: the static page's colours and line styles for the first two (orange solid,
-  // blue dashed), then green dotted and yellow wavy; spans both sides have are grey
-  const SIDE_MARKS = ["first", "second", "side-2", "side-3"];
+  // a side's differing spans: the static page's colours and line styles for the two compared (orange solid,
+  // blue dashed), green dotted for the outputs; spans both sides compared have are grey
+  const SIDE_MARKS = ["first", "second", "side-2"];
 
   function browser(container, listing) {
     const columns = listing.columns;
@@ -341,10 +342,18 @@
       const text = textIndex === null ? null : listing.texts[textIndex];
       const detail = make("div", { className: "item-detail" });
       const panels = make("div", { className: "sides" });
-      sides.forEach(function ([nameIndex, spans], side) {
-        const name = listing.names[nameIndex];
-        const panel = make("div", { className: "side", role: "group", "aria-label": name });
-        panel.appendChild(make("p", { className: "side-name" }, [isolated(name)]));
+      sides.forEach(function ([named, spans], side) {
+        // a side compared is one name; an output side lists every output with these very spans
+        const group = Array.isArray(named) ? named.map(function (index) { return listing.names[index]; })
+          : [listing.names[named]];
+        const panel = make("div", { className: side < 2 ? "side" : "side output", role: "group",
+                                    "aria-label": group.join(", ") });
+        const heading = make("p", { className: "side-name" });
+        group.forEach(function (name, number) {
+          if (number) heading.appendChild(document.createTextNode(", "));
+          heading.appendChild(isolated(name));
+        });
+        panel.appendChild(heading);
         if (text !== null) panel.appendChild(highlighted(text, windows, spans, side));
         const list = make("ul");
         for (const [start, end, type, differs] of spans) {
@@ -354,7 +363,7 @@
             text === null ? null : document.createTextNode(" \u00ab"),
             text === null ? null : isolated(text.slice(start, end)),
             text === null ? null : document.createTextNode("\u00bb"),
-            differs ? document.createTextNode(" (only here)") : null]));
+            differs ? document.createTextNode(side < 2 ? " (only here)" : " (not both sides')") : null]));
         }
         if (!spans.length) list.appendChild(make("li", { text: "no span" }));
         panel.appendChild(list);
@@ -394,7 +403,7 @@
           }
           const words = text.slice(start, end);
           if (!mark) window.appendChild(document.createTextNode(words));
-          else window.appendChild(make("mark", { className: mark === "shared" ? "shared" : SIDE_MARKS[Math.min(side, 3)], text: words }));
+          else window.appendChild(make("mark", { className: mark === "shared" ? "shared" : SIDE_MARKS[Math.min(side, 2)], text: words }));
         }
         paragraph.appendChild(window);
       });

@@ -325,28 +325,55 @@ def test_hostile_names_and_types_stay_text_in_isolates(hostile, browser) -> None
 
 
 def test_an_items_hostile_text_is_escaped_and_isolated_side_by_side(tmp_path: Path, browser) -> None:  # noqa: F811
+    """Both sides compared and the outputs (those with the same spans together), each with its spans marked in
+    the text, side by side; on the disagreement page and on the candidates' page; the text stays text."""
     start = HOSTILE_TEXT.index("<script>")
     end = HOSTILE_TEXT.index("</script>") + len("</script>")
     arabic = HOSTILE_TEXT.index("مرحبا")
-    lines = [item("x-1", "en", text=HOSTILE_TEXT, gold=[[start, end, "CODE"]], clean=[[arabic, arabic + 5, "CODE"]],
-                  o1=[], o2=[], a=[], b=[])]  # fmt: skip
-    roles = {"annotators": ("a", "b"), "outputs": ("o1", "o2"), "references": ("gold", "clean")}
+    script, word = [start, end, "CODE"], [arabic, arabic + 5, "CODE"]
+    lines = [item("x-1", "en", text=HOSTILE_TEXT, gold=[script], clean=[word], o1=[word], o2=[word], o3=[script],
+                  a=[], b=[])]  # fmt: skip
+    agreed = [[0, 2, "CODE"]]  # items where every labelling agrees: the sources' weights come from them
+    lines += [item(f"x-{number}", "en", text="ok", gold=agreed, clean=agreed, o1=agreed, o2=agreed, o3=agreed,
+                   a=agreed, b=agreed) for number in range(2, 6)]  # fmt: skip
+    roles = {"annotators": ("a", "b"), "outputs": ("o1", "o2", "o3"), "references": ("gold", "clean")}
     results = audit_items(tmp_path / "project", lines, audit={"resamples": 10}, **roles)
     folder = render_listings(tmp_path / "version", results)
+
+    def marks(text) -> list[tuple[str, str]]:
+        isolate = text.locator("bdi")
+        assert text.get_attribute("dir") == "auto"
+        assert isolate.count() == 1 and isolate.text_content() == HOSTILE_TEXT  # the RLO stays inside it
+        return [(node.get_attribute("class"), node.text_content()) for node in isolate.locator("mark").all()]
+
     context, page, seen = visit(browser, folder / "disagreements.html")
     try:
         assert page.locator("img").count() == 0
         texts = page.locator("#browser .item-text")
-        assert texts.count() == 2  # the two sides, side by side
-        for side, (mark, marked) in enumerate([("first", '<script>alert("text")</script>'), ("second", "مرحبا")]):
-            text = texts.nth(side)
-            assert text.get_attribute("dir") == "auto"
-            isolate = text.locator("bdi")
-            assert isolate.count() == 1 and isolate.text_content() == HOSTILE_TEXT  # the RLO stays inside it
-            assert [(node.get_attribute("class"), node.text_content()) for node in isolate.locator("mark").all()] == [
-                (mark, marked)]
-        tops = [texts.nth(side).evaluate("node => node.getBoundingClientRect().top") for side in range(2)]
-        assert tops[0] == tops[1]  # side by side on a wide screen
+        # gold, clean, then the outputs: o1 and o2 (the same spans) together, o3
+        assert page.locator("#browser .side-name").all_inner_texts() == ["gold", "clean", "o1, o2", "o3"]
+        assert [marks(texts.nth(side)) for side in range(4)] == [
+            [("first", '<script>alert("text")</script>')], [("second", "مرحبا")], [("side-2", "مرحبا")],
+            [("side-2", '<script>alert("text")</script>')]]
+        tops = [texts.nth(side).evaluate("node => node.getBoundingClientRect().top") for side in range(4)]
+        assert tops[0] == tops[1] == tops[2]  # side by side on a wide screen
+        assert_offline(seen, folder)
+    finally:
+        context.close()
+    # gold's candidate "missing": the sources o1, o2 and clean propose adding the Arabic word (the script, which
+    # gold and o3 have, is on both sides: grey)
+    rows = lines_of(folder / "gold-error-candidates.jsonl")
+    context, page, seen = visit(browser, folder / "gold-error-candidates.html")
+    try:
+        assert page.locator("img").count() == 0
+        filters(page, "Reference").select_option(label=option(tally(row["reference"] for row in rows), "gold"))
+        filters(page, "Proposed").select_option(label=option(tally(row["proposed"] for row in rows), "missing"))
+        assert status(page) == f"Lines 1{DASH}1 of 1 matching (of {len(rows)})."
+        assert page.locator("#browser .side-name").all_inner_texts() == ["gold", "the proposal", "o1, o2, clean", "o3"]
+        texts = page.locator("#browser .item-text")
+        shown = '<script>alert("text")</script>'
+        assert [marks(texts.nth(side)) for side in range(4)] == [
+            [("shared", shown)], [("shared", shown), ("second", "مرحبا")], [("side-2", "مرحبا")], [("shared", shown)]]
         assert_offline(seen, folder)
     finally:
         context.close()
@@ -451,6 +478,28 @@ def test_the_conll_examples_730_lines_browse_offline(tmp_path: Path, browser) ->
             if number < 3:
                 page.get_by_role("button", name="Next").click()
         assert seen_ids == [line["id"] for line in lines]
+        assert page.get_by_role("button", name="Next").is_disabled()
+        # filter: original against conllpp, at least 10 of impact; then search a word of the texts
+        page.get_by_role("button", name="First").click()
+        pairs = tally(f"{line['first']} vs {line['second']}" for line in lines)
+        filters(page, "Pair").select_option(label=option(pairs, "original vs conllpp"))
+        page.get_by_label("Impact at least").fill("10")
+        chosen = [line for line in lines if line["second"] == "conllpp" and line["impact"] >= 10]
+        assert 0 < len(chosen) < pairs["original vs conllpp"]
+        assert status(page) == f"Lines 1{DASH}{len(chosen)} of {len(chosen)} matching (of 730)."
+        assert column(page, "Item") == [line["id"] for line in chosen]
+        filters(page, "Pair").select_option(index=0)
+        page.get_by_label("Impact at least").fill("")
+        page.get_by_label("Search ids, labels and text").fill("JAPAN")
+        found = [line for line in lines if "japan" in line["text"].lower()]
+        assert 0 < len(found) and status(page).startswith(f"Lines 1{DASH}{len(found)} of {len(found)} matching")
+        # each line's item: both golds and the 14 systems, those with the same spans together, all marked
+        first = found[0]
+        groups = {repr(spans) for spans in first["spans_outputs"].values()}
+        assert len(first["spans_outputs"]) == 14
+        detail = page.locator("tr.detail").first
+        assert detail.locator(".side").count() == 2 + len(groups)
+        assert detail.locator(".side.output mark").count() >= 1
         assert_offline(seen, folder)
     finally:
         context.close()

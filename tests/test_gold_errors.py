@@ -161,7 +161,7 @@ def test_files_section_and_headline(tmp_path: Path) -> None:
     assert [line["rank"] for line in lines] == [1, 2, 3, 4]
     assert list(lines[0]) == ["reference", "rank", "score", "id", "language", "proposed", "start", "end", "type",
                               "reference_span", "proposed_span", "support", "opposed", "evidence", "text",
-                              "spans_reference", "spans_proposed"]  # fmt: skip
+                              "spans_reference", "spans_proposed", "spans_sources"]  # fmt: skip
     table = list(csv.reader(io.StringIO(results.files["gold-error-candidates.csv"])))
     assert table[0] == list(gold_errors.CSV_COLUMNS)
     by_id = {row[3]: dict(zip(table[0], row)) for row in table[1:]}

@@ -220,6 +220,9 @@ class Listing:
     language: np.ndarray
     languages: tuple[str, ...]
     order: np.ndarray
+    # per line (laid pair after pair), ',"spans_outputs":{...}' for the lines the browser holds (the first
+    # browser.BROWSER_LINES in order), '' for the others
+    output_spans: np.ndarray
 
     @property
     def n_lines(self) -> int:
@@ -249,7 +252,47 @@ def listing_of(context: AuditContext, stem: str, kind: str, chosen: Sequence[Com
     outputs = tuple(dict.fromkeys(output for comparison in chosen for output in scored_outputs(context, comparison)))
     return Listing(stem=stem, kind=kind, comparisons=tuple(chosen), outputs=outputs, pairs=pairs, pair=number,
                    ids=ids, texts=texts, entry=entry, language=language, languages=table.languages,
-                   order=order)  # fmt: skip
+                   order=order, output_spans=_output_spans(context.counts, pairs, order))  # fmt: skip
+
+
+def spans_json(counts: Any, name: str, items: np.ndarray) -> dict[int, str]:
+    """Return, per item of ``items`` where the labelling is present, its strict span set as JSON text,
+    ``[[start,end,"type"],...]``, sorted as Python sorts the (start, end, type) tuples (strict ids are ordered
+    so: ``_span_lists``)."""
+    wanted = np.zeros(counts.n_items, dtype=bool)
+    wanted[items] = True
+    ids = counts.ids("strict", name)
+    item_of = counts.item_of("strict", ids)
+    keep = wanted[item_of]
+    ids, item_of = ids[keep], item_of[keep]
+    type_json = [_json(str(type_name)) for type_name in counts.type_names]
+    texts = [f"[{s},{e},{type_json[c]}]" for s, e, c in zip(counts._strict_start[ids].tolist(),
+                                                           counts._strict_end[ids].tolist(),
+                                                           counts._strict_type[ids].tolist())]  # fmt: skip
+    present = np.unique(items[counts.has(name)[items]])
+    low, high = np.searchsorted(item_of, present), np.searchsorted(item_of, present, side="right")
+    return {item: "[" + ",".join(texts[a:b]) + "]" for item, a, b in zip(present.tolist(), low.tolist(), high.tolist())}
+
+
+def _output_spans(counts: Any, pairs: Sequence[Pair], order: np.ndarray) -> np.ndarray:
+    """Return per line (laid pair after pair) its outputs' spans as the JSON Lines file writes them,
+    ',"spans_outputs":{"output":[[start,end,"type"],...],...}' (the outputs its "outputs" lists), for the lines
+    the browser holds (the first ``browser.BROWSER_LINES`` in order); '' for the others."""
+    held = np.zeros(len(order), dtype=bool)
+    held[order[: browser.BROWSER_LINES]] = True
+    pieces = np.full(len(order), "", dtype=object)
+    at = 0
+    for pair in pairs:
+        mine = np.flatnonzero(held[at : at + pair.n_lines])
+        items = pair.items[mine]
+        found = [spans_json(counts, output, items) for output in pair.outputs]
+        keys = [_json(output) for output in pair.outputs]
+        for line, item in zip(mine.tolist(), items.tolist()):
+            listed = [f"{key}:{spans[item]}" for key, spans, scored in zip(keys, found, pair.scored[:, line])
+                      if scored]  # fmt: skip
+            pieces[at + line] = ',"spans_outputs":{' + ",".join(listed) + "}"
+        at += pair.n_lines
+    return pieces
 
 
 def listings(context: AuditContext) -> list[Listing]:
@@ -441,7 +484,7 @@ def _json_changes(pair: Pair) -> list[np.ndarray]:
                                 None if opening is None else opening == row))  # fmt: skip
     chunks = _chunks(columns, pair.n_lines) or [Coded(np.zeros(pair.n_lines, dtype=np.int64), [""])]
     chunks[0] = chunks[0].wrapped(',"outputs":{', "")
-    chunks[-1] = chunks[-1].wrapped("", "}}\n")
+    chunks[-1] = chunks[-1].wrapped("", "}")
     return [chunk.pieces() for chunk in chunks]
 
 
@@ -459,7 +502,8 @@ def listing_jsonl(listing: Listing) -> str:
     """Return the listing as JSON Lines: one object per line, keys in a fixed order, exact (no rewriting).
 
     Each line is what orjson writes of {id, language, first, second, subset, impact, text (when shown), the
-    four span lists, outputs: {output: {tp, fp, fn}} for the outputs present on the item}.
+    four span lists, outputs: {output: {tp, fp, fn}} for the outputs present on the item, and, on the first
+    ``browser.BROWSER_LINES`` lines (those the browser holds), spans_outputs: {output: its strict spans}}.
     """
     languages = [_json(language) for language in listing.languages]
     starts = [f'{{"id":"{inside}","language":{languages[code]}'
@@ -469,7 +513,10 @@ def listing_jsonl(listing: Listing) -> str:
     if listing.texts is not None:
         texts = ["" if text is None else ',"text":' + _json(text) for text in listing.texts]
         head.append(_objects(texts)[listing.entry])
-    return _write(listing, head, False, _per_pair(listing, _json_changes))
+    ends = np.full(listing.n_lines, "}\n", dtype=object)  # the outputs' spans (on the lines the browser holds)
+    held = np.flatnonzero(listing.output_spans != "")
+    ends[held] = [piece + "}\n" for piece in listing.output_spans[held].tolist()]
+    return _write(listing, head, False, [*_per_pair(listing, _json_changes), ends])
 
 
 CSV_QUOTED = re.compile('[,"\n]')  # a field with any of these is quoted by every version of the csv module
@@ -899,10 +946,12 @@ def browser_listing(stem: str, lines: Sequence[Mapping[str, Any]], total: int, t
         if text is not None and len(text) > WHOLE_TEXT:
             cut = text_windows(len(text), [*only_first, *only_second])
             windows = None if cut == [(0, len(text))] else [list(window) for window in cut]
-        sides = [[names.get(first) if first in names else names.setdefault(first, len(names)),
-                  [[*span, int(span in only_first)] for span in line["spans_first"]]],
-                 [names.get(second) if second in names else names.setdefault(second, len(names)),
+        sides = [[browser.name_index(names, first), [[*span, int(span in only_first)] for span in line["spans_first"]]],
+                 [browser.name_index(names, second),
                   [[*span, int(span in only_second)] for span in line["spans_second"]]]]  # fmt: skip
+        if "spans_outputs" in line:  # the outputs, each set of spans once (spans both labellings have: unmarked)
+            common = [span for span in line["spans_first"] if span not in only_first]
+            sides += browser.grouped_sides(names, line["spans_outputs"], common)
         items.append((None if text is None else texts.setdefault(text, len(texts)), windows, sides, notes))
     # a list no line fills (no output besides the two labellings compared) is no column
     kept = [position for position, column in enumerate(BROWSER_COLUMNS)

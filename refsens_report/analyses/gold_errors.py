@@ -43,7 +43,7 @@ import orjson
 from refsens_report import __version__, browser, formatting
 from refsens_report.analyses.base import Analysis, AuditContext, Section
 from refsens_report.analyses.disagreements import (WHOLE_TEXT, ListedSpan, TextPiece, highlight, python_order,
-                                                    text_windows)
+                                                    spans_json, text_windows)
 from refsens_report.counts import overlap_edges
 from refsens_report.figures import Figure
 from refsens_report.results import sha256_file
@@ -264,10 +264,14 @@ def _span(counts: Any, span_id: int) -> list[Any] | None:
             str(counts.type_names[counts._strict_type[span_id]])]  # fmt: skip
 
 
-def rows_of(context: AuditContext, found: Candidates, limit: int | None = None) -> list[dict[str, Any]]:
-    """Return the candidates (the first ``limit``) as self-describing rows, keys in a fixed order: the item's text,
-    the reference's spans on it and those with the proposal made, unless ``[report] show_text = false``."""
+def rows_of(context: AuditContext, found: Candidates, limit: int | None = None,
+            with_sources: int = 0) -> list[dict[str, Any]]:  # fmt: skip
+    """Return the candidates (the first ``limit``) as self-describing rows, keys in a fixed order: the item's text
+    (unless ``[report] show_text = false``), the reference's spans on it and those with the proposal made, and on
+    the first ``with_sources`` rows each source's spans on the item (what the browser shows beside them)."""
     counts, table = context.counts, context.record.table
+    shown = found.item[:with_sources]
+    sources = {source: spans_json(counts, source, shown) for source in found.sources} if with_sources else {}
     show_text = context.config.report.show_text and table.text is not None
     reference_ids = counts.ids("strict", found.reference)
     reference_item = counts.item_of("strict", reference_ids)
@@ -295,6 +299,9 @@ def rows_of(context: AuditContext, found: Candidates, limit: int | None = None) 
             row["text"] = text
         row["spans_reference"] = spans
         row["spans_proposed"] = changed
+        if number < with_sources:
+            row["spans_sources"] = {source: orjson.loads(found_spans[item]) for source, found_spans in sources.items()
+                                    if item in found_spans}  # fmt: skip
         rows.append(row)
     return rows
 
@@ -327,7 +334,9 @@ def files(context: AuditContext) -> dict[str, str]:
     found = candidates(context)
     if not found:
         return {}
-    rows = [row for reference in found for row in rows_of(context, reference)]
+    rows = []
+    for reference in found:  # the first browser.BROWSER_LINES rows, those the browser holds, carry the sources' spans
+        rows += rows_of(context, reference, with_sources=max(0, browser.BROWSER_LINES - len(rows)))
     return {f"{FILE}.jsonl": "".join(orjson.dumps(row).decode("utf-8") + "\n" for row in rows),
             f"{FILE}.csv": candidates_csv(rows)}  # fmt: skip
 
@@ -645,8 +654,8 @@ def browser_listing(rows: Sequence[Mapping[str, Any]], total: int, title: str,
                     files: tuple[str, ...]) -> browser.BrowserListing:  # fmt: skip
     """Return the candidates for the browser: the first ``browser.BROWSER_LINES`` rows of the file (of
     ``total``). Each row's item: its text (when written), cut around the place when long, and two sides: the
-    reference's spans (the one at the place marked) and the same with the proposal made (the proposed span
-    marked)."""
+    reference's spans (the one at the place marked), the same with the proposal made (the proposed span
+    marked), and the sources' spans, sources with the same spans together."""
     names: dict[str, int] = {}
     texts: dict[str, int] = {}
     found, items = [], []
@@ -660,10 +669,13 @@ def browser_listing(rows: Sequence[Mapping[str, Any]], total: int, title: str,
         if text is not None and len(text) > WHOLE_TEXT:
             cut = text_windows(len(text), [span for span in (at, offer) if span])
             windows = None if cut == [(0, len(text))] else [list(window) for window in cut]
-        sides = [[names.setdefault(row["reference"], len(names)),
+        sides = [[browser.name_index(names, row["reference"]),
                   [[*span, int(span == at)] for span in row["spans_reference"]]],
-                 [names.setdefault(PROPOSAL, len(names)),
+                 [browser.name_index(names, PROPOSAL),
                   [[*span, int(span == offer)] for span in row["spans_proposed"]]]]  # fmt: skip
+        if "spans_sources" in row:  # the sources, each set of spans once (spans both sides have: unmarked)
+            common = [span for span in row["spans_reference"] if span != at]
+            sides += browser.grouped_sides(names, row["spans_sources"], common)
         items.append((None if text is None else texts.setdefault(text, len(texts)), windows, sides, []))
     kept = [position for position, column in enumerate(BROWSER_COLUMNS)
             if column.kind != "list" or any(row[position] for row in found)]  # fmt: skip
