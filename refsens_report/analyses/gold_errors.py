@@ -35,7 +35,7 @@ import io
 from contextlib import closing
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 import orjson
@@ -85,6 +85,18 @@ class Pool:
     ids: np.ndarray
     item: np.ndarray
     ours: np.ndarray
+
+
+def pool_of(counts: Any, reference: str, sources: Sequence[str], mask: np.ndarray) -> Pool:
+    """Return the spans voted on: every strict span the reference or a source has on the items of ``mask``."""
+    in_reference = np.zeros(len(counts._strict_start), dtype=bool)
+    in_reference[counts.ids("strict", reference)] = True
+    pooled = in_reference.copy()
+    for source in sources:
+        pooled[counts.ids("strict", source)] = True
+    ids = np.flatnonzero(pooled)  # strict ids are item-major: (item, start, end, type) order
+    ids = ids[mask[counts.item_of("strict", ids)]]
+    return Pool(ids, counts.item_of("strict", ids), in_reference[ids])
 
 
 def leave_one_out_weight(counts: Any, reference: str, source: str, mask: np.ndarray, pool: Pool) -> np.ndarray:
@@ -142,27 +154,23 @@ class Candidates:
         return len(self.item)
 
 
-def candidates_of(context: AuditContext, reference: str, mask: np.ndarray, equal_weights: bool = False) -> Candidates:
+def candidates_of(context: AuditContext, reference: str, mask: np.ndarray, equal_weights: bool = False,
+                  weigh: Callable[..., np.ndarray] | None = None) -> Candidates:  # fmt: skip
     """Return the reference's candidate errors on the items of ``mask`` where it is present, in rank order.
 
-    ``equal_weights``: every source present weighs 1, a plain vote (the benchmark's comparison)."""
+    ``equal_weights``: every source present weighs 1, a plain vote; ``weigh``: another weight, called as
+    ``leave_one_out_weight`` is (the benchmark's comparisons, bench/gold_errors_conll.py)."""
     counts, table = context.counts, context.record.table
     sources = sources_of(context, reference)
     mask = mask & counts.has(reference)
     n_ids = len(counts._strict_start)
-    in_reference = np.zeros(n_ids, dtype=bool)
-    in_reference[counts.ids("strict", reference)] = True
-    pooled = in_reference.copy()
-    for source in sources:
-        pooled[counts.ids("strict", source)] = True
-    ids = np.flatnonzero(pooled)  # strict ids are item-major: (item, start, end, type) order
-    ids = ids[mask[counts.item_of("strict", ids)]]
-    pool = Pool(ids, counts.item_of("strict", ids), in_reference[ids])
+    pool = pool_of(counts, reference, sources, mask)
+    ids = pool.ids
     # per pool span: the weight of the sources having it (votes) and of those with nothing overlapping it (empty)
     votes, empty = np.zeros(len(ids)), np.zeros(len(ids))
     has = np.zeros(n_ids, dtype=bool)
     for source in sources:
-        weight = leave_one_out_weight(counts, reference, source, mask, pool)
+        weight = (weigh or leave_one_out_weight)(counts, reference, source, mask, pool)
         if equal_weights:
             weight = (mask & counts.has(source))[pool.item].astype(float)
         source_ids = counts.ids("strict", source)
