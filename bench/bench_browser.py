@@ -116,9 +116,10 @@ def main() -> int:
                                                               for line in lines))  # fmt: skip
         comparisons = [{"kind": "references", "first": first, "second": second, "subset": "audited",
                         "file": "disagreements",
-                        "differing": {"pooled": sum((line["first"], line["second"]) == (first, second) for line in lines)}}
+                        "differing": {"pooled": sum((line["first"], line["second"]) == (first, second)
+                                                    for line in lines)}}
                        for first, second in PAIRS]  # fmt: skip
-        results = {"dataset": {"name": "Synthetic listing", "version": "bench"},
+        results = {"dataset": {"name": "Synthetic listing", "version": "bench"}, "rows": [],
                    "disagreements": {"show_text": True, "text": True, "comparisons": comparisons}}  # fmt: skip
         print(f"{args.lines:,} synthetic lines written in {time.perf_counter() - started:.1f} s")
         started = time.perf_counter()

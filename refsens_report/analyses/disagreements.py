@@ -972,7 +972,8 @@ def pages(view: ResultsView, site: browser.SiteContext) -> list[browser.Page]:
     for listing in found:
         written.append(browser.Page(page_name(listing.stem), "disagreements.html", listing_page(site, listing, found)))
         title = _listing_title(_annotators(listing.comparisons))
-        files = tuple(name for name in (f"{listing.stem}.csv", f"{listing.stem}.jsonl") if (site.folder / name).is_file())
+        files = tuple(name for name in (f"{listing.stem}.csv", f"{listing.stem}.jsonl")
+                      if (site.folder / name).is_file())  # fmt: skip
         written.append(browser.Page(browser.data_script_name(listing.stem), text=browser.browser_script(
             browser_listing(listing.stem, listing.first, listing.lines, title, show_text, files))))
     return written
