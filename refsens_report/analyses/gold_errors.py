@@ -496,8 +496,8 @@ def _section(view: ResultsView, drawn: Mapping[str, Figure]) -> Section:
                                      if reference["top"]]  # fmt: skip
     return Section(
         key=KEY, number=0, title=ANALYSIS.title, paragraphs=(ANALYSIS.question, note), tables=tuple(tables),
-        links=((page_name(), f"Every candidate of every reference, ranked, to filter, search and page through: "
-                             f"{page_name()}; every one in {FILE}.jsonl and {FILE}.csv."),),
+        links=((page_name(), f"Every candidate of every reference, ranked: {page_name()}; every one in {FILE}.jsonl "
+                             f"and {FILE}.csv."),),
     )  # fmt: skip
 
 
