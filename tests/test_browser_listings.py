@@ -373,7 +373,8 @@ def test_an_items_hostile_text_is_escaped_and_isolated_side_by_side(tmp_path: Pa
         texts = page.locator("#browser .item-text")
         shown = '<script>alert("text")</script>'
         assert [marks(texts.nth(side)) for side in range(4)] == [
-            [("shared", shown)], [("shared", shown), ("second", "مرحبا")], [("side-2", "مرحبا")], [("shared", shown)]]
+            [("shared", shown)], [("shared", shown), ("second", "مرحبا")], [("side-2", "مرحبا")],
+            [("shared", shown)]]
         assert_offline(seen, folder)
     finally:
         context.close()
@@ -565,8 +566,8 @@ def test_the_candidates_browser_filters_searches_sorts_and_pages_every_candidate
         assert column(page, "Item") == [row["id"] for row in mine][:200]
         filters(page, "Reference").select_option(index=0)
         filters(page, "Proposed").select_option(index=0)
-        types = tally(kind for row in rows for kind in sorted({span[2] for span in (row["reference_span"],
-                                                                                    row["proposed_span"]) if span}))  # fmt: skip
+        types = tally(kind for row in rows
+                      for kind in sorted({span[2] for span in (row["reference_span"], row["proposed_span"]) if span}))
         kind = sorted(types)[0]
         page.get_by_label("Types").select_option(label=option(types, kind))
         assert f" of {formatting.count(types[kind])} matching" in status(page)

@@ -468,3 +468,26 @@ def test_columns_of_cells_take_the_short_way_only_when_nothing_changes() -> None
         cells = [disagreements.csv_cell(spreadsheet_safe(text)) for text in texts]
         assert disagreements.spreadsheet_cells(texts) == cells
         assert disagreements._json_inside(texts) == [orjson.dumps(text).decode("utf-8")[1:-1] for text in texts]
+
+
+def test_the_pages_read_a_listing_no_further_than_they_show(tmp_path: Path, monkeypatch) -> None:
+    """The listing file is read line by line and left as soon as the page (PAGE_LINES per pair) and the browser
+    (BROWSER_LINES) have their lines: here the first two of three, so a third line that is not JSON is never
+    read; the counts the page prints come from results.json."""
+    results = audit_items(tmp_path, record(), audit={"resamples": 20}, **ROLES)
+    folder = tmp_path / "version"
+    folder.mkdir()
+    kept = results.files["disagreements.jsonl"].splitlines(keepends=True)[:2]
+    (folder / "disagreements.jsonl").write_text("".join(kept) + "not JSON: never read\n", encoding="utf-8")
+    document = {**results.to_json_dict(), "rows": results.rows}
+    monkeypatch.setattr(browser, "BROWSER_LINES", 2)
+    monkeypatch.setattr(disagreements, "PAGE_LINES", 1)
+    site = SiteContext(folder, document, "2026-01-01T00:00:00+00:00")
+    [read] = [listing for listing in disagreements.read_listings(site) if listing.stem == "disagreements"]
+    assert read.lines == 3 and [line["id"] for line in read.first] == ["en-1", "de-1"]
+    assert [[line["id"] for line in shown] for shown in read.shown] == [["en-1"]]
+    page, script = disagreements.pages(ResultsView.from_json(document), site)[:2]
+    [pair] = page.context.pairs
+    assert (pair.differing, pair.shown, pair.complete) == ("3", "1", False)
+    data = json.loads(script.text.split("push(", 1)[1].rsplit(");", 1)[0])
+    assert data["lines"] == 3 and [row[1] for row in data["rows"]] == ["en-1", "de-1"]
