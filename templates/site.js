@@ -130,8 +130,13 @@
 
   const PAGE_SIZES = [25, 50, 100, 200];
   // a side's differing spans: the static page's colours and line styles for the two compared (orange solid,
-  // blue dashed), green dotted for the outputs; spans both sides compared have are grey
+  // blue dashed); an output's as the side compared that has the span, green dotted when neither has it;
+  // spans both sides compared have are grey
   const SIDE_MARKS = ["first", "second", "side-2"];
+
+  function spanKey(span) {
+    return span[0] + "\u0000" + span[1] + "\u0000" + span[2];
+  }
 
   function browser(container, listing) {
     const columns = listing.columns;
@@ -340,12 +345,18 @@
     function drawItem(item) {
       const [textIndex, windows, sides, notes] = item;
       const text = textIndex === null ? null : listing.texts[textIndex];
+      // an output's span that the two sides compared do not both have is marked as the side that has it
+      // (orange, blue), or green when neither has it
+      const compared = sides.slice(0, 2).map(function ([, spans]) { return new Set(spans.map(spanKey)); });
+      function agrees(span) {
+        const key = spanKey(span);
+        return compared[0] && compared[0].has(key) ? 0 : compared[1] && compared[1].has(key) ? 1 : 2;
+      }
       const detail = make("div", { className: "item-detail" });
       const panels = make("div", { className: "sides" });
       sides.forEach(function ([named, spans], side) {
         // a side compared is one name; an output side lists every output with these very spans
-        const group = Array.isArray(named) ? named.map(function (index) { return listing.names[index]; })
-          : [listing.names[named]];
+        const group = namesOf(named);
         const panel = make("div", { className: side < 2 ? "side" : "side output", role: "group",
                                     "aria-label": group.join(", ") });
         const heading = make("p", { className: "side-name" });
@@ -354,16 +365,25 @@
           heading.appendChild(isolated(name));
         });
         panel.appendChild(heading);
-        if (text !== null) panel.appendChild(highlighted(text, windows, spans, side));
+        const classOf = function (span) { return SIDE_MARKS[side < 2 ? side : agrees(span)]; };
+        if (text !== null) panel.appendChild(highlighted(text, windows, spans, classOf));
         const list = make("ul");
-        for (const [start, end, type, differs] of spans) {
+        for (const span of spans) {
+          const [start, end, type, differs] = span;
+          let said = null;  // what differs: only here (a side compared), or which side an output's span is as
+          if (differs && side < 2) said = [document.createTextNode(" (only here)")];
+          else if (differs) {
+            const as = agrees(span);
+            said = as === 2 ? [document.createTextNode(" (in neither)")]
+              : [document.createTextNode(" (as "), isolated(namesOf(sides[as][0]).join(", ")), document.createTextNode(")")];
+          }
           list.appendChild(make("li", {}, [
             make("span", { className: "offsets", text: "[" + start + ", " + end + ")" }),
             document.createTextNode(" "), isolated(type),
             text === null ? null : document.createTextNode(" \u00ab"),
             text === null ? null : isolated(text.slice(start, end)),
             text === null ? null : document.createTextNode("\u00bb"),
-            differs ? document.createTextNode(side < 2 ? " (only here)" : " (not both sides')") : null]));
+            ...(said || [])]));
         }
         if (!spans.length) list.appendChild(make("li", { text: "no span" }));
         panel.appendChild(list);
@@ -382,9 +402,13 @@
       return detail;
     }
 
-    // The text (or its windows) with one side's spans marked: a piece is marked "differs" when a span that
+    function namesOf(named) {
+      return Array.isArray(named) ? named.map(function (index) { return listing.names[index]; }) : [listing.names[named]];
+    }
+
+    // The text (or its windows) with one side's spans marked: a piece is marked classOf(span) when a span that
     // differs covers it, "shared" when only spans both sides have do.
-    function highlighted(text, windows, spans, side) {
+    function highlighted(text, windows, spans, classOf) {
       const paragraph = make("p", { className: "item-text", dir: "auto" });
       (windows || [[0, text.length]]).forEach(function ([low, high], number) {
         if (number) paragraph.appendChild(make("span", { className: "cut", text: " \u2026 " }));
@@ -398,12 +422,12 @@
         for (let piece = 0; piece + 1 < at.length; piece++) {
           const start = at[piece], end = at[piece + 1];
           let mark = "";
-          for (const [from, to, , differs] of spans) {
-            if (from <= start && end <= to) mark = differs ? "differs" : mark || "shared";
+          for (const span of spans) {
+            if (span[0] <= start && end <= span[1]) mark = span[3] ? classOf(span) : mark || "shared";
           }
           const words = text.slice(start, end);
           if (!mark) window.appendChild(document.createTextNode(words));
-          else window.appendChild(make("mark", { className: mark === "shared" ? "shared" : SIDE_MARKS[Math.min(side, 2)], text: words }));
+          else window.appendChild(make("mark", { className: mark, text: words }));
         }
         paragraph.appendChild(window);
       });

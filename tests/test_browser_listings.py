@@ -331,6 +331,7 @@ def test_an_items_hostile_text_is_escaped_and_isolated_side_by_side(tmp_path: Pa
     end = HOSTILE_TEXT.index("</script>") + len("</script>")
     arabic = HOSTILE_TEXT.index("مرحبا")
     script, word = [start, end, "CODE"], [arabic, arabic + 5, "CODE"]
+    script_text = HOSTILE_TEXT[start:end]
     lines = [item("x-1", "en", text=HOSTILE_TEXT, gold=[script], clean=[word], o1=[word], o2=[word], o3=[script],
                   a=[], b=[])]  # fmt: skip
     agreed = [[0, 2, "CODE"]]  # items where every labelling agrees: the sources' weights come from them
@@ -352,9 +353,12 @@ def test_an_items_hostile_text_is_escaped_and_isolated_side_by_side(tmp_path: Pa
         texts = page.locator("#browser .item-text")
         # gold, clean, then the outputs: o1 and o2 (the same spans) together, o3
         assert page.locator("#browser .side-name").all_inner_texts() == ["gold", "clean", "o1, o2", "o3"]
+        # an output's span is marked as the side compared that has it: o1 and o2 as clean, o3 as gold
         assert [marks(texts.nth(side)) for side in range(4)] == [
-            [("first", '<script>alert("text")</script>')], [("second", "مرحبا")], [("side-2", "مرحبا")],
-            [("side-2", '<script>alert("text")</script>')]]
+            [("first", '<script>alert("text")</script>')], [("second", "مرحبا")], [("second", "مرحبا")],
+            [("first", '<script>alert("text")</script>')]]
+        said = page.locator("#browser .side.output li").all_inner_texts()
+        assert said == [f"[{arabic}, {arabic + 5}) CODE «مرحبا» (as clean)", f"[{start}, {end}) CODE «{script_text}» (as gold)"]
         tops = [texts.nth(side).evaluate("node => node.getBoundingClientRect().top") for side in range(4)]
         assert tops[0] == tops[1] == tops[2]  # side by side on a wide screen
         assert_offline(seen, folder)
@@ -373,7 +377,7 @@ def test_an_items_hostile_text_is_escaped_and_isolated_side_by_side(tmp_path: Pa
         texts = page.locator("#browser .item-text")
         shown = '<script>alert("text")</script>'
         assert [marks(texts.nth(side)) for side in range(4)] == [
-            [("shared", shown)], [("shared", shown), ("second", "مرحبا")], [("side-2", "مرحبا")],
+            [("shared", shown)], [("shared", shown), ("second", "مرحبا")], [("second", "مرحبا")],
             [("shared", shown)]]
         assert_offline(seen, folder)
     finally:
