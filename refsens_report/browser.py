@@ -13,9 +13,10 @@ site writes whatever they return; it names no analysis. Nothing here is specific
 
 from __future__ import annotations
 
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import orjson
 
@@ -61,6 +62,24 @@ def read_lines(path: Path) -> Iterator[dict[str, Any]]:
                 yield orjson.loads(raw)
 
 
+def page_lines(path: Path, total: int, group_of: Callable[[dict[str, Any]], int], wanted: Sequence[int],
+               shown: list[list[dict[str, Any]]]) -> Iterator[dict[str, Any]]:  # fmt: skip
+    """Yield the first ``BROWSER_LINES`` lines of a listing file (of ``total``), for its browser, one read at a
+    time; meanwhile keep in ``shown`` each group's first lines (``group_of`` a line; the static page's, up to
+    ``wanted`` of each), reading on past the browser's lines only for them, and stop when both are read. Only
+    the static page's lines are kept: a consumer that builds its data line by line holds no file in memory."""
+    cap = BROWSER_LINES
+    with closing(read_lines(path)) as read:
+        for number, line in enumerate(read, start=1):
+            mine = shown[group_of(line)]
+            if len(mine) < wanted[group_of(line)]:
+                mine.append(line)
+            if number <= cap:
+                yield line
+            if number >= min(cap, total) and all(len(lines) >= want for lines, want in zip(shown, wanted)):
+                return  # the rest of the file is neither on the page nor in the browser
+
+
 @dataclass(frozen=True)
 class BrowserColumn:
     """A column of a listing in the browser: its key, header, kind ("number", "text", or "list": several labels)
@@ -78,10 +97,11 @@ class BrowserListing:
 
     rows: one per line (at most ``BROWSER_LINES``, the first in the files' order), values in the columns' order.
     items: per row, what the browser shows under it: [its text (an index into ``texts``, or None), the
-        [start, end) windows of a long text it shows (None: all of it), its sides ([an index into ``names``
-        (the two compared), or a list of them (the outputs with these very spans, ``grouped_sides``), its
-        spans as [start, end, type, 1 if the span is what differs else 0]]), notes (rows of strings under
-        ``note_columns``)]. Sides are shown side by side, each with its spans highlighted in the text.
+        [start, end) windows of a long text it shows (None: all of it), its sides (the two compared: [an index
+        into ``names``, its spans as [start, end, type, 1 if the span is what differs else 0]]; then the
+        outputs: [a list of indices into ``names``, their spans, each a position among the two sides' spans or
+        [start, end, type]] (``grouped_sides``)), notes (rows of strings under ``note_columns``)]. Sides are
+        shown side by side, each with its spans highlighted in the text.
     lines: the lines the listing's files hold (more than the rows when capped).
     """
 
@@ -104,17 +124,22 @@ def name_index(names: dict[str, int], name: str) -> int:
 
 
 def grouped_sides(names: dict[str, int], spans: Mapping[str, Sequence[Sequence[Any]]],
-                  common: Sequence[Sequence[Any]]) -> list[list[Any]]:  # fmt: skip
-    """Return the sides of further labellings (the outputs) on an item: those with the same spans as one side
-    ([their name indices, their spans]), in the order first seen; a span is marked (1) unless ``common`` (the
-    spans every main side has) holds it."""
-    groups: dict[str, list[Any]] = {}
+                  compared: Sequence[Sequence[Sequence[Any]]]) -> list[list[Any]]:  # fmt: skip
+    """Return the sides of further labellings (the outputs) on an item: those with the very same spans as one
+    side ([their name indices, their spans]), in the order first seen. A span one of the two sides ``compared``
+    has is written as its position among their spans, the first side's then the second's (most of an output's
+    spans are a gold's: a number instead of [start, end, type]); another as [start, end, type]."""
+    where: dict[tuple[Any, ...], int] = {}
+    for position, span in enumerate(span for side in compared for span in side):
+        where.setdefault((span[0], span[1], span[2]), position)
+    groups: dict[tuple[Any, ...], list[Any]] = {}
     for name, found in spans.items():
-        key = repr(found)
+        key = tuple(where.get(span, span) for span in map(tuple, found))
         if key in groups:
             groups[key][0].append(name_index(names, name))
         else:
-            groups[key] = [[name_index(names, name)], [[*span, int(span not in common)] for span in found]]
+            groups[key] = [[name_index(names, name)],
+                           [value if isinstance(value, int) else list(value) for value in key]]
     return list(groups.values())
 
 

@@ -348,13 +348,23 @@
       // an output's span that the two sides compared do not both have is marked as the side that has it
       // (orange, blue), or green when neither has it
       const compared = sides.slice(0, 2).map(function ([, spans]) { return new Set(spans.map(spanKey)); });
+      const theirs = sides.slice(0, 2).flatMap(function ([, spans]) { return spans; });
       function agrees(span) {
         const key = spanKey(span);
         return compared[0] && compared[0].has(key) ? 0 : compared[1] && compared[1].has(key) ? 1 : 2;
       }
+      // an output's span: a position among the two sides' spans, or [start, end, type]; it differs unless
+      // both sides compared have it
+      function decoded(value) {
+        const span = typeof value === "number" ? theirs[value] : value;
+        const key = spanKey(span);
+        const both = compared.length === 2 && compared[0].has(key) && compared[1].has(key);
+        return [span[0], span[1], span[2], both ? 0 : 1];
+      }
       const detail = make("div", { className: "item-detail" });
       const panels = make("div", { className: "sides" });
-      sides.forEach(function ([named, spans], side) {
+      sides.forEach(function ([named, written], side) {
+        const spans = side < 2 ? written : written.map(decoded);
         // a side compared is one name; an output side lists every output with these very spans
         const group = namesOf(named);
         const panel = make("div", { className: side < 2 ? "side" : "side output", role: "group",

@@ -484,7 +484,7 @@ def test_the_pages_read_a_listing_no_further_than_they_show(tmp_path: Path, monk
     monkeypatch.setattr(disagreements, "PAGE_LINES", 1)
     site = SiteContext(folder, document, "2026-01-01T00:00:00+00:00")
     [read] = [listing for listing in disagreements.read_listings(site) if listing.stem == "disagreements"]
-    assert read.lines == 3 and [line["id"] for line in read.first] == ["en-1", "de-1"]
+    assert read.lines == 3 and [line["id"] for line in read.read(folder)] == ["en-1", "de-1"]
     assert [[line["id"] for line in shown] for shown in read.shown] == [["en-1"]]
     page, script = disagreements.pages(ResultsView.from_json(document), site)[:2]
     [pair] = page.context.pairs

@@ -22,10 +22,9 @@ from __future__ import annotations
 import csv
 import io
 import re
-from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 import orjson
@@ -817,45 +816,31 @@ def _annotators(comparisons: Sequence[Mapping[str, Any]]) -> bool:
 
 @dataclass(frozen=True)
 class ListingRead:
-    """What the pages need of one listing file, read line by line: its comparisons (results.json), how many
-    lines it holds (from their counts), its first ``browser.BROWSER_LINES`` lines, and per comparison its first
-    ``PAGE_LINES`` lines."""
+    """A listing file as its page reads it: its comparisons (results.json), how many lines it holds (from their
+    counts), and per comparison its first ``PAGE_LINES`` lines (``shown``: filled as ``lines`` reads the file)."""
 
     stem: str
     comparisons: tuple[Mapping[str, Any], ...]
     lines: int
-    first: tuple[dict, ...]
-    shown: tuple[tuple[dict, ...], ...]
+    shown: list[list[dict]]
 
-
-def read_listing(folder: Path, stem: str, comparisons: Sequence[Mapping[str, Any]]) -> ListingRead:
-    """Return what the pages show of a listing file: the file is read a line at a time, and no further than
-    the browser's first lines and every pair's page of lines (a listing may run to hundreds of megabytes)."""
-    keys = [(comparison["first"], comparison["second"]) for comparison in comparisons]
-    lines = sum(int(comparison["differing"][POOLED]) for comparison in comparisons)
-    cap = browser.BROWSER_LINES
-    wanted = [min(PAGE_LINES, int(comparison["differing"][POOLED])) for comparison in comparisons]
-    first: list[dict] = []
-    shown: list[list[dict]] = [[] for _ in comparisons]
-    with closing(browser.read_lines(folder / f"{stem}.jsonl")) as read:
-        for number, line in enumerate(read, start=1):
-            if number <= cap:
-                first.append(line)
-            pair = keys.index((line["first"], line["second"]))
-            if len(shown[pair]) < PAGE_LINES:
-                shown[pair].append(line)
-            if number >= min(cap, lines) and all(len(mine) >= want for mine, want in zip(shown, wanted)):
-                break  # the rest of the file is neither on the page nor in the browser
-    return ListingRead(stem, tuple(comparisons), lines, tuple(first), tuple(tuple(mine) for mine in shown))
+    def read(self, folder: Path) -> Iterator[dict]:
+        """Yield the file's first ``browser.BROWSER_LINES`` lines, one read at a time, filling ``shown`` (the file
+        is read no further than both need: a listing may run to hundreds of megabytes)."""
+        keys = [(comparison["first"], comparison["second"]) for comparison in self.comparisons]
+        wanted = [min(PAGE_LINES, int(comparison["differing"][POOLED])) for comparison in self.comparisons]
+        return browser.page_lines(folder / f"{self.stem}.jsonl", self.lines,
+                                  lambda line: keys.index((line["first"], line["second"])), wanted, self.shown)
 
 
 def read_listings(site: browser.SiteContext) -> list[ListingRead]:
-    """Return every disagreement listing whose JSON Lines file is in the version folder, read for its page."""
+    """Return every disagreement listing whose JSON Lines file is in the version folder (none read yet)."""
     comparisons = (site.results.get(KEY) or {}).get("comparisons") or []
     found = []
     for stem in dict.fromkeys(comparison["file"] for comparison in comparisons):
         if (site.folder / f"{stem}.jsonl").is_file():
-            found.append(read_listing(site.folder, stem, [c for c in comparisons if c["file"] == stem]))
+            mine = tuple(c for c in comparisons if c["file"] == stem)
+            found.append(ListingRead(stem, mine, sum(int(c["differing"][POOLED]) for c in mine), [[] for _ in mine]))
     return found
 
 
@@ -919,7 +904,7 @@ BROWSER_COLUMNS = (
 )
 
 
-def browser_listing(stem: str, lines: Sequence[Mapping[str, Any]], total: int, title: str, show_text: bool,
+def browser_listing(stem: str, lines: Iterable[Mapping[str, Any]], total: int, title: str, show_text: bool,
                     files: tuple[str, ...]) -> browser.BrowserListing:  # fmt: skip
     """Return a disagreement listing for the browser: its first ``browser.BROWSER_LINES`` lines (of ``total``),
     text only when shown."""
@@ -928,7 +913,9 @@ def browser_listing(stem: str, lines: Sequence[Mapping[str, Any]], total: int, t
     pairs: dict[tuple[str, str], str] = {}
     signed: dict[int, str] = {}  # each change printed once (formatting.signed_count)
     rows, items = [], []
-    for rank, line in enumerate(lines[: browser.BROWSER_LINES], start=1):
+    for rank, line in enumerate(lines, start=1):
+        if rank > browser.BROWSER_LINES:
+            continue  # (a list longer than the cap; the file's reader yields no more)
         only_first, only_second = line["only_first"], line["only_second"]  # short lists: no sets needed
         differing = sorted({str(span[2]) for span in only_first} | {str(span[2]) for span in only_second})
         notes = []
@@ -949,9 +936,8 @@ def browser_listing(stem: str, lines: Sequence[Mapping[str, Any]], total: int, t
         sides = [[browser.name_index(names, first), [[*span, int(span in only_first)] for span in line["spans_first"]]],
                  [browser.name_index(names, second),
                   [[*span, int(span in only_second)] for span in line["spans_second"]]]]  # fmt: skip
-        if "spans_outputs" in line:  # the outputs, each set of spans once (spans both labellings have: unmarked)
-            common = [span for span in line["spans_first"] if span not in only_first]
-            sides += browser.grouped_sides(names, line["spans_outputs"], common)
+        if "spans_outputs" in line:  # the outputs, each set of spans once
+            sides += browser.grouped_sides(names, line["spans_outputs"], (line["spans_first"], line["spans_second"]))
         items.append((None if text is None else texts.setdefault(text, len(texts)), windows, sides, notes))
     # a list no line fills (no output besides the two labellings compared) is no column
     kept = [position for position, column in enumerate(BROWSER_COLUMNS)
@@ -970,12 +956,14 @@ def pages(view: ResultsView, site: browser.SiteContext) -> list[browser.Page]:
     show_text = (site.results.get(KEY) or {}).get("show_text", True)
     written = []
     for listing in found:
-        written.append(browser.Page(page_name(listing.stem), "disagreements.html", listing_page(site, listing, found)))
         title = _listing_title(_annotators(listing.comparisons))
         files = tuple(name for name in (f"{listing.stem}.csv", f"{listing.stem}.jsonl")
                       if (site.folder / name).is_file())  # fmt: skip
-        written.append(browser.Page(browser.data_script_name(listing.stem), text=browser.browser_script(
-            browser_listing(listing.stem, listing.first, listing.lines, title, show_text, files))))
+        # one pass over the file: the browser's data line by line, the page's lines kept meanwhile
+        data = browser.browser_script(browser_listing(listing.stem, listing.read(site.folder), listing.lines, title,
+                                                      show_text, files))  # fmt: skip
+        written.append(browser.Page(page_name(listing.stem), "disagreements.html", listing_page(site, listing, found)))
+        written.append(browser.Page(browser.data_script_name(listing.stem), text=data))
     return written
 
 

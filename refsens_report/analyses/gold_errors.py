@@ -32,10 +32,8 @@ from __future__ import annotations
 
 import csv
 import io
-from contextlib import closing
 from dataclasses import dataclass, replace
-from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 import orjson
@@ -615,36 +613,6 @@ def listed_candidate(row: Mapping[str, Any]) -> ListedCandidate:
     )  # fmt: skip
 
 
-@dataclass(frozen=True)
-class CandidatesRead:
-    """What the page needs of the candidates' file, read line by line: how many candidates it holds (from
-    results.json), its first ``browser.BROWSER_LINES`` lines, and each reference's first ``PAGE_CANDIDATES``."""
-
-    lines: int
-    first: tuple[dict, ...]
-    shown: tuple[tuple[dict, ...], ...]
-
-
-def read_candidates(folder: Path, references: Sequence[Mapping[str, Any]]) -> CandidatesRead:
-    """Return what the page shows of the candidates' file, read no further than it needs."""
-    names = [reference["reference"] for reference in references]
-    total = sum(int(reference["candidates"]) for reference in references)
-    wanted = [min(PAGE_CANDIDATES, int(reference["candidates"])) for reference in references]
-    cap = browser.BROWSER_LINES
-    first: list[dict] = []
-    shown: list[list[dict]] = [[] for _ in references]
-    with closing(browser.read_lines(folder / f"{FILE}.jsonl")) as read:
-        for number, row in enumerate(read, start=1):
-            if number <= cap:
-                first.append(row)
-            mine = shown[names.index(row["reference"])]
-            if len(mine) < PAGE_CANDIDATES:
-                mine.append(row)
-            if number >= min(cap, total) and all(len(mine) >= want for mine, want in zip(shown, wanted)):
-                break  # the rest of the file is neither on the page nor in the browser
-    return CandidatesRead(total, tuple(first), tuple(tuple(mine) for mine in shown))
-
-
 BROWSER_COLUMNS = (
     browser.BrowserColumn("reference", "Reference", "text", "choice"),
     browser.BrowserColumn("rank", "Rank", "number"),
@@ -658,7 +626,7 @@ BROWSER_COLUMNS = (
 )
 
 
-def browser_listing(rows: Sequence[Mapping[str, Any]], total: int, title: str,
+def browser_listing(rows: Iterable[Mapping[str, Any]], total: int, title: str,
                     files: tuple[str, ...]) -> browser.BrowserListing:  # fmt: skip
     """Return the candidates for the browser: the first ``browser.BROWSER_LINES`` rows of the file (of
     ``total``). Each row's item: its text (when written), cut around the place when long, and two sides: the
@@ -667,7 +635,9 @@ def browser_listing(rows: Sequence[Mapping[str, Any]], total: int, title: str,
     names: dict[str, int] = {}
     texts: dict[str, int] = {}
     found, items = [], []
-    for row in rows[: browser.BROWSER_LINES]:
+    for number, row in enumerate(rows):
+        if number >= browser.BROWSER_LINES:
+            continue  # (a list longer than the cap; the file's reader yields no more)
         at, offer = row["reference_span"], row["proposed_span"]
         types = sorted({str(span[2]) for span in (at, offer) if span})
         found.append((row["reference"], row["rank"], row["score"], row["id"], row["language"], row["proposed"],
@@ -681,9 +651,8 @@ def browser_listing(rows: Sequence[Mapping[str, Any]], total: int, title: str,
                   [[*span, int(span == at)] for span in row["spans_reference"]]],
                  [browser.name_index(names, PROPOSAL),
                   [[*span, int(span == offer)] for span in row["spans_proposed"]]]]  # fmt: skip
-        if "spans_sources" in row:  # the sources, each set of spans once (spans both sides have: unmarked)
-            common = [span for span in row["spans_reference"] if span != at]
-            sides += browser.grouped_sides(names, row["spans_sources"], common)
+        if "spans_sources" in row:  # the sources, each set of spans once
+            sides += browser.grouped_sides(names, row["spans_sources"], (row["spans_reference"], row["spans_proposed"]))
         items.append((None if text is None else texts.setdefault(text, len(texts)), windows, sides, []))
     kept = [position for position, column in enumerate(BROWSER_COLUMNS)
             if column.kind != "list" or any(row[position] for row in found)]  # fmt: skip
@@ -705,9 +674,17 @@ def pages(view: ResultsView, site: browser.SiteContext) -> list[browser.Page]:
     folder = site.folder
     if not references or not (folder / f"{FILE}.jsonl").is_file():
         return []
-    read = read_candidates(folder, references)
+    # one pass over the file: the browser's data row by row, each reference's first rows kept meanwhile
+    names = [reference["reference"] for reference in references]
+    total = sum(int(reference["candidates"]) for reference in references)
+    shown_rows: list[list[dict]] = [[] for _ in references]
+    rows = browser.page_lines(folder / f"{FILE}.jsonl", total, lambda row: names.index(row["reference"]),
+                              [min(PAGE_CANDIDATES, int(reference["candidates"])) for reference in references],
+                              shown_rows)  # fmt: skip
+    files = tuple(name for name in (f"{FILE}.csv", f"{FILE}.jsonl") if (folder / name).is_file())
+    data = browser.browser_script(browser_listing(rows, total, TITLE, files))
     listed_references = []
-    for number, (reference, shown) in enumerate(zip(references, read.shown), start=1):
+    for number, (reference, shown) in enumerate(zip(references, shown_rows), start=1):
         listed_references.append(ListedReference(
             anchor=f"reference-{number}", reference=reference["reference"],
             sources=formatting.count(len(reference["sources"])), candidates=formatting.count(reference["candidates"]),
@@ -726,7 +703,6 @@ def pages(view: ResultsView, site: browser.SiteContext) -> list[browser.Page]:
                      "around them.")  # fmt: skip
     evidence = ("the scored outputs" if found.get("evidence") == OUTPUTS_ONLY
                 else "the scored outputs and the other references")  # fmt: skip
-    files = tuple(name for name in (f"{FILE}.csv", f"{FILE}.jsonl") if (folder / name).is_file())
     page = CandidatesPage(
         dataset_name=view.data["dataset"]["name"], version=view.data["dataset"]["version"],
         tool_version=view.data.get("tool_version", __version__), build_date=site.build_timestamp[:10],
@@ -741,9 +717,7 @@ def pages(view: ResultsView, site: browser.SiteContext) -> list[browser.Page]:
         references=tuple(listed_references), limit=formatting.count(PAGE_CANDIDATES),
         appendix_anchor=f"section-{KEY}", listing=FILE, data_script=browser.data_script_name(FILE),
     )  # fmt: skip
-    return [browser.Page(page_name(), "candidates.html", page),
-            browser.Page(browser.data_script_name(FILE),
-                         text=browser.browser_script(browser_listing(read.first, read.lines, TITLE, files)))]
+    return [browser.Page(page_name(), "candidates.html", page), browser.Page(browser.data_script_name(FILE), text=data)]
 
 
 ANALYSIS = Analysis(
