@@ -1,8 +1,9 @@
-"""The listing browser at scale: a synthetic listing of 120,000 lines (the page holds render.BROWSER_LINES,
+"""The listing browser at scale: a synthetic listing of 120,000 lines (the page holds browser.BROWSER_LINES,
 100,000), opened in Chromium from file://; milliseconds per filter, search, sort and page turn.
 
     .venv/bin/python bench/bench_browser.py                 # needs /usr/bin/chromium and playwright
     .venv/bin/python bench/bench_browser.py --lines 20000 --runs 9
+    .venv/bin/python bench/bench_browser.py --without-output-spans   # the data's size before the outputs' spans
 
 Each action is timed in the page, from the control's event to the page laid out again (the handler runs
 synchronously; reading offsetHeight forces the layout), median and max of --runs.
@@ -22,8 +23,11 @@ from pathlib import Path
 PROJECT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(PROJECT))
 
-from refsens_report import render  # noqa: E402
+from refsens_report import browser, render  # noqa: E402
+from refsens_report.analyses import disagreements  # noqa: E402
 from refsens_report.audit import gc_paused  # noqa: E402
+from refsens_report.browser import SiteContext  # noqa: E402
+from refsens_report.view import ResultsView  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -36,7 +40,7 @@ PAIRS = (("delivered", "reviewer"), ("delivered", "expert"), ("delivered", "vend
 OUTPUTS = ("annotator_a", "annotator_b", "model_a", "model_b")
 
 
-def synthetic_lines(count: int, seed: int = 0) -> list[dict]:
+def synthetic_lines(count: int, seed: int = 0, output_spans: bool = True) -> list[dict]:
     """Return listing lines shaped like disagreements.jsonl's, sorted by impact as the analysis sorts them."""
     chance = random.Random(seed)
     lines = []
@@ -58,12 +62,16 @@ def synthetic_lines(count: int, seed: int = 0) -> list[dict]:
         changes = {output: {"tp": (delta := chance.randint(-2, 2)), "fp": -delta, "fn": chance.randint(-1, 1)}
                    for output in OUTPUTS}  # fmt: skip
         pair = PAIRS[number % len(PAIRS)]
+        # each output finds each span of either golds' with chance 0.7 (so outputs often agree with each other)
+        found = {output: sorted(span for span in spans if chance.random() < 0.7) for output in OUTPUTS}
         lines.append({"id": f"{LANGUAGES[number % 6]}-{number:07d}", "language": LANGUAGES[number % 6],
                       "first": pair[0], "second": pair[1], "subset": "audited",
                       "impact": sum(2 * abs(c["tp"]) + abs(c["fn"]) for c in changes.values()), "text": text,
                       "spans_first": sorted(first), "spans_second": sorted(second), "only_first": only_first,
-                      "only_second": only_second, "outputs": changes})  # fmt: skip
+                      "only_second": only_second, "outputs": changes, "spans_outputs": found})  # fmt: skip
     lines.sort(key=lambda line: -line["impact"])
+    for line in lines[browser.BROWSER_LINES :] if output_spans else lines:  # as the analysis writes them
+        del line["spans_outputs"]
     return lines
 
 
@@ -95,31 +103,35 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--lines", type=int, default=120_000)
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--without-output-spans", action="store_true",
+                        help="lines without the outputs' spans (the listing files before they carried them)")
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
 
     with tempfile.TemporaryDirectory() as scratch:
         folder = Path(scratch)
         started = time.perf_counter()
-        lines = synthetic_lines(args.lines)
+        lines = synthetic_lines(args.lines, output_spans=not args.without_output_spans)
         (folder / "disagreements.jsonl").write_bytes(b"".join(json.dumps(line, ensure_ascii=False).encode() + b"\n"
                                                               for line in lines))  # fmt: skip
         comparisons = [{"kind": "references", "first": first, "second": second, "subset": "audited",
-                        "file": "disagreements"} for first, second in PAIRS]  # fmt: skip
-        results = {"dataset": {"name": "Synthetic listing", "version": "bench"},
+                        "file": "disagreements",
+                        "differing": {"pooled": sum((line["first"], line["second"]) == (first, second)
+                                                    for line in lines)}}
+                       for first, second in PAIRS]  # fmt: skip
+        results = {"dataset": {"name": "Synthetic listing", "version": "bench"}, "rows": [],
                    "disagreements": {"show_text": True, "text": True, "comparisons": comparisons}}  # fmt: skip
         print(f"{args.lines:,} synthetic lines written in {time.perf_counter() - started:.1f} s")
         started = time.perf_counter()
         with gc_paused():  # as site.render_version writes them
-            for name, context in render.disagreement_pages(folder, results, "2026-01-01T00:00:00+00:00"):
-                (folder / name).write_text(render.render_page("disagreements.html", context), encoding="utf-8")
-            paged = time.perf_counter()
-            for name, script in render.disagreement_scripts(folder, results):
-                (folder / name).write_text(script, encoding="utf-8")
+            site = SiteContext(folder, results, "2026-01-01T00:00:00+00:00")
+            for page in disagreements.pages(ResultsView.from_json(results), site):
+                (folder / page.name).write_text(render.render_page(page.template, page.context) if page.template
+                                                else page.text, encoding="utf-8")  # fmt: skip
         render.copy_stylesheets(folder)
         render.copy_scripts(folder)
         size = (folder / "disagreements-data.js").stat().st_size
-        print(f"the static page in {paged - started:.1f} s, the browser's data in {time.perf_counter() - paged:.1f} s: "
+        print(f"the static page and the browser's data in {time.perf_counter() - started:.1f} s: "
               f"disagreements-data.js {size / 1e6:.1f} MB")  # fmt: skip
         with sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)

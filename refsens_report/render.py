@@ -13,14 +13,13 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 import jinja2
-import orjson
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 from markupsafe import Markup
 
 from refsens_report import __version__, formatting, tables
+from refsens_report.browser import Download, SiteContext
 from refsens_report.record import note_groups
-from refsens_report.analyses import disagreements
 from refsens_report.changes import Changes, Grid
 from refsens_report.check import Gate, gate
 from refsens_report.analyses.base import Section
@@ -31,6 +30,7 @@ from refsens_report.figures import Figure
 from refsens_report.metadata import Citation, citation, work_of
 from refsens_report.methods import methods_markdown
 from refsens_report.names import visible
+from refsens_report.prose import said
 from refsens_report.results import sha256_file
 from refsens_report.summary import Summary, build_summary, headline_sentences, shown_in_summary
 from refsens_report.tables import Table
@@ -49,15 +49,6 @@ SCRIPTS = ("site.js",)  # progressive enhancement: sortable tables, the listing 
 
 
 # --- page contexts ---------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Download:
-    """A file beside the appendix: link, what it is, and its SHA-256 (empty for files hashed later)."""
-
-    href: str
-    description: str
-    sha256: str = ""
 
 
 @dataclass(frozen=True)
@@ -552,323 +543,17 @@ def version_entry(results: Mapping[str, Any], build_date: str, has_pdf: bool, pd
     )
 
 
-# --- the disagreement pages -------------------------------------------------------------------------
+# --- the analyses' own pages (their listings) --------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class TextPiece:
-    """A piece of an item's text and which labelling alone has a span over it: '', 'first', 'second' or 'both'."""
-
-    text: str
-    mark: str
-
-
-@dataclass(frozen=True)
-class ListedSpan:
-    """A span only one labelling has: offsets as printed ('[12, 17)'), its type, and its text when shown."""
-
-    offsets: str
-    type: str
-    text: str | None
-
-
-@dataclass(frozen=True)
-class OutputChange:
-    """An output's TP, FP and FN changes on an item when scored against the second labelling, as printed."""
-
-    output: str
-    tp: str
-    fp: str
-    fn: str
-
-
-@dataclass(frozen=True)
-class ListedItem:
-    """One item on which the two labellings differ, as the page shows it."""
-
-    rank: str
-    id: str
-    language: str
-    impact: str
-    windows: tuple[tuple[TextPiece, ...], ...]  # the text (or windows of a long one); () when not shown
-    only_first: tuple[ListedSpan, ...]
-    only_second: tuple[ListedSpan, ...]
-    changes: tuple[OutputChange, ...]  # the outputs whose counts change
-    changed: str  # how many they are, as printed
-    unchanged: str  # how many scored outputs' counts do not change, as printed ('' when none)
-
-
-@dataclass(frozen=True)
-class ListedPair:
-    """Two labellings compared, and the items on which they differ with the most impact."""
-
-    anchor: str
-    first: str
-    second: str
-    subset: str
-    differing: str
-    shown: str
-    complete: bool  # every differing item is shown
-    items: tuple[ListedItem, ...]
-
-
-@dataclass(frozen=True)
-class ListingLink:
-    """A listing page of the version: its file, title and number of lines (as printed), and whether it is this one."""
-
-    href: str
-    title: str
-    lines: str
-    current: bool
-
-
-@dataclass(frozen=True)
-class DisagreementsPage:
-    """Context of ``site/<version>/disagreements.html`` (the references) and ``annotator-disagreements.html``.
-
-    dataset_name, version, tool_version, build_date: as on the appendix.
-    title: the page's heading.
-    question: what the page answers, and how its items are ordered.
-    text_note: what the page shows of the record's text: the items' text with the differing spans highlighted,
-        or why it shows none (``[report] show_text = false``, or a record without text).
-    files: the listing's files beside the page (JSON Lines and CSV) with their SHA-256.
-    pairs: per pair of labellings compared, the items on which they differ with the most impact.
-    limit: the most items a pair shows, as printed.
-    appendix_anchor: the appendix section this page belongs to.
-    listing: the listing's name (its files' stem), which the page's browser shows.
-    data_script: the script file beside the page holding the listing for the browser (``BrowserListing``).
-    listings: every listing page of the version, this one marked, for the links between them.
-    """
-
-    dataset_name: str
-    version: str
-    tool_version: str
-    build_date: str
-    title: str
-    question: str
-    text_note: str
-    files: tuple[Download, ...]
-    pairs: tuple[ListedPair, ...]
-    limit: str
-    appendix_anchor: str
-    listing: str
-    data_script: str
-    listings: tuple[ListingLink, ...]
-
-
-def _listed_spans(spans: Sequence[Sequence[Any]], text: str | None) -> tuple[ListedSpan, ...]:
-    return tuple(ListedSpan(f"[{start}, {end})", str(kind), text[start:end] if text is not None else None)
-                 for start, end, kind in spans)  # fmt: skip
-
-
-def listed_item(rank: int, line: Mapping[str, Any]) -> ListedItem:
-    """Return one line of a listing file as the page shows it."""
-    text = line.get("text")
-    windows = () if text is None else tuple(
-        tuple(TextPiece(piece, mark) for piece, mark in window)
-        for window in disagreements.highlight(text, line["only_first"], line["only_second"]))  # fmt: skip
-    changes = tuple(OutputChange(output, *(formatting.signed_count(change[key]) for key in ("tp", "fp", "fn")))
-                    for output, change in line["outputs"].items() if any(change.values()))  # fmt: skip
-    return ListedItem(
-        rank=formatting.count(rank), id=line["id"], language=line["language"], impact=formatting.count(line["impact"]),
-        windows=windows, only_first=_listed_spans(line["only_first"], text),
-        only_second=_listed_spans(line["only_second"], text), changes=changes, changed=formatting.count(len(changes)),
-        unchanged=formatting.count(len(line["outputs"]) - len(changes)) if len(line["outputs"]) > len(changes) else "",
-    )  # fmt: skip
-
-
-def _listing_title(annotators: bool) -> str:
-    return "Where the annotators disagree" if annotators else "Where the references disagree"
-
-
-def _listing_files(folder: Path, results: Mapping[str, Any]) -> list[tuple[str, list[Mapping[str, Any]], list[dict]]]:
-    """Return, per disagreement listing whose JSON Lines file is in ``folder``: (stem, its comparisons, its lines)."""
-    comparisons = (results.get(disagreements.KEY) or {}).get("comparisons") or []
-    found = []
-    for stem in dict.fromkeys(comparison["file"] for comparison in comparisons):
-        source = folder / f"{stem}.jsonl"
-        if source.is_file():
-            # newlines only: the file is JSON Lines, and text may hold U+2028, U+2029 or U+0085 raw
-            lines = [orjson.loads(line) for line in source.read_bytes().split(b"\n") if line]
-            found.append((stem, [c for c in comparisons if c["file"] == stem], lines))
-    return found
-
-
-def _annotators(comparisons: Sequence[Mapping[str, Any]]) -> bool:
-    return bool(comparisons) and all(c["kind"] == "annotators" for c in comparisons)
-
-
-def disagreement_pages(folder: Path, results: Mapping[str, Any], build_timestamp: str) -> list[tuple[str, DisagreementsPage]]:
-    """Return (file name, context) of each disagreement page whose listing file is in ``folder``."""
-    summary = results.get(disagreements.KEY) or {}
-    found = _listing_files(folder, results)
-    pages = []
-    for stem, comparisons, lines in found:
-        pairs = []
-        for number, comparison in enumerate(comparisons):
-            mine = [line for line in lines if (line["first"], line["second"]) == (comparison["first"], comparison["second"])]
-            shown = mine[: disagreements.PAGE_LINES]
-            pairs.append(ListedPair(
-                anchor=f"pair-{number + 1}", first=comparison["first"], second=comparison["second"],
-                subset=comparison["subset"], differing=formatting.count(len(mine)), shown=formatting.count(len(shown)),
-                complete=len(shown) == len(mine),
-                items=tuple(listed_item(rank, line) for rank, line in enumerate(shown, start=1)),
-            ))  # fmt: skip
-        annotators = _annotators(comparisons)
-        if not summary.get("show_text", True):
-            text_note = ("The record's text is withheld ([report] show_text = false): items are listed by id, with "
-                         "each span's offsets (characters, end excluded) and type.")  # fmt: skip
-        elif not summary.get("text"):
-            text_note = ("The record carries no text: items are listed by id, with each span's offsets (characters, "
-                         "end excluded) and type.")  # fmt: skip
-        else:
-            text_note = ("Each item's text is shown with the spans only the first labelling has underlined solid "
-                         "on orange, those only the second has underlined dashed on blue; a long text is cut to the "
-                         "passages around them.")  # fmt: skip
-        pages.append((disagreements.page_name(stem), DisagreementsPage(
-            dataset_name=results["dataset"]["name"], version=results["dataset"]["version"],
-            tool_version=results.get("tool_version", __version__), build_date=build_timestamp[:10],
-            title=_listing_title(annotators),
-            question=(
-                ("Every corpus item on which annotator A and annotator B differ (strict span sets): where an "
-                 "adjudication pass would look first. ") if annotators else
-                ("Every audited item on which the primary reference and an alternative differ (strict span sets), "
-                 "with what the difference does to each output's TP, FP and FN. ")
-            ) + ("Items are ordered by impact: the TP, FP and FN counts that change when the outputs are scored "
-                 "against the second labelling instead of the first, summed over the outputs."),
-            text_note=text_note,
-            files=tuple(Download(name, description, sha256_file(folder / name)) for name, description in (
-                (f"{stem}.jsonl", "Every line, exact (JSON Lines)"),
-                (f"{stem}.csv", "Every line, for spreadsheets")) if (folder / name).is_file()),
-            pairs=tuple(pairs), limit=formatting.count(disagreements.PAGE_LINES),
-            appendix_anchor=f"section-{disagreements.KEY}",
-            listing=stem, data_script=data_script_name(stem),
-            listings=tuple(ListingLink(disagreements.page_name(other), _listing_title(_annotators(others)),
-                                       formatting.count(len(other_lines)), other == stem)
-                           for other, others, other_lines in found),
-        )))  # fmt: skip
-    return pages
-
-
-# --- the listing browser: the data a listing page's script reads (templates/site.js) ----------------
-
-BROWSER_LINES = 100_000  # lines a page's browser holds (the file's first: most impact); the files hold all
-
-
-@dataclass(frozen=True)
-class BrowserColumn:
-    """A column of a listing in the browser: its key, header, kind ("number", "text", or "list": several labels)
-    and filter ("" none, "choice": a select of the values present, any of a list's; "min": at least a number)."""
-
-    key: str
-    label: str
-    kind: str
-    filter: str = ""
-
-
-@dataclass(frozen=True)
-class BrowserListing:
-    """A listing as the browser reads it: generic, so a new listing plugs in with its data, not new script.
-
-    rows: one per line (at most ``BROWSER_LINES``, the first in the files' order), values in the columns' order.
-    items: per row, what the browser shows under it: [its text (an index into ``texts``, or None), the
-        [start, end) windows of a long text it shows (None: all of it), its sides ([an index into ``names``,
-        its spans as [start, end, type, 1 if the span is what differs else 0]]), notes (rows of strings under
-        ``note_columns``)]. Sides are shown side by side, each with its spans highlighted in the text.
-    lines: the lines the listing's files hold (more than the rows when capped).
-    """
-
-    name: str
-    title: str
-    lines: int
-    files: tuple[str, ...]
-    columns: tuple[BrowserColumn, ...]
-    names: tuple[str, ...]
-    note_columns: tuple[str, ...]
-    texts: tuple[str, ...]
-    rows: tuple[tuple[Any, ...], ...]
-    items: tuple[tuple[Any, ...], ...]
-
-
-def data_script_name(stem: str) -> str:
-    """Return the browser's data script of a listing, beside its page."""
-    return f"{stem}-data.js"
-
-
-def browser_script(listing: BrowserListing) -> str:
-    """Return the listing as a script that adds it to ``window.refsensListings`` (a page from file:// may load a
-    script but not fetch() a file); the same listing gives the same bytes."""
-    data = {
-        "name": listing.name, "title": listing.title, "lines": listing.lines, "files": listing.files,
-        "columns": [{"key": c.key, "label": c.label, "kind": c.kind, "filter": c.filter} for c in listing.columns],
-        "names": listing.names, "noteColumns": listing.note_columns, "texts": listing.texts, "rows": listing.rows,
-        "items": listing.items,
-    }  # fmt: skip
-    return ("(window.refsensListings = window.refsensListings || []).push(" + orjson.dumps(data).decode("utf-8")
-            + ");\n")  # fmt: skip
-
-
-DISAGREEMENT_COLUMNS = (
-    BrowserColumn("rank", "Rank", "number"),
-    BrowserColumn("id", "Item", "text"),
-    BrowserColumn("language", "Language", "text", "choice"),
-    BrowserColumn("pair", "Pair", "text", "choice"),
-    BrowserColumn("impact", "Impact", "number", "min"),
-    BrowserColumn("differing", "Differing spans", "number"),
-    BrowserColumn("types", "Types", "list", "choice"),
-    BrowserColumn("outputs", "Outputs changed", "list", "choice"),
-)
-
-
-def disagreement_browser(stem: str, lines: Sequence[Mapping[str, Any]], title: str, show_text: bool,
-                         files: tuple[str, ...]) -> BrowserListing:  # fmt: skip
-    """Return a disagreement listing for the browser: its first ``BROWSER_LINES`` lines, text only when shown."""
-    names: dict[str, int] = {}
-    texts: dict[str, int] = {}
-    pairs: dict[tuple[str, str], str] = {}
-    signed: dict[int, str] = {}  # each change printed once (formatting.signed_count)
-    rows, items = [], []
-    for rank, line in enumerate(lines[:BROWSER_LINES], start=1):
-        only_first, only_second = line["only_first"], line["only_second"]  # short lists: no sets needed
-        differing = sorted({str(span[2]) for span in only_first} | {str(span[2]) for span in only_second})
-        notes = []
-        for output, change in line["outputs"].items():
-            tp, fp, fn = change["tp"], change["fp"], change["fn"]
-            if tp or fp or fn:
-                notes.append([output, *(signed.get(value) or signed.setdefault(value, formatting.signed_count(value))
-                                        for value in (tp, fp, fn))])  # fmt: skip
-        first, second = line["first"], line["second"]
-        pair = pairs.get((first, second)) or pairs.setdefault((first, second), f"{first} vs {second}")
-        rows.append((rank, line["id"], line["language"], pair, line["impact"], len(only_first) + len(only_second),
-                     differing, [note[0] for note in notes]))  # fmt: skip
-        text = line.get("text") if show_text else None
-        windows = None
-        if text is not None and len(text) > disagreements.WHOLE_TEXT:
-            cut = disagreements.text_windows(len(text), [*only_first, *only_second])
-            windows = None if cut == [(0, len(text))] else [list(window) for window in cut]
-        sides = [[names.get(first) if first in names else names.setdefault(first, len(names)),
-                  [[*span, int(span in only_first)] for span in line["spans_first"]]],
-                 [names.get(second) if second in names else names.setdefault(second, len(names)),
-                  [[*span, int(span in only_second)] for span in line["spans_second"]]]]  # fmt: skip
-        items.append((None if text is None else texts.setdefault(text, len(texts)), windows, sides, notes))
-    # a list no line fills (no output besides the two labellings compared) is no column
-    kept = [position for position, column in enumerate(DISAGREEMENT_COLUMNS)
-            if column.kind != "list" or any(row[position] for row in rows)]  # fmt: skip
-    return BrowserListing(
-        name=stem, title=title, lines=len(lines), files=files,
-        columns=tuple(DISAGREEMENT_COLUMNS[position] for position in kept), names=tuple(names),
-        note_columns=("Output", "ΔTP", "ΔFP", "ΔFN"), texts=tuple(texts),
-        rows=tuple(tuple(row[position] for position in kept) for row in rows), items=tuple(items),
-    )  # fmt: skip
-
-
-def disagreement_scripts(folder: Path, results: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """Return (file name, script) of each disagreement page's browser data whose listing file is in ``folder``."""
-    show_text = (results.get(disagreements.KEY) or {}).get("show_text", True)
-    return [(data_script_name(stem), browser_script(disagreement_browser(
-        stem, lines, _listing_title(_annotators(comparisons)), show_text,
-        tuple(name for name in (f"{stem}.csv", f"{stem}.jsonl") if (folder / name).is_file()))))
-        for stem, comparisons, lines in _listing_files(folder, results)]  # fmt: skip
+def analysis_pages(view: ResultsView, site: SiteContext) -> list[tuple[str, str]]:
+    """Return (file name, text) of every page the analyses add beside the appendix (``Analysis.pages``), in
+    registry order: templates rendered with their context, data scripts as they are."""
+    written = []
+    for analysis in ANALYSES:
+        for page in analysis.pages(view, site) if analysis.pages is not None else ():
+            written.append((page.name, render_page(page.template, page.context) if page.template else page.text))
+    return written
 
 
 # --- jinja -----------------------------------------------------------------------------------------

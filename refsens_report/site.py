@@ -24,6 +24,7 @@ from refsens_report import (__version__, changes, figures, latex, manifest, meta
                             tables)
 from refsens_report.analyses import disagreements, gold_errors
 from refsens_report.analyses.registry import figure_makers
+from refsens_report.browser import SiteContext
 from refsens_report.config import Config, version_problem
 from refsens_report.errors import InputError, warn
 from refsens_report.estimator import stage_line
@@ -225,10 +226,8 @@ def render_version(config: Config, folder: Path, stages: Stages, typesetter: pdf
         from refsens_report.audit import gc_paused
 
         with gc_paused():  # the listings' lines are many small objects, all alive until written
-            for name, listing in render.disagreement_pages(folder, results, timestamp):
-                (folder / name).write_text(render.render_page("disagreements.html", listing), encoding="utf-8")
-            for name, script in render.disagreement_scripts(folder, results):  # what the pages' browser reads
-                (folder / name).write_text(script, encoding="utf-8")
+            for name, text in render.analysis_pages(view, SiteContext(folder, results, timestamp)):
+                (folder / name).write_text(text, encoding="utf-8")
         version = results["dataset"]["version"]
         page = render.appendix_context(
             results, body.sections, datasheet, downloads_of(folder, body.tables, numbered, version, with_pdf),

@@ -3,8 +3,9 @@
    1. Tables with a header (the appendix's, class "sortable") sort when a column header is clicked, or pressed
       with Enter or Space: each header becomes a button, its <th> carries aria-sort.
    2. A listing page (#browser[data-listing]) whose data script ran (window.refsensListings, see
-      render.BrowserListing) gets the browser: every line, filtered, searched, sorted and paged, each item's
-      text with the spans of every side highlighted, side by side. Only the visible page is drawn.
+      browser.BrowserListing) gets the browser: every line, filtered, searched, sorted and paged, each item's
+      text with the spans of both sides compared and of the outputs highlighted, side by side. Only the
+      visible page is drawn.
 
    What the record wrote (text, labels, ids, names) is only ever set as text (textContent, never markup), inside
    <bdi> isolates (option labels, which cannot hold elements, between U+2068 and U+2069). Nothing is fetched:
@@ -128,9 +129,14 @@
   // --- 2. the listing browser ------------------------------------------------------------------------
 
   const PAGE_SIZES = [25, 50, 100, 200];
-  // a side's differing spans: the static page's colours and line styles for the first two (orange solid,
-  // blue dashed), then green dotted and yellow wavy; spans both sides have are grey
-  const SIDE_MARKS = ["first", "second", "side-2", "side-3"];
+  // a side's differing spans: the static page's colours and line styles for the two compared (orange solid,
+  // blue dashed); an output's as the side compared that has the span, green dotted when neither has it;
+  // spans both sides compared have are grey
+  const SIDE_MARKS = ["first", "second", "side-2"];
+
+  function spanKey(span) {
+    return span[0] + "\u0000" + span[1] + "\u0000" + span[2];
+  }
 
   function browser(container, listing) {
     const columns = listing.columns;
@@ -339,22 +345,55 @@
     function drawItem(item) {
       const [textIndex, windows, sides, notes] = item;
       const text = textIndex === null ? null : listing.texts[textIndex];
+      // an output's span that the two sides compared do not both have is marked as the side that has it
+      // (orange, blue), or green when neither has it
+      const compared = sides.slice(0, 2).map(function ([, spans]) { return new Set(spans.map(spanKey)); });
+      const theirs = sides.slice(0, 2).flatMap(function ([, spans]) { return spans; });
+      function agrees(span) {
+        const key = spanKey(span);
+        return compared[0] && compared[0].has(key) ? 0 : compared[1] && compared[1].has(key) ? 1 : 2;
+      }
+      // an output's span: a position among the two sides' spans, or [start, end, type]; it differs unless
+      // both sides compared have it
+      function decoded(value) {
+        const span = typeof value === "number" ? theirs[value] : value;
+        const key = spanKey(span);
+        const both = compared.length === 2 && compared[0].has(key) && compared[1].has(key);
+        return [span[0], span[1], span[2], both ? 0 : 1];
+      }
       const detail = make("div", { className: "item-detail" });
       const panels = make("div", { className: "sides" });
-      sides.forEach(function ([nameIndex, spans], side) {
-        const name = listing.names[nameIndex];
-        const panel = make("div", { className: "side", role: "group", "aria-label": name });
-        panel.appendChild(make("p", { className: "side-name" }, [isolated(name)]));
-        if (text !== null) panel.appendChild(highlighted(text, windows, spans, side));
+      sides.forEach(function ([named, written], side) {
+        const spans = side < 2 ? written : written.map(decoded);
+        // a side compared is one name; an output side lists every output with these very spans
+        const group = namesOf(named);
+        const panel = make("div", { className: side < 2 ? "side" : "side output", role: "group",
+                                    "aria-label": group.join(", ") });
+        const heading = make("p", { className: "side-name" });
+        group.forEach(function (name, number) {
+          if (number) heading.appendChild(document.createTextNode(", "));
+          heading.appendChild(isolated(name));
+        });
+        panel.appendChild(heading);
+        const classOf = function (span) { return SIDE_MARKS[side < 2 ? side : agrees(span)]; };
+        if (text !== null) panel.appendChild(highlighted(text, windows, spans, classOf));
         const list = make("ul");
-        for (const [start, end, type, differs] of spans) {
+        for (const span of spans) {
+          const [start, end, type, differs] = span;
+          let said = null;  // what differs: only here (a side compared), or which side an output's span is as
+          if (differs && side < 2) said = [document.createTextNode(" (only here)")];
+          else if (differs) {
+            const as = agrees(span);
+            said = as === 2 ? [document.createTextNode(" (in neither)")]
+              : [document.createTextNode(" (as "), isolated(namesOf(sides[as][0]).join(", ")), document.createTextNode(")")];
+          }
           list.appendChild(make("li", {}, [
             make("span", { className: "offsets", text: "[" + start + ", " + end + ")" }),
             document.createTextNode(" "), isolated(type),
             text === null ? null : document.createTextNode(" \u00ab"),
             text === null ? null : isolated(text.slice(start, end)),
             text === null ? null : document.createTextNode("\u00bb"),
-            differs ? document.createTextNode(" (only here)") : null]));
+            ...(said || [])]));
         }
         if (!spans.length) list.appendChild(make("li", { text: "no span" }));
         panel.appendChild(list);
@@ -373,9 +412,13 @@
       return detail;
     }
 
-    // The text (or its windows) with one side's spans marked: a piece is marked "differs" when a span that
+    function namesOf(named) {
+      return Array.isArray(named) ? named.map(function (index) { return listing.names[index]; }) : [listing.names[named]];
+    }
+
+    // The text (or its windows) with one side's spans marked: a piece is marked classOf(span) when a span that
     // differs covers it, "shared" when only spans both sides have do.
-    function highlighted(text, windows, spans, side) {
+    function highlighted(text, windows, spans, classOf) {
       const paragraph = make("p", { className: "item-text", dir: "auto" });
       (windows || [[0, text.length]]).forEach(function ([low, high], number) {
         if (number) paragraph.appendChild(make("span", { className: "cut", text: " \u2026 " }));
@@ -389,12 +432,12 @@
         for (let piece = 0; piece + 1 < at.length; piece++) {
           const start = at[piece], end = at[piece + 1];
           let mark = "";
-          for (const [from, to, , differs] of spans) {
-            if (from <= start && end <= to) mark = differs ? "differs" : mark || "shared";
+          for (const span of spans) {
+            if (span[0] <= start && end <= span[1]) mark = span[3] ? classOf(span) : mark || "shared";
           }
           const words = text.slice(start, end);
           if (!mark) window.appendChild(document.createTextNode(words));
-          else window.appendChild(make("mark", { className: mark === "shared" ? "shared" : SIDE_MARKS[Math.min(side, 3)], text: words }));
+          else window.appendChild(make("mark", { className: mark, text: words }));
         }
         paragraph.appendChild(window);
       });

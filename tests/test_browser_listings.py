@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from dataclasses import replace
 from pathlib import Path
@@ -19,8 +20,12 @@ from conftest import HOSTILE_LABELLING, HOSTILE_TYPE, build, make_hostile_record
 from helpers import audit_items, item
 from test_browser import ARGS, CHROMIUM, browser  # noqa: F401 - the browser fixture
 
+from refsens_report import browser as browser_module
 from refsens_report import formatting, render
+from refsens_report.analyses import disagreements
+from refsens_report.browser import SiteContext
 from refsens_report.results import write_files
+from refsens_report.view import ResultsView
 
 pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"no chromium at {CHROMIUM}")
 
@@ -112,10 +117,8 @@ def render_listings(folder: Path, results) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     write_files(results, folder)
     document = {**results.to_json_dict(), "rows": results.rows}
-    for name, context in render.disagreement_pages(folder, document, TIMESTAMP):
-        (folder / name).write_text(render.render_page("disagreements.html", context), encoding="utf-8")
-    for name, script in render.disagreement_scripts(folder, document):
-        (folder / name).write_text(script, encoding="utf-8")
+    for name, text in render.analysis_pages(ResultsView.from_json(document), SiteContext(folder, document, TIMESTAMP)):
+        (folder / name).write_text(text, encoding="utf-8")
     render.copy_stylesheets(folder)
     render.copy_scripts(folder)
     return folder
@@ -322,28 +325,60 @@ def test_hostile_names_and_types_stay_text_in_isolates(hostile, browser) -> None
 
 
 def test_an_items_hostile_text_is_escaped_and_isolated_side_by_side(tmp_path: Path, browser) -> None:  # noqa: F811
+    """Both sides compared and the outputs (those with the same spans together), each with its spans marked in
+    the text, side by side; on the disagreement page and on the candidates' page; the text stays text."""
     start = HOSTILE_TEXT.index("<script>")
     end = HOSTILE_TEXT.index("</script>") + len("</script>")
     arabic = HOSTILE_TEXT.index("مرحبا")
-    lines = [item("x-1", "en", text=HOSTILE_TEXT, gold=[[start, end, "CODE"]], clean=[[arabic, arabic + 5, "CODE"]],
-                  o1=[], o2=[], a=[], b=[])]  # fmt: skip
-    roles = {"annotators": ("a", "b"), "outputs": ("o1", "o2"), "references": ("gold", "clean")}
+    script, word = [start, end, "CODE"], [arabic, arabic + 5, "CODE"]
+    script_text = HOSTILE_TEXT[start:end]
+    lines = [item("x-1", "en", text=HOSTILE_TEXT, gold=[script], clean=[word], o1=[word], o2=[word], o3=[script],
+                  a=[], b=[])]  # fmt: skip
+    agreed = [[0, 2, "CODE"]]  # items where every labelling agrees: the sources' weights come from them
+    lines += [item(f"x-{number}", "en", text="ok", gold=agreed, clean=agreed, o1=agreed, o2=agreed, o3=agreed,
+                   a=agreed, b=agreed) for number in range(2, 6)]  # fmt: skip
+    roles = {"annotators": ("a", "b"), "outputs": ("o1", "o2", "o3"), "references": ("gold", "clean")}
     results = audit_items(tmp_path / "project", lines, audit={"resamples": 10}, **roles)
     folder = render_listings(tmp_path / "version", results)
+
+    def marks(text) -> list[tuple[str, str]]:
+        isolate = text.locator("bdi")
+        assert text.get_attribute("dir") == "auto"
+        assert isolate.count() == 1 and isolate.text_content() == HOSTILE_TEXT  # the RLO stays inside it
+        return [(node.get_attribute("class"), node.text_content()) for node in isolate.locator("mark").all()]
+
     context, page, seen = visit(browser, folder / "disagreements.html")
     try:
         assert page.locator("img").count() == 0
         texts = page.locator("#browser .item-text")
-        assert texts.count() == 2  # the two sides, side by side
-        for side, (mark, marked) in enumerate([("first", '<script>alert("text")</script>'), ("second", "مرحبا")]):
-            text = texts.nth(side)
-            assert text.get_attribute("dir") == "auto"
-            isolate = text.locator("bdi")
-            assert isolate.count() == 1 and isolate.text_content() == HOSTILE_TEXT  # the RLO stays inside it
-            assert [(node.get_attribute("class"), node.text_content()) for node in isolate.locator("mark").all()] == [
-                (mark, marked)]
-        tops = [texts.nth(side).evaluate("node => node.getBoundingClientRect().top") for side in range(2)]
-        assert tops[0] == tops[1]  # side by side on a wide screen
+        # gold, clean, then the outputs: o1 and o2 (the same spans) together, o3
+        assert page.locator("#browser .side-name").all_inner_texts() == ["gold", "clean", "o1, o2", "o3"]
+        # an output's span is marked as the side compared that has it: o1 and o2 as clean, o3 as gold
+        assert [marks(texts.nth(side)) for side in range(4)] == [
+            [("first", '<script>alert("text")</script>')], [("second", "مرحبا")], [("second", "مرحبا")],
+            [("first", '<script>alert("text")</script>')]]
+        said = page.locator("#browser .side.output li").all_inner_texts()
+        assert said == [f"[{arabic}, {arabic + 5}) CODE «مرحبا» (as clean)", f"[{start}, {end}) CODE «{script_text}» (as gold)"]
+        tops = [texts.nth(side).evaluate("node => node.getBoundingClientRect().top") for side in range(4)]
+        assert tops[0] == tops[1] == tops[2]  # side by side on a wide screen
+        assert_offline(seen, folder)
+    finally:
+        context.close()
+    # gold's candidate "missing": the sources o1, o2 and clean propose adding the Arabic word (the script, which
+    # gold and o3 have, is on both sides: grey)
+    rows = lines_of(folder / "gold-error-candidates.jsonl")
+    context, page, seen = visit(browser, folder / "gold-error-candidates.html")
+    try:
+        assert page.locator("img").count() == 0
+        filters(page, "Reference").select_option(label=option(tally(row["reference"] for row in rows), "gold"))
+        filters(page, "Proposed").select_option(label=option(tally(row["proposed"] for row in rows), "missing"))
+        assert status(page) == f"Lines 1{DASH}1 of 1 matching (of {len(rows)})."
+        assert page.locator("#browser .side-name").all_inner_texts() == ["gold", "the proposal", "o1, o2, clean", "o3"]
+        texts = page.locator("#browser .item-text")
+        shown = '<script>alert("text")</script>'
+        assert [marks(texts.nth(side)) for side in range(4)] == [
+            [("shared", shown)], [("shared", shown), ("second", "مرحبا")], [("second", "مرحبا")],
+            [("shared", shown)]]
         assert_offline(seen, folder)
     finally:
         context.close()
@@ -354,11 +389,11 @@ def test_an_items_hostile_text_is_escaped_and_isolated_side_by_side(tmp_path: Pa
 
 def test_show_text_false_puts_no_text_in_the_data(demo) -> None:
     lines = lines_of(demo.folder / "disagreements.jsonl")
-    listing = render.disagreement_browser("disagreements", lines, "title", False, ())
+    listing = disagreements.browser_listing("disagreements", lines, len(lines), "title", False, ())
     assert listing.texts == () and all(entry[0] is None and entry[1] is None for entry in listing.items)
-    script = render.browser_script(listing)
+    script = browser_module.browser_script(listing)
     assert not any(line["text"] in script for line in lines)
-    shown = render.disagreement_browser("disagreements", lines, "title", True, ())
+    shown = disagreements.browser_listing("disagreements", lines, len(lines), "title", True, ())
     assert len(shown.texts) == len({line["id"] for line in lines})
 
 
@@ -368,9 +403,9 @@ def test_a_listing_longer_than_the_cap_says_how_many_lines_the_page_holds(
     folder = tmp_path / "version"
     shutil.copytree(demo.folder, folder)
     results = json.loads((folder / "results.json").read_text(encoding="utf-8"))
-    monkeypatch.setattr(render, "BROWSER_LINES", 60)
-    for name, script in render.disagreement_scripts(folder, results):
-        (folder / name).write_text(script, encoding="utf-8")
+    monkeypatch.setattr(browser_module, "BROWSER_LINES", 60)
+    for name, text in render.analysis_pages(ResultsView.from_json(results), SiteContext(folder, results, TIMESTAMP)):
+        (folder / name).write_text(text, encoding="utf-8")
     lines = lines_of(folder / "annotator-disagreements.jsonl")
     context, page, seen = visit(browser, folder / "annotator-disagreements.html")
     try:
@@ -448,6 +483,169 @@ def test_the_conll_examples_730_lines_browse_offline(tmp_path: Path, browser) ->
             if number < 3:
                 page.get_by_role("button", name="Next").click()
         assert seen_ids == [line["id"] for line in lines]
+        assert page.get_by_role("button", name="Next").is_disabled()
+        # filter: original against conllpp, at least 10 of impact; then search a word of the texts
+        page.get_by_role("button", name="First").click()
+        pairs = tally(f"{line['first']} vs {line['second']}" for line in lines)
+        filters(page, "Pair").select_option(label=option(pairs, "original vs conllpp"))
+        page.get_by_label("Impact at least").fill("10")
+        chosen = [line for line in lines if line["second"] == "conllpp" and line["impact"] >= 10]
+        assert 0 < len(chosen) < pairs["original vs conllpp"]
+        assert status(page) == f"Lines 1{DASH}{len(chosen)} of {len(chosen)} matching (of 730)."
+        assert column(page, "Item") == [line["id"] for line in chosen]
+        filters(page, "Pair").select_option(index=0)
+        page.get_by_label("Impact at least").fill("")
+        page.get_by_label("Search ids, labels and text").fill("JAPAN")
+        found = [line for line in lines if "japan" in line["text"].lower()]
+        assert 0 < len(found) and status(page).startswith(f"Lines 1{DASH}{len(found)} of {len(found)} matching")
+        # each line's item: both golds and the 14 systems, those with the same spans together, all marked
+        first = found[0]
+        groups = {repr(spans) for spans in first["spans_outputs"].values()}
+        assert len(first["spans_outputs"]) == 14
+        detail = page.locator("tr.detail").first
+        assert detail.locator(".side").count() == 2 + len(groups)
+        assert detail.locator(".side.output mark").count() >= 1
         assert_offline(seen, folder)
+    finally:
+        context.close()
+
+
+# --- the gold-error candidates ------------------------------------------------------------------------
+
+
+def filters(page, label: str):
+    """The browser's control whose label starts with ``label`` ("Reference", not "For the reference")."""
+    return page.get_by_role("search").get_by_label(re.compile("^" + re.escape(label)))
+
+
+def tally(values) -> dict[str, int]:
+    counted: dict[str, int] = {}
+    for value in values:
+        counted[value] = counted.get(value, 0) + 1
+    return counted
+
+
+def test_without_javascript_the_candidates_page_lists_each_references_top(demo, browser) -> None:  # noqa: F811
+    rows = lines_of(demo.folder / "gold-error-candidates.jsonl")
+    per_reference = tally(row["reference"] for row in rows)
+    context, page, seen = visit(browser, demo.folder / "gold-error-candidates.html", javascript=False)
+    try:
+        assert page.locator("#browser").is_hidden() and page.locator("main.static-listing").is_visible()
+        assert page.locator("li.item").count() == sum(min(200, count) for count in per_reference.values())
+        assert page.locator("main h2").all_inner_texts() == [f"Candidate errors in {name}" for name in per_reference]
+        assert_offline(seen, demo.folder)
+    finally:
+        context.close()
+
+
+def test_the_candidates_browser_filters_searches_sorts_and_pages_every_candidate(demo, browser) -> None:  # noqa: F811
+    rows = lines_of(demo.folder / "gold-error-candidates.jsonl")
+    total = len(rows)
+    everything = formatting.count(total)
+    assert total > 100  # several pages of 25
+    context, page, seen = visit(browser, demo.folder / "gold-error-candidates.html")
+    try:
+        assert page.locator("main.static-listing").is_hidden() and page.locator("#browser").is_visible()
+        assert status(page) == f"Lines 1{DASH}25 of {everything}."
+        seen_ids = []
+        for number in range((total + 24) // 25):  # page through every candidate
+            seen_ids += column(page, "Item")
+            if number < (total - 1) // 25:
+                page.get_by_role("button", name="Next").click()
+        assert seen_ids == [row["id"] for row in rows]
+        assert page.get_by_role("button", name="Next").is_disabled()
+        assert status(page).endswith(f"{DASH}{everything} of {everything}.")
+        page.get_by_role("button", name="First").click()
+        page.get_by_label("Lines per page").select_option("200")
+
+        # filters: a reference, a kind, a type, a source for the proposal
+        references = tally(row["reference"] for row in rows)
+        chosen = list(references)[1]
+        filters(page, "Reference").select_option(label=option(references, chosen))
+        mine = [row for row in rows if row["reference"] == chosen]
+        assert status(page) == f"Lines 1{DASH}{len(mine)} of {len(mine)} matching (of {everything})."
+        kinds = tally(row["proposed"] for row in rows)
+        filters(page, "Proposed").select_option(label=option(kinds, "missing"))
+        mine = [row for row in mine if row["proposed"] == "missing"]
+        assert column(page, "Item") == [row["id"] for row in mine][:200]
+        filters(page, "Reference").select_option(index=0)
+        filters(page, "Proposed").select_option(index=0)
+        types = tally(kind for row in rows
+                      for kind in sorted({span[2] for span in (row["reference_span"], row["proposed_span"]) if span}))
+        kind = sorted(types)[0]
+        page.get_by_label("Types").select_option(label=option(types, kind))
+        assert f" of {formatting.count(types[kind])} matching" in status(page)
+        page.get_by_label("Types").select_option(index=0)
+        support = tally(source for row in rows for source in row["support"])
+        source = sorted(support)[0]
+        page.get_by_label("For the proposal").select_option(label=option(support, source))
+        assert column(page, "Item") == [row["id"] for row in rows if source in row["support"]][:200]
+        page.get_by_label("For the proposal").select_option(index=0)
+        page.get_by_label("Score at least").fill("5")
+        assert f" of {formatting.count(sum(row['score'] >= 5 for row in rows))} matching" in status(page)
+        page.get_by_label("Score at least").fill("")
+
+        # search: a word of a text, in any case
+        word = next(word for row in rows for word in row["text"].split() if word.isascii() and word.isalpha()
+                    and len(word) >= 6)  # fmt: skip
+        page.get_by_label("Search ids, labels and text").fill(word.upper())
+        found = [row for row in rows if word.lower() in row["text"].lower()]
+        assert 0 < len(found) < total
+        assert column(page, "Item") == [row["id"] for row in found][:200]
+        page.get_by_label("Search ids, labels and text").fill("")
+
+        # sort: by score up, by rank down, by item
+        page.get_by_role("button", name="Score", exact=True).click()
+        assert sorted_by(page, "Score") == "ascending"
+        scores = [float(value) for value in column(page, "Score")]
+        assert scores == sorted(scores) and scores[0] == min(row["score"] for row in rows)
+        rank = page.get_by_role("button", name="Rank", exact=True)
+        rank.click()
+        rank.click()
+        assert sorted_by(page, "Rank") == "descending"
+        assert int(column(page, "Rank")[0].replace(",", "")) == max(row["rank"] for row in rows)
+        page.get_by_role("button", name="Item", exact=True).click()
+        assert column(page, "Item") == sorted(row["id"] for row in rows)[:200]
+        assert_offline(seen, demo.folder)
+    finally:
+        context.close()
+
+
+def test_the_candidates_browser_works_from_the_keyboard_and_on_a_phone(demo, browser) -> None:  # noqa: F811
+    path = demo.folder / "gold-error-candidates.html"
+    context, page, seen = visit(browser, path)
+    try:
+        focused = []
+        for _ in range(80):
+            page.keyboard.press("Tab")
+            focused.append(page.evaluate("""() => { const node = document.activeElement;
+                return [node.tagName, node.id, node.textContent.trim()]; }"""))
+            if focused[-1] == ["BUTTON", "", "Score"]:
+                break
+        assert focused[-1] == ["BUTTON", "", "Score"], focused
+        assert sum(1 for _, element_id, _ in focused if element_id.startswith("browser-filter-")) >= 5
+        assert page.evaluate("""() => Array.from(document.querySelectorAll('#browser input, #browser select'))
+            .every(control => control.labels.length === 1 && control.labels[0].textContent.trim() !== '')""")
+        assert page.get_by_role("search").count() == 1 and page.get_by_role("status").count() == 1
+        page.keyboard.press("Enter")
+        assert sorted_by(page, "Score") == "ascending"
+        for _ in range(400):
+            page.keyboard.press("Tab")
+            if page.evaluate("document.activeElement.textContent") == "Next":
+                break
+        page.keyboard.press("Enter")
+        assert status(page).startswith(f"Lines 26{DASH}50 of ")
+        assert_offline(seen, demo.folder)
+    finally:
+        context.close()
+    context, page, seen = visit(browser, path, width=390)
+    try:
+        assert page.locator("#browser").is_visible()
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390
+        rights = page.evaluate("""() => Array.from(document.querySelectorAll(
+            '#browser label, #browser .pager, .item-detail')).map(node => node.getBoundingClientRect().right)""")
+        assert rights and max(rights) <= 390
+        keep_screenshot(page, "candidates-phone.png")
+        assert_offline(seen, demo.folder)
     finally:
         context.close()

@@ -38,6 +38,8 @@ from test_site import parse
 from refsens_report import render
 from refsens_report.analyses import disagreements
 from refsens_report.analyses.base import AuditContext
+from refsens_report import browser
+from refsens_report.browser import SiteContext
 from refsens_report.cli import main
 from refsens_report.config import load_config
 from refsens_report.counts import ItemCounts
@@ -45,6 +47,7 @@ from refsens_report.load import load_record
 from refsens_report.record import Record
 from refsens_report.subsets import DuplicateGroups, build_subsets
 from refsens_report.table import SpanTable
+from refsens_report.view import ResultsView
 from refsens_report.tables import spreadsheet_safe
 
 ROLES = {"annotators": ("a", "b"), "outputs": ("o1", "o2"), "references": ("gold", "clean")}
@@ -70,20 +73,24 @@ EXPECTED_REFERENCES = [
      "text": TEXTS["en-1"], "spans_first": [[0, 5, "PER"], [18, 23, "LOC"]],
      "spans_second": [[0, 5, "PER"], [18, 23, "ORG"]], "only_first": [[18, 23, "LOC"]],
      "only_second": [[18, 23, "ORG"]],
-     "outputs": {"o1": {"tp": -1, "fp": 1, "fn": 1}, "o2": {"tp": 1, "fp": -1, "fn": -1}}},
+     "outputs": {"o1": {"tp": -1, "fp": 1, "fn": 1}, "o2": {"tp": 1, "fp": -1, "fn": -1}},
+     "spans_outputs": {"o1": [[0, 5, "PER"], [18, 23, "LOC"]], "o2": [[0, 5, "PER"], [18, 23, "ORG"]]}},
     {"id": "de-1", "language": "de", "first": "gold", "second": "clean", "subset": "audited", "impact": 3,
      "text": TEXTS["de-1"], "spans_first": [[0, 5, "PER"]], "spans_second": [[0, 5, "PER"], [6, 10, "LOC"]],
      "only_first": [], "only_second": [[6, 10, "LOC"]],
-     "outputs": {"o1": {"tp": 1, "fp": -1, "fn": 0}, "o2": {"tp": 0, "fp": 0, "fn": 1}}},
+     "outputs": {"o1": {"tp": 1, "fp": -1, "fn": 0}, "o2": {"tp": 0, "fp": 0, "fn": 1}},
+     "spans_outputs": {"o1": [[0, 5, "PER"], [6, 10, "LOC"]], "o2": [[0, 5, "PER"]]}},
     {"id": "en-2", "language": "en", "first": "gold", "second": "clean", "subset": "audited", "impact": 3,
      "text": TEXTS["en-2"], "spans_first": [[0, 4, "PER"]], "spans_second": [], "only_first": [[0, 4, "PER"]],
-     "only_second": [], "outputs": {"o1": {"tp": -1, "fp": 1, "fn": 0}, "o2": {"tp": 0, "fp": 0, "fn": -1}}},
+     "only_second": [], "outputs": {"o1": {"tp": -1, "fp": 1, "fn": 0}, "o2": {"tp": 0, "fp": 0, "fn": -1}},
+     "spans_outputs": {"o1": [[0, 4, "PER"]], "o2": []}},
 ]  # fmt: skip
 EXPECTED_ANNOTATORS = [
     {"id": "en-2", "language": "en", "first": "a", "second": "b", "subset": "corpus", "impact": 2,
      "text": TEXTS["en-2"], "spans_first": [[0, 4, "PER"]], "spans_second": [[0, 4, "PER"], [5, 9, "LOC"]],
      "only_first": [], "only_second": [[5, 9, "LOC"]],
-     "outputs": {"o1": {"tp": 0, "fp": 0, "fn": 1}, "o2": {"tp": 0, "fp": 0, "fn": 1}}},
+     "outputs": {"o1": {"tp": 0, "fp": 0, "fn": 1}, "o2": {"tp": 0, "fp": 0, "fn": 1}},
+     "spans_outputs": {"o1": [[0, 4, "PER"]], "o2": []}},
 ]  # fmt: skip
 
 
@@ -95,7 +102,8 @@ def test_listings_of_a_hand_made_record_line_by_line(tmp_path: Path) -> None:
     assert jsonl.splitlines()[2] == (
         '{"id":"en-2","language":"en","first":"gold","second":"clean","subset":"audited","impact":3,'
         '"text":"Anna said hi","spans_first":[[0,4,"PER"]],"spans_second":[],"only_first":[[0,4,"PER"]],'
-        '"only_second":[],"outputs":{"o1":{"tp":-1,"fp":1,"fn":0},"o2":{"tp":0,"fp":0,"fn":-1}}}'
+        '"only_second":[],"outputs":{"o1":{"tp":-1,"fp":1,"fn":0},"o2":{"tp":0,"fp":0,"fn":-1}},'
+        '"spans_outputs":{"o1":[[0,4,"PER"]],"o2":[]}}'
     )
     assert [json.loads(line) for line in results.files["annotator-disagreements.jsonl"].splitlines()] == EXPECTED_ANNOTATORS
     table = list(csv.reader(io.StringIO(results.files["disagreements.csv"])))
@@ -209,8 +217,9 @@ def test_hostile_text_is_escaped_and_isolated_on_the_page(tmp_path: Path) -> Non
     folder.mkdir()
     (folder / "disagreements.jsonl").write_text(results.files["disagreements.jsonl"], encoding="utf-8")
     document = {**results.to_json_dict(), "rows": results.rows}
-    [(name, context)] = render.disagreement_pages(folder, document, "2026-01-01T00:00:00+00:00")
-    html = render.render_page("disagreements.html", context)
+    [page, _] = disagreements.pages(ResultsView.from_json(document),
+                                    SiteContext(folder, document, "2026-01-01T00:00:00+00:00"))  # fmt: skip
+    name, html = page.name, render.render_page(page.template, page.context)
     (folder / name).write_text(html, encoding="utf-8")
     page = parse(folder / name)
     assert not list(page.iter("img"))
@@ -302,7 +311,14 @@ def reference_listings(context) -> tuple[dict[str, str], dict]:
             line["language"], line["id"]))  # fmt: skip
         outputs = list(dict.fromkeys(output for comparison in chosen
                                      for output in disagreements.scored_outputs(context, comparison)))  # fmt: skip
+        for line in lines[: browser.BROWSER_LINES]:  # the lines the browser holds carry the outputs' spans
+            entry = context.record.item(context.record.table.ids.tolist().index(line["id"]))
+            line["spans_outputs"] = {output: [list(span) for span in sorted({(int(s), int(e), str(t))
+                                                                             for s, e, t in entry.labellings[output]})]
+                                     for output in line["outputs"]}  # fmt: skip
         files[f"{stem}.jsonl"] = "".join(orjson.dumps(line).decode("utf-8") + "\n" for line in lines)
+        for line in lines:
+            line.pop("spans_outputs", None)
         buffer = io.StringIO()
         writer = csv.writer(buffer, lineterminator="\n")
         writer.writerow(["id", "language", "first", "second", "subset", "impact", "text", "spans_first", "spans_second",
@@ -396,6 +412,8 @@ def test_listings_equal_a_line_by_line_reference_on_random_records(tmp_path: Pat
     roles = ROLES_CASES[seed % len(ROLES_CASES)]
     extra = "\n[report]\nshow_text = false\n" if seed % 4 == 3 else ""
     config = write_project(tmp_path, random_record(rng), extra=extra, **roles)
+    if seed % 3 == 2:
+        monkeypatch.setattr(browser, "BROWSER_LINES", 3)  # the outputs' spans on the first 3 lines only
     context = audit_context(config)
     expected_files, expected_summary = reference_listings(context)
     if seed % 2:
@@ -450,3 +468,26 @@ def test_columns_of_cells_take_the_short_way_only_when_nothing_changes() -> None
         cells = [disagreements.csv_cell(spreadsheet_safe(text)) for text in texts]
         assert disagreements.spreadsheet_cells(texts) == cells
         assert disagreements._json_inside(texts) == [orjson.dumps(text).decode("utf-8")[1:-1] for text in texts]
+
+
+def test_the_pages_read_a_listing_no_further_than_they_show(tmp_path: Path, monkeypatch) -> None:
+    """The listing file is read line by line and left as soon as the page (PAGE_LINES per pair) and the browser
+    (BROWSER_LINES) have their lines: here the first two of three, so a third line that is not JSON is never
+    read; the counts the page prints come from results.json."""
+    results = audit_items(tmp_path, record(), audit={"resamples": 20}, **ROLES)
+    folder = tmp_path / "version"
+    folder.mkdir()
+    kept = results.files["disagreements.jsonl"].splitlines(keepends=True)[:2]
+    (folder / "disagreements.jsonl").write_text("".join(kept) + "not JSON: never read\n", encoding="utf-8")
+    document = {**results.to_json_dict(), "rows": results.rows}
+    monkeypatch.setattr(browser, "BROWSER_LINES", 2)
+    monkeypatch.setattr(disagreements, "PAGE_LINES", 1)
+    site = SiteContext(folder, document, "2026-01-01T00:00:00+00:00")
+    [read] = [listing for listing in disagreements.read_listings(site) if listing.stem == "disagreements"]
+    assert read.lines == 3 and [line["id"] for line in read.read(folder)] == ["en-1", "de-1"]
+    assert [[line["id"] for line in shown] for shown in read.shown] == [["en-1"]]
+    page, script = disagreements.pages(ResultsView.from_json(document), site)[:2]
+    [pair] = page.context.pairs
+    assert (pair.differing, pair.shown, pair.complete) == ("3", "1", False)
+    data = json.loads(script.text.split("push(", 1)[1].rsplit(");", 1)[0])
+    assert data["lines"] == 3 and [row[1] for row in data["rows"]] == ["en-1", "de-1"]

@@ -161,7 +161,7 @@ def test_files_section_and_headline(tmp_path: Path) -> None:
     assert [line["rank"] for line in lines] == [1, 2, 3, 4]
     assert list(lines[0]) == ["reference", "rank", "score", "id", "language", "proposed", "start", "end", "type",
                               "reference_span", "proposed_span", "support", "opposed", "evidence", "text",
-                              "spans_reference", "spans_proposed"]  # fmt: skip
+                              "spans_reference", "spans_proposed", "spans_sources"]  # fmt: skip
     table = list(csv.reader(io.StringIO(results.files["gold-error-candidates.csv"])))
     assert table[0] == list(gold_errors.CSV_COLUMNS)
     by_id = {row[3]: dict(zip(table[0], row)) for row in table[1:]}
@@ -185,7 +185,7 @@ def test_files_section_and_headline(tmp_path: Path) -> None:
     assert top.columns[-1] == "Text"
     row = next(row for row in top.rows if row[4].text == "type")
     assert [cell.text for cell in row[2:5]] == ["LOC [0, 5) “Paris”", "ORG [0, 5) “Paris”", "type"]
-    assert row[-1].text == TEXT and section.links[0][0] == "gold-error-candidates.jsonl"
+    assert row[-1].text == TEXT and section.links[0][0] == "gold-error-candidates.html"
 
 
 def test_show_text_false_leaves_no_text(tmp_path: Path) -> None:
@@ -203,3 +203,35 @@ def test_show_text_false_leaves_no_text(tmp_path: Path) -> None:
     section = gold_errors.ANALYSIS.section(view, {})
     assert "show_text = false" in section.paragraphs[1] and "Text" not in section.tables[1].columns
     assert all("“" not in cell.text for row in section.tables[1].rows for cell in row)
+
+
+def test_the_candidates_page_reads_the_file_no_further_than_it_shows(tmp_path: Path, monkeypatch) -> None:
+    """The page's browser holds the first BROWSER_LINES candidates, its static list PAGE_CANDIDATES per
+    reference: the file is left after them (the rest, here not JSON, is never read); the first rows carry each
+    source's spans for the browser's sides, grouped when equal."""
+    from refsens_report import browser
+    from refsens_report.browser import SiteContext
+
+    results = audit_items(tmp_path, kinds_record(), audit={"resamples": 20}, annotators=None,
+                          outputs=("o1", "o2", "o3"), references=("gold",))  # fmt: skip
+    rows = results.files["gold-error-candidates.jsonl"].splitlines(keepends=True)
+    assert all("spans_sources" in json.loads(row) for row in rows)
+    folder = tmp_path / "version"
+    folder.mkdir()
+    (folder / "gold-error-candidates.jsonl").write_text("".join(rows[:2]) + "not JSON: never read\n", encoding="utf-8")
+    monkeypatch.setattr(browser, "BROWSER_LINES", 2)
+    monkeypatch.setattr(gold_errors, "PAGE_CANDIDATES", 1)
+    document = {**results.to_json_dict(), "rows": results.rows}
+    page, script = gold_errors.pages(ResultsView.from_json(document), SiteContext(folder, document, "2026-01-01"))
+    [reference] = page.context.references
+    assert (reference.candidates, reference.shown, reference.complete) == ("4", "1", False)
+    data = json.loads(script.text.split("push(", 1)[1].rsplit(");", 1)[0])
+    assert data["lines"] == 4 and [row[1] for row in data["rows"]] == [1, 2]
+    first = json.loads(rows[0])
+    sides = data["items"][0][2]
+    assert [data["names"][side[0]] for side in sides[:2]] == ["gold", gold_errors.PROPOSAL]
+    grouped = sorted(sorted(data["names"][index] for index in side[0]) for side in sides[2:])
+    by_spans: dict[str, list[str]] = {}
+    for source, spans in first["spans_sources"].items():
+        by_spans.setdefault(json.dumps(spans), []).append(source)
+    assert grouped == sorted(sorted(names) for names in by_spans.values())

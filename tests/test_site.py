@@ -25,6 +25,7 @@ from refsens_report.cli import main
 from refsens_report.config import load_config
 from refsens_report.errors import InputError
 from refsens_report.metadata import VOCABULARIES
+from refsens_report.analyses import disagreements, gold_errors
 from refsens_report.analyses.registry import ANALYSES, figure_makers
 from refsens_report.view import ResultsView
 
@@ -457,7 +458,8 @@ def test_a_section_that_does_not_apply_says_why(built_site: Built) -> None:
 
 @pytest.mark.parametrize(
     ("template", "context"), [("appendix.html", render.AppendixPage), ("site_index.html", render.SiteIndexPage),
-                              ("disagreements.html", render.DisagreementsPage)],
+                              ("disagreements.html", disagreements.DisagreementsPage),
+                              ("candidates.html", gold_errors.CandidatesPage)],
 )
 def test_templates_use_exactly_the_documented_context(template: str, context: type) -> None:
     environment = render.environment()

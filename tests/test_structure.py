@@ -220,3 +220,19 @@ def test_an_analysis_added_by_the_contract_is_named_only_in_its_module_and_the_r
         naming = sorted(path.relative_to(ROOT).as_posix() for path in (ROOT / "refsens_report").rglob("*.py")
                         if any(word in path.read_text(encoding="utf-8").lower() for word in said))  # fmt: skip
         assert naming == sorted([f"refsens_report/analyses/{added}.py", "refsens_report/analyses/registry.py"]), naming
+
+
+def test_the_listing_pages_come_from_their_analyses():
+    """The disagreement and gold-error pages and their browser's data come through ``Analysis.pages``: render.py
+    and browser.py import neither analysis, and site.py names them nowhere but in ``downloads_of`` (the
+    downloads' list, issue 25's contract: still to move behind a declaration)."""
+    modules = _modules()
+    listing = {"refsens_report.analyses.disagreements", "refsens_report.analyses.gold_errors"}
+    for name in ("render", "browser"):
+        assert not _imports(ROOT / "refsens_report" / f"{name}.py", modules) & listing, name
+    tree = ast.parse((ROOT / "refsens_report" / "site.py").read_text(encoding="utf-8"))
+    outside = [node.lineno for function in tree.body if not (isinstance(function, ast.FunctionDef)
+                                                             and function.name == "downloads_of")
+               for node in ast.walk(function) if isinstance(node, ast.Name)
+               and node.id in ("disagreements", "gold_errors")]  # fmt: skip
+    assert outside == [], f"site.py names a listing analysis at lines {outside}"

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 import numpy as np
 
 from refsens_report import formatting
+from refsens_report.browser import Page, SiteContext
 from refsens_report.config import Config
 from refsens_report.counts import ColumnKind
 from refsens_report.estimator import Estimator, Listed, Stat
@@ -274,6 +275,8 @@ class Analysis:
     applicability: results.json ``applicability`` entries: None, or the sentence saying why it does not apply.
     summary: what results.json says beside the rows under the analysis's key (None: nothing).
     files: files the build writes beside results.json (name -> text): item-by-item listings, never in it.
+    pages: the files it adds to the site's version folder (its listing pages and their browser's data), given
+        the results and the folder holding its files (``browser.Page``; None: none).
     section: the report section, given the results and every drawn figure by key.
     figures: functions drawing its figures (each returns None when it has nothing to show).
     headlines: its headline sentences.
@@ -305,6 +308,7 @@ class Analysis:
     applicability: Callable[[AuditContext], dict[str, str | None]] | None = None
     summary: Callable[[AuditContext], Any] | None = None
     files: Callable[[AuditContext], dict[str, str]] | None = None
+    pages: Callable[[ResultsView, SiteContext], list[Page]] | None = None
     figures: tuple[Callable[[ResultsView], Any], ...] = ()
     headlines: Callable[[ResultsView], list[str]] = _nothing
     statistics: Mapping[str, StatKind] = field(default_factory=dict)

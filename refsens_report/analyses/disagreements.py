@@ -11,7 +11,7 @@ the first changes in its TP, FP and FN there. Lines are sorted by impact: the TP
 change, summed over the outputs (then by the number of differing spans, the pair, language and id). The
 listings are files beside results.json (``disagreements.jsonl``/``.csv``, ``annotator-disagreements.*``),
 never inside it; results.json carries their counts (``summary``), and the site renders a page of the lines
-with the most impact (``render.DisagreementsPage``).
+with the most impact and the browser's data (``pages``: ``DisagreementsPage``, ``browser.BrowserListing``).
 
 Lines are computed from arrays (the per-item counts and the span table), never item by item, and each file
 is written as one join of text pieces, each distinct piece made once: a million-item record lists in seconds.
@@ -23,16 +23,18 @@ import csv
 import io
 import re
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 import orjson
 
-from refsens_report import formatting
+from refsens_report import __version__, browser, formatting
 from refsens_report.analyses.base import Analysis, AuditContext, Section
 from refsens_report.analyses.base import DIFFERENCES
 from refsens_report.figures import Figure
 from refsens_report.record import POOLED
+from refsens_report.results import sha256_file
 from refsens_report.tables import FORMULA_STARTS, Table, count_cell, label, mark_repeats, spreadsheet_safe
 from refsens_report.view import ResultsView
 
@@ -217,6 +219,9 @@ class Listing:
     language: np.ndarray
     languages: tuple[str, ...]
     order: np.ndarray
+    # per line (laid pair after pair), ',"spans_outputs":{...}' for the lines the browser holds (the first
+    # browser.BROWSER_LINES in order), '' for the others
+    output_spans: np.ndarray
 
     @property
     def n_lines(self) -> int:
@@ -246,7 +251,47 @@ def listing_of(context: AuditContext, stem: str, kind: str, chosen: Sequence[Com
     outputs = tuple(dict.fromkeys(output for comparison in chosen for output in scored_outputs(context, comparison)))
     return Listing(stem=stem, kind=kind, comparisons=tuple(chosen), outputs=outputs, pairs=pairs, pair=number,
                    ids=ids, texts=texts, entry=entry, language=language, languages=table.languages,
-                   order=order)  # fmt: skip
+                   order=order, output_spans=_output_spans(context.counts, pairs, order))  # fmt: skip
+
+
+def spans_json(counts: Any, name: str, items: np.ndarray) -> dict[int, str]:
+    """Return, per item of ``items`` where the labelling is present, its strict span set as JSON text,
+    ``[[start,end,"type"],...]``, sorted as Python sorts the (start, end, type) tuples (strict ids are ordered
+    so: ``_span_lists``)."""
+    wanted = np.zeros(counts.n_items, dtype=bool)
+    wanted[items] = True
+    ids = counts.ids("strict", name)
+    item_of = counts.item_of("strict", ids)
+    keep = wanted[item_of]
+    ids, item_of = ids[keep], item_of[keep]
+    type_json = [_json(str(type_name)) for type_name in counts.type_names]
+    texts = [f"[{s},{e},{type_json[c]}]" for s, e, c in zip(counts._strict_start[ids].tolist(),
+                                                           counts._strict_end[ids].tolist(),
+                                                           counts._strict_type[ids].tolist())]  # fmt: skip
+    present = np.unique(items[counts.has(name)[items]])
+    low, high = np.searchsorted(item_of, present), np.searchsorted(item_of, present, side="right")
+    return {item: "[" + ",".join(texts[a:b]) + "]" for item, a, b in zip(present.tolist(), low.tolist(), high.tolist())}
+
+
+def _output_spans(counts: Any, pairs: Sequence[Pair], order: np.ndarray) -> np.ndarray:
+    """Return per line (laid pair after pair) its outputs' spans as the JSON Lines file writes them,
+    ',"spans_outputs":{"output":[[start,end,"type"],...],...}' (the outputs its "outputs" lists), for the lines
+    the browser holds (the first ``browser.BROWSER_LINES`` in order); '' for the others."""
+    held = np.zeros(len(order), dtype=bool)
+    held[order[: browser.BROWSER_LINES]] = True
+    pieces = np.full(len(order), "", dtype=object)
+    at = 0
+    for pair in pairs:
+        mine = np.flatnonzero(held[at : at + pair.n_lines])
+        items = pair.items[mine]
+        found = [spans_json(counts, output, items) for output in pair.outputs]
+        keys = [_json(output) for output in pair.outputs]
+        for line, item in zip(mine.tolist(), items.tolist()):
+            listed = [f"{key}:{spans[item]}" for key, spans, scored in zip(keys, found, pair.scored[:, line])
+                      if scored]  # fmt: skip
+            pieces[at + line] = ',"spans_outputs":{' + ",".join(listed) + "}"
+        at += pair.n_lines
+    return pieces
 
 
 def listings(context: AuditContext) -> list[Listing]:
@@ -438,7 +483,7 @@ def _json_changes(pair: Pair) -> list[np.ndarray]:
                                 None if opening is None else opening == row))  # fmt: skip
     chunks = _chunks(columns, pair.n_lines) or [Coded(np.zeros(pair.n_lines, dtype=np.int64), [""])]
     chunks[0] = chunks[0].wrapped(',"outputs":{', "")
-    chunks[-1] = chunks[-1].wrapped("", "}}\n")
+    chunks[-1] = chunks[-1].wrapped("", "}")
     return [chunk.pieces() for chunk in chunks]
 
 
@@ -456,7 +501,8 @@ def listing_jsonl(listing: Listing) -> str:
     """Return the listing as JSON Lines: one object per line, keys in a fixed order, exact (no rewriting).
 
     Each line is what orjson writes of {id, language, first, second, subset, impact, text (when shown), the
-    four span lists, outputs: {output: {tp, fp, fn}} for the outputs present on the item}.
+    four span lists, outputs: {output: {tp, fp, fn}} for the outputs present on the item, and, on the first
+    ``browser.BROWSER_LINES`` lines (those the browser holds), spans_outputs: {output: its strict spans}}.
     """
     languages = [_json(language) for language in listing.languages]
     starts = [f'{{"id":"{inside}","language":{languages[code]}'
@@ -466,7 +512,10 @@ def listing_jsonl(listing: Listing) -> str:
     if listing.texts is not None:
         texts = ["" if text is None else ',"text":' + _json(text) for text in listing.texts]
         head.append(_objects(texts)[listing.entry])
-    return _write(listing, head, False, _per_pair(listing, _json_changes))
+    ends = np.full(listing.n_lines, "}\n", dtype=object)  # the outputs' spans (on the lines the browser holds)
+    held = np.flatnonzero(listing.output_spans != "")
+    ends[held] = [piece + "}\n" for piece in listing.output_spans[held].tolist()]
+    return _write(listing, head, False, [*_per_pair(listing, _json_changes), ends])
 
 
 CSV_QUOTED = re.compile('[,"\n]')  # a field with any of these is quoted by every version of the csv module
@@ -632,6 +681,292 @@ def highlight(text: str, only_first: Sequence[Sequence[Any]], only_second: Seque
     return windows
 
 
+# --- the pages: each listing's, and its browser's data ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TextPiece:
+    """A piece of an item's text and which labelling alone has a span over it: '', 'first', 'second' or 'both'."""
+
+    text: str
+    mark: str
+
+
+@dataclass(frozen=True)
+class ListedSpan:
+    """A span only one labelling has: offsets as printed ('[12, 17)'), its type, and its text when shown."""
+
+    offsets: str
+    type: str
+    text: str | None
+
+
+@dataclass(frozen=True)
+class OutputChange:
+    """An output's TP, FP and FN changes on an item when scored against the second labelling, as printed."""
+
+    output: str
+    tp: str
+    fp: str
+    fn: str
+
+
+@dataclass(frozen=True)
+class ListedItem:
+    """One item on which the two labellings differ, as the page shows it."""
+
+    rank: str
+    id: str
+    language: str
+    impact: str
+    windows: tuple[tuple[TextPiece, ...], ...]  # the text (or windows of a long one); () when not shown
+    only_first: tuple[ListedSpan, ...]
+    only_second: tuple[ListedSpan, ...]
+    changes: tuple[OutputChange, ...]  # the outputs whose counts change
+    changed: str  # how many they are, as printed
+    unchanged: str  # how many scored outputs' counts do not change, as printed ('' when none)
+
+
+@dataclass(frozen=True)
+class ListedPair:
+    """Two labellings compared, and the items on which they differ with the most impact."""
+
+    anchor: str
+    first: str
+    second: str
+    subset: str
+    differing: str
+    shown: str
+    complete: bool  # every differing item is shown
+    items: tuple[ListedItem, ...]
+
+
+@dataclass(frozen=True)
+class ListingLink:
+    """A listing page of the version: its file, title and number of lines (as printed), and whether it is this one."""
+
+    href: str
+    title: str
+    lines: str
+    current: bool
+
+
+@dataclass(frozen=True)
+class DisagreementsPage:
+    """Context of ``site/<version>/disagreements.html`` (the references) and ``annotator-disagreements.html``.
+
+    dataset_name, version, tool_version, build_date: as on the appendix.
+    title: the page's heading.
+    question: what the page answers, and how its items are ordered.
+    text_note: what the page shows of the record's text: the items' text with the differing spans highlighted,
+        or why it shows none (``[report] show_text = false``, or a record without text).
+    files: the listing's files beside the page (JSON Lines and CSV) with their SHA-256.
+    pairs: per pair of labellings compared, the items on which they differ with the most impact.
+    limit: the most items a pair shows, as printed.
+    appendix_anchor: the appendix section this page belongs to.
+    listing: the listing's name (its files' stem), which the page's browser shows.
+    data_script: the script file beside the page holding the listing for the browser (``BrowserListing``).
+    listings: every listing page of the version, this one marked, for the links between them.
+    """
+
+    dataset_name: str
+    version: str
+    tool_version: str
+    build_date: str
+    title: str
+    question: str
+    text_note: str
+    files: tuple[browser.Download, ...]
+    pairs: tuple[ListedPair, ...]
+    limit: str
+    appendix_anchor: str
+    listing: str
+    data_script: str
+    listings: tuple[ListingLink, ...]
+
+
+def _listed_spans(spans: Sequence[Sequence[Any]], text: str | None) -> tuple[ListedSpan, ...]:
+    return tuple(ListedSpan(f"[{start}, {end})", str(kind), text[start:end] if text is not None else None)
+                 for start, end, kind in spans)  # fmt: skip
+
+
+def listed_item(rank: int, line: Mapping[str, Any]) -> ListedItem:
+    """Return one line of a listing file as the page shows it."""
+    text = line.get("text")
+    windows = () if text is None else tuple(
+        tuple(TextPiece(piece, mark) for piece, mark in window)
+        for window in highlight(text, line["only_first"], line["only_second"]))  # fmt: skip
+    changes = tuple(OutputChange(output, *(formatting.signed_count(change[key]) for key in ("tp", "fp", "fn")))
+                    for output, change in line["outputs"].items() if any(change.values()))  # fmt: skip
+    return ListedItem(
+        rank=formatting.count(rank), id=line["id"], language=line["language"], impact=formatting.count(line["impact"]),
+        windows=windows, only_first=_listed_spans(line["only_first"], text),
+        only_second=_listed_spans(line["only_second"], text), changes=changes, changed=formatting.count(len(changes)),
+        unchanged=formatting.count(len(line["outputs"]) - len(changes)) if len(line["outputs"]) > len(changes) else "",
+    )  # fmt: skip
+
+
+def _listing_title(annotators: bool) -> str:
+    return "Where the annotators disagree" if annotators else "Where the references disagree"
+
+
+def _annotators(comparisons: Sequence[Mapping[str, Any]]) -> bool:
+    return bool(comparisons) and all(c["kind"] == "annotators" for c in comparisons)
+
+
+@dataclass(frozen=True)
+class ListingRead:
+    """A listing file as its page reads it: its comparisons (results.json), how many lines it holds (from their
+    counts), and per comparison its first ``PAGE_LINES`` lines (``shown``: filled as ``lines`` reads the file)."""
+
+    stem: str
+    comparisons: tuple[Mapping[str, Any], ...]
+    lines: int
+    shown: list[list[dict]]
+
+    def read(self, folder: Path) -> Iterator[dict]:
+        """Yield the file's first ``browser.BROWSER_LINES`` lines, one read at a time, filling ``shown`` (the file
+        is read no further than both need: a listing may run to hundreds of megabytes)."""
+        keys = [(comparison["first"], comparison["second"]) for comparison in self.comparisons]
+        wanted = [min(PAGE_LINES, int(comparison["differing"][POOLED])) for comparison in self.comparisons]
+        return browser.page_lines(folder / f"{self.stem}.jsonl", self.lines,
+                                  lambda line: keys.index((line["first"], line["second"])), wanted, self.shown)
+
+
+def read_listings(site: browser.SiteContext) -> list[ListingRead]:
+    """Return every disagreement listing whose JSON Lines file is in the version folder (none read yet)."""
+    comparisons = (site.results.get(KEY) or {}).get("comparisons") or []
+    found = []
+    for stem in dict.fromkeys(comparison["file"] for comparison in comparisons):
+        if (site.folder / f"{stem}.jsonl").is_file():
+            mine = tuple(c for c in comparisons if c["file"] == stem)
+            found.append(ListingRead(stem, mine, sum(int(c["differing"][POOLED]) for c in mine), [[] for _ in mine]))
+    return found
+
+
+def listing_page(site: browser.SiteContext, listing: ListingRead, found: Sequence[ListingRead]) -> DisagreementsPage:
+    """Return the context of a listing's page (``found``: every listing of the version, for the links)."""
+    results, folder, stem = site.results, site.folder, listing.stem
+    summary = results.get(KEY) or {}
+    pairs = []
+    for number, (comparison, shown) in enumerate(zip(listing.comparisons, listing.shown)):
+        differing = int(comparison["differing"][POOLED])
+        pairs.append(ListedPair(
+            anchor=f"pair-{number + 1}", first=comparison["first"], second=comparison["second"],
+            subset=comparison["subset"], differing=formatting.count(differing), shown=formatting.count(len(shown)),
+            complete=len(shown) == differing,
+            items=tuple(listed_item(rank, line) for rank, line in enumerate(shown, start=1)),
+        ))  # fmt: skip
+    annotators = _annotators(listing.comparisons)
+    if not summary.get("show_text", True):
+        text_note = ("The record's text is withheld ([report] show_text = false): items are listed by id, with "
+                     "each span's offsets (characters, end excluded) and type.")  # fmt: skip
+    elif not summary.get("text"):
+        text_note = ("The record carries no text: items are listed by id, with each span's offsets (characters, "
+                     "end excluded) and type.")  # fmt: skip
+    else:
+        text_note = ("Each item's text is shown with the spans only the first labelling has underlined solid "
+                     "on orange, those only the second has underlined dashed on blue; a long text is cut to the "
+                     "passages around them.")  # fmt: skip
+    return DisagreementsPage(
+        dataset_name=results["dataset"]["name"], version=results["dataset"]["version"],
+        tool_version=results.get("tool_version", __version__), build_date=site.build_timestamp[:10],
+        title=_listing_title(annotators),
+        question=(
+            ("Every corpus item on which annotator A and annotator B differ (strict span sets): where an "
+             "adjudication pass would look first. ") if annotators else
+            ("Every audited item on which the primary reference and an alternative differ (strict span sets), "
+             "with what the difference does to each output's TP, FP and FN. ")
+        ) + ("Items are ordered by impact: the TP, FP and FN counts that change when the outputs are scored "
+             "against the second labelling instead of the first, summed over the outputs."),
+        text_note=text_note,
+        files=tuple(browser.Download(name, description, sha256_file(folder / name)) for name, description in (
+            (f"{stem}.jsonl", "Every line, exact (JSON Lines)"),
+            (f"{stem}.csv", "Every line, for spreadsheets")) if (folder / name).is_file()),
+        pairs=tuple(pairs), limit=formatting.count(PAGE_LINES),
+        appendix_anchor=f"section-{KEY}",
+        listing=stem, data_script=browser.data_script_name(stem),
+        listings=tuple(ListingLink(page_name(other.stem), _listing_title(_annotators(other.comparisons)),
+                                   formatting.count(other.lines), other.stem == stem)
+                       for other in found),
+    )  # fmt: skip
+
+
+BROWSER_COLUMNS = (
+    browser.BrowserColumn("rank", "Rank", "number"),
+    browser.BrowserColumn("id", "Item", "text"),
+    browser.BrowserColumn("language", "Language", "text", "choice"),
+    browser.BrowserColumn("pair", "Pair", "text", "choice"),
+    browser.BrowserColumn("impact", "Impact", "number", "min"),
+    browser.BrowserColumn("differing", "Differing spans", "number"),
+    browser.BrowserColumn("types", "Types", "list", "choice"),
+    browser.BrowserColumn("outputs", "Outputs changed", "list", "choice"),
+)
+
+
+def browser_listing(stem: str, lines: Iterable[Mapping[str, Any]], total: int, title: str, show_text: bool,
+                    files: tuple[str, ...]) -> browser.BrowserListing:  # fmt: skip
+    """Return a disagreement listing for the browser: its first ``browser.BROWSER_LINES`` lines (of ``total``),
+    text only when shown."""
+    names: dict[str, int] = {}
+    texts: dict[str, int] = {}
+    pairs: dict[tuple[str, str], str] = {}
+    signed: dict[int, str] = {}  # each change printed once (formatting.signed_count)
+    rows, items = [], []
+    for rank, line in enumerate(lines, start=1):
+        if rank > browser.BROWSER_LINES:
+            continue  # (a list longer than the cap; the file's reader yields no more)
+        only_first, only_second = line["only_first"], line["only_second"]  # short lists: no sets needed
+        differing = sorted({str(span[2]) for span in only_first} | {str(span[2]) for span in only_second})
+        notes = []
+        for output, change in line["outputs"].items():
+            tp, fp, fn = change["tp"], change["fp"], change["fn"]
+            if tp or fp or fn:
+                notes.append([output, *(signed.get(value) or signed.setdefault(value, formatting.signed_count(value))
+                                        for value in (tp, fp, fn))])  # fmt: skip
+        first, second = line["first"], line["second"]
+        pair = pairs.get((first, second)) or pairs.setdefault((first, second), f"{first} vs {second}")
+        rows.append((rank, line["id"], line["language"], pair, line["impact"], len(only_first) + len(only_second),
+                     differing, [note[0] for note in notes]))  # fmt: skip
+        text = line.get("text") if show_text else None
+        windows = None
+        if text is not None and len(text) > WHOLE_TEXT:
+            cut = text_windows(len(text), [*only_first, *only_second])
+            windows = None if cut == [(0, len(text))] else [list(window) for window in cut]
+        sides = [[browser.name_index(names, first), [[*span, int(span in only_first)] for span in line["spans_first"]]],
+                 [browser.name_index(names, second),
+                  [[*span, int(span in only_second)] for span in line["spans_second"]]]]  # fmt: skip
+        if "spans_outputs" in line:  # the outputs, each set of spans once
+            sides += browser.grouped_sides(names, line["spans_outputs"], (line["spans_first"], line["spans_second"]))
+        items.append((None if text is None else texts.setdefault(text, len(texts)), windows, sides, notes))
+    # a list no line fills (no output besides the two labellings compared) is no column
+    kept = [position for position, column in enumerate(BROWSER_COLUMNS)
+            if column.kind != "list" or any(row[position] for row in rows)]  # fmt: skip
+    return browser.BrowserListing(
+        name=stem, title=title, lines=total, files=files,
+        columns=tuple(BROWSER_COLUMNS[position] for position in kept), names=tuple(names),
+        note_columns=("Output", "ΔTP", "ΔFP", "ΔFN"), texts=tuple(texts),
+        rows=tuple(tuple(row[position] for position in kept) for row in rows), items=tuple(items),
+    )  # fmt: skip
+
+
+def pages(view: ResultsView, site: browser.SiteContext) -> list[browser.Page]:
+    """Return each listing's page and its browser's data script, for the listing files in the version folder."""
+    found = read_listings(site)
+    show_text = (site.results.get(KEY) or {}).get("show_text", True)
+    written = []
+    for listing in found:
+        title = _listing_title(_annotators(listing.comparisons))
+        files = tuple(name for name in (f"{listing.stem}.csv", f"{listing.stem}.jsonl")
+                      if (site.folder / name).is_file())  # fmt: skip
+        # one pass over the file: the browser's data line by line, the page's lines kept meanwhile
+        data = browser.browser_script(browser_listing(listing.stem, listing.read(site.folder), listing.lines, title,
+                                                      show_text, files))  # fmt: skip
+        written.append(browser.Page(page_name(listing.stem), "disagreements.html", listing_page(site, listing, found)))
+        written.append(browser.Page(browser.data_script_name(listing.stem), text=data))
+    return written
+
+
 # --- the report ------------------------------------------------------------------------------------
 
 
@@ -721,4 +1056,5 @@ ANALYSIS = Analysis(
     summary=summary,
     files=files,
     section=_section,
+    pages=pages,
 )

@@ -33,16 +33,18 @@ from __future__ import annotations
 import csv
 import io
 from dataclasses import dataclass, replace
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 import orjson
 
-from refsens_report import formatting
+from refsens_report import __version__, browser, formatting
 from refsens_report.analyses.base import Analysis, AuditContext, Section
-from refsens_report.analyses.disagreements import python_order
+from refsens_report.analyses.disagreements import (WHOLE_TEXT, ListedSpan, TextPiece, highlight, python_order,
+                                                    spans_json, text_windows)
 from refsens_report.counts import overlap_edges
 from refsens_report.figures import Figure
+from refsens_report.results import sha256_file
 from refsens_report.tables import Table, count_cell, label, mark_repeats, spreadsheet_safe
 from refsens_report.view import ResultsView
 
@@ -81,6 +83,18 @@ class Pool:
     ids: np.ndarray
     item: np.ndarray
     ours: np.ndarray
+
+
+def pool_of(counts: Any, reference: str, sources: Sequence[str], mask: np.ndarray) -> Pool:
+    """Return the spans voted on: every strict span the reference or a source has on the items of ``mask``."""
+    in_reference = np.zeros(len(counts._strict_start), dtype=bool)
+    in_reference[counts.ids("strict", reference)] = True
+    pooled = in_reference.copy()
+    for source in sources:
+        pooled[counts.ids("strict", source)] = True
+    ids = np.flatnonzero(pooled)  # strict ids are item-major: (item, start, end, type) order
+    ids = ids[mask[counts.item_of("strict", ids)]]
+    return Pool(ids, counts.item_of("strict", ids), in_reference[ids])
 
 
 def leave_one_out_weight(counts: Any, reference: str, source: str, mask: np.ndarray, pool: Pool) -> np.ndarray:
@@ -138,27 +152,23 @@ class Candidates:
         return len(self.item)
 
 
-def candidates_of(context: AuditContext, reference: str, mask: np.ndarray, equal_weights: bool = False) -> Candidates:
+def candidates_of(context: AuditContext, reference: str, mask: np.ndarray, equal_weights: bool = False,
+                  weigh: Callable[..., np.ndarray] | None = None) -> Candidates:  # fmt: skip
     """Return the reference's candidate errors on the items of ``mask`` where it is present, in rank order.
 
-    ``equal_weights``: every source present weighs 1, a plain vote (the benchmark's comparison)."""
+    ``equal_weights``: every source present weighs 1, a plain vote; ``weigh``: another weight, called as
+    ``leave_one_out_weight`` is (the benchmark's comparisons, bench/gold_errors_conll.py)."""
     counts, table = context.counts, context.record.table
     sources = sources_of(context, reference)
     mask = mask & counts.has(reference)
     n_ids = len(counts._strict_start)
-    in_reference = np.zeros(n_ids, dtype=bool)
-    in_reference[counts.ids("strict", reference)] = True
-    pooled = in_reference.copy()
-    for source in sources:
-        pooled[counts.ids("strict", source)] = True
-    ids = np.flatnonzero(pooled)  # strict ids are item-major: (item, start, end, type) order
-    ids = ids[mask[counts.item_of("strict", ids)]]
-    pool = Pool(ids, counts.item_of("strict", ids), in_reference[ids])
+    pool = pool_of(counts, reference, sources, mask)
+    ids = pool.ids
     # per pool span: the weight of the sources having it (votes) and of those with nothing overlapping it (empty)
     votes, empty = np.zeros(len(ids)), np.zeros(len(ids))
     has = np.zeros(n_ids, dtype=bool)
     for source in sources:
-        weight = leave_one_out_weight(counts, reference, source, mask, pool)
+        weight = (weigh or leave_one_out_weight)(counts, reference, source, mask, pool)
         if equal_weights:
             weight = (mask & counts.has(source))[pool.item].astype(float)
         source_ids = counts.ids("strict", source)
@@ -260,10 +270,14 @@ def _span(counts: Any, span_id: int) -> list[Any] | None:
             str(counts.type_names[counts._strict_type[span_id]])]  # fmt: skip
 
 
-def rows_of(context: AuditContext, found: Candidates, limit: int | None = None) -> list[dict[str, Any]]:
-    """Return the candidates (the first ``limit``) as self-describing rows, keys in a fixed order: the item's text,
-    the reference's spans on it and those with the proposal made, unless ``[report] show_text = false``."""
+def rows_of(context: AuditContext, found: Candidates, limit: int | None = None,
+            with_sources: int = 0) -> list[dict[str, Any]]:  # fmt: skip
+    """Return the candidates (the first ``limit``) as self-describing rows, keys in a fixed order: the item's text
+    (unless ``[report] show_text = false``), the reference's spans on it and those with the proposal made, and on
+    the first ``with_sources`` rows each source's spans on the item (what the browser shows beside them)."""
     counts, table = context.counts, context.record.table
+    shown = found.item[:with_sources]
+    sources = {source: spans_json(counts, source, shown) for source in found.sources} if with_sources else {}
     show_text = context.config.report.show_text and table.text is not None
     reference_ids = counts.ids("strict", found.reference)
     reference_item = counts.item_of("strict", reference_ids)
@@ -291,6 +305,9 @@ def rows_of(context: AuditContext, found: Candidates, limit: int | None = None) 
             row["text"] = text
         row["spans_reference"] = spans
         row["spans_proposed"] = changed
+        if number < with_sources:
+            row["spans_sources"] = {source: orjson.loads(found_spans[item]) for source, found_spans in sources.items()
+                                    if item in found_spans}  # fmt: skip
         rows.append(row)
     return rows
 
@@ -323,7 +340,9 @@ def files(context: AuditContext) -> dict[str, str]:
     found = candidates(context)
     if not found:
         return {}
-    rows = [row for reference in found for row in rows_of(context, reference)]
+    rows = []
+    for reference in found:  # the first browser.BROWSER_LINES rows, those the browser holds, carry the sources' spans
+        rows += rows_of(context, reference, with_sources=max(0, browser.BROWSER_LINES - len(rows)))
     return {f"{FILE}.jsonl": "".join(orjson.dumps(row).decode("utf-8") + "\n" for row in rows),
             f"{FILE}.csv": candidates_csv(rows)}  # fmt: skip
 
@@ -475,7 +494,8 @@ def _section(view: ResultsView, drawn: Mapping[str, Figure]) -> Section:
                                      if reference["top"]]  # fmt: skip
     return Section(
         key=KEY, number=0, title=ANALYSIS.title, paragraphs=(ANALYSIS.question, note), tables=tuple(tables),
-        links=((f"{FILE}.jsonl", f"Every candidate of every reference, ranked: {FILE}.jsonl and {FILE}.csv."),),
+        links=((page_name(), f"Every candidate of every reference, ranked: {page_name()}; every one in {FILE}.jsonl "
+                             f"and {FILE}.csv."),),
     )  # fmt: skip
 
 
@@ -498,6 +518,208 @@ def headlines(view: ResultsView) -> list[str]:
             f"the PDF, and every one in {FILE}.csv."]
 
 
+# --- the page: every candidate, and its browser's data ------------------------------------------------
+
+PAGE_CANDIDATES = 200  # candidates per reference the page shows without JavaScript; the browser holds them all
+PROPOSAL = "the proposal"  # the browser's name of the side with the proposal made
+
+
+def page_name() -> str:
+    """Return the candidates' page, beside the appendix."""
+    return f"{FILE}.html"
+
+
+@dataclass(frozen=True)
+class ListedCandidate:
+    """One candidate as the page shows it: what the reference says at the place and what is proposed (None:
+    nothing, a removal), the text with both marked, the sources voting each way."""
+
+    rank: str
+    id: str
+    language: str
+    score: str
+    kind: str
+    windows: tuple[tuple[TextPiece, ...], ...]  # the text (or windows of a long one); () when not shown
+    says: ListedSpan | None
+    proposed: ListedSpan | None
+    support: tuple[str, ...]
+    opposed: tuple[str, ...]
+    n_support: str
+    n_opposed: str
+
+
+@dataclass(frozen=True)
+class ListedReference:
+    """A reference's candidates on the page: how many, by how many sources, and the highest-scoring."""
+
+    anchor: str
+    reference: str
+    sources: str
+    candidates: str
+    shown: str
+    complete: bool  # every candidate is shown
+    items: tuple[ListedCandidate, ...]
+
+
+@dataclass(frozen=True)
+class CandidatesPage:
+    """Context of ``site/<version>/gold-error-candidates.html``.
+
+    dataset_name, version, tool_version, build_date: as on the appendix.
+    title: the page's heading. question: what the page answers, and how candidates are ordered.
+    text_note: what the page shows of the record's text, or why it shows none.
+    files: the candidates' files beside the page (JSON Lines and CSV) with their SHA-256.
+    references: per reference, its highest-scoring candidates (at most ``limit``).
+    limit: the most candidates a reference shows without JavaScript, as printed.
+    appendix_anchor: the appendix section this page belongs to.
+    listing: the listing's name (its files' stem), which the page's browser shows.
+    data_script: the script file beside the page holding every candidate for the browser.
+    """
+
+    dataset_name: str
+    version: str
+    tool_version: str
+    build_date: str
+    title: str
+    question: str
+    text_note: str
+    files: tuple[browser.Download, ...]
+    references: tuple[ListedReference, ...]
+    limit: str
+    appendix_anchor: str
+    listing: str
+    data_script: str
+
+
+def _listed_span(span: Sequence[Any] | None, text: str | None) -> ListedSpan | None:
+    if span is None:
+        return None
+    start, end, kind = span
+    return ListedSpan(f"[{start}, {end})", str(kind), text[start:end] if text is not None else None)
+
+
+def listed_candidate(row: Mapping[str, Any]) -> ListedCandidate:
+    """Return one line of the candidates' file as the page shows it."""
+    text = row.get("text")
+    marked = [[span] if span else [] for span in (row["reference_span"], row["proposed_span"])]
+    windows = () if text is None else tuple(tuple(TextPiece(piece, mark) for piece, mark in window)
+                                            for window in highlight(text, *marked))  # fmt: skip
+    return ListedCandidate(
+        rank=formatting.count(row["rank"]), id=row["id"], language=row["language"],
+        score=formatting.number(row["score"], 1), kind=row["proposed"], windows=windows,
+        says=_listed_span(row["reference_span"], text), proposed=_listed_span(row["proposed_span"], text),
+        support=tuple(row["support"]), opposed=tuple(row["opposed"]),
+        n_support=formatting.count(len(row["support"])), n_opposed=formatting.count(len(row["opposed"])),
+    )  # fmt: skip
+
+
+BROWSER_COLUMNS = (
+    browser.BrowserColumn("reference", "Reference", "text", "choice"),
+    browser.BrowserColumn("rank", "Rank", "number"),
+    browser.BrowserColumn("score", "Score", "number", "min"),
+    browser.BrowserColumn("id", "Item", "text"),
+    browser.BrowserColumn("language", "Language", "text", "choice"),
+    browser.BrowserColumn("proposed", "Proposed", "text", "choice"),
+    browser.BrowserColumn("types", "Types", "list", "choice"),
+    browser.BrowserColumn("support", "For the proposal", "list", "choice"),
+    browser.BrowserColumn("opposed", "For the reference", "list", "choice"),
+)
+
+
+def browser_listing(rows: Iterable[Mapping[str, Any]], total: int, title: str,
+                    files: tuple[str, ...]) -> browser.BrowserListing:  # fmt: skip
+    """Return the candidates for the browser: the first ``browser.BROWSER_LINES`` rows of the file (of
+    ``total``). Each row's item: its text (when written), cut around the place when long, and two sides: the
+    reference's spans (the one at the place marked), the same with the proposal made (the proposed span
+    marked), and the sources' spans, sources with the same spans together."""
+    names: dict[str, int] = {}
+    texts: dict[str, int] = {}
+    found, items = [], []
+    for number, row in enumerate(rows):
+        if number >= browser.BROWSER_LINES:
+            continue  # (a list longer than the cap; the file's reader yields no more)
+        at, offer = row["reference_span"], row["proposed_span"]
+        types = sorted({str(span[2]) for span in (at, offer) if span})
+        found.append((row["reference"], row["rank"], row["score"], row["id"], row["language"], row["proposed"],
+                      types, row["support"], row["opposed"]))  # fmt: skip
+        text = row.get("text")
+        windows = None
+        if text is not None and len(text) > WHOLE_TEXT:
+            cut = text_windows(len(text), [span for span in (at, offer) if span])
+            windows = None if cut == [(0, len(text))] else [list(window) for window in cut]
+        sides = [[browser.name_index(names, row["reference"]),
+                  [[*span, int(span == at)] for span in row["spans_reference"]]],
+                 [browser.name_index(names, PROPOSAL),
+                  [[*span, int(span == offer)] for span in row["spans_proposed"]]]]  # fmt: skip
+        if "spans_sources" in row:  # the sources, each set of spans once
+            sides += browser.grouped_sides(names, row["spans_sources"], (row["spans_reference"], row["spans_proposed"]))
+        items.append((None if text is None else texts.setdefault(text, len(texts)), windows, sides, []))
+    kept = [position for position, column in enumerate(BROWSER_COLUMNS)
+            if column.kind != "list" or any(row[position] for row in found)]  # fmt: skip
+    return browser.BrowserListing(
+        name=FILE, title=title, lines=total, files=files,
+        columns=tuple(BROWSER_COLUMNS[position] for position in kept), names=tuple(names), note_columns=(),
+        texts=tuple(texts), rows=tuple(tuple(row[position] for position in kept) for row in found),
+        items=tuple(items),
+    )  # fmt: skip
+
+
+TITLE = "Gold-error candidates"
+
+
+def pages(view: ResultsView, site: browser.SiteContext) -> list[browser.Page]:
+    """Return the candidates' page and its browser's data, when the candidates' file is in the version folder."""
+    found = listed(view)
+    references = found.get("references") or []
+    folder = site.folder
+    if not references or not (folder / f"{FILE}.jsonl").is_file():
+        return []
+    # one pass over the file: the browser's data row by row, each reference's first rows kept meanwhile
+    names = [reference["reference"] for reference in references]
+    total = sum(int(reference["candidates"]) for reference in references)
+    shown_rows: list[list[dict]] = [[] for _ in references]
+    rows = browser.page_lines(folder / f"{FILE}.jsonl", total, lambda row: names.index(row["reference"]),
+                              [min(PAGE_CANDIDATES, int(reference["candidates"])) for reference in references],
+                              shown_rows)  # fmt: skip
+    files = tuple(name for name in (f"{FILE}.csv", f"{FILE}.jsonl") if (folder / name).is_file())
+    data = browser.browser_script(browser_listing(rows, total, TITLE, files))
+    listed_references = []
+    for number, (reference, shown) in enumerate(zip(references, shown_rows), start=1):
+        listed_references.append(ListedReference(
+            anchor=f"reference-{number}", reference=reference["reference"],
+            sources=formatting.count(len(reference["sources"])), candidates=formatting.count(reference["candidates"]),
+            shown=formatting.count(len(shown)), complete=len(shown) == reference["candidates"],
+            items=tuple(listed_candidate(row) for row in shown),
+        ))  # fmt: skip
+    if not found.get("show_text", True):
+        text_note = ("The record's text is withheld ([report] show_text = false): candidates are listed by item "
+                     "id, with each span's offsets (characters, end excluded) and type.")  # fmt: skip
+    elif not found.get("text"):
+        text_note = ("The record carries no text: candidates are listed by item id, with each span's offsets "
+                     "(characters, end excluded) and type.")  # fmt: skip
+    else:
+        text_note = ("Each item's text is shown with what the reference says at the place underlined solid on "
+                     "orange and what the sources propose dashed on blue; a long text is cut to the passages "
+                     "around them.")  # fmt: skip
+    evidence = ("the scored outputs" if found.get("evidence") == OUTPUTS_ONLY
+                else "the scored outputs and the other references")  # fmt: skip
+    page = CandidatesPage(
+        dataset_name=view.data["dataset"]["name"], version=view.data["dataset"]["version"],
+        tool_version=view.data.get("tool_version", __version__), build_date=site.build_timestamp[:10],
+        title=TITLE,
+        question=(f"Where each reference most likely holds an error: the places where the weighted vote of {evidence} "
+                  "(the sources) proposes something else, each reference's by score (the log-odds of the proposal "
+                  "against the reference's state; Methods)."),
+        text_note=text_note,
+        files=tuple(browser.Download(name, description, sha256_file(folder / name)) for name, description in (
+            (f"{FILE}.jsonl", "Every candidate, exact (JSON Lines)"),
+            (f"{FILE}.csv", "Every candidate, for spreadsheets")) if (folder / name).is_file()),
+        references=tuple(listed_references), limit=formatting.count(PAGE_CANDIDATES),
+        appendix_anchor=f"section-{KEY}", listing=FILE, data_script=browser.data_script_name(FILE),
+    )  # fmt: skip
+    return [browser.Page(page_name(), "candidates.html", page), browser.Page(browser.data_script_name(FILE), text=data)]
+
+
 ANALYSIS = Analysis(
     key=KEY,
     title="Which gold is wrong here?",
@@ -516,4 +738,5 @@ ANALYSIS = Analysis(
     files=files,
     section=_section,
     headlines=headlines,
+    pages=pages,
 )
