@@ -22,8 +22,7 @@ from typing import Any, Iterable, Iterator, Mapping
 
 from refsens_report import (__version__, changes, figures, latex, manifest, metadata, pdf, publish, render, summary,
                             tables)
-from refsens_report.analyses import disagreements, gold_errors
-from refsens_report.analyses.registry import figure_makers
+from refsens_report.analyses.registry import ANALYSES, figure_makers
 from refsens_report.browser import SiteContext
 from refsens_report.config import Config, version_problem
 from refsens_report.errors import InputError, warn
@@ -157,16 +156,8 @@ def downloads_of(folder: Path, numbered: list[tables.Table], drawn: Mapping[str,
         if figure.number:  # the same figure named by its number, for slides and papers
             files += [entry(figures.export_name(figure, suffix), f"Figure {figure.number} as {kind}")
                       for suffix, kind in EXPORT_KINDS]  # fmt: skip
-    for stem, what in ((disagreements.REFERENCES_FILE, "the primary reference and an alternative"),
-                       (disagreements.ANNOTATORS_FILE, "annotator A and annotator B")):  # fmt: skip
-        for suffix, kind in ((".html", "The page of those with most impact"), (".jsonl", "Every one as JSON Lines"),
-                             (".csv", "Every one as CSV")):  # fmt: skip
-            if (folder / f"{stem}{suffix}").is_file():
-                files.append(entry(f"{stem}{suffix}", f"{kind}: the items on which {what} differ"))
-    for suffix, kind in ((".jsonl", "JSON Lines"), (".csv", "CSV")):
-        if (folder / f"{gold_errors.FILE}{suffix}").is_file():
-            files.append(entry(f"{gold_errors.FILE}{suffix}", f"Every gold-error candidate of every reference, ranked, "
-                                                               f"as {kind}"))
+    files += [entry(name, description) for analysis in ANALYSES for name, description in analysis.downloads
+              if (folder / name).is_file()]  # fmt: skip
     return files
 
 

@@ -277,6 +277,8 @@ class Analysis:
     files: files the build writes beside results.json (name -> text): item-by-item listings, never in it.
     pages: the files it adds to the site's version folder (its listing pages and their browser's data), given
         the results and the folder holding its files (``browser.Page``; None: none).
+    downloads: its files and pages the version lists as downloads, (name, description) each, in order; a
+        build lists those present in the version folder.
     section: the report section, given the results and every drawn figure by key.
     figures: functions drawing its figures (each returns None when it has nothing to show).
     headlines: its headline sentences.
@@ -309,6 +311,7 @@ class Analysis:
     summary: Callable[[AuditContext], Any] | None = None
     files: Callable[[AuditContext], dict[str, str]] | None = None
     pages: Callable[[ResultsView, SiteContext], list[Page]] | None = None
+    downloads: tuple[tuple[str, str], ...] = ()
     figures: tuple[Callable[[ResultsView], Any], ...] = ()
     headlines: Callable[[ResultsView], list[str]] = _nothing
     statistics: Mapping[str, StatKind] = field(default_factory=dict)

@@ -1042,6 +1042,14 @@ def _section(view: ResultsView, drawn: Mapping[str, Figure]) -> Section:
     )  # fmt: skip
 
 
+DOWNLOADS = tuple(
+    (f"{stem}{suffix}", f"{kind}: the items on which {what} differ")
+    for stem, what in ((REFERENCES_FILE, "the primary reference and an alternative"),
+                       (ANNOTATORS_FILE, "annotator A and annotator B"))
+    for suffix, kind in ((".html", "The page of those with most impact"), (".jsonl", "Every one as JSON Lines"),
+                         (".csv", "Every one as CSV"))
+)  # fmt: skip
+
 ANALYSIS = Analysis(
     statistics=DIFFERENCES,
     key=KEY,
@@ -1057,4 +1065,5 @@ ANALYSIS = Analysis(
     files=files,
     section=_section,
     pages=pages,
+    downloads=DOWNLOADS,
 )

@@ -739,4 +739,9 @@ ANALYSIS = Analysis(
     section=_section,
     headlines=headlines,
     pages=pages,
+    downloads=(
+        (page_name(), "The page of each reference's top candidates, with a browser of every one"),
+        *((f"{FILE}{suffix}", f"Every gold-error candidate of every reference, ranked, as {kind}")
+          for suffix, kind in ((".jsonl", "JSON Lines"), (".csv", "CSV"))),
+    ),
 )
