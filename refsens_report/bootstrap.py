@@ -131,14 +131,27 @@ class ItemBlock:
     codes: np.ndarray | None
     counts: np.ndarray
 
-    def add(self, sums: np.ndarray, draws: np.ndarray, counts: np.ndarray) -> None:
-        """Add the block's contribution for replicates drawing ``counts`` of ``draws`` each to ``sums`` (in place)."""
+    def add(self, sums: np.ndarray, draws: np.ndarray, counts: np.ndarray,
+            shared: dict[Any, np.ndarray] | None = None) -> None:  # fmt: skip
+        """Add the block's contribution for replicates drawing ``counts`` of ``draws`` each to ``sums`` (in place).
+
+        ``shared``: weights already counted for these draws by other sources' blocks (``chunk_sums``), keyed by
+        (codes, width): a source whose items map to the same columns reuses them, cast to its dtype (whole
+        numbers, exact in either) rather than counting the draws again.
+        """
         if not self.counts.shape[0] or not len(counts):
             return
         matrix = self.counts
         if matrix.dtype == np.float32 and int(counts.max()) * float(matrix.max()) >= FLOAT32_EXACT:
             matrix = matrix.astype(np.float64)  # a replicate drawing this block unusually often: exact in float64
-        weights = weights_of(draws, counts, matrix.shape[0], self.codes, matrix.dtype.type)
+        key = (None if self.codes is None else id(self.codes), matrix.shape[0])
+        weights = None if shared is None else shared.get(key)
+        if weights is None:
+            weights = weights_of(draws, counts, matrix.shape[0], self.codes, matrix.dtype.type)
+            if shared is not None:
+                shared[key] = weights
+        elif weights.dtype != matrix.dtype:
+            weights = weights.astype(matrix.dtype)
         if issparse(matrix):  # per-type counts of many types: the work is the nonzero counts', not the cells'
             sums += (matrix.T @ weights.T).T
         else:
@@ -303,11 +316,13 @@ def chunk_sums(
     for number in range(len(sizes)) if only is None else only:
         rng = chunk_rng(seed, stratum_key, chunk) if number == 0 else chunk_rng(seed, stratum_key, chunk, number)
         for replicates, draws, drawn in block_weights(sizes[number], totals[:, number], rng):
+            shared: dict[tuple[int, int], dict[Any, np.ndarray]] = {}  # per replicate span: weights counted so far
             for wanted, source, total in zip(counts, blocks, sums):
                 stop = min(replicates.stop, wanted)
                 if stop > replicates.start:
                     used = int(drawn[: stop - replicates.start].sum())
-                    source[number].add(total[replicates.start : stop], draws[:used], drawn[: stop - replicates.start])
+                    source[number].add(total[replicates.start : stop], draws[:used], drawn[: stop - replicates.start],
+                                       shared.setdefault((replicates.start, stop), {}))  # fmt: skip
     return sums
 
 
