@@ -48,6 +48,11 @@ BLOCK_ITEMS = 1 << 16
 # Items with identical count vectors are summed once, with the sum of their weights, when the distinct vectors
 # are at most this share of the items: same sums, fewer products.
 COLLAPSE_SHARE = 0.8
+# ... unless another source drawn with it needs the block's item-level weights anyway: a collapsed source then
+# counts the draws again (its own codes), which costs about as much as multiplying this many float32 columns
+# (measured: 21 ms to count 250 replicates x 33,334 items' weights, 83 ms to multiply them by 416 columns).
+# Collapsing such a source must save more than that.
+WEIGHT_PASS_COLUMNS = 96
 FLOAT32_EXACT = 1 << 24  # every integer below this is exact in float32: sums of integer counts below it are too
 WORKERS = max(1, min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1))
 
@@ -229,6 +234,33 @@ def item_block(matrix: np.ndarray) -> ItemBlock:
     return ItemBlock(codes, np.ascontiguousarray(counts, np.float32 if exact32 else np.float64))
 
 
+def expanded(block: ItemBlock) -> ItemBlock:
+    """Return a collapsed block with a row per item again (its patterns read back through its codes)."""
+    if block.codes is None:
+        return block
+    padded = np.concatenate([block.counts, np.zeros((1, block.counts.shape[1]), dtype=block.counts.dtype)])
+    return ItemBlock(None, padded[block.codes])
+
+
+def shared_weights(found: list[ItemBlock], rows: int) -> list[ItemBlock]:
+    """Return one block's sources with the collapses that do not pay undone (the sums are the same either way).
+
+    When one source keeps a row per item, its weights are counted anyway and the others can share them
+    (``chunk_sums``); a collapsed source counts its own, which pays only when it saves more than
+    ``WEIGHT_PASS_COLUMNS`` float32 columns' products (a float64 column costs two).
+    """
+    if all(block.codes is not None for block in found):  # each counts its own weights anyway
+        return found
+    kept = []
+    for block in found:
+        if block.codes is not None:
+            columns = block.counts.shape[1] * (2 if block.counts.dtype == np.float64 else 1)
+            if columns * (1 - len(block.counts) / max(rows, 1)) < WEIGHT_PASS_COLUMNS:
+                block = expanded(block)
+        kept.append(block)
+    return kept
+
+
 @dataclass(frozen=True)
 class Source:
     """Count columns to resample: ``rows(items)`` gives their values on any items (record positions).
@@ -392,6 +424,10 @@ def resampled_sums(
                 total[group, 0] += np.asarray(matrix.sum(axis=0)).reshape(-1)
                 stratum.append(item_block(matrix))
             found.append(stratum)
+        for k in range(len(parts)):  # sources sharing a block's weights: collapse only where it pays
+            kept = shared_weights([found[group][k] for found in blocks], sizes[group][k])
+            for found, block in zip(blocks, kept):
+                found[group][k] = block
     # a unit per stratum and chunk of replicates that some source needs
     units = [(group, first) for group in range(len(strata)) for first in range(0, max(wanted), REPLICATE_CHUNK)]
 

@@ -123,3 +123,22 @@ def test_a_column_is_read_off_others_only_where_the_data_says_so(scale_config):
     # per-type sums of fewer replicates than the stream's cover only some: nothing is read off them
     plan = est.column_plan([size, tp], mask, (Listed("k", items, values, 100, tuple(typed)),), 300, 200)
     assert not plan.derived and [list(positions) for positions, _ in plan.parts] == [[0, 1]]
+
+
+def test_a_collapse_that_does_not_pay_beside_a_source_of_item_rows_is_undone_with_the_same_sums():
+    rng = np.random.default_rng(7)
+    items = 3000
+    distinct = rng.integers(0, 5, size=(items, 40)).astype(np.uint8)  # rows all differ: never collapsed
+    repeated = np.repeat(rng.integers(0, 3, size=(items // 4, 6)).astype(np.uint8), 4, axis=0)  # 25 % of rows
+    assert bootstrap.item_block(repeated).codes is not None and bootstrap.item_block(distinct).codes is None
+    kept = bootstrap.shared_weights([bootstrap.item_block(distinct), bootstrap.item_block(repeated)], items)
+    assert kept[1].codes is None and np.array_equal(kept[1].counts, repeated.astype(np.float32))
+    strata = [np.arange(0, items, 2), np.arange(1, items, 2)]
+    seed = bootstrap.subset_seed(3, "audited")
+    together = bootstrap.resampled_sums([bootstrap.matrix_source(distinct), bootstrap.matrix_source(repeated)], strata,
+                                        300, seed)  # fmt: skip
+    alone = [bootstrap.resampled_sums(matrix, strata, 300, seed) for matrix in (distinct, repeated)]
+    assert all(np.array_equal(one, other) for one, other in zip(together, alone))
+    # a collapse saving many columns is kept
+    wide = np.repeat(repeated, 40, axis=1)
+    assert bootstrap.shared_weights([bootstrap.item_block(distinct), bootstrap.item_block(wide)], items)[1].codes is not None
