@@ -142,3 +142,12 @@ def test_a_collapse_that_does_not_pay_beside_a_source_of_item_rows_is_undone_wit
     # a collapse saving many columns is kept
     wide = np.repeat(repeated, 40, axis=1)
     assert bootstrap.shared_weights([bootstrap.item_block(distinct), bootstrap.item_block(wide)], items)[1].codes is not None
+
+
+def test_a_span_type_found_valid_once_still_leaves_every_bad_span_to_the_slow_path():
+    from refsens_report import record
+
+    assert record._all_valid([[0, 3, "PER"], [4, 6, "PER"]], None) and "PER" in record._VALID_TYPES
+    for bad in ([0, 3, ["PER"]], [0, 3, ""], [0, 3, " "], [0, 3, "A\x00"], [3, 3, "PER"], [True, 3, "PER"],
+                [0, 3, 1], [0, 9, "PER"]):  # fmt: skip
+        assert not record._all_valid([[0, 3, "PER"], bad], "x" * 5), bad
