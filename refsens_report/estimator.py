@@ -105,6 +105,7 @@ class ColumnPlan:
         return sums
 
 
+PLAN_ROWS = 1 << 15  # rows of a per-type matrix summed at once when checking which columns it gives (ColumnPlan)
 STAT_BLOCK = 512  # statistics evaluated together: bounds memory at leaderboard scale
 # ... and at most this many values (statistic x group x replicate, 8 bytes each, 128 MiB) per block, so the
 # larger B of resamples = "auto" (tens of thousands) evaluates fewer statistics at a time, not more memory.
@@ -303,20 +304,32 @@ class Estimator:
                 continue  # its sums do not cover every replicate of the stream, or a sparse matrix
             where = {column: k for k, column in enumerate(one.columns)}
             types = list(dict.fromkeys(column.type for column in one.columns))
-            rows = np.zeros(counts.n_items, dtype=bool)
-            rows[one.items] = True
+            candidates: list[tuple[int, np.ndarray]] = []  # (position, its per-type columns in the matrix)
             for position, column in enumerate(columns):
                 if position in done or column.kind not in ("tp", "size") or column.type or column not in values:
                     continue
                 parts = [where.get(replace(column, type=kind)) for kind in types]
                 if column.kind == "tp" and None in parts:  # tp is symmetric: the per-type columns may name b first
                     parts = [where.get(replace(column, a=column.b, b=column.a, type=kind)) for kind in types]
-                if None in parts:
-                    continue
-                picked = np.array(parts, dtype=np.int64)
-                summed = np.zeros(counts.n_items, dtype=np.int64)
-                summed[one.items] = one.values[:, picked].sum(axis=1, dtype=np.int64)
-                if np.array_equal(summed[mask], values[column][mask]):
+                if None not in parts:
+                    candidates.append((position, np.array(parts, dtype=np.int64)))
+            if not candidates:
+                continue
+            # every candidate's per-type sum against its own values on the drawn items, reading the matrix once
+            # (a block of its rows at a time); the drawn items it does not list count zero in it
+            equal = np.ones(len(candidates), dtype=bool)
+            picks = np.stack([picked for _, picked in candidates])  # candidate, type
+            drawn = np.flatnonzero(mask[one.items])
+            for first in range(0, len(drawn), PLAN_ROWS):
+                chosen = drawn[first : first + PLAN_ROWS]
+                summed = one.values[chosen][:, picks].sum(axis=2, dtype=np.int64)  # item, candidate
+                found = one.items[chosen]
+                for k, (position, _) in enumerate(candidates):
+                    equal[k] = equal[k] and np.array_equal(summed[:, k], values[columns[position]][found])
+            unlisted = mask.copy()
+            unlisted[one.items] = False
+            for k, (position, picked) in enumerate(candidates):
+                if equal[k] and not values[columns[position]][unlisted].any():
                     derived.append((position, number, picked))
                     done.add(position)
         copies: list[tuple[int, int]] = []

@@ -100,7 +100,8 @@ def test_the_demo_record_audits_to_the_same_rows(tmp_path, monkeypatch):
     same_rows(planned, drawn)
 
 
-def test_a_column_is_read_off_others_only_where_the_data_says_so(scale_config):
+def test_a_column_is_read_off_others_only_where_the_data_says_so(scale_config, monkeypatch):
+    monkeypatch.setattr(estimator, "PLAN_ROWS", 50)  # the per-type matrix checked 50 rows at a time
     results_config = load_config(scale_config)
     record = load_record(results_config)
     counts = ItemCounts(record.table, results_config.roles.all_names)
@@ -120,6 +121,12 @@ def test_a_column_is_read_off_others_only_where_the_data_says_so(scale_config):
     plan = est.column_plan([size, tp], mask, (Listed("k", items, wrong, 300, tuple(typed)),), 300, 200)
     assert [position for position, _, _ in plan.derived] == [1]
     assert [list(positions) for positions, _ in plan.parts] == [[0]]
+    # a matrix leaving out a drawn item that counts: nothing is read off it (it would count zero there)
+    counted = int(np.flatnonzero(counts.integers(size))[0])
+    kept = np.delete(items, counted)
+    plan = est.column_plan([size, tp], mask, (Listed("k", kept, np.delete(values, counted, axis=0), 300,
+                                                     tuple(typed)),), 300, 200)  # fmt: skip
+    assert 0 not in [position for position, _, _ in plan.derived]
     # per-type sums of fewer replicates than the stream's cover only some: nothing is read off them
     plan = est.column_plan([size, tp], mask, (Listed("k", items, values, 100, tuple(typed)),), 300, 200)
     assert not plan.derived and [list(positions) for positions, _ in plan.parts] == [[0, 1]]
