@@ -12,13 +12,15 @@ import hashlib
 import sys
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterator
 
 import numpy as np
 
 from refsens_report import formatting
 from refsens_report.bootstrap import (
+    BLOCK_ITEMS,
+    FLOAT32_EXACT,
     bca_interval,
     bootstrap_p_value,
     matrix_source,
@@ -67,8 +69,43 @@ class Listed:
     items: np.ndarray
     values: np.ndarray
     resamples: int
+    # what each column of ``values`` counts, when known (per-type counts): a drawn column that is their sum on
+    # every item (an untyped count is the sum of its per-type counts) is then summed from theirs, not drawn
+    columns: tuple[Column, ...] = ()
 
 
+@dataclass(frozen=True)
+class ColumnPlan:
+    """How a stream's count columns are drawn: which are multiplied, in which matrix, and which are read off others.
+
+    ``parts``: (positions among the stream's columns, count matrix) per matrix to draw: the integer columns
+    small enough to sum in float32 (``FLOAT32_EXACT``), then the others (large integers, real values) in
+    float64, so that one wide column never makes every product float64. ``copies``: (position, position of an
+    identical column drawn): equal on every item, so equal sums. ``derived``: (position, listed number, its
+    columns): a column equal on every item to the sum of those listed columns (an untyped count and its
+    per-type counts), whose sums are the sum of theirs. Integer counts sum exactly in any grouping, so the
+    sums are those of drawing every column, to the bit (tests/test_bootstrap_plan.py).
+    """
+
+    n_columns: int
+    parts: list[tuple[np.ndarray, np.ndarray]]
+    copies: list[tuple[int, int]]
+    derived: list[tuple[int, int, np.ndarray]]
+
+    def assemble(self, drawn: list[np.ndarray], listed: list[np.ndarray]) -> np.ndarray:
+        """Return sums[group, replicate, column] of every column from the parts' and the listed matrices' sums."""
+        shape = drawn[0].shape[:2] if drawn else listed[self.derived[0][1]].shape[:2]
+        sums = np.empty(shape + (self.n_columns,), dtype=np.float64)
+        for (positions, _), found in zip(self.parts, drawn):
+            sums[:, :, positions] = found
+        for position, number, columns in self.derived:
+            sums[:, :, position] = listed[number][:, :, columns].sum(axis=2)
+        for position, source in self.copies:
+            sums[:, :, position] = sums[:, :, source]
+        return sums
+
+
+PLAN_ROWS = 1 << 15  # rows of a per-type matrix summed at once when checking which columns it gives (ColumnPlan)
 STAT_BLOCK = 512  # statistics evaluated together: bounds memory at leaderboard scale
 # ... and at most this many values (statistic x group x replicate, 8 bytes each, 128 MiB) per block, so the
 # larger B of resamples = "auto" (tens of thousands) evaluates fewer statistics at a time, not more memory.
@@ -193,14 +230,12 @@ class Estimator:
         ordered = [cluster_order(items, self.cluster) for items in members]
         return languages, [items for items, _ in ordered], [bounds for _, bounds in ordered]
 
-    def column_source(self, columns: list[Column]) -> Any:
-        """Return the statistics' count columns as a bootstrap source: a matrix here, or columns a partitioned
-        record's Dask workers compute where its items are (``workers.PartitionedRun``: never on the client)."""
-        remote = self.run.column_source(columns, self.counts) if self.cluster is None and hasattr(self.run, "column_source") else None
-        if remote is not None:
-            return remote
-        with self.stopwatch.stage("counts"):
-            return matrix_source(self.counts.matrix(columns))
+    def remote_columns(self, columns: list[Column]) -> Any:
+        """Return the statistics' count columns as a source a partitioned record's Dask workers compute where its
+        items are (``workers.PartitionedRun``: never on the client), or None: the client draws them itself."""
+        if self.cluster is not None or not hasattr(self.run, "column_source"):
+            return None
+        return self.run.column_source(columns, self.counts)
 
     def draw(self, sources: list[Any], mask: np.ndarray, stream: str, resamples: int,
              progress: Callable[[int], None] | None = None) -> tuple[list[np.ndarray], np.ndarray | None]:  # fmt: skip
@@ -243,9 +278,20 @@ class Estimator:
             return groups, n_items, Env(lambda column: sums[:, :, index[column]], n)
         languages, members = self.strata(mask)
         index = {column: position for position, column in enumerate(columns)}
-        sources = [self.column_source(columns)] + [matrix_source(one.values, one.items, one.resamples) for one in listed]
-        (sums, *listed_sums), drawn_items = self.draw(sources, mask, stream, self.config.audit.resamples,
-                                                      self.progress.stage(stream))  # fmt: skip
+        resamples = self.config.audit.resamples
+        remote = self.remote_columns(columns)
+        if remote is not None:  # a partitioned record's workers compute the columns where its items are
+            sources = [remote] + [matrix_source(one.values, one.items, one.resamples) for one in listed]
+            (sums, *listed_sums), drawn_items = self.draw(sources, mask, stream, resamples,
+                                                          self.progress.stage(stream))  # fmt: skip
+        else:
+            with self.stopwatch.stage("counts"):
+                plan = self.column_plan(columns, mask, listed, resamples, max(len(items) for items in members))
+            sources = [matrix_source(matrix) for _, matrix in plan.parts]
+            sources += [matrix_source(one.values, one.items, one.resamples) for one in listed]
+            found, drawn_items = self.draw(sources, mask, stream, resamples, self.progress.stage(stream))
+            parts = len(plan.parts)
+            sums, listed_sums = plan.assemble(found[:parts], found[parts:]), found[parts:]
         for one, found in zip(listed, listed_sums):
             self._listed[one.key] = (mask.copy(), found)
         n_items = np.array([len(m) for m in members] + [int(mask.sum())])
@@ -254,6 +300,78 @@ class Estimator:
         self._drawn[stream] = (mask.copy(), index, sums, groups, n_items, n)
         env = Env(lambda column: sums[:, :, index[column]], n)
         return groups, n_items, env
+
+    def column_plan(self, columns: list[Column], mask: np.ndarray, listed: tuple[Listed, ...], resamples: int,
+                    largest: int) -> ColumnPlan:  # fmt: skip
+        """Return how to draw ``columns`` (``ColumnPlan``) on the masked items, beside the ``listed`` matrices.
+
+        ``largest``: the most items a stratum of the draw has. Every shortcut is checked on the data itself: a
+        column is read off others only where its values equal theirs on every masked item.
+        """
+        counts = self.counts
+        integer = [counts.is_integer(column) for column in columns]
+        values = {column: counts.integers(column) for column, whole in zip(columns, integer) if whole}
+        derived: list[tuple[int, int, np.ndarray]] = []
+        done: set[int] = set()
+        for number, one in enumerate(listed):
+            if not one.columns or one.resamples < resamples or not isinstance(one.values, np.ndarray):
+                continue  # its sums do not cover every replicate of the stream, or a sparse matrix
+            where = {column: k for k, column in enumerate(one.columns)}
+            types = list(dict.fromkeys(column.type for column in one.columns))
+            candidates: list[tuple[int, np.ndarray]] = []  # (position, its per-type columns in the matrix)
+            for position, column in enumerate(columns):
+                if position in done or column.kind not in ("tp", "size") or column.type or column not in values:
+                    continue
+                parts = [where.get(replace(column, type=kind)) for kind in types]
+                if column.kind == "tp" and None in parts:  # tp is symmetric: the per-type columns may name b first
+                    parts = [where.get(replace(column, a=column.b, b=column.a, type=kind)) for kind in types]
+                if None not in parts:
+                    candidates.append((position, np.array(parts, dtype=np.int64)))
+            if not candidates:
+                continue
+            # every candidate's per-type sum against its own values on the drawn items, reading the matrix once
+            # (a block of its rows at a time); the drawn items it does not list count zero in it
+            equal = np.ones(len(candidates), dtype=bool)
+            picks = np.stack([picked for _, picked in candidates])  # candidate, type
+            drawn = np.flatnonzero(mask[one.items])
+            for first in range(0, len(drawn), PLAN_ROWS):
+                chosen = drawn[first : first + PLAN_ROWS]
+                summed = one.values[chosen][:, picks].sum(axis=2, dtype=np.int64)  # item, candidate
+                found = one.items[chosen]
+                for k, (position, _) in enumerate(candidates):
+                    equal[k] = equal[k] and np.array_equal(summed[:, k], values[columns[position]][found])
+            unlisted = mask.copy()
+            unlisted[one.items] = False
+            for k, (position, picked) in enumerate(candidates):
+                if equal[k] and not values[columns[position]][unlisted].any():
+                    derived.append((position, number, picked))
+                    done.add(position)
+        copies: list[tuple[int, int]] = []
+        first: dict[tuple[int, int], list[int]] = {}  # (sum, max) -> positions of distinct integer columns found
+        summed = {position for position, _, _ in derived}  # found first: a column equal to one is a copy of it
+        for position in sorted(summed) + [k for k in range(len(columns)) if k not in summed]:
+            column = columns[position]
+            if column not in values or (position in done and position not in summed):
+                continue
+            found = values[column]
+            key = (int(found.sum(dtype=np.int64)), int(found.max(initial=0)))
+            same = next((other for other in first.get(key, []) if np.array_equal(values[columns[other]], found)), None)
+            if same is None or position in summed:
+                first.setdefault(key, []).append(position)
+            else:
+                copies.append((position, same))
+                done.add(position)
+        # integer columns whose every sum over a block is exact in float32, then the others (float64)
+        limit = FLOAT32_EXACT / (4 * max(1, min(BLOCK_ITEMS, largest)))
+        small = [position for position, column in enumerate(columns)
+                 if position not in done and column in values and int(values[column].max(initial=0)) < limit]  # fmt: skip
+        picked_small = set(small)
+        wide = [position for position in range(len(columns)) if position not in done and position not in picked_small]
+        parts = [(np.array(positions, dtype=np.int64), counts.matrix([columns[k] for k in positions]))
+                 for positions in (small, wide) if positions]  # fmt: skip
+        if not parts and not derived:  # no column at all: one empty matrix keeps the draws' shape
+            parts = [(np.zeros(0, dtype=np.int64), counts.matrix([]))]
+        return ColumnPlan(len(columns), parts, copies, derived)
 
     def estimate(self, stats: list[Stat], mask: np.ndarray, subset: str, stream: str,
                  listed: tuple[Listed, ...] = ()) -> list[dict[str, Any]]:  # fmt: skip

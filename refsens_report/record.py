@@ -210,18 +210,29 @@ def check_span(raw: Any, text: str | None) -> tuple[Span | None, str | None]:
     return (start, end, label), None
 
 
+# Span types already found valid (non-empty, printable, not all space): a record has few, each on many spans,
+# so the fast path checks a type's characters once, not once per span. Bounded: cleared when it grows past this.
+_VALID_TYPES: set[str] = set()
+VALID_TYPES_KEPT = 1 << 16
+
+
 def _all_valid(spans: list[Any], text: str | None) -> bool:
     """Return whether every span is valid: the fast path; ``check_span`` says what is wrong otherwise."""
     limit = MAX_OFFSET if text is None else len(text)
+    known = _VALID_TYPES
     for raw in spans:
         if type(raw) is not list or len(raw) != 3:
             return False
         start, end, label = raw
         # type(...) is int rejects bool, which is an int subclass but not an offset
-        if type(start) is not int or type(end) is not int or type(label) is not str:
+        if type(start) is not int or type(end) is not int or type(label) is not str or not 0 <= start < end <= limit:
             return False
-        if not 0 <= start < end <= limit or not label or label.isspace() or not label.isprintable():
-            return False
+        if label not in known:  # only a str that passed the checks below is in the set
+            if not label or label.isspace() or not label.isprintable():
+                return False
+            if len(known) >= VALID_TYPES_KEPT:
+                known.clear()
+            known.add(label)
     return True
 
 

@@ -147,7 +147,10 @@ def estimates(context: AuditContext) -> list[Estimate]:
         return []
     _, needed, blocks, resamples = planned
     sparse = many_types(blocks)
-    listed = tuple(Listed(f"by_type:{number}", *context.counts.typed_matrix(needed, block, sparse), resamples)
+    # each column named (family f's count of type k), so the stream's untyped counts can be summed from these
+    listed = tuple(Listed(f"by_type:{number}", *context.counts.typed_matrix(needed, block, sparse), resamples,
+                          tuple(replace(family, type=str(context.counts.type_names[code]))
+                                for family in needed for code in block))
                    for number, block in enumerate(blocks))  # fmt: skip
     return [Estimate([], context.subsets.audited, "audited", "audited", listed)]
 
