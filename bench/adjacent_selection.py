@@ -100,16 +100,20 @@ def main() -> None:
     parser.add_argument("--alpha", type=float, default=0.05)
     args = parser.parse_args()
     started = time.perf_counter()
-    runs = [one_leaderboard(number, args.outputs, args.items, args.resamples, args.alpha)
-            for number in range(args.leaderboards)]  # fmt: skip
+    runs = [
+        one_leaderboard(number, args.outputs, args.items, args.resamples, args.alpha)
+        for number in range(args.leaderboards)
+    ]
     rejected = np.array([run["holm_rejections"] > 0 for run in runs])
     rate = rejected.mean()
     error = np.sqrt(rate * (1 - rate) / len(runs))
     family_raw = sum(run["family_raw"] for run in runs) / sum(run["family"] for run in runs)
     all_raw = sum(run["all_raw"] for run in runs) / sum(run["all"] for run in runs)
-    print(f"{args.leaderboards} null leaderboards: {args.outputs} equally good outputs, 2 references, 2 languages x "
-          f"{args.items} items, {args.resamples} replicates, strict, alpha {args.alpha}; "
-          f"{runs[0]['family']} swings in each adjacent family")  # fmt: skip
+    print(
+        f"{args.leaderboards} null leaderboards: {args.outputs} equally good outputs, 2 references, 2 languages x "
+        f"{args.items} items, {args.resamples} replicates, strict, alpha {args.alpha}; "
+        f"{runs[0]['family']} swings in each adjacent family"
+    )
     print(f"family-wise rate (some adjacent swing Holm-significant): {rate:.3f} (standard error {error:.3f})")
     fixed = np.mean([run["fixed_rejections"] > 0 for run in runs])
     print(f"the same for the pairs adjacent in config order (fixed in advance): {fixed:.3f}")

@@ -101,27 +101,45 @@ def run_one(items: int, resamples: int, rules: list[str]) -> dict:
             write_results(results, folder / "out")
         seconds = time.perf_counter() - total
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    return {"items": items, "generate_s": generate_seconds, "stages": stopwatch.seconds, "total_s": seconds,
-            "peak_rss_mb": peak_mb, "rows": len(results.rows)}  # fmt: skip
+    return {
+        "items": items,
+        "generate_s": generate_seconds,
+        "stages": stopwatch.seconds,
+        "total_s": seconds,
+        "peak_rss_mb": peak_mb,
+        "rows": len(results.rows),
+    }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--scale", type=int, nargs="*", default=[1, 10], help="multiples of 25,000 items")
     parser.add_argument("--resamples", type=int, default=2000)
-    parser.add_argument("--rules", nargs="+", default=["strict", "relaxed"], help='e.g. strict relaxed overlap')
+    parser.add_argument("--rules", nargs="+", default=["strict", "relaxed"], help="e.g. strict relaxed overlap")
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         print(json.dumps(run_one(args.child, args.resamples, args.rules)))
         return
-    print(f"{'items':>9} {'load':>6} {'counts':>7} {'bootstrap':>9} {'analyses':>8} {'write':>6} {'total':>6} {'peak MB':>8}")
+    print(
+        f"{'items':>9} {'load':>6} {'counts':>7} {'bootstrap':>9} {'analyses':>8} {'write':>6} {'total':>6} {'peak MB':>8}"
+    )
     for scale in args.scale:
         out = subprocess.run(
-            [sys.executable, __file__, "--child", str(25_000 * scale), "--resamples", str(args.resamples),
-             "--rules", *args.rules],
-            check=True, capture_output=True, text=True,
-        )  # fmt: skip
+            [
+                sys.executable,
+                __file__,
+                "--child",
+                str(25_000 * scale),
+                "--resamples",
+                str(args.resamples),
+                "--rules",
+                *args.rules,
+            ],
+            check=True,
+            capture_output=True,
+            text=True,
+        )
         figures = json.loads(out.stdout)
         stages = figures["stages"]
         print(

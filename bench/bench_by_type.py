@@ -36,8 +36,11 @@ def record(items: int, types: int, seed: int = 0) -> Record:
         labellings = {}
         for name in (*OUTPUTS, *REFERENCES):
             # each labelling keeps most gold spans, retypes some and adds a few
-            spans = [(s, e, names[int(rng.integers(types))] if rng.random() < 0.1 else t) for s, e, t in gold
-                     if rng.random() < 0.9]  # fmt: skip
+            spans = [
+                (s, e, names[int(rng.integers(types))] if rng.random() < 0.1 else t)
+                for s, e, t in gold
+                if rng.random() < 0.9
+            ]
             spans += [(61, 64, names[int(rng.integers(types))])] if rng.random() < 0.1 else []
             labellings[name] = tuple(spans)
         built.append(Item(id=f"i{index:06d}", language=("en", "de")[index % 2], labellings=labellings))
@@ -58,10 +61,16 @@ def timed_audit(items: int, types: int, resamples: int) -> tuple[float, float, i
     analyses = tuple(replace(a, finish=timing) if a.key == "by_type" else a for a in registry.ANALYSES)
     scratch = Path(tempfile.mkdtemp())
     (scratch / "bench.toml").write_text("# the config is built in bench_by_type.py\n", encoding="utf-8")
-    config = Config(path=scratch / "bench.toml", name="bench", version="1", record_format="jsonl", record_options=None,
-                    roles=Roles(annotators=(), outputs=OUTPUTS, references=REFERENCES),
-                    audit=AuditSettings(rules=("strict",), resamples=resamples, family="all"),
-                    report=ReportSettings())  # fmt: skip
+    config = Config(
+        path=scratch / "bench.toml",
+        name="bench",
+        version="1",
+        record_format="jsonl",
+        record_options=None,
+        roles=Roles(annotators=(), outputs=OUTPUTS, references=REFERENCES),
+        audit=AuditSettings(rules=("strict",), resamples=resamples, family="all"),
+        report=ReportSettings(),
+    )
     original = audit.ANALYSES
     audit.ANALYSES = analyses
     try:

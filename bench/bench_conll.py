@@ -49,8 +49,10 @@ def main() -> int:
     print(f"{'step':<8}{'wall median':>13}{'min':>8}{'max':>8}{'CPU median':>12}")
     for step, values in timings.items():
         walls = [wall for wall, _ in values]
-        print(f"{step:<8}{statistics.median(walls):>12.1f}s{min(walls):>7.1f}s{max(walls):>7.1f}s"
-              f"{statistics.median(cpu for _, cpu in values):>11.1f}s")
+        print(
+            f"{step:<8}{statistics.median(walls):>12.1f}s{min(walls):>7.1f}s{max(walls):>7.1f}s"
+            f"{statistics.median(cpu for _, cpu in values):>11.1f}s"
+        )
     ratios = [build[0] / audit[0] for build, audit in zip(timings["build"], timings["audit"])]
     ratio = statistics.median(ratios)
     print(f"build / audit: median {ratio:.2f} (runs {', '.join(f'{r:.2f}' for r in ratios)}; target <= {TARGET})")

@@ -96,7 +96,9 @@ def run_one(outputs: int, resamples: int, profile: int) -> dict:
         started = time.perf_counter()
         names = generate(folder / "record.jsonl", outputs)
         generate_seconds = time.perf_counter() - started
-        config_text = CONFIG.format(outputs=json.dumps(names), references=json.dumps(list(REFERENCES)), resamples=resamples)
+        config_text = CONFIG.format(
+            outputs=json.dumps(names), references=json.dumps(list(REFERENCES)), resamples=resamples
+        )
         (folder / "refsens.toml").write_text(config_text)
         config = load_config(folder / "refsens.toml")
         stopwatch = Stopwatch()
@@ -117,11 +119,16 @@ def run_one(outputs: int, resamples: int, profile: int) -> dict:
         report = buffer.getvalue()
     rows = results.rows
     return {
-        "outputs": outputs, "generate_s": generate_seconds, "stages": stopwatch.seconds, "total_s": seconds,
+        "outputs": outputs,
+        "generate_s": generate_seconds,
+        "stages": stopwatch.seconds,
+        "total_s": seconds,
         "cpu_s": cpu_seconds,
-        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "rows": len(rows),
-        "leaderboard_rows": sum(row["analysis"] == "leaderboard" for row in rows), "profile": report,
-    }  # fmt: skip
+        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "rows": len(rows),
+        "leaderboard_rows": sum(row["analysis"] == "leaderboard" for row in rows),
+        "profile": report,
+    }
 
 
 def main() -> None:
@@ -134,20 +141,35 @@ def main() -> None:
     if args.child:
         print(json.dumps(run_one(args.outputs, args.resamples, args.profile)))
         return
-    command = [sys.executable, __file__, "--child", "--outputs", str(args.outputs), "--resamples", str(args.resamples),
-               "--profile", str(args.profile)]  # fmt: skip
+    command = [
+        sys.executable,
+        __file__,
+        "--child",
+        "--outputs",
+        str(args.outputs),
+        "--resamples",
+        str(args.resamples),
+        "--profile",
+        str(args.profile),
+    ]
     figures = json.loads(subprocess.run(command, check=True, capture_output=True, text=True).stdout)
     stages = figures["stages"]
-    print(f"{figures['outputs']} outputs x {len(REFERENCES)} references x 2 rules, {SENTENCES:,} sentences, "
-          f"{args.resamples:,} replicates: {figures['rows']:,} rows ({figures['leaderboard_rows']:,} leaderboard)")  # fmt: skip
-    print(f"{'load':>6} {'counts':>7} {'bootstrap':>9} {'analyses':>8} {'write':>6} {'total':>6} {'cpu':>6} {'peak MB':>8}")
+    print(
+        f"{figures['outputs']} outputs x {len(REFERENCES)} references x 2 rules, {SENTENCES:,} sentences, "
+        f"{args.resamples:,} replicates: {figures['rows']:,} rows ({figures['leaderboard_rows']:,} leaderboard)"
+    )
+    print(
+        f"{'load':>6} {'counts':>7} {'bootstrap':>9} {'analyses':>8} {'write':>6} {'total':>6} {'cpu':>6} {'peak MB':>8}"
+    )
     print(
         f"{stages.get('load', 0):6.2f} {stages.get('counts', 0):7.2f} {stages.get('bootstrap', 0):9.2f} "
         f"{stages.get('analyses', 0):8.2f} {stages.get('write', 0):6.2f} {figures['total_s']:6.2f} "
         f"{figures['cpu_s']:6.2f} {figures['peak_rss_mb']:8.0f}"
     )
-    print(f"(seconds of wall time per stage; cpu = process time, all threads; record generated in "
-          f"{figures['generate_s']:.1f} s, not counted; target: total < 10 s)")  # fmt: skip
+    print(
+        f"(seconds of wall time per stage; cpu = process time, all threads; record generated in "
+        f"{figures['generate_s']:.1f} s, not counted; target: total < 10 s)"
+    )
     if figures["profile"]:
         print(figures["profile"])
 

@@ -49,17 +49,41 @@ def prepare(case: str, folder: Path, items: int) -> Path:
         easy = case == "million-easy"
         record = folder / ("leaderboard-easy" if easy else "leaderboard")
         if not (record / "record.parquet").exists():
-            subprocess.run([sys.executable, str(HERE / "generate_scale.py"), str(record), "--items", str(items),
-                            *(["--hard-share", "0.2"] if easy else [])], check=True, stdout=subprocess.DEVNULL)  # fmt: skip
+            subprocess.run(
+                [
+                    sys.executable,
+                    str(HERE / "generate_scale.py"),
+                    str(record),
+                    "--items",
+                    str(items),
+                    *(["--hard-share", "0.2"] if easy else []),
+                ],
+                check=True,
+                stdout=subprocess.DEVNULL,
+            )
         config = record / "refsens.toml"
         if case == "million-partitioned":
             parts = record / "partitions"
             if not parts.exists():
-                subprocess.run([sys.executable, "-m", "refsens_report", "convert", str(record / "record.parquet"),
-                                str(parts), "--partition-items", "65536"], check=True, stdout=subprocess.DEVNULL)  # fmt: skip
+                subprocess.run(
+                    [
+                        sys.executable,
+                        "-m",
+                        "refsens_report",
+                        "convert",
+                        str(record / "record.parquet"),
+                        str(parts),
+                        "--partition-items",
+                        "65536",
+                    ],
+                    check=True,
+                    stdout=subprocess.DEVNULL,
+                )
             partitioned = record / "refsens-partitioned.toml"
-            partitioned.write_text(config.read_text().replace('path = "record.parquet"', 'path = "partitions"')
-                                   + '[engine]\nbackend = "dask"\nworkers = 2\n')  # fmt: skip
+            partitioned.write_text(
+                config.read_text().replace('path = "record.parquet"', 'path = "partitions"')
+                + '[engine]\nbackend = "dask"\nworkers = 2\n'
+            )
             return partitioned
         if case == "million-dask":
             dask_config = record / "refsens-dask.toml"
@@ -77,10 +101,22 @@ def prepare(case: str, folder: Path, items: int) -> Path:
         return record / "refsens.toml"
     parquet = record / "refsens-parquet.toml"
     if not parquet.exists():
-        subprocess.run([sys.executable, "-m", "refsens_report", "convert", str(record / "record.jsonl"),
-                        str(record / "record.parquet")], check=True)  # fmt: skip
-        parquet.write_text((record / "refsens.toml").read_text().replace(
-            'path = "record.jsonl"', 'format = "parquet"\npath = "record.parquet"'))  # fmt: skip
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "refsens_report",
+                "convert",
+                str(record / "record.jsonl"),
+                str(record / "record.parquet"),
+            ],
+            check=True,
+        )
+        parquet.write_text(
+            (record / "refsens.toml")
+            .read_text()
+            .replace('path = "record.jsonl"', 'format = "parquet"\npath = "record.parquet"')
+        )
     return parquet
 
 
@@ -99,13 +135,22 @@ def run_one(config_path: Path) -> dict:
     with tempfile.TemporaryDirectory() as out, stopwatch.stage("write"):
         write_results(results, Path(out) / "results")
     total = time.perf_counter() - started
-    blas = [f"{info['internal_api']} {info.get('architecture', '')}".strip() for info in threadpool_info()
-            if info.get("user_api") == "blas"]  # fmt: skip
-    return {"stages": stopwatch.seconds, "total": total, "rows": len(results.rows), "items": results.record["items"],
-            "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "blas": ", ".join(blas),
-            # the largest process this one started and waited for (a Dask worker of a local cluster): an upper
-            # bound only, since a spawned child's figure starts from its parent's peak
-            "children_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}  # fmt: skip
+    blas = [
+        f"{info['internal_api']} {info.get('architecture', '')}".strip()
+        for info in threadpool_info()
+        if info.get("user_api") == "blas"
+    ]
+    return {
+        "stages": stopwatch.seconds,
+        "total": total,
+        "rows": len(results.rows),
+        "items": results.record["items"],
+        "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "blas": ", ".join(blas),
+        # the largest process this one started and waited for (a Dask worker of a local cluster): an upper
+        # bound only, since a spawned child's figure starts from its parent's peak
+        "children_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024,
+    }
 
 
 def main() -> None:
@@ -119,24 +164,34 @@ def main() -> None:
         print(json.dumps(run_one(args.child)))
         return
     coretype = os.environ.get("OPENBLAS_CORETYPE")
-    print(f"OPENBLAS_CORETYPE={coretype or '(not set)'}; {os.cpu_count()} CPUs; command: "
-          f"{' '.join([Path(sys.executable).name, 'bench/bench_million.py', *sys.argv[1:]])}")  # fmt: skip
-    print(f"{'case':<14} {'items':>9} " + " ".join(f"{stage:>9}" for stage in STAGES)
-          + f" {'total s':>8} {'peak GB':>8} {'worker≤GB':>9} {'rows':>7}  blas")  # fmt: skip
+    print(
+        f"OPENBLAS_CORETYPE={coretype or '(not set)'}; {os.cpu_count()} CPUs; command: "
+        f"{' '.join([Path(sys.executable).name, 'bench/bench_million.py', *sys.argv[1:]])}"
+    )
+    print(
+        f"{'case':<14} {'items':>9} "
+        + " ".join(f"{stage:>9}" for stage in STAGES)
+        + f" {'total s':>8} {'peak GB':>8} {'worker≤GB':>9} {'rows':>7}  blas"
+    )
     with tempfile.TemporaryDirectory(prefix="bench-million-") as scratch:
         folder = args.folder or Path(scratch)
         for case in args.case or CASES:
             config = prepare(case, folder, args.items)
             out = subprocess.run([sys.executable, __file__, "--child", str(config)], capture_output=True, text=True)
             if out.returncode != 0:
-                print(f"{case:<14} failed: {out.stderr.strip().splitlines()[-1] if out.stderr.strip() else out.returncode}")
+                print(
+                    f"{case:<14} failed: {out.stderr.strip().splitlines()[-1] if out.stderr.strip() else out.returncode}"
+                )
                 continue
             figures = json.loads(out.stdout.strip().splitlines()[-1])
             stages = figures["stages"]
-            print(f"{case:<14} {figures['items']:>9,} " + " ".join(f"{stages.get(stage, 0):9.1f}" for stage in STAGES)
-                  + f" {figures['total']:8.1f} {figures['peak_mb'] / 1024:8.2f} {figures['children_mb'] / 1024:9.2f}"
-                  + f" {figures['rows']:>7,}  {figures['blas']}",
-                  flush=True)  # fmt: skip
+            print(
+                f"{case:<14} {figures['items']:>9,} "
+                + " ".join(f"{stages.get(stage, 0):9.1f}" for stage in STAGES)
+                + f" {figures['total']:8.1f} {figures['peak_mb'] / 1024:8.2f} {figures['children_mb'] / 1024:9.2f}"
+                + f" {figures['rows']:>7,}  {figures['blas']}",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

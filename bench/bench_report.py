@@ -37,8 +37,12 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--items", type=int, default=None, help="demo size (default: the simulator's, as make report)")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--outputs", type=int, default=None,
-                        help="model outputs beside the annotators (default: the simulator's, as make report)")
+    parser.add_argument(
+        "--outputs",
+        type=int,
+        default=None,
+        help="model outputs beside the annotators (default: the simulator's, as make report)",
+    )
     args = parser.parse_args()
     binary = Path(sys.executable).parent / "refsens-report"
     env = {**os.environ, "SOURCE_DATE_EPOCH": os.environ.get("SOURCE_DATE_EPOCH", "1767225600")}
@@ -50,7 +54,9 @@ def main() -> int:
         if args.outputs is not None:
             simulate += ["--outputs", str(args.outputs)]
         simulate_wall, simulate_cpu = run(simulate, env)
-        build_wall, build_cpu = run([str(binary), "build", str(demo / "refsens.toml"), "--out", str(out), "--force"], env)
+        build_wall, build_cpu = run(
+            [str(binary), "build", str(demo / "refsens.toml"), "--out", str(out), "--force"], env
+        )
 
         # the same build in this process, stage by stage
         from refsens_report.config import load_config
@@ -60,13 +66,19 @@ def main() -> int:
         timings: dict[str, float] = {}
         details: dict[str, float] = {}
         cpu_start = time.process_time()
-        build_site(load_config(demo / "refsens.toml"), Path(scratch) / "site-staged", force=True, timings=timings,
-                   details=details)  # fmt: skip
+        build_site(
+            load_config(demo / "refsens.toml"),
+            Path(scratch) / "site-staged",
+            force=True,
+            timings=timings,
+            details=details,
+        )
         build_cpu_in_process = time.process_time() - cpu_start
         items = sum(1 for _ in (demo / "record.jsonl").open(encoding="utf-8"))
 
     given = (f" --items {args.items}" if args.items else "") + (
-        f" --outputs {args.outputs}" if args.outputs is not None else "")
+        f" --outputs {args.outputs}" if args.outputs is not None else ""
+    )
     print(f"demo record: {items:,} items (simulate --seed {args.seed}{given})")
     print(f"{'stage':<12}{'seconds':>10}")
     for name, seconds in timings.items():

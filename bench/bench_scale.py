@@ -45,8 +45,9 @@ resamples = {resamples}
 """
 
 
-def many_types(path: Path, types: int, items: int = 3000, seed: int = 0, name_length: int = 0,
-               languages: int = 1) -> None:  # fmt: skip
+def many_types(
+    path: Path, types: int, items: int = 3000, seed: int = 0, name_length: int = 0, languages: int = 1
+) -> None:
     """Write a record whose spans use ``types`` types (or one very long type name), annotators a and b."""
     rng = np.random.default_rng(seed)
     names = [f"TYPE-{k:04d}" for k in range(types)]
@@ -80,8 +81,12 @@ def build(folder: Path, annotators: list[str], outputs: list[str], references: l
     from refsens_report.config import load_config
     from refsens_report.site import build_site
 
-    config_text = CONFIG.format(annotators=json.dumps(annotators), outputs=json.dumps(outputs),
-                                references=json.dumps(references), resamples=resamples)  # fmt: skip
+    config_text = CONFIG.format(
+        annotators=json.dumps(annotators),
+        outputs=json.dumps(outputs),
+        references=json.dumps(references),
+        resamples=resamples,
+    )
     (folder / "refsens.toml").write_text(config_text)
     timings: dict[str, float] = {}
     started = time.perf_counter()
@@ -89,8 +94,13 @@ def build(folder: Path, annotators: list[str], outputs: list[str], references: l
     total = time.perf_counter() - started
     page = target / "index.html"
     pdf = next(target.glob("*.pdf"))
-    return {"stages": timings, "total": total, "page_kb": page.stat().st_size / 1024,
-            "pdf_kb": pdf.stat().st_size / 1024, "results_mb": (target / "results.json").stat().st_size / 2**20}  # fmt: skip
+    return {
+        "stages": timings,
+        "total": total,
+        "page_kb": page.stat().st_size / 1024,
+        "pdf_kb": pdf.stat().st_size / 1024,
+        "results_mb": (target / "results.json").stat().st_size / 2**20,
+    }
 
 
 CASES = ["outputs-50", "types-1000", "long-type", "languages-500"]
@@ -119,15 +129,20 @@ def main() -> None:
     parser.add_argument("--resamples", type=int, default=500)
     args = parser.parse_args()
     os.environ["SOURCE_DATE_EPOCH"] = "1795996800"
-    print(f"{'case':<13} {'audit':>6} {'figures':>7} {'tables':>6} {'html':>6} {'pdf':>6} {'total':>6} "
-          f"{'build/audit':>11} {'page KB':>8} {'pdf KB':>7} {'results MB':>10}")  # fmt: skip
+    print(
+        f"{'case':<13} {'audit':>6} {'figures':>7} {'tables':>6} {'html':>6} {'pdf':>6} {'total':>6} "
+        f"{'build/audit':>11} {'page KB':>8} {'pdf KB':>7} {'results MB':>10}"
+    )
     for name in args.case or CASES:
         figures = case(name, args.resamples)
         stages = figures["stages"]
-        print(f"{name:<13} {stages.get('audit', 0):6.1f} {stages.get('figures', 0):7.1f} {stages.get('tables', 0):6.1f} "
-              f"{stages.get('html', 0):6.1f} {stages.get('pdf', 0):6.1f} {figures['total']:6.1f} "
-              f"{figures['total'] / max(stages.get('audit', 0), 1e-9):11.1f} {figures['page_kb']:8.0f} "
-              f"{figures['pdf_kb']:7.0f} {figures['results_mb']:10.1f}", flush=True)  # fmt: skip
+        print(
+            f"{name:<13} {stages.get('audit', 0):6.1f} {stages.get('figures', 0):7.1f} {stages.get('tables', 0):6.1f} "
+            f"{stages.get('html', 0):6.1f} {stages.get('pdf', 0):6.1f} {figures['total']:6.1f} "
+            f"{figures['total'] / max(stages.get('audit', 0), 1e-9):11.1f} {figures['page_kb']:8.0f} "
+            f"{figures['pdf_kb']:7.0f} {figures['results_mb']:10.1f}",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

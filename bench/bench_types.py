@@ -47,7 +47,9 @@ def write_record(path: Path, types: int, items: int, seed: int = 0) -> int:
     total = 0
     with open(path, "w", encoding="utf-8") as handle:
         for index in range(items):
-            gold = [(slot * 20, slot * 20 + 5, names[int(rng.integers(types))]) for slot in range(int(rng.integers(1, 6)))]
+            gold = [
+                (slot * 20, slot * 20 + 5, names[int(rng.integers(types))]) for slot in range(int(rng.integers(1, 6)))
+            ]
             labellings = {}
             for name, rate in NOISE.items():
                 spans = []
@@ -90,23 +92,35 @@ def main() -> int:
     args = parser.parse_args()
     os.environ["SOURCE_DATE_EPOCH"] = "1795996800"
     cli = [sys.executable, "-m", "refsens_report"]
-    print(f"{'types':>6} {'spans':>8} {'audit s':>8} {'audit MB':>9} {'build s':>8} {'build MB':>9} {'site MB':>8}",
-          flush=True)  # fmt: skip
+    print(
+        f"{'types':>6} {'spans':>8} {'audit s':>8} {'audit MB':>9} {'build s':>8} {'build MB':>9} {'site MB':>8}",
+        flush=True,
+    )
     for types in args.types:
         with tempfile.TemporaryDirectory(prefix=f"bench-types-{types}-") as scratch:
             folder = Path(scratch)
             spans = write_record(folder / "record.jsonl", types, args.items)
-            (folder / "refsens.toml").write_text(CONFIG.format(
-                annotators=json.dumps(list(ANNOTATORS)), outputs=json.dumps(list(OUTPUTS)),
-                references=json.dumps(list(REFERENCES)), resamples=args.resamples), encoding="utf-8")  # fmt: skip
+            (folder / "refsens.toml").write_text(
+                CONFIG.format(
+                    annotators=json.dumps(list(ANNOTATORS)),
+                    outputs=json.dumps(list(OUTPUTS)),
+                    references=json.dumps(list(REFERENCES)),
+                    resamples=args.resamples,
+                ),
+                encoding="utf-8",
+            )
             audit_s, audit_mb, _ = child([*cli, "audit", "refsens.toml", "--out", "results", "--quiet"], folder)
             build_s = build_mb = site_mb = float("nan")
             if not args.no_build:
-                build_s, build_mb, code = child([*cli, "build", "refsens.toml", "--no-pdf", "--out", "site", "--quiet"],
-                                                folder)  # fmt: skip
+                build_s, build_mb, code = child(
+                    [*cli, "build", "refsens.toml", "--no-pdf", "--out", "site", "--quiet"], folder
+                )
                 site_mb = folder_size(folder / "site") if code == 0 else float("nan")
-            print(f"{types:>6} {spans:>8,} {audit_s:>8.1f} {audit_mb:>9.0f} {build_s:>8.1f} {build_mb:>9.0f} "
-                  f"{site_mb:>8.1f}", flush=True)  # fmt: skip
+            print(
+                f"{types:>6} {spans:>8,} {audit_s:>8.1f} {audit_mb:>9.0f} {build_s:>8.1f} {build_mb:>9.0f} "
+                f"{site_mb:>8.1f}",
+                flush=True,
+            )
     return 0
 
 

@@ -70,8 +70,13 @@ def intervals(counts: np.ndarray, document: np.ndarray, resamples: int, seed: in
     """Return [statistic, (low, high)]: percentile intervals from the item or the cluster bootstrap."""
     members = np.arange(len(counts))  # items already in document order: each document's sentences together
     bounds = np.r_[np.flatnonzero(np.r_[True, np.diff(document) != 0]), len(document)] if clustered else None
-    sums = bootstrap.resampled_sums(counts.astype(np.float64), [members], resamples, np.random.SeedSequence(seed),
-                                    clusters=None if bounds is None else [bounds])  # fmt: skip
+    sums = bootstrap.resampled_sums(
+        counts.astype(np.float64),
+        [members],
+        resamples,
+        np.random.SeedSequence(seed),
+        clusters=None if bounds is None else [bounds],
+    )
     values = statistics(sums[-1, 1:])  # pooled = the one stratum; replicates 1..B
     low, high = bootstrap.percentile_interval(values.T, 0.95)
     return np.stack([low, high], axis=-1)
@@ -101,15 +106,19 @@ def main() -> None:
             found = intervals(counts, document, args.resamples, record, clustered=kind == "clusters")
             covered[kind] += (found[:, 0] <= truth) & (truth <= found[:, 1])
             widths[kind] += found[:, 1] - found[:, 0]
-    print(f"{args.records} records of {args.documents} documents ({np.mean(sizes):.0f} sentences on average), "
-          f"document effect sd {args.spread}, B = {args.resamples}, nominal 95 %")  # fmt: skip
-    print(f"truth (population of 200,000 documents): " + ", ".join(f"{n} {t:.2f}" for n, t in zip(names, truth)))
+    print(
+        f"{args.records} records of {args.documents} documents ({np.mean(sizes):.0f} sentences on average), "
+        f"document effect sd {args.spread}, B = {args.resamples}, nominal 95 %"
+    )
+    print("truth (population of 200,000 documents): " + ", ".join(f"{n} {t:.2f}" for n, t in zip(names, truth)))
     print(f"{'statistic':<16}{'items: coverage':>17}{'width':>8}{'clusters: coverage':>20}{'width':>8}")
     for position, name in enumerate(names):
         item_share = 100 * covered["items"][position] / args.records
         cluster_share = 100 * covered["clusters"][position] / args.records
-        print(f"{name:<16}{item_share:>16.1f}%{widths['items'][position] / args.records:>8.2f}"
-              f"{cluster_share:>19.1f}%{widths['clusters'][position] / args.records:>8.2f}")  # fmt: skip
+        print(
+            f"{name:<16}{item_share:>16.1f}%{widths['items'][position] / args.records:>8.2f}"
+            f"{cluster_share:>19.1f}%{widths['clusters'][position] / args.records:>8.2f}"
+        )
     print(f"({time.perf_counter() - started:.0f} s)")
 
 

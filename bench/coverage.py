@@ -35,8 +35,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a check
 from refsens_report import bootstrap  # noqa: E402
 from refsens_report.audit import audit_record  # noqa: E402
 from refsens_report.config import Config, load_config  # noqa: E402
-from refsens_report.record import Item, Record  # noqa: E402
 from refsens_report.demo import SimulationParameters, render_config, simulate_rows  # noqa: E402
+from refsens_report.record import Item, Record  # noqa: E402
 
 STATISTICS = (("swap", "delta"), ("neutrality", "skew"), ("interaction", "swing"))
 # The study's population: the simulator's defaults without model outputs (the two annotator passes scored,
@@ -90,7 +90,9 @@ def true_values(truth_items: int) -> dict[Key, float]:
     return {key: row["estimate"] for key, row in studied_rows(results.rows).items()}
 
 
-def audit_one(index: int, items: int, resamples: int, interval: str = "percentile") -> dict[Key, tuple[float | None, float | None, float | None]]:
+def audit_one(
+    index: int, items: int, resamples: int, interval: str = "percentile"
+) -> dict[Key, tuple[float | None, float | None, float | None]]:
     """Simulate record ``index`` and return (estimate, ci_low, ci_high) for every studied statistic."""
     record = to_record(simulate_rows(replace(POPULATION, items=items), seed=index))
     with tempfile.TemporaryDirectory() as folder:
@@ -124,8 +126,12 @@ def main() -> None:
     parser.add_argument("--records", type=int, default=200, help="simulated records to audit (default 200)")
     parser.add_argument("--items", type=int, default=6000, help="items per record (default 6,000)")
     parser.add_argument("--resamples", type=int, default=500, help="bootstrap replicates per audit (default 500)")
-    parser.add_argument("--interval", choices=("percentile", "bca"), default="percentile",
-                        help="interval method of the audits (default percentile)")
+    parser.add_argument(
+        "--interval",
+        choices=("percentile", "bca"),
+        default="percentile",
+        help="interval method of the audits (default percentile)",
+    )
     parser.add_argument("--seed", type=int, default=0, help="offset of the records' seeds (default 0)")
     parser.add_argument("--truth-items", type=int, default=200_000, help="items in the truth record (default 200,000)")
     parser.add_argument("--jobs", type=int, default=1, help="worker processes (default 1; the machine is shared)")
@@ -136,26 +142,35 @@ def main() -> None:
 
     started = time.perf_counter()
     truth = true_values(args.truth_items)
-    print(f"truth: {args.truth_items:,} items, reviewer on every item ({time.perf_counter() - started:.0f} s)",
-          file=sys.stderr)  # fmt: skip
+    print(
+        f"truth: {args.truth_items:,} items, reviewer on every item ({time.perf_counter() - started:.0f} s)",
+        file=sys.stderr,
+    )
 
     seeds = [args.seed + index for index in range(1, args.records + 1)]
     outcomes: list[dict[Key, tuple[float | None, float | None, float | None]]] = []
     with ProcessPoolExecutor(max_workers=args.jobs) if args.jobs > 1 else _Inline() as pool:
-        for done, outcome in enumerate(pool.map(audit_one, seeds, [args.items] * len(seeds),
-                                                [args.resamples] * len(seeds),
-                                                [args.interval] * len(seeds)), start=1):  # fmt: skip
+        for done, outcome in enumerate(
+            pool.map(
+                audit_one, seeds, [args.items] * len(seeds), [args.resamples] * len(seeds), [args.interval] * len(seeds)
+            ),
+            start=1,
+        ):
             outcomes.append(outcome)
             if sys.stderr.isatty():
                 print(f"\raudited {done}/{len(seeds)} records", end="", file=sys.stderr, flush=True)
     if sys.stderr.isatty():
         print(file=sys.stderr)
 
-    print(f"Coverage of nominal 95 % intervals: {args.records} records of {args.items:,} items, "
-          f"{args.resamples} bootstrap replicates each ({args.interval} intervals); truth from {args.truth_items:,} items; "
-          f"canonical blocks of {bootstrap.BLOCK_ITEMS:,} items.")  # fmt: skip
-    print(f"{'statistic':<9} {'rule':<7} {'labellings':<22} {'language':<8} {'truth':>7} {'mean est':>8} "
-          f"{'coverage':>8} {'Wilson 95%':>15} {'width':>6} {'low':>4} {'high':>4} {'undef':>5}")  # fmt: skip
+    print(
+        f"Coverage of nominal 95 % intervals: {args.records} records of {args.items:,} items, "
+        f"{args.resamples} bootstrap replicates each ({args.interval} intervals); truth from {args.truth_items:,} items; "
+        f"canonical blocks of {bootstrap.BLOCK_ITEMS:,} items."
+    )
+    print(
+        f"{'statistic':<9} {'rule':<7} {'labellings':<22} {'language':<8} {'truth':>7} {'mean est':>8} "
+        f"{'coverage':>8} {'Wilson 95%':>15} {'width':>6} {'low':>4} {'high':>4} {'undef':>5}"
+    )
     per_statistic: dict[str, list[int]] = {}
     flagged = []
     for key in sorted(truth, key=lambda k: (STATISTICS.index(k[:2]), k[2:7], _language_rank(k[7]))):
@@ -173,9 +188,11 @@ def main() -> None:
         width = sum(hi - lo for _, lo, hi in defined) / max(len(defined), 1)
         mean_estimate = sum(e for e, _, _ in defined) / max(len(defined), 1)
         statistic, rule, labellings = describe(key)
-        print(f"{statistic:<9} {rule:<7} {labellings:<22} {key[7]:<8} {target:7.2f} {mean_estimate:8.2f} "
-              f"{100 * coverage:7.1f}% [{100 * low:5.1f}, {100 * high:5.1f}] {width:6.2f} {missed_low:4d} "
-              f"{missed_high:4d} {undefined:5d}")  # fmt: skip
+        print(
+            f"{statistic:<9} {rule:<7} {labellings:<22} {key[7]:<8} {target:7.2f} {mean_estimate:8.2f} "
+            f"{100 * coverage:7.1f}% [{100 * low:5.1f}, {100 * high:5.1f}] {width:6.2f} {missed_low:4d} "
+            f"{missed_high:4d} {undefined:5d}"
+        )
         tally = per_statistic.setdefault(statistic + (" pooled" if key[7] == "pooled" else " per language"), [0, 0])
         tally[0] += covered
         tally[1] += len(intervals)
@@ -198,7 +215,7 @@ def _language_rank(language: str) -> tuple[int, str]:
 class _Inline:
     """A stand-in for a process pool that maps in this process (for --jobs 1)."""
 
-    def __enter__(self) -> "_Inline":
+    def __enter__(self) -> _Inline:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -72,16 +72,27 @@ def generate(items: int, outputs: int, references: int, languages: int, seed: in
         extra_item = np.flatnonzero(spurious)
         extra_start = n_true[extra_item] * SLOT + 5
         item = np.concatenate([true_item[keep], extra_item])
-        pieces.append((item, np.full(len(item), code), np.concatenate([start[keep], extra_start]),
-                       np.concatenate([true_end[keep], extra_start + 4]),
-                       np.concatenate([kind[keep], rng.integers(0, len(TYPES), size=len(extra_item))])))  # fmt: skip
+        pieces.append(
+            (
+                item,
+                np.full(len(item), code),
+                np.concatenate([start[keep], extra_start]),
+                np.concatenate([true_end[keep], extra_start + 4]),
+                np.concatenate([kind[keep], rng.integers(0, len(TYPES), size=len(extra_item))]),
+            )
+        )
     item, labelling, start, end, kind = (np.concatenate(column) for column in zip(*pieces))
     # one empty marker per (item, labelling) without spans: every labelling is present on every item
     has_spans = np.zeros((items, len(labelling_names)), dtype=bool)
     has_spans[item, labelling] = True
     empty_item, empty_labelling = np.nonzero(~has_spans)
-    order = np.lexsort((np.concatenate([start, np.full(len(empty_item), -1)]),
-                        np.concatenate([labelling, empty_labelling]), np.concatenate([item, empty_item])))  # fmt: skip
+    order = np.lexsort(
+        (
+            np.concatenate([start, np.full(len(empty_item), -1)]),
+            np.concatenate([labelling, empty_labelling]),
+            np.concatenate([item, empty_item]),
+        )
+    )
     empty = np.concatenate([np.zeros(len(item), bool), np.ones(len(empty_item), bool)])[order]
     columns = {
         "item": np.concatenate([item, empty_item])[order],
@@ -94,29 +105,43 @@ def generate(items: int, outputs: int, references: int, languages: int, seed: in
     return columns, empty, labelling_names, output_names, reference_names, language_names
 
 
-def write_parquet(path: Path, columns: dict, empty: np.ndarray, labelling_names: list[str], language_names: list[str],
-                  items: int, row_group: int = 1_000_000) -> None:  # fmt: skip
+def write_parquet(
+    path: Path,
+    columns: dict,
+    empty: np.ndarray,
+    labelling_names: list[str],
+    language_names: list[str],
+    items: int,
+    row_group: int = 1_000_000,
+) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     item = columns["item"]
     ids = pa.array([f"item-{k:07d}" for k in range(items)], pa.string())
     languages = pa.array(language_names, pa.string())
-    table = pa.table({
-        "id": pa.DictionaryArray.from_arrays(pa.array(item.astype(np.int32)), ids),
-        "language": pa.DictionaryArray.from_arrays(pa.array((item % len(language_names)).astype(np.int32)), languages),
-        "labelling": pa.DictionaryArray.from_arrays(pa.array(columns["labelling"].astype(np.int32)),
-                                                    pa.array(labelling_names, pa.string())),
-        "start": pa.array(columns["start"], pa.int64(), mask=empty),
-        "end": pa.array(columns["end"], pa.int64(), mask=empty),
-        "type": pa.DictionaryArray.from_arrays(pa.array(columns["type"].astype(np.int32), mask=empty),
-                                               pa.array(TYPES, pa.string())),
-    })  # fmt: skip
+    table = pa.table(
+        {
+            "id": pa.DictionaryArray.from_arrays(pa.array(item.astype(np.int32)), ids),
+            "language": pa.DictionaryArray.from_arrays(
+                pa.array((item % len(language_names)).astype(np.int32)), languages
+            ),
+            "labelling": pa.DictionaryArray.from_arrays(
+                pa.array(columns["labelling"].astype(np.int32)), pa.array(labelling_names, pa.string())
+            ),
+            "start": pa.array(columns["start"], pa.int64(), mask=empty),
+            "end": pa.array(columns["end"], pa.int64(), mask=empty),
+            "type": pa.DictionaryArray.from_arrays(
+                pa.array(columns["type"].astype(np.int32), mask=empty), pa.array(TYPES, pa.string())
+            ),
+        }
+    )
     pq.write_table(table, path, row_group_size=row_group, compression="zstd")
 
 
-def write_jsonl(path: Path, columns: dict, empty: np.ndarray, labelling_names: list[str], language_names: list[str],
-                items: int) -> None:  # fmt: skip
+def write_jsonl(
+    path: Path, columns: dict, empty: np.ndarray, labelling_names: list[str], language_names: list[str], items: int
+) -> None:
     item = columns["item"]
     bounds = np.searchsorted(item, np.arange(items + 1))
     with open(path, "w", encoding="utf-8") as handle:
@@ -126,8 +151,11 @@ def write_jsonl(path: Path, columns: dict, empty: np.ndarray, labelling_names: l
                 spans = labellings.setdefault(labelling_names[columns["labelling"][row]], [])
                 if not empty[row]:
                     spans.append([int(columns["start"][row]), int(columns["end"][row]), TYPES[columns["type"][row]]])
-            line = {"id": f"item-{index:07d}", "language": language_names[index % len(language_names)],
-                    "labellings": labellings}  # fmt: skip
+            line = {
+                "id": f"item-{index:07d}",
+                "language": language_names[index % len(language_names)],
+                "labellings": labellings,
+            }
             handle.write(json.dumps(line, separators=(",", ":")) + "\n")
 
 
@@ -140,13 +168,18 @@ def main() -> None:
     parser.add_argument("--languages", type=int, default=6)
     parser.add_argument("--resamples", type=int, default=2000)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--hard-share", type=float, default=1.0,
-                        help="share of items where labellings err at all (default 1.0: mistakes on any item)")
+    parser.add_argument(
+        "--hard-share",
+        type=float,
+        default=1.0,
+        help="share of items where labellings err at all (default 1.0: mistakes on any item)",
+    )
     parser.add_argument("--jsonl", action="store_true", help="also write record.jsonl (slow beyond 100,000 items)")
     args = parser.parse_args()
     args.folder.mkdir(parents=True, exist_ok=True)
     columns, empty, labelling_names, outputs, references, languages = generate(
-        args.items, args.outputs, args.references, args.languages, args.seed, args.hard_share)  # fmt: skip
+        args.items, args.outputs, args.references, args.languages, args.seed, args.hard_share
+    )
     write_parquet(args.folder / "record.parquet", columns, empty, labelling_names, languages, args.items)
     config = dict(outputs=json.dumps(outputs), references=json.dumps(references), resamples=args.resamples)
     (args.folder / "refsens.toml").write_text(CONFIG.format(format="parquet", path="record.parquet", **config))

@@ -21,8 +21,8 @@ from __future__ import annotations
 import dataclasses
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 from scipy.sparse import coo_matrix
@@ -226,8 +226,10 @@ def place_scores(votes: Votes, weight: np.ndarray) -> tuple[np.ndarray, np.ndarr
     one, two = has[first[pair]], has[second[pair]]
     heavier = (two > one) | ((two == one) & (second[pair] < first[pair]))
     lacking[first[pair][heavier]] = False
-    return (np.concatenate([votes.item[ours], votes.item[lacking]]),
-            np.concatenate([(best - has)[ours], (has - clear)[lacking]]))  # fmt: skip
+    return (
+        np.concatenate([votes.item[ours], votes.item[lacking]]),
+        np.concatenate([(best - has)[ours], (has - clear)[lacking]]),
+    )
 
 
 def noisy_or(item: np.ndarray, log_odds_wrong: np.ndarray, n_items: int) -> np.ndarray:
@@ -321,8 +323,9 @@ def typed_weigh(shrink: float, n_items: int) -> Callable[..., np.ndarray]:
     return weigh
 
 
-def more_variants(context: AuditContext, reference: str, mask: np.ndarray, baseline: np.ndarray,
-                  best: np.ndarray) -> dict[str, np.ndarray]:  # fmt: skip
+def more_variants(
+    context: AuditContext, reference: str, mask: np.ndarray, baseline: np.ndarray, best: np.ndarray
+) -> dict[str, np.ndarray]:
     """The variants tried against the baseline at 200 (docs/gold-errors.md), as item scores."""
     counts, n_items = context.counts, context.counts.n_items
     found = {"disagreeing systems, ties by the best candidate": baseline * 1000 + best}
@@ -339,10 +342,12 @@ def more_variants(context: AuditContext, reference: str, mask: np.ndarray, basel
     votes = votes_of(context, reference, mask)
     weigh = majority_weigh(votes, gold_errors.sources_of(context, reference), n_items)
     found["candidates, weights against the others' majority"] = item_scores(
-        gold_errors.candidates_of(context, reference, mask, weigh=weigh), n_items)
+        gold_errors.candidates_of(context, reference, mask, weigh=weigh), n_items
+    )
     for shrink in (10, 100):
         found[f"candidates, per-type weights shrunk ({shrink} spans)"] = item_scores(
-            gold_errors.candidates_of(context, reference, mask, weigh=typed_weigh(shrink, n_items)), n_items)
+            gold_errors.candidates_of(context, reference, mask, weigh=typed_weigh(shrink, n_items)), n_items
+        )
     return found
 
 
@@ -359,33 +364,42 @@ def main() -> int:
     ranked = time.perf_counter()
     counts = context.counts
     truth = ~counts.equal("original", "conllpp")
-    print(f"CoNLL: load {loaded - started:.1f} s, candidates {ranked - loaded:.2f} s; {candidates.n} candidates "
-          f"in original on {len(np.unique(candidates.item))} sentences")
+    print(
+        f"CoNLL: load {loaded - started:.1f} s, candidates {ranked - loaded:.2f} s; {candidates.n} candidates "
+        f"in original on {len(np.unique(candidates.item))} sentences"
+    )
     flat = gold_errors.candidates_of(context, "original", mask, equal_weights=True)
-    scores = {"disagreeing systems (baseline)": disagreeing(context, "original", context.config.roles.outputs),
-              "candidates, equal weights": item_scores(flat, counts.n_items),
-              "candidates, leave-one-out (max)": item_scores(candidates, counts.n_items),
-              "candidates, leave-one-out (sum)": item_scores(candidates, counts.n_items, "sum"),
-              "candidates, leave-one-out (noisy-OR)": noisy_or(candidates.item, candidates.score, counts.n_items),
-              **variants(context, "original", mask)}
+    scores = {
+        "disagreeing systems (baseline)": disagreeing(context, "original", context.config.roles.outputs),
+        "candidates, equal weights": item_scores(flat, counts.n_items),
+        "candidates, leave-one-out (max)": item_scores(candidates, counts.n_items),
+        "candidates, leave-one-out (sum)": item_scores(candidates, counts.n_items, "sum"),
+        "candidates, leave-one-out (noisy-OR)": noisy_or(candidates.item, candidates.score, counts.n_items),
+        **variants(context, "original", mask),
+    }
     report("CoNLL-2003 original vs CoNLL++", scores, truth, mask)
-    more = more_variants(context, "original", mask, scores["disagreeing systems (baseline)"],
-                         scores["candidates, leave-one-out (max)"])  # fmt: skip
+    more = more_variants(
+        context, "original", mask, scores["disagreeing systems (baseline)"], scores["candidates, leave-one-out (max)"]
+    )
     report("CoNLL-2003: more variants against the baseline at 200", more, truth, mask)
 
     crowd = context_of(ROOT / "examples" / "crowd-conll" / "refsens.toml")
     test_texts = set(context.record.table.text.tolist())
     shared = {text for text in crowd.record.table.text.tolist() if text in test_texts}
-    print(f"\ncrowd sentences whose text is a CoNLL test sentence: {len(shared)} distinct texts of "
-          f"{crowd.record.table.n_items} sentences")
+    print(
+        f"\ncrowd sentences whose text is a CoNLL test sentence: {len(shared)} distinct texts of "
+        f"{crowd.record.table.n_items} sentences"
+    )
     mask = crowd.subsets.audited
     found = gold_errors.candidates_of(crowd, "majority", mask)
     flat = gold_errors.candidates_of(crowd, "majority", mask, equal_weights=True)
     truth = ~crowd.counts.equal("majority", "gold")
-    scores = {"disagreeing passes (baseline)": disagreeing(crowd, "majority", crowd.config.roles.outputs),
-              "candidates, equal weights": item_scores(flat, crowd.counts.n_items),
-              "candidates, leave-one-out (max)": item_scores(found, crowd.counts.n_items),
-              "candidates, leave-one-out (sum)": item_scores(found, crowd.counts.n_items, "sum")}
+    scores = {
+        "disagreeing passes (baseline)": disagreeing(crowd, "majority", crowd.config.roles.outputs),
+        "candidates, equal weights": item_scores(flat, crowd.counts.n_items),
+        "candidates, leave-one-out (max)": item_scores(found, crowd.counts.n_items),
+        "candidates, leave-one-out (sum)": item_scores(found, crowd.counts.n_items, "sum"),
+    }
     report("crowd: majority vs expert gold (outputs pass_1, pass_2)", scores, truth, mask)
 
     default = context_of(ROOT / "examples" / "conll2003" / "refsens.toml", "outputs+references")
@@ -393,9 +407,11 @@ def main() -> int:
     written = gold_errors.files(default)
     summary = gold_errors.summary(default)
     spent = time.perf_counter() - started
-    print(f"\nCoNLL, default evidence: {spent:.2f} s for the candidates of {len(summary['references'])} references, "
-          f"the files ({sum(len(text) for text in written.values()) / 1e6:.1f} MB) and the summary; candidates: "
-          + ", ".join(f"{r['reference']} {r['candidates']}" for r in summary["references"]))
+    print(
+        f"\nCoNLL, default evidence: {spent:.2f} s for the candidates of {len(summary['references'])} references, "
+        f"the files ({sum(len(text) for text in written.values()) / 1e6:.1f} MB) and the summary; candidates: "
+        + ", ".join(f"{r['reference']} {r['candidates']}" for r in summary["references"])
+    )
     return 0
 
 

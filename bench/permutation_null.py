@@ -39,14 +39,21 @@ def delivered_test(folder: Path, seed: int, items: int, neutral: bool) -> tuple[
     """Simulate one record, audit it; return the delivered gold's pooled permutation p, its m, and T = Σ dᵢ."""
     write_simulation(folder, items=items, seed=seed, neutral=neutral)
     config_path = folder / "refsens.toml"
-    config_path.write_text(config_path.read_text(encoding="utf-8").replace("resamples = 2000", "resamples = 20"),
-                           encoding="utf-8")  # fmt: skip
+    config_path.write_text(
+        config_path.read_text(encoding="utf-8").replace("resamples = 2000", "resamples = 20"), encoding="utf-8"
+    )
     results = run_audit(load_config(config_path))
     where = {"analysis": "neutrality", "reference": "delivered", "language": "pooled"}
-    [permuted] = [row for row in results.rows if row["statistic"] == "skew_permutation_p"
-                  and all(row[key] == value for key, value in where.items())]  # fmt: skip
-    [skew] = [row for row in results.rows if row["statistic"] == "skew"
-              and all(row[key] == value for key, value in where.items())]  # fmt: skip
+    [permuted] = [
+        row
+        for row in results.rows
+        if row["statistic"] == "skew_permutation_p" and all(row[key] == value for key, value in where.items())
+    ]
+    [skew] = [
+        row
+        for row in results.rows
+        if row["statistic"] == "skew" and all(row[key] == value for key, value in where.items())
+    ]
     # skew = 100 · Σ dᵢ / n: the sum is an integer
     return permuted["estimate"], permuted["n_items"], round(skew["estimate"] * skew["n_items"] / 100)
 
@@ -72,30 +79,41 @@ def main() -> None:
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as scratch:
         neutral = [delivered_test(Path(scratch) / f"n{seed}", seed, args.items, True) for seed in range(args.records)]
-        default = [delivered_test(Path(scratch) / f"d{seed}", seed, args.items, False)
-                   for seed in range(args.default_records)]  # fmt: skip
+        default = [
+            delivered_test(Path(scratch) / f"d{seed}", seed, args.items, False) for seed in range(args.default_records)
+        ]
     p_values = np.array([p for p, _, _ in neutral])
     uniforms = np.random.default_rng(0).random(len(neutral))
     exact, randomised = np.array([sign_test(m, total, u) for (_, m, total), u in zip(neutral, uniforms)]).T
-    print(f"neutral reference: {len(p_values)} records of {args.items:,} items, informative items per record "
-          f"{int(np.median([m for _, m, _ in neutral]))} (median)")  # fmt: skip
+    print(
+        f"neutral reference: {len(p_values)} records of {args.items:,} items, informative items per record "
+        f"{int(np.median([m for _, m, _ in neutral]))} (median)"
+    )
     valid = True
     for level in (0.01, 0.05, 0.10):
         rejected = int(np.sum(p_values < level))
         interval = stats.binomtest(rejected, len(p_values)).proportion_ci(0.95)
         valid &= interval.low <= level
-        print(f"  p < {level:.2f} on {rejected} records ({100 * rejected / len(p_values):.1f} %, 95% CI "
-              f"{100 * interval.low:.1f}-{100 * interval.high:.1f} %)")  # fmt: skip
+        print(
+            f"  p < {level:.2f} on {rejected} records ({100 * rejected / len(p_values):.1f} %, 95% CI "
+            f"{100 * interval.low:.1f}-{100 * interval.high:.1f} %)"
+        )
     ks = stats.kstest(randomised, "uniform")
     raw = stats.kstest(p_values, "uniform")
     distance = np.abs(p_values - exact).max()
-    print(f"  randomised p against uniform: KS D = {ks.statistic:.3f}, p = {ks.pvalue:.3f} (the audit's discrete p: "
-          f"D = {raw.statistic:.3f}, p = {raw.pvalue:.3f}); mean p {p_values.mean():.3f}")  # fmt: skip
+    print(
+        f"  randomised p against uniform: KS D = {ks.statistic:.3f}, p = {ks.pvalue:.3f} (the audit's discrete p: "
+        f"D = {raw.statistic:.3f}, p = {raw.pvalue:.3f}); mean p {p_values.mean():.3f}"
+    )
     print(f"  largest |audit p − exact sign-test p|: {distance:.4f}")
-    print(f"  deciles of the randomised p: {' '.join(f'{q:.2f}' for q in np.quantile(randomised, np.linspace(0.1, 0.9, 9)))}")
+    print(
+        f"  deciles of the randomised p: {' '.join(f'{q:.2f}' for q in np.quantile(randomised, np.linspace(0.1, 0.9, 9)))}"
+    )
     if default:
-        print(f"default pipeline (silent default keeps A): {len(default)} records, largest p "
-              f"{max(p for p, _, _ in default):.2g}, informative items {int(np.median([m for _, m, _ in default]))}")
+        print(
+            f"default pipeline (silent default keeps A): {len(default)} records, largest p "
+            f"{max(p for p, _, _ in default):.2g}, informative items {int(np.median([m for _, m, _ in default]))}"
+        )
     print(f"{time.perf_counter() - started:.0f} s")
     calibrated = valid and ks.pvalue > 0.01 and distance < 0.025  # 5 Monte Carlo SE at p = ½
     sys.exit(0 if calibrated and all(p < 0.01 for p, _, _ in default) else 1)

@@ -40,8 +40,9 @@ def true_f1(found: np.ndarray, spurious: np.ndarray) -> np.ndarray:
     return 100 * 2 * tp / (2 * tp + spurious + (1 - found) * MEAN_SPANS)
 
 
-def one_leaderboard(rng: np.random.Generator, found: np.ndarray, spurious: np.ndarray, items: int,
-                    replicates: int) -> np.ndarray:  # fmt: skip
+def one_leaderboard(
+    rng: np.random.Generator, found: np.ndarray, spurious: np.ndarray, items: int, replicates: int
+) -> np.ndarray:
     """Return scores[output, 1 + replicate] of one simulated record and its bootstrap."""
     gold = rng.poisson(MEAN_SPANS, items)
     tp = rng.binomial(gold[None, :], found[:, None])  # output, item
@@ -78,9 +79,11 @@ def main() -> None:
         }
         for name, (lower, upper) in sets.items():
             covered[name].append((lower <= true_rank) & (true_rank <= upper))
-    print(f"{args.leaderboards} simulated leaderboards: {len(found)} outputs (true F1 "
-          f"{', '.join(f'{value:.1f}' for value in np.sort(truth)[::-1])}), {args.items} items, "
-          f"{args.replicates} replicates, nominal {args.confidence:.0%}")  # fmt: skip
+    print(
+        f"{args.leaderboards} simulated leaderboards: {len(found)} outputs (true F1 "
+        f"{', '.join(f'{value:.1f}' for value in np.sort(truth)[::-1])}), {args.items} items, "
+        f"{args.replicates} replicates, nominal {args.confidence:.0%}"
+    )
     print(f"{'rank sets':>14} {'joint coverage':>15} {'per output':>11} {'mean width':>11}")
     for name, hits in covered.items():
         hits = np.array(hits)

@@ -9,10 +9,11 @@ the band, the leaderboard) and returns ``AuditResults``, the single source for e
 from __future__ import annotations
 
 import gc
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 
@@ -22,13 +23,13 @@ from refsens_report.bootstrap import auto_resamples
 from refsens_report.config import Config
 from refsens_report.counts import ItemCounts
 from refsens_report.engine import open_engine
-from refsens_report.workers import dask_run
 from refsens_report.estimator import Estimator, Listed, Progress, Stat, Stopwatch, stage_line
-from refsens_report.load import fitting_resamples, load_record
 from refsens_report.files import InputPath, as_written
+from refsens_report.load import fitting_resamples, load_record
 from refsens_report.record import POOLED, Record, note_kinds
 from refsens_report.results import AuditResults, sha256_file
 from refsens_report.subsets import DuplicateGroups, build_subsets
+from refsens_report.workers import dask_run
 
 
 @contextmanager
@@ -70,8 +71,10 @@ def merged_by_stream(estimates: list[Estimate]) -> list[Estimate]:
         stats.extend(estimate.stats)
         if first.mask is not None and estimate.mask is not None and np.array_equal(first.mask, estimate.mask):
             listed.extend(estimate.listed)  # on other items it cannot share the draws: its analysis draws it
-    return [Estimate(stats, first.mask, first.subset, first.stream, tuple(listed))
-            for stats, listed, first in merged.values()]  # fmt: skip
+    return [
+        Estimate(stats, first.mask, first.subset, first.stream, tuple(listed))
+        for stats, listed, first in merged.values()
+    ]
 
 
 def audit_record(
@@ -95,13 +98,15 @@ def audit_record(
     rows: list[dict[str, Any]] = []
     # the engine (this machine's threads, or a Dask cluster) runs every bootstrap, the finishing ones too
     with open_engine(config, stopwatch, dask_run) as run:
-        estimator = Estimator(record, counts, config, Progress(progress, total_items, config.audit.resamples),
-                              stopwatch, run)  # fmt: skip
+        estimator = Estimator(
+            record, counts, config, Progress(progress, total_items, config.audit.resamples), stopwatch, run
+        )
         while plan:  # each estimate let go once drawn: its listed count matrices are not needed again
             estimate = plan.pop(0)
             if estimate.mask is not None:
-                rows += estimator.estimate(estimate.stats, estimate.mask, estimate.subset, estimate.stream,
-                                           estimate.listed)  # fmt: skip
+                rows += estimator.estimate(
+                    estimate.stats, estimate.mask, estimate.subset, estimate.stream, estimate.listed
+                )
             del estimate
         estimator.progress.finish()
         for analysis in ANALYSES:  # in order: the band reads the swap's rows, the leaderboard the Holm-adjusted swings
@@ -111,8 +116,9 @@ def audit_record(
 
     with stopwatch.stage("analyses"):
         summaries = {analysis.key: analysis.summary(context) for analysis in ANALYSES if analysis.summary}
-        listings = {name: text for analysis in ANALYSES if analysis.files
-                    for name, text in analysis.files(context).items()}  # fmt: skip
+        listings = {
+            name: text for analysis in ANALYSES if analysis.files for name, text in analysis.files(context).items()
+        }
     applicability: dict[str, str | None] = {}
     for analysis in ANALYSES:
         applicability.update(analysis.why_not(context))
@@ -165,9 +171,14 @@ def input_files(record: Record, config: Config) -> dict[str, Path]:
     for source in sources:
         if source.path.is_dir():
             inside = sorted(path for path in source.path.rglob("*") if path.is_file())
-            named = [(f"{source.name.rstrip('/')}/{path.relative_to(source.path).as_posix()}",
-                      f"{source.display.rstrip('/')}/{path.relative_to(source.path).as_posix()}", path)
-                     for path in inside]  # fmt: skip
+            named = [
+                (
+                    f"{source.name.rstrip('/')}/{path.relative_to(source.path).as_posix()}",
+                    f"{source.display.rstrip('/')}/{path.relative_to(source.path).as_posix()}",
+                    path,
+                )
+                for path in inside
+            ]
         else:
             named = [(source.name, source.display, source.path)]
         for name, display, path in named:
@@ -213,7 +224,10 @@ def record_summary(record: Record, counts: ItemCounts, subsets: Any, estimator: 
             "key": estimator.config.cluster,
             "subsets": {name: clusters_per_language(mask) for name, mask in subsets.named().items()},
         },
-        "excluded": {"defective_duplicates": subsets.excluded_defective, "duplicate_policy": subsets.excluded_by_policy},
+        "excluded": {
+            "defective_duplicates": subsets.excluded_defective,
+            "duplicate_policy": subsets.excluded_by_policy,
+        },
         "notes": list(record.notes),
         "note_kinds": note_kinds(record.notes),
     }

@@ -9,9 +9,10 @@ swings are paired by construction.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -96,8 +97,9 @@ def block_weights(
         yield slice(first, first + len(counts)), rng.integers(0, block_size, size=int(counts.sum())), counts
 
 
-def weights_of(draws: np.ndarray, counts: np.ndarray, width: int, codes: np.ndarray | None = None,
-               dtype: type = np.int64) -> np.ndarray:  # fmt: skip
+def weights_of(
+    draws: np.ndarray, counts: np.ndarray, width: int, codes: np.ndarray | None = None, dtype: type = np.int64
+) -> np.ndarray:
     """Return weights[replicate, column]: how often each column's items were drawn in each replicate.
 
     Without ``codes`` the columns are the block's items; with them a draw of item i counts for column
@@ -140,8 +142,9 @@ class ItemBlock:
     codes: np.ndarray | None
     counts: np.ndarray
 
-    def add(self, sums: np.ndarray, draws: np.ndarray, counts: np.ndarray,
-            shared: dict[Any, np.ndarray] | None = None) -> None:  # fmt: skip
+    def add(
+        self, sums: np.ndarray, draws: np.ndarray, counts: np.ndarray, shared: dict[Any, np.ndarray] | None = None
+    ) -> None:
         """Add the block's contribution for replicates drawing ``counts`` of ``draws`` each to ``sums`` (in place).
 
         ``shared``: weights already counted for these draws by other sources' blocks (``chunk_sums``), keyed by
@@ -228,13 +231,19 @@ def item_block(matrix: np.ndarray) -> ItemBlock:
     codes: np.ndarray | None = None
     counts = matrix
     if issparse(matrix):  # sparse per-type counts: no collapsing (their rows are mostly distinct anyway)
-        exact32 = matrix.min() >= 0 and float(matrix.max()) * matrix.shape[0] * 4 < FLOAT32_EXACT if matrix.nnz else True
+        exact32 = (
+            matrix.min() >= 0 and float(matrix.max()) * matrix.shape[0] * 4 < FLOAT32_EXACT if matrix.nnz else True
+        )
         return ItemBlock(None, matrix.astype(np.float32 if exact32 else np.float64).tocsr())
     if len(matrix) and not mostly_distinct(matrix):
         found, patterns = collapse(matrix)
         if len(patterns) <= COLLAPSE_SHARE * len(matrix):
             codes, counts = found, patterns
-    exact32 = integral(counts) and counts.min(initial=0) >= 0 and float(counts.max(initial=0)) * len(matrix) * 4 < FLOAT32_EXACT
+    exact32 = (
+        integral(counts)
+        and counts.min(initial=0) >= 0
+        and float(counts.max(initial=0)) * len(matrix) * 4 < FLOAT32_EXACT
+    )
     return ItemBlock(codes, np.ascontiguousarray(counts, np.float32 if exact32 else np.float64))
 
 
@@ -290,9 +299,13 @@ def matrix_source(columns: np.ndarray, listed: np.ndarray | None = None, resampl
         from scipy.sparse import csr_matrix, vstack
 
         padded = vstack([columns, csr_matrix((1, columns.shape[1]), dtype=columns.dtype)], format="csr")
-        return Source(columns.shape[1], lambda items: padded[np.where(where[np.minimum(items, size)] >= 0,
-                                                                       where[np.minimum(items, size)], len(listed))],
-                      resamples)  # fmt: skip
+        return Source(
+            columns.shape[1],
+            lambda items: padded[
+                np.where(where[np.minimum(items, size)] >= 0, where[np.minimum(items, size)], len(listed))
+            ],
+            resamples,
+        )
 
     def rows(items: np.ndarray) -> np.ndarray:
         found = where[np.minimum(items, size)]
@@ -315,8 +328,9 @@ def cluster_rows(matrix: Any, bounds: np.ndarray) -> Any:
     starts = np.asarray(bounds[:-1], dtype=np.int64)
     if issparse(matrix):
         cluster = np.repeat(np.arange(len(starts)), np.diff(bounds))
-        indicator = csr_matrix((np.ones(len(cluster)), (cluster, np.arange(len(cluster)))),
-                               shape=(len(starts), matrix.shape[0]))  # fmt: skip
+        indicator = csr_matrix(
+            (np.ones(len(cluster)), (cluster, np.arange(len(cluster)))), shape=(len(starts), matrix.shape[0])
+        )
         return (indicator @ matrix).tocsr()
     if not len(starts):
         return matrix[:0]
@@ -336,9 +350,14 @@ def block_totals(
 
 
 def chunk_sums(
-    sizes: Sequence[int], blocks: Sequence[Sequence[ItemBlock]], seed: np.random.SeedSequence, stratum_key: int,
-    chunk: int, counts: Sequence[int], only: Sequence[int] | None = None,
-) -> list[np.ndarray]:  # fmt: skip
+    sizes: Sequence[int],
+    blocks: Sequence[Sequence[ItemBlock]],
+    seed: np.random.SeedSequence,
+    stratum_key: int,
+    chunk: int,
+    counts: Sequence[int],
+    only: Sequence[int] | None = None,
+) -> list[np.ndarray]:
     """Return, per source, sums[replicate, column] of one stratum's chunk of replicates: the unit of work.
 
     ``sizes``: the items of each canonical block; ``blocks[source][block]``: each source's counts on it;
@@ -357,8 +376,12 @@ def chunk_sums(
                 stop = min(replicates.stop, wanted)
                 if stop > replicates.start:
                     used = int(drawn[: stop - replicates.start].sum())
-                    source[number].add(total[replicates.start : stop], draws[:used], drawn[: stop - replicates.start],
-                                       shared.setdefault((replicates.start, stop), {}))  # fmt: skip
+                    source[number].add(
+                        total[replicates.start : stop],
+                        draws[:used],
+                        drawn[: stop - replicates.start],
+                        shared.setdefault((replicates.start, stop), {}),
+                    )
     return sums
 
 
@@ -405,8 +428,10 @@ def resampled_sums(
     sources = [matrix_source(columns, rows)] if single else list(columns)
     stratum_keys = list(range(len(strata))) if stratum_keys is None else list(stratum_keys)
     wanted = [resamples if source.resamples is None else min(source.resamples, resamples) for source in sources]
-    sums = [np.zeros((len(strata) + 1, count + 1, source.n_columns), dtype=np.float64)
-            for count, source in zip(wanted, sources)]  # fmt: skip
+    sums = [
+        np.zeros((len(strata) + 1, count + 1, source.n_columns), dtype=np.float64)
+        for count, source in zip(wanted, sources)
+    ]
     sizes, blocks = [], [[] for _ in sources]  # sizes[group][block]; blocks[source][group][block]
     for group, members in enumerate(strata):
         bounds = None if clusters is None else clusters[group]
@@ -453,8 +478,14 @@ def resampled_sums(
 
         def draw(unit: tuple[int, int]) -> list[np.ndarray]:
             group, first = unit
-            return chunk_sums(sizes[group], [found[group] for found in blocks], seed, stratum_keys[group],
-                              first // REPLICATE_CHUNK, counts_of(unit))  # fmt: skip
+            return chunk_sums(
+                sizes[group],
+                [found[group] for found in blocks],
+                seed,
+                stratum_keys[group],
+                first // REPLICATE_CHUNK,
+                counts_of(unit),
+            )
 
         # numpy releases the GIL while drawing, counting and multiplying: two threads measured 1.8x faster on
         # two cores. BLAS itself stays single-threaded: its threads only waited on each other in these many
@@ -632,8 +663,9 @@ AUTO_MAX_RESAMPLES = 100_000
 AUTO_FLOOR_SHARE = 0.1  # the floor target, as a share of the level 1 - confidence
 
 
-def auto_resamples(family_size: int, confidence: float, ceiling: int = AUTO_MAX_RESAMPLES,
-                   floor_share: float = AUTO_FLOOR_SHARE) -> int:  # fmt: skip
+def auto_resamples(
+    family_size: int, confidence: float, ceiling: int = AUTO_MAX_RESAMPLES, floor_share: float = AUTO_FLOOR_SHARE
+) -> int:
     """Return B for resamples = "auto": the smallest B ≥ 2,000 with holm_floor(m, B) ≤ (1 − confidence)/10.
 
     ``ceiling`` (at most AUTO_MAX_RESAMPLES; lower when the record's bootstrap sums would not fit in memory)

@@ -13,10 +13,11 @@ site writes whatever they return; it names no analysis. Nothing here is specific
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping, Sequence
+from typing import Any
 
 import orjson
 
@@ -62,8 +63,13 @@ def read_lines(path: Path) -> Iterator[dict[str, Any]]:
                 yield orjson.loads(raw)
 
 
-def page_lines(path: Path, total: int, group_of: Callable[[dict[str, Any]], int], wanted: Sequence[int],
-               shown: list[list[dict[str, Any]]]) -> Iterator[dict[str, Any]]:  # fmt: skip
+def page_lines(
+    path: Path,
+    total: int,
+    group_of: Callable[[dict[str, Any]], int],
+    wanted: Sequence[int],
+    shown: list[list[dict[str, Any]]],
+) -> Iterator[dict[str, Any]]:
     """Yield the first ``BROWSER_LINES`` lines of a listing file (of ``total``), for its browser, one read at a
     time; meanwhile keep in ``shown`` each group's first lines (``group_of`` a line; the static page's, up to
     ``wanted`` of each), reading on past the browser's lines only for them, and stop when both are read. Only
@@ -123,8 +129,9 @@ def name_index(names: dict[str, int], name: str) -> int:
     return names.setdefault(name, len(names)) if found is None else found
 
 
-def grouped_sides(names: dict[str, int], spans: Mapping[str, Sequence[Sequence[Any]]],
-                  compared: Sequence[Sequence[Sequence[Any]]]) -> list[list[Any]]:  # fmt: skip
+def grouped_sides(
+    names: dict[str, int], spans: Mapping[str, Sequence[Sequence[Any]]], compared: Sequence[Sequence[Sequence[Any]]]
+) -> list[list[Any]]:
     """Return the sides of further labellings (the outputs) on an item: those with the very same spans as one
     side ([their name indices, their spans]), in the order first seen. A span one of the two sides ``compared``
     has is written as its position among their spans, the first side's then the second's (most of an output's
@@ -138,8 +145,10 @@ def grouped_sides(names: dict[str, int], spans: Mapping[str, Sequence[Sequence[A
         if key in groups:
             groups[key][0].append(name_index(names, name))
         else:
-            groups[key] = [[name_index(names, name)],
-                           [value if isinstance(value, int) else list(value) for value in key]]
+            groups[key] = [
+                [name_index(names, name)],
+                [value if isinstance(value, int) else list(value) for value in key],
+            ]
     return list(groups.values())
 
 
@@ -152,10 +161,15 @@ def browser_script(listing: BrowserListing) -> str:
     """Return the listing as a script that adds it to ``window.refsensListings`` (a page from file:// may load a
     script but not fetch() a file); the same listing gives the same bytes."""
     data = {
-        "name": listing.name, "title": listing.title, "lines": listing.lines, "files": listing.files,
+        "name": listing.name,
+        "title": listing.title,
+        "lines": listing.lines,
+        "files": listing.files,
         "columns": [{"key": c.key, "label": c.label, "kind": c.kind, "filter": c.filter} for c in listing.columns],
-        "names": listing.names, "noteColumns": listing.note_columns, "texts": listing.texts, "rows": listing.rows,
+        "names": listing.names,
+        "noteColumns": listing.note_columns,
+        "texts": listing.texts,
+        "rows": listing.rows,
         "items": listing.items,
-    }  # fmt: skip
-    return ("(window.refsensListings = window.refsensListings || []).push(" + orjson.dumps(data).decode("utf-8")
-            + ");\n")  # fmt: skip
+    }
+    return "(window.refsensListings = window.refsensListings || []).push(" + orjson.dumps(data).decode("utf-8") + ");\n"

@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 from refsens_report import formatting
 from refsens_report.analyses.base import describe
@@ -32,10 +33,27 @@ from refsens_report.tables import PAGE_ROWS
 from refsens_report.view import ResultsView, Row
 
 CHANGES_NAME = "changes.csv"
-KEY_COLUMNS = ("analysis", "statistic", "rule", "language", "output", "output_2", "reference", "reference_2",
-               "subset", "policy")  # fmt: skip
+KEY_COLUMNS = (
+    "analysis",
+    "statistic",
+    "rule",
+    "language",
+    "output",
+    "output_2",
+    "reference",
+    "reference_2",
+    "subset",
+    "policy",
+)
 MOVED, WITHIN, CHANGED, UNCHANGED, UNDEFINED, ADDED, REMOVED = (
-    "moved", "within", "changed", "unchanged", "undefined", "added", "removed")  # fmt: skip
+    "moved",
+    "within",
+    "changed",
+    "unchanged",
+    "undefined",
+    "added",
+    "removed",
+)
 ROLES = ("references", "outputs", "annotators")
 
 
@@ -61,8 +79,12 @@ def results_problem(results: Any) -> str | None:
     audit = config.get("audit", {})
     if not isinstance(audit, dict) or not names(audit.get("rules") or []):
         return "config.audit.rules is not a list of names"
-    if not isinstance(record, dict) or not names(record.get("languages") or []) or not names(results.get(
-            "columns") or []) or not isinstance(record.get("items") or 0, int):  # fmt: skip
+    if (
+        not isinstance(record, dict)
+        or not names(record.get("languages") or [])
+        or not names(results.get("columns") or [])
+        or not isinstance(record.get("items") or 0, int)
+    ):
         return "record.languages, record.items or columns is not what results.json holds"
     rows = results.get("rows")
     if not isinstance(rows, list):
@@ -73,8 +95,11 @@ def results_problem(results: Any) -> str | None:
         for column, value in row.items():
             if column in ("analysis", "statistic") and not isinstance(value, str):
                 return f"row {number}: '{column}' is not a string"
-            if column in ("estimate", "ci_low", "ci_high") and value is not None and (
-                    isinstance(value, bool) or not isinstance(value, (int, float))):  # fmt: skip
+            if (
+                column in ("estimate", "ci_low", "ci_high")
+                and value is not None
+                and (isinstance(value, bool) or not isinstance(value, (int, float)))
+            ):
                 return f"row {number}: '{column}' is not a number"
             if value is not None and not isinstance(value, (str, int, float)):
                 return f"row {number}: '{column}' is not a single value"
@@ -164,13 +189,29 @@ def changes_csv(changes: Sequence[RowChange], columns: Sequence[str], headline: 
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     numbers = ("estimate", "ci_low", "ci_high")
-    writer.writerow([*columns, *(f"previous_{name}" for name in numbers), *(f"current_{name}" for name in numbers),
-                     "difference", "change", "headline"])  # fmt: skip
+    writer.writerow(
+        [
+            *columns,
+            *(f"previous_{name}" for name in numbers),
+            *(f"current_{name}" for name in numbers),
+            "difference",
+            "change",
+            "headline",
+        ]
+    )
     for change in changes:
         previous = [_number(change.previous[name]) if change.previous else "" for name in numbers]
         current = [_number(change.current[name]) if change.current else "" for name in numbers]
-        writer.writerow([*change.key, *previous, *current, _number(change.difference), change.change,
-                         "yes" if change.key in headline else "no"])  # fmt: skip
+        writer.writerow(
+            [
+                *change.key,
+                *previous,
+                *current,
+                _number(change.difference),
+                change.change,
+                "yes" if change.key in headline else "no",
+            ]
+        )
     return buffer.getvalue()
 
 
@@ -182,8 +223,14 @@ def headline_rows(view: ResultsView) -> list[Row]:
     rows each analysis declares (``Analysis.release_rows``) in the order of their places (the overall band, the
     primary reference's skew, its swap deltas, how the ranking holds), a fallback's only where its place has no
     other rows."""
-    declared = sorted(((analysis.release_rows, analysis.release_rows.rows(view)) for analysis in ANALYSES
-                       if analysis.release_rows is not None), key=lambda pair: pair[0].place)  # fmt: skip
+    declared = sorted(
+        (
+            (analysis.release_rows, analysis.release_rows.rows(view))
+            for analysis in ANALYSES
+            if analysis.release_rows is not None
+        ),
+        key=lambda pair: pair[0].place,
+    )
     filled = {release.place for release, rows in declared if rows and not release.fallback}
     return [row for release, rows in declared if not (release.fallback and release.place in filled) for row in rows]
 
@@ -282,7 +329,10 @@ def _difference(change: RowChange) -> str:
     if change.difference is None:
         return formatting.UNDEFINED
     row = change.row
-    if formatting.kind_of(row["analysis"], row["statistic"]).style == "whole" or row["statistic"] == "flips_significant":
+    if (
+        formatting.kind_of(row["analysis"], row["statistic"]).style == "whole"
+        or row["statistic"] == "flips_significant"
+    ):
         return f"{change.difference:+g}"
     return formatting.number(change.difference, formatting.decimals_for(row["analysis"], row["statistic"]), signed=True)
 
@@ -293,8 +343,10 @@ CHANGE_ORDER = {MOVED: 0, CHANGED: 1, ADDED: 2, REMOVED: 3, UNDEFINED: 4, WITHIN
 def ranks(view: ResultsView) -> tuple[dict[tuple[str, str], float], str]:
     """Return (reference, output) -> pooled main-rule rank and where it comes from: the first ranking an analysis
     declares (``Analysis.ranking``) that ranks anything, a fallback (the swap scores' order) only after the others."""
-    declared = sorted((analysis.ranking for analysis in ANALYSES if analysis.ranking is not None),
-                      key=lambda ranking: ranking.fallback)  # fmt: skip
+    declared = sorted(
+        (analysis.ranking for analysis in ANALYSES if analysis.ranking is not None),
+        key=lambda ranking: ranking.fallback,
+    )
     for ranking in declared:
         found = ranking.ranks(view)
         if found:
@@ -302,22 +354,31 @@ def ranks(view: ResultsView) -> tuple[dict[tuple[str, str], float], str]:
     return {}, declared[-1].source if declared else ""
 
 
-def compare(previous_version: str, previous: Mapping[str, Any], previous_sha256: str,
-            current: Mapping[str, Any]) -> tuple[Changes, str]:  # fmt: skip
+def compare(
+    previous_version: str, previous: Mapping[str, Any], previous_sha256: str, current: Mapping[str, Any]
+) -> tuple[Changes, str]:
     """Return the section and changes.csv's text for the current results against a previous version's."""
     before, after = ResultsView.from_json(previous), ResultsView.from_json(current)
     columns = key_columns(previous, current)
     changes = compare_rows(previous["rows"], current["rows"], columns)
     by_key = {change.key: change for change in changes}
-    headline_keys = list(dict.fromkeys(row_key(row, columns) for row in [*headline_rows(after), *headline_rows(before)]))
-    headline_changes = sorted((by_key[key] for key in headline_keys if key in by_key),
-                              key=lambda change: CHANGE_ORDER[change.change])  # stable: headline order within a class
+    headline_keys = list(
+        dict.fromkeys(row_key(row, columns) for row in [*headline_rows(after), *headline_rows(before)])
+    )
+    headline_changes = sorted(
+        (by_key[key] for key in headline_keys if key in by_key), key=lambda change: CHANGE_ORDER[change.change]
+    )  # stable: headline order within a class
     shown = headline_changes[:PAGE_ROWS]
     headlines = tuple(
-        Headline(label=describe(change.row), previous=said(change.previous), current=said(change.current),
-                 difference=_difference(change), change=change.change)
+        Headline(
+            label=describe(change.row),
+            previous=said(change.previous),
+            current=said(change.current),
+            difference=_difference(change),
+            change=change.change,
+        )
         for change in shown
-    )  # fmt: skip
+    )
     compared = [change for change in headline_changes if change.previous is not None and change.current is not None]
     ranks_before, source_before = ranks(before)
     ranks_after, source_after = ranks(after)
@@ -331,11 +392,17 @@ def compare(previous_version: str, previous: Mapping[str, Any], previous_sha256:
         previous=previous_version,
         previous_sha256=previous_sha256,
         roles=role_changes(before, after),
-        items=(formatting.count((previous.get("record") or {}).get("items")),
-               formatting.count((current.get("record") or {}).get("items"))),
+        items=(
+            formatting.count((previous.get("record") or {}).get("items")),
+            formatting.count((current.get("record") or {}).get("items")),
+        ),
         headlines=headlines,
-        headlines_note=(f"{len(shown)} of {len(headline_changes)} headline statistics, moved ones first; every "
-                        f"statistic is in {CHANGES_NAME}." if len(shown) < len(headline_changes) else ""),
+        headlines_note=(
+            f"{len(shown)} of {len(headline_changes)} headline statistics, moved ones first; every "
+            f"statistic is in {CHANGES_NAME}."
+            if len(shown) < len(headline_changes)
+            else ""
+        ),
         moved=sum(change.change == MOVED for change in compared),
         compared=len(compared),
         ranks=rank_changes[:PAGE_ROWS],
@@ -375,6 +442,9 @@ def side_by_side(versions: Sequence[tuple[str, Mapping[str, Any]]]) -> Grid:
     rows = tuple(
         (describe(order[key]), tuple(said(cells[name].get(key)) for name, _ in views)) for key in keys[:PAGE_ROWS]
     )
-    note = (f"{PAGE_ROWS} of {len(keys)} headline statistics; each version's results.csv holds them all."
-            if len(keys) > PAGE_ROWS else "")  # fmt: skip
+    note = (
+        f"{PAGE_ROWS} of {len(keys)} headline statistics; each version's results.csv holds them all."
+        if len(keys) > PAGE_ROWS
+        else ""
+    )
     return Grid(versions=tuple(name for name, _ in views), rows=rows, note=note)

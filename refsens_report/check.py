@@ -14,9 +14,10 @@ The checks are declared by the analyses whose rows they read (``Analysis.checks`
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from refsens_report import formatting
 from refsens_report.analyses.base import ReleaseCheck, describe
@@ -24,9 +25,9 @@ from refsens_report.analyses.registry import ANALYSES
 from refsens_report.config import Check, Config, finite_number
 from refsens_report.counts import RULE_NAMES
 from refsens_report.errors import InputError, printable
+from refsens_report.names import shown
 from refsens_report.options import shown_key
 from refsens_report.prose import said
-from refsens_report.names import shown
 from refsens_report.results import COLUMNS, NUMBER_COLUMNS
 from refsens_report.view import ResultsView, Row
 
@@ -77,8 +78,11 @@ class Outcome:
         if self.decided is None or self.row is None:
             return ""
         decimals = formatting.decimals_for(self.row["analysis"], self.row["statistic"])
-        value = (formatting.whole(self.decided) if CHECKS[self.check.key][1].count
-                 else formatting.number(self.decided, decimals))  # fmt: skip
+        value = (
+            formatting.whole(self.decided)
+            if CHECKS[self.check.key][1].count
+            else formatting.number(self.decided, decimals)
+        )
         if self.kind == "min":
             operator = "<" if self.status == FAIL else "≥"
         else:
@@ -94,8 +98,12 @@ class Outcome:
         """Return the check as one line: status, key, the deciding statistic with its interval, the comparison.
         A control or bidirectional character in a name (results.json is anyone's file) is written as an escape."""
         if self.status == NOT_EVALUATED:
-            return printable(f"{self.status:<4}  {self.check.key} = {self.threshold_text}: not evaluated: {self.reason}")
-        return printable(f"{self.status:<4}  {self.check.key} = {self.threshold_text}: {self.statistic}; {self.comparison}")
+            return printable(
+                f"{self.status:<4}  {self.check.key} = {self.threshold_text}: not evaluated: {self.reason}"
+            )
+        return printable(
+            f"{self.status:<4}  {self.check.key} = {self.threshold_text}: {self.statistic}; {self.comparison}"
+        )
 
 
 def candidates(view: ResultsView, key: str) -> tuple[list[Row], str]:
@@ -119,17 +127,23 @@ def declared_problems(config: Config) -> list[str]:
         where = f"check.{key}.threshold" if isinstance(written.get(check.key), dict) else f"check.{key}"
         threshold = check.threshold
         if check.fail_when != "estimate" and not declared.interval:
-            problems.append(f"Config value 'check.{key}.fail_when': must be \"estimate\": {check.key} is decided on "
-                            f"a number without an interval, got {shown(check.fail_when)}")  # fmt: skip
+            problems.append(
+                f"Config value 'check.{key}.fail_when': must be \"estimate\": {check.key} is decided on "
+                f"a number without an interval, got {shown(check.fail_when)}"
+            )
         elif declared.limits is not None and not declared.limits[0] <= threshold <= declared.limits[1]:
             low, high, why = declared.limits
-            problems.append(f"Config value '{where}': must be between {low:g} and {high:g} ({why}), "
-                            f"got {shown(_written(written, check.key))}")  # fmt: skip
+            problems.append(
+                f"Config value '{where}': must be between {low:g} and {high:g} ({why}), "
+                f"got {shown(_written(written, check.key))}"
+            )
         elif declared.bound != "min" and threshold < 0:
             problems.append(f"Config value '{where}': must be 0 or more, got {shown(_written(written, check.key))}")
         elif declared.count and not threshold.is_integer():
-            problems.append(f"Config value '{where}': must be a whole number of {declared.count}, "
-                            f"got {shown(_written(written, check.key))}")  # fmt: skip
+            problems.append(
+                f"Config value '{where}': must be a whole number of {declared.count}, "
+                f"got {shown(_written(written, check.key))}"
+            )
     return problems
 
 
@@ -263,7 +277,9 @@ def read_results(where: Path) -> dict[str, Any]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise InputError(f"{where}: no results.json there (write one with `refsens-report audit CONFIG --out DIR`)") from None
+        raise InputError(
+            f"{where}: no results.json there (write one with `refsens-report audit CONFIG --out DIR`)"
+        ) from None
     except (OSError, UnicodeDecodeError, ValueError) as error:
         raise InputError(f"{path}: cannot read the results ({error})") from None
     except RecursionError:
@@ -292,8 +308,10 @@ def results_problem(data: Mapping[str, Any]) -> str | None:
         return "config.roles.references names no reference"
     audit = config.get("audit", {})
     rules = audit.get("rules") if isinstance(audit, dict) else None
-    if not isinstance(audit, dict) or (rules is not None and (
-            not isinstance(rules, list) or not rules or not all(rule in RULE_NAMES for rule in rules))):  # fmt: skip
+    if not isinstance(audit, dict) or (
+        rules is not None
+        and (not isinstance(rules, list) or not rules or not all(rule in RULE_NAMES for rule in rules))
+    ):
         return f"config.audit.rules must be a list of {', '.join(RULE_NAMES)}, got {shown(rules)}"
     for part in ("applicability", "record"):
         if not isinstance(data.get(part, {}), dict):

@@ -9,9 +9,9 @@ import signal
 import sys
 import threading
 import traceback
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator, Sequence
 
 from refsens_report import __version__
 from refsens_report.errors import BuildError, InputError, Stopped, printable
@@ -59,113 +59,190 @@ def _resamples(text: str) -> int:
 
 def _add_run_options(command: argparse.ArgumentParser) -> None:
     """The options of every command that runs the audit: a quick look and silence."""
-    command.add_argument("--resamples", type=_resamples, metavar="N",
-                         help="bootstrap replicates for this run, overriding [audit] resamples (a quick look: 200)")
-    command.add_argument("--quiet", "-q", action="store_true",
-                         help="print no stage timings or progress bar (they are printed only on a terminal anyway)")
+    command.add_argument(
+        "--resamples",
+        type=_resamples,
+        metavar="N",
+        help="bootstrap replicates for this run, overriding [audit] resamples (a quick look: 200)",
+    )
+    command.add_argument(
+        "--quiet",
+        "-q",
+        action="store_true",
+        help="print no stage timings or progress bar (they are printed only on a terminal anyway)",
+    )
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="refsens-report", description=DESCRIPTION, epilog=EPILOG,
-                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = _Parser(
+        prog="refsens-report",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--version", action="version", version=f"refsens-report {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser, metavar="COMMAND")
 
     def command(name: str, summary: str, description: str) -> argparse.ArgumentParser:
-        return commands.add_parser(name, help=summary, description=description,
-                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+        return commands.add_parser(
+            name, help=summary, description=description, formatter_class=argparse.RawDescriptionHelpFormatter
+        )
 
-    validate = command("validate", "check a config and its record; list every problem",
-                       "Read the config and the record it names, and print every problem found (the file, the "
-                       "line or item, what is wrong), or one line with the record's size. Nothing is written.")
+    validate = command(
+        "validate",
+        "check a config and its record; list every problem",
+        "Read the config and the record it names, and print every problem found (the file, the "
+        "line or item, what is wrong), or one line with the record's size. Nothing is written.",
+    )
     validate.add_argument("config", type=Path, help="the refsens.toml to read")
 
-    audit = command("audit", "run the audit; write results.json and results.csv only",
-                    "Run the audit and write results.json and results.csv (refsens-report docs results) into --out: "
-                    "every number the appendix would print, without the appendix.")
+    audit = command(
+        "audit",
+        "run the audit; write results.json and results.csv only",
+        "Run the audit and write results.json and results.csv (refsens-report docs results) into --out: "
+        "every number the appendix would print, without the appendix.",
+    )
     audit.add_argument("config", type=Path, help="the refsens.toml to read")
     audit.add_argument("--out", type=Path, required=True, metavar="DIR", help="folder for results.json and results.csv")
     _add_run_options(audit)
 
-    check = command("check", "the release gate: [check] thresholds; exit 1 when one fails",
-                    "Evaluate the config's [check] thresholds (max_band, max_abs_delta, max_abs_skew, "
-                    "min_kendall_tau,\nmax_significant_flips; refsens-report docs ci) against a fresh audit or an existing "
-                    "results folder, and print\none line per check: PASS or FAIL, the threshold, the deciding "
-                    "statistic with its interval.\n\nexit codes: 0 every check passes, 1 one fails, 2 bad input "
-                    "(including a check the record\ncannot answer, such as tau-b with fewer than three outputs),\n"
-                    "3 an internal error (a bug).")
+    check = command(
+        "check",
+        "the release gate: [check] thresholds; exit 1 when one fails",
+        "Evaluate the config's [check] thresholds (max_band, max_abs_delta, max_abs_skew, "
+        "min_kendall_tau,\nmax_significant_flips; refsens-report docs ci) against a fresh audit or an existing "
+        "results folder, and print\none line per check: PASS or FAIL, the threshold, the deciding "
+        "statistic with its interval.\n\nexit codes: 0 every check passes, 1 one fails, 2 bad input "
+        "(including a check the record\ncannot answer, such as tau-b with fewer than three outputs),\n"
+        "3 an internal error (a bug).",
+    )
     check.add_argument("config", type=Path, help="the refsens.toml whose [check] table holds the thresholds")
-    check.add_argument("--results", type=Path, metavar="DIR",
-                       help="read results.json from DIR (an audit's --out or a published site/<version>/) "
-                            "instead of running the audit")
-    check.add_argument("--junit", type=Path, metavar="FILE", help="also write the checks as JUnit XML (CI test reports)")
+    check.add_argument(
+        "--results",
+        type=Path,
+        metavar="DIR",
+        help="read results.json from DIR (an audit's --out or a published site/<version>/) "
+        "instead of running the audit",
+    )
+    check.add_argument(
+        "--junit", type=Path, metavar="FILE", help="also write the checks as JUnit XML (CI test reports)"
+    )
     _add_run_options(check)
 
-    build = command("build", "run the audit and publish site/<version>/ (HTML, PDF, downloads)",
-                    "Run the audit and publish the version's appendix: site/<version>/ (the page, its PDF, "
-                    "results,\ntables, figures, changes since the previous version, metadata, manifest) and a "
-                    "refreshed\nsite/index.html. A published version is never overwritten without --force, and "
-                    "a failed\nbuild leaves the site as it was. [check] thresholds are shown in the summary; "
-                    "only `check`\nexits 1 on them.")
+    build = command(
+        "build",
+        "run the audit and publish site/<version>/ (HTML, PDF, downloads)",
+        "Run the audit and publish the version's appendix: site/<version>/ (the page, its PDF, "
+        "results,\ntables, figures, changes since the previous version, metadata, manifest) and a "
+        "refreshed\nsite/index.html. A published version is never overwritten without --force, and "
+        "a failed\nbuild leaves the site as it was. [check] thresholds are shown in the summary; "
+        "only `check`\nexits 1 on them.",
+    )
     build.add_argument("config", type=Path, help="the refsens.toml to read")
     build.add_argument("--out", type=Path, default=Path("site"), metavar="DIR", help="site folder (default: site)")
     build.add_argument("--force", action="store_true", help="rebuild a version that is already published")
-    build.add_argument("--allow-other-dataset", action="store_true",
-                       help="publish into a site whose versions belong to another dataset name")
-    build.add_argument("--no-pdf", dest="pdf", action="store_false",
-                       help="skip the PDF (a fast draft: the page, results and downloads without it)")
-    build.add_argument("--draft", action="store_true",
-                       help="publish a draft: a build with too few replicates to decide significance, or fewer than "
-                            "'auto' ever uses (marked draft, never the index's latest; refused without this flag)")
-    build.add_argument("--compare-to", metavar="VERSION",
-                       help="the published version the 'Changes since' section compares with (default: the newest "
-                            "version before this one)")
+    build.add_argument(
+        "--allow-other-dataset",
+        action="store_true",
+        help="publish into a site whose versions belong to another dataset name",
+    )
+    build.add_argument(
+        "--no-pdf",
+        dest="pdf",
+        action="store_false",
+        help="skip the PDF (a fast draft: the page, results and downloads without it)",
+    )
+    build.add_argument(
+        "--draft",
+        action="store_true",
+        help="publish a draft: a build with too few replicates to decide significance, or fewer than "
+        "'auto' ever uses (marked draft, never the index's latest; refused without this flag)",
+    )
+    build.add_argument(
+        "--compare-to",
+        metavar="VERSION",
+        help="the published version the 'Changes since' section compares with (default: the newest "
+        "version before this one)",
+    )
     _add_run_options(build)
 
-    convert = command("convert", "write a record as a Parquet span table (the columnar record, for large records)",
-                      "Read a record as the audit reads it (a JSON Lines file, or a refsens.toml of any format, "
-                      "with its\n[record] label_map) and write it as a Parquet span table: one row per item, "
-                      "labelling and span\n(refsens-report docs adapters). Point [record] at it with format = \"parquet\". "
-                      "OUT is written whole or not at\nall, and an existing OUT is replaced only with --force.")
+    convert = command(
+        "convert",
+        "write a record as a Parquet span table (the columnar record, for large records)",
+        "Read a record as the audit reads it (a JSON Lines file, or a refsens.toml of any format, "
+        "with its\n[record] label_map) and write it as a Parquet span table: one row per item, "
+        'labelling and span\n(refsens-report docs adapters). Point [record] at it with format = "parquet". '
+        "OUT is written whole or not at\nall, and an existing OUT is replaced only with --force.",
+    )
     convert.add_argument("source", type=Path, metavar="IN", help="a JSON Lines record, or a refsens.toml")
     convert.add_argument("out", type=Path, metavar="OUT.parquet", help="the Parquet file to write")
     convert.add_argument("--force", action="store_true", help="replace OUT if it exists")
-    convert.add_argument("--partition-items", type=int, metavar="N",
-                         help="write OUT as a folder of Parquet files of at most N items of one language each, "
-                              "in canonical order (language, then id), for Dask workers to read (refsens-report docs scale); "
-                              "N is a multiple of 65,536 or divides it")  # fmt: skip
+    convert.add_argument(
+        "--partition-items",
+        type=int,
+        metavar="N",
+        help="write OUT as a folder of Parquet files of at most N items of one language each, "
+        "in canonical order (language, then id), for Dask workers to read (refsens-report docs scale); "
+        "N is a multiple of 65,536 or divides it",
+    )
 
-    simulate = command("simulate", "write a realistic synthetic record, config and datasheet",
-                       "Write a synthetic record from the simulated annotation pipeline (refsens-report docs simulation), "
-                       "its refsens.toml\nand a datasheet stub into DIRECTORY: the demo `make report` builds.")
-    simulate.add_argument("directory", type=Path, metavar="DIRECTORY",
-                          help="the folder to write record.jsonl, refsens.toml and datasheet.md into (made if missing; "
-                               "existing files of those names are replaced)")
+    simulate = command(
+        "simulate",
+        "write a realistic synthetic record, config and datasheet",
+        "Write a synthetic record from the simulated annotation pipeline (refsens-report docs simulation), "
+        "its refsens.toml\nand a datasheet stub into DIRECTORY: the demo `make report` builds.",
+    )
+    simulate.add_argument(
+        "directory",
+        type=Path,
+        metavar="DIRECTORY",
+        help="the folder to write record.jsonl, refsens.toml and datasheet.md into (made if missing; "
+        "existing files of those names are replaced)",
+    )
     simulate.add_argument("--items", type=int, default=None, help="number of items (default: 25000)")
     simulate.add_argument("--seed", type=int, default=0, help="the simulation's seed (default: 0)")
     simulate.add_argument("--neutral", action="store_true", help="replace the silent default with a neutral rule")
-    simulate.add_argument("--outputs", type=int, default=None,
-                          help="model outputs scored beside the two annotators (default: 4; 0: the annotators only)")
+    simulate.add_argument(
+        "--outputs",
+        type=int,
+        default=None,
+        help="model outputs scored beside the two annotators (default: 4; 0: the annotators only)",
+    )
 
-    example = command("example", "fetch a case study's public data, verify it and build it (CoNLL-2003: 4 golds)",
-                      "Fetch every input of a case study on public data from its pinned address into DIR/data/\n"
-                      "(each checked against its SHA-256; a file that differs stops the example, naming both hashes),\n"
-                      "write DIR/refsens.toml and build DIR/site. --from MIRROR copies the files from a local folder\n"
-                      "laid out as the upstream ones are (MIRROR/conll/original/test.txt, ...) instead of the network.\n"
-                      "What is fetched from where, under which licence: refsens-report docs adapters (Worked examples).")
+    example = command(
+        "example",
+        "fetch a case study's public data, verify it and build it (CoNLL-2003: 4 golds)",
+        "Fetch every input of a case study on public data from its pinned address into DIR/data/\n"
+        "(each checked against its SHA-256; a file that differs stops the example, naming both hashes),\n"
+        "write DIR/refsens.toml and build DIR/site. --from MIRROR copies the files from a local folder\n"
+        "laid out as the upstream ones are (MIRROR/conll/original/test.txt, ...) instead of the network.\n"
+        "What is fetched from where, under which licence: refsens-report docs adapters (Worked examples).",
+    )
     example.add_argument("name", metavar="NAME", help="the case study: conll2003 (the CoNLL-2003 English test set)")
-    example.add_argument("directory", type=Path, metavar="DIR",
-                         help="folder for the data (DIR/data, reused when its checksums match), config and site")
-    example.add_argument("--from", dest="mirror", type=Path, metavar="MIRROR",
-                         help="read the files from this local mirror (its conll/ folder) instead of downloading")
+    example.add_argument(
+        "directory",
+        type=Path,
+        metavar="DIR",
+        help="folder for the data (DIR/data, reused when its checksums match), config and site",
+    )
+    example.add_argument(
+        "--from",
+        dest="mirror",
+        type=Path,
+        metavar="MIRROR",
+        help="read the files from this local mirror (its conll/ folder) instead of downloading",
+    )
     example.add_argument("--no-pdf", dest="pdf", action="store_false", help="skip the PDF")
     example.add_argument("--draft", action="store_true", help="publish a draft (as build --draft)")
     example.add_argument("--force", action="store_true", help="rebuild the version if DIR/site already has it")
     _add_run_options(example)
 
-    docs = command("docs", "print the documentation that ships with the package (a topic, or the list of topics)",
-                   "Print a documentation topic as Markdown (installed with the package, so nothing is fetched),\n"
-                   "or, with no TOPIC, the list of topics with their titles.")
+    docs = command(
+        "docs",
+        "print the documentation that ships with the package (a topic, or the list of topics)",
+        "Print a documentation topic as Markdown (installed with the package, so nothing is fetched),\n"
+        "or, with no TOPIC, the list of topics with their titles.",
+    )
     docs.add_argument("topic", nargs="?", metavar="TOPIC", help="a topic from the list, e.g. ci, site, adapters")
     docs.add_argument("--path", action="store_true", help="print the topic's file path instead of its text")
     return parser
@@ -216,8 +293,10 @@ def _validate(args: argparse.Namespace) -> int:
 
     config = _load(args.config)
     record = load_record(config)
-    print(f"{args.config}: ok ({formatting.counted(record.n_items, 'item')}, "
-          f"{formatting.counted(len(record.languages), 'language')})")
+    print(
+        f"{args.config}: ok ({formatting.counted(record.n_items, 'item')}, "
+        f"{formatting.counted(len(record.languages), 'language')})"
+    )
     _say_notes(record.notes)  # what an adapter repaired or skipped: worth knowing before a build
     return 0
 
@@ -254,8 +333,9 @@ def _check(args: argparse.Namespace) -> int:
 
     config = _config(args)
     if config.checks is None:
-        raise InputError(f"{args.config}: the config has no [check] table, so there is nothing to check "
-                         "(refsens-report docs ci)")
+        raise InputError(
+            f"{args.config}: the config has no [check] table, so there is nothing to check (refsens-report docs ci)"
+        )
     if not config.checks:
         raise InputError(f"{args.config}: the [check] table names no check (keys: refsens-report docs ci)")
     if args.results is not None:
@@ -277,8 +357,10 @@ def _check(args: argparse.Namespace) -> int:
     code = check.exit_code(outcomes)
     if code == 2:
         missing = ", ".join(outcome.check.key for outcome in outcomes if outcome.status == check.NOT_EVALUATED)
-        raise InputError(f"{args.config}: [check] asks for what these results cannot answer: {missing} "
-                         "(remove the key, or audit a record that has it)")
+        raise InputError(
+            f"{args.config}: [check] asks for what these results cannot answer: {missing} "
+            "(remove the key, or audit a record that has it)"
+        )
     return code
 
 
@@ -286,9 +368,16 @@ def _build(args: argparse.Namespace) -> int:
     from refsens_report.site import build_site
 
     config = _config(args)
-    target = build_site(config, args.out, force=args.force, progress=_progress(args), with_pdf=args.pdf,
-                        compare_to=args.compare_to, allow_other_dataset=args.allow_other_dataset,
-                        draft=args.draft)
+    target = build_site(
+        config,
+        args.out,
+        force=args.force,
+        progress=_progress(args),
+        with_pdf=args.pdf,
+        compare_to=args.compare_to,
+        allow_other_dataset=args.allow_other_dataset,
+        draft=args.draft,
+    )
     for line in _built(target, args.pdf):
         _say(line)
     return 0
@@ -320,12 +409,16 @@ def _convert(args: argparse.Namespace) -> int:
 
     if args.partition_items is not None:
         written = convert_partitioned(args.source, args.out, args.partition_items, force=args.force)
-        print(f"wrote {args.out} ({count(written.partitions, 'partition')}: {count(written.rows, 'row')}, "
-              f"{count(written.items, 'item')}, {count(written.row_groups, 'row group')})")
+        print(
+            f"wrote {args.out} ({count(written.partitions, 'partition')}: {count(written.rows, 'row')}, "
+            f"{count(written.items, 'item')}, {count(written.row_groups, 'row group')})"
+        )
     else:
         written = convert(args.source, args.out, force=args.force)
-        print(f"wrote {args.out} ({count(written.rows, 'row')}: {count(written.items, 'item')}, "
-              f"{count(written.row_groups, 'row group')})")
+        print(
+            f"wrote {args.out} ({count(written.rows, 'row')}: {count(written.items, 'item')}, "
+            f"{count(written.row_groups, 'row group')})"
+        )
     _say_notes(written.notes)  # what the source's adapter repaired or skipped, and what convert left out
     return 0
 
@@ -338,14 +431,17 @@ def _example(args: argparse.Namespace) -> int:
 
     quiet = not _progress(args)
     prepared = prepare(args.name, args.directory, mirror=args.mirror, say=(lambda line: None) if quiet else _say)
-    _say(f"data: {prepared.data} ({len(prepared.fetched)} fetched, {len(prepared.copied)} copied from the mirror, "
-         f"{len(prepared.reused)} already there; every file's SHA-256 checked)")
+    _say(
+        f"data: {prepared.data} ({len(prepared.fetched)} fetched, {len(prepared.copied)} copied from the mirror, "
+        f"{len(prepared.reused)} already there; every file's SHA-256 checked)"
+    )
     _say(f"wrote {prepared.config}")
     config = _load(prepared.config)
     if args.resamples is not None:
         config = replace(config, audit=replace(config.audit, resamples=args.resamples))
-    target = build_site(config, args.directory / "site", force=args.force, progress=_progress(args),
-                        with_pdf=args.pdf, draft=args.draft)
+    target = build_site(
+        config, args.directory / "site", force=args.force, progress=_progress(args), with_pdf=args.pdf, draft=args.draft
+    )
     for line in _built(target, args.pdf):
         _say(line)
     return 0
@@ -368,14 +464,23 @@ def _docs(args: argparse.Namespace) -> int:
 def _simulate(args: argparse.Namespace) -> int:
     from refsens_report.demo import write_simulation
 
-    written = write_simulation(args.directory, items=args.items, seed=args.seed, neutral=args.neutral,
-                               outputs=args.outputs)
+    written = write_simulation(
+        args.directory, items=args.items, seed=args.seed, neutral=args.neutral, outputs=args.outputs
+    )
     print(f"wrote {', '.join(str(path) for path in written)}")
     return 0
 
 
-COMMANDS = {"validate": _validate, "audit": _audit, "check": _check, "build": _build, "convert": _convert,
-            "simulate": _simulate, "example": _example, "docs": _docs}
+COMMANDS = {
+    "validate": _validate,
+    "audit": _audit,
+    "check": _check,
+    "build": _build,
+    "convert": _convert,
+    "simulate": _simulate,
+    "example": _example,
+    "docs": _docs,
+}
 
 
 _STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
@@ -455,8 +560,12 @@ def _internal_error(error: Exception) -> int:
     from refsens_report.guide import URLS, urls
 
     report_to = urls().get("Issues", URLS["Issues"])
-    print(printable(f"internal error: {what}: please report it at {report_to} (set {DEBUG_VARIABLE}=1 to see the "
-                    "traceback)"), file=sys.stderr)  # fmt: skip
+    print(
+        printable(
+            f"internal error: {what}: please report it at {report_to} (set {DEBUG_VARIABLE}=1 to see the traceback)"
+        ),
+        file=sys.stderr,
+    )
     return INTERNAL_ERROR
 
 

@@ -40,8 +40,11 @@ def cluster_codes(table: SpanTable, key: str) -> np.ndarray:
     names = np.array(table.languages, dtype=object)
     keys = sorted({(names[code], text) for code, text in zip(language.tolist(), texts)})
     number = {one: position for position, one in enumerate(keys)}
-    return np.fromiter((number[(names[code], text)] for code, text in zip(language.tolist(), texts)),
-                       dtype=np.int64, count=table.n_items)  # fmt: skip
+    return np.fromiter(
+        (number[(names[code], text)] for code, text in zip(language.tolist(), texts)),
+        dtype=np.int64,
+        count=table.n_items,
+    )
 
 
 def cluster_order(members: np.ndarray, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

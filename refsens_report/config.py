@@ -7,9 +7,10 @@ import math
 import os
 import re
 import tomllib
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from refsens_report.adapters import ADAPTERS
 from refsens_report.adapters.label_map import read_label_map
@@ -71,7 +72,9 @@ FAIL_WHEN = ("estimate", "any_of_interval", "all_of_interval")
 BACKENDS = ("local", "dask")
 DASK_EXTRA = "pip install 'refsens-report[dask]'"
 # a Dask scheduler's address: tcp://host:port, the host a name, an IPv4 address or an [IPv6] address
-SCHEDULER_PATTERN = re.compile(r"^tcp://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?):(?P<port>[0-9]{1,5})$")
+SCHEDULER_PATTERN = re.compile(
+    r"^tcp://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?):(?P<port>[0-9]{1,5})$"
+)
 MAX_WORKERS = 256  # processes of a local cluster: more than a machine has cores is a typo ...
 WORKERS_PER_CORE = 4  # ... and more than this many per core of the machine the audit runs on is one too
 MAX_PARTITIONS = 1024  # tasks per chunk of replicates (each at least one canonical block of items)
@@ -194,8 +197,10 @@ class Config:
             "dataset": {"name": self.name, "version": self.version},
             # paths as written in the file, so results do not depend on where the project lives
             "record": {"format": self.record_format, **_plain(self.raw.get("record", {}))},
-            "roles": {**{k: list(v) for k, v in asdict(self.roles).items() if k != "descriptions"},
-                      "descriptions": dict(self.roles.descriptions)},
+            "roles": {
+                **{k: list(v) for k, v in asdict(self.roles).items() if k != "descriptions"},
+                "descriptions": dict(self.roles.descriptions),
+            },
             "audit": _plain(asdict(self.audit)),
             "report": {
                 "datasheet": self.raw.get("report", {}).get("datasheet"),
@@ -327,8 +332,10 @@ def read_checks(reader: OptionReader) -> tuple[Check, ...]:
             fail_when = inner.choice("fail_when", FAIL_WHEN, "estimate")
             inner.finish()
             if threshold is None:
-                reader.fail(shown_key(key), "needs a threshold: write `key = number` or `key = { threshold = number, "
-                                            'fail_when = "estimate" }`')
+                reader.fail(
+                    shown_key(key),
+                    'needs a threshold: write `key = number` or `key = { threshold = number, fail_when = "estimate" }`',
+                )
                 continue
         else:
             threshold = value
@@ -365,8 +372,9 @@ def read_descriptions(reader: OptionReader, named: tuple[str, ...]) -> dict[str,
     descriptions = {}
     for name, text in value.items():
         if name not in named:
-            reader.fail(f"descriptions.{shown_key(name)}", "names no labelling of [roles] (annotators, outputs, "
-                                                           "references)")  # fmt: skip
+            reader.fail(
+                f"descriptions.{shown_key(name)}", "names no labelling of [roles] (annotators, outputs, references)"
+            )
         elif not isinstance(text, str) or not text.strip():
             reader.fail(f"descriptions.{shown_key(name)}", f"must be a non-empty string, got {shown(text)}")
         else:
@@ -403,12 +411,18 @@ def read_engine(reader: OptionReader) -> EngineSettings:
     scheduler = reader.string("scheduler")
     address = SCHEDULER_PATTERN.match(scheduler) if scheduler is not None else None
     if scheduler is not None and (address is None or not 1 <= int(address.group("port")) <= 65535):
-        reader.fail("scheduler", f"must be a Dask scheduler's address, tcp://host:port (a port from 1 to 65535), "
-                                 f"got {shown(scheduler)}")  # fmt: skip
+        reader.fail(
+            "scheduler",
+            f"must be a Dask scheduler's address, tcp://host:port (a port from 1 to 65535), got {shown(scheduler)}",
+        )
         scheduler = None
     cores = os.cpu_count() or 1
-    workers = positive_integer(reader, "workers", min(MAX_WORKERS, WORKERS_PER_CORE * cores),
-                               f"{WORKERS_PER_CORE} processes per core; this machine has {cores}")  # fmt: skip
+    workers = positive_integer(
+        reader,
+        "workers",
+        min(MAX_WORKERS, WORKERS_PER_CORE * cores),
+        f"{WORKERS_PER_CORE} processes per core; this machine has {cores}",
+    )
     partitions = positive_integer(reader, "partitions", MAX_PARTITIONS, "tasks per chunk of 250 replicates")
     timeout = reader.get("timeout", CONNECT_TIMEOUT)
     if not finite_number(timeout) or not 0 < timeout <= MAX_TIMEOUT:
@@ -419,16 +433,22 @@ def read_engine(reader: OptionReader) -> EngineSettings:
         reader.fail(given[0], 'applies to backend = "dask" only (the local backend uses this machine\'s cores)')
     elif backend == "dask":
         if "scheduler" in reader.table and "workers" in reader.table:
-            reader.fail("workers", "give either scheduler (an existing cluster) or workers (a local cluster the audit "
-                                   "starts), not both")  # fmt: skip
+            reader.fail(
+                "workers",
+                "give either scheduler (an existing cluster) or workers (a local cluster the audit starts), not both",
+            )
         elif "scheduler" not in reader.table and "workers" not in reader.table:
-            reader.fail("backend", '"dask" needs scheduler = "tcp://host:port" (an existing cluster) or workers = N '
-                                   "(a local cluster of N processes the audit starts and stops)")  # fmt: skip
+            reader.fail(
+                "backend",
+                '"dask" needs scheduler = "tcp://host:port" (an existing cluster) or workers = N '
+                "(a local cluster of N processes the audit starts and stops)",
+            )
         if importlib.util.find_spec("distributed") is None:
             reader.fail("backend", f'"dask" needs the distributed package, which is not installed: {DASK_EXTRA}')
     reader.finish()
-    return EngineSettings(backend=backend, scheduler=scheduler, workers=workers, partitions=partitions,
-                          timeout=float(timeout))  # fmt: skip
+    return EngineSettings(
+        backend=backend, scheduler=scheduler, workers=workers, partitions=partitions, timeout=float(timeout)
+    )
 
 
 def _table(data: dict[str, Any], name: str, problems: ProblemList, required: bool) -> dict[str, Any]:
@@ -514,7 +534,9 @@ def config_from_dict(data: dict[str, Any], path: Path) -> Config:
         audit_reader.fail("seed", f"must be a non-negative integer, got {shown(seed)}")
         seed = defaults.seed
     elif seed > MAX_SEED:
-        audit_reader.fail("seed", f"must be at most 2**63 - 1 (results.json stores it as a 64-bit integer), got {shown(seed)}")
+        audit_reader.fail(
+            "seed", f"must be at most 2**63 - 1 (results.json stores it as a 64-bit integer), got {shown(seed)}"
+        )
         seed = defaults.seed
     confidence = audit_reader.get("confidence", defaults.confidence)
     if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or not 0 < confidence < 1:
@@ -533,8 +555,11 @@ def config_from_dict(data: dict[str, Any], path: Path) -> Config:
         audit_reader.fail("permutations", f"must be a positive integer, got {shown(permutations)}")
         permutations = defaults.permutations
     elif permutations > MAX_PERMUTATIONS:
-        audit_reader.fail("permutations", f"must be at most {MAX_PERMUTATIONS:,} (each test multiplies that many sign "
-                          f"vectors by its items; 10,000 is usual), got {shown(permutations)}")  # fmt: skip
+        audit_reader.fail(
+            "permutations",
+            f"must be at most {MAX_PERMUTATIONS:,} (each test multiplies that many sign "
+            f"vectors by its items; 10,000 is usual), got {shown(permutations)}",
+        )
         permutations = defaults.permutations
     audit_reader.finish()
     audit = AuditSettings(
@@ -588,9 +613,17 @@ def config_from_dict(data: dict[str, Any], path: Path) -> Config:
         label_map=label_map,
         cluster=cluster,
         audit=audit,
-        report=ReportSettings(datasheet=datasheet, paper=paper, pdf=pdf_contents, url=url, authors=authors,
-                              license=license_name, show_text=show_text, min_type_spans=min_type_spans,
-                              error_evidence=error_evidence),
+        report=ReportSettings(
+            datasheet=datasheet,
+            paper=paper,
+            pdf=pdf_contents,
+            url=url,
+            authors=authors,
+            license=license_name,
+            show_text=show_text,
+            min_type_spans=min_type_spans,
+            error_evidence=error_evidence,
+        ),
         raw=data,
         checks=checks,
         engine=engine,

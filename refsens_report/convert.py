@@ -24,9 +24,10 @@ try:
     import fcntl
 except ImportError:  # Windows: no advisory locks, so stale temporary files are left for the user
     fcntl = None  # type: ignore[assignment]
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 
@@ -41,8 +42,14 @@ from refsens_report.table import SpanTable
 
 ROW_GROUP_ROWS = 1_000_000
 # every option that shapes the bytes, set here rather than left to pyarrow's defaults
-WRITER_OPTIONS = {"compression": "zstd", "compression_level": 3, "use_dictionary": True, "write_statistics": True,
-                  "store_schema": True, "version": "2.6"}  # fmt: skip
+WRITER_OPTIONS = {
+    "compression": "zstd",
+    "compression_level": 3,
+    "use_dictionary": True,
+    "write_statistics": True,
+    "store_schema": True,
+    "version": "2.6",
+}
 
 
 @dataclass(frozen=True)
@@ -85,8 +92,9 @@ def convert(source: Path, out: Path, force: bool = False, row_group_rows: int = 
     return write_span_table(record, duplicate_key, out, force, row_group_rows)
 
 
-def convert_partitioned(source: Path, out: Path, partition_items: int, force: bool = False,
-                        row_group_rows: int = ROW_GROUP_ROWS) -> Written:  # fmt: skip
+def convert_partitioned(
+    source: Path, out: Path, partition_items: int, force: bool = False, row_group_rows: int = ROW_GROUP_ROWS
+) -> Written:
     """Write the record ``source`` names as a partitioned record: a folder ``out`` of span tables and a manifest."""
     _check_folder_out(out, partition_items, force)
     record, duplicate_key = read_source(source)
@@ -102,12 +110,20 @@ def _check_folder_out(out: Path, partition_items: int, force: bool) -> None:
         if not force:
             raise InputError(f"{out}: exists; pass --force to replace it")
         if not out.is_dir() or out.is_symlink() or not (out / partitions.MANIFEST).is_file():
-            raise InputError(f"{out}: exists and is not a partitioned record convert wrote (no {partitions.MANIFEST}); "
-                             "--force replaces only such a folder: remove it yourself")  # fmt: skip
+            raise InputError(
+                f"{out}: exists and is not a partitioned record convert wrote (no {partitions.MANIFEST}); "
+                "--force replaces only such a folder: remove it yourself"
+            )
 
 
-def write_partitioned(record: Record, duplicate_key: str, out: Path, partition_items: int, force: bool = False,
-                      row_group_rows: int = ROW_GROUP_ROWS) -> Written:  # fmt: skip
+def write_partitioned(
+    record: Record,
+    duplicate_key: str,
+    out: Path,
+    partition_items: int,
+    force: bool = False,
+    row_group_rows: int = ROW_GROUP_ROWS,
+) -> Written:
     """Write a record as a folder of span tables in canonical order (language, then id), ``partition_items``
     items of one language at most per file, cut along the canonical blocks (``partitions``), and its manifest.
 
@@ -128,8 +144,9 @@ def write_partitioned(record: Record, duplicate_key: str, out: Path, partition_i
     kept = table.present.any(axis=1)  # an item with no labelling present has no row
     rowless = int((~kept).sum())
     if rowless:
-        notes.append(f"convert: {rowless:,} items with no labelling present are left out (a span table has no row "
-                     "for them)")  # fmt: skip
+        notes.append(
+            f"convert: {rowless:,} items with no labelling present are left out (a span table has no row for them)"
+        )
     order = np.flatnonzero(kept)[partitions.canonical_order(table.ids[kept], table.language[kept])]
     ordered = _reordered(table, order)
     columns = {name: values[order] for name, values in columns.items()}
@@ -142,17 +159,30 @@ def write_partitioned(record: Record, duplicate_key: str, out: Path, partition_i
     try:
         for number, (first, stop) in enumerate(partitions.cuts(ordered.language, partition_items)):
             row_first, row_stop = np.searchsorted(rows.item, [first, stop]).tolist()
-            part = _Rows(item=rows.item[row_first:row_stop], labelling=rows.labelling[row_first:row_stop],
-                         span=rows.span[row_first:row_stop], marker=rows.marker[row_first:row_stop])  # fmt: skip
+            part = _Rows(
+                item=rows.item[row_first:row_stop],
+                labelling=rows.labelling[row_first:row_stop],
+                span=rows.span[row_first:row_stop],
+                marker=rows.marker[row_first:row_stop],
+            )
             name = partitions.file_name(number)
             with pq.ParquetWriter(folder / name, schema, **WRITER_OPTIONS) as writer:  # type: ignore[arg-type]
                 for group in _row_groups(ordered, part, columns, row_group_rows):
                     writer.write_table(group, row_group_size=max(group.num_rows, 1))
                     groups += 1
-            written.append(partitions.Partition(name, ordered.languages[int(ordered.language[first])], stop - first,
-                                                row_stop - row_first, str(ordered.ids[first]),
-                                                str(ordered.ids[stop - 1])))  # fmt: skip
-        (folder / partitions.MANIFEST).write_text(partitions.manifest_text(written, partition_items, BLOCK_ITEMS), encoding="utf-8")
+            written.append(
+                partitions.Partition(
+                    name,
+                    ordered.languages[int(ordered.language[first])],
+                    stop - first,
+                    row_stop - row_first,
+                    str(ordered.ids[first]),
+                    str(ordered.ids[stop - 1]),
+                )
+            )
+        (folder / partitions.MANIFEST).write_text(
+            partitions.manifest_text(written, partition_items, BLOCK_ITEMS), encoding="utf-8"
+        )
         folder.chmod(0o777 & ~_umask())  # mkdtemp makes it private; a folder convert writes is like any other
         if out.exists():  # --force (checked above): the old record aside, the new one in, the old one removed
             aside = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".old", dir=out.parent))
@@ -169,8 +199,9 @@ def write_partitioned(record: Record, duplicate_key: str, out: Path, partition_i
     finally:
         if folder.exists():
             shutil.rmtree(folder)
-    return Written(rows=len(rows.item), items=len(order), row_groups=groups, notes=tuple(notes),
-                   partitions=len(written))  # fmt: skip
+    return Written(
+        rows=len(rows.item), items=len(order), row_groups=groups, notes=tuple(notes), partitions=len(written)
+    )
 
 
 def _umask() -> int:
@@ -186,10 +217,19 @@ def _reordered(table: SpanTable, order: np.ndarray) -> SpanTable:
     item = rank[table.item]
     spans = np.flatnonzero(item >= 0)
     spans = spans[np.argsort(item[spans], kind="stable")]
-    return SpanTable(ids=table.ids[order], language=table.language[order], languages=table.languages,
-                     names=table.names, present=table.present[order], item=item[spans],
-                     labelling=table.labelling[spans], start=table.start[spans], end=table.end[spans],
-                     type=table.type[spans], type_names=table.type_names)  # fmt: skip
+    return SpanTable(
+        ids=table.ids[order],
+        language=table.language[order],
+        languages=table.languages,
+        names=table.names,
+        present=table.present[order],
+        item=item[spans],
+        labelling=table.labelling[spans],
+        start=table.start[spans],
+        end=table.end[spans],
+        type=table.type[spans],
+        type_names=table.type_names,
+    )
 
 
 def _check_out(out: Path, force: bool) -> None:
@@ -213,8 +253,9 @@ def write_span_table(
     rows = _rows(table)
     rowless = table.n_items - (int(np.count_nonzero(np.diff(rows.item))) + 1 if len(rows.item) else 0)
     if rowless:
-        notes.append(f"convert: {rowless:,} items with no labelling present are left out (a span table has no row "
-                     "for them)")  # fmt: skip
+        notes.append(
+            f"convert: {rowless:,} items with no labelling present are left out (a span table has no row for them)"
+        )
     columns = _item_columns(table, duplicate_key, notes)
     if table.text is not None:  # the disagreement listings read it back (unless [report] show_text = false)
         columns["text"] = table.text
@@ -275,14 +316,17 @@ def _item_columns(table: Any, duplicate_key: str, notes: list[str]) -> dict[str,
     columns: dict[str, np.ndarray] = {}
     third_pass = table.meta_values("third_pass")
     if any(value is not None for value in third_pass):
-        columns["third_pass"] = np.array([1 if value is True else 0 if value is False else -1
-                                          for value in third_pass], dtype=np.int8)  # fmt: skip
+        columns["third_pass"] = np.array(
+            [1 if value is True else 0 if value is False else -1 for value in third_pass], dtype=np.int8
+        )
     keys = table.meta_values(duplicate_key)
     if any(value is not None for value in keys):
         other = sum(1 for value in keys if value is not None and not isinstance(value, str))
         if other:  # the audit groups duplicates by string keys only
-            notes.append(f"convert: {other:,} items whose meta '{duplicate_key}' is not a string get no dup_key "
-                         "(the audit reads only string keys)")  # fmt: skip
+            notes.append(
+                f"convert: {other:,} items whose meta '{duplicate_key}' is not a string get no dup_key "
+                "(the audit reads only string keys)"
+            )
         columns["dup_key"] = np.array([value if isinstance(value, str) else None for value in keys], dtype=object)
     return columns
 
@@ -291,8 +335,14 @@ def _schema(columns: dict[str, np.ndarray]) -> Any:
     import pyarrow as pa
 
     string = pa.dictionary(pa.int32(), pa.string())
-    fields = [("id", string), ("language", string), ("labelling", string), ("start", pa.int64()),
-              ("end", pa.int64()), ("type", string)]  # fmt: skip
+    fields = [
+        ("id", string),
+        ("language", string),
+        ("labelling", string),
+        ("start", pa.int64()),
+        ("end", pa.int64()),
+        ("type", string),
+    ]
     if "third_pass" in columns:
         fields.append(("third_pass", pa.bool_()))
     if "dup_key" in columns:

@@ -12,8 +12,9 @@ re-weights these counts; nothing recomputes span sets or matchings per replicate
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -59,7 +60,7 @@ class ColumnKind:
     or real values (per-item sufficient statistics such as a disorder: summed in float64)."""
 
     name: str  # ``Column.kind``
-    values: Callable[["ItemCounts", Column], np.ndarray]  # per item, one value (0 where it does not count)
+    values: Callable[[ItemCounts, Column], np.ndarray]  # per item, one value (0 where it does not count)
     integer: bool = True
 
 
@@ -86,8 +87,9 @@ def _encode(columns: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     return inverse.reshape(-1).astype(np.int64), first.astype(np.int64)
 
 
-def _encode_spans(items: np.ndarray, starts: np.ndarray, ends: np.ndarray,
-                  types: np.ndarray) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:  # fmt: skip
+def _encode_spans(
+    items: np.ndarray, starts: np.ndarray, ends: np.ndarray, types: np.ndarray
+) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
     """Return the strict and the relaxed (id per span, a span of each id) in one sort.
 
     The strict key orders spans by (item, start, end, type) and the relaxed key is the strict key without its
@@ -144,8 +146,9 @@ def smallest_unsigned(values: np.ndarray) -> type:
 class ItemCounts:
     """Span-set counts per item for every pair of labellings the audit asks about, cached."""
 
-    def __init__(self, table: SpanTable | Sequence[Item], names: Sequence[str],
-                 kinds: Mapping[str, ColumnKind] | None = None):  # fmt: skip
+    def __init__(
+        self, table: SpanTable | Sequence[Item], names: Sequence[str], kinds: Mapping[str, ColumnKind] | None = None
+    ):
         """``kinds``: the column kinds the analyses declare beside the built-in ones (``integers``)."""
         self.kinds = dict(kinds or {})
         if not isinstance(table, SpanTable):
@@ -154,8 +157,9 @@ class ItemCounts:
         self.names = tuple(names)
         self.n_items = table.n_items
         # the named labellings' columns of the table, and their spans (the others' spans are not counted)
-        table_code = np.array([table.names.index(name) if name in table.names else -1 for name in self.names],
-                              dtype=np.int64)  # fmt: skip
+        table_code = np.array(
+            [table.names.index(name) if name in table.names else -1 for name in self.names], dtype=np.int64
+        )
         self.present = np.zeros((self.n_items, len(self.names)), dtype=bool)
         for code, column in enumerate(table_code):
             if column >= 0:
@@ -175,7 +179,9 @@ class ItemCounts:
         used = np.zeros(len(table.type_names), dtype=bool)
         used[table_types] = True
         self.type_names = table.type_names[used]
-        type_codes = (np.cumsum(used) - 1)[table_types].astype(np.int64) if len(table_types) else table_types.astype(np.int64)
+        type_codes = (
+            (np.cumsum(used) - 1)[table_types].astype(np.int64) if len(table_types) else table_types.astype(np.int64)
+        )
 
         # spans grouped by labelling (a stable counting sort: record order kept within each), so a labelling's
         # span ids are a slice, not a pass over every span
@@ -276,8 +282,9 @@ class ItemCounts:
             if rule == "overlap":
                 self._cache[key] = self._overlap_tp(a, b).astype(COUNT_DTYPE)
             else:
-                self._cache[key] = np.bincount(self._id_item[rule][self.common(rule, a, b)],
-                                               minlength=self.n_items).astype(COUNT_DTYPE)  # fmt: skip
+                self._cache[key] = np.bincount(
+                    self._id_item[rule][self.common(rule, a, b)], minlength=self.n_items
+                ).astype(COUNT_DTYPE)
         return self._cache[key]
 
     def _overlap_tp(self, a: str, b: str) -> np.ndarray:
@@ -332,7 +339,9 @@ class ItemCounts:
         holding them (a million items x 200 columns: 0.2 GB as uint8, 1.6 GB as float64); float64 when a
         column is real-valued (the bootstrap then sums in float64)."""
         if not all(self.is_integer(column) for column in columns):
-            return np.column_stack([self.values(column) for column in columns]) if columns else np.zeros((self.n_items, 0))
+            return (
+                np.column_stack([self.values(column) for column in columns]) if columns else np.zeros((self.n_items, 0))
+            )
         found = [self.integers(column) for column in columns]
         top = max([int(values.max()) for values in found if len(values)] + [0])
         matrix = np.empty((self.n_items, len(columns)), dtype=smallest_unsigned(np.array([top])), order="F")
@@ -444,7 +453,9 @@ class ItemCounts:
         found = np.flatnonzero(matched)
         return compact(cells[found] // n_types), compact(cells[found] % n_types), compact(matched[found])
 
-    def typed_matrix(self, families: Sequence[Column], codes: Sequence[int], sparse: bool = False) -> tuple[np.ndarray, Any]:
+    def typed_matrix(
+        self, families: Sequence[Column], codes: Sequence[int], sparse: bool = False
+    ) -> tuple[np.ndarray, Any]:
         """Return (items, values): the per-type counts of ``families`` (untyped tp/size columns) for the type
         ``codes``, as a dense matrix over the items having any of them, column f * len(codes) + k holding family
         f's count of type codes[k]. Items not listed count zero in every column. ``sparse``: values is a
@@ -487,10 +498,13 @@ class ItemCounts:
             rows.append(items[keep])
             columns.append(number * len(codes) + position[types[keep]])
             values.append(counts[keep])
-        row, column, value = (np.concatenate(found) if found else np.zeros(0, np.int64) for found in (rows, columns, values))
+        row, column, value = (
+            np.concatenate(found) if found else np.zeros(0, np.int64) for found in (rows, columns, values)
+        )
         listed, row = np.unique(row, return_inverse=True)
-        matrix = csr_matrix((value.astype(np.float64), (row.reshape(-1), column)),
-                            shape=(len(listed), len(families) * len(codes)))  # fmt: skip
+        matrix = csr_matrix(
+            (value.astype(np.float64), (row.reshape(-1), column)), shape=(len(listed), len(families) * len(codes))
+        )
         return listed, matrix
 
     def _typed_dense(self, families: Sequence[Column], codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -536,7 +550,6 @@ class ItemCounts:
             for code, number in zip(codes.tolist(), numbers.tolist())
         ]
         return sorted(cells)
-
 
 
 # ----------------------------------------------------------------------------------------------------------

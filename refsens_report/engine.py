@@ -18,8 +18,9 @@ import logging
 import socket
 import struct
 import time
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -49,8 +50,9 @@ Run = Callable[..., Iterator[list[np.ndarray]]]
 
 
 @contextmanager
-def open_engine(config: Config, stopwatch: Any = None,
-                make_run: Callable[[Any, Config], Run] | None = None) -> Iterator[Run | None]:
+def open_engine(
+    config: Config, stopwatch: Any = None, make_run: Callable[[Any, Config], Run] | None = None
+) -> Iterator[Run | None]:
     """Yield the bootstrap's ``run`` (``bootstrap.resampled_sums``) for the configured backend: None for local.
 
     ``make_run(client, config)`` builds the Dask run (``workers.dask_run``: a partitioned record's own engine);
@@ -113,23 +115,32 @@ def _connect(settings: EngineSettings) -> tuple[Any, Any]:
     try:
         from distributed import Client, LocalCluster
     except ImportError:
-        raise InputError(f'Config value \'engine.backend\': "dask" needs the distributed package: {DASK_EXTRA}') from None
+        raise InputError(
+            f"Config value 'engine.backend': \"dask\" needs the distributed package: {DASK_EXTRA}"
+        ) from None
     if settings.scheduler is not None:
         probe_scheduler(settings.scheduler, settings.timeout)
         try:
             client = Client(settings.scheduler, timeout=settings.timeout, set_as_default=False)
         except (OSError, TimeoutError) as error:
-            raise InputError(f"Config value 'engine.scheduler': cannot reach a Dask scheduler at {settings.scheduler} "
-                             f"({error})") from None  # fmt: skip
+            raise InputError(
+                f"Config value 'engine.scheduler': cannot reach a Dask scheduler at {settings.scheduler} ({error})"
+            ) from None
         _ready(client, None, f"Config value 'engine.scheduler': {settings.scheduler}", settings.timeout)
         return client, None
     cluster = client = None
     try:
         # processes, one thread each (a worker's memory is its own), on the loopback address only
         with interrupt_held():
-            cluster = LocalCluster(n_workers=settings.workers, threads_per_worker=1, processes=True,
-                                   dashboard_address=None, host="127.0.0.1", scheduler_kwargs=QUIET_SCHEDULER,
-                                   silence_logs=WORKER_LOG_LEVEL)  # fmt: skip
+            cluster = LocalCluster(
+                n_workers=settings.workers,
+                threads_per_worker=1,
+                processes=True,
+                dashboard_address=None,
+                host="127.0.0.1",
+                scheduler_kwargs=QUIET_SCHEDULER,
+                silence_logs=WORKER_LOG_LEVEL,
+            )
         client = Client(cluster, set_as_default=False)
     except BaseException:
         if cluster is not None:
@@ -151,8 +162,10 @@ def probe_scheduler(address: str, timeout: float) -> None:
             if len(length) == 8:
                 (size,) = struct.unpack("<Q", length)
                 if size > HANDSHAKE_LIMIT:
-                    raise InputError(f"{where} is not a Dask scheduler (it sent {shown(length)}: as a message's "
-                                     f"length, {size:,} bytes, where a scheduler's first is a few dozen)")  # fmt: skip
+                    raise InputError(
+                        f"{where} is not a Dask scheduler (it sent {shown(length)}: as a message's "
+                        f"length, {size:,} bytes, where a scheduler's first is a few dozen)"
+                    )
                 message = _received(peer, size, deadline)
                 if len(message) == size and _is_handshake(message):
                     return
@@ -160,7 +173,9 @@ def probe_scheduler(address: str, timeout: float) -> None:
     except TimeoutError:
         raise InputError(f"{where} did not answer as a Dask scheduler within {timeout:g} s") from None
     except OSError as error:
-        raise InputError(f"Config value 'engine.scheduler': cannot reach a Dask scheduler at {address} ({error})") from None
+        raise InputError(
+            f"Config value 'engine.scheduler': cannot reach a Dask scheduler at {address} ({error})"
+        ) from None
     said = f"it sent {shown(length[:40])}" if length else "it closed the connection without a word"
     raise InputError(f"{where} is not a Dask scheduler ({said})")
 
@@ -238,12 +253,16 @@ def _check_workers(client: Any, where: str, timeout: float) -> None:
     try:
         versions = client.run(worker_version)
     except Exception as error:  # a worker without the package cannot even read the function
-        raise InputError(f"{where}: a Dask worker cannot run refsens-report ({type(error).__name__}: {error}); "
-                         f"install refsens-report {__version__} on every worker, with {DASK_EXTRA}") from None  # fmt: skip
+        raise InputError(
+            f"{where}: a Dask worker cannot run refsens-report ({type(error).__name__}: {error}); "
+            f"install refsens-report {__version__} on every worker, with {DASK_EXTRA}"
+        ) from None
     other = sorted({version for version in versions.values() if version != __version__})
     if other:
-        raise InputError(f"{where}: Dask workers run refsens-report {', '.join(other)}, this audit {__version__}: "
-                         "install the same version on every worker")  # fmt: skip
+        raise InputError(
+            f"{where}: Dask workers run refsens-report {', '.join(other)}, this audit {__version__}: "
+            "install the same version on every worker"
+        )
 
 
 def worker_version() -> str:
@@ -263,9 +282,14 @@ def default_partitions(units: int, threads: int) -> int:
 
 
 def partial_sums(
-    sizes: Sequence[int], part: Sequence[Sequence[bootstrap.ItemBlock]], numbers: Sequence[int],
-    seed: np.random.SeedSequence, stratum_key: int, chunk: int, counts: Sequence[int],
-) -> list[np.ndarray]:  # fmt: skip
+    sizes: Sequence[int],
+    part: Sequence[Sequence[bootstrap.ItemBlock]],
+    numbers: Sequence[int],
+    seed: np.random.SeedSequence,
+    stratum_key: int,
+    chunk: int,
+    counts: Sequence[int],
+) -> list[np.ndarray]:
     """On a worker: ``bootstrap.chunk_sums`` of one chunk over some of its stratum's blocks (``numbers``).
 
     ``part[source]`` holds each source's blocks ``numbers`` only; the others stand in as empty blocks, which
@@ -291,10 +315,14 @@ class DaskRun:
         self.client, self.partitions = client, partitions
 
     def __call__(
-        self, units: Sequence[tuple[int, int]], sizes: Sequence[Sequence[int]],
-        blocks: Sequence[Sequence[Sequence[bootstrap.ItemBlock]]], seed: np.random.SeedSequence,
-        stratum_keys: Sequence[int], counts: Sequence[Sequence[int]],
-    ) -> Iterator[list[np.ndarray]]:  # fmt: skip
+        self,
+        units: Sequence[tuple[int, int]],
+        sizes: Sequence[Sequence[int]],
+        blocks: Sequence[Sequence[Sequence[bootstrap.ItemBlock]]],
+        seed: np.random.SeedSequence,
+        stratum_keys: Sequence[int],
+        counts: Sequence[Sequence[int]],
+    ) -> Iterator[list[np.ndarray]]:
         """Yield, per unit (group, first replicate) in order, the sums ``chunk_sums`` gives for that unit.
 
         Each (stratum, group of blocks)'s count patterns go to the cluster once (``scatter``) and stay there
@@ -304,14 +332,26 @@ class DaskRun:
         groups = {group: block_groups(len(sizes[group]), partitions) for group, _ in units}
         places = [(group, numbers) for group, parts in groups.items() for numbers in parts]
         payloads = [[[source[group][number] for number in numbers] for source in blocks] for group, numbers in places]
-        scattered = dict(zip(((group, tuple(numbers)) for group, numbers in places),
-                             self.client.scatter(payloads, hash=False)))  # fmt: skip
+        scattered = dict(
+            zip(((group, tuple(numbers)) for group, numbers in places), self.client.scatter(payloads, hash=False))
+        )
         tasks = [
-            [self.client.submit(partial_sums, list(sizes[group]), scattered[group, tuple(numbers)], numbers, seed,
-                                stratum_keys[group], first // bootstrap.REPLICATE_CHUNK, list(wanted), pure=False)
-             for numbers in groups[group]]
+            [
+                self.client.submit(
+                    partial_sums,
+                    list(sizes[group]),
+                    scattered[group, tuple(numbers)],
+                    numbers,
+                    seed,
+                    stratum_keys[group],
+                    first // bootstrap.REPLICATE_CHUNK,
+                    list(wanted),
+                    pure=False,
+                )
+                for numbers in groups[group]
+            ]
             for (group, first), wanted in zip(units, counts)
-        ]  # fmt: skip
+        ]
         # the futures are released with this generator: the cluster forgets the blocks and the sums then (an
         # explicit cancel would race a client closing after a stop signal, and the scheduler would log it)
         for unit_tasks in tasks:
@@ -323,8 +363,10 @@ class DaskRun:
         try:
             return self.client.gather(tasks)
         except KilledWorker as error:
-            raise BuildError(f"a Dask worker died computing the bootstrap ({error}): it may have run out of "
-                             "memory; give the workers more, or use more partitions") from None  # fmt: skip
+            raise BuildError(
+                f"a Dask worker died computing the bootstrap ({error}): it may have run out of "
+                "memory; give the workers more, or use more partitions"
+            ) from None
 
 
 def _added(parts: list[list[np.ndarray]]) -> list[np.ndarray]:
@@ -334,4 +376,3 @@ def _added(parts: list[list[np.ndarray]]) -> list[np.ndarray]:
         for sums, more in zip(total, part):
             sums += more
     return total
-

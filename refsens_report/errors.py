@@ -16,7 +16,8 @@ def printable(line: str) -> str:
     if line.isprintable():
         return line
     return "".join(
-        character.encode("unicode_escape").decode("ascii") if unicodedata.category(character) in _ESCAPED_CATEGORIES
+        character.encode("unicode_escape").decode("ascii")
+        if unicodedata.category(character) in _ESCAPED_CATEGORIES
         else character
         for character in line
     )

@@ -11,9 +11,10 @@ from __future__ import annotations
 import hashlib
 import sys
 import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import numpy as np
 
@@ -154,8 +155,11 @@ class Progress:
     def finish(self) -> None:
         """Replace the bar with the bootstrap's time and number of replicates."""
         if self.enabled:
-            stage_line("bootstrap", time.perf_counter() - self.started,
-                       f"{self.resamples:,} replicates" if self.resamples else "")  # fmt: skip
+            stage_line(
+                "bootstrap",
+                time.perf_counter() - self.started,
+                f"{self.resamples:,} replicates" if self.resamples else "",
+            )
 
 
 class Stopwatch:
@@ -191,8 +195,15 @@ def language_key(language: str) -> int:
 class Estimator:
     """Estimates statistics on item sets of one record: strata by language, items ordered by id."""
 
-    def __init__(self, record: Record, counts: ItemCounts, config: Config, progress: Progress, stopwatch: Stopwatch,
-                 run: Callable[..., Any] | None = None):  # fmt: skip
+    def __init__(
+        self,
+        record: Record,
+        counts: ItemCounts,
+        config: Config,
+        progress: Progress,
+        stopwatch: Stopwatch,
+        run: Callable[..., Any] | None = None,
+    ):
         """``run``: where the bootstrap's chunks run (``engine.open_engine``); None, this machine's threads."""
         self.counts, self.config, self.progress, self.stopwatch = counts, config, progress, stopwatch
         self.run = run
@@ -237,8 +248,14 @@ class Estimator:
             return None
         return self.run.column_source(columns, self.counts)
 
-    def draw(self, sources: list[Any], mask: np.ndarray, stream: str, resamples: int,
-             progress: Callable[[int], None] | None = None) -> tuple[list[np.ndarray], np.ndarray | None]:  # fmt: skip
+    def draw(
+        self,
+        sources: list[Any],
+        mask: np.ndarray,
+        stream: str,
+        resamples: int,
+        progress: Callable[[int], None] | None = None,
+    ) -> tuple[list[np.ndarray], np.ndarray | None]:
         """Return (sums per source, items drawn per group and replicate or None) on the masked items' draws.
 
         With clusters a replicate draws whole clusters, so how many items it holds varies: a column of ones
@@ -262,8 +279,9 @@ class Estimator:
             return sums, None
         return sums[:-1], sums[-1][:, :, 0]
 
-    def environment(self, columns: list[Column], mask: np.ndarray, stream: str,
-                    listed: tuple[Listed, ...] = ()) -> tuple[list[str], np.ndarray, Env]:  # fmt: skip
+    def environment(
+        self, columns: list[Column], mask: np.ndarray, stream: str, listed: tuple[Listed, ...] = ()
+    ) -> tuple[list[str], np.ndarray, Env]:
         """Return (groups, items per group, sums) for the masked items: each language, then pooled.
 
         The draws depend only on the seed, the stream and the items, so two calls on the same item set
@@ -272,7 +290,12 @@ class Estimator:
         """
         columns = list(dict.fromkeys(columns))
         drawn = self._drawn.get(stream)
-        if not listed and drawn is not None and np.array_equal(drawn[0], mask) and all(column in drawn[1] for column in columns):
+        if (
+            not listed
+            and drawn is not None
+            and np.array_equal(drawn[0], mask)
+            and all(column in drawn[1] for column in columns)
+        ):
             # a later analysis on the same item set (the leaderboard): its sums are already drawn
             _, index, sums, groups, n_items, n = drawn
             return groups, n_items, Env(lambda column: sums[:, :, index[column]], n)
@@ -282,8 +305,7 @@ class Estimator:
         remote = self.remote_columns(columns)
         if remote is not None:  # a partitioned record's workers compute the columns where its items are
             sources = [remote] + [matrix_source(one.values, one.items, one.resamples) for one in listed]
-            (sums, *listed_sums), drawn_items = self.draw(sources, mask, stream, resamples,
-                                                          self.progress.stage(stream))  # fmt: skip
+            (sums, *listed_sums), drawn_items = self.draw(sources, mask, stream, resamples, self.progress.stage(stream))
         else:
             with self.stopwatch.stage("counts"):
                 plan = self.column_plan(columns, mask, listed, resamples, max(len(items) for items in members))
@@ -301,8 +323,9 @@ class Estimator:
         env = Env(lambda column: sums[:, :, index[column]], n)
         return groups, n_items, env
 
-    def column_plan(self, columns: list[Column], mask: np.ndarray, listed: tuple[Listed, ...], resamples: int,
-                    largest: int) -> ColumnPlan:  # fmt: skip
+    def column_plan(
+        self, columns: list[Column], mask: np.ndarray, listed: tuple[Listed, ...], resamples: int, largest: int
+    ) -> ColumnPlan:
         """Return how to draw ``columns`` (``ColumnPlan``) on the masked items, beside the ``listed`` matrices.
 
         ``largest``: the most items a stratum of the draw has. Every shortcut is checked on the data itself: a
@@ -363,38 +386,58 @@ class Estimator:
                 done.add(position)
         # integer columns whose every sum over a block is exact in float32, then the others (float64)
         limit = FLOAT32_EXACT / (4 * max(1, min(BLOCK_ITEMS, largest)))
-        small = [position for position, column in enumerate(columns)
-                 if position not in done and column in values and int(values[column].max(initial=0)) < limit]  # fmt: skip
+        small = [
+            position
+            for position, column in enumerate(columns)
+            if position not in done and column in values and int(values[column].max(initial=0)) < limit
+        ]
         picked_small = set(small)
         wide = [position for position in range(len(columns)) if position not in done and position not in picked_small]
-        parts = [(np.array(positions, dtype=np.int64), counts.matrix([columns[k] for k in positions]))
-                 for positions in (small, wide) if positions]  # fmt: skip
+        parts = [
+            (np.array(positions, dtype=np.int64), counts.matrix([columns[k] for k in positions]))
+            for positions in (small, wide)
+            if positions
+        ]
         if not parts and not derived:  # no column at all: one empty matrix keeps the draws' shape
             parts = [(np.zeros(0, dtype=np.int64), counts.matrix([]))]
         return ColumnPlan(len(columns), parts, copies, derived)
 
-    def estimate(self, stats: list[Stat], mask: np.ndarray, subset: str, stream: str,
-                 listed: tuple[Listed, ...] = ()) -> list[dict[str, Any]]:  # fmt: skip
+    def estimate(
+        self, stats: list[Stat], mask: np.ndarray, subset: str, stream: str, listed: tuple[Listed, ...] = ()
+    ) -> list[dict[str, Any]]:
         """Return one row per statistic and group (each language, then pooled) on the masked items.
 
         ``listed``: count matrices drawn in the same pass, for ``estimate_listed`` to read later.
         """
         if not mask.any() or not (stats or listed):
             return []
-        groups, n_items, env = self.environment([c for stat in stats for c in stat.expr.columns()], mask, stream,
-                                                listed)  # fmt: skip
+        groups, n_items, env = self.environment(
+            [c for stat in stats for c in stat.expr.columns()], mask, stream, listed
+        )
         if not stats:
             return []
         jackknife = self.jackknife_envs(stats, mask) if self.config.audit.interval == "bca" else None
         with self.stopwatch.stage("analyses"):
-            populations = {column: (self.population_sizes(column, mask), self.cluster_counts(mask, column))
-                           for column in {stat.expr.population() for stat in stats} - {None}}  # fmt: skip
-            return self._rows(stats, subset, groups, n_items, env, populations, jackknife,
-                              n_clusters=self.cluster_counts(mask))  # fmt: skip
+            populations = {
+                column: (self.population_sizes(column, mask), self.cluster_counts(mask, column))
+                for column in {stat.expr.population() for stat in stats} - {None}
+            }
+            return self._rows(
+                stats, subset, groups, n_items, env, populations, jackknife, n_clusters=self.cluster_counts(mask)
+            )
 
-    def estimate_listed(self, stats: list[Stat], columns: list[Column], items: np.ndarray | None,
-                        values: np.ndarray | None, mask: np.ndarray, subset: str, stream: str, resamples: int,
-                        key: str | None = None) -> list[dict[str, Any]]:  # fmt: skip
+    def estimate_listed(
+        self,
+        stats: list[Stat],
+        columns: list[Column],
+        items: np.ndarray | None,
+        values: np.ndarray | None,
+        mask: np.ndarray,
+        subset: str,
+        stream: str,
+        resamples: int,
+        key: str | None = None,
+    ) -> list[dict[str, Any]]:
         """Return one row per statistic and group from count columns given as a matrix, on a stream's first
         ``resamples`` replicates.
 
@@ -425,8 +468,16 @@ class Estimator:
         env = Env(lambda column: sums[:, :, index[column]], n)
         jackknife = self.jackknife_envs(stats, mask) if self.config.audit.interval == "bca" else None
         with self.stopwatch.stage("analyses"):
-            return self._rows(stats, subset, languages + [POOLED], n_items, env, jackknife=jackknife,
-                              resamples=resamples, n_clusters=self.cluster_counts(mask))  # fmt: skip
+            return self._rows(
+                stats,
+                subset,
+                languages + [POOLED],
+                n_items,
+                env,
+                jackknife=jackknife,
+                resamples=resamples,
+                n_clusters=self.cluster_counts(mask),
+            )
 
     def drawn(self, key: str) -> bool:
         """Return whether a ``Listed`` of this key was drawn with its stream and awaits ``estimate_listed``."""
@@ -478,10 +529,17 @@ class Estimator:
         return np.array([int(positive[m].sum()) for m in members] + [int(positive[mask].sum())])
 
     def _rows(
-        self, stats: list[Stat], subset: str, groups: list[str], n_items: np.ndarray, env: Env,
-        populations: dict[Column, tuple[np.ndarray, np.ndarray]] | None = None, jackknife: list[Env] | None = None,
-        resamples: int | None = None, n_clusters: np.ndarray | None = None,
-    ) -> list[dict[str, Any]]:  # fmt: skip
+        self,
+        stats: list[Stat],
+        subset: str,
+        groups: list[str],
+        n_items: np.ndarray,
+        env: Env,
+        populations: dict[Column, tuple[np.ndarray, np.ndarray]] | None = None,
+        jackknife: list[Env] | None = None,
+        resamples: int | None = None,
+        n_clusters: np.ndarray | None = None,
+    ) -> list[dict[str, Any]]:
         """Evaluate every statistic on the sums; intervals and p-values from the replicates.
 
         ``n_items`` is the item set's size per group, except for a ratio over a sub-population (``populations``,
@@ -502,8 +560,9 @@ class Estimator:
                 low, high = np.empty(values.shape[:2]), np.empty(values.shape[:2])
                 for g, jack in enumerate(jackknife):
                     leave_one_out = np.stack([jack.value(stat.expr)[0] for stat in block])  # stat, item
-                    low[:, g], high[:, g] = bca_interval(values[:, g, 1:], values[:, g, 0], leave_one_out,
-                                                         self.config.audit.confidence)  # fmt: skip
+                    low[:, g], high[:, g] = bca_interval(
+                        values[:, g, 1:], values[:, g, 0], leave_one_out, self.config.audit.confidence
+                    )
                     jack.forget()
             p_values = bootstrap_p_value(values[:, :, 1:])
             for s, stat in enumerate(block):
@@ -512,13 +571,24 @@ class Estimator:
                 for g, language in enumerate(groups):
                     rows.append(
                         make_row(
-                            analysis=stat.analysis, statistic=stat.statistic, rule=stat.rule, language=language,
-                            output=stat.output, output_2=stat.output_2, reference=stat.reference,
-                            reference_2=stat.reference_2, subset=subset, policy=stat.policy,
-                            estimate=values[s, g, 0], ci_low=low[s, g], ci_high=high[s, g],
-                            p_value=p_values[s, g] if stat.tested else None, n_items=counted[g], type=stat.type,
+                            analysis=stat.analysis,
+                            statistic=stat.statistic,
+                            rule=stat.rule,
+                            language=language,
+                            output=stat.output,
+                            output_2=stat.output_2,
+                            reference=stat.reference,
+                            reference_2=stat.reference_2,
+                            subset=subset,
+                            policy=stat.policy,
+                            estimate=values[s, g, 0],
+                            ci_low=low[s, g],
+                            ci_high=high[s, g],
+                            p_value=p_values[s, g] if stat.tested else None,
+                            n_items=counted[g],
+                            type=stat.type,
                             n_clusters=clusters[g],
                         )
-                    )  # fmt: skip
+                    )
             env.forget()  # memoised terms of this block are not needed by the next
         return rows

@@ -23,9 +23,9 @@ import secrets
 import shutil
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from refsens_report.errors import InputError
 
@@ -66,57 +66,125 @@ def _spanner(model: str, name: str, sha256: str) -> Source:
 
 
 def _interpreteval(model: str, name: str, sha256: str) -> Source:
-    return Source(f"systems/interpreteval-{model}/{name}", INTERPRETEVAL,
-                  f"interpretEval/data/ner/conll03/results/{name}", sha256)  # fmt: skip
+    return Source(
+        f"systems/interpreteval-{model}/{name}", INTERPRETEVAL, f"interpretEval/data/ner/conll03/results/{name}", sha256
+    )
 
 
 CONLL2003_SOURCES = (
-    Source("original/test.txt", ORIGINAL, "ner_dataset/CoNLL2003/test.txt",
-           "dc4ac7f3d6d01a6bec59261814561da3b287b6b493b97d1f69c580b52ec1831b"),
-    Source("conllpp/conllpp_test.txt", CROSSWEIGH, "data/conllpp_test.txt",
-           "4eb3b5114787d0df24087e9c9dfc956abf4cfd5e201bc1056b48ff4f7b37c0e8"),
-    Source("conllpp/LICENSE.CrossWeigh", CROSSWEIGH, "LICENSE",
-           "665c3eeac745ef5ea2001314c5ab3977bccdb27d215f1fe7aedc5addb31e2849"),
-    Source("reconll/ReC_test.txt", ORIGINAL, "ner_dataset/ReCoNLL/ReC_test.txt",
-           "51f69d4fdf4eb109158dce0eb114e50d8a322a0534d3e30100124f6e827ad499"),
-    Source("cleanconll/cleanconll_annotations.test", CLEANCONLL,
-           "data/cleanconll_annotations/cleanconll_annotations.test",
-           "89092bb1964c32498bfcbaa46e7641900d139465cfbdce9e9d377a0ba09e9ea0"),
-    Source("cleanconll/test_tokens.patch", CLEANCONLL, "data/patch_files/test_tokens.patch",
-           "ffd5f3a26525d241ce46cc407ada55fd95858620234fc88ddd2f6503866e72dc"),
-    _interpreteval("CflairWglove_lstmCrf", "connl03_CflairWglove_lstmCrf_9303.txt",
-                   "0c3934665916da0bce39fa087146bac8c5265f35243479a55f3d46563607c368"),
-    _interpreteval("CelmoWglove_lstmCrf", "connl03_CelmoWglove_lstmCrf_9222.txt",
-                   "15ffe22e25b73dae047b5002084cc99c71d454eb23685344d9c5549e8154f612"),
-    _spanner("CflairWglove_lstmCrf", "conll03_CflairWglove_lstmCrf_1_test_9302.txt",
-             "ffb055eed27f0cd093c6298b7b13963cf7ef0a2b2d8c1a4ce29742721425bb48"),
-    _spanner("CbertWnon_lstmCrf", "conll03_CbertWnon_lstmCrf_1_test_9246.txt",
-             "f12d8a1d4c052b8ea476e1806f740c28965cd523cec143baed425a48aef2aac4"),
-    _spanner("CflairWnon_lstmCrf", "conll03_CflairWnon_lstmCrf_1_test_9241.txt",
-             "7b803524bf3e71c04f4ac18ac9584fc007c0660db714802ee6d4ee8a345f17c4"),
-    _spanner("CelmoWglove_lstmCrf", "conll03_CelmoWglove_lstmCrf_95803618_test_9211.txt",
-             "72f21688b9f2401797c2d1c92d99de75c5fea594cc6523cb71a482448d3c4f21"),
-    _spanner("CbertWglove_lstmCrf", "conll03_CbertWglove_lstmCrf_1_test_9201.txt",
-             "48d5b941d4f9e063bd33f9f1c3abbc7c66308aa4828f725386af978faeacd44c"),
-    _spanner("CelmoWnon_lstmCrf", "conll03_CelmoWnon_lstmCrf_81319158_test_9199.txt",
-             "369f06724d66a19bdbec336dae0a9037d1bd6b33985dbc00eb736b88567b16a0"),
-    _spanner("CcnnWglove_lstmCrf", "conll03_CcnnWglove_lstmCrf_72102467_test_9088.txt",
-             "2803bcdf993de1c75a0e8c96d34f84d7e2c04055bcf47dba866aae23e0895d61"),
-    _spanner("CcnnWglove_cnnCrf", "conll03_CcnnWglove_cnnCrf_45725566_test_8971.txt",
-             "a1e9c9b33d0934c6b52c5707e878f87eca7883429dc90d1ef47a7a43002ed817"),
-    _spanner("CcnnWrand_lstmCrf", "conll03_CcnnWrand_lstmCrf_43667285_test_8303.txt",
-             "1fe031e847e75377209756981567fa70b08bd6040ba5857c37c77552f5aa0ddc"),
-    _spanner("CnonWrand_lstmCrf", "conll03_CnonWrand_lstmCrf_03689925_test_7849.txt",
-             "4728eb961c4ba7e2f5486497fa9ad7be1600a1552f638480c7d36ffe2972da20"),
-    _spanner("spanNER_lenDecode", "conll03_spanNER_lenDecode_9228.txt",
-             "4732bbaacdff99b036fdc9670195583f5140719340a369725ee8d1aa66d17266"),
-    _spanner("spanNER_generic", "conll03_spanNER_generic_test_9157.txt",
-             "4a1e911e1ed333af002d358bcba54c1bcb11c35765bc144da6298d8ac67974e3"),
-)  # fmt: skip
+    Source(
+        "original/test.txt",
+        ORIGINAL,
+        "ner_dataset/CoNLL2003/test.txt",
+        "dc4ac7f3d6d01a6bec59261814561da3b287b6b493b97d1f69c580b52ec1831b",
+    ),
+    Source(
+        "conllpp/conllpp_test.txt",
+        CROSSWEIGH,
+        "data/conllpp_test.txt",
+        "4eb3b5114787d0df24087e9c9dfc956abf4cfd5e201bc1056b48ff4f7b37c0e8",
+    ),
+    Source(
+        "conllpp/LICENSE.CrossWeigh",
+        CROSSWEIGH,
+        "LICENSE",
+        "665c3eeac745ef5ea2001314c5ab3977bccdb27d215f1fe7aedc5addb31e2849",
+    ),
+    Source(
+        "reconll/ReC_test.txt",
+        ORIGINAL,
+        "ner_dataset/ReCoNLL/ReC_test.txt",
+        "51f69d4fdf4eb109158dce0eb114e50d8a322a0534d3e30100124f6e827ad499",
+    ),
+    Source(
+        "cleanconll/cleanconll_annotations.test",
+        CLEANCONLL,
+        "data/cleanconll_annotations/cleanconll_annotations.test",
+        "89092bb1964c32498bfcbaa46e7641900d139465cfbdce9e9d377a0ba09e9ea0",
+    ),
+    Source(
+        "cleanconll/test_tokens.patch",
+        CLEANCONLL,
+        "data/patch_files/test_tokens.patch",
+        "ffd5f3a26525d241ce46cc407ada55fd95858620234fc88ddd2f6503866e72dc",
+    ),
+    _interpreteval(
+        "CflairWglove_lstmCrf",
+        "connl03_CflairWglove_lstmCrf_9303.txt",
+        "0c3934665916da0bce39fa087146bac8c5265f35243479a55f3d46563607c368",
+    ),
+    _interpreteval(
+        "CelmoWglove_lstmCrf",
+        "connl03_CelmoWglove_lstmCrf_9222.txt",
+        "15ffe22e25b73dae047b5002084cc99c71d454eb23685344d9c5549e8154f612",
+    ),
+    _spanner(
+        "CflairWglove_lstmCrf",
+        "conll03_CflairWglove_lstmCrf_1_test_9302.txt",
+        "ffb055eed27f0cd093c6298b7b13963cf7ef0a2b2d8c1a4ce29742721425bb48",
+    ),
+    _spanner(
+        "CbertWnon_lstmCrf",
+        "conll03_CbertWnon_lstmCrf_1_test_9246.txt",
+        "f12d8a1d4c052b8ea476e1806f740c28965cd523cec143baed425a48aef2aac4",
+    ),
+    _spanner(
+        "CflairWnon_lstmCrf",
+        "conll03_CflairWnon_lstmCrf_1_test_9241.txt",
+        "7b803524bf3e71c04f4ac18ac9584fc007c0660db714802ee6d4ee8a345f17c4",
+    ),
+    _spanner(
+        "CelmoWglove_lstmCrf",
+        "conll03_CelmoWglove_lstmCrf_95803618_test_9211.txt",
+        "72f21688b9f2401797c2d1c92d99de75c5fea594cc6523cb71a482448d3c4f21",
+    ),
+    _spanner(
+        "CbertWglove_lstmCrf",
+        "conll03_CbertWglove_lstmCrf_1_test_9201.txt",
+        "48d5b941d4f9e063bd33f9f1c3abbc7c66308aa4828f725386af978faeacd44c",
+    ),
+    _spanner(
+        "CelmoWnon_lstmCrf",
+        "conll03_CelmoWnon_lstmCrf_81319158_test_9199.txt",
+        "369f06724d66a19bdbec336dae0a9037d1bd6b33985dbc00eb736b88567b16a0",
+    ),
+    _spanner(
+        "CcnnWglove_lstmCrf",
+        "conll03_CcnnWglove_lstmCrf_72102467_test_9088.txt",
+        "2803bcdf993de1c75a0e8c96d34f84d7e2c04055bcf47dba866aae23e0895d61",
+    ),
+    _spanner(
+        "CcnnWglove_cnnCrf",
+        "conll03_CcnnWglove_cnnCrf_45725566_test_8971.txt",
+        "a1e9c9b33d0934c6b52c5707e878f87eca7883429dc90d1ef47a7a43002ed817",
+    ),
+    _spanner(
+        "CcnnWrand_lstmCrf",
+        "conll03_CcnnWrand_lstmCrf_43667285_test_8303.txt",
+        "1fe031e847e75377209756981567fa70b08bd6040ba5857c37c77552f5aa0ddc",
+    ),
+    _spanner(
+        "CnonWrand_lstmCrf",
+        "conll03_CnonWrand_lstmCrf_03689925_test_7849.txt",
+        "4728eb961c4ba7e2f5486497fa9ad7be1600a1552f638480c7d36ffe2972da20",
+    ),
+    _spanner(
+        "spanNER_lenDecode",
+        "conll03_spanNER_lenDecode_9228.txt",
+        "4732bbaacdff99b036fdc9670195583f5140719340a369725ee8d1aa66d17266",
+    ),
+    _spanner(
+        "spanNER_generic",
+        "conll03_spanNER_generic_test_9157.txt",
+        "4a1e911e1ed333af002d358bcba54c1bcb11c35765bc144da6298d8ac67974e3",
+    ),
+)
 
 # made here from the sources, each with the SHA-256 the example's numbers were computed from
-RECONSTRUCTED = ("cleanconll/cleanconll.test.reconstructed",
-                 "a3d3cb8def17bd85b3fed4a8d3b3d7293eb17171190b3642bef3762a88d908fc")  # fmt: skip
+RECONSTRUCTED = (
+    "cleanconll/cleanconll.test.reconstructed",
+    "a3d3cb8def17bd85b3fed4a8d3b3d7293eb17171190b3642bef3762a88d908fc",
+)
 RENDERED = {
     "spanNER_lenDecode": "2eee08326e5017edc46bcdc7ab70675e16c320446ea6364b523a663a3b6634ce",
     "spanNER_generic": "c5190894f07ea7a2e0c7bdcd4bb634b048f6fe5b2fe7da307ae988dd1c8143bf",
@@ -136,8 +204,13 @@ class Prepared:
     reused: tuple[str, ...]
 
 
-def prepare(name: str, folder: Path, mirror: Path | None = None, base_url: str | None = None,
-            say: Callable[[str], None] = lambda line: None) -> Prepared:  # fmt: skip
+def prepare(
+    name: str,
+    folder: Path,
+    mirror: Path | None = None,
+    base_url: str | None = None,
+    say: Callable[[str], None] = lambda line: None,
+) -> Prepared:
     """Fetch (or copy from ``mirror``) the example's sources into ``folder/data``, verify them, make the derived
     files and write ``folder/refsens.toml``; return what was done. ``base_url`` replaces
     ``https://github.com/`` (a test serves the mirror on 127.0.0.1)."""
@@ -146,8 +219,10 @@ def prepare(name: str, folder: Path, mirror: Path | None = None, base_url: str |
     if mirror is not None:
         mirror = mirror.resolve()
         if not (mirror / "conll").is_dir():
-            raise InputError(f"example: --from {mirror}: no conll/ folder in it (a mirror is laid out as the "
-                             "upstream files are: conll/original/test.txt, conll/conllpp/conllpp_test.txt, ...)")
+            raise InputError(
+                f"example: --from {mirror}: no conll/ folder in it (a mirror is laid out as the "
+                "upstream files are: conll/original/test.txt, conll/conllpp/conllpp_test.txt, ...)"
+            )
     data = folder.resolve() / "data"
     fetched, copied, reused = [], [], []
     for source in CONLL2003_SOURCES:
@@ -166,8 +241,11 @@ def prepare(name: str, folder: Path, mirror: Path | None = None, base_url: str |
     _make(data / RECONSTRUCTED[0], RECONSTRUCTED[1], lambda: reconstruct_cleanconll(data))
     for model, sha256 in RENDERED.items():
         raw = next(source for source in CONLL2003_SOURCES if source.path.startswith(f"systems/spanner-{model}/"))
-        _make(data / "systems" / "_normalized" / f"spanner-{model}.iob2", sha256,
-              lambda raw=raw: render_span_predictions(data / "original" / "test.txt", data / raw.path))  # fmt: skip
+        _make(
+            data / "systems" / "_normalized" / f"spanner-{model}.iob2",
+            sha256,
+            lambda raw=raw: render_span_predictions(data / "original" / "test.txt", data / raw.path),
+        )
     config = folder.resolve() / "refsens.toml"
     _write(config, example_config(name, "data").encode("utf-8"))
     return Prepared(config, data, tuple(fetched), tuple(copied), tuple(reused))
@@ -181,8 +259,10 @@ def example_config(name: str, root: str) -> str:
     text = path.read_text(encoding="utf-8")
     text, replaced = ROOT_LINE.subn(f'root = "{root}"', text, count=1)
     assert replaced == 1, "the example config has no root line"
-    return text.replace("# The data is not shipped: it is read from the shared data folder (see README.md to point "
-                        "elsewhere).", "# Written by `refsens-report example`: the data was fetched into data/.")
+    return text.replace(
+        "# The data is not shipped: it is read from the shared data folder (see README.md to point elsewhere).",
+        "# Written by `refsens-report example`: the data was fetched into data/.",
+    )
 
 
 # -- fetching ------------------------------------------------------------------------------------------
@@ -206,8 +286,10 @@ def _verified(temporary: Path, target: Path, expected: str, what: str) -> None:
     got = _sha256(temporary)
     if got != expected:
         temporary.unlink()
-        raise InputError(f"example: {what}: SHA-256 {got}, expected {expected}: not the file the example pins "
-                         "(changed upstream, damaged, or another file); nothing was built")  # fmt: skip
+        raise InputError(
+            f"example: {what}: SHA-256 {got}, expected {expected}: not the file the example pins "
+            "(changed upstream, damaged, or another file); nothing was built"
+        )
     os.replace(temporary, target)
 
 
@@ -219,17 +301,21 @@ def _download(url: str, target: Path, source: Source) -> None:
             shutil.copyfileobj(response, out, CHUNK)
     except (urllib.error.URLError, OSError, ValueError) as error:
         temporary.unlink(missing_ok=True)
-        reason = (f"HTTP {error.code} {error.reason}" if isinstance(error, urllib.error.HTTPError)
-                  else getattr(error, "reason", None) or error)  # fmt: skip
-        raise InputError(f"example: cannot fetch {source.path} from {url} ({reason}); with no network, "
-                         "give a local copy with --from MIRROR") from None  # fmt: skip
+        reason = (
+            f"HTTP {error.code} {error.reason}"
+            if isinstance(error, urllib.error.HTTPError)
+            else getattr(error, "reason", None) or error
+        )
+        raise InputError(
+            f"example: cannot fetch {source.path} from {url} ({reason}); with no network, "
+            "give a local copy with --from MIRROR"
+        ) from None
     _verified(temporary, target, source.sha256, f"{source.path} (from {url})")
 
 
 def _copy(origin: Path, target: Path, source: Source) -> None:
     if not origin.is_file():
-        raise InputError(f"example: the mirror has no {origin} (the example needs {source.path}, from "
-                         f"{source.url})")  # fmt: skip
+        raise InputError(f"example: the mirror has no {origin} (the example needs {source.path}, from {source.url})")
     temporary = _temporary(target)
     shutil.copyfile(origin, temporary)
     _verified(temporary, target, source.sha256, f"{source.path} (from {origin})")
@@ -295,10 +381,14 @@ def reconstruct_cleanconll(data: Path) -> bytes:
     tokens = apply_normal_diff(tokens, _lines(data / "cleanconll" / "test_tokens.patch"))
     annotations = _lines(data / "cleanconll" / "cleanconll_annotations.test")
     if len(tokens) != len(annotations):
-        raise InputError(f"example: the patched tokens ({len(tokens)} lines) do not match CleanCoNLL's "
-                         f"annotations ({len(annotations)} lines)")  # fmt: skip
-    lines = [token if not annotation else "\t".join([token, *annotation.split("\t")[1:]])
-             for token, annotation in zip(tokens, annotations)]  # fmt: skip
+        raise InputError(
+            f"example: the patched tokens ({len(tokens)} lines) do not match CleanCoNLL's "
+            f"annotations ({len(annotations)} lines)"
+        )
+    lines = [
+        token if not annotation else "\t".join([token, *annotation.split("\t")[1:]])
+        for token, annotation in zip(tokens, annotations)
+    ]
     return ("\n".join(lines) + "\n").encode("utf-8")
 
 

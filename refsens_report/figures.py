@@ -18,11 +18,12 @@ import re
 import sys
 import unicodedata
 import warnings
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Hashable, Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from refsens_report.lifetime import die_with_parent, stop_signals_held, stop_signals_released
 from refsens_report.record import POOLED
@@ -83,7 +84,7 @@ RC = {
 
 
 @cache
-def mpl() -> "ModuleType":
+def mpl() -> ModuleType:
     """Return matplotlib, imported with the Agg backend (no display, ever) and the submodules figures use."""
     import matplotlib
 
@@ -102,8 +103,10 @@ def mpl() -> "ModuleType":
 
 
 # Where Debian's packages install the Noto fonts the figures name (FONT_FAMILIES, SCRIPT_FONTS).
-NOTO_FOLDERS = {"fonts-noto-core": Path("/usr/share/fonts/truetype/noto"),
-                "fonts-noto-cjk": Path("/usr/share/fonts/opentype/noto")}  # fmt: skip
+NOTO_FOLDERS = {
+    "fonts-noto-core": Path("/usr/share/fonts/truetype/noto"),
+    "fonts-noto-cjk": Path("/usr/share/fonts/opentype/noto"),
+}
 
 
 def _font_files(family: str) -> set[str]:
@@ -115,7 +118,7 @@ def _font_files(family: str) -> set[str]:
     return stems
 
 
-def _add_missing_fonts(font_manager: "ModuleType") -> None:
+def _add_missing_fonts(font_manager: ModuleType) -> None:
     """Give matplotlib the Noto fonts its font cache lacks, or say once which Debian package is missing.
 
     A cache built before the Noto fonts were installed does not list them: every Arabic, Devanagari and CJK
@@ -140,8 +143,11 @@ def _add_missing_fonts(font_manager: "ModuleType") -> None:
     missing = [family for family in missing if family not in known]
     if missing:
         packages = sorted({"fonts-noto-cjk" if " CJK " in family else "fonts-noto-core" for family in missing})
-        print(f"warning: figures: no font for {', '.join(missing)}: labels in those scripts are drawn without "
-              f"their glyphs; install the Debian package {' and '.join(packages)}", file=sys.stderr)  # fmt: skip
+        print(
+            f"warning: figures: no font for {', '.join(missing)}: labels in those scripts are drawn without "
+            f"their glyphs; install the Debian package {' and '.join(packages)}",
+            file=sys.stderr,
+        )
         logging.getLogger(font_manager.__name__).addFilter(lambda entry: not entry.getMessage().startswith("findfont"))
 
 
@@ -245,8 +251,9 @@ def _flatten_groups(svg: bytes) -> bytes:
         element[:] = children
 
     flatten(root)
-    return b'<?xml version="1.0" encoding="utf-8" standalone="no"?>\n' + ET.tostring(root, encoding="utf-8",
-                                                                                   xml_declaration=False)  # fmt: skip
+    return b'<?xml version="1.0" encoding="utf-8" standalone="no"?>\n' + ET.tostring(
+        root, encoding="utf-8", xml_declaration=False
+    )
 
 
 def _print_svg(figure: MplFigure, text_as_paths: bool) -> bytes:
@@ -266,12 +273,22 @@ def _print_svg(figure: MplFigure, text_as_paths: bool) -> bytes:
 # Fonts for labels in scripts DejaVu Sans lacks, by a word of their Unicode character names. matplotlib
 # (with libraqm) shapes a label only in the one font it is given, so each label gets its script's font.
 SCRIPT_FONTS = (
-    ("DEVANAGARI", "Noto Sans Devanagari"), ("BENGALI", "Noto Sans Bengali"), ("GURMUKHI", "Noto Sans Gurmukhi"),
-    ("GUJARATI", "Noto Sans Gujarati"), ("TAMIL", "Noto Sans Tamil"), ("TELUGU", "Noto Sans Telugu"),
-    ("KANNADA", "Noto Sans Kannada"), ("MALAYALAM", "Noto Sans Malayalam"), ("THAI", "Noto Sans Thai"),
-    ("CJK", "Noto Sans CJK SC"), ("HIRAGANA", "Noto Sans CJK JP"), ("KATAKANA", "Noto Sans CJK JP"),
-    ("HANGUL", "Noto Sans CJK KR"), ("ARABIC", "Noto Sans Arabic"), ("HEBREW", "Noto Sans Hebrew"),
-)  # fmt: skip
+    ("DEVANAGARI", "Noto Sans Devanagari"),
+    ("BENGALI", "Noto Sans Bengali"),
+    ("GURMUKHI", "Noto Sans Gurmukhi"),
+    ("GUJARATI", "Noto Sans Gujarati"),
+    ("TAMIL", "Noto Sans Tamil"),
+    ("TELUGU", "Noto Sans Telugu"),
+    ("KANNADA", "Noto Sans Kannada"),
+    ("MALAYALAM", "Noto Sans Malayalam"),
+    ("THAI", "Noto Sans Thai"),
+    ("CJK", "Noto Sans CJK SC"),
+    ("HIRAGANA", "Noto Sans CJK JP"),
+    ("KATAKANA", "Noto Sans CJK JP"),
+    ("HANGUL", "Noto Sans CJK KR"),
+    ("ARABIC", "Noto Sans Arabic"),
+    ("HEBREW", "Noto Sans Hebrew"),
+)
 
 
 def _script_font(text: str) -> str | None:
@@ -326,8 +343,10 @@ def languages_noted(view: ResultsView, model: Figure) -> Figure:
     """Return a per-language figure's model, its caption saying which languages it leaves to the tables."""
     if len(view.languages) - 1 <= FIGURE_LANGUAGES:
         return model
-    note = (f" Of the {len(view.languages) - 1} languages, the {FIGURE_LANGUAGES} with the most audited items are "
-            "drawn; every language is in the tables and their CSV downloads.")  # fmt: skip
+    note = (
+        f" Of the {len(view.languages) - 1} languages, the {FIGURE_LANGUAGES} with the most audited items are "
+        "drawn; every language is in the tables and their CSV downloads."
+    )
     return replace(model, caption=model.caption + note)
 
 
@@ -350,8 +369,10 @@ def drawn_note(shown: int, total: int, what: str, chosen: str, where: str) -> st
     """Return the caption's sentence on what a figure leaves out ('' when it draws everything)."""
     if shown >= total:
         return ""
-    return (f" Drawn: the {shown} {what} with the largest {chosen}, of {total:,}; every one is in {where} and "
-            "its CSV download.")  # fmt: skip
+    return (
+        f" Drawn: the {shown} {what} with the largest {chosen}, of {total:,}; every one is in {where} and "
+        "its CSV download."
+    )
 
 
 def language_axis(axis: Axes, languages: list[str]) -> dict[str, float]:
@@ -382,8 +403,9 @@ def output_positions(outputs: list[str]) -> dict[str, float]:
 
 def label_outputs(axis: Axes, outputs: list[str]) -> None:
     """Label the rows of ``output_positions`` with their names, with a vertical grid behind the points."""
-    axis.set_yticks([-index for index in range(len(outputs))], [plain(output) for output in outputs],
-                    fontsize=MIN_TEXT_PT)  # fmt: skip
+    axis.set_yticks(
+        [-index for index in range(len(outputs))], [plain(output) for output in outputs], fontsize=MIN_TEXT_PT
+    )
     axis.set_ylim(-len(outputs) + 0.4, 0.6)
     axis.grid(axis="x")
     axis.set_axisbelow(True)
@@ -472,23 +494,38 @@ def matrix_labels(axis: Axes, rows: Sequence[str], columns: Sequence[str], cell:
     """
     step = max(1, math.ceil(LABEL_PITCH / cell - 1e-9))
     angle = column_angle(cell)
-    axis.set_xticks(range(0, len(columns), step), [plain(name) for name in columns[::step]], fontsize=MIN_TEXT_PT,
-                    rotation=angle, ha="right", va="top" if angle == 45 else "center",
-                    rotation_mode="anchor")  # fmt: skip
+    axis.set_xticks(
+        range(0, len(columns), step),
+        [plain(name) for name in columns[::step]],
+        fontsize=MIN_TEXT_PT,
+        rotation=angle,
+        ha="right",
+        va="top" if angle == 45 else "center",
+        rotation_mode="anchor",
+    )
     axis.set_yticks(range(0, len(rows), step), [plain(name) for name in rows[::step]], fontsize=MIN_TEXT_PT)
     return step
 
 
-def interval_point(axis: Axes, y: float, row: Mapping[str, Any] | None, colour: str, marker: str,
-                    filled: bool = True) -> None:  # fmt: skip
+def interval_point(
+    axis: Axes, y: float, row: Mapping[str, Any] | None, colour: str, marker: str, filled: bool = True
+) -> None:
     """Draw one estimate with its interval as a horizontal error bar."""
     if row is None or row["estimate"] is None:
         return
     estimate = row["estimate"]
     if row["ci_low"] is not None and row["ci_high"] is not None:
         axis.plot([row["ci_low"], row["ci_high"]], [y, y], color=colour, linewidth=1.2, solid_capstyle="butt")
-    axis.plot([estimate], [y], marker=marker, markersize=4.5, color=colour,
-              markerfacecolor=colour if filled else "white", markeredgewidth=1.0, linestyle="none")  # fmt: skip
+    axis.plot(
+        [estimate],
+        [y],
+        marker=marker,
+        markersize=4.5,
+        color=colour,
+        markerfacecolor=colour if filled else "white",
+        markeredgewidth=1.0,
+        linestyle="none",
+    )
 
 
 def zero_line(axis: Axes) -> None:
@@ -502,10 +539,17 @@ def height(rows: int, per_row: float = 0.2) -> float:
 
 def legend_handles(labels: list[str], filled: bool = True) -> list[Line2D]:
     return [
-        mpl().lines.Line2D([], [], color=style(i)[0], marker=style(i)[1], markersize=4.5,
-               markerfacecolor=style(i)[0] if filled else "white", label=plain(text))
+        mpl().lines.Line2D(
+            [],
+            [],
+            color=style(i)[0],
+            marker=style(i)[1],
+            markersize=4.5,
+            markerfacecolor=style(i)[0] if filled else "white",
+            label=plain(text),
+        )
         for i, text in enumerate(labels)
-    ]  # fmt: skip
+    ]
 
 
 def top_legend(figure: MplFigure, handles: list, title: str | None = None) -> None:
@@ -515,8 +559,14 @@ def top_legend(figure: MplFigure, handles: list, title: str | None = None) -> No
     would cut them off).
     """
     for columns in range(min(len(handles), 4), 0, -1):
-        legend = figure.legend(handles=handles, title=plain(title) if title else None, loc="outside upper center",
-                               ncols=columns, title_fontsize=7.5, alignment="center")  # fmt: skip
+        legend = figure.legend(
+            handles=handles,
+            title=plain(title) if title else None,
+            loc="outside upper center",
+            ncols=columns,
+            title_fontsize=7.5,
+            alignment="center",
+        )
         if columns == 1 or legend.get_window_extent().width <= figure.bbox.width:
             return
         legend.remove()
@@ -561,8 +611,9 @@ def panel_columns(titles: Sequence[str], label_room: float) -> tuple[int, list[s
         lines = [_wrapped(plain(title), width, size) for title in titles]
         if columns == 1 or all(line is not None for line in lines):
             rows = -(-len(titles) // columns)
-            return -(-len(titles) // rows), ["\n".join(line) if line else plain(title)
-                                              for title, line in zip(titles, lines)]  # fmt: skip
+            return -(-len(titles) // rows), [
+                "\n".join(line) if line else plain(title) for title, line in zip(titles, lines)
+            ]
     return 1, []  # no titles
 
 
@@ -575,8 +626,7 @@ def panels_height(per_panel: float, rows: int) -> float:
 Draw = Callable[[ResultsView], "tuple[MplFigure, Figure] | None"]
 
 
-def _draw_and_write(draw: Draw, view: ResultsView,
-                    out_dir: Path) -> Figure | None:  # fmt: skip
+def _draw_and_write(draw: Draw, view: ResultsView, out_dir: Path) -> Figure | None:
     """Draw one figure and write its SVG (and, when its labels need shaping, the PDF's copy)."""
     with _style():
         drawn = draw(view)
@@ -596,7 +646,9 @@ def _draw_and_write(draw: Draw, view: ResultsView,
         return replace(model, file=name)
 
 
-_FORKED_JOB: tuple[tuple[Draw, ...], ResultsView, Path] | None = None  # what forked workers draw from (inherited, not pickled)
+_FORKED_JOB: tuple[tuple[Draw, ...], ResultsView, Path] | None = (
+    None  # what forked workers draw from (inherited, not pickled)
+)
 
 
 def _forked_draw(position: int) -> Figure | None:
@@ -628,7 +680,8 @@ def write_figures(view: ResultsView, out_dir: Path, draws: Sequence[Draw]) -> di
             with ExitStack() as stack:
                 with stop_signals_held():  # a signal while forking is handled once the pool is in the stack
                     pool = stack.enter_context(
-                        multiprocessing.get_context("fork").Pool(workers, _figure_worker, (os.getpid(),)))
+                        multiprocessing.get_context("fork").Pool(workers, _figure_worker, (os.getpid(),))
+                    )
                 models = pool.map(_forked_draw, range(len(draws)), chunksize=1)
         finally:
             _FORKED_JOB = None

@@ -12,9 +12,10 @@ from __future__ import annotations
 import errno
 import os
 import stat
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, BinaryIO, Iterator
+from typing import TYPE_CHECKING, BinaryIO
 
 if TYPE_CHECKING:
     from refsens_report.errors import ProblemList
@@ -40,7 +41,7 @@ class InputPath:
         if not self.name:
             object.__setattr__(self, "name", self.display)
 
-    def under(self, root: "InputPath") -> "InputPath":
+    def under(self, root: InputPath) -> InputPath:
         """Return this path as read under ``root``: shown after the root unless written absolute."""
         if PurePosixPath(self.display).is_absolute():
             return self  # the root does not apply to an absolute path: show it as written, not root//path
@@ -110,7 +111,7 @@ def path_problem(path: Path, kind: str = "file") -> str | None:
     return f"is {_kind(mode)}, not a regular file"
 
 
-def text_files(folder: Path, display: str, problems: "ProblemList") -> Iterator[tuple[str, Path]]:
+def text_files(folder: Path, display: str, problems: ProblemList) -> Iterator[tuple[str, Path]]:
     """Yield (name relative to the folder, path) of every .txt file under a folder, in name order.
 
     A name the file system gave as bytes that are not UTF-8, and a file that is not a readable regular file
@@ -124,7 +125,9 @@ def text_files(folder: Path, display: str, problems: "ProblemList") -> Iterator[
             problems.add(f"{display}: the file name {os.fsencode(name)!r} is not valid UTF-8; rename the file")
             continue
         if problem := path_problem(path, "file"):
-            problems.add(f"{display.rstrip('/')}/{name}: {'is a broken symlink' if problem == 'not found' else problem}")
+            problems.add(
+                f"{display.rstrip('/')}/{name}: {'is a broken symlink' if problem == 'not found' else problem}"
+            )
             continue
         yield name, path
 

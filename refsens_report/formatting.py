@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
-from typing import Any, Mapping
+from typing import Any
 
 UNDEFINED = "—"  # an undefined estimate (null in results.json, empty in results.csv)
 
@@ -160,8 +161,11 @@ def format_row(row: Mapping[str, Any]) -> Formatted:
         return Formatted(estimate=p_value(row["estimate"]), interval="", bold=False)
     if kind.style == "whole":
         low, high = row["ci_low"], row["ci_high"]
-        return Formatted(estimate=whole(row["estimate"]),
-                         interval="" if low is None or high is None else f"[{whole(low)}, {whole(high)}]", bold=False)
+        return Formatted(
+            estimate=whole(row["estimate"]),
+            interval="" if low is None or high is None else f"[{whole(low)}, {whole(high)}]",
+            bold=False,
+        )
     return Formatted(
         estimate=number(row["estimate"], kind.decimals, kind.signed),
         interval=interval(row["ci_low"], row["ci_high"], kind.decimals, kind.signed),

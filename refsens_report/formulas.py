@@ -7,13 +7,12 @@ estimate (replicate 0) and every replicate, so they cannot disagree. Undefined v
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 
 from refsens_report.counts import SET_RULE, Column
-
 
 
 class Env:
@@ -24,7 +23,7 @@ class Env:
         self.n = n  # items per group, shaped to broadcast against the sums
         self._values: dict[Expr, np.ndarray] = {}
 
-    def value(self, expr: "Expr") -> np.ndarray:
+    def value(self, expr: Expr) -> np.ndarray:
         """Return the expression's values, computing them on first use (F1 terms recur in many rows)."""
         if expr not in self._values:
             self._values[expr] = expr.evaluate(self)
@@ -51,7 +50,7 @@ class Expr:
         """
         return None
 
-    def __sub__(self, other: "Expr") -> "Expr":
+    def __sub__(self, other: Expr) -> Expr:
         return Difference(self, other)
 
 

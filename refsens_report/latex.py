@@ -13,8 +13,8 @@ other in the same file, each repeating the label columns.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from refsens_report.tables import Cell, Table, columns_of
 
@@ -39,8 +39,11 @@ class LatexFont:
         return units * self.size * self.scale
 
 
-SMALL, FOOTNOTE, SCRIPT = (LatexFont("small", 9.0, 1.03), LatexFont("footnotesize", 8.0, 1.06),
-                           LatexFont("scriptsize", 7.0, 1.15))  # fmt: skip
+SMALL, FOOTNOTE, SCRIPT = (
+    LatexFont("small", 9.0, 1.03),
+    LatexFont("footnotesize", 8.0, 1.06),
+    LatexFont("scriptsize", 7.0, 1.15),
+)
 SMALLER = {SMALL: FOOTNOTE, FOOTNOTE: SCRIPT, SCRIPT: SCRIPT}  # an interval set under its estimate: a size smaller
 
 LATEX_SPECIALS = {
@@ -76,19 +79,118 @@ BREAK_AFTER = "_-/."  # where a long label may wrap in a narrow column, besides 
 
 # Computer Modern Roman 10 pt widths in em; other characters 0.5 (a Latin letter), 1.0 beyond Latin scripts.
 _WIDTHS = {
-    " ": 0.333, "!": 0.278, '"': 0.5, "#": 0.833, "$": 0.5, "%": 0.833, "&": 0.778, "'": 0.278, "(": 0.389,
-    ")": 0.389, "*": 0.5, "+": 0.778, ",": 0.278, "-": 0.333, ".": 0.278, "/": 0.5, ":": 0.278, ";": 0.278,
-    "<": 0.778, "=": 0.778, ">": 0.778, "?": 0.472, "@": 0.778, "[": 0.278, "\\": 0.5, "]": 0.278, "^": 0.5,
-    "_": 0.5, "{": 0.5, "|": 0.278, "}": 0.5, "~": 0.5, "−": 0.778, "–": 0.5, "—": 1.0, "Δ": 0.833, "→": 1.0,
-    "±": 0.778, "×": 0.778, "≥": 0.778, "≤": 0.778, "≠": 0.778, "·": 0.278, "…": 1.0,
+    " ": 0.333,
+    "!": 0.278,
+    '"': 0.5,
+    "#": 0.833,
+    "$": 0.5,
+    "%": 0.833,
+    "&": 0.778,
+    "'": 0.278,
+    "(": 0.389,
+    ")": 0.389,
+    "*": 0.5,
+    "+": 0.778,
+    ",": 0.278,
+    "-": 0.333,
+    ".": 0.278,
+    "/": 0.5,
+    ":": 0.278,
+    ";": 0.278,
+    "<": 0.778,
+    "=": 0.778,
+    ">": 0.778,
+    "?": 0.472,
+    "@": 0.778,
+    "[": 0.278,
+    "\\": 0.5,
+    "]": 0.278,
+    "^": 0.5,
+    "_": 0.5,
+    "{": 0.5,
+    "|": 0.278,
+    "}": 0.5,
+    "~": 0.5,
+    "−": 0.778,
+    "–": 0.5,
+    "—": 1.0,
+    "Δ": 0.833,
+    "→": 1.0,
+    "±": 0.778,
+    "×": 0.778,
+    "≥": 0.778,
+    "≤": 0.778,
+    "≠": 0.778,
+    "·": 0.278,
+    "…": 1.0,
     **{digit: 0.5 for digit in "0123456789"},
-    **dict(zip("abcdefghijklmnopqrstuvwxyz", (0.5, 0.556, 0.444, 0.556, 0.444, 0.306, 0.5, 0.556, 0.278, 0.306,
-                                              0.528, 0.278, 0.833, 0.556, 0.5, 0.556, 0.528, 0.392, 0.394, 0.389,
-                                              0.556, 0.528, 0.722, 0.528, 0.528, 0.444))),
-    **dict(zip("ABCDEFGHIJKLMNOPQRSTUVWXYZ", (0.75, 0.708, 0.722, 0.764, 0.681, 0.653, 0.785, 0.75, 0.361, 0.514,
-                                              0.778, 0.625, 0.917, 0.75, 0.778, 0.681, 0.778, 0.736, 0.556, 0.722,
-                                              0.75, 0.75, 1.028, 0.75, 0.75, 0.611))),
-}  # fmt: skip
+    **dict(
+        zip(
+            "abcdefghijklmnopqrstuvwxyz",
+            (
+                0.5,
+                0.556,
+                0.444,
+                0.556,
+                0.444,
+                0.306,
+                0.5,
+                0.556,
+                0.278,
+                0.306,
+                0.528,
+                0.278,
+                0.833,
+                0.556,
+                0.5,
+                0.556,
+                0.528,
+                0.392,
+                0.394,
+                0.389,
+                0.556,
+                0.528,
+                0.722,
+                0.528,
+                0.528,
+                0.444,
+            ),
+        )
+    ),
+    **dict(
+        zip(
+            "ABCDEFGHIJKLMNOPQRSTUVWXYZ",
+            (
+                0.75,
+                0.708,
+                0.722,
+                0.764,
+                0.681,
+                0.653,
+                0.785,
+                0.75,
+                0.361,
+                0.514,
+                0.778,
+                0.625,
+                0.917,
+                0.75,
+                0.778,
+                0.681,
+                0.778,
+                0.736,
+                0.556,
+                0.722,
+                0.75,
+                0.75,
+                1.028,
+                0.75,
+                0.75,
+                0.611,
+            ),
+        )
+    ),
+}
 BOLD_WIDTH = 1.15  # bold extended is about this much wider
 
 
@@ -114,8 +216,9 @@ def beyond_pdflatex(text: str) -> list[str]:
 
 def _breakable(text: str) -> str:
     """Return a label escaped, allowed to wrap after _ - / . as well as at its spaces."""
-    return "".join(latex_escape(character) + (r"\allowbreak{}" if character in BREAK_AFTER else "")
-                   for character in text)  # fmt: skip
+    return "".join(
+        latex_escape(character) + (r"\allowbreak{}" if character in BREAK_AFTER else "") for character in text
+    )
 
 
 def _chunks(text: str) -> list[str]:
@@ -163,15 +266,17 @@ def _columns(table: Table) -> list[_Column]:
         labels = [cell.text for cell in cells if not cell.numeric and not cell.repeated]
         numbers = [text_width(cell.text, cell.bold) for cell in cells if cell.numeric]
         intervals = [text_width(cell.interval, cell.bold) for cell in cells if cell.numeric and cell.interval]
-        found.append(_Column(
-            kind="label" if not numbers else "interval" if intervals else "number",
-            natural=max([*(text_width(text) for text in labels), *numbers], default=0.0),
-            interval=max(intervals, default=0.0),
-            chunk=max((text_width(chunk) for text in labels for chunk in _chunks(text)), default=0.0),
-            header=header,
-            header_word=max((text_width(word) for word in _words(header)), default=0.0),
-            labels=tuple(dict.fromkeys(labels)),
-        ))  # fmt: skip
+        found.append(
+            _Column(
+                kind="label" if not numbers else "interval" if intervals else "number",
+                natural=max([*(text_width(text) for text in labels), *numbers], default=0.0),
+                interval=max(intervals, default=0.0),
+                chunk=max((text_width(chunk) for text in labels for chunk in _chunks(text)), default=0.0),
+                header=header,
+                header_word=max((text_width(word) for word in _words(header)), default=0.0),
+                labels=tuple(dict.fromkeys(labels)),
+            )
+        )
     return found
 
 
@@ -208,7 +313,7 @@ def _layout(table: Table, columns: list[_Column], font: LatexFont, stacked: bool
     start = 0
     for group_label, span in table.groups:
         if group_label and span:
-            spanned = sum(widths[start:start + span]) + 2 * COLUMN_SEPARATION_PT * (span - 1)
+            spanned = sum(widths[start : start + span]) + 2 * COLUMN_SEPARATION_PT * (span - 1)
             longest = font.pt(max(text_width(word) for word in _words(group_label)))
             widths[start + span - 1] += max(0.0, longest - spanned)
         start += span
@@ -231,15 +336,36 @@ def _layout(table: Table, columns: list[_Column], font: LatexFont, stacked: bool
             width = min(widths[index], max(low, floors[index]))
             if width < widths[index] - 0.05:
                 widths[index], wrapped[index] = width, True
-    lines = max((_line_count(text, widths[index] / (font.size * font.scale))
-                 for index in labels if wrapped[index] for text in columns[index].labels), default=1)
-    return _Layout(font=font, stacked=stacked, rotated=rotated, widths=tuple(widths), wrapped=tuple(wrapped),
-                   total=sum(widths) + separations, lines=lines)  # fmt: skip
+    lines = max(
+        (
+            _line_count(text, widths[index] / (font.size * font.scale))
+            for index in labels
+            if wrapped[index]
+            for text in columns[index].labels
+        ),
+        default=1,
+    )
+    return _Layout(
+        font=font,
+        stacked=stacked,
+        rotated=rotated,
+        widths=tuple(widths),
+        wrapped=tuple(wrapped),
+        total=sum(widths) + separations,
+        lines=lines,
+    )
 
 
 LABEL_LINES = 2.0  # a layout that wraps a label into more lines than this is taken only when no other fits
-LAYOUTS = ((SMALL, False, False), (FOOTNOTE, False, False), (SMALL, True, False), (FOOTNOTE, True, False),
-           (FOOTNOTE, True, True), (SCRIPT, True, False), (SCRIPT, True, True))  # font, stacked, rotated; in order
+LAYOUTS = (
+    (SMALL, False, False),
+    (FOOTNOTE, False, False),
+    (SMALL, True, False),
+    (FOOTNOTE, True, False),
+    (FOOTNOTE, True, True),
+    (SCRIPT, True, False),
+    (SCRIPT, True, True),
+)  # font, stacked, rotated; in order
 
 
 def latex_layout(table: Table) -> _Layout:
@@ -278,8 +404,11 @@ def latex_parts(table: Table) -> list[tuple[Table, _Layout]]:
     for rank, (font, stacked, rotated) in enumerate(LAYOUTS):
         parts: list[list[int]] = []
         current: list[int] = []
-        for unit in [unit for whole in units for unit in
-                     ([whole] if fitted(font, stacked, rotated, whole)[1].fits else [[index] for index in whole])]:
+        for unit in [
+            unit
+            for whole in units
+            for unit in ([whole] if fitted(font, stacked, rotated, whole)[1].fits else [[index] for index in whole])
+        ]:
             if current and not fitted(font, stacked, rotated, current + unit)[1].fits:
                 parts.append(current)
                 current = []
@@ -346,8 +475,16 @@ def table_latex(table: Table) -> str:
     """Return the table as booktabs longtables, one file a paper can \\input (docs/site.md, LaTeX tables)."""
     parts = latex_parts(table)
     title = " ".join(table.title.split())
-    everything = " ".join([title, table.caption, *table.columns, *(group for group, _ in table.groups),
-                           *table.notes, *(cell.full_text for row in table.rows for cell in row)])  # fmt: skip
+    everything = " ".join(
+        [
+            title,
+            table.caption,
+            *table.columns,
+            *(group for group, _ in table.groups),
+            *table.notes,
+            *(cell.full_text for row in table.rows for cell in row),
+        ]
+    )
     rotated = any(layout.rotated for _, layout in parts)
     packages = LATEX_PACKAGES + (("graphicx",) if rotated else ())
     hows = []
@@ -365,19 +502,29 @@ def table_latex(table: Table) -> str:
         rf"% Needs \usepackage{{{','.join(packages)}}}. \input it in one-column mode (longtable does not run",
         r"% in twocolumn; in a two-column paper, after \onecolumn in the appendix).",
         f"% Laid out for a text width of {TEXT_WIDTH_NAME}: "
-        + (hows[0] if len(parts) == 1 else f"in {len(parts)} parts, the label columns repeated in each ("
-           + "; ".join(hows) + ")") + ".",
-    ]  # fmt: skip
+        + (
+            hows[0]
+            if len(parts) == 1
+            else f"in {len(parts)} parts, the label columns repeated in each (" + "; ".join(hows) + ")"
+        )
+        + ".",
+    ]
     unusual = beyond_pdflatex(everything)
     if unusual:
-        lines.append("% Its labels hold characters pdfLaTeX has no glyphs for by default (" + " ".join(unusual[:12])
-                     + (" ..." if len(unusual) > 12 else "") + "): XeLaTeX or LuaLaTeX with a font that has them.")
+        lines.append(
+            "% Its labels hold characters pdfLaTeX has no glyphs for by default ("
+            + " ".join(unusual[:12])
+            + (" ..." if len(unusual) > 12 else "")
+            + "): XeLaTeX or LuaLaTeX with a font that has them."
+        )
     lines.append(r"\begingroup")
     lead = title if title.endswith((".", "?", "!")) else f"{title}."
     for number, (part, layout) in enumerate(parts, start=1):
         if number == 1:
-            caption = (rf"\caption[{latex_escape(title)}]{{{latex_escape(lead)} {latex_escape(table.caption)}}}"
-                       rf"\label{{tab:refsens-{table.key}}}\\")  # fmt: skip
+            caption = (
+                rf"\caption[{latex_escape(title)}]{{{latex_escape(lead)} {latex_escape(table.caption)}}}"
+                rf"\label{{tab:refsens-{table.key}}}\\"
+            )
         else:
             caption = rf"\caption*{{Table \ref{{tab:refsens-{table.key}}}, continued ({number} of {len(parts)}).}}\\"
         lines += _longtable(part, layout, caption, table.notes if number == len(parts) else ())
@@ -409,9 +556,9 @@ def _longtable(table: Table, layout: _Layout, caption: str, notes: Sequence[str]
     if any(group_label for group_label, _ in table.groups):
         cells, rules, start, column_index = [], [], 1, 0
         for group_label, span in table.groups:
-            width = sum(spans[column_index:column_index + span])
+            width = sum(spans[column_index : column_index + span])
             if group_label:
-                spanned = sum(layout.widths[column_index:column_index + span]) + 2 * COLUMN_SEPARATION_PT * (span - 1)
+                spanned = sum(layout.widths[column_index : column_index + span]) + 2 * COLUMN_SEPARATION_PT * (span - 1)
                 units = spanned / (layout.font.size * layout.font.scale)
                 label_lines = [latex_escape(line) for line in _wrap(group_label, units)]
                 cells.append(rf"\multicolumn{{{width}}}{{c}}{{{_stack(label_lines, 'c')}}}")
@@ -429,9 +576,14 @@ def _longtable(table: Table, layout: _Layout, caption: str, notes: Sequence[str]
     head += [" & ".join(header_cells) + r" \\", r"\midrule"]
     lines += head + [r"\endfirsthead"]
     lines += [rf"\multicolumn{{{n_latex}}}{{@{{}}l}}{{\emph{{Table \thetable, continued}}}} \\"]
-    lines += head + [r"\endhead", r"\midrule",
-                     rf"\multicolumn{{{n_latex}}}{{r@{{}}}}{{\emph{{continued on the next page}}}} \\", r"\endfoot",
-                     r"\bottomrule", r"\endlastfoot"]  # fmt: skip
+    lines += head + [
+        r"\endhead",
+        r"\midrule",
+        rf"\multicolumn{{{n_latex}}}{{r@{{}}}}{{\emph{{continued on the next page}}}} \\",
+        r"\endfoot",
+        r"\bottomrule",
+        r"\endlastfoot",
+    ]
     two_lines = layout.stacked and any(column.kind == "interval" for column in columns)
     for index, row in enumerate(table.rows):
         # a new first-column label starts a group: a little space, as in the paper
@@ -439,8 +591,10 @@ def _longtable(table: Table, layout: _Layout, caption: str, notes: Sequence[str]
             lines.append(r"\addlinespace")
         elif index and two_lines:  # rows of two lines: a hairline of space keeps each interval with its estimate
             lines.append(r"\addlinespace[1.5pt]")
-        cells = [_latex_body_cell(cell, column, wrapped, layout)
-                 for cell, column, wrapped in zip(row, columns, layout.wrapped)]  # fmt: skip
+        cells = [
+            _latex_body_cell(cell, column, wrapped, layout)
+            for cell, column, wrapped in zip(row, columns, layout.wrapped)
+        ]
         lines.append(" & ".join(cells) + r" \\")
     lines.append(r"\end{longtable}")
     for note in notes:

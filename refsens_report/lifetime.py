@@ -6,8 +6,8 @@ import ctypes
 import os
 import signal
 import sys
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator
 
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
 

@@ -79,8 +79,7 @@ def check_roles(record: Record, config: Config) -> None:
         table = record.table
         if not np.logical_and.reduce([table.has(name) for name in needed]).any():
             problems.add(
-                "the record has no audited item: no item carries every role labelling "
-                f"({', '.join(needed)}) at once"
+                f"the record has no audited item: no item carries every role labelling ({', '.join(needed)}) at once"
             )
     problems.raise_if_any()
 

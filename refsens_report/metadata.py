@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from refsens_report import __version__, formatting
 from refsens_report.analyses.registry import ANALYSES
@@ -81,8 +82,16 @@ CROISSANT_CONTEXT = {
 }
 # The vocabularies croissant.json names (its inline @context and conformsTo): identifiers, like XML namespace
 # names, that nothing fetches
-VOCABULARIES = frozenset({CROISSANT_1_1, RAI_1_0, "http://mlcommons.org/croissant/",
-                          "http://mlcommons.org/croissant/RAI/", "http://purl.org/dc/terms/", "https://schema.org/"})
+VOCABULARIES = frozenset(
+    {
+        CROISSANT_1_1,
+        RAI_1_0,
+        "http://mlcommons.org/croissant/",
+        "http://mlcommons.org/croissant/RAI/",
+        "http://purl.org/dc/terms/",
+        "https://schema.org/",
+    }
+)
 KEYWORDS = ("reference sensitivity", "annotation", "benchmark", "span extraction", "datasheet")
 SPDX_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9.+-]*$")  # an SPDX identifier (MIT, CC-BY-4.0), not a URL
 
@@ -115,8 +124,14 @@ def work_of(results: Mapping[str, Any], date: str) -> Work:
     report = Settings.from_results(results).report
     name = results["dataset"]["name"]
     authors = tuple(report.authors) or (f"{name} maintainers",)
-    return Work(name=name, version=results["dataset"]["version"], date=date[:10], url=report.url,
-                authors=authors, license=report.license)  # fmt: skip
+    return Work(
+        name=name,
+        version=results["dataset"]["version"],
+        date=date[:10],
+        url=report.url,
+        authors=authors,
+        license=report.license,
+    )
 
 
 # --- the Responsible-AI fields ---------------------------------------------------------------------
@@ -124,8 +139,10 @@ def work_of(results: Mapping[str, Any], date: str) -> Work:
 
 def declared_sentences(view: ResultsView, field: str) -> list[str]:
     """Return the sentences the analyses add to a Responsible-AI field (``Analysis.metadata``), by their places."""
-    declared = sorted((sentences for analysis in ANALYSES for sentences in analysis.metadata if sentences.field == field),
-                      key=lambda sentences: sentences.place)  # fmt: skip
+    declared = sorted(
+        (sentences for analysis in ANALYSES for sentences in analysis.metadata if sentences.field == field),
+        key=lambda sentences: sentences.place,
+    )
     return [sentence for sentences in declared for sentence in sentences.sentences(view)]
 
 
@@ -134,10 +151,14 @@ def annotation_protocol(view: ResultsView) -> list[str]:
     audit = view.settings.audit
     protocol = []
     if view.annotators:
-        protocol.append(f"Independent annotator passes: {', '.join(view.annotators)} (the first two are A and B of "
-                        "the agreement and neutrality analyses).")  # fmt: skip
-    protocol.append(f"Candidate golds (references): {view.primary} (primary, the shipped gold)"
-                    + (f"; alternatives: {', '.join(view.references[1:])}." if view.references[1:] else "."))
+        protocol.append(
+            f"Independent annotator passes: {', '.join(view.annotators)} (the first two are A and B of "
+            "the agreement and neutrality analyses)."
+        )
+    protocol.append(
+        f"Candidate golds (references): {view.primary} (primary, the shipped gold)"
+        + (f"; alternatives: {', '.join(view.references[1:])}." if view.references[1:] else ".")
+    )
     protocol.append(f"Scored outputs: {', '.join(view.outputs)}.")
     protocol += declared_sentences(view, "rai:dataAnnotationProtocol")
     excluded = (view.data.get("record") or {}).get("excluded") or {}
@@ -152,11 +173,15 @@ def annotation_protocol(view: ResultsView) -> list[str]:
 def annotations_per_item(view: ResultsView) -> str:
     """Return rai:annotationsPerItem: how many items carry each labelling, and the audited set's size."""
     record = view.data.get("record") or {}
-    carried = ", ".join(f"{name} on {formatting.count(count)}" for name, count in (record.get("labellings") or {}).items())
+    carried = ", ".join(
+        f"{name} on {formatting.count(count)}" for name, count in (record.get("labellings") or {}).items()
+    )
     audited = view.subset_size("audited")
-    return (f"{formatting.counted(record.get('items'), 'item')}; labellings present: {carried}. "
-            f"{formatting.counted(audited, 'item')} {formatting.verb(audited, 'carries', 'carry')} every labelling "
-            "(the audited set).")  # fmt: skip
+    return (
+        f"{formatting.counted(record.get('items'), 'item')}; labellings present: {carried}. "
+        f"{formatting.counted(audited, 'item')} {formatting.verb(audited, 'carries', 'carry')} every labelling "
+        "(the audited set)."
+    )
 
 
 def annotation_analysis(view: ResultsView) -> list[str]:
@@ -187,7 +212,9 @@ def rai_fields(view: ResultsView) -> dict[str, Any]:
 
 
 def _field(name: str) -> dict[str, Any]:
-    data_type = "sc:Float" if name in NUMBER_COLUMNS else "sc:Integer" if name in ("n_items", "n_clusters") else "sc:Text"
+    data_type = (
+        "sc:Float" if name in NUMBER_COLUMNS else "sc:Integer" if name in ("n_items", "n_clusters") else "sc:Text"
+    )
     return {
         "@type": "cr:Field",
         "@id": f"results/{name}",
@@ -236,13 +263,15 @@ def croissant(results: Mapping[str, Any], folder: Path, work: Work) -> dict[str,
             ("results.json", "application/json", "The same rows with the config, seed and input hashes"),
         )
     ]
-    document["recordSet"] = [{
-        "@type": "cr:RecordSet",
-        "@id": "results",
-        "name": "results",
-        "description": "The audit's statistics: estimate, interval, p-values and item count per row; each field below says what its column holds.",
-        "field": [_field(name) for name in COLUMNS if name in results.get("columns", COLUMNS)],
-    }]  # fmt: skip
+    document["recordSet"] = [
+        {
+            "@type": "cr:RecordSet",
+            "@id": "results",
+            "name": "results",
+            "description": "The audit's statistics: estimate, interval, p-values and item count per row; each field below says what its column holds.",
+            "field": [_field(name) for name in COLUMNS if name in results.get("columns", COLUMNS)],
+        }
+    ]
     document.update(rai_fields(view))
     return document
 
@@ -250,8 +279,14 @@ def croissant(results: Mapping[str, Any], folder: Path, work: Work) -> dict[str,
 # --- the Hugging Face dataset card's YAML ----------------------------------------------------------
 
 LANGUAGE_CODE = re.compile(r"^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$")
-SIZES = ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M"),
-         (10_000_000, "1M<n<10M"), (100_000_000, "10M<n<100M"))  # fmt: skip
+SIZES = (
+    (1_000, "n<1K"),
+    (10_000, "1K<n<10K"),
+    (100_000, "10K<n<100K"),
+    (1_000_000, "100K<n<1M"),
+    (10_000_000, "1M<n<10M"),
+    (100_000_000, "10M<n<100M"),
+)
 
 
 def yaml_string(text: str) -> str:
@@ -266,12 +301,17 @@ def size_category(items: int) -> str:
 
 def dataset_card(results: Mapping[str, Any], work: Work) -> str:
     """Return the YAML header of a Hugging Face dataset card for this version."""
-    return "\n".join([
-        f"# Hugging Face dataset card metadata for {work.name} {work.version}, written by refsens-report {__version__}.",
-        "# Paste it between the two --- lines at the top of the dataset's README.md. The card's Croissant",
-        "# export leaves out the Responsible-AI fields: publish croissant.json from this folder beside it.",
-        *card_fields(results, work),
-    ]) + "\n"  # fmt: skip
+    return (
+        "\n".join(
+            [
+                f"# Hugging Face dataset card metadata for {work.name} {work.version}, written by refsens-report {__version__}.",
+                "# Paste it between the two --- lines at the top of the dataset's README.md. The card's Croissant",
+                "# export leaves out the Responsible-AI fields: publish croissant.json from this folder beside it.",
+                *card_fields(results, work),
+            ]
+        )
+        + "\n"
+    )
 
 
 def card_fields(results: Mapping[str, Any], work: Work) -> list[str]:
@@ -280,8 +320,11 @@ def card_fields(results: Mapping[str, Any], work: Work) -> list[str]:
     languages = record.get("languages") or []
     lines = [f"pretty_name: {yaml_string(work.name)}"]
     if work.license:
-        lines += ([f"license: {work.license.lower()}"] if SPDX_ID.match(work.license)
-                  else ["license: other", f"license_link: {yaml_string(work.license)}"])  # fmt: skip
+        lines += (
+            [f"license: {work.license.lower()}"]
+            if SPDX_ID.match(work.license)
+            else ["license: other", f"license_link: {yaml_string(work.license)}"]
+        )
     if languages and all(LANGUAGE_CODE.match(language) for language in languages):
         lines += ["language:", *(f"- {language}" for language in languages)]
     lines += [
@@ -296,8 +339,9 @@ def card_fields(results: Mapping[str, Any], work: Work) -> list[str]:
     return lines
 
 
-def card_markdown(results: Mapping[str, Any], work: Work, summary_markdown: str, pdf_names: tuple[str, ...] = (),
-                  draft: str = "") -> str:  # fmt: skip
+def card_markdown(
+    results: Mapping[str, Any], work: Work, summary_markdown: str, pdf_names: tuple[str, ...] = (), draft: str = ""
+) -> str:
     """Return dataset-card.md: the card's fields as front matter, the summary (Markdown), links to the appendix.
 
     ``summary_markdown``: the appendix's summary as Markdown (``summary.markdown``); ``pdf_names``: the appendix
@@ -308,35 +352,67 @@ def card_markdown(results: Mapping[str, Any], work: Work, summary_markdown: str,
 
     def linked(name: str) -> str:  # a link destination Markdown reads whole: no space or parenthesis left
         target = urljoin(work.url, name) if work.url else name
-        return target.replace(" ", "%20").replace("(", "%28").replace(")", "%29").replace("<", "%3C").replace(">", "%3E")
+        return (
+            target.replace(" ", "%20").replace("(", "%28").replace(")", "%29").replace("<", "%3C").replace(">", "%3E")
+        )
 
     appendix = linked("") if work.url else "index.html"
-    lines = ["---", *card_fields(results, work), "---", "",
-             f"# {markdown_text(work.name)}, version {markdown_text(work.version)}: reference sensitivity", "",
-             "How much does a score on this benchmark depend on which gold it is computed against? The "
-             f"reference-sensitivity audit of this version (refsens-report {__version__}) answers in its datasheet "
-             f"appendix, [published here]({appendix}); its summary follows.", ""]  # fmt: skip
+    lines = [
+        "---",
+        *card_fields(results, work),
+        "---",
+        "",
+        f"# {markdown_text(work.name)}, version {markdown_text(work.version)}: reference sensitivity",
+        "",
+        "How much does a score on this benchmark depend on which gold it is computed against? The "
+        f"reference-sensitivity audit of this version (refsens-report {__version__}) answers in its datasheet "
+        f"appendix, [published here]({appendix}); its summary follows.",
+        "",
+    ]
     if draft:
         lines += [f"**Draft.** {markdown_text(draft)}", ""]
-    lines += ["## Summary", "", summary_markdown.rstrip("\n"), "", "## The appendix", "",
-              f"- [The appendix]({appendix}): every analysis with its tables and figures, the Methods and the provenance"]
-    descriptions = ("the appendix as PDF/A-3b, with results.json and results.csv attached",
-                    "the brief: the summary, the leaderboard and Figure 1 in at most four pages")  # fmt: skip
+    lines += [
+        "## Summary",
+        "",
+        summary_markdown.rstrip("\n"),
+        "",
+        "## The appendix",
+        "",
+        f"- [The appendix]({appendix}): every analysis with its tables and figures, the Methods and the provenance",
+    ]
+    descriptions = (
+        "the appendix as PDF/A-3b, with results.json and results.csv attached",
+        "the brief: the summary, the leaderboard and Figure 1 in at most four pages",
+    )
     lines += [f"- [{name}]({linked(name)}): {description}" for name, description in zip(pdf_names, descriptions)]
-    lines += [f"- [results.csv]({linked('results.csv')}) and [results.json]({linked('results.json')}): every number, "
-              "one row per statistic", "", "## Citation", ""]  # fmt: skip
+    lines += [
+        f"- [results.csv]({linked('results.csv')}) and [results.json]({linked('results.json')}): every number, "
+        "one row per statistic",
+        "",
+        "## Citation",
+        "",
+    ]
     entry = bibtex(work).rstrip("\n")
     fence = "`" * max(3, 1 + max((len(run) for run in re.findall(r"`+", entry)), default=0))  # longer than any run
     lines += [f"{fence}bibtex", entry, fence]
     return "\n".join(lines) + "\n"
 
 
-def write_card(results: Mapping[str, Any], folder: Path, build_date: str, summary_markdown: str,
-               pdf_names: tuple[str, ...] = (), draft: str = "") -> Path:  # fmt: skip
+def write_card(
+    results: Mapping[str, Any],
+    folder: Path,
+    build_date: str,
+    summary_markdown: str,
+    pdf_names: tuple[str, ...] = (),
+    draft: str = "",
+) -> Path:
     """Write dataset-card.md into a version folder."""
     path = folder / CARD_MARKDOWN_NAME
-    path.write_text(card_markdown(results, work_of(results, build_date), summary_markdown, pdf_names, draft),
-                    encoding="utf-8", newline="")  # fmt: skip
+    path.write_text(
+        card_markdown(results, work_of(results, build_date), summary_markdown, pdf_names, draft),
+        encoding="utf-8",
+        newline="",
+    )
     return path
 
 
@@ -358,14 +434,27 @@ def citation_cff(work: Work) -> str:
     if work.url:
         lines.append(f"url: {yaml_string(work.url)}")
     if work.license:
-        lines.append(f"license: {yaml_string(work.license)}" if SPDX_ID.match(work.license)
-                     else f"license-url: {yaml_string(work.license)}")  # fmt: skip
+        lines.append(
+            f"license: {yaml_string(work.license)}"
+            if SPDX_ID.match(work.license)
+            else f"license-url: {yaml_string(work.license)}"
+        )
     lines += ["keywords:", *(f"  - {yaml_string(keyword)}" for keyword in KEYWORDS)]
     return "\n".join(lines) + "\n"
 
 
-BIBTEX_SPECIAL = {"\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "&": r"\&", "%": r"\%", "$": r"\$",
-                  "#": r"\#", "_": r"\_", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}  # fmt: skip
+BIBTEX_SPECIAL = {
+    "\\": r"\textbackslash{}",
+    "{": r"\{",
+    "}": r"\}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+}
 
 
 def bibtex_text(text: str) -> str:
@@ -394,7 +483,9 @@ def bibtex(work: Work) -> str:
     ]
     if work.url:
         fields += [("url", work.url), ("howpublished", f"\\url{{{work.url}}}")]
-    body = ",\n".join(f"  {name} = {value if name == 'month' else '{' + value + '}'}" for name, value in fields if value)
+    body = ",\n".join(
+        f"  {name} = {value if name == 'month' else '{' + value + '}'}" for name, value in fields if value
+    )
     return f"@misc{{{bibtex_key(work)},\n{body}\n}}\n"
 
 
@@ -414,7 +505,7 @@ def citation(work: Work) -> Citation:
         text=f"{'; '.join(work.authors)} ({work.year}). {work.title}.{where}",
         bibtex=bibtex(work),
         files=(
-            (CFF_NAME, "Citation File Format (GitHub's \"Cite this repository\", Zenodo)"),
+            (CFF_NAME, 'Citation File Format (GitHub\'s "Cite this repository", Zenodo)'),
             (BIBTEX_NAME, "the BibTeX entry above"),
             (CROISSANT_NAME, "Croissant 1.1 metadata with its Responsible-AI fields"),
             (CARD_NAME, "the YAML header of a Hugging Face dataset card"),

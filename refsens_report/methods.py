@@ -11,8 +11,9 @@ checks the two agree).
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from refsens_report.analyses.registry import ANALYSES
 from refsens_report.view import HolmFamily
@@ -203,9 +204,15 @@ def unit_sentence(results: Mapping[str, Any]) -> str:
     if not clusters.get("key"):
         return "\n\n**In this audit** the bootstrap resamples items (no cluster key: every item is its own cluster)."
     found = ((clusters.get("subsets") or {}).get("audited") or {}).get("pooled")
-    size = f" ({found:,} clusters of {audited:,} audited items, pooled)" if found is not None and audited is not None else ""
-    return (f"\n\n**In this audit** the bootstrap resamples clusters: the items sharing a value of `meta."
-            f"{clusters['key']}` within a language{size}.")
+    size = (
+        f" ({found:,} clusters of {audited:,} audited items, pooled)"
+        if found is not None and audited is not None
+        else ""
+    )
+    return (
+        f"\n\n**In this audit** the bootstrap resamples clusters: the items sharing a value of `meta."
+        f"{clusters['key']}` within a language{size}."
+    )
 
 
 def methods_markdown(results: Mapping[str, Any] | None = None) -> str:

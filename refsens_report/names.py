@@ -44,7 +44,8 @@ def visible(text: str) -> str:
     if all(line.isprintable() for line in text.split("\n")):
         return text
     return "".join(
-        character if character in "\n\t" or unicodedata.category(character) not in REFUSED_CATEGORIES
+        character
+        if character in "\n\t" or unicodedata.category(character) not in REFUSED_CATEGORIES
         else character.encode("unicode_escape").decode("ascii")
         for character in text
     )
@@ -54,7 +55,9 @@ def describe_character(character: str) -> str:
     """Return 'U+202E RIGHT-TO-LEFT OVERRIDE, a bidirectional control' for a message."""
     code = f"U+{ord(character):04X}"
     label = unicodedata.name(character, "")
-    kind = "a bidirectional control" if character in BIDI_CONTROLS else REFUSED_CATEGORIES[unicodedata.category(character)]
+    kind = (
+        "a bidirectional control" if character in BIDI_CONTROLS else REFUSED_CATEGORIES[unicodedata.category(character)]
+    )
     return f"{code}{' ' + label if label else ''}, {kind}"
 
 

@@ -22,7 +22,7 @@ class OptionReader:
         self.table, self.prefix, self.problems = table, prefix, problems
         self.used: set[str] = set()
 
-    def sub(self, table: dict[str, Any], key: str) -> "OptionReader":
+    def sub(self, table: dict[str, Any], key: str) -> OptionReader:
         """Return a reader for a sub-table, reporting into the same problem list with a dotted prefix."""
         return OptionReader(table, f"{self.prefix}.{key}", self.problems)
 

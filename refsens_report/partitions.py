@@ -37,9 +37,11 @@ def partition_items_problem(partition_items: int, block_items: int) -> str | Non
         return None
     below = 1 << (partition_items.bit_length() - 1)
     above = -(-partition_items // block) * block
-    return (f"--partition-items {partition_items:,}: partitions follow the canonical blocks of {block:,} items, so "
-            f"N is a multiple of {block:,} (whole blocks) or divides it (a power of two up to it); "
-            f"try {min(below, block):,} or {above:,}")  # fmt: skip
+    return (
+        f"--partition-items {partition_items:,}: partitions follow the canonical blocks of {block:,} items, so "
+        f"N is a multiple of {block:,} (whole blocks) or divides it (a power of two up to it); "
+        f"try {min(below, block):,} or {above:,}"
+    )
 
 
 def canonical_order(ids: np.ndarray, language: np.ndarray) -> np.ndarray:
@@ -78,15 +80,27 @@ class Partition:
     last_id: str
 
     def as_json(self) -> dict[str, Any]:
-        return {"file": self.file, "language": self.language, "items": self.items, "rows": self.rows,
-                "first_id": self.first_id, "last_id": self.last_id}  # fmt: skip
+        return {
+            "file": self.file,
+            "language": self.language,
+            "items": self.items,
+            "rows": self.rows,
+            "first_id": self.first_id,
+            "last_id": self.last_id,
+        }
 
 
 def manifest_text(partitions: list[Partition], partition_items: int, block_items: int) -> str:
     """Return manifest.json's text (sorted keys, one partition a line: diffable, and the same for the same record)."""
-    head = {"format": FORMAT, "version": VERSION, "order": ["language", "id"], "block_items": block_items,
-            "partition_items": partition_items, "items": sum(part.items for part in partitions),
-            "rows": sum(part.rows for part in partitions)}  # fmt: skip
+    head = {
+        "format": FORMAT,
+        "version": VERSION,
+        "order": ["language", "id"],
+        "block_items": block_items,
+        "partition_items": partition_items,
+        "items": sum(part.items for part in partitions),
+        "rows": sum(part.rows for part in partitions),
+    }
     lines = [json.dumps(part.as_json(), sort_keys=True, ensure_ascii=False) for part in partitions]
     body = json.dumps(head, sort_keys=True, ensure_ascii=False)[:-1]
     return body + ', "partitions": [\n' + ",\n".join(lines) + "\n]}\n"
@@ -107,10 +121,14 @@ def read_manifest(folder: Path, display: str) -> dict[str, Partition] | None:
             raise ValueError(f"its format is {found.get('format')!r}, not {FORMAT!r}")
         if found.get("version") != VERSION:
             raise ValueError(f"version {found.get('version')!r}; this refsens-report reads version {VERSION}")
-        parts = [Partition(**{key: part[key] for key in Partition.__dataclass_fields__}) for part in found["partitions"]]
+        parts = [
+            Partition(**{key: part[key] for key in Partition.__dataclass_fields__}) for part in found["partitions"]
+        ]
     except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError, AttributeError) as error:
-        raise InputError(f"{where}: not a partitioned record's manifest ({error}); write the folder again with "
-                         "refsens-report convert --partition-items N, or remove the manifest") from None  # fmt: skip
+        raise InputError(
+            f"{where}: not a partitioned record's manifest ({error}); write the folder again with "
+            "refsens-report convert --partition-items N, or remove the manifest"
+        ) from None
     return {part.file: part for part in parts}
 
 
@@ -128,10 +146,14 @@ def check_files(folder: Path, display: str, names: list[str]) -> dict[str, Parti
     problems = ProblemList()
     where = display.rstrip("/")
     for name in sorted(set(listed) - set(names)):
-        problems.add(f"{where}/{name}: listed in {MANIFEST} ({listed[name].items:,} items of language "
-                     f"'{listed[name].language}') but missing from the folder; copy it back, or convert again")  # fmt: skip
+        problems.add(
+            f"{where}/{name}: listed in {MANIFEST} ({listed[name].items:,} items of language "
+            f"'{listed[name].language}') but missing from the folder; copy it back, or convert again"
+        )
     for name in sorted(set(names) - set(listed)):
-        problems.add(f"{where}/{name}: not listed in {MANIFEST}; a partitioned record holds only the files "
-                     "convert wrote (remove it, or convert again)")  # fmt: skip
+        problems.add(
+            f"{where}/{name}: not listed in {MANIFEST}; a partitioned record holds only the files "
+            "convert wrote (remove it, or convert again)"
+        )
     problems.raise_if_any()
     return listed

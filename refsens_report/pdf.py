@@ -64,16 +64,22 @@ FRAME_PREFIX = "rs-frame-"  # ids of the frame's empty pages, found by their anc
 # page's background (the paper is white): the run is drawn over the frame, and the frame's white body would
 # otherwise cover it
 NO_BACKGROUND = "html, body { background: none !important; }"
-RUN_CSS = NO_BACKGROUND + """
+RUN_CSS = (
+    NO_BACKGROUND
+    + """
 @page { @top-left { content: none !important } @top-right { content: none !important }
         @bottom-left { content: none !important } @bottom-right { content: none !important } }
 """
+)
 # the frame's pages are empty but for zero-size marks placed where the runs put their anchors and links
-FRAME_CSS = NO_BACKGROUND + """
+FRAME_CSS = (
+    NO_BACKGROUND
+    + """
 .rs-frame-page { break-before: page; position: relative; height: 0; margin: 0; padding: 0; border: 0; }
 .rs-mark { position: absolute; display: block; width: 0; height: 0; margin: 0; padding: 0; border: 0;
            overflow: hidden; bookmark-level: none; }
 """
+)
 
 
 def _offline_fetcher(root: Path):
@@ -288,9 +294,7 @@ class _Runs:
         self.layouts: list[RunLayout] = []
         forked = len(htmls) > 1 and "fork" in multiprocessing.get_all_start_methods() and _cores() > 1
         if not forked:
-            self.layouts = [
-                _typeset_run(html, folder, fetcher, target) for html, target in zip(htmls, self.targets)
-            ]
+            self.layouts = [_typeset_run(html, folder, fetcher, target) for html, target in zip(htmls, self.targets)]
             return
         context = multiprocessing.get_context("fork")
         for html, target in zip(htmls, self.targets):
@@ -340,7 +344,9 @@ def _px(value: float) -> str:
 
 def _mark(x: float, y: float, tag: str = "span", style: str = "", **attributes: str) -> str:
     attributes["style"] = f"left: {_px(x)}; top: {_px(y)};{style}"
-    said = " ".join(f'{name.replace("_", "-")}="{html.escape(value, quote=True)}"' for name, value in attributes.items())
+    said = " ".join(
+        f'{name.replace("_", "-")}="{html.escape(value, quote=True)}"' for name, value in attributes.items()
+    )
     return f'<{tag} class="rs-mark" {said}></{tag}>'
 
 
@@ -355,8 +361,13 @@ def frame_marks(layouts: list[RunLayout]) -> str:
         for page in range(layout.pages):
             marks = [_mark(x, y, id=name) for name, x, y in layout.anchors[page]]
             marks += [
-                _mark(x, y, "div", f" bookmark-level: {level}; bookmark-label: attr(data-label); bookmark-state: {state};",
-                      data_label=label)  # fmt: skip
+                _mark(
+                    x,
+                    y,
+                    "div",
+                    f" bookmark-level: {level}; bookmark-label: attr(data-label); bookmark-state: {state};",
+                    data_label=label,
+                )
                 for level, label, x, y, state in layout.bookmarks[page]
             ]
             marks += [
@@ -486,8 +497,9 @@ def _attachments(folder: Path, build_time: datetime, fetcher: Any) -> list[Any]:
     ]
 
 
-def write_pdf(page: Path, target: Path, build_time: datetime, timings: dict[str, float] | None = None,
-              tagged: bool = TAGGED) -> Path:  # fmt: skip
+def write_pdf(
+    page: Path, target: Path, build_time: datetime, timings: dict[str, float] | None = None, tagged: bool = TAGGED
+) -> Path:
     """Typeset ``page`` (an HTML file whose figures and stylesheets sit beside it) into ``target``.
 
     ``tagged``: a tagged PDF, typeset in one piece; otherwise in ``PARTS`` runs at once, composed (untagged).
@@ -667,8 +679,14 @@ class Typesetter:
             self.process.start()
             theirs.close()
 
-    def write_pdf(self, page: Path, target: Path, build_time: datetime,
-                  timings: dict[str, float] | None = None, kind: str = "appendix") -> Path:  # fmt: skip
+    def write_pdf(
+        self,
+        page: Path,
+        target: Path,
+        build_time: datetime,
+        timings: dict[str, float] | None = None,
+        kind: str = "appendix",
+    ) -> Path:
         """Typeset ``page`` into ``target`` (see write_pdf, or write_brief with ``kind="brief"``); BuildError (a
         RuntimeError) if that fails."""
         if self.process is None:
@@ -709,4 +727,3 @@ class Typesetter:
 
     def __exit__(self, kind: type[BaseException] | None, *exc_info: object) -> None:
         self.close(now=kind is not None)
-

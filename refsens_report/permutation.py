@@ -68,8 +68,14 @@ def sign_flip_p(differences: np.ndarray, permutations: int, seed: np.random.Seed
         raw = generator.random_raw(count * words).reshape(count, words)
         if masks is not None:  # every d is ±1: s · d = 2 (#set bits where d = +1 − #where d = −1) − Σ d
             plus, minus = masks
-            statistics = 2.0 * (np.bitwise_count(raw & plus).sum(axis=1, dtype=np.int64)
-                                - np.bitwise_count(raw & minus).sum(axis=1, dtype=np.int64)) - total  # fmt: skip
+            statistics = (
+                2.0
+                * (
+                    np.bitwise_count(raw & plus).sum(axis=1, dtype=np.int64)
+                    - np.bitwise_count(raw & minus).sum(axis=1, dtype=np.int64)
+                )
+                - total
+            )
         else:
             octets = raw.astype("<u8").view(np.uint8).reshape(count, 8 * words)
             bits = np.unpackbits(octets, axis=1, bitorder="little")[:, :informative]

@@ -17,9 +17,9 @@ import signal
 import sys
 import tempfile
 import threading
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 from refsens_report import manifest
 from refsens_report.config import version_problem
@@ -230,8 +230,10 @@ def check_replaceable(target: Path, force: bool) -> None:
     """Refuse to publish over ``target`` unless it is a published version and ``force`` is given."""
     if not os.path.lexists(target):
         return
-    looks_published = target.is_dir() and not target.is_symlink() and any(
-        (target / name).is_file() for name in ("results.json", manifest.MANIFEST_NAME)
+    looks_published = (
+        target.is_dir()
+        and not target.is_symlink()
+        and any((target / name).is_file() for name in ("results.json", manifest.MANIFEST_NAME))
     )
     if not looks_published:
         raise InputError(

@@ -8,16 +8,17 @@ Every input adapter (``refsens_report.adapters``) produces this same model.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 import orjson
 
-from refsens_report.formatting import count
 from refsens_report.errors import MAX_PROBLEMS, InputError, ProblemList, printable
 from refsens_report.files import InputPath, read_bytes
+from refsens_report.formatting import count
 from refsens_report.names import name_problem, shown
 from refsens_report.table import SpanTable
 
@@ -36,7 +37,7 @@ class Note(str):
 
     kind: str
 
-    def __new__(cls, text: str, kind: str) -> "Note":
+    def __new__(cls, text: str, kind: str) -> Note:
         note = super().__new__(cls, text)
         note.kind = kind
         return note
@@ -132,11 +133,15 @@ class Record:
             return self.items[index]
         table = self.table
         meta = {key: values[index] for key, values in table.meta.items() if values[index] is not None}
-        return Item(id=str(table.ids[index]), language=table.languages[table.language[index]],
-                    labellings=table.item_spans(index), text=None if table.text is None else table.text[index],
-                    meta=meta)  # fmt: skip
+        return Item(
+            id=str(table.ids[index]),
+            language=table.languages[table.language[index]],
+            labellings=table.item_spans(index),
+            text=None if table.text is None else table.text[index],
+            meta=meta,
+        )
 
-    def with_notes(self, *notes: str) -> "Record":
+    def with_notes(self, *notes: str) -> Record:
         """Return the record with more notes, keeping the arrays already built (no second pass over the items)."""
         noted = replace(self, notes=self.notes + notes)
         if "table" in self.__dict__:
@@ -178,7 +183,11 @@ def span_fault(start: Any, end: Any, labels: Any, limit: int | None) -> str | No
     # bool is an int subclass; true/false are not offsets
     if not all(isinstance(offset, int) and not isinstance(offset, bool) for offset in (start, end)):
         return "offsets"
-    if not isinstance(labels, list) or not labels or not all(isinstance(label, str) and label.strip() for label in labels):
+    if (
+        not isinstance(labels, list)
+        or not labels
+        or not all(isinstance(label, str) and label.strip() for label in labels)
+    ):
         return "labels"
     if not 0 <= start < end:
         return "order"

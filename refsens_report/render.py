@@ -8,9 +8,10 @@ HTML disabled. Templates never compute a number: every number arrives as a strin
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import jinja2
 from markdown_it import MarkdownIt
@@ -18,21 +19,19 @@ from markdown_it.token import Token
 from markupsafe import Markup
 
 from refsens_report import __version__, formatting, tables
-from refsens_report.browser import Download, SiteContext
-from refsens_report.record import note_groups
-from refsens_report.changes import Changes, Grid
-from refsens_report.check import Gate, gate
 from refsens_report.analyses.base import Section
 from refsens_report.analyses.registry import ANALYSES
+from refsens_report.browser import Download, SiteContext
+from refsens_report.changes import Changes, Grid
+from refsens_report.check import Gate, gate
 from refsens_report.config import ReportSettings
 from refsens_report.counts import RULE_MEANINGS
 from refsens_report.figures import Figure
 from refsens_report.metadata import Citation, citation, work_of
 from refsens_report.methods import methods_markdown
 from refsens_report.names import visible
-from refsens_report.prose import said
-from refsens_report.results import sha256_file
-from refsens_report.summary import Summary, build_summary, headline_sentences, shown_in_summary
+from refsens_report.record import note_groups
+from refsens_report.summary import Summary, build_summary, shown_in_summary
 from refsens_report.tables import Table
 from refsens_report.view import HolmFamily, ResultsView
 
@@ -324,11 +323,18 @@ def build_body(view: ResultsView, figures: Mapping[str, Figure]) -> Body:
     for section in sections:
         if section.not_applicable and not section.tables and not section.figures:
             continue
-        page_tables = tuple(tables.for_the_page(tables.one_language(table, view), view, cited)
-                            for table in section.tables)  # fmt: skip
+        page_tables = tuple(
+            tables.for_the_page(tables.one_language(table, view), view, cited) for table in section.tables
+        )
         kept = tuple(figure for figure in section.figures if figure.key != shown)
-        printed.append(replace(section, tables=page_tables, figures=kept,
-                               paragraphs=section.paragraphs + ((SUMMARY_FIGURE_NOTE,) if len(kept) < len(section.figures) else ())))  # fmt: skip
+        printed.append(
+            replace(
+                section,
+                tables=page_tables,
+                figures=kept,
+                paragraphs=section.paragraphs + ((SUMMARY_FIGURE_NOTE,) if len(kept) < len(section.figures) else ()),
+            )
+        )
     if summary.figure is not None:
         summary = replace(summary, figure=replace(summary.figure, number=1))
     numbered, all_tables = _numbered(printed, first_figure=2 if summary.figure is not None else 1)
@@ -342,7 +348,7 @@ def annex(numbered: Sequence[Table]) -> list[Table]:
         replace(table.csv, key=f"{table.key}-complete", number=table.number, title=f"{table.title} (complete)")
         for table in numbered
         if table.csv is not None
-    ]  # fmt: skip
+    ]
 
 
 SUMMARY_FIGURE_NOTE = "Figure 1, in the summary at the start of this appendix, belongs to this section."
@@ -369,8 +375,11 @@ VersionFigures = tuple[IndexCell, ...]
 
 def version_figures(view: ResultsView) -> VersionFigures:
     """Return the headline figures of one version for the site index, one per declared column."""
-    return tuple(IndexCell(column.heading, column.value(view), column.detail(view))
-                 for analysis in ANALYSES for column in analysis.index_columns)  # fmt: skip
+    return tuple(
+        IndexCell(column.heading, column.value(view), column.detail(view))
+        for analysis in ANALYSES
+        for column in analysis.index_columns
+    )
 
 
 def _numbered(sections: list[Section], first_figure: int = 1) -> tuple[list[Section], list[Table]]:
@@ -405,15 +414,18 @@ def family_setting(family: HolmFamily | None, swings: int) -> str:
     """Return the settings line of the Holm family: its name, size and floor (older results: every swing)."""
     if family is None or not family.tests:
         return f"{swings} interaction swings (every language, pooled, every rule and pair)"
-    return (f"{family.name}: {family.tests:,} of {swings:,} interaction swings (every language, pooled, every "
-            f"rule); Holm floor {family.holm_floor:.4g}")  # fmt: skip
+    return (
+        f"{family.name}: {family.tests:,} of {swings:,} interaction swings (every language, pooled, every "
+        f"rule); Holm floor {family.holm_floor:.4g}"
+    )
 
 
 def build_settings(view: ResultsView) -> tuple[Setting, ...]:
     """Return the settings a reader needs to reproduce the numbers."""
     audit = view.settings.audit
-    family = sum(len(view.rows.select(analysis.key, analysis.holm_family)) for analysis in ANALYSES
-                 if analysis.holm_family)  # fmt: skip
+    family = sum(
+        len(view.rows.select(analysis.key, analysis.holm_family)) for analysis in ANALYSES if analysis.holm_family
+    )
     return (
         Setting("Bootstrap", f"paired, stratified by language, prompt-level; {view.data.get('resamples')} replicates"),
         Setting("Seed", str(view.data.get("seed"))),
@@ -441,7 +453,9 @@ def input_notes(results: Mapping[str, Any]) -> InputNotes | None:
     notes = [str(note) for note in record.get("notes", [])]
     if not notes:
         return None
-    groups = [NoteGroup(heading=heading, shown=shown) for heading, shown in note_groups(notes, record.get("note_kinds", {}))]
+    groups = [
+        NoteGroup(heading=heading, shown=shown) for heading, shown in note_groups(notes, record.get("note_kinds", {}))
+    ]
     return InputNotes(groups=tuple(groups), total=formatting.count(len(notes)))
 
 
@@ -486,12 +500,18 @@ def appendix_context(
         sections=tuple(sections),
         methods_html=render_markdown(methods_markdown(results), heading_shift=1, drop_title=True),
         settings=build_settings(view),
-        datasheet_html=(render_markdown(datasheet_markdown, heading_shift=2, drop_title=True)
-                        if datasheet_markdown is not None else None),  # fmt: skip
+        datasheet_html=(
+            render_markdown(datasheet_markdown, heading_shift=2, drop_title=True)
+            if datasheet_markdown is not None
+            else None
+        ),
         inputs=tuple(Setting(name, digest) for name, digest in sorted(results.get("inputs", {}).items())),
         config_written=isinstance(results.get("config_toml"), str),
-        config_text=(visible(results["config_toml"]) if isinstance(results.get("config_toml"), str)
-                     else json.dumps(results.get("config", {}), indent=2, ensure_ascii=False)),  # fmt: skip
+        config_text=(
+            visible(results["config_toml"])
+            if isinstance(results.get("config_toml"), str)
+            else json.dumps(results.get("config", {}), indent=2, ensure_ascii=False)
+        ),
         downloads=tuple(downloads),
         notes=input_notes(results),
         checks=gate(view),
@@ -507,27 +527,47 @@ def reference_lines(view: ResultsView) -> tuple[ReferenceLine, ...]:
     record = view.data.get("record", {})
     items, spans = record.get("labellings", {}), record.get("spans", {})
     return tuple(
-        ReferenceLine(name, roles.descriptions.get(name, ""), formatting.count(items.get(name)), formatting.count(spans.get(name)))
+        ReferenceLine(
+            name, roles.descriptions.get(name, ""), formatting.count(items.get(name)), formatting.count(spans.get(name))
+        )
         for name in roles.references
-    )  # fmt: skip
+    )
 
 
-def brief_context(page: AppendixPage, view: ResultsView, sections: Sequence[Section], appendix_sha256: str,
-                  url: str | None) -> BriefPage:  # fmt: skip
+def brief_context(
+    page: AppendixPage, view: ResultsView, sections: Sequence[Section], appendix_sha256: str, url: str | None
+) -> BriefPage:
     """Return the brief PDF's context: the appendix's answer, its leaderboard table, and the appendix's hash."""
     briefed = {analysis.brief_table for analysis in ANALYSES if analysis.brief_table}
     paper = next((table for section in sections for table in section.tables if table.key in briefed), None)
     return BriefPage(
-        dataset_name=page.dataset_name, version=page.version, tool_version=page.tool_version,
-        build_date=page.build_date, build_timestamp=page.build_timestamp, paper=page.paper,
-        confidence_label=view.confidence_label, resamples=page.resamples, seed=page.seed, summary=page.summary,
-        leaderboard=paper, citation=page.citation,
-        appendix_name=page.pdf_name, appendix_sha256=appendix_sha256, appendix_url=url or "", draft=page.draft,
-    )  # fmt: skip
+        dataset_name=page.dataset_name,
+        version=page.version,
+        tool_version=page.tool_version,
+        build_date=page.build_date,
+        build_timestamp=page.build_timestamp,
+        paper=page.paper,
+        confidence_label=view.confidence_label,
+        resamples=page.resamples,
+        seed=page.seed,
+        summary=page.summary,
+        leaderboard=paper,
+        citation=page.citation,
+        appendix_name=page.pdf_name,
+        appendix_sha256=appendix_sha256,
+        appendix_url=url or "",
+        draft=page.draft,
+    )
 
 
-def version_entry(results: Mapping[str, Any], build_date: str, has_pdf: bool, pdf_name: str,
-                  brief_name: str = "", has_brief: bool = False) -> VersionEntry:  # fmt: skip
+def version_entry(
+    results: Mapping[str, Any],
+    build_date: str,
+    has_pdf: bool,
+    pdf_name: str,
+    brief_name: str = "",
+    has_brief: bool = False,
+) -> VersionEntry:
     """Return one version's line in the site index."""
     version = results["dataset"]["version"]
     view = ResultsView.from_json(results)  # once: it indexes every row of the version's results
@@ -598,4 +638,3 @@ def copy_scripts(out_dir: Path) -> list[Path]:
 def copy_stylesheets(out_dir: Path) -> list[Path]:
     """Copy the stylesheets next to the page (each version folder is self-contained)."""
     return _copy_templates(STYLESHEETS, out_dir)
-

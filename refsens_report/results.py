@@ -20,13 +20,30 @@ from refsens_report import __version__, formatting
 # every item is its own cluster, without `[record] cluster`).
 SCHEMA = "refsens-report/results@4"
 COLUMNS = (
-    "analysis", "statistic", "rule", "language", "output", "output_2", "reference", "reference_2",
-    "subset", "policy", "estimate", "ci_low", "ci_high", "p_value", "p_holm", "n_items", "type", "n_clusters",
-)  # fmt: skip
+    "analysis",
+    "statistic",
+    "rule",
+    "language",
+    "output",
+    "output_2",
+    "reference",
+    "reference_2",
+    "subset",
+    "policy",
+    "estimate",
+    "ci_low",
+    "ci_high",
+    "p_value",
+    "p_holm",
+    "n_items",
+    "type",
+    "n_clusters",
+)
 COUNT_COLUMNS = ("n_items", "n_clusters")
 # the columns that say what a row is about (all but the numbers): no two rows of one results file share them
-LABEL_COLUMNS = tuple(column for column in COLUMNS if column not in ("estimate", "ci_low", "ci_high", "p_value",
-                                                                     "p_holm", *COUNT_COLUMNS))  # fmt: skip
+LABEL_COLUMNS = tuple(
+    column for column in COLUMNS if column not in ("estimate", "ci_low", "ci_high", "p_value", "p_holm", *COUNT_COLUMNS)
+)
 NUMBER_COLUMNS = ("estimate", "ci_low", "ci_high", "p_value", "p_holm")
 
 

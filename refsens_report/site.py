@@ -14,14 +14,26 @@ import json
 import os
 import re
 import time
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any
 
-from refsens_report import (__version__, changes, figures, latex, manifest, metadata, pdf, publish, render, summary,
-                            tables)
+from refsens_report import (
+    __version__,
+    changes,
+    figures,
+    latex,
+    manifest,
+    metadata,
+    pdf,
+    publish,
+    render,
+    summary,
+    tables,
+)
 from refsens_report.analyses.registry import ANALYSES, figure_makers
 from refsens_report.browser import SiteContext
 from refsens_report.config import Config, version_problem
@@ -78,7 +90,7 @@ def build_time(config: Config, input_files: Iterable[Path] = ()) -> tuple[dateti
         return epoch, "SOURCE_DATE_EPOCH"
     paths = [config.path, *input_files]
     newest = max(int(path.stat().st_mtime) for path in paths if path.is_file())
-    return datetime.fromtimestamp(newest, tz=timezone.utc), "the newest input file's modification time"
+    return datetime.fromtimestamp(newest, tz=UTC), "the newest input file's modification time"
 
 
 def source_date_epoch() -> datetime | None:
@@ -89,7 +101,7 @@ def source_date_epoch() -> datetime | None:
     if not (epoch.isascii() and epoch.isdigit()):
         raise InputError(f"SOURCE_DATE_EPOCH must be a whole number of seconds, got {epoch!r}")
     try:
-        return datetime.fromtimestamp(int(epoch), tz=timezone.utc)
+        return datetime.fromtimestamp(int(epoch), tz=UTC)
     except (ValueError, OverflowError, OSError):
         raise InputError(
             f"SOURCE_DATE_EPOCH={epoch} is out of range: it must be a date before the year 10000"
@@ -98,7 +110,7 @@ def source_date_epoch() -> datetime | None:
 
 def w3c_timestamp(moment: datetime) -> str:
     """Return a UTC instant as a W3C datetime (what WeasyPrint reads for the PDF dates)."""
-    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S+00:00")
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S+00:00")
 
 
 # --- one version -----------------------------------------------------------------------------------
@@ -116,8 +128,9 @@ def write_tables(numbered: list[tables.Table], folder: Path) -> list[Path]:
     return written
 
 
-def downloads_of(folder: Path, numbered: list[tables.Table], drawn: Mapping[str, figures.Figure],
-                 version: str, with_pdf: bool = True) -> list[render.Download]:  # fmt: skip
+def downloads_of(
+    folder: Path, numbered: list[tables.Table], drawn: Mapping[str, figures.Figure], version: str, with_pdf: bool = True
+) -> list[render.Download]:
     """Return every file beside the appendix, with the SHA-256 of those already written."""
 
     def entry(name: str, description: str) -> render.Download:
@@ -125,44 +138,71 @@ def downloads_of(folder: Path, numbered: list[tables.Table], drawn: Mapping[str,
         return render.Download(name, description, sha256_file(path) if path.is_file() else "")
 
     files = [
-        *([entry(pdf_name(version), "The appendix as PDF/A-3b, with results.json and results.csv attached"),
-           entry(brief_name(version), "The brief (at most 4 pages, PDF/A-3b): the summary, the leaderboard, "
-                                      "Figure 1, how to cite, and the appendix PDF's SHA-256")]
-          if with_pdf else []),
+        *(
+            [
+                entry(pdf_name(version), "The appendix as PDF/A-3b, with results.json and results.csv attached"),
+                entry(
+                    brief_name(version),
+                    "The brief (at most 4 pages, PDF/A-3b): the summary, the leaderboard, "
+                    "Figure 1, how to cite, and the appendix PDF's SHA-256",
+                ),
+            ]
+            if with_pdf
+            else []
+        ),
         entry("results.json", "Every result row with the config, seed and input hashes"),
         entry("results.csv", "One row per statistic: the columns of the results contract"),
         entry("manifest.json", "SHA-256 of every file of this version and of every input"),
     ]
     if (folder / render.NOTES_NAME).is_file():
-        files.append(entry(render.NOTES_NAME, "Every input note (what the input adapter repaired or skipped), "
-                                              "one a line"))
+        files.append(
+            entry(render.NOTES_NAME, "Every input note (what the input adapter repaired or skipped), one a line")
+        )
     if (folder / changes.CHANGES_NAME).is_file():
-        files.append(entry(changes.CHANGES_NAME, "Every statistic against the previous version: both estimates "
-                                                 "and intervals, the difference, how it changed"))
+        files.append(
+            entry(
+                changes.CHANGES_NAME,
+                "Every statistic against the previous version: both estimates "
+                "and intervals, the difference, how it changed",
+            )
+        )
     files += [
         entry(metadata.CROISSANT_NAME, "Croissant 1.1 metadata (JSON-LD) with its Responsible-AI fields"),
         entry(metadata.CARD_NAME, "The YAML header of a Hugging Face dataset card"),
-        entry(metadata.CARD_MARKDOWN_NAME, "The Hugging Face dataset card: that header, the summary's verdicts, "
-                                           "links to the appendix and its PDFs (upload it as README.md)"),
+        entry(
+            metadata.CARD_MARKDOWN_NAME,
+            "The Hugging Face dataset card: that header, the summary's verdicts, "
+            "links to the appendix and its PDFs (upload it as README.md)",
+        ),
         entry(metadata.CFF_NAME, "How to cite this version (Citation File Format 1.2.0)"),
         entry(metadata.BIBTEX_NAME, "How to cite this version (BibTeX)"),
     ]
     for table in numbered:
-        files.append(entry(f"tables/{table.slug}.csv",
-                           f"Table {table.number} ({table.title}) as CSV, numbers as numbers"))
+        files.append(
+            entry(f"tables/{table.slug}.csv", f"Table {table.number} ({table.title}) as CSV, numbers as numbers")
+        )
         files.append(entry(f"tables/{table.slug}.tex", f"Table {table.number} as LaTeX to \\input (longtable)"))
     for figure in drawn.values():
         files.append(entry(figure.file, f"{figure.title} (SVG)"))
         if figure.number:  # the same figure named by its number, for slides and papers
-            files += [entry(figures.export_name(figure, suffix), f"Figure {figure.number} as {kind}")
-                      for suffix, kind in EXPORT_KINDS]  # fmt: skip
-    files += [entry(name, description) for analysis in ANALYSES for name, description in analysis.downloads
-              if (folder / name).is_file()]  # fmt: skip
+            files += [
+                entry(figures.export_name(figure, suffix), f"Figure {figure.number} as {kind}")
+                for suffix, kind in EXPORT_KINDS
+            ]
+    files += [
+        entry(name, description)
+        for analysis in ANALYSES
+        for name, description in analysis.downloads
+        if (folder / name).is_file()
+    ]
     return files
 
 
-EXPORT_KINDS = ((".svg", "SVG, text kept as text"), (".png", f"PNG, {figures.EXPORT_DPI} dpi"),
-                (".pdf", "PDF, fonts embedded"))  # fmt: skip
+EXPORT_KINDS = (
+    (".svg", "SVG, text kept as text"),
+    (".png", f"PNG, {figures.EXPORT_DPI} dpi"),
+    (".pdf", "PDF, fonts embedded"),
+)
 
 
 def numbered_figures(body: render.Body) -> dict[str, figures.Figure]:
@@ -181,9 +221,15 @@ class Baseline:
     sha256: str
 
 
-def render_version(config: Config, folder: Path, stages: Stages, typesetter: pdf.Typesetter | None = None,
-                   with_pdf: bool = True, baseline: Baseline | None = None,
-                   input_files: Iterable[Path] = ()) -> dict[str, Any]:  # fmt: skip
+def render_version(
+    config: Config,
+    folder: Path,
+    stages: Stages,
+    typesetter: pdf.Typesetter | None = None,
+    with_pdf: bool = True,
+    baseline: Baseline | None = None,
+    input_files: Iterable[Path] = (),
+) -> dict[str, Any]:
     """Render a version folder that already holds results.json/csv; return results.json's content.
 
     ``typesetter``: a PDF typesetter started ahead of time (build_site starts it before the audit).
@@ -209,8 +255,9 @@ def render_version(config: Config, folder: Path, stages: Stages, typesetter: pdf
             (folder / changes.CHANGES_NAME).write_text(changes_text, encoding="utf-8", newline="")
         metadata.write_metadata(results, folder, timestamp)
         pdfs = (pdf_name(view.data["dataset"]["version"]), brief_name(view.data["dataset"]["version"]))
-        metadata.write_card(results, folder, timestamp, summary.markdown(body.summary), pdfs if with_pdf else (),
-                            view.draft)  # fmt: skip
+        metadata.write_card(
+            results, folder, timestamp, summary.markdown(body.summary), pdfs if with_pdf else (), view.draft
+        )
         if results.get("record", {}).get("notes"):
             (folder / render.NOTES_NAME).write_text(render.notes_text(results), encoding="utf-8", newline="")
     with stages.stage("html"):
@@ -221,10 +268,17 @@ def render_version(config: Config, folder: Path, stages: Stages, typesetter: pdf
                 (folder / name).write_text(text, encoding="utf-8")
         version = results["dataset"]["version"]
         page = render.appendix_context(
-            results, body.sections, datasheet, downloads_of(folder, body.tables, numbered, version, with_pdf),
-            timestamp, moment_source, pdf_name(version) if with_pdf else "", body.summary, body.annex,
+            results,
+            body.sections,
+            datasheet,
+            downloads_of(folder, body.tables, numbered, version, with_pdf),
+            timestamp,
+            moment_source,
+            pdf_name(version) if with_pdf else "",
+            body.summary,
+            body.annex,
             brief_name(version) if with_pdf else "",
-        )  # fmt: skip
+        )
         page = replace(page, changes=section)
         (folder / INDEX_NAME).write_text(render.render_page("appendix.html", page), encoding="utf-8")
         render.copy_stylesheets(folder)
@@ -232,18 +286,19 @@ def render_version(config: Config, folder: Path, stages: Stages, typesetter: pdf
     if with_pdf:
         with stages.stage("pdf"):
             write_pdf = pdf.write_pdf if typesetter is None else typesetter.write_pdf
-            appendix_pdf = write_pdf(folder / INDEX_NAME, folder / pdf_name(page.version), moment,
-                                     timings=stages.details)  # fmt: skip
+            appendix_pdf = write_pdf(
+                folder / INDEX_NAME, folder / pdf_name(page.version), moment, timings=stages.details
+            )
             # the brief names the appendix PDF by its SHA-256, so it is typeset second
-            brief = render.brief_context(page, view, body.sections, sha256_file(appendix_pdf),
-                                         config.report.url)  # fmt: skip
+            brief = render.brief_context(page, view, body.sections, sha256_file(appendix_pdf), config.report.url)
             source = folder / BRIEF_SOURCE
             source.write_text(render.render_page("brief.html", brief), encoding="utf-8")
             if typesetter is None:
                 pdf.write_brief(source, folder / brief_name(page.version), moment, timings=stages.details)
             else:
-                typesetter.write_pdf(source, folder / brief_name(page.version), moment, timings=stages.details,
-                                     kind="brief")  # fmt: skip
+                typesetter.write_pdf(
+                    source, folder / brief_name(page.version), moment, timings=stages.details, kind="brief"
+                )
             source.unlink()
     with stages.stage("manifest"):
         manifest.write_manifest(manifest.build_manifest(results, folder, timestamp, moment_source), folder)
@@ -278,8 +333,9 @@ def find_baseline(out: Path, version: str, compare_to: str | None) -> Baseline |
         try:
             return _read_baseline(compare_to, published[compare_to])
         except Exception as error:  # noqa: BLE001 - any damage: the user named it, so say so and stop
-            raise InputError(f"--compare-to {compare_to}: cannot read its results ({type(error).__name__}: "
-                             f"{error})") from None  # fmt: skip
+            raise InputError(
+                f"--compare-to {compare_to}: cannot read its results ({type(error).__name__}: {error})"
+            ) from None
     current = version_sort_key(version)
     for name in sorted(published, key=version_sort_key, reverse=True):
         if version_sort_key(name) >= current:
@@ -348,8 +404,14 @@ def _index_entry(name: str, folder: Path) -> render.VersionEntry:
         if not isinstance(written, dict):
             raise ValueError("manifest.json is not a JSON object")
         built = str(written.get("build_timestamp", ""))[:10]
-    entry = render.version_entry(results, built, (folder / pdf_name(name)).is_file(), pdf_name(name),
-                                 brief_name(name), (folder / brief_name(name)).is_file())  # fmt: skip
+    entry = render.version_entry(
+        results,
+        built,
+        (folder / pdf_name(name)).is_file(),
+        pdf_name(name),
+        brief_name(name),
+        (folder / brief_name(name)).is_file(),
+    )
     # the folder name is the link target, whatever results.json says
     return replace(entry, version=name, href=f"{name}/index.html")
 
@@ -377,9 +439,14 @@ def site_index_html(versions: Mapping[str, Path], required: tuple[str, ...] = ()
             warn(f"{versions[name]}: left out of the site index: cannot read its results ({reason})")
     title = entries[0].dataset_name if entries else "refsens-report"
     return render.render_page(
-        "site_index.html", render.SiteIndexPage(title=title, versions=tuple(entries), tool_version=__version__,
-                                                grid=changes.side_by_side(compared) if len(compared) > 1 else None,
-                                                latest=render.latest_version(entries)),
+        "site_index.html",
+        render.SiteIndexPage(
+            title=title,
+            versions=tuple(entries),
+            tool_version=__version__,
+            grid=changes.side_by_side(compared) if len(compared) > 1 else None,
+            latest=render.latest_version(entries),
+        ),
     )
 
 
@@ -429,10 +496,18 @@ def _check_site_path(out: Path) -> None:
 # --- the orchestrator ------------------------------------------------------------------------------
 
 
-def build_site(config: Config, out: Path, force: bool = False, progress: bool = False,
-               timings: dict[str, float] | None = None, details: dict[str, float] | None = None,
-               with_pdf: bool = True, compare_to: str | None = None,
-               allow_other_dataset: bool = False, draft: bool = False) -> Path:  # fmt: skip
+def build_site(
+    config: Config,
+    out: Path,
+    force: bool = False,
+    progress: bool = False,
+    timings: dict[str, float] | None = None,
+    details: dict[str, float] | None = None,
+    with_pdf: bool = True,
+    compare_to: str | None = None,
+    allow_other_dataset: bool = False,
+    draft: bool = False,
+) -> Path:
     """Audit the record and publish ``out/<version>/`` with a refreshed ``out/index.html``; return the folder.
 
     ``timings`` receives the seconds of each stage, ``details`` those of the steps within the PDF stage.
@@ -477,8 +552,15 @@ def build_site(config: Config, out: Path, force: bool = False, progress: bool = 
                 write_results(audit_results, folder)
                 _refuse_draft(folder, config, draft)
                 write_files(audit_results, folder)
-            render_version(config, folder, stages, typesetter=typesetter, with_pdf=with_pdf, baseline=baseline,
-                           input_files=audit_results.input_files.values())  # fmt: skip
+            render_version(
+                config,
+                folder,
+                stages,
+                typesetter=typesetter,
+                with_pdf=with_pdf,
+                baseline=baseline,
+                input_files=audit_results.input_files.values(),
+            )
         with stages.stage("index"), publish.site_lock(out):
             publish.recover(out, own=staging)
             # the index is made from the folders as they are now, under the lock: a build of another
@@ -505,5 +587,7 @@ def _refuse_draft(folder: Path, config: Config, draft: bool) -> None:
     """Raise InputError when the results just written are a draft's (ResultsView.draft) and --draft was not given."""
     why = ResultsView.from_json(json.loads((folder / "results.json").read_text(encoding="utf-8"))).draft
     if why and not draft:
-        raise InputError(f"{config.path}: [audit] resamples = {config.audit.resamples} makes this build a draft. "
-                         f"{why} Publish it as a draft with `build --draft`, or raise [audit] resamples.")
+        raise InputError(
+            f"{config.path}: [audit] resamples = {config.audit.resamples} makes this build a draft. "
+            f"{why} Publish it as a draft with `build --draft`, or raise [audit] resamples."
+        )

@@ -31,7 +31,7 @@ class DuplicateGroups:
     keys: tuple[str, ...]
 
     @classmethod
-    def from_record(cls, record: Record, key_name: str) -> "DuplicateGroups":
+    def from_record(cls, record: Record, key_name: str) -> DuplicateGroups:
         keys = record.table.meta_values(key_name).tolist()
         counts: dict[str, int] = {}
         for key in keys:

@@ -12,11 +12,11 @@ the findings (``headlines``), the figure (``summary_figure``) and the one-line a
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Sequence
 
-from refsens_report.analyses.registry import ANALYSES
 from refsens_report.analyses.base import Section, Verdict
+from refsens_report.analyses.registry import ANALYSES
 from refsens_report.figures import Figure
 from refsens_report.prose import markdown_text
 from refsens_report.view import ResultsView
@@ -53,21 +53,34 @@ class Summary:
 def build_summary(view: ResultsView, drawn: Mapping[str, Figure], sections: Sequence[Section]) -> Summary:
     """Return the summary block from the results, the drawn figures and the (unnumbered) sections."""
     findings = headline_sentences(view)
-    offered = sorted((analysis.summary_figure for analysis in ANALYSES if analysis.summary_figure is not None),
-                     key=lambda offer: offer.fallback)  # fmt: skip
+    offered = sorted(
+        (analysis.summary_figure for analysis in ANALYSES if analysis.summary_figure is not None),
+        key=lambda offer: offer.fallback,
+    )
     figure = next((drawn[offer.key] for offer in offered if offer.key in drawn), None)
-    skipped = tuple(NotApplicable(section.title, section.not_applicable) for section in sections
-                    if section.not_applicable and not section.tables and not section.figures)  # fmt: skip
+    skipped = tuple(
+        NotApplicable(section.title, section.not_applicable)
+        for section in sections
+        if section.not_applicable and not section.tables and not section.figures
+    )
     empty = no_verdict(view)
-    return Summary(verdicts=tuple(verdicts(view)), findings=tuple(findings), figure=figure, not_applicable=skipped,
-                   empty=empty, lead=lead(view))  # fmt: skip
+    return Summary(
+        verdicts=tuple(verdicts(view)),
+        findings=tuple(findings),
+        figure=figure,
+        not_applicable=skipped,
+        empty=empty,
+        lead=lead(view),
+    )
 
 
 def lead(view: ResultsView) -> str:
     """Return the sentence that introduces the verdicts and findings."""
-    return (f"How far does a score move when only the gold changes? Each alternative reference against the primary "
-            f"one, {view.primary}, then what each analysis found (pooled over the languages; F1 scores and "
-            f"differences in F1 points with {view.confidence_label}s; per-language results are in the sections):")
+    return (
+        f"How far does a score move when only the gold changes? Each alternative reference against the primary "
+        f"one, {view.primary}, then what each analysis found (pooled over the languages; F1 scores and "
+        f"differences in F1 points with {view.confidence_label}s; per-language results are in the sections):"
+    )
 
 
 def markdown(summary: Summary) -> str:
@@ -75,13 +88,17 @@ def markdown(summary: Summary) -> str:
     not apply as the appendix prints, without its figure."""
     lines = [markdown_text(summary.lead if summary.verdicts else summary.empty), ""]
     for verdict in summary.verdicts:
-        lines.append(f"- **{markdown_text(verdict.reference)}** instead of {markdown_text(verdict.primary)}. "
-                     f"{markdown_text(verdict.text)}")  # fmt: skip
+        lines.append(
+            f"- **{markdown_text(verdict.reference)}** instead of {markdown_text(verdict.primary)}. "
+            f"{markdown_text(verdict.text)}"
+        )
     lines += [f"- {markdown_text(finding)}" for finding in summary.findings]
     if summary.not_applicable:
         lines += ["", "Not applicable to this record:", ""]
-        lines += [f"- **{markdown_text(skipped.title)}**: {markdown_text(skipped.reason)}"
-                  for skipped in summary.not_applicable]  # fmt: skip
+        lines += [
+            f"- **{markdown_text(skipped.title)}**: {markdown_text(skipped.reason)}"
+            for skipped in summary.not_applicable
+        ]
     return "\n".join(lines).replace("\n\n\n", "\n\n").strip("\n") + "\n"
 
 

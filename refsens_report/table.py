@@ -10,9 +10,10 @@ million-item record never becomes a million ``Item`` objects. ``Record.item(inde
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from operator import itemgetter
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -52,7 +53,7 @@ class SpanTable:
         return len(self.item)
 
     @classmethod
-    def from_items(cls, items: Sequence[Any]) -> "SpanTable":
+    def from_items(cls, items: Sequence[Any]) -> SpanTable:
         """Flatten ``Item`` objects into arrays (one pass over the record)."""
         n_items = len(items)
         name_code: dict[str, int] = {}
@@ -76,8 +77,9 @@ class SpanTable:
         end = np.fromiter(map(itemgetter(1), flat_spans), np.int64, n_spans)
         # a dict factorises the few distinct types (no pandas import, ~0.5 s of every build)
         first_seen: dict[str, int] = {}
-        codes = np.fromiter((first_seen.setdefault(name, len(first_seen)) for name in map(itemgetter(2), flat_spans)),
-                            np.int64, n_spans)  # fmt: skip
+        codes = np.fromiter(
+            (first_seen.setdefault(name, len(first_seen)) for name in map(itemgetter(2), flat_spans)), np.int64, n_spans
+        )
         type_names, type_codes = sorted_codes(np.array(list(first_seen), dtype=object), codes)
         languages = tuple(sorted({item.language for item in items}))
         language_code = {language: code for code, language in enumerate(languages)}

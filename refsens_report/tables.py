@@ -11,8 +11,9 @@ from __future__ import annotations
 import csv
 import io
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from refsens_report import formatting
 from refsens_report.formatting import count, format_row, p_value
@@ -58,10 +59,9 @@ class Table:
     groups: tuple[tuple[str, int], ...] = ()  # (label, columns spanned) above ``columns``; "" spans nothing
     notes: tuple[str, ...] = ()
     number: int = 0
-    csv: "Table | None" = None  # what the CSV download holds when the page shows less (the full type matrix)
+    csv: Table | None = None  # what the CSV download holds when the page shows less (the full type matrix)
     print_rows: int | None = None  # the PDF prints the first this many rows, the site every one (None: all)
     print_only: frozenset[int] | None = None  # or the PDF prints these rows alone (None: all), the site every one
-
 
     @property
     def long_groups(self) -> frozenset[int]:
@@ -131,18 +131,210 @@ INTERVAL_EM = 0.86  # a number cell's interval line is set this much smaller tha
 # Noto Sans advance widths in 1/1000 em of ' ' to '~', regular and bold; any other character counts a full em
 # (CJK ideographs are one; accented Latin letters and symbols are narrower, so their columns are a little wide)
 _ASCII = "".join(chr(code) for code in range(32, 127))
-_NOTO_REGULAR = dict(zip(_ASCII, (
-    260, 269, 408, 646, 572, 831, 732, 225, 300, 300, 551, 572, 268, 322, 268, 372, 572, 572, 572, 572, 572, 572,
-    572, 572, 572, 572, 268, 268, 572, 572, 572, 434, 899, 639, 650, 632, 730, 556, 519, 728, 741, 339, 273, 619,
-    524, 907, 760, 781, 605, 781, 622, 549, 556, 731, 600, 930, 586, 566, 572, 329, 372, 329, 572, 444, 281, 561,
-    615, 480, 615, 564, 344, 615, 618, 258, 258, 534, 258, 935, 618, 605, 615, 615, 413, 479, 361, 618, 508, 786,
-    529, 510, 470, 380, 551, 380, 572)))
-_NOTO_BOLD = dict(zip(_ASCII, (
-    260, 286, 472, 646, 572, 901, 750, 266, 339, 339, 545, 572, 285, 322, 285, 413, 572, 572, 572, 572, 572, 572,
-    572, 572, 572, 572, 285, 285, 572, 572, 572, 477, 897, 690, 672, 637, 740, 560, 549, 724, 765, 389, 331, 664,
-    565, 943, 813, 796, 628, 796, 660, 551, 579, 756, 650, 967, 667, 624, 579, 331, 413, 331, 572, 411, 362, 604,
-    633, 514, 633, 591, 387, 633, 657, 305, 305, 620, 305, 982, 657, 619, 633, 633, 454, 497, 434, 657, 569, 856,
-    578, 569, 488, 394, 551, 394, 572)))
+_NOTO_REGULAR = dict(
+    zip(
+        _ASCII,
+        (
+            260,
+            269,
+            408,
+            646,
+            572,
+            831,
+            732,
+            225,
+            300,
+            300,
+            551,
+            572,
+            268,
+            322,
+            268,
+            372,
+            572,
+            572,
+            572,
+            572,
+            572,
+            572,
+            572,
+            572,
+            572,
+            572,
+            268,
+            268,
+            572,
+            572,
+            572,
+            434,
+            899,
+            639,
+            650,
+            632,
+            730,
+            556,
+            519,
+            728,
+            741,
+            339,
+            273,
+            619,
+            524,
+            907,
+            760,
+            781,
+            605,
+            781,
+            622,
+            549,
+            556,
+            731,
+            600,
+            930,
+            586,
+            566,
+            572,
+            329,
+            372,
+            329,
+            572,
+            444,
+            281,
+            561,
+            615,
+            480,
+            615,
+            564,
+            344,
+            615,
+            618,
+            258,
+            258,
+            534,
+            258,
+            935,
+            618,
+            605,
+            615,
+            615,
+            413,
+            479,
+            361,
+            618,
+            508,
+            786,
+            529,
+            510,
+            470,
+            380,
+            551,
+            380,
+            572,
+        ),
+    )
+)
+_NOTO_BOLD = dict(
+    zip(
+        _ASCII,
+        (
+            260,
+            286,
+            472,
+            646,
+            572,
+            901,
+            750,
+            266,
+            339,
+            339,
+            545,
+            572,
+            285,
+            322,
+            285,
+            413,
+            572,
+            572,
+            572,
+            572,
+            572,
+            572,
+            572,
+            572,
+            572,
+            572,
+            285,
+            285,
+            572,
+            572,
+            572,
+            477,
+            897,
+            690,
+            672,
+            637,
+            740,
+            560,
+            549,
+            724,
+            765,
+            389,
+            331,
+            664,
+            565,
+            943,
+            813,
+            796,
+            628,
+            796,
+            660,
+            551,
+            579,
+            756,
+            650,
+            967,
+            667,
+            624,
+            579,
+            331,
+            413,
+            331,
+            572,
+            411,
+            362,
+            604,
+            633,
+            514,
+            633,
+            591,
+            387,
+            633,
+            657,
+            305,
+            305,
+            620,
+            305,
+            982,
+            657,
+            619,
+            633,
+            633,
+            454,
+            497,
+            434,
+            657,
+            569,
+            856,
+            578,
+            569,
+            488,
+            394,
+            551,
+            394,
+            572,
+        ),
+    )
+)
 
 
 def print_width(text: str, bold: bool = False) -> float:
@@ -249,9 +441,13 @@ def columns_of(table: Table, keep: Sequence[int]) -> Table:
         else:
             groups.append((owner[index][1], 1))
         previous = owner[index][0]
-    return replace(table, columns=tuple(table.columns[index] for index in keep),
-                   groups=tuple(groups) if table.groups else (),
-                   rows=tuple(tuple(row[index] for index in keep) for row in table.rows), csv=None)  # fmt: skip
+    return replace(
+        table,
+        columns=tuple(table.columns[index] for index in keep),
+        groups=tuple(groups) if table.groups else (),
+        rows=tuple(tuple(row[index] for index in keep) for row in table.rows),
+        csv=None,
+    )
 
 
 def print_layout(table: Table) -> PrintLayout:
@@ -259,10 +455,13 @@ def print_layout(table: Table) -> PrintLayout:
     beside its estimate (one line a row: half the height of two), then in TABLE_TYPE, then in COMPACT_TYPE,
     then in COMPACT_TYPE with its number columns' headers keyed, then split into as few parts as that needs."""
     inline = _print_columns(table, inline=True)  # inline only when no column then wraps (every want fits)
-    if (any(cell.interval for row in table.rows for cell in row)
-            and sum(TABLE_TYPE.pt(want) for _, want in inline) <= TEXT_WIDTH_PT):
-        return PrintLayout((PrintPart(table, column_widths(table, TABLE_TYPE, inline=True)),), TABLE_TYPE.css_class,
-                           "", inline=True)
+    if (
+        any(cell.interval for row in table.rows for cell in row)
+        and sum(TABLE_TYPE.pt(want) for _, want in inline) <= TEXT_WIDTH_PT
+    ):
+        return PrintLayout(
+            (PrintPart(table, column_widths(table, TABLE_TYPE, inline=True)),), TABLE_TYPE.css_class, "", inline=True
+        )
     for kind in (TABLE_TYPE, COMPACT_TYPE):
         if _fits(table, kind):
             return PrintLayout((PrintPart(table, column_widths(table, kind)),), kind.css_class, "")
@@ -384,9 +583,7 @@ def long_layout(view: ResultsView, number_columns: int) -> bool:
     The paper's layout puts every reference and every pair of references side by side; that reads well for two
     outputs and two references, and becomes many narrow columns of wrapped names at leaderboard scale.
     """
-    return bool(view.reference_pairs()) and (
-        len(view.outputs) > SCALE_OUTPUTS or number_columns > WIDE_NUMBER_COLUMNS
-    )
+    return bool(view.reference_pairs()) and (len(view.outputs) > SCALE_OUTPUTS or number_columns > WIDE_NUMBER_COLUMNS)
 
 
 # --- one language: its rows are the pooled ones -------------------------------------------------------
@@ -405,8 +602,11 @@ def one_language(table: Table, view: ResultsView) -> Table:
         return table
     column = table.columns.index(LANGUAGE_COLUMN)
     language = view.languages[0]
-    rows = [[replace(cell, repeated=False) for index, cell in enumerate(row) if index != column]
-            for row in table.rows if row[column].text != language]  # fmt: skip
+    rows = [
+        [replace(cell, repeated=False) for index, cell in enumerate(row) if index != column]
+        for row in table.rows
+        if row[column].text != language
+    ]
     if not rows:
         return table
     groups, start = [], 0
@@ -447,8 +647,11 @@ def for_the_page(table: Table, view: ResultsView, cited: frozenset[int] = frozen
         indices = [cell.row for cell in table.rows[position] if cell.row is not None]
         found = [results[index] for index in indices]
         pooled = any(row["language"] == POOLED for row in found)
-        sizes = [abs(row["estimate"]) for row in found
-                 if row["estimate"] is not None and formatting.kind_of(row["analysis"], row["statistic"]).signed]  # fmt: skip
+        sizes = [
+            abs(row["estimate"])
+            for row in found
+            if row["estimate"] is not None and formatting.kind_of(row["analysis"], row["statistic"]).signed
+        ]
         return (any(index in cited for index in indices), pooled, max(sizes, default=0.0), -position)
 
     kept = sorted(sorted(range(len(table.rows)), key=importance, reverse=True)[:PAGE_ROWS])
@@ -456,10 +659,13 @@ def for_the_page(table: Table, view: ResultsView, cited: frozenset[int] = frozen
     rows = [[replace(cell, repeated=False) for cell in table.rows[position]] for position in kept]
     pooled_only = all(importance(position)[1] for position in kept)
     what = "pooled rows" if pooled_only else "rows, pooled first"
-    note = (f"The page shows {PAGE_ROWS} of the table's {len(table.rows):,} rows ({what}, those with the largest "
-            "differences, and every row the summary cites); the table's CSV holds every row.")  # fmt: skip
-    return replace(table, rows=mark_repeats(rows, max(labels - 1, 0)), notes=(*table.notes, note),
-                   csv=table.csv or table)  # fmt: skip
+    note = (
+        f"The page shows {PAGE_ROWS} of the table's {len(table.rows):,} rows ({what}, those with the largest "
+        "differences, and every row the summary cites); the table's CSV holds every row."
+    )
+    return replace(
+        table, rows=mark_repeats(rows, max(labels - 1, 0)), notes=(*table.notes, note), csv=table.csv or table
+    )
 
 
 # --- writers ---------------------------------------------------------------------------------------

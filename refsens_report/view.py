@@ -5,11 +5,12 @@ Tables, figures and sentences read numbers only through ``ResultsView``; they ne
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from functools import cached_property
 from itertools import combinations
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from refsens_report import formatting
 from refsens_report.bootstrap import AUTO_MIN_RESAMPLES, auto_resamples, decisive_resamples, significant
@@ -18,6 +19,7 @@ from refsens_report.counts import DEFAULT_RULES, RULE_NAMES
 from refsens_report.record import POOLED
 
 Row = Mapping[str, Any]
+
 
 def largest_first(rows: Iterable[Row]) -> list[Row]:
     """Return the rows with a defined estimate, the largest |estimate| first (ties keep their order).
@@ -52,7 +54,9 @@ class ResultsRows:
             self._groups.setdefault((row["analysis"], row["statistic"]), []).append((index, row))
         self._indexes: dict[tuple[str, str, tuple[str, ...]], dict[tuple, list[tuple[int, Mapping[str, Any]]]]] = {}
 
-    def _index(self, analysis: str, statistic: str, columns: tuple[str, ...]) -> dict[tuple, list[tuple[int, Mapping[str, Any]]]]:
+    def _index(
+        self, analysis: str, statistic: str, columns: tuple[str, ...]
+    ) -> dict[tuple, list[tuple[int, Mapping[str, Any]]]]:
         key = (analysis, statistic, columns)
         index = self._indexes.get(key)
         if index is None:
@@ -84,10 +88,13 @@ def _used_table(kind: type, used: Any) -> Any:
     """Return one config table (a config.py dataclass) from results.json's copy of it as used: lists become
     tuples, and a key the copy lacks (an older results.json, a hand-made one) reads as the table's default."""
     used = used if isinstance(used, Mapping) else {}
-    return kind(**{
-        option.name: tuple(used[option.name]) if isinstance(used[option.name], list) else used[option.name]
-        for option in fields(kind) if option.name in used
-    })  # fmt: skip
+    return kind(
+        **{
+            option.name: tuple(used[option.name]) if isinstance(used[option.name], list) else used[option.name]
+            for option in fields(kind)
+            if option.name in used
+        }
+    )
 
 
 @dataclass(frozen=True)
@@ -104,7 +111,7 @@ class Settings:
     checks: tuple[Check, ...] | None  # `[check]` as used (thresholds and fail_when), None when the build had none
 
     @classmethod
-    def from_results(cls, results: Mapping[str, Any]) -> "Settings":
+    def from_results(cls, results: Mapping[str, Any]) -> Settings:
         """Return the settings of a results.json (its "config", the config as used)."""
         config = results.get("config")
         config = config if isinstance(config, Mapping) else {}
@@ -114,16 +121,21 @@ class Settings:
             report["datasheet"] = Path(report["datasheet"])
         checks = config.get("check")
         return cls(
-            roles=Roles(annotators=tuple(roles.get("annotators") or ()), outputs=tuple(roles.get("outputs") or ()),
-                        references=tuple(roles.get("references") or ()),
-                        descriptions=dict(roles.get("descriptions") or {})),
+            roles=Roles(
+                annotators=tuple(roles.get("annotators") or ()),
+                outputs=tuple(roles.get("outputs") or ()),
+                references=tuple(roles.get("references") or ()),
+                descriptions=dict(roles.get("descriptions") or {}),
+            ),
             audit=_used_table(AuditSettings, config.get("audit")),
             report=_used_table(ReportSettings, report),
-            checks=None if checks is None else tuple(
+            checks=None
+            if checks is None
+            else tuple(
                 Check(key=key, threshold=float(used["threshold"]), fail_when=used.get("fail_when", "estimate"))
                 for key, used in checks.items()
             ),
-        )  # fmt: skip
+        )
 
 
 @dataclass(frozen=True)
@@ -137,14 +149,18 @@ class HolmFamily:
     holm_floor: float | None = None  # the smallest Holm p the family can reach with B replicates
 
     @classmethod
-    def from_results(cls, results: Mapping[str, Any]) -> "HolmFamily | None":
+    def from_results(cls, results: Mapping[str, Any]) -> HolmFamily | None:
         """Return the family results.json names; None when it names none (results without an interaction)."""
         holm = results.get("interaction") or {}
         if not holm:
             return None
-        return cls(name=str(holm.get("family", "")), tests=holm.get("tests") or 0,
-                   ranking=tuple(holm.get("ranking") or ()), resamples=holm.get("resamples"),
-                   holm_floor=holm.get("holm_floor"))  # fmt: skip
+        return cls(
+            name=str(holm.get("family", "")),
+            tests=holm.get("tests") or 0,
+            ranking=tuple(holm.get("ranking") or ()),
+            resamples=holm.get("resamples"),
+            holm_floor=holm.get("holm_floor"),
+        )
 
 
 @dataclass(frozen=True)
@@ -155,7 +171,7 @@ class ResultsView:
     rows: ResultsRows = field(repr=False)
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> "ResultsView":
+    def from_json(cls, data: Mapping[str, Any]) -> ResultsView:
         formatting.adopt(data.get("statistics") or {})  # how each statistic prints, as the audit declared it
         return cls(data=data, rows=ResultsRows(data["rows"]))
 
@@ -264,7 +280,7 @@ class ResultsView:
             f"and {formatting.counted(resamples, 'replicate')}, no Holm p can fall below "
             f"{formatting.p_value(floor)} (the level is {self.level}); deciding it needs at least "
             f"{formatting.counted(decisive_resamples(tests, self.confidence), 'replicate')} "
-            f"(resamples = \"auto\" picks {formatting.count(auto_resamples(tests, self.confidence))})."
+            f'(resamples = "auto" picks {formatting.count(auto_resamples(tests, self.confidence))}).'
         )
 
     @property
@@ -276,8 +292,10 @@ class ResultsView:
         if self.undecidable:
             return self.undecidable
         if isinstance(resamples, int) and resamples < AUTO_MIN_RESAMPLES:
-            return (f"This run has {formatting.counted(resamples, 'replicate')}, fewer than the "
-                    f"{formatting.count(AUTO_MIN_RESAMPLES)} that resamples = \"auto\" always uses.")
+            return (
+                f"This run has {formatting.counted(resamples, 'replicate')}, fewer than the "
+                f'{formatting.count(AUTO_MIN_RESAMPLES)} that resamples = "auto" always uses.'
+            )
         return ""
 
     def row(self, analysis: str, statistic: str, **criteria: str) -> Row | None:
@@ -298,9 +316,9 @@ class ResultsView:
     def primary_order(self) -> list[str]:
         """Return the outputs in the order of their pooled main-rule score under the primary reference, highest
         first (ties, and outputs without a score last, in config order): an ordering of printed scores."""
+
         def score(output: str) -> float:
-            row = self.row("swap", "score", rule=self.main_rule, language=POOLED, output=output,
-                           reference=self.primary)  # fmt: skip
+            row = self.row("swap", "score", rule=self.main_rule, language=POOLED, output=output, reference=self.primary)
             return -row["estimate"] if row and row["estimate"] is not None else float("inf")
 
         return sorted(self.outputs, key=score)

@@ -18,9 +18,10 @@ appearance) is item ``k - offset[p]`` of partition p, the partition whose item r
 from __future__ import annotations
 
 import operator
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -30,19 +31,19 @@ from refsens_report.counts import Column, ItemCounts
 from refsens_report.engine import DaskRun, _added, block_groups, default_partitions, partial_sums
 from refsens_report.errors import InputError
 
-
 # ----------------------------------------------------------------------------------------------------------
 # on a worker
 
 
-def partition_counts(path: str, display: str, names: Sequence[str], duplicate_key: str,
-                     label_map: Mapping[str, str]) -> ItemCounts:  # fmt: skip
+def partition_counts(
+    path: str, display: str, names: Sequence[str], duplicate_key: str, label_map: Mapping[str, str]
+) -> ItemCounts:
     """Read one partition file as the audit reads a record (the Parquet adapter, then `[record] label_map`) and
     return its items' counts: kept in the worker's memory for the whole audit."""
     from refsens_report.adapters import parquet
+    from refsens_report.adapters.label_map import apply_label_map
     from refsens_report.analyses.registry import ANALYSES
     from refsens_report.files import InputPath
-    from refsens_report.adapters.label_map import apply_label_map
 
     record = parquet.load(parquet.ParquetOptions(InputPath(Path(path), display)), duplicate_key)
     record = apply_label_map(record, dict(label_map))
@@ -61,9 +62,15 @@ def partition_rows(counts: ItemCounts, columns: Sequence[Column], local: np.ndar
     return counts.matrix(list(columns))[local]
 
 
-def assembled_block(pieces: Sequence[np.ndarray], rows: Sequence[np.ndarray], size: int, width: int,
-                    columns: Sequence[int], local: np.ndarray | None = None,
-                    local_columns: Sequence[int] = ()) -> tuple[Any, np.ndarray]:  # fmt: skip
+def assembled_block(
+    pieces: Sequence[np.ndarray],
+    rows: Sequence[np.ndarray],
+    size: int,
+    width: int,
+    columns: Sequence[int],
+    local: np.ndarray | None = None,
+    local_columns: Sequence[int] = (),
+) -> tuple[Any, np.ndarray]:
     """Return (the ItemBlock, its column sums) of one canonical block of ``size`` items and ``width`` columns.
 
     ``pieces[k]``: a partition's values of the ``columns`` computed there, for the block's items ``rows[k]``
@@ -147,21 +154,28 @@ class PartitionedRun(DaskRun):
         (``ids``: the record's ids, in the client's order)."""
         if self._counts is None:
             files = self.files
-            futures = [self.client.submit(partition_counts, path, display, files.names, files.duplicate_key,
-                                          dict(files.label_map), pure=False)
-                       for path, display in zip(files.paths, files.displays)]  # fmt: skip
+            futures = [
+                self.client.submit(
+                    partition_counts, path, display, files.names, files.duplicate_key, dict(files.label_map), pure=False
+                )
+                for path, display in zip(files.paths, files.displays)
+            ]
             shapes = self.client.gather([self.client.submit(partition_shape, future) for future in futures])
             sizes = np.array([items for items, _, _ in shapes], dtype=np.int64)
             self.offsets = np.concatenate([[0], np.cumsum(sizes)])
             if self.offsets[-1] != len(ids):
-                raise InputError(f"{files.displays[0].rsplit('/', 1)[0]}: the Dask workers read {int(self.offsets[-1]):,} "
-                                 f"items from the partitions, the client {len(ids):,}: an item's rows are in two "
-                                 "partitions; write the record with refsens-report convert --partition-items N")  # fmt: skip
+                raise InputError(
+                    f"{files.displays[0].rsplit('/', 1)[0]}: the Dask workers read {int(self.offsets[-1]):,} "
+                    f"items from the partitions, the client {len(ids):,}: an item's rows are in two "
+                    "partitions; write the record with refsens-report convert --partition-items N"
+                )
             for display, (items, first, last), offset in zip(files.displays, shapes, self.offsets[:-1].tolist()):
                 if items and (ids[offset] != first or ids[offset + items - 1] != last):
-                    raise InputError(f"{display}: its items are not where the client's record has them: an item's "
-                                     "rows are in two partitions; write the record with refsens-report convert "
-                                     "--partition-items N")  # fmt: skip
+                    raise InputError(
+                        f"{display}: its items are not where the client's record has them: an item's "
+                        "rows are in two partitions; write the record with refsens-report convert "
+                        "--partition-items N"
+                    )
             self._counts = futures
         return self._counts
 
@@ -176,10 +190,19 @@ class PartitionedRun(DaskRun):
         rest = [k for k in range(len(columns)) if k not in set(remote)]
         self._ids = counts.table.ids
         local = bootstrap.matrix_source(counts.matrix([columns[k] for k in rest])) if rest else None
-        return RemoteColumns(len(columns), _rows_stay_on_the_workers, None, tuple(columns[k] for k in remote),
-                             tuple(remote), local, tuple(rest))  # fmt: skip
+        return RemoteColumns(
+            len(columns),
+            _rows_stay_on_the_workers,
+            None,
+            tuple(columns[k] for k in remote),
+            tuple(remote),
+            local,
+            tuple(rest),
+        )
 
-    def _remote_blocks(self, counts: list[Any], source: RemoteColumns, parts: list[np.ndarray]) -> tuple[list[Any], list[Any]]:
+    def _remote_blocks(
+        self, counts: list[Any], source: RemoteColumns, parts: list[np.ndarray]
+    ) -> tuple[list[Any], list[Any]]:
         """Return (a future per canonical block: its ItemBlock; a future per block: its column sums)."""
         blocks, sums = [], []
         for members in parts:
@@ -193,15 +216,32 @@ class PartitionedRun(DaskRun):
             given = None
             if source.local is not None:
                 (given,) = self.client.scatter([source.local.rows(members)], hash=False)
-            both = self.client.submit(assembled_block, pieces, rows, len(members), source.n_columns, source.places,
-                                      given, source.local_places, pure=False)  # fmt: skip
+            both = self.client.submit(
+                assembled_block,
+                pieces,
+                rows,
+                len(members),
+                source.n_columns,
+                source.places,
+                given,
+                source.local_places,
+                pure=False,
+            )
             blocks.append(self.client.submit(operator.getitem, both, 0, pure=False))
             sums.append(self.client.submit(operator.getitem, both, 1, pure=False))
         return blocks, sums
 
-    def resampled_sums(self, columns: Any, strata: Sequence[np.ndarray], resamples: int, seed: np.random.SeedSequence,
-                       progress: Callable[[int], None] | None = None, stratum_keys: Sequence[int] | None = None,
-                       run: Any = None, clusters: Sequence[np.ndarray | None] | None = None) -> Any:  # fmt: skip
+    def resampled_sums(
+        self,
+        columns: Any,
+        strata: Sequence[np.ndarray],
+        resamples: int,
+        seed: np.random.SeedSequence,
+        progress: Callable[[int], None] | None = None,
+        stratum_keys: Sequence[int] | None = None,
+        run: Any = None,
+        clusters: Sequence[np.ndarray | None] | None = None,
+    ) -> Any:
         """``bootstrap.resampled_sums`` with the ``RemoteColumns`` sources' blocks built on the workers.
 
         Sources of other kinds (a matrix the client holds: per-type counts) are cut into blocks here and sent
@@ -210,13 +250,16 @@ class PartitionedRun(DaskRun):
         """
         sources = [columns] if not isinstance(columns, (list, tuple)) else list(columns)
         if clusters is not None or not any(isinstance(source, RemoteColumns) for source in sources):
-            return bootstrap.resampled_sums(columns, strata, resamples, seed, progress, stratum_keys, run=self,
-                                            clusters=clusters)  # fmt: skip
+            return bootstrap.resampled_sums(
+                columns, strata, resamples, seed, progress, stratum_keys, run=self, clusters=clusters
+            )
         counts = self.counts(self._ids)
         stratum_keys = list(range(len(strata))) if stratum_keys is None else list(stratum_keys)
         wanted = [resamples if source.resamples is None else min(source.resamples, resamples) for source in sources]
-        sums = [np.zeros((len(strata) + 1, count + 1, source.n_columns), dtype=np.float64)
-                for count, source in zip(wanted, sources)]  # fmt: skip
+        sums = [
+            np.zeros((len(strata) + 1, count + 1, source.n_columns), dtype=np.float64)
+            for count, source in zip(wanted, sources)
+        ]
         sizes: list[list[int]] = []
         handles: list[list[list[Any]]] = [[] for _ in sources]  # [source][group][block]: a future of its ItemBlock
         block_sums: list[list[list[Any]]] = [[] for _ in sources]  # [source][group][block]: its sums, or a future
@@ -235,19 +278,32 @@ class PartitionedRun(DaskRun):
                 block_sums[number].append(totals)
         for number, total in enumerate(sums):  # the point estimates, block by block in the local engine's order
             for group, totals in enumerate(block_sums[number]):
-                for found in (self.client.gather(totals) if totals and not isinstance(totals[0], np.ndarray) else totals):
+                for found in self.client.gather(totals) if totals and not isinstance(totals[0], np.ndarray) else totals:
                     total[group, 0] += found
         del block_sums
-        units = [(group, first) for group in range(len(strata)) for first in range(0, max(wanted), bootstrap.REPLICATE_CHUNK)]
+        units = [
+            (group, first) for group in range(len(strata)) for first in range(0, max(wanted), bootstrap.REPLICATE_CHUNK)
+        ]
         partitions = self.partitions or default_partitions(len(units), sum(self.client.nthreads().values()))
         tasks = []  # every unit's tasks at once, so that the workers are busy while the client adds up
         for group, first in units:
             wanted_here = [max(0, min(bootstrap.REPLICATE_CHUNK, count - first)) for count in wanted]
-            tasks.append([self.client.submit(partial_sums, sizes[group], [[handles[s][group][n] for n in numbers]
-                                                                          for s in range(len(sources))],
-                                             numbers, seed, stratum_keys[group], first // bootstrap.REPLICATE_CHUNK,
-                                             wanted_here, pure=False)
-                          for numbers in block_groups(len(sizes[group]), partitions)])  # fmt: skip
+            tasks.append(
+                [
+                    self.client.submit(
+                        partial_sums,
+                        sizes[group],
+                        [[handles[s][group][n] for n in numbers] for s in range(len(sources))],
+                        numbers,
+                        seed,
+                        stratum_keys[group],
+                        first // bootstrap.REPLICATE_CHUNK,
+                        wanted_here,
+                        pure=False,
+                    )
+                    for numbers in block_groups(len(sizes[group]), partitions)
+                ]
+            )
         del handles  # the blocks stay on the workers while a task needs them, then go
         for (group, first), unit_tasks in zip(units, tasks):
             for total, part in zip(sums, _added(self._gathered(unit_tasks))):
@@ -267,8 +323,13 @@ def partition_files(config: Any) -> PartitionFiles | None:
     source = config.record_options.source
     paths = sorted(source.path.glob("*.parquet"))
     folder = source.display.rstrip("/")
-    return PartitionFiles(tuple(str(path.resolve()) for path in paths), tuple(f"{folder}/{path.name}" for path in paths),
-                          tuple(config.roles.all_names), config.audit.duplicate_key, dict(config.label_map))  # fmt: skip
+    return PartitionFiles(
+        tuple(str(path.resolve()) for path in paths),
+        tuple(f"{folder}/{path.name}" for path in paths),
+        tuple(config.roles.all_names),
+        config.audit.duplicate_key,
+        dict(config.label_map),
+    )
 
 
 def dask_run(client: Any, config: Config) -> DaskRun:

@@ -7,8 +7,9 @@ does not collide with any ``conftest.py`` other suites add.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 from refsens_report.audit import run_audit
 from refsens_report.cli import main
@@ -38,7 +39,9 @@ def item(
     return obj
 
 
-def labelled(item_id: str, language: str, spans: Mapping[str, Sequence[Sequence[Any]] | None], **kwargs: Any) -> dict[str, Any]:
+def labelled(
+    item_id: str, language: str, spans: Mapping[str, Sequence[Sequence[Any]] | None], **kwargs: Any
+) -> dict[str, Any]:
     """Like ``item`` but with labelling names as a mapping (names that are not identifiers)."""
     return item(item_id, language, **kwargs, **spans)
 

@@ -52,7 +52,7 @@ def cells(line: str) -> list[str]:
     while index < len(line):
         character = line[index]
         if character == "\\" and index + 1 < len(line):
-            current += line[index:index + 2]
+            current += line[index : index + 2]
             index += 2
             continue
         depth += {"{": 1, "}": -1}.get(character, 0)
@@ -88,7 +88,7 @@ def check_structure(text: str) -> None:
         assert text.count(rule) >= parts, rule
     for body in re.findall(r"\\begin\{longtable\}.*?\\end\{longtable\}", text, re.S):
         spec_start = len("\\begin{longtable}")
-        spec = body[spec_start + 1:_braced(body, spec_start) - 1]
+        spec = body[spec_start + 1 : _braced(body, spec_start) - 1]
         columns = column_count(spec)
         rows = [line for line in body.splitlines()[1:] if line.rstrip().endswith("\\\\")]
         assert len(rows) >= 3  # the caption, the header, a row
@@ -114,8 +114,9 @@ def wrapper(files: list[Path]) -> str:
     XeLaTeX or LuaLaTeX for them) stand in as boxes of about their width, so the widths are still checked.
     """
     unusual = sorted({character for path in files for character in beyond_pdflatex(path.read_text(encoding="utf-8"))})
-    declared = "\n".join(rf"\DeclareUnicodeCharacter{{{ord(character):04X}}}{{\rule{{0.9em}}{{1ex}}}}"
-                         for character in unusual)  # fmt: skip
+    declared = "\n".join(
+        rf"\DeclareUnicodeCharacter{{{ord(character):04X}}}{{\rule{{0.9em}}{{1ex}}}}" for character in unusual
+    )
     inputs = "\n".join(rf"\input{{{path.stem}}}\clearpage" for path in files)
     return rf"""\documentclass{{article}}
 \usepackage{{{",".join(LATEX_PACKAGES)},graphicx}}
@@ -143,14 +144,19 @@ def build_with_pdflatex(files: list[Path], folder: Path) -> dict[str, list[str]]
     # rerun as latexmk would until longtable has settled its column widths (it keeps them in the .aux; a first
     # run can set a chunk wider than the final table, and says "Column widths have changed"): three runs here
     for _ in range(4):
-        run = subprocess.run([PDFLATEX, "-interaction=nonstopmode", "-halt-on-error", "tables.tex"], cwd=folder,
-                             capture_output=True, text=True, timeout=300)  # fmt: skip
+        run = subprocess.run(
+            [PDFLATEX, "-interaction=nonstopmode", "-halt-on-error", "tables.tex"],
+            cwd=folder,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         log = (folder / "tables.log").read_text(encoding="utf-8", errors="replace")
         if run.returncode != 0 or not UNSETTLED.search(log):
             break
     problems: dict[str, list[str]] = {}
     for match in re.finditer(r"^(Overfull \\hbox \([\d.]+pt too wide\).*|! .*)$", log, re.M):
-        opened = re.findall(r"\(\./(table-[^\s()]+\.tex)", log[:match.start()])
+        opened = re.findall(r"\(\./(table-[^\s()]+\.tex)", log[: match.start()])
         problems.setdefault(opened[-1] if opened else "tables.tex", []).append(match.group(1))
     for match in UNSETTLED.finditer(log):
         problems.setdefault("tables.tex", []).append(match.group(0))

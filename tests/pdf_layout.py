@@ -89,8 +89,9 @@ def _mark(text: str) -> bool:
     harakat: unicodedata.combining, categories Mn, Mc, Me): part of the glyph before it, drawn over or
     against its base by design, so never a collision."""
     marks = ("Mn", "Mc", "Me")
-    return bool(text) and all(unicodedata.combining(character) or unicodedata.category(character) in marks
-                              for character in text)
+    return bool(text) and all(
+        unicodedata.combining(character) or unicodedata.category(character) in marks for character in text
+    )
 
 
 def _alphanumeric(text: str) -> bool:
@@ -112,8 +113,9 @@ def _glyph(char: dict) -> tuple[int, Glyph]:
     cos, sin = a / scale, b / scale
     along, across = e * cos + f * sin, f * cos - e * sin  # PDF space is y-up: across grows upwards
     size = char["size"]
-    return angle, Glyph(char["text"], along, along + char["adv"] * scale, -across - 0.8 * size, -across + 0.2 * size,
-                        size, at)
+    return angle, Glyph(
+        char["text"], along, along + char["adv"] * scale, -across - 0.8 * size, -across + 0.2 * size, size, at
+    )
 
 
 def _context(line: list[Glyph], index: int, around: int = 12) -> str:
@@ -195,8 +197,16 @@ def check(path: Path, margin: float = 0.0) -> Report:
                 x0, x1, top, bottom = char["x0"], char["x1"], char["top"], char["bottom"]
                 if glyph.text.strip() and (x0 < left or x1 > right or top < -EDGE_PT or bottom > height + EDGE_PT):
                     where = "the page" if margin == 0 else f"the page's {margin:g} pt side margins"
-                    report.problems.append(Problem(number, "outside", glyph.text, x0, top,
-                                                   f"x {x0:.1f} to {x1:.1f} of {width:.0f} pt: outside {where}"))
+                    report.problems.append(
+                        Problem(
+                            number,
+                            "outside",
+                            glyph.text,
+                            x0,
+                            top,
+                            f"x {x0:.1f} to {x1:.1f} of {width:.0f} pt: outside {where}",
+                        )
+                    )
             for glyphs in directions.values():
                 for line in _lines(glyphs):
                     report.problems += check_line(line, number)

@@ -5,12 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from helpers import validate
 
 from refsens_report.adapters import ADAPTERS
 from refsens_report.config import load_config
 from refsens_report.load import load_record
-
-from helpers import validate
 
 TEXT = "Alice works at Acme Corp in New York.\nBob too.\n"
 
@@ -176,7 +175,9 @@ def test_root_prefixes_folders(tmp_path):
     )
     record = load_record(load_config(path))
     assert record.items[0].labellings["annotator_a"][0] == (0, 5, "PER")
-    assert "annotator_a: a" in record.notes[0] and "brat/a" not in record.notes[0]  # the dataset's names, under the root
+    assert (
+        "annotator_a: a" in record.notes[0] and "brat/a" not in record.notes[0]
+    )  # the dataset's names, under the root
 
 
 def test_dup_key_text(tmp_path):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from helpers import validate
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from seqeval.metrics.sequence_labeling import get_entities
@@ -13,8 +14,6 @@ from refsens_report.adapters import iob
 from refsens_report.config import load_config
 from refsens_report.errors import InputError
 from refsens_report.load import load_record
-
-from helpers import validate
 
 GOLD = """\
 -DOCSTART- -X- -X- O
@@ -107,7 +106,8 @@ def test_sentences_become_items_with_text_from_tokens_joined_by_spaces(tmp_path,
     assert first.meta == {"line": 3, "document": 1}
     assert record.items[2].meta["document"] == 2
     assert [(source.path, source.name) for source in record.sources] == [
-        ((tmp_path / "gold.txt").resolve(), "gold.txt"), ((tmp_path / "pred.txt").resolve(), "pred.txt")
+        ((tmp_path / "gold.txt").resolve(), "gold.txt"),
+        ((tmp_path / "pred.txt").resolve(), "pred.txt"),
     ]
     code, output = validate(path, capsys)
     assert code == 0, output
@@ -385,7 +385,9 @@ def test_an_absolute_path_under_root_is_shown_as_written(tmp_path, capsys):
     write(elsewhere / "gold.txt", "EU B-ORG\n")
     write(elsewhere / "pred.txt", "EU\n")  # a bad file, so the message shows how the path is named
     absolute = (elsewhere / "pred.txt").as_posix()
-    path = config(tmp_path, f'root = "data"\nlabellings = {{gold = "{elsewhere.as_posix()}/gold.txt", pred = "{absolute}"}}\n')
+    path = config(
+        tmp_path, f'root = "data"\nlabellings = {{gold = "{elsewhere.as_posix()}/gold.txt", pred = "{absolute}"}}\n'
+    )
     code, output = validate(path, capsys)
     assert code == 2
     assert f"{absolute}:1:" in output and "data//" not in output and f"data/{absolute}" not in output
@@ -505,8 +507,13 @@ def test_tags_only_file_on_a_first_file_without_docstart_lines(tmp_path):
     write(tmp_path / "pred.txt", PREDICTIONS)
     tags = "B-ORG\nO\nB-MISC\nO\nO\n\nB-PER\nO\n\nB-ORG\nO\n\n\n"  # blank lines at the end do not count
     write(tmp_path / "pred.tags", tags)
-    record = load(config(tmp_path, 'labellings = {pred = "pred.txt", tags = {path = "pred.tags", token_column = 0}}\n',
-                         references=("tags",)))  # fmt: skip
+    record = load(
+        config(
+            tmp_path,
+            'labellings = {pred = "pred.txt", tags = {path = "pred.tags", token_column = 0}}\n',
+            references=("tags",),
+        )
+    )
     assert [item.labellings["tags"] for item in record.items] == [item.labellings["pred"] for item in record.items]
 
 
@@ -641,7 +648,9 @@ def test_parts_in_two_languages_and_three_splits_are_one_record(tmp_path, capsys
     assert [item.meta["split"] for item in record.items[6:]] == ["train"] * 3 + ["dev", "test", "test"]
     assert record.items[7].text == "Paris train"
     # the reviewer is present on the test splits only, absent (not empty) elsewhere
-    assert [("reviewer" in item.labellings) for item in record.items] == [False] * 4 + [True] * 2 + [False] * 4 + [True] * 2
+    assert [("reviewer" in item.labellings) for item in record.items] == [False] * 4 + [True] * 2 + [False] * 4 + [
+        True
+    ] * 2
     assert record.items[4].labellings["reviewer"] == ((0, 6, "LOC"),)
     assert record.items[0].labellings["model"] == ((0, 6, "ORG"),)
     assert record.items[1].labellings["model"] == ((0, 6, "LOC"),)
@@ -662,8 +671,12 @@ def test_parts_take_names_documents_and_record_defaults(tmp_path):
         'labellings = { gold = "b.txt", model = { path = "a.txt", column = 4 } }\n'
     )
     record = load(parts_config(tmp_path, parts, 'language = "en"\nitems = "documents"\n'))
-    assert [item.id for item in record.items] == ["first:document-1", "first:document-2", "second:document-1",
-                                                  "second:document-2"]  # fmt: skip
+    assert [item.id for item in record.items] == [
+        "first:document-1",
+        "first:document-2",
+        "second:document-1",
+        "second:document-2",
+    ]
     assert [item.language for item in record.items] == ["en", "en", "de", "de"]
     assert record.items[2].meta == {"year": 2003, "checked": True, "line": 3, "sentences": 2}
     assert spans_with_text(record.items[2], "model")[-1] == ("Peter Blackburn", "PER")
@@ -694,31 +707,61 @@ def test_problems_of_every_part_are_reported_in_one_run(tmp_path, capsys):
     [
         ('parts = "es.txt"\n', "", "'record.parts': must be an array of tables ([[record.parts]])"),
         ("parts = []\n", "", "'record.parts': must be an array of tables"),
-        ('[[record.parts]]\nlabellings = { gold = "a.txt", model = "a.txt" }\n', "",
-         "'record.parts[1].language': is required"),
+        (
+            '[[record.parts]]\nlabellings = { gold = "a.txt", model = "a.txt" }\n',
+            "",
+            "'record.parts[1].language': is required",
+        ),
         ('[[record.parts]]\nlanguage = "es"\n', "", "'record.parts[1].labellings': is required"),
-        ('[[record.parts]]\nlanguage = "es"\nlabellings = { gold = "a.txt", model = { path = "a.txt", colour = 1 } }\n',
-         "", "'record.parts[1].labellings.model.colour': unknown key"),
-        ('[[record.parts]]\nlanguage = "es"\nsplit = "test"\nlabellings = { gold = "a.txt", model = "a.txt" }\n', "",
-         "'record.parts[1].split': unknown key"),
-        ('[[record.parts]]\nlanguage = "es"\nmeta = { line = 3 }\nlabellings = { gold = "a.txt", model = "a.txt" }\n',
-         "", "'record.parts[1].meta.line': is set by the adapter on every item (line, document, sentences)"),
-        ('[[record.parts]]\nlanguage = "es"\nmeta = { split = [1] }\nlabellings = { gold = "a.txt", model = "a.txt" }\n',
-         "", "'record.parts[1].meta.split': must be a string, a number or true/false, got [1]"),
-        ('[[record.parts]]\nlanguage = "es"\nmeta = { third_pass = "yes" }\nlabellings = { gold = "a.txt", model = "a.txt" }\n',
-         "", "'record.parts[1].meta.third_pass': must be true or false"),
-        ('[[record.parts]]\nlanguage = "es"\nmeta = "test"\nlabellings = { gold = "a.txt", model = "a.txt" }\n',
-         "", "'record.parts[1].meta': must be a table copied into each item's meta"),
-        ('[[record.parts]]\nlanguage = "es"\nlabellings = { gold = "a.txt", model = "a.txt" }\n',
-         'labellings = { gold = "a.txt" }\n', "'record.labellings': cannot be used with [[record.parts]]"),
-        ('[[record.parts]]\nlanguage = "es"\nlabellings = { gold = "a.txt", model = { path = "a.txt", gold_column = 2 } }\n'
-         '[[record.parts]]\nname = "2"\nlanguage = "es"\nlabellings = { other = "a.txt", model = { path = "a.txt", gold_column = 2 } }\n',
-         'gold = "gold"\n', "'record.parts[2].labellings': model set gold_column, checked against record.gold = 'gold', "
-         "which this part does not have"),
-        ('[[record.parts]]\nlanguage = "es"\nlabellings = { gold = "a.txt", model = { path = "a.txt", gold_column = 2 } }\n',
-         'gold = "nope"\n', "'record.gold': 'nope' is not one of the parts' labellings (gold, model)"),
+        (
+            '[[record.parts]]\nlanguage = "es"\nlabellings = { gold = "a.txt", model = { path = "a.txt", colour = 1 } }\n',
+            "",
+            "'record.parts[1].labellings.model.colour': unknown key",
+        ),
+        (
+            '[[record.parts]]\nlanguage = "es"\nsplit = "test"\nlabellings = { gold = "a.txt", model = "a.txt" }\n',
+            "",
+            "'record.parts[1].split': unknown key",
+        ),
+        (
+            '[[record.parts]]\nlanguage = "es"\nmeta = { line = 3 }\nlabellings = { gold = "a.txt", model = "a.txt" }\n',
+            "",
+            "'record.parts[1].meta.line': is set by the adapter on every item (line, document, sentences)",
+        ),
+        (
+            '[[record.parts]]\nlanguage = "es"\nmeta = { split = [1] }\nlabellings = { gold = "a.txt", model = "a.txt" }\n',
+            "",
+            "'record.parts[1].meta.split': must be a string, a number or true/false, got [1]",
+        ),
+        (
+            '[[record.parts]]\nlanguage = "es"\nmeta = { third_pass = "yes" }\nlabellings = { gold = "a.txt", model = "a.txt" }\n',
+            "",
+            "'record.parts[1].meta.third_pass': must be true or false",
+        ),
+        (
+            '[[record.parts]]\nlanguage = "es"\nmeta = "test"\nlabellings = { gold = "a.txt", model = "a.txt" }\n',
+            "",
+            "'record.parts[1].meta': must be a table copied into each item's meta",
+        ),
+        (
+            '[[record.parts]]\nlanguage = "es"\nlabellings = { gold = "a.txt", model = "a.txt" }\n',
+            'labellings = { gold = "a.txt" }\n',
+            "'record.labellings': cannot be used with [[record.parts]]",
+        ),
+        (
+            '[[record.parts]]\nlanguage = "es"\nlabellings = { gold = "a.txt", model = { path = "a.txt", gold_column = 2 } }\n'
+            '[[record.parts]]\nname = "2"\nlanguage = "es"\nlabellings = { other = "a.txt", model = { path = "a.txt", gold_column = 2 } }\n',
+            'gold = "gold"\n',
+            "'record.parts[2].labellings': model set gold_column, checked against record.gold = 'gold', "
+            "which this part does not have",
+        ),
+        (
+            '[[record.parts]]\nlanguage = "es"\nlabellings = { gold = "a.txt", model = { path = "a.txt", gold_column = 2 } }\n',
+            'gold = "nope"\n',
+            "'record.gold': 'nope' is not one of the parts' labellings (gold, model)",
+        ),
     ],
-)  # fmt: skip
+)
 def test_parts_config_errors_name_the_part_and_key(tmp_path, capsys, parts, record, expected):
     write(tmp_path / "a.txt", "EU B-ORG\n")
     code, output = validate(parts_config(tmp_path, parts, record), capsys)
@@ -768,8 +811,9 @@ def test_a_labellings_own_label_map_comes_before_the_records(tmp_path):
     item = record.items[0]
     assert spans_with_text(item, "pred") == [("Monday", "DATETIME"), ("noon", "DATETIME"), ("Madrid", "LOC")]
     assert spans_with_text(item, "gold")[-1] == ("EU", "MISC")
-    assert "its label_map renamed 3 spans (DATUM → DATE 1, ORT → LOC 1, ZEIT → TIME 1); dropped 1 MISC span" in (
-        record.notes[2]
+    assert (
+        "its label_map renamed 3 spans (DATUM → DATE 1, ORT → LOC 1, ZEIT → TIME 1); dropped 1 MISC span"
+        in (record.notes[2])
     )
 
 
@@ -789,17 +833,21 @@ def test_a_type_neither_listed_nor_mapped_is_still_refused_at_its_line(tmp_path,
     ("record", "expected"),
     [
         ('label_map = "DATE"\n', "'record.label_map': must be a table from type to type"),
-        ('label_map = { DATE = 1 }\n', "'record.label_map.DATE': must be a type, or \"\" to drop DATE, got 1"),
+        ("label_map = { DATE = 1 }\n", "'record.label_map.DATE': must be a type, or \"\" to drop DATE, got 1"),
         ('label_map = { DATE = " " }\n', "'record.label_map.DATE': must be a type, or \"\" to drop DATE"),
         ('label_map = { "" = "X" }\n', "'record.label_map': maps an empty type"),
-        ('labels = ["LOC"]\nlabel_map = { DATE = "DATETIME" }\n',
-         "'record.label_map.DATE': maps to 'DATETIME', which record.labels does not allow (LOC)"),
-        ('labels = ["LOC", "DATETIME"]\nlabel_map = { DATE = "DATETIME" }\n'
-         'labellings = { gold = "a.txt", pred = { path = "a.txt", label_map = { ORT = "PLACE" } } }\n',
-         "'record.labellings.pred.label_map.ORT': maps to 'PLACE', which record.labels (with record.label_map) does "
-         "not allow (DATE, DATETIME, LOC)"),
+        (
+            'labels = ["LOC"]\nlabel_map = { DATE = "DATETIME" }\n',
+            "'record.label_map.DATE': maps to 'DATETIME', which record.labels does not allow (LOC)",
+        ),
+        (
+            'labels = ["LOC", "DATETIME"]\nlabel_map = { DATE = "DATETIME" }\n'
+            'labellings = { gold = "a.txt", pred = { path = "a.txt", label_map = { ORT = "PLACE" } } }\n',
+            "'record.labellings.pred.label_map.ORT': maps to 'PLACE', which record.labels (with record.label_map) does "
+            "not allow (DATE, DATETIME, LOC)",
+        ),
     ],
-)  # fmt: skip
+)
 def test_label_map_config_errors(tmp_path, capsys, record, expected):
     write(tmp_path / "a.txt", DATES)
     if "labellings" not in record:

@@ -6,13 +6,12 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from helpers import validate
+from refused import refused
 
 from refsens_report.adapters.crowd import majority_vote
 from refsens_report.config import load_config
 from refsens_report.load import load_record
-
-from helpers import validate
-from refused import refused
 
 GOLD = "\nRussian B-MISC\nleader O\nvisits O\nNew B-LOC\nYork I-LOC\n\nU.S. B-LOC\nreacts O\n"
 FILES = {
@@ -222,5 +221,9 @@ def test_a_worker_file_over_the_member_limit_is_refused_by_name(tmp_path, capsys
     with zipfile.ZipFile(tmp_path / "task1.zip", "w", compression=zipfile.ZIP_DEFLATED) as archive:
         for name, text in files.items():
             archive.writestr(name, text)
-    refused(config, capsys, "task1.zip:task/test/mturk_train_data/W1/D1.txt: unpacks to 2.0 MiB, more than the "
-            "limit of 1.0 MiB for one file; raise [record] max_member_mib to read it")  # fmt: skip
+    refused(
+        config,
+        capsys,
+        "task1.zip:task/test/mturk_train_data/W1/D1.txt: unpacks to 2.0 MiB, more than the "
+        "limit of 1.0 MiB for one file; raise [record] max_member_mib to read it",
+    )

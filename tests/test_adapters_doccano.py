@@ -249,23 +249,33 @@ def deflated_zip(path: Path, files: dict[str, bytes]) -> Path:
 
 def test_a_member_over_the_limit_is_refused_by_name(tmp_path, capsys):
     deflated_zip(tmp_path / "export.zip", {"alice.jsonl": ALICE + b"\n" * (2 * MIB), "bob.jsonl": BOB})
-    refused(write_config(tmp_path, 'path = "export.zip"\nmax_member_mib = 1'), capsys,
-            "export.zip:alice.jsonl: unpacks to 2.0 MiB, more than the limit of 1.0 MiB for one file; "
-            "raise [record] max_member_mib to read it")  # fmt: skip
+    refused(
+        write_config(tmp_path, 'path = "export.zip"\nmax_member_mib = 1'),
+        capsys,
+        "export.zip:alice.jsonl: unpacks to 2.0 MiB, more than the limit of 1.0 MiB for one file; "
+        "raise [record] max_member_mib to read it",
+    )
 
 
 def test_a_file_over_the_limit_in_an_export_folder_is_refused_by_name(tmp_path, capsys):
     (tmp_path / "export").mkdir()
     (tmp_path / "export" / "alice.jsonl").write_bytes(ALICE + b"\n" * (2 * MIB))
     (tmp_path / "export" / "bob.jsonl").write_bytes(BOB)
-    refused(write_config(tmp_path, 'path = "export"\nmax_member_mib = 1'), capsys,
-            "export/alice.jsonl: unpacks to 2.0 MiB, more than the limit of 1.0 MiB")  # fmt: skip
+    refused(
+        write_config(tmp_path, 'path = "export"\nmax_member_mib = 1'),
+        capsys,
+        "export/alice.jsonl: unpacks to 2.0 MiB, more than the limit of 1.0 MiB",
+    )
 
 
 def test_a_large_member_packed_more_than_a_hundred_times_is_refused_as_a_zip_bomb(tmp_path, capsys):
     deflated_zip(tmp_path / "export.zip", {"alice.jsonl": ALICE + b"\n" * (9 * MIB), "bob.jsonl": BOB})
-    refused(write_config(tmp_path, 'path = "export.zip"'), capsys,
-            "export.zip:alice.jsonl: unpacks to 9.0 MiB from ", "refused as a likely zip bomb")  # fmt: skip
+    refused(
+        write_config(tmp_path, 'path = "export.zip"'),
+        capsys,
+        "export.zip:alice.jsonl: unpacks to 9.0 MiB from ",
+        "refused as a likely zip bomb",
+    )
 
 
 def lying_sizes(path: Path, member: str, claimed: int) -> None:
@@ -285,22 +295,31 @@ def lying_sizes(path: Path, member: str, claimed: int) -> None:
 def test_a_member_whose_header_understates_its_size_is_refused_by_name(tmp_path, capsys):
     deflated_zip(tmp_path / "export.zip", {"alice.jsonl": ALICE + b"\n" * (2 * MIB), "bob.jsonl": BOB})
     lying_sizes(tmp_path / "export.zip", "alice.jsonl", 100)
-    refused(write_config(tmp_path, 'path = "export.zip"\nmax_member_mib = 1'), capsys,
-            "export.zip:alice.jsonl: cannot read the archive member")  # fmt: skip
+    refused(
+        write_config(tmp_path, 'path = "export.zip"\nmax_member_mib = 1'),
+        capsys,
+        "export.zip:alice.jsonl: cannot read the archive member",
+    )
 
 
 def test_the_read_itself_stops_past_the_limit_whatever_the_header_says(tmp_path, capsys, monkeypatch):
     # a header the checks before reading believe: only the bounded read is left to stop the member
     monkeypatch.setattr(archive, "member_problem", lambda info, limit: None)
     deflated_zip(tmp_path / "export.zip", {"alice.jsonl": ALICE + b"\n" * (2 * MIB), "bob.jsonl": BOB})
-    refused(write_config(tmp_path, 'path = "export.zip"\nmax_member_mib = 1'), capsys,
-            "export.zip:alice.jsonl: unpacks to more than the limit of 1.0 MiB for one file")  # fmt: skip
+    refused(
+        write_config(tmp_path, 'path = "export.zip"\nmax_member_mib = 1'),
+        capsys,
+        "export.zip:alice.jsonl: unpacks to more than the limit of 1.0 MiB for one file",
+    )
 
 
 def test_the_member_limit_must_be_a_positive_integer(tmp_path, capsys):
     zip_case(tmp_path)
-    refused(write_config(tmp_path, 'path = "export.zip"\nmax_member_mib = 0'), capsys,
-            "Config value 'record.max_member_mib': must be a positive integer, got 0")  # fmt: skip
+    refused(
+        write_config(tmp_path, 'path = "export.zip"\nmax_member_mib = 0'),
+        capsys,
+        "Config value 'record.max_member_mib': must be a positive integer, got 0",
+    )
 
 
 def test_skipped_file_names_are_quoted_escaped_on_the_terminal_and_in_the_report(tmp_path, capsys):
@@ -316,8 +335,12 @@ def test_skipped_file_names_are_quoted_escaped_on_the_terminal_and_in_the_report
     assert "\x1b" not in output and "\u202e" not in output
     assert "2 files that are not .jsonl skipped: '\\x1b[2J\\x1b[H/work/refsens.toml: ok (9 items).txt', " in output
     assert "'notes\\u202etxt.exe'" in output
-    assert main(["build", str(config), "--out", str(tmp_path / "site"), "--no-pdf", "--resamples", "20", "--draft", "-q"]) == 0
-    published = [path.read_text(encoding="utf-8") for path in (tmp_path / "site").rglob("*") if path.suffix in
-                 (".html", ".json")]  # fmt: skip
+    assert (
+        main(["build", str(config), "--out", str(tmp_path / "site"), "--no-pdf", "--resamples", "20", "--draft", "-q"])
+        == 0
+    )
+    published = [
+        path.read_text(encoding="utf-8") for path in (tmp_path / "site").rglob("*") if path.suffix in (".html", ".json")
+    ]
     assert not any("\u202e" in text or "\x1b" in text for text in published)
     assert "notes\\u202etxt.exe" in (tmp_path / "site" / "1" / "index.html").read_text(encoding="utf-8")

@@ -311,13 +311,19 @@ def test_conllpp_as_a_hub_parquet_file_gives_the_conll_adapters_spans(tmp_path):
     assert sum(len(item.labellings["gold"]) for item in record.items) == 5702  # B- tags above: one span each
 
 
-@pytest.mark.parametrize("metadata, expected", [
-    (b'{"info": "not an object"}', None),
-    (b'[1, 2]', None),
-    (b'"features"', None),
-    (b'{"info": {"features": ["x"]}}', None),
-    (b"[" * 100_000 + b"]" * 100_000, "test.parquet: the schema's 'huggingface' metadata is not JSON (nested too deeply)"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "metadata, expected",
+    [
+        (b'{"info": "not an object"}', None),
+        (b"[1, 2]", None),
+        (b'"features"', None),
+        (b'{"info": {"features": ["x"]}}', None),
+        (
+            b"[" * 100_000 + b"]" * 100_000,
+            "test.parquet: the schema's 'huggingface' metadata is not JSON (nested too deeply)",
+        ),
+    ],
+)
 def test_schema_metadata_of_another_shape_is_ignored_or_refused_in_one_line(tmp_path, capsys, metadata, expected):
     """Metadata that is not datasets' shape gives no features (tag names then come from the config)."""
     data = table(tags=PRED, column="pred").replace_schema_metadata({"huggingface": metadata})
@@ -340,10 +346,13 @@ def not_utf8(values: list, row: int, position: int | None) -> pa.Array:
     return pa.array(raw, pa.list_(pa.binary())).cast(pa.list_(pa.binary())).view(pa.list_(pa.string()))
 
 
-@pytest.mark.parametrize("column, expected", [
-    ("tokens", "test.parquet: row 2, column 'tokens' holds text that is not valid UTF-8"),
-    ("id", "test.parquet: row 1, column 'id' holds text that is not valid UTF-8"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "column, expected",
+    [
+        ("tokens", "test.parquet: row 2, column 'tokens' holds text that is not valid UTF-8"),
+        ("id", "test.parquet: row 1, column 'id' holds text that is not valid UTF-8"),
+    ],
+)
 def test_a_token_or_id_that_is_not_utf8_is_refused_at_its_row(tmp_path, capsys, column, expected):
     data = table(metadata=features())
     if column == "tokens":

@@ -258,8 +258,10 @@ def test_a_state_from_the_project_file_reaches_the_notes_escaped(tmp_path, capsy
     """The states are the project file's strings, not checked names: every note is escaped where the record
     is made, so a right-to-left override or an escape sequence cannot act in the report or on the terminal."""
     hostile = "IN_PROGRESS\u202e\x1b[2J"
-    documents = [{**entry, "state": hostile} if (entry["user"], entry["name"]) == ("bob", "doc2.txt") else entry
-                 for entry in PROJECT["annotation_documents"]]  # fmt: skip
+    documents = [
+        {**entry, "state": hostile} if (entry["user"], entry["name"]) == ("bob", "doc2.txt") else entry
+        for entry in PROJECT["annotation_documents"]
+    ]
     files = replaced("exportedproject123.json", json.dumps({**PROJECT, "annotation_documents": documents}).encode())
     record = load_record(load_config(case(tmp_path, files)))
     assert "read as they are: bob of doc2.txt (IN_PROGRESS\\u202e\\x1b[2J)" in "\n".join(record.notes)
@@ -446,5 +448,9 @@ def test_an_xmi_over_the_member_limit_inside_an_annotation_zip_is_refused_by_nam
         inner.writestr("alice.xmi", ALICE_1 + " " * 2**21)
         inner.writestr("TypeSystem.xml", TYPE_SYSTEM)
     config = case(tmp_path, replaced("doc1.txt/alice.zip", buffer.getvalue()), record="max_member_mib = 1")
-    refused(config, capsys, "export.zip:ner-demo_project_2024-05-01_1200/annotation/doc1.txt/alice.zip:alice.xmi: "
-            "unpacks to 2.0 MiB, more than the limit of 1.0 MiB for one file")  # fmt: skip
+    refused(
+        config,
+        capsys,
+        "export.zip:ner-demo_project_2024-05-01_1200/annotation/doc1.txt/alice.zip:alice.xmi: "
+        "unpacks to 2.0 MiB, more than the limit of 1.0 MiB for one file",
+    )

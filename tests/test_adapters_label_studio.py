@@ -6,11 +6,10 @@ import json
 from pathlib import Path
 
 import pytest
+from helpers import validate
 
 from refsens_report.config import load_config
 from refsens_report.load import load_record
-
-from helpers import validate
 
 TEXT = "Alice met Bob in Paris."
 

@@ -18,8 +18,8 @@ import math
 import numpy as np
 import pytest
 from helpers import A, B, D, R, audit_items, item, pick, select
-from scipy import stats as scipy_stats
 from nervaluate import Evaluator
+from scipy import stats as scipy_stats
 from seqeval.metrics import f1_score
 from seqeval.scheme import IOB2
 from statsmodels.stats.multitest import multipletests
@@ -91,13 +91,15 @@ def random_sentences(seed: int, count: int):
         starts = np.concatenate([[0], np.cumsum(widths + 1)[:-1]])
         offsets = [(int(s), int(s + w)) for s, w in zip(starts, widths)]
         gold = random_tags(rng, length)
-        sentences.append({
-            "id": f"s{index:03d}",
-            "language": ("en", "hi", "pt-BR")[int(rng.integers(3))],
-            "offsets": offsets,
-            "text": "x" * int(offsets[-1][1]),
-            "tags": {D: gold, R: perturb(rng, gold), A: perturb(rng, gold), B: perturb(rng, gold)},
-        })  # fmt: skip
+        sentences.append(
+            {
+                "id": f"s{index:03d}",
+                "language": ("en", "hi", "pt-BR")[int(rng.integers(3))],
+                "offsets": offsets,
+                "text": "x" * int(offsets[-1][1]),
+                "tags": {D: gold, R: perturb(rng, gold), A: perturb(rng, gold), B: perturb(rng, gold)},
+            }
+        )
     return sentences
 
 
@@ -105,10 +107,14 @@ def random_sentences(seed: int, count: int):
 def test_span_f1_matches_seqeval(tmp_path, seed):
     sentences = random_sentences(seed, 60)
     lines = [
-        item(s["id"], s["language"], text=s["text"],
-             **{name: spans_from_tags(tags, s["offsets"]) for name, tags in s["tags"].items()})
+        item(
+            s["id"],
+            s["language"],
+            text=s["text"],
+            **{name: spans_from_tags(tags, s["offsets"]) for name, tags in s["tags"].items()},
+        )
         for s in sentences
-    ]  # fmt: skip
+    ]
     rows = audit_items(tmp_path, lines, audit={"resamples": 10}).rows
     languages = sorted({s["language"] for s in sentences})
     compared = 0
@@ -124,9 +130,21 @@ def test_span_f1_matches_seqeval(tmp_path, seed):
                 assert strict == pytest.approx(100 * f1_score(y_true, y_pred, mode="strict", scheme=IOB2), abs=1e-12)
                 relaxed = 100 * f1_score([untyped(t) for t in y_true], [untyped(t) for t in y_pred])
                 for rule, expected in (("strict", strict), ("relaxed", relaxed)):
-                    row = pick(rows, analysis="swap", statistic="score", rule=rule, output=output,
-                               reference=reference, language=language)  # fmt: skip
-                    assert row["estimate"] == pytest.approx(expected, rel=1e-12, abs=1e-12), (rule, output, reference, language)
+                    row = pick(
+                        rows,
+                        analysis="swap",
+                        statistic="score",
+                        rule=rule,
+                        output=output,
+                        reference=reference,
+                        language=language,
+                    )
+                    assert row["estimate"] == pytest.approx(expected, rel=1e-12, abs=1e-12), (
+                        rule,
+                        output,
+                        reference,
+                        language,
+                    )
                     compared += 1
     # agreement F1(A, B) on the corpus, pooled
     y_a = [s["tags"][A] for s in sentences]
@@ -184,8 +202,11 @@ def test_nervaluate_pairs_greedily_where_a_span_overlaps_two(tmp_path):
     predicted = [[0, 10, "PER"], [2, 5, "PER"]]
     gold = [[0, 4, "PER"], [8, 12, "PER"]]
     assert nervaluate_correct([gold], [predicted]) == 1
-    rows = audit_items(tmp_path, [item("en-1", "en", **{A: predicted, B: predicted, D: gold, R: gold})],
-                       audit={"resamples": 10, "rules": ["overlap"]}).rows  # fmt: skip
+    rows = audit_items(
+        tmp_path,
+        [item("en-1", "en", **{A: predicted, B: predicted, D: gold, R: gold})],
+        audit={"resamples": 10, "rules": ["overlap"]},
+    ).rows
     row = pick(rows, analysis="swap", statistic="score", rule="overlap", output=A, reference=D, language="en")
     assert row["estimate"] == 100.0  # a maximum matching pairs both
 
@@ -237,7 +258,10 @@ def three_by_three(tmp_path_factory):
         lines,
         outputs=(A, B, MODEL),
         references=(D, R, EXPERT),
-        audit={"resamples": 300, "family": "all"},  # the paper's family: every swing (tests/test_families.py: the others)
+        audit={
+            "resamples": 300,
+            "family": "all",
+        },  # the paper's family: every swing (tests/test_families.py: the others)
     ).rows
 
 
@@ -251,7 +275,16 @@ def test_engine_holm_column_matches_statsmodels(three_by_three):
     expected = multipletests(p_values, method="holm")[1]
     assert [row["p_holm"] for row in family] == pytest.approx(list(expected), rel=1e-12)
     # no other row of docs/method.md section 3 is adjusted (later analyses, e.g. leaderboard flips, may quote these p_holm)
-    method_analyses = {"agreement", "neutrality", "swap", "range", "interaction", "band", "decontaminated", "duplicates"}
+    method_analyses = {
+        "agreement",
+        "neutrality",
+        "swap",
+        "range",
+        "interaction",
+        "band",
+        "decontaminated",
+        "duplicates",
+    }
     others = [row for row in three_by_three if row["analysis"] in method_analyses and row not in family]
     assert others and all(row["p_holm"] is None for row in others)
 
@@ -270,9 +303,13 @@ def test_every_pair_of_outputs_and_references_is_there(three_by_three):
 def test_band_with_three_references(three_by_three):
     """docs/method.md section 3: band = max(|ci_low|, |ci_high|) of the pooled delta; with several deltas, the widest."""
     for output in (A, B, MODEL):
-        deltas = select(three_by_three, analysis="swap", statistic="delta", rule="strict", output=output, language="pooled")
+        deltas = select(
+            three_by_three, analysis="swap", statistic="delta", rule="strict", output=output, language="pooled"
+        )
         band = pick(three_by_three, analysis="band", rule="strict", output=output)
-        assert band["estimate"] == pytest.approx(max(max(abs(d["ci_low"]), abs(d["ci_high"])) for d in deltas), rel=1e-12)
+        assert band["estimate"] == pytest.approx(
+            max(max(abs(d["ci_low"]), abs(d["ci_high"])) for d in deltas), rel=1e-12
+        )
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -287,14 +324,20 @@ def one_language_record(seed: int, count: int, language: str = "en"):
     rng = np.random.default_rng(seed)
     lines = []
     for index in range(count):
-        truth = [[int(s), int(s) + 2, TYPES[int(rng.integers(2))]] for s in rng.choice(10, size=int(rng.integers(1, 4)), replace=False) * 3]
+        truth = [
+            [int(s), int(s) + 2, TYPES[int(rng.integers(2))]]
+            for s in rng.choice(10, size=int(rng.integers(1, 4)), replace=False) * 3
+        ]
         delivered = [span for span in truth if rng.random() < 0.9]
         reviewer = [span for span in truth if rng.random() < 0.6] + ([[40, 42, "PER"]] if rng.random() < 0.3 else [])
         # A follows the delivered gold closely (as when the gold copied it), B is noisier
-        annotator_a = [span for span in delivered if rng.random() < 0.95] + ([[50, 52, "ORG"]] if rng.random() < 0.2 else [])
+        annotator_a = [span for span in delivered if rng.random() < 0.95] + (
+            [[50, 52, "ORG"]] if rng.random() < 0.2 else []
+        )
         annotator_b = [span for span in truth if rng.random() < 0.7]
-        lines.append(item(f"{language}-{index:03d}", language,
-                          **{A: annotator_a, B: annotator_b, D: delivered, R: reviewer}))  # fmt: skip
+        lines.append(
+            item(f"{language}-{index:03d}", language, **{A: annotator_a, B: annotator_b, D: delivered, R: reviewer})
+        )
     return lines
 
 
@@ -323,9 +366,15 @@ def test_paired_interval_matches_scipy_bootstrap(tmp_path):
     data = delta_counts(lines, A, D, R)
     # the reference: scipy's paired percentile bootstrap of the same statistic
     reference = scipy_stats.bootstrap(
-        data, delta_statistic, paired=True, vectorized=True, method="percentile",
-        n_resamples=REPLICATES, confidence_level=0.95, rng=np.random.default_rng(12345),
-    )  # fmt: skip
+        data,
+        delta_statistic,
+        paired=True,
+        vectorized=True,
+        method="percentile",
+        n_resamples=REPLICATES,
+        confidence_level=0.95,
+        rng=np.random.default_rng(12345),
+    )
     low, high = reference.confidence_interval
     sd = reference.standard_error
     row = pick(rows, analysis="swap", statistic="delta", rule="strict", output=A, language="pooled")
@@ -352,8 +401,9 @@ def test_paired_interval_is_not_the_unpaired_one(tmp_path):
     n = len(lines)
     first = rng.integers(0, n, size=(2000, n))
     second = rng.integers(0, n, size=(2000, n))
-    unpaired = (100 * 2 * tp_1[first].sum(1) / (size_o[first].sum(1) + size_1[first].sum(1))
-                - 100 * 2 * tp_2[second].sum(1) / (size_o[second].sum(1) + size_2[second].sum(1)))  # fmt: skip
+    unpaired = 100 * 2 * tp_1[first].sum(1) / (size_o[first].sum(1) + size_1[first].sum(1)) - 100 * 2 * tp_2[
+        second
+    ].sum(1) / (size_o[second].sum(1) + size_2[second].sum(1))
     unpaired_width = np.diff(np.quantile(unpaired, [0.025, 0.975]))[0]
     row = pick(rows, analysis="swap", statistic="delta", rule="strict", output=A, language="pooled")
     assert row["ci_high"] - row["ci_low"] < 0.8 * unpaired_width

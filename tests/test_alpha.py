@@ -54,15 +54,28 @@ def reference_alpha(items: list[dict], a: str, b: str, language: str | None = No
         coder_b += character_categories(one["labellings"][b], length)
     domain = sorted(set(coder_a) | set(coder_b))
     data = np.array([[domain.index(v) for v in coder_a], [domain.index(v) for v in coder_b]], dtype=float)
-    return krippendorff.alpha(reliability_data=data, level_of_measurement="nominal", value_domain=list(range(len(domain))))
+    return krippendorff.alpha(
+        reliability_data=data, level_of_measurement="nominal", value_domain=list(range(len(domain)))
+    )
 
 
 def test_a_hand_computed_case(tmp_path):
     # A: PER on characters 0-3; B: the same PER and a LOC on 6-7; an item is its characters up to the furthest
     # span end of any labelling (10: a span of R). n = 20 values: PER 8, no span 10, LOC 2;
     # agreeing pairs 2 x (4 PER + 4 no span) = 16: alpha = (19 * 16 - (56 + 90 + 2)) / (380 - 148) = 156 / 232
-    items = [item("only", "en", text="x" * 10, **{A: [[0, 4, "PER"]], B: [[0, 4, "PER"], [6, 8, "LOC"]],
-                                                 D: [[0, 4, "PER"]], R: [[0, 4, "PER"], [9, 10, "PER"]]})]  # fmt: skip
+    items = [
+        item(
+            "only",
+            "en",
+            text="x" * 10,
+            **{
+                A: [[0, 4, "PER"]],
+                B: [[0, 4, "PER"], [6, 8, "LOC"]],
+                D: [[0, 4, "PER"]],
+                R: [[0, 4, "PER"], [9, 10, "PER"]],
+            },
+        )
+    ]
     rows = audit_items(tmp_path, items).rows
     row = pick(rows, analysis="alpha", statistic="alpha", language="pooled", output=A, reference=B)
     assert row["estimate"] == pytest.approx(156 / 232, abs=1e-12)
@@ -89,8 +102,9 @@ def test_alpha_equals_the_krippendorff_package_on_the_same_characters(tmp_path, 
 
 
 def test_alpha_is_undefined_when_every_value_is_no_span(tmp_path):
-    items = [item(f"i{n}", "en", text="x" * 5, **{A: [], B: [], D: [[0, 2, "PER"]], R: [[0, 2, "PER"]]})
-             for n in range(3)]  # fmt: skip
+    items = [
+        item(f"i{n}", "en", text="x" * 5, **{A: [], B: [], D: [[0, 2, "PER"]], R: [[0, 2, "PER"]]}) for n in range(3)
+    ]
     rows = audit_items(tmp_path, items).rows
     assert pick(rows, analysis="alpha", language="pooled", output=A, reference=B)["estimate"] is None
 

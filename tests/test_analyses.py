@@ -29,8 +29,9 @@ from refsens_report.analyses import (
 )
 from refsens_report.analyses.registry import ANALYSES, figure_makers
 from refsens_report.methods import methods_markdown
-from refsens_report.render import build_sections, headline_sentences
+from refsens_report.render import build_sections
 from refsens_report.results import COLUMNS, SCHEMA, make_row
+from refsens_report.summary import headline_sentences
 from refsens_report.view import ResultsView
 
 OUTPUTS = ["o1", "o2", "o3"]
@@ -43,78 +44,203 @@ TYPE_DELTAS = {
 }
 
 
-def _row(analysis: str, statistic: str, estimate: float | None, ci: tuple[float, float] | None = None,
-         p: float | None = None, holm: float | None = None, language: str = "pooled", n: int = 100,
-         **labels: str) -> dict[str, Any]:  # fmt: skip
+def _row(
+    analysis: str,
+    statistic: str,
+    estimate: float | None,
+    ci: tuple[float, float] | None = None,
+    p: float | None = None,
+    holm: float | None = None,
+    language: str = "pooled",
+    n: int = 100,
+    **labels: str,
+) -> dict[str, Any]:
     low, high = ci if ci else (None, None)
     subset = {"agreement": "corpus", "decontaminated": "decontaminated"}.get(analysis, "audited")
-    return make_row(analysis=analysis, statistic=statistic, language=language, subset=subset, estimate=estimate,
-                    ci_low=low, ci_high=high, p_value=p, p_holm=holm, n_items=n, **labels)  # fmt: skip
+    return make_row(
+        analysis=analysis,
+        statistic=statistic,
+        language=language,
+        subset=subset,
+        estimate=estimate,
+        ci_low=low,
+        ci_high=high,
+        p_value=p,
+        p_holm=holm,
+        n_items=n,
+        **labels,
+    )
 
 
 def hand_made_rows() -> list[dict[str, Any]]:
     """Rows in the registry's order, numbers chosen by hand."""
     rows = []
     for language in LANGUAGES:
-        rows.append(_row("agreement", "f1", 85.0, (80.0, 90.0), language=language, rule="strict", output="a",
-                         reference="b"))  # fmt: skip
+        rows.append(
+            _row("agreement", "f1", 85.0, (80.0, 90.0), language=language, rule="strict", output="a", reference="b")
+        )
         rows.append(_row("agreement", "identical", 62.5, (55.0, 70.0), language=language, output="a", reference="b"))
-        rows.append(_row("agreement", "default_to_first", 75.0, (70.0, 80.0), language=language, output="a",
-                         reference="b"))  # fmt: skip
+        rows.append(
+            _row("agreement", "default_to_first", 75.0, (70.0, 80.0), language=language, output="a", reference="b")
+        )
     for language in LANGUAGES:
-        rows.append(_row("neutrality", "rate", 60.0, (55.0, 65.0), language=language, output="a", reference="delivered"))
-        rows.append(_row("neutrality", "rate", 40.0, (35.0, 45.0), language=language, output="b", reference="delivered"))
-        rows.append(_row("neutrality", "skew", 20.0, (12.0, 28.0), p=0.001, language=language, output="a",
-                         output_2="b", reference="delivered"))  # fmt: skip
+        rows.append(
+            _row("neutrality", "rate", 60.0, (55.0, 65.0), language=language, output="a", reference="delivered")
+        )
+        rows.append(
+            _row("neutrality", "rate", 40.0, (35.0, 45.0), language=language, output="b", reference="delivered")
+        )
+        rows.append(
+            _row(
+                "neutrality",
+                "skew",
+                20.0,
+                (12.0, 28.0),
+                p=0.001,
+                language=language,
+                output="a",
+                output_2="b",
+                reference="delivered",
+            )
+        )
         rows.append(_row("neutrality", "copied", 90.0, (85.0, 95.0), language=language, reference="delivered"))
     delta = {"o1": 5.0, "o2": -1.0, "o3": 2.5}
     for language in LANGUAGES:
         for output in OUTPUTS:
-            rows.append(_row("swap", "score", 80.0, (78.0, 82.0), language=language, rule="strict", output=output,
-                             reference="delivered"))  # fmt: skip
-            rows.append(_row("swap", "score", 80.0 - delta[output], (77.0, 81.0), language=language, rule="strict",
-                             output=output, reference="reviewer"))  # fmt: skip
-            rows.append(_row("swap", "delta", delta[output], (delta[output] - 3, delta[output] + 3), p=0.02,
-                             language=language, rule="strict", output=output, reference="delivered",
-                             reference_2="reviewer"))  # fmt: skip
+            rows.append(
+                _row(
+                    "swap",
+                    "score",
+                    80.0,
+                    (78.0, 82.0),
+                    language=language,
+                    rule="strict",
+                    output=output,
+                    reference="delivered",
+                )
+            )
+            rows.append(
+                _row(
+                    "swap",
+                    "score",
+                    80.0 - delta[output],
+                    (77.0, 81.0),
+                    language=language,
+                    rule="strict",
+                    output=output,
+                    reference="reviewer",
+                )
+            )
+            rows.append(
+                _row(
+                    "swap",
+                    "delta",
+                    delta[output],
+                    (delta[output] - 3, delta[output] + 3),
+                    p=0.02,
+                    language=language,
+                    rule="strict",
+                    output=output,
+                    reference="delivered",
+                    reference_2="reviewer",
+                )
+            )
     for language in LANGUAGES:
         for output in OUTPUTS:
             for gold, score in (("a", 70.0), ("b", 90.0), ("delivered", 80.0), ("reviewer", 80.0 - delta[output])):
-                rows.append(_row("range", "score", score, (score - 2, score + 2), language=language, rule="strict",
-                                 output=output, reference=gold))  # fmt: skip
+                rows.append(
+                    _row(
+                        "range",
+                        "score",
+                        score,
+                        (score - 2, score + 2),
+                        language=language,
+                        rule="strict",
+                        output=output,
+                        reference=gold,
+                    )
+                )
             rows.append(_row("range", "range", 20.0, (15.0, 25.0), language=language, rule="strict", output=output))
     margins = {("o1", "o2"): (3.0, -3.0), ("o1", "o3"): (1.0, 3.5), ("o2", "o3"): (-2.0, 1.5)}
     for analysis in ("interaction", "decontaminated"):
         for (first, second), (under_delivered, under_reviewer) in margins.items():
             for language in LANGUAGES:
                 pair = {"rule": "strict", "output": first, "output_2": second, "language": language}
-                rows.append(_row(analysis, "margin", under_delivered, (under_delivered - 1, under_delivered + 1),
-                                 reference="delivered", **pair))  # fmt: skip
-                rows.append(_row(analysis, "margin", under_reviewer, (under_reviewer - 1, under_reviewer + 1),
-                                 reference="reviewer", **pair))  # fmt: skip
+                rows.append(
+                    _row(
+                        analysis,
+                        "margin",
+                        under_delivered,
+                        (under_delivered - 1, under_delivered + 1),
+                        reference="delivered",
+                        **pair,
+                    )
+                )
+                rows.append(
+                    _row(
+                        analysis,
+                        "margin",
+                        under_reviewer,
+                        (under_reviewer - 1, under_reviewer + 1),
+                        reference="reviewer",
+                        **pair,
+                    )
+                )
                 swing = under_delivered - under_reviewer
                 significant = (first, second) == ("o1", "o2")
-                rows.append(_row(analysis, "swing", swing, (swing - 2, swing + 2),
-                                 p=0.001 if significant else 0.4,
-                                 holm=(0.006 if significant else 0.8) if analysis == "interaction" else None,
-                                 reference="delivered", reference_2="reviewer", **pair))  # fmt: skip
+                rows.append(
+                    _row(
+                        analysis,
+                        "swing",
+                        swing,
+                        (swing - 2, swing + 2),
+                        p=0.001 if significant else 0.4,
+                        holm=(0.006 if significant else 0.8) if analysis == "interaction" else None,
+                        reference="delivered",
+                        reference_2="reviewer",
+                        **pair,
+                    )
+                )
     rows.append(_row("band", "band", 8.0, rule="strict", output="o1"))
     rows.append(_row("band", "band", 4.0, rule="strict", output="o2"))
     rows.append(_row("band", "band", 5.5, rule="strict", output="o3"))
     rows.append(_row("band", "band", 8.0, rule="strict"))
     for policy in ("keep_first", "drop_all"):
         for language in LANGUAGES:
-            rows.append(_row("duplicates", "swing", 6.0 if policy == "keep_first" else 1.0, (4.0, 8.0), p=0.01,
-                             language=language, rule="strict", output="o1", output_2="o2", reference="delivered",
-                             reference_2="reviewer", policy=policy))  # fmt: skip
+            rows.append(
+                _row(
+                    "duplicates",
+                    "swing",
+                    6.0 if policy == "keep_first" else 1.0,
+                    (4.0, 8.0),
+                    p=0.01,
+                    language=language,
+                    rule="strict",
+                    output="o1",
+                    output_2="o2",
+                    reference="delivered",
+                    reference_2="reviewer",
+                    policy=policy,
+                )
+            )
     for name, moves in TYPE_DELTAS.items():
         for language in LANGUAGES:
             for output, (change, low, high) in moves.items():
                 where = {"rule": "strict", "language": language, "output": output, "type": name}
                 rows.append(_row("by_type", "score", 80.0, (78.0, 82.0), reference="delivered", **where))
                 rows.append(_row("by_type", "score", 80.0 - change, (77.0, 81.0), reference="reviewer", **where))
-                rows.append(_row("by_type", "delta", change, (low, high), p=0.03, reference="delivered",
-                                 reference_2="reviewer", **where))  # fmt: skip
+                rows.append(
+                    _row(
+                        "by_type",
+                        "delta",
+                        change,
+                        (low, high),
+                        p=0.03,
+                        reference="delivered",
+                        reference_2="reviewer",
+                        **where,
+                    )
+                )
     ranks = {"delivered": {"o1": 1.0, "o2": 3.0, "o3": 2.0}, "reviewer": {"o1": 2.0, "o2": 1.0, "o3": 3.0}}
     for language in LANGUAGES:
         for output in OUTPUTS:
@@ -127,17 +253,54 @@ def hand_made_rows() -> list[dict[str, Any]]:
         rows.append(_row("leaderboard", "flips", 2.0, (0.0, 3.0), **pair))
         rows.append(_row("leaderboard", "flips_significant", 1.0, **pair))
         rows.append(_row("leaderboard", "p_rank_change", 0.87, **pair))
-        rows.append(_row("leaderboard", "flip", 6.0, (4.0, 8.0), p=0.001, holm=0.006, output="o1", output_2="o2", **pair))
-        rows.append(_row("leaderboard", "flip", -2.5, (-4.5, -0.5), p=0.4, holm=0.8, output="o1", output_2="o3", **pair))
+        rows.append(
+            _row("leaderboard", "flip", 6.0, (4.0, 8.0), p=0.001, holm=0.006, output="o1", output_2="o2", **pair)
+        )
+        rows.append(
+            _row("leaderboard", "flip", -2.5, (-4.5, -0.5), p=0.4, holm=0.8, output="o1", output_2="o3", **pair)
+        )
     rows.append(_row("leaderboard", "holm_floor", 0.006))
     for language in LANGUAGES:
         for output in OUTPUTS:
-            rows.append(_row("aggregation", "score", 75.0, (73.0, 77.0), language=language, rule="strict", output=output,
-                             reference="what_if:keep_b"))  # fmt: skip
-            rows.append(_row("aggregation", "delta", -5.0, (-6.0, -4.0), p=0.001, language=language, rule="strict",
-                             output=output, reference="what_if:keep_b", reference_2="delivered"))  # fmt: skip
-        rows.append(_row("aggregation", "skew", -10.0, (-14.0, -6.0), p=0.001, language=language, output="a",
-                         output_2="b", reference="what_if:keep_b"))  # fmt: skip
+            rows.append(
+                _row(
+                    "aggregation",
+                    "score",
+                    75.0,
+                    (73.0, 77.0),
+                    language=language,
+                    rule="strict",
+                    output=output,
+                    reference="what_if:keep_b",
+                )
+            )
+            rows.append(
+                _row(
+                    "aggregation",
+                    "delta",
+                    -5.0,
+                    (-6.0, -4.0),
+                    p=0.001,
+                    language=language,
+                    rule="strict",
+                    output=output,
+                    reference="what_if:keep_b",
+                    reference_2="delivered",
+                )
+            )
+        rows.append(
+            _row(
+                "aggregation",
+                "skew",
+                -10.0,
+                (-14.0, -6.0),
+                p=0.001,
+                language=language,
+                output="a",
+                output_2="b",
+                reference="what_if:keep_b",
+            )
+        )
     return rows
 
 
@@ -160,32 +323,91 @@ def hand_made_results() -> dict[str, Any]:
             "languages": ["en"],
             "items_per_language": {"en": 120},
             "labellings": {"a": 120, "b": 120},
-            "subsets": {"corpus": {"en": 120, "pooled": 120}, "audited": {"en": 100, "pooled": 100},
-                        "decontaminated": {"en": 10, "pooled": 10}},  # fmt: skip
+            "subsets": {
+                "corpus": {"en": 120, "pooled": 120},
+                "audited": {"en": 100, "pooled": 100},
+                "decontaminated": {"en": 10, "pooled": 10},
+            },
             "excluded": {"defective_duplicates": 4},
         },
-        "duplicates": {"key": "dup_key", "available": True, "groups": 2, "duplicated_items": 4, "excluded": True,
-                       "defective_groups": [{"key": "g1", "items": ["x1", "x2"], "reference": "reviewer",
-                                             "copies": "a"}]},  # fmt: skip
-        "type_confusion": {"available": True, "annotators": ["a", "b"],
-                           "cells": [{"type_a": "LOC", "type_b": "LOC", "count": 7},
-                                     {"type_a": "LOC", "type_b": "ORG", "count": 3},
-                                     {"type_a": "ORG", "type_b": "ORG", "count": 5}]},  # fmt: skip
+        "duplicates": {
+            "key": "dup_key",
+            "available": True,
+            "groups": 2,
+            "duplicated_items": 4,
+            "excluded": True,
+            "defective_groups": [{"key": "g1", "items": ["x1", "x2"], "reference": "reviewer", "copies": "a"}],
+        },
+        "type_confusion": {
+            "available": True,
+            "annotators": ["a", "b"],
+            "cells": [
+                {"type_a": "LOC", "type_b": "LOC", "count": 7},
+                {"type_a": "LOC", "type_b": "ORG", "count": 3},
+                {"type_a": "ORG", "type_b": "ORG", "count": 5},
+            ],
+        },
         "by_type": {"rules": ["strict"], "types": sorted(TYPE_DELTAS), "resamples": 2000},
-        "disagreements": {"show_text": True, "text": True, "comparisons": [
-            {"kind": "references", "first": "delivered", "second": "reviewer", "subset": "audited",
-             "file": "disagreements", "items": {"en": 100, "pooled": 100}, "differing": {"en": 30, "pooled": 30},
-             "only_first": {"en": 25, "pooled": 25}, "only_second": {"en": 1200, "pooled": 1200}},
-            {"kind": "annotators", "first": "a", "second": "b", "subset": "corpus", "file": "annotator-disagreements",
-             "items": {"en": 120, "pooled": 120}, "differing": {"en": 45, "pooled": 45},
-             "only_first": {"en": 20, "pooled": 20}, "only_second": {"en": 40, "pooled": 40}}]},
-        "gold_errors": {"evidence": "outputs+references", "show_text": True, "text": True,
-                        "file": "gold-error-candidates", "references": [
-            {"reference": "delivered", "sources": ["o1", "o2", "o3", "reviewer"], "items": 100, "candidates": 1,
-             "items_with_candidates": 1, "kinds": {"type": 1, "boundaries": 0, "missing": 0, "spurious": 0},
-             "top": [{"rank": 1, "score": 12.3456, "id": "x1", "language": "en", "proposed": "type", "start": 4,
-                      "end": 9, "reference_span": [4, 9, "LOC"], "proposed_span": [4, 9, "ORG"], "support": 4,
-                      "opposed": 0, "context": ["Met ", "Paris", " today"]}]}]},
+        "disagreements": {
+            "show_text": True,
+            "text": True,
+            "comparisons": [
+                {
+                    "kind": "references",
+                    "first": "delivered",
+                    "second": "reviewer",
+                    "subset": "audited",
+                    "file": "disagreements",
+                    "items": {"en": 100, "pooled": 100},
+                    "differing": {"en": 30, "pooled": 30},
+                    "only_first": {"en": 25, "pooled": 25},
+                    "only_second": {"en": 1200, "pooled": 1200},
+                },
+                {
+                    "kind": "annotators",
+                    "first": "a",
+                    "second": "b",
+                    "subset": "corpus",
+                    "file": "annotator-disagreements",
+                    "items": {"en": 120, "pooled": 120},
+                    "differing": {"en": 45, "pooled": 45},
+                    "only_first": {"en": 20, "pooled": 20},
+                    "only_second": {"en": 40, "pooled": 40},
+                },
+            ],
+        },
+        "gold_errors": {
+            "evidence": "outputs+references",
+            "show_text": True,
+            "text": True,
+            "file": "gold-error-candidates",
+            "references": [
+                {
+                    "reference": "delivered",
+                    "sources": ["o1", "o2", "o3", "reviewer"],
+                    "items": 100,
+                    "candidates": 1,
+                    "items_with_candidates": 1,
+                    "kinds": {"type": 1, "boundaries": 0, "missing": 0, "spurious": 0},
+                    "top": [
+                        {
+                            "rank": 1,
+                            "score": 12.3456,
+                            "id": "x1",
+                            "language": "en",
+                            "proposed": "type",
+                            "start": 4,
+                            "end": 9,
+                            "reference_span": [4, 9, "LOC"],
+                            "proposed_span": [4, 9, "ORG"],
+                            "support": 4,
+                            "opposed": 0,
+                            "context": ["Met ", "Paris", " today"],
+                        }
+                    ],
+                }
+            ],
+        },
         "applicability": {analysis.key: None for analysis in ANALYSES},
     }
 
@@ -219,8 +441,22 @@ def _drawn(draw, view):
 def test_the_registry_orders_sections_figures_methods_and_headlines(view: ResultsView) -> None:
     keys = [analysis.key for analysis in ANALYSES]
     # the F1 analyses keep the paper's order; an analysis added to the registry (one line) may sit between them
-    paper = ["agreement", "neutrality", "swap", "range", "interaction", "band", "decontaminated", "duplicates",
-             "type_confusion", "by_type", "disagreements", "gold_errors", "leaderboard", "aggregation"]  # fmt: skip
+    paper = [
+        "agreement",
+        "neutrality",
+        "swap",
+        "range",
+        "interaction",
+        "band",
+        "decontaminated",
+        "duplicates",
+        "type_confusion",
+        "by_type",
+        "disagreements",
+        "gold_errors",
+        "leaderboard",
+        "aggregation",
+    ]
     assert [key for key in keys if key in paper] == paper
     assert len(set(keys)) == len(keys) and len({analysis.title for analysis in ANALYSES}) == len(keys)
     sections, numbered = build_sections(view, {})
@@ -232,11 +468,23 @@ def test_the_registry_orders_sections_figures_methods_and_headlines(view: Result
     assert [table.number for table in numbered] == list(range(1, len(numbered) + 1))
     methods = methods_markdown()
     positions = [methods.index(analysis.methods) for analysis in ANALYSES if analysis.methods]
-    assert positions == sorted(positions) and len(positions) == sum(1 for analysis in ANALYSES if analysis.methods) >= 10
+    assert (
+        positions == sorted(positions) and len(positions) == sum(1 for analysis in ANALYSES if analysis.methods) >= 10
+    )
     # figure functions come in the analyses' order: each analysis's own, in its module
     owners = [draw.__module__.rsplit(".", 1)[-1] for draw in figure_makers()]
-    paper_owners = ["neutrality", "swap", "score_range", "interaction", "band", "duplicates", "type_confusion",
-                    "leaderboard", "leaderboard", "aggregation"]  # fmt: skip
+    paper_owners = [
+        "neutrality",
+        "swap",
+        "score_range",
+        "interaction",
+        "band",
+        "duplicates",
+        "type_confusion",
+        "leaderboard",
+        "leaderboard",
+        "aggregation",
+    ]
     assert [owner for owner in owners if owner in paper_owners] == paper_owners
     assert owners == [draw.__module__.rsplit(".", 1)[-1] for analysis in ANALYSES for draw in analysis.figures]
     sentences = headline_sentences(view)
@@ -251,7 +499,10 @@ def test_a_section_without_rows_says_why(results: dict[str, Any]) -> None:
     results["applicability"]["range"] = None
     results["rows"] = [row for row in results["rows"] if row["analysis"] != "range"]
     # range says nothing of its own: the swap's sentence explains it
-    assert score_range.ANALYSIS.section(ResultsView.from_json(results), {}).not_applicable == "Only one reference is configured."
+    assert (
+        score_range.ANALYSIS.section(ResultsView.from_json(results), {}).not_applicable
+        == "Only one reference is configured."
+    )
 
 
 # --- each analysis -----------------------------------------------------------------------------------
@@ -260,10 +511,14 @@ def test_a_section_without_rows_says_why(results: dict[str, Any]) -> None:
 def test_agreement_section_holds_the_record_and_the_agreement(view: ResultsView) -> None:
     section = agreement.ANALYSIS.section(view, {})
     assert [table.key for table in section.tables] == ["record", "agreement"]
-    assert section.paragraphs[1] == "The record holds 120 items in 1 language; each of the 2 labellings is present on every item."
+    assert (
+        section.paragraphs[1]
+        == "The record holds 120 items in 1 language; each of the 2 labellings is present on every item."
+    )
     partial = ResultsView.from_json({**view.data, "record": {**view.data["record"], "labellings": {"a": 120, "b": 90}}})
     assert agreement.ANALYSIS.section(partial, {}).paragraphs[1] == (
-        "The record holds 120 items in 1 language; labellings present: a on 120, b on 90 items.")
+        "The record holds 120 items in 1 language; labellings present: a on 120, b on 90 items."
+    )
     assert section.paragraphs[2] == "Removed before the analyses: 4 items (defective duplicates)."
     f1 = _cell(section.tables[1], "pooled", "F1 strict")
     assert (f1.text, f1.interval, f1.bold) == ("85.00", "[80.00, 90.00]", False)
@@ -292,8 +547,9 @@ def test_swap_lists_every_delta_and_picks_the_largest(view: ResultsView) -> None
         "The score moves with the reference alone: holding each output fixed, its pooled strict F1 against "
         "delivered minus its F1 against reviewer is o1 +5.00 [+2.00, +8.00]; o2 −1.00 [−4.00, +2.00]; "
         "o3 +2.50 [−0.50, +5.50] F1 points. The largest per-language movement whose interval excludes zero is "
-        "+5.00 [+2.00, +8.00] (o1, en); 2 of 3 per-language movements are undecided (their 95% CI includes zero)."
-        .replace("−", "-")
+        "+5.00 [+2.00, +8.00] (o1, en); 2 of 3 per-language movements are undecided (their 95% CI includes zero).".replace(
+            "−", "-"
+        )
     ]
     assert swap.largest_pooled_delta(view)["output"] == "o1"
     table = swap.swap_table(view)
@@ -347,7 +603,11 @@ def test_band_counts_the_margins_beyond_it(view: ResultsView) -> None:
         "edge); a margin inside the band could come from the choice of reference alone."
     ]
     table, tallies = band.band_versus_margins(view)
-    assert tallies == [("o1 − o2", 0, 1, "8.00"), ("o1 − o3", 0, 1, "8.00"), ("o2 − o3", 0, 1, "8.00")]  # one language: once
+    assert tallies == [
+        ("o1 − o2", 0, 1, "8.00"),
+        ("o1 − o3", 0, 1, "8.00"),
+        ("o2 − o3", 0, 1, "8.00"),
+    ]  # one language: once
     assert {row[3].text for row in table.rows} == {"within the band"}
     section = band.ANALYSIS.section(view, {})
     assert [t.key for t in section.tables] == ["band", "band-margins"] and len(section.paragraphs) == 4
@@ -393,21 +653,46 @@ def test_by_type_names_the_types_that_move_most(view: ResultsView) -> None:
     [table] = section.tables
     assert table.columns == ("References", "Type", "Language", "o1: Δ [95% CI]", "o2: Δ [95% CI]", "o3: Δ [95% CI]")
     assert [(row[1].text, row[2].text) for row in table.rows] == [
-        ("ORG", "en"), ("ORG", "pooled"), ("LOC", "en"), ("LOC", "pooled"), ("PER", "en"), ("PER", "pooled")]
+        ("ORG", "en"),
+        ("ORG", "pooled"),
+        ("LOC", "en"),
+        ("LOC", "pooled"),
+        ("PER", "en"),
+        ("PER", "pooled"),
+    ]
     assert [row[1].repeated for row in table.rows] == [False, True] * 3
     pooled_org = table.rows[1]
-    assert [cell.full_text for cell in pooled_org[3:]] == ["-2.00 [-5.00, +1.00]", "-6.00 [-9.00, -3.00]",
-                                                           "+0.50 [-2.00, +3.00]"]  # fmt: skip
+    assert [cell.full_text for cell in pooled_org[3:]] == [
+        "-2.00 [-5.00, +1.00]",
+        "-6.00 [-9.00, -3.00]",
+        "+0.50 [-2.00, +3.00]",
+    ]
     assert pooled_org[4].bold and not pooled_org[3].bold
     printed = view.rows.rows[pooled_org[4].row]
-    assert (printed["analysis"], printed["type"], printed["output"], printed["language"]) == ("by_type", "ORG", "o2", "pooled")
+    assert (printed["analysis"], printed["type"], printed["output"], printed["language"]) == (
+        "by_type",
+        "ORG",
+        "o2",
+        "pooled",
+    )
     # the CSV holds every type's score against each reference and its delta, per language
     full = table.csv
-    assert full.columns == ("Rule", "Language", "Type", "Output", "F1 vs delivered", "F1 vs reviewer",
-                            "Δ delivered−reviewer")  # fmt: skip
+    assert full.columns == (
+        "Rule",
+        "Language",
+        "Type",
+        "Output",
+        "F1 vs delivered",
+        "F1 vs reviewer",
+        "Δ delivered−reviewer",
+    )
     assert len(full.rows) == len(TYPE_DELTAS) * len(LANGUAGES) * len(OUTPUTS)
     loc = next(row for row in full.rows if [c.text for c in row[:4]] == ["strict", "pooled", "LOC", "o3"])
-    assert [cell.full_text for cell in loc[4:]] == ["80.00 [78.00, 82.00]", "79.00 [77.00, 81.00]", "+1.00 [-1.00, +3.00]"]
+    assert [cell.full_text for cell in loc[4:]] == [
+        "80.00 [78.00, 82.00]",
+        "79.00 [77.00, 81.00]",
+        "+1.00 [-1.00, +3.00]",
+    ]
 
 
 def test_by_type_says_nothing_about_a_type_too_rare_under_a_reference(results: dict[str, Any]) -> None:
@@ -431,12 +716,19 @@ def test_by_type_says_nothing_about_a_type_too_rare_under_a_reference(results: d
     [table] = section.tables
     assert table.columns[:5] == ("References", "Type", "Language", "Spans delivered", "Spans reviewer")
     assert [[cell.text for cell in row[1:5]] for row in table.rows] == [
-        ["LOC", "en", "120", "110"], ["LOC", "pooled", "120", "110"], ["PER", "en", "300", "310"],
-        ["PER", "pooled", "300", "310"]]
-    assert ("Only types with at least 30 spans under the primary and the alternative (pooled; [report] "
-            "min_type_spans) are ranked") in table.caption
-    assert ("1 type too rare to say under delivered vs reviewer (fewer than 30 spans under one of them; spans "
-            "under delivered / reviewer): ORG (40 / 4).") in table.caption
+        ["LOC", "en", "120", "110"],
+        ["LOC", "pooled", "120", "110"],
+        ["PER", "en", "300", "310"],
+        ["PER", "pooled", "300", "310"],
+    ]
+    assert (
+        "Only types with at least 30 spans under the primary and the alternative (pooled; [report] "
+        "min_type_spans) are ranked"
+    ) in table.caption
+    assert (
+        "1 type too rare to say under delivered vs reviewer (fewer than 30 spans under one of them; spans "
+        "under delivered / reviewer): ORG (40 / 4)."
+    ) in table.caption
     assert table.csv.columns[4:6] == ("Spans delivered", "Spans reviewer")
     # a lower threshold lets ORG lead again
     results["config"]["report"] = {"min_type_spans": 4}
@@ -453,8 +745,17 @@ def test_by_type_at_scale_counts_the_outputs_that_move_and_sums_the_rest(results
         for k, output in enumerate(outputs):
             change = (number - 20) / 4 + k / 100  # T00 moves most (negative), then T39, ...; decided when |Δ| > 2
             where = {"rule": "strict", "language": "pooled", "output": output, "type": f"T{number:02d}"}
-            rows.append(_row("by_type", "delta", change, (change - 2, change + 2), reference="delivered",
-                             reference_2="reviewer", **where))  # fmt: skip
+            rows.append(
+                _row(
+                    "by_type",
+                    "delta",
+                    change,
+                    (change - 2, change + 2),
+                    reference="delivered",
+                    reference_2="reviewer",
+                    **where,
+                )
+            )
     results["rows"] = rows
     results["config"]["roles"]["outputs"] = outputs
     view = ResultsView.from_json(results)
@@ -476,11 +777,16 @@ def test_disagreements_count_the_items_and_link_the_pages(results: dict[str, Any
     section = disagreements.ANALYSIS.section(view, {})
     [table] = section.tables
     assert [[cell.text for cell in row] for row in table.rows] == [
-        ["delivered vs reviewer", "en", "100", "30", "25", "1,200"], ["delivered vs reviewer", "pooled", "100", "30", "25", "1,200"],
-        ["a vs b", "en", "120", "45", "20", "40"], ["a vs b", "pooled", "120", "45", "20", "40"]]  # fmt: skip
+        ["delivered vs reviewer", "en", "100", "30", "25", "1,200"],
+        ["delivered vs reviewer", "pooled", "100", "30", "25", "1,200"],
+        ["a vs b", "en", "120", "45", "20", "40"],
+        ["a vs b", "pooled", "120", "45", "20", "40"],
+    ]
     assert [href for href, _ in section.links] == ["disagreements.html", "annotator-disagreements.html"]
-    assert section.links[0][1] == ("Where delivered and reviewer differ, item by item (30 items), the most impact first: "
-                                   "disagreements.html; every item in disagreements.jsonl and disagreements.csv.")
+    assert section.links[0][1] == (
+        "Where delivered and reviewer differ, item by item (30 items), the most impact first: "
+        "disagreements.html; every item in disagreements.jsonl and disagreements.csv."
+    )
     # the swap section links the references' page, the agreement section the annotators'
     assert [href for href, _ in swap.ANALYSIS.section(view, {}).links] == ["disagreements.html"]
     assert [href for href, _ in agreement.ANALYSIS.section(view, {}).links] == ["annotator-disagreements.html"]
@@ -561,8 +867,10 @@ def test_beyond_many_types_the_confusion_csv_lists_the_cells_that_occur(results:
     lines = table_csv(table).splitlines()
     assert lines[0] == "A: a,B: b,Spans" and len(lines) == n + 1
     assert lines[1:3] == ["T0000,T0000,1", "T0001,T0002,2"]
-    assert f"lists every pair of the {n:,} types that occurs" in table.caption or \
-        f"lists every pair of the {n} types that occurs" in table.caption
+    assert (
+        f"lists every pair of the {n:,} types that occurs" in table.caption
+        or f"lists every pair of the {n} types that occurs" in table.caption
+    )
 
 
 def test_table_csvs_neutralise_formula_labels_and_keep_numbers(results: dict[str, Any]) -> None:
@@ -572,10 +880,10 @@ def test_table_csvs_neutralise_formula_labels_and_keep_numbers(results: dict[str
 
     from refsens_report.tables import table_csv
 
-    results["type_confusion"]["cells"] = [{"type_a": "=HYPERLINK(\"http://x\")", "type_b": "@SUM(1)", "count": 2}]
+    results["type_confusion"]["cells"] = [{"type_a": '=HYPERLINK("http://x")', "type_b": "@SUM(1)", "count": 2}]
     rows = list(csv.reader(io.StringIO(table_csv(type_confusion.type_confusion_table(ResultsView.from_json(results))))))
-    assert rows[0][1:] == ["B: b: =HYPERLINK(\"http://x\")", "B: b: @SUM(1)"]  # header: starts with the group
-    assert [row[0] for row in rows[1:]] == ["'=HYPERLINK(\"http://x\")", "'@SUM(1)"]
+    assert rows[0][1:] == ['B: b: =HYPERLINK("http://x")', "B: b: @SUM(1)"]  # header: starts with the group
+    assert [row[0] for row in rows[1:]] == ['\'=HYPERLINK("http://x")', "'@SUM(1)"]
     assert all(not cell.startswith(("=", "+", "@")) for row in rows for cell in row)
     swap_rows = list(csv.DictReader(io.StringIO(table_csv(swap.swap_table(ResultsView.from_json(results))))))
     o2 = next(row for row in swap_rows if row["Output"] == "o2" and row["Language"] == "pooled")
@@ -594,7 +902,9 @@ def test_captions_name_the_holm_family_that_was_tested(results: dict[str, Any]) 
     view = ResultsView.from_json(results)
     assert interaction.holm_family_size(view) == 2
     phrase = interaction.holm_family_phrase(view)
-    assert phrase.startswith("the 2 swings of the adjacent family (the pairs of outputs adjacent in delivered's ranking")
+    assert phrase.startswith(
+        "the 2 swings of the adjacent family (the pairs of outputs adjacent in delivered's ranking"
+    )
     [table] = interaction.interaction_main_tables(view)
     assert phrase in table.caption
     untested = next(row for row in table.rows if row[0].text == "o1 − o3" and row[1].text == "pooled")
@@ -615,8 +925,14 @@ def test_the_paper_leaderboard_has_the_primary_first_and_its_order(results: dict
         output = row[0].text
         for offset, reference in ((1, "delivered"), (4, "reviewer")):
             score, rank = row[offset], row[offset + 1]
-            where = {"analysis": "leaderboard", "statistic": "score", "rule": "strict", "language": "pooled",
-                     "output": output, "reference": reference}
+            where = {
+                "analysis": "leaderboard",
+                "statistic": "score",
+                "rule": "strict",
+                "language": "pooled",
+                "output": output,
+                "reference": reference,
+            }
             assert all(rows[score.row][key] == value for key, value in where.items())
             assert (score.field, score.value, score.full_text) == ("estimate", 80.0, "80.00 [78.00, 82.00]")
             assert rows[rank.row]["statistic"] == "rank" and rows[rank.row]["reference"] == reference
@@ -633,15 +949,26 @@ def test_the_paper_leaderboard_has_the_primary_first_and_its_order(results: dict
     table = leaderboard.paper_table(ResultsView.from_json(results))
     assert table.columns[:2] == ("Language", "Output")
     assert [(row[0].text, row[1].text) for row in table.rows] == [
-        ("pooled", "o1"), ("pooled", "o3"), ("pooled", "o2"), ("de", "o2"), ("de", "o3"), ("de", "o1"),
-        ("en", "o1"), ("en", "o3"), ("en", "o2")]
+        ("pooled", "o1"),
+        ("pooled", "o3"),
+        ("pooled", "o2"),
+        ("de", "o2"),
+        ("de", "o3"),
+        ("de", "o1"),
+        ("en", "o1"),
+        ("en", "o3"),
+        ("en", "o2"),
+    ]
     assert [row[0].repeated for row in table.rows[:3]] == [False, True, True]
 
 
 def test_figure_alt_texts_say_one_swing_and_one_margin_in_the_singular(results: dict[str, Any]) -> None:
     """One pair of outputs: the alt texts count it through formatting ('1 swing is', '0 of 1 margin lies')."""
-    results["rows"] = [row for row in results["rows"]
-                       if row["analysis"] != "interaction" or (row["output"], row["output_2"]) == ("o1", "o2")]  # fmt: skip
+    results["rows"] = [
+        row
+        for row in results["rows"]
+        if row["analysis"] != "interaction" or (row["output"], row["output_2"]) == ("o1", "o2")
+    ]
     view = ResultsView.from_json(results)
     _, forest = _drawn(interaction.swing_forest, view)
     assert forest.alt.startswith("Forest plot of the 1 largest pooled swing of 1, one panel per rule")

@@ -23,8 +23,22 @@ from refsens_report.config import MAX_RESAMPLES
 from refsens_report.load import BOOTSTRAP_MEMORY_BUDGET
 from refsens_report.names import name_problem
 
-BIDI_AND_INVISIBLE = ["\u202e", "\u202a", "\u2066", "\u2069", "\u200e", "\u200f", "\u061c", "\u200b", "\u200d",
-                      "\ufeff", "\u2028", "\u2029", "\x07", "\ue000"]  # fmt: skip
+BIDI_AND_INVISIBLE = [
+    "\u202e",
+    "\u202a",
+    "\u2066",
+    "\u2069",
+    "\u200e",
+    "\u200f",
+    "\u061c",
+    "\u200b",
+    "\u200d",
+    "\ufeff",
+    "\u2028",
+    "\u2029",
+    "\x07",
+    "\ue000",
+]
 
 
 def good(item_id: str = "en-1", language: str = "en", **overrides) -> dict:
@@ -71,13 +85,19 @@ def test_ordinary_names_in_any_script_are_accepted():
     [
         ("id", good(item_id="en-\u202e1"), "record.jsonl:1: 'id' 'en-\\u202e1' contains U+202E RIGHT-TO-LEFT OVERRIDE"),
         ("language", good(language="e\u2066n"), "record.jsonl:1: 'language' 'e\\u2066n' contains U+2066"),
-        ("labelling", {**good(), "labellings": {**good()["labellings"], "x\u200fy": []}},
-         "record.jsonl:1: the labelling name 'x\\u200fy' contains U+200F RIGHT-TO-LEFT MARK"),
-        ("type", good(**{A: [[0, 3, "PER\u202e"]]}),
-         "record.jsonl:1: span 1 of labelling 'annotator_a' type 'PER\\u202e' contains U+202E"),
+        (
+            "labelling",
+            {**good(), "labellings": {**good()["labellings"], "x\u200fy": []}},
+            "record.jsonl:1: the labelling name 'x\\u200fy' contains U+200F RIGHT-TO-LEFT MARK",
+        ),
+        (
+            "type",
+            good(**{A: [[0, 3, "PER\u202e"]]}),
+            "record.jsonl:1: span 1 of labelling 'annotator_a' type 'PER\\u202e' contains U+202E",
+        ),
         ("zero width", good(**{A: [[0, 3, "P\u200bER"]]}), "contains U+200B ZERO WIDTH SPACE, an invisible"),
     ],
-)  # fmt: skip
+)
 def test_a_record_name_with_a_bidi_control_is_refused_at_its_line(tmp_path, capsys, field, line, expected):
     config = write_project(tmp_path, [line, good("en-2")])
     code, _, err = run(["validate", str(config)], capsys)
@@ -98,11 +118,16 @@ def test_a_config_name_with_a_bidi_control_is_refused(tmp_path, capsys, name, ex
 
 
 def test_a_role_name_and_a_config_key_with_bidi_controls_are_refused(tmp_path, capsys):
-    config = write_project(tmp_path, [good()], references=(D, "rev\u202eiewer"),
-                           extra='[report]\n"pa\u202eper" = "a4"\n')  # fmt: skip
+    config = write_project(
+        tmp_path, [good()], references=(D, "rev\u202eiewer"), extra='[report]\n"pa\u202eper" = "a4"\n'
+    )
     code, _, err = run(["validate", str(config)], capsys)
-    assert_refused(code, err, "Config value 'roles.references': 'rev\\u202eiewer' contains U+202E",
-                   "Config value 'report.pa\\u202eper': the key 'pa\\u202eper' contains U+202E")  # fmt: skip
+    assert_refused(
+        code,
+        err,
+        "Config value 'roles.references': 'rev\\u202eiewer' contains U+202E",
+        "Config value 'report.pa\\u202eper': the key 'pa\\u202eper' contains U+202E",
+    )
 
 
 def test_brat_type_and_document_name_with_bidi_controls_are_refused(tmp_path, capsys):
@@ -112,22 +137,29 @@ def test_brat_type_and_document_name_with_bidi_controls_are_refused(tmp_path, ca
         (tmp_path / folder / "doc2.txt").write_text("Alice", encoding="utf-8")
         (tmp_path / folder / "doc2.ann").write_text("T1\tPER\u2066 0 5\tAlice\n", encoding="utf-8")
     config = tmp_path / "refsens.toml"
-    config.write_text('[dataset]\nname = "t"\nversion = "1"\n[record]\nformat = "brat"\nlanguage = "en"\n'
-                      '[record.labellings]\na = "a"\nb = "b"\n[roles]\noutputs = ["a"]\nreferences = ["b"]\n',
-                      encoding="utf-8")  # fmt: skip
+    config.write_text(
+        '[dataset]\nname = "t"\nversion = "1"\n[record]\nformat = "brat"\nlanguage = "en"\n'
+        '[record.labellings]\na = "a"\nb = "b"\n[roles]\noutputs = ["a"]\nreferences = ["b"]\n',
+        encoding="utf-8",
+    )
     code, _, err = run(["validate", str(config)], capsys)
-    assert_refused(code, err, "a/doc\\u202e1.txt: the document id (the file name) 'doc\\u202e1' contains U+202E",
-                   "a/doc2.ann:1: invalid type: 'PER\\u2066' contains U+2066")  # fmt: skip
+    assert_refused(
+        code,
+        err,
+        "a/doc\\u202e1.txt: the document id (the file name) 'doc\\u202e1' contains U+202E",
+        "a/doc2.ann:1: invalid type: 'PER\\u2066' contains U+2066",
+    )
 
 
 def test_label_studio_names_from_the_export_are_refused(tmp_path, capsys):
-    tasks = [{"id": 1, "data": {"text": "Alice"}, "annotations": [
-        {"id": 1, "completed_by": "x\u202ey", "result": []}]}]  # fmt: skip
+    tasks = [{"id": 1, "data": {"text": "Alice"}, "annotations": [{"id": 1, "completed_by": "x\u202ey", "result": []}]}]
     (tmp_path / "export.json").write_text(json.dumps(tasks), encoding="utf-8")
     config = tmp_path / "refsens.toml"
-    config.write_text('[dataset]\nname = "t"\nversion = "1"\n[record]\nformat = "label-studio"\n'
-                      'path = "export.json"\nlanguage = "en"\n[roles]\noutputs = ["a"]\nreferences = ["b"]\n',
-                      encoding="utf-8")  # fmt: skip
+    config.write_text(
+        '[dataset]\nname = "t"\nversion = "1"\n[record]\nformat = "label-studio"\n'
+        'path = "export.json"\nlanguage = "en"\n[roles]\noutputs = ["a"]\nreferences = ["b"]\n',
+        encoding="utf-8",
+    )
     code, _, err = run(["validate", str(config)], capsys)
     assert_refused(code, err, "export.json: task 1 (#1), annotation 1: the labelling name 'annotator_x\\u202ey'")
 
@@ -135,7 +167,7 @@ def test_label_studio_names_from_the_export_are_refused(tmp_path, capsys):
 def test_the_datasheet_prose_is_bidi_isolated_in_the_template():
     template = (Path(__file__).parents[1] / "templates" / "appendix.html").read_text(encoding="utf-8")
     css = (Path(__file__).parents[1] / "templates" / "appendix.css").read_text(encoding="utf-8")
-    block = template[template.index('id="section-datasheet"'):template.index('id="section-provenance"')]
+    block = template[template.index('id="section-datasheet"') : template.index('id="section-provenance"')]
     assert '<div class="prose team-prose" dir="auto">' in block
     assert ".team-prose { unicode-bidi: isolate; }" in css
 
@@ -163,7 +195,7 @@ def test_deeply_nested_json_lines_are_described_not_crashed_on(tmp_path, capsys,
         (b'{"id": "x", "language": "en", "labellings": {}, "meta": {"v": NaN}}', "NaN is not a JSON number"),
         (b'{"id": "x", "language": "en", "labellings": {}, "meta": {"v": 1e999}}', "Infinity is not a JSON number"),
     ],
-)  # fmt: skip
+)
 def test_values_outside_json_say_what_they_are(tmp_path, capsys, raw, expected):
     config = write_project(tmp_path, [good(), raw])
     code, _, err = run(["validate", str(config)], capsys)
@@ -173,9 +205,11 @@ def test_values_outside_json_say_what_they_are(tmp_path, capsys, raw, expected):
 def test_deep_label_studio_export_is_refused(tmp_path, capsys):
     (tmp_path / "export.json").write_text("[" * 5000 + "]" * 5000, encoding="utf-8")
     config = tmp_path / "refsens.toml"
-    config.write_text('[dataset]\nname = "t"\nversion = "1"\n[record]\nformat = "label-studio"\n'
-                      'path = "export.json"\nlanguage = "en"\n[roles]\noutputs = ["a"]\nreferences = ["b"]\n',
-                      encoding="utf-8")  # fmt: skip
+    config.write_text(
+        '[dataset]\nname = "t"\nversion = "1"\n[record]\nformat = "label-studio"\n'
+        'path = "export.json"\nlanguage = "en"\n[roles]\noutputs = ["a"]\nreferences = ["b"]\n',
+        encoding="utf-8",
+    )
     code, _, err = run(["validate", str(config)], capsys)
     assert_refused(code, err, "export.json: invalid JSON (nested too deeply)")
 
@@ -218,9 +252,11 @@ def test_a_symlink_loop_as_the_datasheet_and_as_a_brat_folder(tmp_path, capsys):
     assert_refused(code, err, "Config value 'report.datasheet': is a symlink loop: datasheet.md")
 
     loop(tmp_path / "brat")
-    config.write_text('[dataset]\nname = "t"\nversion = "1"\n[record]\nformat = "brat"\nlanguage = "en"\n'
-                      '[record.labellings]\na = "brat"\n[roles]\noutputs = ["a"]\nreferences = ["a"]\n',
-                      encoding="utf-8")  # fmt: skip
+    config.write_text(
+        '[dataset]\nname = "t"\nversion = "1"\n[record]\nformat = "brat"\nlanguage = "en"\n'
+        '[record.labellings]\na = "brat"\n[roles]\noutputs = ["a"]\nreferences = ["a"]\n',
+        encoding="utf-8",
+    )
     code, _, err = run(["validate", str(config)], capsys)
     assert_refused(code, err, "Config value 'record.labellings.a.path': is a symlink loop: brat")
 
@@ -238,9 +274,11 @@ def test_a_symlink_loop_inside_a_brat_folder_names_the_file(tmp_path, capsys):
         (tmp_path / folder / "doc.ann").write_text("", encoding="utf-8")
     loop(tmp_path / "a" / "other.txt")
     config = tmp_path / "refsens.toml"
-    config.write_text('[dataset]\nname = "t"\nversion = "1"\n[record]\nformat = "brat"\nlanguage = "en"\n'
-                      '[record.labellings]\na = "a"\nb = "b"\n[roles]\noutputs = ["a"]\nreferences = ["b"]\n',
-                      encoding="utf-8")  # fmt: skip
+    config.write_text(
+        '[dataset]\nname = "t"\nversion = "1"\n[record]\nformat = "brat"\nlanguage = "en"\n'
+        '[record.labellings]\na = "a"\nb = "b"\n[roles]\noutputs = ["a"]\nreferences = ["b"]\n',
+        encoding="utf-8",
+    )
     code, _, err = run(["validate", str(config)], capsys)
     assert_refused(code, err, "a/other.txt: is a symlink loop")
 
@@ -273,7 +311,9 @@ def test_fifos_are_refused_without_opening_them(tmp_path, capsys):
 
     os.mkfifo(tmp_path / "fifo.toml")
     code = with_timeout(lambda: main(["validate", str(tmp_path / "fifo.toml")]))
-    assert_refused(code, capsys.readouterr().err, "fifo.toml: cannot read the config (a FIFO (named pipe), not a regular file)")
+    assert_refused(
+        code, capsys.readouterr().err, "fifo.toml: cannot read the config (a FIFO (named pipe), not a regular file)"
+    )
 
     write_record(tmp_path / "ok.jsonl", [good()])
     os.mkfifo(tmp_path / "datasheet.md")
@@ -290,12 +330,18 @@ def test_a_fifo_inside_a_brat_folder_is_refused_without_opening_it(tmp_path, cap
     os.mkfifo(tmp_path / "a" / "doc.ann")
     os.mkfifo(tmp_path / "b" / "pipe.txt")
     config = tmp_path / "refsens.toml"
-    config.write_text('[dataset]\nname = "t"\nversion = "1"\n[record]\nformat = "brat"\nlanguage = "en"\n'
-                      '[record.labellings]\na = "a"\nb = "b"\n[roles]\noutputs = ["a"]\nreferences = ["b"]\n',
-                      encoding="utf-8")  # fmt: skip
+    config.write_text(
+        '[dataset]\nname = "t"\nversion = "1"\n[record]\nformat = "brat"\nlanguage = "en"\n'
+        '[record.labellings]\na = "a"\nb = "b"\n[roles]\noutputs = ["a"]\nreferences = ["b"]\n',
+        encoding="utf-8",
+    )
     code = with_timeout(lambda: main(["validate", str(config)]))
-    assert_refused(code, capsys.readouterr().err, "a/doc.ann: is a FIFO (named pipe), not a regular file",
-                   "b/pipe.txt: is a FIFO (named pipe), not a regular file")  # fmt: skip
+    assert_refused(
+        code,
+        capsys.readouterr().err,
+        "a/doc.ann: is a FIFO (named pipe), not a regular file",
+        "b/pipe.txt: is a FIFO (named pipe), not a regular file",
+    )
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -338,9 +384,11 @@ def brat_case(tmp_path: Path, ann: str) -> Path:
         (tmp_path / folder / "doc.ann").write_text("", encoding="utf-8")
     (tmp_path / "a" / "doc.ann").write_bytes(ann.encode("utf-8", "surrogateescape"))
     config = tmp_path / "refsens.toml"
-    config.write_text('[dataset]\nname = "t"\nversion = "1"\n[record]\nformat = "brat"\nlanguage = "en"\n'
-                      '[record.labellings]\na = "a"\nb = "b"\n[roles]\noutputs = ["a"]\nreferences = ["b"]\n',
-                      encoding="utf-8")  # fmt: skip
+    config.write_text(
+        '[dataset]\nname = "t"\nversion = "1"\n[record]\nformat = "brat"\nlanguage = "en"\n'
+        '[record.labellings]\na = "a"\nb = "b"\n[roles]\noutputs = ["a"]\nreferences = ["b"]\n',
+        encoding="utf-8",
+    )
     return config
 
 
@@ -380,28 +428,36 @@ def test_labellings_no_role_names_are_noted_by_validate(tmp_path, capsys):
     config = write_project(tmp_path, [good(extra_pass=[[0, 3, "PER"]], spare=[])])
     code, out, err = run(["validate", str(config)], capsys)
     assert code == 0, err
-    assert ("note: labellings in the record that no role names, so not audited: extra_pass, spare "
-            "(add them to [roles] to audit them)") in out  # fmt: skip
+    assert (
+        "note: labellings in the record that no role names, so not audited: extra_pass, spare "
+        "(add them to [roles] to audit them)"
+    ) in out
 
 
 # ----------------------------------------------------------------------------------------------------------
 # fuzz: arbitrary bytes as the record, arbitrary TOML as the config
 
 
-FUZZ = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                                                          HealthCheck.too_slow])  # fmt: skip
+FUZZ = settings(
+    max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
 JSON_LIKE = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
     lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=6), children, max_size=4),
     max_leaves=20,
 )
 ITEM_LIKE = st.fixed_dictionaries(
-    {"id": st.text(max_size=6), "language": st.sampled_from(["en", "hi", "", "pooled", "e\u202en"]),
-     "labellings": st.dictionaries(st.sampled_from([A, B, D, R, "x\u200b"]),
-                                   st.lists(st.lists(st.integers(-2, 12) | st.text(max_size=4), max_size=4),
-                                            max_size=3), max_size=4)},
+    {
+        "id": st.text(max_size=6),
+        "language": st.sampled_from(["en", "hi", "", "pooled", "e\u202en"]),
+        "labellings": st.dictionaries(
+            st.sampled_from([A, B, D, R, "x\u200b"]),
+            st.lists(st.lists(st.integers(-2, 12) | st.text(max_size=4), max_size=4), max_size=3),
+            max_size=4,
+        ),
+    },
     optional={"text": st.text(max_size=12) | JSON_LIKE, "meta": JSON_LIKE},
-)  # fmt: skip
+)
 
 
 def assert_clean(code: int, err: str) -> None:
@@ -412,8 +468,7 @@ def assert_clean(code: int, err: str) -> None:
 
 
 @FUZZ
-@given(lines=st.lists(st.binary(max_size=80) | ITEM_LIKE.map(lambda obj: json.dumps(obj).encode("utf-8")),
-                      max_size=6))  # fmt: skip
+@given(lines=st.lists(st.binary(max_size=80) | ITEM_LIKE.map(lambda obj: json.dumps(obj).encode("utf-8")), max_size=6))
 def test_fuzz_the_jsonl_reader(tmp_path_factory, capsys, lines):
     folder = tmp_path_factory.mktemp("fuzz")
     config = write_project(folder, [good(), *lines])
@@ -444,19 +499,42 @@ def toml_value(value) -> str:
 @given(
     tables=st.dictionaries(
         st.sampled_from(["dataset", "record", "roles", "audit", "report", "extra"]),
-        st.dictionaries(st.sampled_from(["name", "version", "path", "format", "annotators", "outputs", "references",
-                                         "resamples", "seed", "confidence", "datasheet", "rules", "language",
-                                         "labellings", "root", "paper", "x\u202e"]),
-                        TOML_VALUE, max_size=5),
+        st.dictionaries(
+            st.sampled_from(
+                [
+                    "name",
+                    "version",
+                    "path",
+                    "format",
+                    "annotators",
+                    "outputs",
+                    "references",
+                    "resamples",
+                    "seed",
+                    "confidence",
+                    "datasheet",
+                    "rules",
+                    "language",
+                    "labellings",
+                    "root",
+                    "paper",
+                    "x\u202e",
+                ]
+            ),
+            TOML_VALUE,
+            max_size=5,
+        ),
         max_size=6,
     ),
     raw=st.binary(max_size=60),
-)  # fmt: skip
+)
 def test_fuzz_the_config_reader(tmp_path_factory, capsys, tables, raw):
     folder = tmp_path_factory.mktemp("fuzz")
     write_record(folder / "record.jsonl", [good()])
-    text = "\n".join(f"[{name}]\n" + "\n".join(f"{json.dumps(key)} = {toml_value(value)}" for key, value in table.items())
-                     for name, table in tables.items())  # fmt: skip
+    text = "\n".join(
+        f"[{name}]\n" + "\n".join(f"{json.dumps(key)} = {toml_value(value)}" for key, value in table.items())
+        for name, table in tables.items()
+    )
     for content in (text.encode("utf-8"), raw, text.encode("utf-8") + b"\n" + raw):
         (folder / "refsens.toml").write_bytes(content)
         code, _, err = run(["validate", str(folder / "refsens.toml")], capsys)
@@ -488,32 +566,66 @@ TAGS_ONLY = 'language = "en"\nlabellings = { gold = "gold.txt", pred = { path = 
 @pytest.mark.parametrize(
     ("record", "files", "audit", "expected"),
     [
-        (TAGS_ONLY, {"pred.tags": CONLL_TAGS.replace("O\n\n", "", 1)},  "",
-         ["pred.tags:2: a tag line ('O'), where gold.txt:2 is blank", "pred.tags has 4 lines, gold.txt 6"]),
+        (
+            TAGS_ONLY,
+            {"pred.tags": CONLL_TAGS.replace("O\n\n", "", 1)},
+            "",
+            ["pred.tags:2: a tag line ('O'), where gold.txt:2 is blank", "pred.tags has 4 lines, gold.txt 6"],
+        ),
         (TAGS_ONLY, {"pred.tags": CONLL_TAGS + "O\n"}, "", ["pred.tags:7: a tag line ('O'), where gold.txt:7 is past"]),
         (TAGS_ONLY, {"pred.tags": CONLL_TAGS.replace("B-ORG", "ORG")}, "", ["pred.tags:3: tag 'ORG' is not O or"]),
-        (TAGS_ONLY.replace("token_column = 0", "column = 2, token_column = 0"), {}, "",
-         ["pred.tags:3: has 1 column; the tag column 2 is missing"]),
-        ('language = "en"\nlabellings = { gold = "gold.txt", pred = "pred.tags" }\n', {}, "",
-         ["pred.tags:3: has 1 column, which is read as the token; tags only? set token_column = 0"]),
-        ('[[record.parts]]\nlanguage = "en"\nlabellings = { gold = "gold.txt", pred = "pred.txt" }\n'
-         '[[record.parts]]\nname = "b"\nlanguage = "de"\nlabellings = { gold = "gold.txt", pred = "bad.txt" }\n',
-         {"pred.txt": "EU O\nrejects O\n\nPeter O\n", "bad.txt": "EU O\nrejects X-ORG\n\nPeter O\n"}, "",
-         ["bad.txt:2: tag 'X-ORG' is not O or B-/I-/E-/S-TYPE"]),
-        ('[[record.parts]]\nlanguage = "en"\nmeta = { line = 1, split = {} }\nlabellings = { gold = "gold.txt" }\n',
-         {}, "", ["'record.parts[1].meta.line': is set by the adapter",
-                  "'record.parts[1].meta.split': must be a string, a number or true/false"]),
-        ('language = "en"\nlabels = ["ORG"]\nlabel_map = { PER = "PERSON", MISC = 3 }\n'
-         'labellings = { gold = "gold.txt", pred = "gold.txt" }\n', {}, "",
-         ["'record.label_map.PER': maps to 'PERSON', which record.labels does not allow (ORG)",
-          "'record.label_map.MISC': must be a type, or \"\" to drop MISC, got 3"]),
-        ('language = "en"\nlabels = ["ORG"]\nlabellings = { gold = "gold.txt", pred = "gold.txt" }\n', {}, "",
-         ["gold.txt:6: tag has an unknown label 'PER' (record.labels allows ORG)"]),
-        ('language = "en"\nlabellings = { gold = "gold.txt", pred = "gold.txt" }\n', {},
-         '[audit]\nrules = ["strict", "partial"]\n',
-         ["'audit.rules': must be a non-empty list drawn from strict, relaxed, overlap"]),
+        (
+            TAGS_ONLY.replace("token_column = 0", "column = 2, token_column = 0"),
+            {},
+            "",
+            ["pred.tags:3: has 1 column; the tag column 2 is missing"],
+        ),
+        (
+            'language = "en"\nlabellings = { gold = "gold.txt", pred = "pred.tags" }\n',
+            {},
+            "",
+            ["pred.tags:3: has 1 column, which is read as the token; tags only? set token_column = 0"],
+        ),
+        (
+            '[[record.parts]]\nlanguage = "en"\nlabellings = { gold = "gold.txt", pred = "pred.txt" }\n'
+            '[[record.parts]]\nname = "b"\nlanguage = "de"\nlabellings = { gold = "gold.txt", pred = "bad.txt" }\n',
+            {"pred.txt": "EU O\nrejects O\n\nPeter O\n", "bad.txt": "EU O\nrejects X-ORG\n\nPeter O\n"},
+            "",
+            ["bad.txt:2: tag 'X-ORG' is not O or B-/I-/E-/S-TYPE"],
+        ),
+        (
+            '[[record.parts]]\nlanguage = "en"\nmeta = { line = 1, split = {} }\nlabellings = { gold = "gold.txt" }\n',
+            {},
+            "",
+            [
+                "'record.parts[1].meta.line': is set by the adapter",
+                "'record.parts[1].meta.split': must be a string, a number or true/false",
+            ],
+        ),
+        (
+            'language = "en"\nlabels = ["ORG"]\nlabel_map = { PER = "PERSON", MISC = 3 }\n'
+            'labellings = { gold = "gold.txt", pred = "gold.txt" }\n',
+            {},
+            "",
+            [
+                "'record.label_map.PER': maps to 'PERSON', which record.labels does not allow (ORG)",
+                "'record.label_map.MISC': must be a type, or \"\" to drop MISC, got 3",
+            ],
+        ),
+        (
+            'language = "en"\nlabels = ["ORG"]\nlabellings = { gold = "gold.txt", pred = "gold.txt" }\n',
+            {},
+            "",
+            ["gold.txt:6: tag has an unknown label 'PER' (record.labels allows ORG)"],
+        ),
+        (
+            'language = "en"\nlabellings = { gold = "gold.txt", pred = "gold.txt" }\n',
+            {},
+            '[audit]\nrules = ["strict", "partial"]\n',
+            ["'audit.rules': must be a non-empty list drawn from strict, relaxed, overlap"],
+        ),
     ],
-)  # fmt: skip
+)
 def test_malformed_issue_14_inputs_are_refused_naming_the_place(tmp_path, capsys, record, files, audit, expected):
     path = conll_project(tmp_path, record, {"gold.txt": CONLL_GOLD, "pred.tags": CONLL_TAGS, **files}, audit)
     code, _, err = run(["validate", str(path)], capsys)
@@ -536,8 +648,9 @@ CONLL_LABELLINGS = st.just({"gold": "gold.txt", "pred": {"path": "pred.tags", "t
     {"gold": {"path": "gold.txt", "label_map": {"ORG": ""}}, "pred": "gold.txt"}
 )
 CONLL_VALUE = TOML_VALUE | CONLL_LABELLINGS | st.just("en") | st.just(0)
-CONLL_PART = st.dictionaries(st.sampled_from(["language", "name", "meta", "labellings", "label_map", "x"]), CONLL_VALUE,
-                             max_size=4)  # fmt: skip
+CONLL_PART = st.dictionaries(
+    st.sampled_from(["language", "name", "meta", "labellings", "label_map", "x"]), CONLL_VALUE, max_size=4
+)
 
 
 @FUZZ

@@ -29,7 +29,9 @@ def test_a_stratum_stream_does_not_depend_on_the_other_strata():
     both = bootstrap.resampled_sums(
         columns, [np.arange(0, 3000), np.arange(3000, 5000)], 300, np.random.SeedSequence(5), stratum_keys=[11, 22]
     )
-    alone = bootstrap.resampled_sums(columns, [np.arange(3000, 5000)], 300, np.random.SeedSequence(5), stratum_keys=[22])
+    alone = bootstrap.resampled_sums(
+        columns, [np.arange(3000, 5000)], 300, np.random.SeedSequence(5), stratum_keys=[22]
+    )
     assert np.array_equal(both[1], alone[0])
 
 
@@ -103,8 +105,10 @@ def test_blocks_split_across_workers_add_up_to_the_whole_chunk(monkeypatch):
     sizes = [len(part) for part in parts]
     seed = np.random.SeedSequence(2)
     whole = bootstrap.chunk_sums(sizes, blocks, seed, 5, 1, [250])[0]
-    pieces = [bootstrap.chunk_sums(sizes, blocks, seed, 5, 1, [250], only=only)[0]
-              for only in (range(0, 4), range(4, 9), range(9, len(parts)))]  # fmt: skip
+    pieces = [
+        bootstrap.chunk_sums(sizes, blocks, seed, 5, 1, [250], only=only)[0]
+        for only in (range(0, 4), range(4, 9), range(9, len(parts)))
+    ]
     assert np.array_equal(sum(pieces), whole)
 
 
@@ -132,8 +136,10 @@ def test_sources_drawn_together_equal_each_drawn_alone(monkeypatch):
     seed = np.random.SeedSequence(4)
     together = bootstrap.resampled_sums(
         [bootstrap.matrix_source(columns), bootstrap.matrix_source(sparse, listed, resamples=300)],
-        strata, 600, seed,
-    )  # fmt: skip
+        strata,
+        600,
+        seed,
+    )
     assert np.array_equal(together[0], bootstrap.resampled_sums(columns, strata, 600, seed))
     assert np.array_equal(together[1], bootstrap.resampled_sums(sparse, strata, 300, seed, rows=listed))
     assert together[1].shape == (3, 301, 3)
@@ -150,8 +156,9 @@ def test_singleton_clusters_draw_exactly_as_items(monkeypatch):
     seed = np.random.SeedSequence(3)
     monkeypatch.setattr(bootstrap, "BLOCK_ITEMS", 128)  # several canonical blocks
     items = bootstrap.resampled_sums(columns, strata, 300, seed, stratum_keys=[1, 2])
-    singletons = bootstrap.resampled_sums(columns, strata, 300, seed, stratum_keys=[1, 2],
-                                          clusters=[clustered([1] * 600), clustered([1] * 300)])  # fmt: skip
+    singletons = bootstrap.resampled_sums(
+        columns, strata, 300, seed, stratum_keys=[1, 2], clusters=[clustered([1] * 600), clustered([1] * 300)]
+    )
     assert np.array_equal(items, singletons)
 
 
@@ -165,26 +172,37 @@ def test_an_item_enters_with_its_clusters_weight(monkeypatch, block_items):
     columns = rng.integers(0, 3, size=(sum(n), 3)).astype(np.uint8)
     columns[::3] = columns[0]  # repeated rows: the collapse of identical rows must not mix clusters' weights
     strata = [np.arange(0, n[0]), np.arange(n[0], sum(n))]
-    cluster = np.concatenate([np.repeat(np.arange(len(part)), part) + offset
-                              for part, offset in zip(sizes, (0, len(sizes[0])))])  # fmt: skip
+    cluster = np.concatenate(
+        [np.repeat(np.arange(len(part)), part) + offset for part, offset in zip(sizes, (0, len(sizes[0])))]
+    )
     indicator = np.zeros((sum(n), cluster.max() + 1), dtype=np.uint8)  # column c: 1 on the items of cluster c
     indicator[np.arange(sum(n)), cluster] = 1
     sums, found = bootstrap.resampled_sums(
-        [bootstrap.matrix_source(columns), bootstrap.matrix_source(indicator)], strata, 300,
-        np.random.SeedSequence(9), stratum_keys=[1, 2], clusters=[clustered(part) for part in sizes],
-    )  # fmt: skip
+        [bootstrap.matrix_source(columns), bootstrap.matrix_source(indicator)],
+        strata,
+        300,
+        np.random.SeedSequence(9),
+        stratum_keys=[1, 2],
+        clusters=[clustered(part) for part in sizes],
+    )
     size_of = np.bincount(cluster)
     weights = found[:, 1:] / size_of  # group, replicate, cluster: how often each cluster was drawn
     assert np.array_equal(weights, np.round(weights))
-    assert np.all(weights[0, :, len(sizes[0]):] == 0) and np.all(weights[1, :, : len(sizes[0])] == 0)
+    assert np.all(weights[0, :, len(sizes[0]) :] == 0) and np.all(weights[1, :, : len(sizes[0])] == 0)
     assert np.all(weights[0].sum(axis=1) == len(sizes[0])) and np.all(weights[1].sum(axis=1) == len(sizes[1]))
     expected = weights[:2] @ np.stack([columns[cluster == c].sum(axis=0) for c in range(len(size_of))])
     assert np.array_equal(sums[:2, 1:], expected)
     assert np.array_equal(sums[:2, 0], np.stack([columns[part].sum(axis=0) for part in strata]))
     # the draws are those of the clusters' summed rows, whatever the canonical blocks and threads
     monkeypatch.setattr(bootstrap, "WORKERS", 1)
-    again = bootstrap.resampled_sums(columns, strata, 300, np.random.SeedSequence(9), stratum_keys=[1, 2],
-                                     clusters=[clustered(part) for part in sizes])  # fmt: skip
+    again = bootstrap.resampled_sums(
+        columns,
+        strata,
+        300,
+        np.random.SeedSequence(9),
+        stratum_keys=[1, 2],
+        clusters=[clustered(part) for part in sizes],
+    )
     assert np.array_equal(again, sums)
 
 

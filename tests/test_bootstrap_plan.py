@@ -55,8 +55,23 @@ def same_rows(first: list[dict], second: list[dict]) -> None:
 
 def scale_record(folder: Path, items: int) -> Path:
     """A record of bench/generate_scale.py (4 types, every labelling everywhere; gamma and alpha beside F1)."""
-    subprocess.run([sys.executable, str(ROOT / "bench" / "generate_scale.py"), str(folder), "--items", str(items),
-                    "--outputs", "3", "--references", "3", "--languages", "2"], check=True, stdout=subprocess.DEVNULL)  # fmt: skip
+    subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "bench" / "generate_scale.py"),
+            str(folder),
+            "--items",
+            str(items),
+            "--outputs",
+            "3",
+            "--references",
+            "3",
+            "--languages",
+            "2",
+        ],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
     config = folder / "refsens.toml"
     config.write_text(config.read_text().replace("resamples = 2000", "resamples = 300"))
     return config
@@ -124,8 +139,9 @@ def test_a_column_is_read_off_others_only_where_the_data_says_so(scale_config, m
     # a matrix leaving out a drawn item that counts: nothing is read off it (it would count zero there)
     counted = int(np.flatnonzero(counts.integers(size))[0])
     kept = np.delete(items, counted)
-    plan = est.column_plan([size, tp], mask, (Listed("k", kept, np.delete(values, counted, axis=0), 300,
-                                                     tuple(typed)),), 300, 200)  # fmt: skip
+    plan = est.column_plan(
+        [size, tp], mask, (Listed("k", kept, np.delete(values, counted, axis=0), 300, tuple(typed)),), 300, 200
+    )
     assert 0 not in [position for position, _, _ in plan.derived]
     # per-type sums of fewer replicates than the stream's cover only some: nothing is read off them
     plan = est.column_plan([size, tp], mask, (Listed("k", items, values, 100, tuple(typed)),), 300, 200)
@@ -142,19 +158,31 @@ def test_a_collapse_that_does_not_pay_beside_a_source_of_item_rows_is_undone_wit
     assert kept[1].codes is None and np.array_equal(kept[1].counts, repeated.astype(np.float32))
     strata = [np.arange(0, items, 2), np.arange(1, items, 2)]
     seed = bootstrap.subset_seed(3, "audited")
-    together = bootstrap.resampled_sums([bootstrap.matrix_source(distinct), bootstrap.matrix_source(repeated)], strata,
-                                        300, seed)  # fmt: skip
+    together = bootstrap.resampled_sums(
+        [bootstrap.matrix_source(distinct), bootstrap.matrix_source(repeated)], strata, 300, seed
+    )
     alone = [bootstrap.resampled_sums(matrix, strata, 300, seed) for matrix in (distinct, repeated)]
     assert all(np.array_equal(one, other) for one, other in zip(together, alone))
     # a collapse saving many columns is kept
     wide = np.repeat(repeated, 40, axis=1)
-    assert bootstrap.shared_weights([bootstrap.item_block(distinct), bootstrap.item_block(wide)], items)[1].codes is not None
+    assert (
+        bootstrap.shared_weights([bootstrap.item_block(distinct), bootstrap.item_block(wide)], items)[1].codes
+        is not None
+    )
 
 
 def test_a_span_type_found_valid_once_still_leaves_every_bad_span_to_the_slow_path():
     from refsens_report import record
 
     assert record._all_valid([[0, 3, "PER"], [4, 6, "PER"]], None) and "PER" in record._VALID_TYPES
-    for bad in ([0, 3, ["PER"]], [0, 3, ""], [0, 3, " "], [0, 3, "A\x00"], [3, 3, "PER"], [True, 3, "PER"],
-                [0, 3, 1], [0, 9, "PER"]):  # fmt: skip
+    for bad in (
+        [0, 3, ["PER"]],
+        [0, 3, ""],
+        [0, 3, " "],
+        [0, 3, "A\x00"],
+        [3, 3, "PER"],
+        [True, 3, "PER"],
+        [0, 3, 1],
+        [0, 9, "PER"],
+    ):
         assert not record._all_valid([[0, 3, "PER"], bad], "x" * 5), bad

@@ -11,9 +11,14 @@ from conftest import Built
 
 CHROMIUM = os.environ.get("REFSENS_CHROMIUM", "/usr/bin/chromium")
 ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-    "--disable-component-update", "--no-first-run", "--disable-sync",
-]  # fmt: skip
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+]
 
 pytestmark = pytest.mark.skipif(
     not Path(CHROMIUM).exists(),

@@ -51,8 +51,10 @@ def demo(tmp_path_factory: pytest.TempPathFactory):
     write_simulation(folder / "record", items=1500, seed=0)
     config = folder / "record" / "refsens.toml"
     text = config.read_text(encoding="utf-8")
-    config.write_text("\n".join("resamples = 50" if line.startswith("resamples") else line
-                                for line in text.splitlines()) + "\n", encoding="utf-8")  # fmt: skip
+    config.write_text(
+        "\n".join("resamples = 50" if line.startswith("resamples") else line for line in text.splitlines()) + "\n",
+        encoding="utf-8",
+    )
     return build(config, folder / "site", with_pdf=False)
 
 
@@ -62,8 +64,9 @@ def lines_of(path: Path) -> list[dict]:
 
 def visit(browser, path: Path, width: int = 1280, javascript: bool = True):  # noqa: F811
     """Open a page; return (context, page, seen): every request, page error, console error and dialog."""
-    context = browser.new_context(java_script_enabled=javascript, viewport={"width": width, "height": 900},
-                                  is_mobile=width < 500)  # fmt: skip
+    context = browser.new_context(
+        java_script_enabled=javascript, viewport={"width": width, "height": 900}, is_mobile=width < 500
+    )
     page = context.new_page()
     seen = {"requests": [], "errors": [], "dialogs": []}
     page.on("request", lambda request: seen["requests"].append(request.url))
@@ -87,17 +90,23 @@ def status(page) -> str:
 
 def column(page, label: str) -> list[str]:
     """The visible lines' cells under a header."""
-    return page.evaluate("""label => {
+    return page.evaluate(
+        """label => {
         const headers = Array.from(document.querySelectorAll('table.listing thead th')).map(th => th.textContent);
         const at = headers.indexOf(label);
         return Array.from(document.querySelectorAll('table.listing tr.line')).map(row => row.cells[at].textContent);
-    }""", label)  # fmt: skip
+    }""",
+        label,
+    )
 
 
 def sorted_by(page, label: str) -> str | None:
     """The aria-sort of the listing's header with this label (None: not sorted by it)."""
-    return page.evaluate("""label => Array.from(document.querySelectorAll('table.listing thead th'))
-        .find(th => th.textContent === label).getAttribute('aria-sort')""", label)  # fmt: skip
+    return page.evaluate(
+        """label => Array.from(document.querySelectorAll('table.listing thead th'))
+        .find(th => th.textContent === label).getAttribute('aria-sort')""",
+        label,
+    )
 
 
 def option(select_values: dict, value: str) -> str:
@@ -161,7 +170,7 @@ def test_the_browser_filters_searches_sorts_and_pages_every_line(demo, browser) 
         first = (total - 1) // 25 * 25 + 1
         everything = formatting.count(total)
         assert status(page) == f"Lines {formatting.count(first)}{DASH}{everything} of {everything}."
-        assert column(page, "Item") == [line["id"] for line in lines[first - 1:]]
+        assert column(page, "Item") == [line["id"] for line in lines[first - 1 :]]
         assert page.get_by_role("button", name="Next").is_disabled()
         page.get_by_label("Lines per page").select_option("200")
         assert page.locator("tr.line").count() == 200 and page.locator("tr.detail").count() == 200
@@ -195,15 +204,20 @@ def test_the_browser_filters_searches_sorts_and_pages_every_line(demo, browser) 
         page.get_by_label("Impact at least").fill("")
 
         # search: a word of one item's text, in any case, finds every line whose id, labels or text hold it
-        word = next(word for line in lines for word in line["text"].split() if word.isascii() and word.isalpha()
-                    and len(word) >= 6)  # fmt: skip
+        word = next(
+            word
+            for line in lines
+            for word in line["text"].split()
+            if word.isascii() and word.isalpha() and len(word) >= 6
+        )
         page.get_by_label("Search ids, labels and text").fill(word.upper())
 
         def searchable(line: dict) -> str:
             changed = [name for name, change in line["outputs"].items() if any(change.values())]
             types = {span[2] for span in line["only_first"] + line["only_second"]}
-            return "\0".join([line["id"], line["language"], f"{line['first']} vs {line['second']}", *types, *changed,
-                              line["text"]]).lower()  # fmt: skip
+            return "\0".join(
+                [line["id"], line["language"], f"{line['first']} vs {line['second']}", *types, *changed, line["text"]]
+            ).lower()
 
         found = [line for line in lines if word.lower() in searchable(line)]
         assert 0 < len(found) < total
@@ -237,8 +251,10 @@ def test_the_browser_works_from_the_keyboard(demo, browser) -> None:  # noqa: F8
         focused = []
         for _ in range(80):
             page.keyboard.press("Tab")
-            focused.append(page.evaluate("""() => { const node = document.activeElement;
-                return [node.tagName, node.id, node.textContent.trim()]; }"""))
+            focused.append(
+                page.evaluate("""() => { const node = document.activeElement;
+                return [node.tagName, node.id, node.textContent.trim()]; }""")
+            )
             if focused[-1] == ["BUTTON", "", "Impact"]:
                 break
         assert focused[-1] == ["BUTTON", "", "Impact"], focused
@@ -299,7 +315,9 @@ def test_hostile_names_and_types_stay_text_in_isolates(hostile, browser) -> None
     context, page, seen = visit(browser, hostile.folder / "annotator-disagreements.html")
     try:
         assert page.evaluate("Array.from(document.scripts).map(s => s.getAttribute('src') + s.text)") == [
-            "annotator-disagreements-data.js", "site.js"]
+            "annotator-disagreements-data.js",
+            "site.js",
+        ]
         types = page.get_by_label("Types")
         assert types.locator("option", has_text=HOSTILE_TYPE).count() == 1
         label = types.locator("option", has_text=HOSTILE_TYPE).inner_text()
@@ -308,7 +326,8 @@ def test_hostile_names_and_types_stay_text_in_isolates(hostile, browser) -> None
         assert "matching" in status(page)
         assert page.locator("img").count() == 0  # the labelling's <img onerror> never became an element
         # every element whose text is a hostile string is an isolate (or a mark inside one)
-        holders = page.evaluate("""strings => {
+        holders = page.evaluate(
+            """strings => {
             const found = [];
             for (const node of document.querySelectorAll('#browser *')) {
                 if (node.children.length === 0 && strings.some(s => node.textContent === s)) {
@@ -316,7 +335,9 @@ def test_hostile_names_and_types_stay_text_in_isolates(hostile, browser) -> None
                 }
             }
             return found;
-        }""", [HOSTILE_TYPE, HOSTILE_LABELLING])  # fmt: skip
+        }""",
+            [HOSTILE_TYPE, HOSTILE_LABELLING],
+        )
         assert holders and all(tag == "BDI" and inside for tag, inside in holders), holders
         assert HOSTILE_LABELLING in page.locator(".side-name").nth(1).inner_text()
         assert_offline(seen, hostile.folder)
@@ -332,11 +353,25 @@ def test_an_items_hostile_text_is_escaped_and_isolated_side_by_side(tmp_path: Pa
     arabic = HOSTILE_TEXT.index("مرحبا")
     script, word = [start, end, "CODE"], [arabic, arabic + 5, "CODE"]
     script_text = HOSTILE_TEXT[start:end]
-    lines = [item("x-1", "en", text=HOSTILE_TEXT, gold=[script], clean=[word], o1=[word], o2=[word], o3=[script],
-                  a=[], b=[])]  # fmt: skip
+    lines = [
+        item("x-1", "en", text=HOSTILE_TEXT, gold=[script], clean=[word], o1=[word], o2=[word], o3=[script], a=[], b=[])
+    ]
     agreed = [[0, 2, "CODE"]]  # items where every labelling agrees: the sources' weights come from them
-    lines += [item(f"x-{number}", "en", text="ok", gold=agreed, clean=agreed, o1=agreed, o2=agreed, o3=agreed,
-                   a=agreed, b=agreed) for number in range(2, 6)]  # fmt: skip
+    lines += [
+        item(
+            f"x-{number}",
+            "en",
+            text="ok",
+            gold=agreed,
+            clean=agreed,
+            o1=agreed,
+            o2=agreed,
+            o3=agreed,
+            a=agreed,
+            b=agreed,
+        )
+        for number in range(2, 6)
+    ]
     roles = {"annotators": ("a", "b"), "outputs": ("o1", "o2", "o3"), "references": ("gold", "clean")}
     results = audit_items(tmp_path / "project", lines, audit={"resamples": 10}, **roles)
     folder = render_listings(tmp_path / "version", results)
@@ -355,10 +390,16 @@ def test_an_items_hostile_text_is_escaped_and_isolated_side_by_side(tmp_path: Pa
         assert page.locator("#browser .side-name").all_inner_texts() == ["gold", "clean", "o1, o2", "o3"]
         # an output's span is marked as the side compared that has it: o1 and o2 as clean, o3 as gold
         assert [marks(texts.nth(side)) for side in range(4)] == [
-            [("first", '<script>alert("text")</script>')], [("second", "مرحبا")], [("second", "مرحبا")],
-            [("first", '<script>alert("text")</script>')]]
+            [("first", '<script>alert("text")</script>')],
+            [("second", "مرحبا")],
+            [("second", "مرحبا")],
+            [("first", '<script>alert("text")</script>')],
+        ]
         said = page.locator("#browser .side.output li").all_inner_texts()
-        assert said == [f"[{arabic}, {arabic + 5}) CODE «مرحبا» (as clean)", f"[{start}, {end}) CODE «{script_text}» (as gold)"]
+        assert said == [
+            f"[{arabic}, {arabic + 5}) CODE «مرحبا» (as clean)",
+            f"[{start}, {end}) CODE «{script_text}» (as gold)",
+        ]
         tops = [texts.nth(side).evaluate("node => node.getBoundingClientRect().top") for side in range(4)]
         assert tops[0] == tops[1] == tops[2]  # side by side on a wide screen
         assert_offline(seen, folder)
@@ -377,8 +418,11 @@ def test_an_items_hostile_text_is_escaped_and_isolated_side_by_side(tmp_path: Pa
         texts = page.locator("#browser .item-text")
         shown = '<script>alert("text")</script>'
         assert [marks(texts.nth(side)) for side in range(4)] == [
-            [("shared", shown)], [("shared", shown), ("second", "مرحبا")], [("second", "مرحبا")],
-            [("shared", shown)]]
+            [("shared", shown)],
+            [("shared", shown), ("second", "مرحبا")],
+            [("second", "مرحبا")],
+            [("shared", shown)],
+        ]
         assert_offline(seen, folder)
     finally:
         context.close()
@@ -398,7 +442,10 @@ def test_show_text_false_puts_no_text_in_the_data(demo) -> None:
 
 
 def test_a_listing_longer_than_the_cap_says_how_many_lines_the_page_holds(
-    demo, browser, tmp_path: Path, monkeypatch: pytest.MonkeyPatch  # noqa: F811
+    demo,
+    browser,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,  # noqa: F811
 ) -> None:
     folder = tmp_path / "version"
     shutil.copytree(demo.folder, folder)
@@ -410,8 +457,10 @@ def test_a_listing_longer_than_the_cap_says_how_many_lines_the_page_holds(
     context, page, seen = visit(browser, folder / "annotator-disagreements.html")
     try:
         note = page.locator("#browser .table-note").inner_text()
-        assert (f"holds the 60 lines with most impact of the {formatting.count(len(lines))} the listing has; every "
-                "line is in annotator-disagreements.csv and annotator-disagreements.jsonl") in note  # fmt: skip
+        assert (
+            f"holds the 60 lines with most impact of the {formatting.count(len(lines))} the listing has; every "
+            "line is in annotator-disagreements.csv and annotator-disagreements.jsonl"
+        ) in note
         page.get_by_role("button", name="Last").click()
         assert status(page) == f"Lines 51{DASH}60 of 60."
         assert_offline(seen, folder)
@@ -435,8 +484,11 @@ def test_the_appendixs_tables_sort_by_a_header_numbers_as_numbers(hostile, brows
         at = header.evaluate("th => th.cellIndex")
 
         def values() -> list[str]:
-            return table.evaluate("(table, at) => Array.from(table.tBodies).flatMap(body => Array.from(body.rows))"
-                                  ".map(row => row.cells[at].textContent.split('\\n')[0])", at)  # fmt: skip
+            return table.evaluate(
+                "(table, at) => Array.from(table.tBodies).flatMap(body => Array.from(body.rows))"
+                ".map(row => row.cells[at].textContent.split('\\n')[0])",
+                at,
+            )
 
         def number(text: str) -> float:
             return float(text.replace("\u2212", "-").replace(",", "").replace("+", "").lstrip("<").rstrip("%"))
@@ -570,8 +622,11 @@ def test_the_candidates_browser_filters_searches_sorts_and_pages_every_candidate
         assert column(page, "Item") == [row["id"] for row in mine][:200]
         filters(page, "Reference").select_option(index=0)
         filters(page, "Proposed").select_option(index=0)
-        types = tally(kind for row in rows
-                      for kind in sorted({span[2] for span in (row["reference_span"], row["proposed_span"]) if span}))
+        types = tally(
+            kind
+            for row in rows
+            for kind in sorted({span[2] for span in (row["reference_span"], row["proposed_span"]) if span})
+        )
         kind = sorted(types)[0]
         page.get_by_label("Types").select_option(label=option(types, kind))
         assert f" of {formatting.count(types[kind])} matching" in status(page)
@@ -586,8 +641,9 @@ def test_the_candidates_browser_filters_searches_sorts_and_pages_every_candidate
         page.get_by_label("Score at least").fill("")
 
         # search: a word of a text, in any case
-        word = next(word for row in rows for word in row["text"].split() if word.isascii() and word.isalpha()
-                    and len(word) >= 6)  # fmt: skip
+        word = next(
+            word for row in rows for word in row["text"].split() if word.isascii() and word.isalpha() and len(word) >= 6
+        )
         page.get_by_label("Search ids, labels and text").fill(word.upper())
         found = [row for row in rows if word.lower() in row["text"].lower()]
         assert 0 < len(found) < total
@@ -618,8 +674,10 @@ def test_the_candidates_browser_works_from_the_keyboard_and_on_a_phone(demo, bro
         focused = []
         for _ in range(80):
             page.keyboard.press("Tab")
-            focused.append(page.evaluate("""() => { const node = document.activeElement;
-                return [node.tagName, node.id, node.textContent.trim()]; }"""))
+            focused.append(
+                page.evaluate("""() => { const node = document.activeElement;
+                return [node.tagName, node.id, node.textContent.trim()]; }""")
+            )
             if focused[-1] == ["BUTTON", "", "Score"]:
                 break
         assert focused[-1] == ["BUTTON", "", "Score"], focused

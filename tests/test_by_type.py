@@ -26,11 +26,14 @@ WORDS = ("Peter", "Paris", "the", "EU", "said", "on", "Monday", "Blackburn", "re
 def conll_project(folder: Path, sentences: list[dict[str, list[str]]], tokens: list[list[str]]) -> Path:
     """Write one `token tag` file per labelling and a conll config (gold and clean references, sys1 and sys2)."""
     for name in ("gold", "clean", "sys1", "sys2"):
-        blocks = ["\n".join(f"{token} {tag}" for token, tag in zip(words, sentence[name]))
-                  for words, sentence in zip(tokens, sentences)]  # fmt: skip
+        blocks = [
+            "\n".join(f"{token} {tag}" for token, tag in zip(words, sentence[name]))
+            for words, sentence in zip(tokens, sentences)
+        ]
         (folder / f"{name}.txt").write_text("\n\n".join(blocks) + "\n", encoding="utf-8")
-    labellings = "".join(f'\n[record.labellings.{name}]\npath = "{name}.txt"\ncolumn = 2\n'
-                         for name in ("gold", "clean", "sys1", "sys2"))  # fmt: skip
+    labellings = "".join(
+        f'\n[record.labellings.{name}]\npath = "{name}.txt"\ncolumn = 2\n' for name in ("gold", "clean", "sys1", "sys2")
+    )
     config = folder / "refsens.toml"
     config.write_text(
         '[dataset]\nname = "per-type"\nversion = "1"\n\n[record]\nformat = "conll"\nlanguage = "en"\n'
@@ -49,8 +52,9 @@ def test_per_type_f1_matches_seqeval_classification_report(tmp_path, seed):
     for _ in range(80):
         length = int(rng.integers(1, 12))
         gold = random_tags(rng, length)
-        sentences.append({"gold": gold, "clean": perturb(rng, gold), "sys1": perturb(rng, gold),
-                          "sys2": perturb(rng, gold)})  # fmt: skip
+        sentences.append(
+            {"gold": gold, "clean": perturb(rng, gold), "sys1": perturb(rng, gold), "sys2": perturb(rng, gold)}
+        )
         tokens.append([WORDS[int(k)] for k in rng.integers(len(WORDS), size=length)])
     rows = run_audit(load_config(conll_project(tmp_path, sentences, tokens))).rows
     compared = 0
@@ -60,20 +64,51 @@ def test_per_type_f1_matches_seqeval_classification_report(tmp_path, seed):
             y_pred = [sentence[output] for sentence in sentences]
             report = classification_report(y_true, y_pred, output_dict=True, zero_division=0)
             for name in TYPES:
-                row = pick(rows, analysis="by_type", statistic="score", rule="strict", language="pooled",
-                           output=output, reference=reference, type=name)  # fmt: skip
+                row = pick(
+                    rows,
+                    analysis="by_type",
+                    statistic="score",
+                    rule="strict",
+                    language="pooled",
+                    output=output,
+                    reference=reference,
+                    type=name,
+                )
                 if name not in report:  # in neither labelling: F1 undefined
                     assert row["estimate"] is None
                     continue
-                assert row["estimate"] == pytest.approx(100 * report[name]["f1-score"], abs=1e-9), (output, reference, name)
+                assert row["estimate"] == pytest.approx(100 * report[name]["f1-score"], abs=1e-9), (
+                    output,
+                    reference,
+                    name,
+                )
                 compared += 1
         # the per-type delta is the paired difference of the two per-type scores
         for name in TYPES:
-            delta = pick(rows, analysis="by_type", statistic="delta", rule="strict", language="pooled",
-                         output=output, reference="gold", reference_2="clean", type=name)  # fmt: skip
-            first, second = (pick(rows, analysis="by_type", statistic="score", rule="strict", language="pooled",
-                                  output=output, reference=reference, type=name)["estimate"]
-                             for reference in ("gold", "clean"))  # fmt: skip
+            delta = pick(
+                rows,
+                analysis="by_type",
+                statistic="delta",
+                rule="strict",
+                language="pooled",
+                output=output,
+                reference="gold",
+                reference_2="clean",
+                type=name,
+            )
+            first, second = (
+                pick(
+                    rows,
+                    analysis="by_type",
+                    statistic="score",
+                    rule="strict",
+                    language="pooled",
+                    output=output,
+                    reference=reference,
+                    type=name,
+                )["estimate"]
+                for reference in ("gold", "clean")
+            )
             if first is not None and second is not None:
                 assert delta["estimate"] == pytest.approx(first - second, abs=1e-12)
     assert compared >= 2 * 2 * 2
@@ -113,30 +148,42 @@ def test_per_type_counts_sum_back_to_the_pooled_counts(seed):
             assert np.array_equal(by_type, counts.tp(rule, first, second))
     for name in (A, B, D, R):
         items, _, numbers = counts.typed("size", "strict", name)
-        assert np.array_equal(np.bincount(items, weights=numbers, minlength=counts.n_items), counts.size("strict", name))
+        assert np.array_equal(
+            np.bincount(items, weights=numbers, minlength=counts.n_items), counts.size("strict", name)
+        )
     families = [Column("tp", "overlap", A, D), Column("size", "strict", A), Column("size", "strict", D)]
     listed, values = counts.typed_matrix(families, np.arange(len(counts.type_names)))
     for number, family in enumerate(families):
         dense = np.zeros(counts.n_items)
-        dense[listed] = values[:, number * len(counts.type_names):(number + 1) * len(counts.type_names)].sum(axis=1)
+        dense[listed] = values[:, number * len(counts.type_names) : (number + 1) * len(counts.type_names)].sum(axis=1)
         assert np.array_equal(dense, counts.values(family))
 
 
 def test_overlap_per_type_is_a_maximum_matching_within_the_type():
     """A LOC prediction covering two LOC gold spans earns one TP of LOC; an ORG span overlapping it earns none."""
-    record = [Item(id="x", language="en", labellings={
-        A: ((0, 10, "LOC"), (12, 14, "ORG")),
-        D: ((0, 3, "LOC"), (5, 8, "LOC"), (2, 13, "ORG"), (20, 22, "PER")),
-    })]  # fmt: skip
+    record = [
+        Item(
+            id="x",
+            language="en",
+            labellings={
+                A: ((0, 10, "LOC"), (12, 14, "ORG")),
+                D: ((0, 3, "LOC"), (5, 8, "LOC"), (2, 13, "ORG"), (20, 22, "PER")),
+            },
+        )
+    ]
     counts = ItemCounts(record, (A, D))
-    per_type = {str(counts.type_names[code]): int(number) for _, code, number in zip(*counts.typed("tp", "overlap", A, D))}
+    per_type = {
+        str(counts.type_names[code]): int(number) for _, code, number in zip(*counts.typed("tp", "overlap", A, D))
+    }
     assert per_type == {"LOC": 1, "ORG": 1}
     assert counts.tp("overlap", A, D).tolist() == [2]
 
 
 def line(index: int, rng: np.random.Generator, types: tuple[str, ...]) -> dict:
     def spans():
-        return [[start, start + 3, types[int(rng.integers(len(types)))]] for start in range(0, 30, 5) if rng.random() < 0.5]
+        return [
+            [start, start + 3, types[int(rng.integers(len(types)))]] for start in range(0, 30, 5) if rng.random() < 0.5
+        ]
 
     language = "en" if index % 3 else "de"
     return item(f"{language}-{index}", language, **{A: spans(), B: spans(), D: spans(), R: spans()})
@@ -149,8 +196,11 @@ def test_with_one_type_the_per_type_rows_are_the_swap_rows_on_the_same_draws(tmp
     lines = [line(index, rng, ("PER",)) for index in range(60)]
 
     def keyed(rows, analysis):
-        return {tuple(row[c] for c in ("statistic", "rule", "language", "output", "reference", "reference_2")): row
-                for row in rows if row["analysis"] == analysis}  # fmt: skip
+        return {
+            tuple(row[c] for c in ("statistic", "rule", "language", "output", "reference", "reference_2")): row
+            for row in rows
+            if row["analysis"] == analysis
+        }
 
     audit = {"resamples": 2000, "rules": ["strict", "overlap"]}
     at_2000 = audit_items(tmp_path / "a", lines, audit=audit).rows
@@ -172,10 +222,19 @@ def test_the_spans_of_each_type_under_each_reference_are_counted_per_language_an
     lines = [line(index, rng, ("PER", "LOC", "ORG")) for index in range(60)]
     spans = audit_items(tmp_path, lines, audit={"resamples": 50, "rules": ["strict"]}).summaries["by_type"]["spans"]
     for reference in (D, R):
-        counted = {language: Counter(span[2] for entry in lines for span in entry["labellings"][reference]
-                                     if language in ("pooled", entry["language"])) for language in ("de", "en", "pooled")}  # fmt: skip
-        assert spans[reference] == {language: {name: counted[language][name] for name in ("LOC", "ORG", "PER")}
-                                    for language in ("de", "en", "pooled")}  # fmt: skip
+        counted = {
+            language: Counter(
+                span[2]
+                for entry in lines
+                for span in entry["labellings"][reference]
+                if language in ("pooled", entry["language"])
+            )
+            for language in ("de", "en", "pooled")
+        }
+        assert spans[reference] == {
+            language: {name: counted[language][name] for name in ("LOC", "ORG", "PER")}
+            for language in ("de", "en", "pooled")
+        }
     assert sum(spans[D]["pooled"].values()) > 0
 
 
@@ -189,8 +248,9 @@ def test_a_thousand_types_give_a_row_per_type_and_a_readable_table(tmp_path):
     rng = np.random.default_rng(1)
     lines = [line(index, rng, types) for index in range(400)]
     # every type with a span under both references is said (the table's scale, not the support rule, is tested)
-    results = audit_items(tmp_path, lines, audit={"resamples": 100, "rules": ["strict"]},
-                          extra="[report]\nmin_type_spans = 1\n")
+    results = audit_items(
+        tmp_path, lines, audit={"resamples": 100, "rules": ["strict"]}, extra="[report]\nmin_type_spans = 1\n"
+    )
     summary = results.summaries["by_type"]
     present = {span[2] for entry in lines for spans in entry["labellings"].values() for span in spans}
     assert summary["types"] == sorted(present) and summary["resamples"] == 100

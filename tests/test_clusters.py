@@ -38,7 +38,8 @@ def test_singleton_clusters_give_the_item_bootstrap(tmp_path, interval):
     write_record(single / "record.jsonl", items)
     (single / "refsens.toml").write_text(
         plain.read_text(encoding="utf-8").replace('format = "jsonl"\n', 'format = "jsonl"\ncluster = "unit"\n', 1),
-        encoding="utf-8")  # fmt: skip
+        encoding="utf-8",
+    )
     before, after = run_audit(load_config(plain)), run_audit(load_config(single / "refsens.toml"))
     assert after.rows == before.rows
     assert after.record["clusters"]["key"] == "unit"
@@ -63,8 +64,11 @@ def test_a_rate_divides_by_the_items_a_replicate_holds(tmp_path):
 
 def test_every_item_must_name_its_cluster(tmp_path, capsys):
     spans = {A: [], B: [], D: [], R: []}
-    items = [item("en-1", "en", {"document": 1}, **spans), item("en-2", "en", None, **spans),
-             item("en-3", "en", {"document": None}, **spans)]  # fmt: skip
+    items = [
+        item("en-1", "en", {"document": 1}, **spans),
+        item("en-2", "en", None, **spans),
+        item("en-3", "en", {"document": None}, **spans),
+    ]
     write_record(tmp_path / "record.jsonl", items)
     code, said = validate(clustered_config(tmp_path), capsys)
     assert code == 2
@@ -73,14 +77,21 @@ def test_every_item_must_name_its_cluster(tmp_path, capsys):
 
 def test_a_value_in_two_languages_makes_a_cluster_in_each(tmp_path):
     spans = {A: [[0, 1, "X"]], B: [[0, 1, "X"]], D: [[0, 1, "X"]], R: [[0, 1, "X"]]}
-    items = [item(f"{language}-{k}", language, {"document": k // 2}, **spans) for language in ("de", "en")
-             for k in range(6)]  # fmt: skip
+    items = [
+        item(f"{language}-{k}", language, {"document": k // 2}, **spans) for language in ("de", "en") for k in range(6)
+    ]
     write_record(tmp_path / "record.jsonl", items)
     results = run_audit(load_config(clustered_config(tmp_path)))
-    rows = {row["language"]: row for row in results.rows if row["analysis"] == "agreement"
-            and row["statistic"] == "identical"}  # fmt: skip
+    rows = {
+        row["language"]: row
+        for row in results.rows
+        if row["analysis"] == "agreement" and row["statistic"] == "identical"
+    }
     assert {language: (row["n_items"], row["n_clusters"]) for language, row in rows.items()} == {
-        "de": (6, 3), "en": (6, 3), "pooled": (12, 6)}
+        "de": (6, 3),
+        "en": (6, 3),
+        "pooled": (12, 6),
+    }
     assert results.record["clusters"]["subsets"]["corpus"] == {"de": 3, "en": 3, "pooled": 6}
     # the report says what was resampled wherever it says how many items: the clusters beside the items
     from refsens_report.view import ResultsView

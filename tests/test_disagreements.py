@@ -35,10 +35,9 @@ from conftest import build
 from helpers import audit_items, item, write_project
 from test_site import parse
 
-from refsens_report import render
+from refsens_report import browser, render
 from refsens_report.analyses import disagreements
 from refsens_report.analyses.base import AuditContext
-from refsens_report import browser
 from refsens_report.browser import SiteContext
 from refsens_report.cli import main
 from refsens_report.config import load_config
@@ -47,8 +46,8 @@ from refsens_report.load import load_record
 from refsens_report.record import Record
 from refsens_report.subsets import DuplicateGroups, build_subsets
 from refsens_report.table import SpanTable
-from refsens_report.view import ResultsView
 from refsens_report.tables import spreadsheet_safe
+from refsens_report.view import ResultsView
 
 ROLES = {"annotators": ("a", "b"), "outputs": ("o1", "o2"), "references": ("gold", "clean")}
 TEXTS = {"en-1": "Peter met Mary in Paris", "en-2": "Anna said hi", "en-3": "Same here", "de-1": "Hallo Welt"}
@@ -57,41 +56,117 @@ TEXTS = {"en-1": "Peter met Mary in Paris", "en-2": "Anna said hi", "en-3": "Sam
 def record() -> list[dict]:
     per, loc, org = [0, 5, "PER"], [18, 23, "LOC"], [18, 23, "ORG"]
     return [
-        item("en-1", "en", text=TEXTS["en-1"], gold=[per, loc], clean=[per, org], o1=[per, loc], o2=[org, per],
-             a=[per], b=[per]),
-        item("en-2", "en", text=TEXTS["en-2"], gold=[[0, 4, "PER"]], clean=[], o1=[[0, 4, "PER"]], o2=[],
-             a=[[0, 4, "PER"]], b=[[0, 4, "PER"], [5, 9, "LOC"]]),
-        item("en-3", "en", text=TEXTS["en-3"], gold=[[0, 4, "PER"]], clean=[[0, 4, "PER"]], o1=[[0, 4, "PER"]],
-             o2=[[0, 4, "PER"]], a=[], b=[]),
-        item("de-1", "de", text=TEXTS["de-1"], gold=[per], clean=[per, [6, 10, "LOC"]], o1=[per, [6, 10, "LOC"]],
-             o2=[per], a=[per], b=[per]),
-    ]  # fmt: skip
+        item(
+            "en-1",
+            "en",
+            text=TEXTS["en-1"],
+            gold=[per, loc],
+            clean=[per, org],
+            o1=[per, loc],
+            o2=[org, per],
+            a=[per],
+            b=[per],
+        ),
+        item(
+            "en-2",
+            "en",
+            text=TEXTS["en-2"],
+            gold=[[0, 4, "PER"]],
+            clean=[],
+            o1=[[0, 4, "PER"]],
+            o2=[],
+            a=[[0, 4, "PER"]],
+            b=[[0, 4, "PER"], [5, 9, "LOC"]],
+        ),
+        item(
+            "en-3",
+            "en",
+            text=TEXTS["en-3"],
+            gold=[[0, 4, "PER"]],
+            clean=[[0, 4, "PER"]],
+            o1=[[0, 4, "PER"]],
+            o2=[[0, 4, "PER"]],
+            a=[],
+            b=[],
+        ),
+        item(
+            "de-1",
+            "de",
+            text=TEXTS["de-1"],
+            gold=[per],
+            clean=[per, [6, 10, "LOC"]],
+            o1=[per, [6, 10, "LOC"]],
+            o2=[per],
+            a=[per],
+            b=[per],
+        ),
+    ]
 
 
 EXPECTED_REFERENCES = [
-    {"id": "en-1", "language": "en", "first": "gold", "second": "clean", "subset": "audited", "impact": 6,
-     "text": TEXTS["en-1"], "spans_first": [[0, 5, "PER"], [18, 23, "LOC"]],
-     "spans_second": [[0, 5, "PER"], [18, 23, "ORG"]], "only_first": [[18, 23, "LOC"]],
-     "only_second": [[18, 23, "ORG"]],
-     "outputs": {"o1": {"tp": -1, "fp": 1, "fn": 1}, "o2": {"tp": 1, "fp": -1, "fn": -1}},
-     "spans_outputs": {"o1": [[0, 5, "PER"], [18, 23, "LOC"]], "o2": [[0, 5, "PER"], [18, 23, "ORG"]]}},
-    {"id": "de-1", "language": "de", "first": "gold", "second": "clean", "subset": "audited", "impact": 3,
-     "text": TEXTS["de-1"], "spans_first": [[0, 5, "PER"]], "spans_second": [[0, 5, "PER"], [6, 10, "LOC"]],
-     "only_first": [], "only_second": [[6, 10, "LOC"]],
-     "outputs": {"o1": {"tp": 1, "fp": -1, "fn": 0}, "o2": {"tp": 0, "fp": 0, "fn": 1}},
-     "spans_outputs": {"o1": [[0, 5, "PER"], [6, 10, "LOC"]], "o2": [[0, 5, "PER"]]}},
-    {"id": "en-2", "language": "en", "first": "gold", "second": "clean", "subset": "audited", "impact": 3,
-     "text": TEXTS["en-2"], "spans_first": [[0, 4, "PER"]], "spans_second": [], "only_first": [[0, 4, "PER"]],
-     "only_second": [], "outputs": {"o1": {"tp": -1, "fp": 1, "fn": 0}, "o2": {"tp": 0, "fp": 0, "fn": -1}},
-     "spans_outputs": {"o1": [[0, 4, "PER"]], "o2": []}},
-]  # fmt: skip
+    {
+        "id": "en-1",
+        "language": "en",
+        "first": "gold",
+        "second": "clean",
+        "subset": "audited",
+        "impact": 6,
+        "text": TEXTS["en-1"],
+        "spans_first": [[0, 5, "PER"], [18, 23, "LOC"]],
+        "spans_second": [[0, 5, "PER"], [18, 23, "ORG"]],
+        "only_first": [[18, 23, "LOC"]],
+        "only_second": [[18, 23, "ORG"]],
+        "outputs": {"o1": {"tp": -1, "fp": 1, "fn": 1}, "o2": {"tp": 1, "fp": -1, "fn": -1}},
+        "spans_outputs": {"o1": [[0, 5, "PER"], [18, 23, "LOC"]], "o2": [[0, 5, "PER"], [18, 23, "ORG"]]},
+    },
+    {
+        "id": "de-1",
+        "language": "de",
+        "first": "gold",
+        "second": "clean",
+        "subset": "audited",
+        "impact": 3,
+        "text": TEXTS["de-1"],
+        "spans_first": [[0, 5, "PER"]],
+        "spans_second": [[0, 5, "PER"], [6, 10, "LOC"]],
+        "only_first": [],
+        "only_second": [[6, 10, "LOC"]],
+        "outputs": {"o1": {"tp": 1, "fp": -1, "fn": 0}, "o2": {"tp": 0, "fp": 0, "fn": 1}},
+        "spans_outputs": {"o1": [[0, 5, "PER"], [6, 10, "LOC"]], "o2": [[0, 5, "PER"]]},
+    },
+    {
+        "id": "en-2",
+        "language": "en",
+        "first": "gold",
+        "second": "clean",
+        "subset": "audited",
+        "impact": 3,
+        "text": TEXTS["en-2"],
+        "spans_first": [[0, 4, "PER"]],
+        "spans_second": [],
+        "only_first": [[0, 4, "PER"]],
+        "only_second": [],
+        "outputs": {"o1": {"tp": -1, "fp": 1, "fn": 0}, "o2": {"tp": 0, "fp": 0, "fn": -1}},
+        "spans_outputs": {"o1": [[0, 4, "PER"]], "o2": []},
+    },
+]
 EXPECTED_ANNOTATORS = [
-    {"id": "en-2", "language": "en", "first": "a", "second": "b", "subset": "corpus", "impact": 2,
-     "text": TEXTS["en-2"], "spans_first": [[0, 4, "PER"]], "spans_second": [[0, 4, "PER"], [5, 9, "LOC"]],
-     "only_first": [], "only_second": [[5, 9, "LOC"]],
-     "outputs": {"o1": {"tp": 0, "fp": 0, "fn": 1}, "o2": {"tp": 0, "fp": 0, "fn": 1}},
-     "spans_outputs": {"o1": [[0, 4, "PER"]], "o2": []}},
-]  # fmt: skip
+    {
+        "id": "en-2",
+        "language": "en",
+        "first": "a",
+        "second": "b",
+        "subset": "corpus",
+        "impact": 2,
+        "text": TEXTS["en-2"],
+        "spans_first": [[0, 4, "PER"]],
+        "spans_second": [[0, 4, "PER"], [5, 9, "LOC"]],
+        "only_first": [],
+        "only_second": [[5, 9, "LOC"]],
+        "outputs": {"o1": {"tp": 0, "fp": 0, "fn": 1}, "o2": {"tp": 0, "fp": 0, "fn": 1}},
+        "spans_outputs": {"o1": [[0, 4, "PER"]], "o2": []},
+    },
+]
 
 
 def test_listings_of_a_hand_made_record_line_by_line(tmp_path: Path) -> None:
@@ -105,14 +180,48 @@ def test_listings_of_a_hand_made_record_line_by_line(tmp_path: Path) -> None:
         '"only_second":[],"outputs":{"o1":{"tp":-1,"fp":1,"fn":0},"o2":{"tp":0,"fp":0,"fn":-1}},'
         '"spans_outputs":{"o1":[[0,4,"PER"]],"o2":[]}}'
     )
-    assert [json.loads(line) for line in results.files["annotator-disagreements.jsonl"].splitlines()] == EXPECTED_ANNOTATORS
+    assert [
+        json.loads(line) for line in results.files["annotator-disagreements.jsonl"].splitlines()
+    ] == EXPECTED_ANNOTATORS
     table = list(csv.reader(io.StringIO(results.files["disagreements.csv"])))
-    assert table[0] == ["id", "language", "first", "second", "subset", "impact", "text", "spans_first",
-                        "spans_second", "only_first", "only_second", "o1 ΔTP", "o1 ΔFP", "o1 ΔFN", "o2 ΔTP",
-                        "o2 ΔFP", "o2 ΔFN"]  # fmt: skip
-    assert table[1] == ["en-1", "en", "gold", "clean", "audited", "6", TEXTS["en-1"], '[[0,5,"PER"],[18,23,"LOC"]]',
-                        '[[0,5,"PER"],[18,23,"ORG"]]', '[[18,23,"LOC"]]', '[[18,23,"ORG"]]', "-1", "1", "1", "1",
-                        "-1", "-1"]  # fmt: skip
+    assert table[0] == [
+        "id",
+        "language",
+        "first",
+        "second",
+        "subset",
+        "impact",
+        "text",
+        "spans_first",
+        "spans_second",
+        "only_first",
+        "only_second",
+        "o1 ΔTP",
+        "o1 ΔFP",
+        "o1 ΔFN",
+        "o2 ΔTP",
+        "o2 ΔFP",
+        "o2 ΔFN",
+    ]
+    assert table[1] == [
+        "en-1",
+        "en",
+        "gold",
+        "clean",
+        "audited",
+        "6",
+        TEXTS["en-1"],
+        '[[0,5,"PER"],[18,23,"LOC"]]',
+        '[[0,5,"PER"],[18,23,"ORG"]]',
+        '[[18,23,"LOC"]]',
+        '[[18,23,"ORG"]]',
+        "-1",
+        "1",
+        "1",
+        "1",
+        "-1",
+        "-1",
+    ]
     assert [line[0] for line in table[1:]] == ["en-1", "de-1", "en-2"]
     # results.json counts them, per language and pooled
     [references, annotators] = results.summaries["disagreements"]["comparisons"]
@@ -128,13 +237,26 @@ def test_two_alternatives_share_one_file_sorted_by_impact(tmp_path: Path) -> Non
     lines = record()
     for entry in lines:
         entry["labellings"]["third"] = entry["labellings"]["o2"]  # o2 scores perfectly against it
-    results = audit_items(tmp_path, lines, audit={"resamples": 20}, annotators=("a", "b"), outputs=("o1",),
-                          references=("gold", "clean", "third"))  # fmt: skip
+    results = audit_items(
+        tmp_path,
+        lines,
+        audit={"resamples": 20},
+        annotators=("a", "b"),
+        outputs=("o1",),
+        references=("gold", "clean", "third"),
+    )
     found = [json.loads(line) for line in results.files["disagreements.jsonl"].splitlines()]
     assert [(line["id"], line["second"], line["impact"]) for line in found] == [
-        ("en-1", "clean", 3), ("en-1", "third", 3), ("de-1", "clean", 2), ("en-2", "clean", 2), ("en-2", "third", 2)]
+        ("en-1", "clean", 3),
+        ("en-1", "third", 3),
+        ("de-1", "clean", 2),
+        ("en-2", "clean", 2),
+        ("en-2", "third", 2),
+    ]
     assert [c["second"] for c in results.summaries["disagreements"]["comparisons"] if c["kind"] == "references"] == [
-        "clean", "third"]
+        "clean",
+        "third",
+    ]
 
 
 def test_highlighting_splits_overlapping_spans_and_cuts_long_texts() -> None:
@@ -158,19 +280,32 @@ def test_the_build_writes_the_pages_lists_them_and_links_them(built) -> None:
         for suffix in (".html", ".jsonl", ".csv"):
             assert (folder / f"{stem}{suffix}").is_file()
     manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
-    assert {"disagreements.html", "disagreements.jsonl", "disagreements.csv", "annotator-disagreements.html"} <= set(manifest["files"])
+    assert {"disagreements.html", "disagreements.jsonl", "disagreements.csv", "annotator-disagreements.html"} <= set(
+        manifest["files"]
+    )
     appendix = parse(folder / "index.html")
-    downloads = [a.attrs["href"] for table in appendix.iter("table") if "downloads" in table.attrs.get("class", "")
-                 for a in table.iter("a")]  # fmt: skip
-    assert {"disagreements.html", "disagreements.jsonl", "disagreements.csv", "annotator-disagreements.jsonl"} <= set(downloads)
+    downloads = [
+        a.attrs["href"]
+        for table in appendix.iter("table")
+        if "downloads" in table.attrs.get("class", "")
+        for a in table.iter("a")
+    ]
+    assert {"disagreements.html", "disagreements.jsonl", "disagreements.csv", "annotator-disagreements.jsonl"} <= set(
+        downloads
+    )
     sections = {node.attrs.get("id"): node for node in appendix.iter("section")}
-    swap_links = [a.attrs["href"] for a in sections["section-swap"].iter("a") if not a.attrs["href"].startswith("tables/")]
+    swap_links = [
+        a.attrs["href"] for a in sections["section-swap"].iter("a") if not a.attrs["href"].startswith("tables/")
+    ]
     assert swap_links == ["disagreements.html"]
     assert "annotator-disagreements.html" in [a.attrs["href"] for a in sections["section-agreement"].iter("a")]
     page = parse(folder / "disagreements.html")
     items = [node for node in page.iter("li") if node.attrs.get("class") == "item"]
     assert [next(span for span in item.iter("span") if span.attrs.get("class") == "id").text() for item in items] == [
-        "en-1", "de-1", "en-2"]
+        "en-1",
+        "de-1",
+        "en-2",
+    ]
     marks = [(mark.attrs["class"], mark.text()) for mark in items[0].iter("mark")]
     assert marks == [("both", "Paris")]  # LOC only in gold and ORG only in clean, on the same characters
     assert [(mark.attrs["class"], mark.text()) for mark in items[2].iter("mark")] == [("first", "Anna")]
@@ -180,8 +315,9 @@ def test_show_text_false_leaves_no_text_in_any_file(tmp_path: Path) -> None:
     """No item's text, nor any span's text, in any file of the version or the site index; the page says so."""
     from pypdf import PdfReader
 
-    config = write_project(tmp_path / "project", record(), audit={"resamples": 20}, **ROLES,
-                           extra="\n[report]\nshow_text = false\n")  # fmt: skip
+    config = write_project(
+        tmp_path / "project", record(), audit={"resamples": 20}, **ROLES, extra="\n[report]\nshow_text = false\n"
+    )
     site = build(config, tmp_path / "site")
     files = [path for path in site.out.rglob("*") if path.is_file()]
     assert {"disagreements.jsonl", "disagreements.csv", "disagreements.html"} <= {path.name for path in files}
@@ -193,7 +329,9 @@ def test_show_text_false_leaves_no_text_in_any_file(tmp_path: Path) -> None:
             content = path.read_bytes().decode("utf-8", errors="replace")
         for secret in secrets:
             assert secret not in content, (path.name, secret)
-    lines = [json.loads(line) for line in (site.folder / "disagreements.jsonl").read_text(encoding="utf-8").splitlines()]
+    lines = [
+        json.loads(line) for line in (site.folder / "disagreements.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
     assert [line["id"] for line in lines] == ["en-1", "de-1", "en-2"] and all("text" not in line for line in lines)
     assert lines[0]["only_first"] == [[18, 23, "LOC"]]  # offsets and types stay
     page = parse(site.folder / "disagreements.html")
@@ -210,15 +348,27 @@ def test_hostile_text_is_escaped_and_isolated_on_the_page(tmp_path: Path) -> Non
     start = HOSTILE_TEXT.index("<script>")
     end = HOSTILE_TEXT.index("</script>") + len("</script>")
     arabic = HOSTILE_TEXT.index("مرحبا")
-    lines = [item("x-1", "en", text=HOSTILE_TEXT, gold=[[start, end, "CODE"]], clean=[[arabic, arabic + 5, "CODE"]],
-                  o1=[], o2=[], a=[], b=[])]  # fmt: skip
+    lines = [
+        item(
+            "x-1",
+            "en",
+            text=HOSTILE_TEXT,
+            gold=[[start, end, "CODE"]],
+            clean=[[arabic, arabic + 5, "CODE"]],
+            o1=[],
+            o2=[],
+            a=[],
+            b=[],
+        )
+    ]
     results = audit_items(tmp_path, lines, audit={"resamples": 10}, **ROLES)
     folder = tmp_path / "version"
     folder.mkdir()
     (folder / "disagreements.jsonl").write_text(results.files["disagreements.jsonl"], encoding="utf-8")
     document = {**results.to_json_dict(), "rows": results.rows}
-    [page, _] = disagreements.pages(ResultsView.from_json(document),
-                                    SiteContext(folder, document, "2026-01-01T00:00:00+00:00"))  # fmt: skip
+    [page, _] = disagreements.pages(
+        ResultsView.from_json(document), SiteContext(folder, document, "2026-01-01T00:00:00+00:00")
+    )
     name, html = page.name, render.render_page(page.template, page.context)
     (folder / name).write_text(html, encoding="utf-8")
     page = parse(folder / name)
@@ -232,7 +382,9 @@ def test_hostile_text_is_escaped_and_isolated_on_the_page(tmp_path: Path) -> Non
     [isolated] = list(text.iter("bdi"))  # the whole text, RLO included, inside one isolate
     assert isolated.text() == HOSTILE_TEXT
     assert [(mark.attrs["class"], mark.text()) for mark in isolated.iter("mark")] == [
-        ("first", '<script>alert("text")</script>'), ("second", "مرحبا")]
+        ("first", '<script>alert("text")</script>'),
+        ("second", "مرحبا"),
+    ]
     # every listed span's type and text sit in isolates too
     spans = [node for node in page.iter("dl") if node.attrs.get("class") == "spans"][0]
     assert {bdi.text() for bdi in spans.iter("bdi")} >= {"CODE", '<script>alert("text")</script>', "مرحبا"}
@@ -246,7 +398,9 @@ def test_line_separators_in_the_text_are_read_back_as_text(tmp_path: Path, capsy
     lines = record()
     lines[0]["text"] = text
     config = write_project(tmp_path / "project", lines, audit={"resamples": 20}, **ROLES)
-    assert main(["build", str(config), "--out", str(tmp_path / "site"), "--no-pdf", "--draft", "-q"]) == 0, capsys.readouterr().err
+    assert main(["build", str(config), "--out", str(tmp_path / "site"), "--no-pdf", "--draft", "-q"]) == 0, (
+        capsys.readouterr().err
+    )
     folder = tmp_path / "site" / "1.0.0"
     raw = (folder / "disagreements.jsonl").read_text(encoding="utf-8")
     assert "\u2028" in raw and "\x85" in raw
@@ -286,16 +440,26 @@ def reference_listings(context) -> tuple[dict[str, str], dict]:
             entry = context.record.item(index)
             spans_first, spans_second = (
                 [list(span) for span in sorted({(int(s), int(e), str(t)) for s, e, t in entry.labellings[name]})]
-                for name in (first, second))  # fmt: skip
-            line = {"id": entry.id, "language": entry.language, "first": first, "second": second,
-                    "subset": comparison.subset, "impact": 0}  # fmt: skip
+                for name in (first, second)
+            )
+            line = {
+                "id": entry.id,
+                "language": entry.language,
+                "first": first,
+                "second": second,
+                "subset": comparison.subset,
+                "impact": 0,
+            }
             if context.config.report.show_text and entry.text is not None:
                 line["text"] = entry.text
             line["spans_first"], line["spans_second"] = spans_first, spans_second
             line["only_first"] = [span for span in spans_first if span not in spans_second]
             line["only_second"] = [span for span in spans_second if span not in spans_first]
-            line["outputs"] = {output: {"tp": int(tp[index]), "fp": int(fp[index]), "fn": int(fn[index])}
-                               for output, (present, tp, fp, fn) in changes.items() if present[index]}  # fmt: skip
+            line["outputs"] = {
+                output: {"tp": int(tp[index]), "fp": int(fp[index]), "fn": int(fn[index])}
+                for output, (present, tp, fp, fn) in changes.items()
+                if present[index]
+            }
             line["impact"] = sum(abs(value) for change in line["outputs"].values() for value in change.values())
             lines.append(line)
         return lines
@@ -306,29 +470,61 @@ def reference_listings(context) -> tuple[dict[str, str], dict]:
         if not chosen:
             continue
         order = {(comparison.first, comparison.second): number for number, comparison in enumerate(chosen)}
-        lines = sorted((line for comparison in chosen for line in lines_of(comparison)), key=lambda line: (
-            -line["impact"], -len(line["only_first"]) - len(line["only_second"]), order[line["first"], line["second"]],
-            line["language"], line["id"]))  # fmt: skip
-        outputs = list(dict.fromkeys(output for comparison in chosen
-                                     for output in disagreements.scored_outputs(context, comparison)))  # fmt: skip
+        lines = sorted(
+            (line for comparison in chosen for line in lines_of(comparison)),
+            key=lambda line: (
+                -line["impact"],
+                -len(line["only_first"]) - len(line["only_second"]),
+                order[line["first"], line["second"]],
+                line["language"],
+                line["id"],
+            ),
+        )
+        outputs = list(
+            dict.fromkeys(
+                output for comparison in chosen for output in disagreements.scored_outputs(context, comparison)
+            )
+        )
         for line in lines[: browser.BROWSER_LINES]:  # the lines the browser holds carry the outputs' spans
             entry = context.record.item(context.record.table.ids.tolist().index(line["id"]))
-            line["spans_outputs"] = {output: [list(span) for span in sorted({(int(s), int(e), str(t))
-                                                                             for s, e, t in entry.labellings[output]})]
-                                     for output in line["outputs"]}  # fmt: skip
+            line["spans_outputs"] = {
+                output: [
+                    list(span) for span in sorted({(int(s), int(e), str(t)) for s, e, t in entry.labellings[output]})
+                ]
+                for output in line["outputs"]
+            }
         files[f"{stem}.jsonl"] = "".join(orjson.dumps(line).decode("utf-8") + "\n" for line in lines)
         for line in lines:
             line.pop("spans_outputs", None)
         buffer = io.StringIO()
         writer = csv.writer(buffer, lineterminator="\n")
-        writer.writerow(["id", "language", "first", "second", "subset", "impact", "text", "spans_first", "spans_second",
-                         "only_first", "only_second"] + [spreadsheet_safe(f"{output} {count}") for output in outputs
-                                                         for count in ("ΔTP", "ΔFP", "ΔFN")])  # fmt: skip
+        writer.writerow(
+            [
+                "id",
+                "language",
+                "first",
+                "second",
+                "subset",
+                "impact",
+                "text",
+                "spans_first",
+                "spans_second",
+                "only_first",
+                "only_second",
+            ]
+            + [spreadsheet_safe(f"{output} {count}") for output in outputs for count in ("ΔTP", "ΔFP", "ΔFN")]
+        )
         for line in lines:
-            row = [spreadsheet_safe(line["id"]), spreadsheet_safe(line["language"]), spreadsheet_safe(line["first"]),
-                   spreadsheet_safe(line["second"]), line["subset"], line["impact"],
-                   spreadsheet_safe(line["text"]) if "text" in line else "",
-                   *(orjson.dumps(line[key]).decode("utf-8") for key in disagreements.SPAN_KEYS)]  # fmt: skip
+            row = [
+                spreadsheet_safe(line["id"]),
+                spreadsheet_safe(line["language"]),
+                spreadsheet_safe(line["first"]),
+                spreadsheet_safe(line["second"]),
+                line["subset"],
+                line["impact"],
+                spreadsheet_safe(line["text"]) if "text" in line else "",
+                *(orjson.dumps(line[key]).decode("utf-8") for key in disagreements.SPAN_KEYS),
+            ]
             for output in outputs:
                 change = line["outputs"].get(output)
                 row += [change[count] for count in ("tp", "fp", "fn")] if change else ["", "", ""]
@@ -345,12 +541,22 @@ def reference_listings(context) -> tuple[dict[str, str], dict]:
                 counted = {name: sum(value(line) for line in mine if line["language"] == name) for name in languages}
                 return {**counted, "pooled": sum(value(line) for line in mine)}
 
-            found.append({"kind": comparison.kind, "first": comparison.first, "second": comparison.second,
-                          "subset": comparison.subset, "file": stem,
-                          "items": {**{name: int((mask & (language == name)).sum()) for name in languages},
-                                    "pooled": int(mask.sum())},
-                          "differing": tally(lambda line: 1), "only_first": tally(lambda line: len(line["only_first"])),
-                          "only_second": tally(lambda line: len(line["only_second"]))})  # fmt: skip
+            found.append(
+                {
+                    "kind": comparison.kind,
+                    "first": comparison.first,
+                    "second": comparison.second,
+                    "subset": comparison.subset,
+                    "file": stem,
+                    "items": {
+                        **{name: int((mask & (language == name)).sum()) for name in languages},
+                        "pooled": int(mask.sum()),
+                    },
+                    "differing": tally(lambda line: 1),
+                    "only_first": tally(lambda line: len(line["only_first"])),
+                    "only_second": tally(lambda line: len(line["only_second"])),
+                }
+            )
     return files, {"show_text": context.config.report.show_text, "text": text, "comparisons": found}
 
 
@@ -430,9 +636,10 @@ def test_listings_equal_a_line_by_line_reference_on_random_records(tmp_path: Pat
 
 def test_csv_cells_are_what_the_csv_module_writes() -> None:
     rng = random.Random(0)
-    alphabet = ['a', 'é', ',', '"', '\n', '\r', ' ', '\t', '=', "'", '\x00', '\u2028', ';']
+    alphabet = ["a", "é", ",", '"', "\n", "\r", " ", "\t", "=", "'", "\x00", "\u2028", ";"]
     texts = ["", " ", "\r", "\n", '"', ",", "plain"] + [
-        "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 6))) for _ in range(2000)]  # fmt: skip
+        "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 6))) for _ in range(2000)
+    ]
     for text in texts:
         buffer = io.StringIO()
         csv.writer(buffer, lineterminator="\n").writerow([text, "x"])
@@ -448,9 +655,15 @@ def test_distinct_values_by_marks_and_by_sorting_agree() -> None:
 
 def test_golds_that_agree_everywhere_list_nothing(tmp_path: Path) -> None:
     """Pairs compared but no item differs: files of a header (CSV) or nothing (JSON Lines), zero counts."""
-    same = [item(entry["id"], entry["language"], text=entry.get("text"),
-                 **{name: entry["labellings"]["gold"] for name in ("gold", "clean", "o1", "o2", "a", "b")})
-            for entry in record()]  # fmt: skip
+    same = [
+        item(
+            entry["id"],
+            entry["language"],
+            text=entry.get("text"),
+            **{name: entry["labellings"]["gold"] for name in ("gold", "clean", "o1", "o2", "a", "b")},
+        )
+        for entry in record()
+    ]
     context = audit_context(write_project(tmp_path, same, **ROLES))
     files = disagreements.files(context)
     assert files == reference_listings(context)[0]
@@ -463,8 +676,10 @@ def test_columns_of_cells_take_the_short_way_only_when_nothing_changes() -> None
     rng = random.Random(1)
     alphabet = ["a", "é", ",", '"', "\n", "\r", " ", "\t", "=", "+", "-", "@", "\\", "\x01", "'", "\u2028"]
     for _ in range(500):
-        texts = ["".join(rng.choice(alphabet[:2] * 20 + alphabet) for _ in range(rng.randint(0, 5)))
-                 for _ in range(rng.randint(1, 4))]  # fmt: skip
+        texts = [
+            "".join(rng.choice(alphabet[:2] * 20 + alphabet) for _ in range(rng.randint(0, 5)))
+            for _ in range(rng.randint(1, 4))
+        ]
         cells = [disagreements.csv_cell(spreadsheet_safe(text)) for text in texts]
         assert disagreements.spreadsheet_cells(texts) == cells
         assert disagreements._json_inside(texts) == [orjson.dumps(text).decode("utf-8")[1:-1] for text in texts]

@@ -93,7 +93,7 @@ def test_method_sections_cited_exist():
 
 
 def test_methods_choices_cited_exist():
-    """"docs/methods.md, choice N" names a choice of the generated Methods text."""
+    """ "docs/methods.md, choice N" names a choice of the generated Methods text."""
     choices = {int(number) for number in re.findall(r"^(\d+)\. \*\*", methods_markdown(), re.M)}
     unknown = [
         f"{path.relative_to(ROOT)}: choice {match.group(1)}"

@@ -12,8 +12,8 @@ import html
 import json
 import os
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import pyarrow.parquet as pq
 import pytest
@@ -37,13 +37,24 @@ RESAMPLES = "20"  # enough to run every analysis; the numbers are not the point 
 
 
 def jsonl(folder: Path) -> Path:
-    return write_project(folder, [
-        item("en-1", "en", text="Ann met Bob", **{A: [[0, 3, "PER"]], B: [[0, 3, "PER"]], D: [[0, 3, "PER"]],
-                                                   R: [[0, 3, "PER"], [8, 11, "PER"]]}),
-        item("en-2", "en", text="in Paris", **{A: [[3, 8, "LOC"]], B: [], D: [[3, 8, "LOC"]], R: [[3, 8, "LOC"]]}),
-        item("de-1", "de", text="Hallo Welt", **{A: [[6, 10, "LOC"]], B: [[6, 10, "LOC"]], D: [[6, 10, "LOC"]],
-                                                  R: [[6, 10, "LOC"]]}),
-    ])  # fmt: skip
+    return write_project(
+        folder,
+        [
+            item(
+                "en-1",
+                "en",
+                text="Ann met Bob",
+                **{A: [[0, 3, "PER"]], B: [[0, 3, "PER"]], D: [[0, 3, "PER"]], R: [[0, 3, "PER"], [8, 11, "PER"]]},
+            ),
+            item("en-2", "en", text="in Paris", **{A: [[3, 8, "LOC"]], B: [], D: [[3, 8, "LOC"]], R: [[3, 8, "LOC"]]}),
+            item(
+                "de-1",
+                "de",
+                text="Hallo Welt",
+                **{A: [[6, 10, "LOC"]], B: [[6, 10, "LOC"]], D: [[6, 10, "LOC"]], R: [[6, 10, "LOC"]]},
+            ),
+        ],
+    )
 
 
 def hf_datasets(folder: Path) -> Path:
@@ -60,18 +71,34 @@ CASES: dict[str, tuple[Callable[[Path], Path], tuple[str, ...], tuple[str, ...],
     "jsonl": (jsonl, (A, B), (D, R), ("record.jsonl",)),
     "conll": (conll_case.two_files, ("pred",), ("gold",), ("gold.txt", "pred.txt")),
     "crowd": (crowd_case.write_case, ("pass_1", "pass_2"), ("majority", "gold"), ("task1.zip",)),
-    "label-studio": (lambda folder: label_studio_case.write_case(folder, label_studio_case.export()),
-                     ("annotator_7",), ("annotator_9",), ("export.json",)),
-    "brat": (lambda folder: brat_case.write_case(folder, brat_case.FIRST, "T1\tPER 0 5\tAlice\nT2\tLOC 38 41\tBob\n"),
-             ("annotator_a",), ("annotator_b",), ("brat/a/doc1.txt", "brat/a/sub/doc2.ann", "brat/b/doc1.ann")),
+    "label-studio": (
+        lambda folder: label_studio_case.write_case(folder, label_studio_case.export()),
+        ("annotator_7",),
+        ("annotator_9",),
+        ("export.json",),
+    ),
+    "brat": (
+        lambda folder: brat_case.write_case(folder, brat_case.FIRST, "T1\tPER 0 5\tAlice\nT2\tLOC 38 41\tBob\n"),
+        ("annotator_a",),
+        ("annotator_b",),
+        ("brat/a/doc1.txt", "brat/a/sub/doc2.ann", "brat/b/doc1.ann"),
+    ),
     "inception": (inception_case.case, ("alice", "bob"), ("curation",), ("export.zip",)),
     "doccano": (doccano_case.zip_case, ("bob",), ("alice",), ("export.zip",)),
-    "prodigy": (lambda folder: prodigy_case.write_case(folder, record=prodigy_case.NAMES), ("alex", "sam"),
-                ("reviewed",), ("review.jsonl",)),
+    "prodigy": (
+        lambda folder: prodigy_case.write_case(folder, record=prodigy_case.NAMES),
+        ("alex", "sam"),
+        ("reviewed",),
+        ("review.jsonl",),
+    ),
     "hf-datasets": (hf_datasets, ("model",), ("gold",), ("test.parquet", "predictions.parquet")),
-    "parquet": (lambda folder: parquet_case.project(folder, parquet_case.good_rows()), (A, B), (D, R),
-                ("record.parquet",)),
-}  # fmt: skip
+    "parquet": (
+        lambda folder: parquet_case.project(folder, parquet_case.good_rows()),
+        (A, B),
+        (D, R),
+        ("record.parquet",),
+    ),
+}
 
 
 def test_every_format_is_covered():
@@ -81,9 +108,10 @@ def test_every_format_is_covered():
 def answerable_check(results: dict) -> str | None:
     """Return a `max_` check these results can answer (its threshold is crossed by nothing), or None."""
     view = ResultsView.from_json(results)
-    return next((key for key, (_, declared) in CHECKS.items() if declared.bound.startswith("max")
-                 and candidates(view, key)[0]),
-                None)  # fmt: skip
+    return next(
+        (key for key, (_, declared) in CHECKS.items() if declared.bound.startswith("max") and candidates(view, key)[0]),
+        None,
+    )
 
 
 @pytest.mark.parametrize("record_format", sorted(CASES))
@@ -145,8 +173,9 @@ def doccano_folder(folder: Path) -> Path:
 
 def doccano_files(folder: Path) -> Path:
     doccano_folder(folder)
-    return doccano_case.write_config(folder, '[record.labellings]\nalice = "export/alice.jsonl"\n'
-                                             'bob = "export/bob.jsonl"\n')  # fmt: skip
+    return doccano_case.write_config(
+        folder, '[record.labellings]\nalice = "export/alice.jsonl"\nbob = "export/bob.jsonl"\n'
+    )
 
 
 def inception_folder(folder: Path) -> Path:
@@ -232,7 +261,9 @@ def test_every_example_audits_and_builds(example, tmp_path, capsys):
     roles = results["config"]["roles"]
     named = {row[column] for row in results["rows"] for column in ("output", "output_2", "reference", "reference_2")}
     assert {*roles["outputs"], *roles["references"]} <= named
-    code = main(["build", str(config), "--out", str(tmp_path / "site"), "--no-pdf", "--draft", "--resamples", RESAMPLES, "-q"])
+    code = main(
+        ["build", str(config), "--out", str(tmp_path / "site"), "--no-pdf", "--draft", "--resamples", RESAMPLES, "-q"]
+    )
     captured = capsys.readouterr()
     assert code == 0 and captured.err == "", captured.err
     folder = tmp_path / "site" / results["dataset"]["version"]

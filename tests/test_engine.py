@@ -17,8 +17,8 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 import pytest
@@ -28,8 +28,8 @@ psutil = pytest.importorskip("psutil")
 
 from refsens_report import bootstrap, engine  # noqa: E402
 from refsens_report.cli import main  # noqa: E402
-from refsens_report.errors import InputError  # noqa: E402
 from refsens_report.demo import write_simulation  # noqa: E402
+from refsens_report.errors import InputError  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 BLOCK_ITEMS = 16  # the simulated record's 100 items per language: 7 blocks each (6 x 16 + 4)
@@ -38,8 +38,14 @@ RESAMPLES = "300"  # two chunks of replicates per language: 250 and 50
 
 @pytest.fixture(scope="module")
 def cluster():
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                                  host="127.0.0.1", scheduler_kwargs=engine.QUIET_SCHEDULER) as cluster:  # fmt: skip
+    with distributed.LocalCluster(
+        n_workers=2,
+        threads_per_worker=1,
+        processes=True,
+        dashboard_address=None,
+        host="127.0.0.1",
+        scheduler_kwargs=engine.QUIET_SCHEDULER,
+    ) as cluster:
         yield cluster
 
 
@@ -90,8 +96,9 @@ def spy_on_partitions(monkeypatch) -> list[tuple[int, int]]:
 
 
 @pytest.mark.parametrize("partitions", [None, 1, 3, 7])
-def test_dask_gives_the_local_results_for_any_partitioning(partitions, cluster, project, local_csv, tmp_path,
-                                                           monkeypatch):  # fmt: skip
+def test_dask_gives_the_local_results_for_any_partitioning(
+    partitions, cluster, project, local_csv, tmp_path, monkeypatch
+):
     monkeypatch.setattr(bootstrap, "BLOCK_ITEMS", BLOCK_ITEMS)
     seen = spy_on_partitions(monkeypatch)
     table = f'backend = "dask"\nscheduler = "{cluster.scheduler_address}"\n'
@@ -110,12 +117,16 @@ def test_the_dask_run_adds_up_to_resampled_sums(partitions, client, monkeypatch)
     rng = np.random.default_rng(4)
     columns = rng.integers(0, 3, size=(1000, 5)).astype(np.float64)
     listed = np.flatnonzero(rng.random(1000) < 0.3)
-    sources = [bootstrap.matrix_source(columns), bootstrap.matrix_source(columns[listed, :2] + 1, listed, resamples=260)]
+    sources = [
+        bootstrap.matrix_source(columns),
+        bootstrap.matrix_source(columns[listed, :2] + 1, listed, resamples=260),
+    ]
     strata = [np.arange(0, 700)[::-1].copy(), np.arange(700, 1000)]
     seed = np.random.SeedSequence(8)
     local = bootstrap.resampled_sums(sources, strata, 600, seed, stratum_keys=[5, 6])
-    dask = bootstrap.resampled_sums(sources, strata, 600, seed, stratum_keys=[5, 6],
-                                    run=engine.DaskRun(client, partitions))  # fmt: skip
+    dask = bootstrap.resampled_sums(
+        sources, strata, 600, seed, stratum_keys=[5, 6], run=engine.DaskRun(client, partitions)
+    )
     assert [found.shape for found in dask] == [(3, 601, 5), (3, 261, 2)]
     assert all(np.array_equal(mine, theirs) for mine, theirs in zip(local, dask))
 
@@ -132,8 +143,9 @@ def test_the_dask_run_adds_up_to_clustered_sums(partitions, client, monkeypatch)
     clusters = [np.r_[0, np.cumsum(part)].astype(np.int64) for part in sizes]
     seed = np.random.SeedSequence(8)
     local = bootstrap.resampled_sums(columns, strata, 600, seed, stratum_keys=[5, 6], clusters=clusters)
-    dask = bootstrap.resampled_sums(columns, strata, 600, seed, stratum_keys=[5, 6], clusters=clusters,
-                                    run=engine.DaskRun(client, partitions))  # fmt: skip
+    dask = bootstrap.resampled_sums(
+        columns, strata, 600, seed, stratum_keys=[5, 6], clusters=clusters, run=engine.DaskRun(client, partitions)
+    )
     assert np.array_equal(local, dask)
 
 
@@ -150,7 +162,9 @@ def clustered_project(project) -> Path:
             item = json.loads(line)
             item.setdefault("meta", {})["document"] = f"doc-{number // 5}"
             handle.write(json.dumps(item, ensure_ascii=False) + "\n")
-    text = project.read_text(encoding="utf-8").replace('format = "jsonl"\n', 'format = "jsonl"\ncluster = "document"\n', 1)
+    text = project.read_text(encoding="utf-8").replace(
+        'format = "jsonl"\n', 'format = "jsonl"\ncluster = "document"\n', 1
+    )
     text = text.replace('datasheet = "datasheet.md"\n', "")
     assert 'cluster = "document"' in text
     (folder / "refsens.toml").write_text(text, encoding="utf-8")
@@ -163,7 +177,8 @@ def test_dask_gives_the_local_clustered_results(partitions, cluster, clustered_p
     local = audit_csv(clustered_project, tmp_path / "local")
     table = f'backend = "dask"\nscheduler = "{cluster.scheduler_address}"\npartitions = {partitions}\n'
     assert audit_csv(with_engine(clustered_project, table, "dask.toml"), tmp_path / "dask") == local
-    import csv, io
+    import csv
+    import io
 
     rows = list(csv.DictReader(io.StringIO(local.decode("utf-8"))))
     corpus = [row for row in rows if row["analysis"] == "agreement" and row["statistic"] == "f1"]
@@ -202,8 +217,12 @@ def test_a_stopped_audit_stops_its_cluster(stop, project, tmp_path):
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     process = subprocess.Popen(
         [sys.executable, "-m", "refsens_report", "audit", str(config), "--out", str(tmp_path), "--resamples", "50000"],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
-    )  # fmt: skip
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     audit = psutil.Process(process.pid)
     seen: set[int] = set()
     deadline = time.monotonic() + 60
@@ -228,21 +247,30 @@ def test_a_stopped_audit_stops_its_cluster(stop, project, tmp_path):
 # --- config errors: exit 2, one line each ---------------------------------------------------------------------
 
 ENGINE_PROBLEMS = {
-    "both": ('backend = "dask"\nscheduler = "tcp://127.0.0.1:8786"\nworkers = 2',
-             "Config value 'engine.workers': give either scheduler (an existing cluster) or workers"),
-    "neither": ('backend = "dask"', "Config value 'engine.backend': \"dask\" needs scheduler = \"tcp://host:port\""),
+    "both": (
+        'backend = "dask"\nscheduler = "tcp://127.0.0.1:8786"\nworkers = 2',
+        "Config value 'engine.workers': give either scheduler (an existing cluster) or workers",
+    ),
+    "neither": ('backend = "dask"', 'Config value \'engine.backend\': "dask" needs scheduler = "tcp://host:port"'),
     "no workers": ('backend = "dask"\nworkers = 0', "Config value 'engine.workers': must be a positive integer, got 0"),
-    "workers a string": ('backend = "dask"\nworkers = "2"', "Config value 'engine.workers': must be a positive integer"),
+    "workers a string": (
+        'backend = "dask"\nworkers = "2"',
+        "Config value 'engine.workers': must be a positive integer",
+    ),
     "too many workers": ('backend = "dask"\nworkers = 5000', "Config value 'engine.workers': must be at most "),
     "no partitions": ('backend = "dask"\nworkers = 2\npartitions = 0', "Config value 'engine.partitions'"),
-    "an address without tcp": ('backend = "dask"\nscheduler = "localhost:8786"',
-                               "Config value 'engine.scheduler': must be a Dask scheduler's address, tcp://host:port"),
+    "an address without tcp": (
+        'backend = "dask"\nscheduler = "localhost:8786"',
+        "Config value 'engine.scheduler': must be a Dask scheduler's address, tcp://host:port",
+    ),
     "a port out of range": ('backend = "dask"\nscheduler = "tcp://localhost:99999"', "Config value 'engine.scheduler'"),
     "local with workers": ("workers = 2", "Config value 'engine.workers': applies to backend = \"dask\" only"),
     "unknown backend": ('backend = "spark"', "Config value 'engine.backend': must be one of local, dask, got 'spark'"),
     "unknown key": ('backend = "dask"\nworkers = 2\nthreads = 4', "Config value 'engine.threads': unknown key"),
-    "no timeout": ('backend = "dask"\nworkers = 2\ntimeout = 0', "Config value 'engine.timeout': must be a number of "
-                   "seconds above 0 and at most 3,600, got 0"),
+    "no timeout": (
+        'backend = "dask"\nworkers = 2\ntimeout = 0',
+        "Config value 'engine.timeout': must be a number of seconds above 0 and at most 3,600, got 0",
+    ),
     "timeout a string": ('backend = "dask"\nworkers = 2\ntimeout = "10"', "Config value 'engine.timeout': must be a"),
     "timeout of 400 digits": ('backend = "dask"\nworkers = 2\ntimeout = ' + "9" * 400, "Config value 'engine.timeout'"),
     "local with a timeout": ("timeout = 5", "Config value 'engine.timeout': applies to backend = \"dask\" only"),
@@ -263,8 +291,9 @@ def test_dask_without_distributed_says_what_to_install(project, capsys, monkeypa
     import importlib.util
 
     find_spec = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *more: None if name == "distributed"
-                        else find_spec(name, *more))  # fmt: skip
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *more: None if name == "distributed" else find_spec(name, *more)
+    )
     code = main(["validate", str(with_engine(project, 'backend = "dask"\nworkers = 2', "missing.toml"))])
     err = capsys.readouterr().err
     assert code == 2
@@ -276,8 +305,9 @@ def test_a_scheduler_that_does_not_answer_fails_in_time(project, tmp_path, capsy
     with socket.socket() as probe:  # a port nothing listens on
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    config = with_engine(project, f'backend = "dask"\nscheduler = "tcp://127.0.0.1:{port}"\ntimeout = 2',
-                         "unreachable.toml")  # fmt: skip
+    config = with_engine(
+        project, f'backend = "dask"\nscheduler = "tcp://127.0.0.1:{port}"\ntimeout = 2', "unreachable.toml"
+    )
     started = time.monotonic()
     code = main(["audit", str(config), "--out", str(tmp_path), "--resamples", RESAMPLES, "--quiet"])
     err = capsys.readouterr().err
@@ -333,12 +363,18 @@ def http_server() -> tuple[int, Callable[[], None]]:
 PEERS = {
     "silent": (lambda: serve(None), "did not answer as a Dask scheduler within 1 s"),
     "HTTP": (http_server, "did not answer as a Dask scheduler within 1 s"),
-    "garbage": (lambda: serve(b"SSH-2.0-OpenSSH_9.6\r\n" + bytes(range(256))),
-                "is not a Dask scheduler (it sent b'SSH-2.0-': as a message's length, "),
-    "a huge frame length": (lambda: serve(struct.pack("<Q", 2**62) + b"\x00" * 64),
-                            "length, 4,611,686,018,427,387,904 bytes, where a scheduler's first is a few dozen"),
-    "a frame of garbage": (lambda: serve(struct.pack("<QQQ", 24, 1, 8) + b"\xc1" * 8),
-                           "is not a Dask scheduler (it sent b'"),
+    "garbage": (
+        lambda: serve(b"SSH-2.0-OpenSSH_9.6\r\n" + bytes(range(256))),
+        "is not a Dask scheduler (it sent b'SSH-2.0-': as a message's length, ",
+    ),
+    "a huge frame length": (
+        lambda: serve(struct.pack("<Q", 2**62) + b"\x00" * 64),
+        "length, 4,611,686,018,427,387,904 bytes, where a scheduler's first is a few dozen",
+    ),
+    "a frame of garbage": (
+        lambda: serve(struct.pack("<QQQ", 24, 1, 8) + b"\xc1" * 8),
+        "is not a Dask scheduler (it sent b'",
+    ),
     "a closed connection": (lambda: serve(b""), None),
 }
 
@@ -348,8 +384,9 @@ def test_a_peer_that_is_not_a_scheduler_is_named_in_time(case, project, tmp_path
     start, message = PEERS[case]
     port, stop = start()
     try:
-        config = with_engine(project, f'backend = "dask"\nscheduler = "tcp://127.0.0.1:{port}"\ntimeout = 1',
-                             "peer.toml")  # fmt: skip
+        config = with_engine(
+            project, f'backend = "dask"\nscheduler = "tcp://127.0.0.1:{port}"\ntimeout = 1', "peer.toml"
+        )
         started = time.monotonic()
         code = main(["audit", str(config), "--out", str(tmp_path), "--resamples", RESAMPLES, "--quiet"])
         spent = time.monotonic() - started

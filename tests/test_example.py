@@ -7,7 +7,6 @@ paths: nothing here reaches the internet. Skipped where the shared data folder i
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import http.server
 import os
@@ -68,8 +67,9 @@ class _Mirror(http.server.SimpleHTTPRequestHandler):
 
 @pytest.fixture
 def server():
-    _Mirror.paths = {source.url.removeprefix("https://github.com"): CONLL / source.path
-                     for source in example.CONLL2003_SOURCES}  # fmt: skip
+    _Mirror.paths = {
+        source.url.removeprefix("https://github.com"): CONLL / source.path for source in example.CONLL2003_SOURCES
+    }
     _Mirror.requests = []
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Mirror)
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
@@ -138,21 +138,50 @@ def test_the_example_config_elsewhere_reports_its_folder_absolute_and_nothing_fa
     assert main(["validate", str(tmp_path / "refsens.toml")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     resolved = (tmp_path / "../../../shared/data/conll").resolve()
-    assert err == [f"error: Config value 'record.root': folder not found: ../../../shared/data/conll (that is "
-                   f"{resolved}, relative to the config's folder)"]  # fmt: skip
+    assert err == [
+        f"error: Config value 'record.root': folder not found: ../../../shared/data/conll (that is "
+        f"{resolved}, relative to the config's folder)"
+    ]
 
 
 def test_from_an_unrelated_folder_the_example_builds_the_same_numbers(tmp_path, capsys, monkeypatch):
     """The clone's own example (read beside ../shared) and `example --from` run elsewhere: same results.csv."""
-    assert main(["audit", str(PROJECT / "examples" / "conll2003" / "refsens.toml"), "--out", str(tmp_path / "here"),
-                 "--resamples", RESAMPLES, "-q"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "audit",
+                str(PROJECT / "examples" / "conll2003" / "refsens.toml"),
+                "--out",
+                str(tmp_path / "here"),
+                "--resamples",
+                RESAMPLES,
+                "-q",
+            ]
+        )
+        == 0
+    )
     elsewhere = tmp_path / "unrelated" / "folder"
     elsewhere.mkdir(parents=True)
     monkeypatch.chdir(elsewhere)
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1795996800")
     capsys.readouterr()
-    assert main(["example", "conll2003", "conll", "--from", os.path.relpath(DATA, elsewhere), "--resamples",
-                 RESAMPLES, "--no-pdf", "--draft", "-q"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "example",
+                "conll2003",
+                "conll",
+                "--from",
+                os.path.relpath(DATA, elsewhere),
+                "--resamples",
+                RESAMPLES,
+                "--no-pdf",
+                "--draft",
+                "-q",
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith(f"data: {elsewhere / 'conll' / 'data'} (0 fetched, 20 copied")
     assert out[2] == f"wrote {Path('conll', 'site', '2003-test')}{os.sep}"

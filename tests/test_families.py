@@ -35,8 +35,14 @@ def board_items():
 
 
 def audit(tmp_path, **settings):
-    return audit_items(tmp_path, board_items(), annotators=None, outputs=OUTPUTS, references=REFERENCES,
-                       audit={"resamples": 1500, **settings})  # fmt: skip
+    return audit_items(
+        tmp_path,
+        board_items(),
+        annotators=None,
+        outputs=OUTPUTS,
+        references=REFERENCES,
+        audit={"resamples": 1500, **settings},
+    )
 
 
 def family(results):
@@ -53,10 +59,17 @@ def test_family_sizes_on_a_hand_made_ranking(by_family):
     adjacent = family(by_family["adjacent"])
     assert len(adjacent) == 3 * 2 * 2 * 2  # 3 adjacent pairs x 2 alternatives x 2 rules x 2 groups
     assert {frozenset((row["output"], row["output_2"])) for row in adjacent} == {
-        frozenset(("o1", "o2")), frozenset(("o2", "o3")), frozenset(("o3", "o4"))}
+        frozenset(("o1", "o2")),
+        frozenset(("o2", "o3")),
+        frozenset(("o3", "o4")),
+    }
     assert {(row["reference"], row["reference_2"]) for row in adjacent} == {("gold", "alt1"), ("gold", "alt2")}
     assert len(family(by_family["primary"])) == 6 * 2 * 2 * 2
-    assert len(family(by_family["all"])) == 6 * 3 * 2 * 2 == len(select(by_family["all"].rows, analysis="interaction", statistic="swing"))
+    assert (
+        len(family(by_family["all"]))
+        == 6 * 3 * 2 * 2
+        == len(select(by_family["all"].rows, analysis="interaction", statistic="swing"))
+    )
     summary = by_family["adjacent"].summaries["interaction"]
     assert summary["family"] == "adjacent" and summary["tests"] == 24 and summary["ranking"] == ["o1", "o2", "o3", "o4"]
     assert summary["holm_floor"] == holm_floor(24, 1500)
@@ -67,13 +80,23 @@ def test_holm_over_the_family_matches_statsmodels(by_family, name):
     rows = family(by_family[name])
     expected = multipletests([row["p_value"] for row in rows], method="holm")[1]
     np.testing.assert_allclose([row["p_holm"] for row in rows], expected, rtol=1e-12, atol=0)
-    outside = [row for row in select(by_family[name].rows, analysis="interaction", statistic="swing") if row not in rows]
+    outside = [
+        row for row in select(by_family[name].rows, analysis="interaction", statistic="swing") if row not in rows
+    ]
     assert all(row["p_value"] is not None and row["p_holm"] is None for row in outside)
 
 
 def test_the_adjacent_family_flags_a_planted_swing_the_all_pairs_family_cannot(by_family):
-    labels = dict(analysis="interaction", statistic="swing", rule="strict", language="pooled", output="o1",
-                  output_2="o2", reference="gold", reference_2="alt1")  # fmt: skip
+    labels = dict(
+        analysis="interaction",
+        statistic="swing",
+        rule="strict",
+        language="pooled",
+        output="o1",
+        output_2="o2",
+        reference="gold",
+        reference_2="alt1",
+    )
     adjacent, everything = pick(by_family["adjacent"].rows, **labels), pick(by_family["all"].rows, **labels)
     assert adjacent["estimate"] == pytest.approx(75.0) and adjacent["p_value"] == 2 / 1501
     assert adjacent["p_holm"] < 0.05  # 24 tests: floor 0.032
@@ -83,8 +106,14 @@ def test_the_adjacent_family_flags_a_planted_swing_the_all_pairs_family_cannot(b
 def test_the_default_family_follows_the_number_of_outputs(tmp_path):
     results = audit(tmp_path / "many")
     assert results.config["audit"]["family"] == "adjacent"
-    two = audit_items(tmp_path / "two", board_items(), annotators=None, outputs=("o1", "o2"), references=REFERENCES,
-                      audit={"resamples": 50})  # fmt: skip
+    two = audit_items(
+        tmp_path / "two",
+        board_items(),
+        annotators=None,
+        outputs=("o1", "o2"),
+        references=REFERENCES,
+        audit={"resamples": 50},
+    )
     assert two.config["audit"]["family"] == "all"
 
 
@@ -121,8 +150,9 @@ def test_tie_groups_are_runs_of_overlapping_rank_intervals():
 def test_bca_matches_scipy_on_the_same_resamples():
     rng = np.random.default_rng(1)
     sample = rng.exponential(size=40)
-    scipy_result = scipy.stats.bootstrap((sample,), np.mean, n_resamples=4000, method="BCa", confidence_level=0.95,
-                                         random_state=np.random.default_rng(7))  # fmt: skip
+    scipy_result = scipy.stats.bootstrap(
+        (sample,), np.mean, n_resamples=4000, method="BCa", confidence_level=0.95, random_state=np.random.default_rng(7)
+    )
     draws = np.random.default_rng(7).integers(0, 40, size=(4000, 40))  # scipy's draws, reproduced
     jackknife = np.array([np.delete(sample, i).mean() for i in range(40)])
     low, high = bca_interval(sample[draws].mean(axis=1)[None], np.array([sample.mean()]), jackknife[None], 0.95)
@@ -135,7 +165,8 @@ def test_bca_intervals_in_the_audit(tmp_path):
     bca = audit(tmp_path / "b", resamples=300, interval="bca")
     # the band is built from interval ends, so only its rows may move
     assert [row["estimate"] for row in percentile.rows if row["analysis"] != "band"] == [
-        row["estimate"] for row in bca.rows if row["analysis"] != "band"]
+        row["estimate"] for row in bca.rows if row["analysis"] != "band"
+    ]
     assert [row["p_value"] for row in percentile.rows] == [row["p_value"] for row in bca.rows]
     moved = [(p, b) for p, b in zip(percentile.rows, bca.rows) if p["ci_low"] != b["ci_low"]]
     assert moved  # the intervals are BCa's

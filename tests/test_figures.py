@@ -50,25 +50,68 @@ def leaderboard_rows() -> list[dict[str, Any]]:
             for output in OUTPUTS:
                 for reference in REFERENCES:
                     value = score(output, reference, language, rule)
-                    rows.append(_row("swap", "score", value, interval(value), output=output, reference=reference, **where))
+                    rows.append(
+                        _row("swap", "score", value, interval(value), output=output, reference=reference, **where)
+                    )
                 for first, second in combinations(REFERENCES, 2):
                     delta = score(output, first, language, rule) - score(output, second, language, rule)
-                    rows.append(_row("swap", "delta", delta, interval(delta), p=0.5, output=output, reference=first,
-                                     reference_2=second, **where))  # fmt: skip
+                    rows.append(
+                        _row(
+                            "swap",
+                            "delta",
+                            delta,
+                            interval(delta),
+                            p=0.5,
+                            output=output,
+                            reference=first,
+                            reference_2=second,
+                            **where,
+                        )
+                    )
             for output, output_2 in combinations(OUTPUTS, 2):
                 margin = {r: score(output, r, language, rule) - score(output_2, r, language, rule) for r in REFERENCES}
                 for reference in REFERENCES:
-                    rows.append(_row("interaction", "margin", margin[reference], interval(margin[reference]),
-                                     output=output, output_2=output_2, reference=reference, **where))  # fmt: skip
+                    rows.append(
+                        _row(
+                            "interaction",
+                            "margin",
+                            margin[reference],
+                            interval(margin[reference]),
+                            output=output,
+                            output_2=output_2,
+                            reference=reference,
+                            **where,
+                        )
+                    )
                 for first, second in combinations(REFERENCES, 2):
                     swing = margin[first] - margin[second]
                     big = abs(swing) > 5
                     labels = {"output": output, "output_2": output_2, "reference": first, "reference_2": second}
-                    rows.append(_row("interaction", "swing", swing, interval(swing), p=0.001 if big else 0.5,
-                                     holm=0.01 if big else 0.9, **labels, **where))  # fmt: skip
+                    rows.append(
+                        _row(
+                            "interaction",
+                            "swing",
+                            swing,
+                            interval(swing),
+                            p=0.001 if big else 0.5,
+                            holm=0.01 if big else 0.9,
+                            **labels,
+                            **where,
+                        )
+                    )
                     for policy, factor in (("keep_first", 1.0), ("drop_all", 0.5)):
-                        rows.append(_row("duplicates", "swing", factor * swing, interval(factor * swing), p=0.2,
-                                         policy=policy, **labels, **where))  # fmt: skip
+                        rows.append(
+                            _row(
+                                "duplicates",
+                                "swing",
+                                factor * swing,
+                                interval(factor * swing),
+                                p=0.2,
+                                policy=policy,
+                                **labels,
+                                **where,
+                            )
+                        )
     for output in OUTPUTS:
         for gold in ("a", "b", *REFERENCES):
             value = score(output, gold) if gold in REFERENCES else 80.0
@@ -80,17 +123,33 @@ def leaderboard_rows() -> list[dict[str, Any]]:
             ordered = sorted(OUTPUTS, key=lambda output: -score(output, reference, language))
             for output in OUTPUTS:
                 rank = float(ordered.index(output) + 1)
-                rows.append(_row("leaderboard", "rank", rank, (max(1.0, rank - 1), rank + 1), rule="strict",
-                                 language=language, output=output, reference=reference))  # fmt: skip
+                rows.append(
+                    _row(
+                        "leaderboard",
+                        "rank",
+                        rank,
+                        (max(1.0, rank - 1), rank + 1),
+                        rule="strict",
+                        language=language,
+                        output=output,
+                        reference=reference,
+                    )
+                )
         for first, second in combinations(REFERENCES, 2):
             pair = {"rule": "strict", "language": language, "reference": first, "reference_2": second}
-            flips = [(a, b) for a, b in combinations(OUTPUTS, 2)
-                     if (score(a, first) - score(b, first)) * (score(a, second) - score(b, second)) < 0]  # fmt: skip
+            flips = [
+                (a, b)
+                for a, b in combinations(OUTPUTS, 2)
+                if (score(a, first) - score(b, first)) * (score(a, second) - score(b, second)) < 0
+            ]
             rows.append(_row("leaderboard", "flips", float(len(flips)), **pair))
             for a, b in flips:
                 swing = (score(a, first) - score(b, first)) - (score(a, second) - score(b, second))
-                rows.append(_row("leaderboard", "flip", swing, interval(swing), p=0.001, holm=0.01, output=a,
-                                 output_2=b, **pair))  # fmt: skip
+                rows.append(
+                    _row(
+                        "leaderboard", "flip", swing, interval(swing), p=0.001, holm=0.01, output=a, output_2=b, **pair
+                    )
+                )
     return rows
 
 
@@ -109,8 +168,11 @@ def scale_results() -> dict[str, Any]:
     results = hand_made_results()
     results["config"]["roles"] = {"annotators": ["a", "b"], "outputs": OUTPUTS, "references": REFERENCES}
     results["config"]["audit"]["rules"] = RULES
-    results["rows"] = [dict(row, reference="gold") if row["analysis"] == "neutrality" else row
-                       for row in results["rows"] if row["analysis"] in ("agreement", "neutrality")]  # fmt: skip
+    results["rows"] = [
+        dict(row, reference="gold") if row["analysis"] == "neutrality" else row
+        for row in results["rows"]
+        if row["analysis"] in ("agreement", "neutrality")
+    ]
     results["rows"] += leaderboard_rows()
     results["record"]["languages"] = ["de", "en"]
     results["record"]["subsets"]["audited"] = {"de": 50, "en": 50, "pooled": 100}
@@ -137,8 +199,11 @@ def _row_labels(axis) -> list[str]:
 
 def _points(axis) -> list[tuple[float, float]]:
     """Return every point marker an axis draws, as (x, y)."""
-    return [(line.get_xdata()[0], line.get_ydata()[0]) for line in axis.get_lines()
-            if line.get_marker() not in (None, "None", "") and len(line.get_xdata()) == 1]  # fmt: skip
+    return [
+        (line.get_xdata()[0], line.get_ydata()[0])
+        for line in axis.get_lines()
+        if line.get_marker() not in (None, "None", "") and len(line.get_xdata()) == 1
+    ]
 
 
 # --- picking the informative cases ------------------------------------------------------------------
@@ -159,7 +224,7 @@ def test_the_swing_figure_draws_the_largest_swings_first(scale_view: ResultsView
     assert "The 20 pooled swings with the largest |swing| under the strict rule, of 84, largest first" in model.caption
     # every drawn swing is at least as large as every one left out
     drawn = sorted(abs(x) for x, _ in _points(strict))
-    left_out = [abs(row["estimate"]) for row in scale_view.largest("interaction", "swing")[figures.FIGURE_ROWS:]]
+    left_out = [abs(row["estimate"]) for row in scale_view.largest("interaction", "swing")[figures.FIGURE_ROWS :]]
     assert drawn[0] >= max(left_out)
 
 
@@ -187,8 +252,16 @@ def test_one_swing_in_several_languages_is_drawn_per_language(results: dict[str,
 
 
 def test_the_site_index_shows_the_largest_pooled_swing(scale_view: ResultsView) -> None:
-    largest = scale_view.row("interaction", "swing", rule="strict", language="pooled", output="sys-2",
-                             output_2="sys-5", reference="fixed", reference_2="clean")  # fmt: skip
+    largest = scale_view.row(
+        "interaction",
+        "swing",
+        rule="strict",
+        language="pooled",
+        output="sys-2",
+        output_2="sys-5",
+        reference="fixed",
+        reference_2="clean",
+    )
     assert largest["estimate"] == pytest.approx(-7.5)
     shown = {cell.heading: cell for cell in version_figures(scale_view)}
     assert shown["Pooled swing (Holm p)"].value == said(largest)
@@ -277,13 +350,25 @@ def test_heatmap_cell_labels_print_at_7_pt_or_more(scale_results: dict[str, Any]
         renamed = dict(zip(OUTPUTS, names))
         results["config"]["roles"]["outputs"] = names
         for row in results["rows"]:
-            row["output"], row["output_2"] = renamed.get(row["output"], row["output"]), renamed.get(row["output_2"], row["output_2"])
-        extra = names[len(OUTPUTS):]
+            row["output"], row["output_2"] = (
+                renamed.get(row["output"], row["output"]),
+                renamed.get(row["output_2"], row["output_2"]),
+            )
+        extra = names[len(OUTPUTS) :]
         for language in LANGUAGES:
             for output in extra:
                 for reference in REFERENCES:
-                    results["rows"].append(_row("leaderboard", "rank", 9.0 + extra.index(output), rule="strict",
-                                                language=language, output=output, reference=reference))  # fmt: skip
+                    results["rows"].append(
+                        _row(
+                            "leaderboard",
+                            "rank",
+                            9.0 + extra.index(output),
+                            rule="strict",
+                            language=language,
+                            output=output,
+                            reference=reference,
+                        )
+                    )
     view = ResultsView.from_json(results)
     figure, model = _drawn(leaderboard.swing_heatmap, view)
     axis = figure.axes[0]
@@ -302,8 +387,9 @@ def test_heatmap_cell_labels_print_at_7_pt_or_more(scale_results: dict[str, Any]
 
 
 def test_type_heatmap_cell_labels_print_at_7_pt_or_more(results: dict[str, Any]) -> None:
-    results["type_confusion"]["cells"] = [{"type_a": f"TYPE_{k:02d}", "type_b": f"TYPE_{k:02d}", "count": 1000 * k + 1}
-                                          for k in range(1, 17)]  # fmt: skip
+    results["type_confusion"]["cells"] = [
+        {"type_a": f"TYPE_{k:02d}", "type_b": f"TYPE_{k:02d}", "count": 1000 * k + 1} for k in range(1, 17)
+    ]
     figure, model = _drawn(type_confusion.type_heatmap, ResultsView.from_json(results))
     cells = figure.axes[0].texts
     assert sorted(text.get_text() for text in cells)[:3] == ["1.0k", "10k", "11k"]
@@ -337,8 +423,14 @@ def test_neutrality_and_range_figures_draw_intervals(view: ResultsView) -> None:
 
     for draw, interval_count in ((neutrality.neutrality_dots, 2), (score_range.range_dumbbells, 3 * 4)):
         figure, model = _drawn(draw, view)
-        segments = [line for axis in figure.axes for line in axis.get_lines() if len(line.get_xdata()) == 2
-                    and line.get_ydata()[0] == line.get_ydata()[1] and line.get_xdata()[0] != line.get_xdata()[1]]  # fmt: skip
+        segments = [
+            line
+            for axis in figure.axes
+            for line in axis.get_lines()
+            if len(line.get_xdata()) == 2
+            and line.get_ydata()[0] == line.get_ydata()[1]
+            and line.get_xdata()[0] != line.get_xdata()[1]
+        ]
         assert len(segments) == interval_count, draw.__name__
         assert "95% CI" in model.caption
 
@@ -354,8 +446,17 @@ def test_the_registry_draws_every_figure_of_the_scale_record(scale_view: Results
             made = draw(scale_view)
         if made is not None:
             keys.append(made[1].key)
-    paper = ["neutrality", "swap", "range", "swing", "band", "duplicates", "type-confusion", "leaderboard-bump",
-             "leaderboard-swings"]  # fmt: skip
+    paper = [
+        "neutrality",
+        "swap",
+        "range",
+        "swing",
+        "band",
+        "duplicates",
+        "type-confusion",
+        "leaderboard-bump",
+        "leaderboard-swings",
+    ]
     assert [key for key in keys if key in paper] == paper  # an analysis added to the registry may add its own
     keys = [analysis.key for analysis in ANALYSES]
     assert [key for key in keys if key in ("agreement", "neutrality", "swap")] == ["agreement", "neutrality", "swap"]
@@ -412,9 +513,14 @@ def run_with_a_stale_font_cache(tmp_path, hidden: str = "") -> tuple[dict[str, s
 
     project = Path(__file__).resolve().parents[1]
     labels = list(UNICODE_TYPES.values())
-    finished = subprocess.run([sys.executable, "-c", STALE_CACHE_SCRIPT, json.dumps(labels), str(tmp_path), hidden],
-                              capture_output=True, text=True, timeout=300, cwd=tmp_path,
-                              env={**os.environ, "PYTHONPATH": str(project)})  # fmt: skip
+    finished = subprocess.run(
+        [sys.executable, "-c", STALE_CACHE_SCRIPT, json.dumps(labels), str(tmp_path), hidden],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(project)},
+    )
     assert finished.returncode == 0, finished.stderr
     return json.loads(finished.stdout), finished.stderr
 
@@ -465,8 +571,10 @@ def test_labels_at_tied_or_near_places_are_dodged_apart_around_them() -> None:
 def test_panel_titles_wrap_or_take_fewer_columns_to_fit(view: ResultsView, results: dict[str, Any]) -> None:
     from refsens_report.analyses import score_range
 
-    assert figures.panel_columns(["Output: o1", "Output: o2", "Output: o3"], 0.3) == (3, ["Output: o1", "Output: o2",
-                                                                                          "Output: o3"])  # fmt: skip
+    assert figures.panel_columns(["Output: o1", "Output: o2", "Output: o3"], 0.3) == (
+        3,
+        ["Output: o1", "Output: o2", "Output: o3"],
+    )
     # the 30-type record's four outputs: four a row, each name on its own line under "Output:"
     columns, titles = figures.panel_columns([f"Output: system-{k:02d}-finetuned" for k in range(4)], 0.33)
     assert columns == 4 and titles[0] == "Output:\nsystem-00-finetuned"
@@ -516,8 +624,18 @@ def _many_outputs(results: dict[str, Any], count: int) -> ResultsView:
         for reference in REFERENCES:
             for index, output in enumerate(extra):
                 rank = 9.5 + 2 * (index // 2) + (index % 2 if reference == "clean" else 0)
-                results["rows"].append(_row("leaderboard", "rank", rank, (rank - 1, rank + 1), rule="strict",
-                                            language=language, output=output, reference=reference))  # fmt: skip
+                results["rows"].append(
+                    _row(
+                        "leaderboard",
+                        "rank",
+                        rank,
+                        (rank - 1, rank + 1),
+                        rule="strict",
+                        language=language,
+                        output=output,
+                        reference=reference,
+                    )
+                )
     return ResultsView.from_json(results)
 
 
@@ -526,8 +644,15 @@ def test_the_rank_chart_of_many_outputs_draws_the_best_ranked_with_labels_apart(
     figure, model = _drawn(leaderboard.leaderboard_bump, view)
     axis = figure.axes[0]
     assert len(axis.get_lines()) == figures.FIGURE_ROWS and len(axis.texts) == 2 * figures.FIGURE_ROWS
-    assert {text.get_text() for text in axis.texts} >= {"sys-1  1", "system-09-finetuned  9.5", "10.5  system-09-finetuned"}
-    assert "Drawn: the 20 outputs with the largest strict F1 under gold, of 50; every one is in the leaderboard table" in model.caption
+    assert {text.get_text() for text in axis.texts} >= {
+        "sys-1  1",
+        "system-09-finetuned  9.5",
+        "10.5  system-09-finetuned",
+    }
+    assert (
+        "Drawn: the 20 outputs with the largest strict F1 under gold, of 50; every one is in the leaderboard table"
+        in model.caption
+    )
     assert model.alt.startswith("Bump chart of 20 of 50 outputs")
     assert _apart(_extents(figure, axis.texts))  # the tied ranks' labels too
     assert min(_printed_sizes(figure, axis.texts)) >= 7

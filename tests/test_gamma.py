@@ -23,23 +23,31 @@ TYPES = ("PER", "LOC", "ORG")
 # hand-made unit sets: (annotator a's spans, annotator b's spans) as (start, end, type)
 CASES = [
     # four pairs, one a type change, two spans left alone
-    ([(0, 4, "PER"), (6, 8, "LOC"), (10, 15, "ORG"), (20, 22, "PER")],
-     [(0, 4, "PER"), (6, 9, "LOC"), (11, 15, "PER"), (30, 33, "LOC")]),
+    (
+        [(0, 4, "PER"), (6, 8, "LOC"), (10, 15, "ORG"), (20, 22, "PER")],
+        [(0, 4, "PER"), (6, 9, "LOC"), (11, 15, "PER"), (30, 33, "LOC")],
+    ),
     # one a-span overlapping two b-spans and a second a-span: the exact assignment, not the nearest first
     ([(0, 10, "PER"), (4, 9, "PER")], [(0, 6, "PER"), (3, 10, "PER"), (12, 14, "ORG")]),
     # nested and crossing spans of several types
-    ([(0, 20, "ORG"), (2, 6, "PER"), (8, 12, "LOC"), (15, 25, "PER")],
-     [(0, 18, "ORG"), (2, 5, "PER"), (9, 12, "PER"), (16, 26, "PER"), (30, 31, "LOC")]),
+    (
+        [(0, 20, "ORG"), (2, 6, "PER"), (8, 12, "LOC"), (15, 25, "PER")],
+        [(0, 18, "ORG"), (2, 5, "PER"), (9, 12, "PER"), (16, 26, "PER"), (30, 31, "LOC")],
+    ),
 ]
 
 
 def units(spans: list[tuple[int, int, str]]) -> gamma.Units:
     """The module's units for spans on one item."""
-    return gamma.Units(np.array([s for s, _, _ in spans], float), np.array([e for _, e, _ in spans], float),
-                       np.array([TYPES.index(t) for _, _, t in spans]), np.zeros(len(spans), np.int64))  # fmt: skip
+    return gamma.Units(
+        np.array([s for s, _, _ in spans], float),
+        np.array([e for _, e, _ in spans], float),
+        np.array([TYPES.index(t) for _, _, t in spans]),
+        np.zeros(len(spans), np.int64),
+    )
 
 
-def continuum(first: list, second: list) -> "pygamma.Continuum":
+def continuum(first: list, second: list) -> pygamma.Continuum:
     """pygamma-agreement's continuum of the same units."""
     found = pygamma.Continuum()
     for annotator, spans in (("a", first), ("b", second)):
@@ -72,8 +80,9 @@ def test_gamma_agrees_with_pygamma_within_the_sampling_error(first, second):
     end = max(e for _, e, _ in first + second)
     ours_chance = gamma.chance_disorders([units(first), units(second)], float(end), np.random.default_rng(7), samples)
     np.random.seed(0)
-    results = continuum(first, second).compute_gamma(pygamma.CombinedCategoricalDissimilarity(), n_samples=samples,
-                                                     sampler=ShuffleContinuumSampler())  # fmt: skip
+    results = continuum(first, second).compute_gamma(
+        pygamma.CombinedCategoricalDissimilarity(), n_samples=samples, sampler=ShuffleContinuumSampler()
+    )
     theirs_chance = np.array([alignment.disorder for alignment in results.chance_alignments], dtype=float)
     observed = float(results.observed_disorder)
     ours, theirs = 1 - observed / ours_chance.mean(), float(results.gamma)
@@ -92,8 +101,11 @@ def random_items(seed: int, n: int) -> list[dict]:
             base.append([start, rng.randint(start + 1, start + 4), rng.choice(TYPES)])
         labellings = {}
         for name in (A, B, D, R):  # each a noisy copy of the same spans
-            spans = [[max(0, s + rng.choice((0, 0, 0, -1, 1))), e, t if rng.random() > 0.1 else rng.choice(TYPES)]
-                     for s, e, t in base if rng.random() > 0.1]  # fmt: skip
+            spans = [
+                [max(0, s + rng.choice((0, 0, 0, -1, 1))), e, t if rng.random() > 0.1 else rng.choice(TYPES)]
+                for s, e, t in base
+                if rng.random() > 0.1
+            ]
             labellings[name] = [span for span in spans if span[1] > span[0]]
         items.append(item(f"i{number:03d}", rng.choice(["en", "de"]), text="x" * length, **labellings))
     return items
@@ -111,14 +123,17 @@ def test_the_audit_reports_gamma_per_pair_with_a_bootstrap_interval(tmp_path):
     assert select(again, analysis="gamma") == select(rows, analysis="gamma")
     # the estimate depends on the data alone: neither the audit's seed nor the record's line order moves it
     other = audit_items(tmp_path / "three", items[::-1], audit={"seed": 5}).rows
-    assert [r["estimate"] for r in select(other, analysis="gamma")] == [r["estimate"] for r in select(rows, analysis="gamma")]
+    assert [r["estimate"] for r in select(other, analysis="gamma")] == [
+        r["estimate"] for r in select(rows, analysis="gamma")
+    ]
 
 
 def test_the_estimate_is_one_minus_observed_over_expected(tmp_path):
+    from helpers import write_project
+
     from refsens_report.config import load_config
     from refsens_report.counts import ItemCounts
     from refsens_report.load import load_record
-    from helpers import write_project
 
     items = random_items(1, 40)
     config = load_config(write_project(tmp_path, items))
@@ -133,12 +148,16 @@ def test_the_estimate_is_one_minus_observed_over_expected(tmp_path):
 
 
 def test_identical_labellings_have_gamma_one_and_the_section_says_it(tmp_path):
-    items = [item(f"i{n}", "en", text="x" * 30, **{name: [[2, 6, "PER"], [10, 15, "LOC"]] for name in (A, B, D, R)})
-             for n in range(5)]  # fmt: skip
+    items = [
+        item(f"i{n}", "en", text="x" * 30, **{name: [[2, 6, "PER"], [10, 15, "LOC"]] for name in (A, B, D, R)})
+        for n in range(5)
+    ]
     results = audit_items(tmp_path, items)
     assert pick(results.rows, analysis="gamma", language="pooled", output=A, reference=B)["estimate"] == 1.0
     view = ResultsView.from_json({**results.to_json_dict(), "rows": results.rows})
     section = gamma.ANALYSIS.section(view, {})
     [table] = section.tables
     assert table.columns == ("Pair", "Language", "Items", "Gamma")
-    assert any("Gamma agreement of the spans (pooled): annotator_a – annotator_b 1.000" in p for p in section.paragraphs)
+    assert any(
+        "Gamma agreement of the spans (pooled): annotator_a – annotator_b 1.000" in p for p in section.paragraphs
+    )

@@ -53,10 +53,26 @@ def strong_and_weak() -> list[dict]:
         for rank, name in enumerate(WEAK):
             spans[name] = [PER] if (number + rank) % 10 < 3 else [[5 + rank, 6 + rank, "LOC"]]
         lines.append(item(f"f{number:02d}", "en", text="Anna ran far to the sea", gold=[PER], **spans))
-    lines.append(item("x", "en", text="Bert ran far", gold=[PER], **{name: [] for name in STRONG},
-                      **{name: [PER] for name in WEAK}))  # fmt: skip
-    lines.append(item("y", "en", text="Cleo ran far", gold=[PER], **{name: [PER] for name in STRONG},
-                      **{name: [] for name in WEAK}))  # fmt: skip
+    lines.append(
+        item(
+            "x",
+            "en",
+            text="Bert ran far",
+            gold=[PER],
+            **{name: [] for name in STRONG},
+            **{name: [PER] for name in WEAK},
+        )
+    )
+    lines.append(
+        item(
+            "y",
+            "en",
+            text="Cleo ran far",
+            gold=[PER],
+            **{name: [PER] for name in STRONG},
+            **{name: [] for name in WEAK},
+        )
+    )
     return lines
 
 
@@ -148,28 +164,67 @@ def test_error_evidence_switch(tmp_path: Path) -> None:
     assert gold_errors.sources_of(alone, "gold") == ["o1", "o2", "o3"]
     rows = found_rows(alone)
     assert sorted((row["reference"], row["id"]) for row in rows) == [
-        (reference, name) for reference in ("alt", "gold") for name in "bmst"]
+        (reference, name) for reference in ("alt", "gold") for name in "bmst"
+    ]
     assert {row["evidence"] for row in rows} == {"outputs"}
     with pytest.raises(Exception, match="error_evidence"):
         load_config(write_project(tmp_path / "bad", lines, extra='\n[report]\nerror_evidence = "golds"\n', **roles))
 
 
 def test_files_section_and_headline(tmp_path: Path) -> None:
-    results = audit_items(tmp_path, kinds_record(), audit={"resamples": 20}, annotators=None,
-                          outputs=("o1", "o2", "o3"), references=("gold",))  # fmt: skip
+    results = audit_items(
+        tmp_path,
+        kinds_record(),
+        audit={"resamples": 20},
+        annotators=None,
+        outputs=("o1", "o2", "o3"),
+        references=("gold",),
+    )
     lines = [json.loads(line) for line in results.files["gold-error-candidates.jsonl"].splitlines()]
     assert [line["rank"] for line in lines] == [1, 2, 3, 4]
-    assert list(lines[0]) == ["reference", "rank", "score", "id", "language", "proposed", "start", "end", "type",
-                              "reference_span", "proposed_span", "support", "opposed", "evidence", "text",
-                              "spans_reference", "spans_proposed", "spans_sources"]  # fmt: skip
+    assert list(lines[0]) == [
+        "reference",
+        "rank",
+        "score",
+        "id",
+        "language",
+        "proposed",
+        "start",
+        "end",
+        "type",
+        "reference_span",
+        "proposed_span",
+        "support",
+        "opposed",
+        "evidence",
+        "text",
+        "spans_reference",
+        "spans_proposed",
+        "spans_sources",
+    ]
     table = list(csv.reader(io.StringIO(results.files["gold-error-candidates.csv"])))
     assert table[0] == list(gold_errors.CSV_COLUMNS)
     by_id = {row[3]: dict(zip(table[0], row)) for row in table[1:]}
     assert by_id["t"] | {"score": "", "rank": ""} == {
-        "reference": "gold", "rank": "", "score": "", "id": "t", "language": "en", "proposed": "type", "start": "0",
-        "end": "5", "type": "LOC", "proposed_start": "0", "proposed_end": "5", "proposed_type": "ORG",
-        "support": "o1; o2; o3", "n_support": "3", "opposed": "", "n_opposed": "0", "evidence": "outputs+references",
-        "text": TEXT}  # fmt: skip
+        "reference": "gold",
+        "rank": "",
+        "score": "",
+        "id": "t",
+        "language": "en",
+        "proposed": "type",
+        "start": "0",
+        "end": "5",
+        "type": "LOC",
+        "proposed_start": "0",
+        "proposed_end": "5",
+        "proposed_type": "ORG",
+        "support": "o1; o2; o3",
+        "n_support": "3",
+        "opposed": "",
+        "n_opposed": "0",
+        "evidence": "outputs+references",
+        "text": TEXT,
+    }
     assert [float(row[2]) for row in table[1:]] == [line["score"] for line in lines]
     summary = results.summaries["gold_errors"]
     [reference] = summary["references"]
@@ -189,9 +244,15 @@ def test_files_section_and_headline(tmp_path: Path) -> None:
 
 
 def test_show_text_false_leaves_no_text(tmp_path: Path) -> None:
-    results = audit_items(tmp_path, kinds_record(), audit={"resamples": 20}, annotators=None,
-                          outputs=("o1", "o2", "o3"), references=("gold",),
-                          extra="\n[report]\nshow_text = false\n")  # fmt: skip
+    results = audit_items(
+        tmp_path,
+        kinds_record(),
+        audit={"resamples": 20},
+        annotators=None,
+        outputs=("o1", "o2", "o3"),
+        references=("gold",),
+        extra="\n[report]\nshow_text = false\n",
+    )
     written = results.files["gold-error-candidates.jsonl"] + results.files["gold-error-candidates.csv"]
     summary = json.dumps(results.summaries["gold_errors"])
     for secret in ("Paris", "Hilton", "Rome"):
@@ -212,8 +273,14 @@ def test_the_candidates_page_reads_the_file_no_further_than_it_shows(tmp_path: P
     from refsens_report import browser
     from refsens_report.browser import SiteContext
 
-    results = audit_items(tmp_path, kinds_record(), audit={"resamples": 20}, annotators=None,
-                          outputs=("o1", "o2", "o3"), references=("gold",))  # fmt: skip
+    results = audit_items(
+        tmp_path,
+        kinds_record(),
+        audit={"resamples": 20},
+        annotators=None,
+        outputs=("o1", "o2", "o3"),
+        references=("gold",),
+    )
     rows = results.files["gold-error-candidates.jsonl"].splitlines(keepends=True)
     assert all("spans_sources" in json.loads(row) for row in rows)
     folder = tmp_path / "version"

@@ -31,8 +31,10 @@ def many_parts(tmp_path: Path) -> Path:
             model = model.replace(f"New-York B-{label}\n", f"New B-{label}\n- I-{label}\nYork I-{label}\n")
         (data / f"p{number:03d}.gold").write_text(gold, encoding="utf-8")
         (data / f"p{number:03d}.model").write_text(model, encoding="utf-8")
-        parts.append(f'[[record.parts]]\nname = "p{number:03d}"\n'
-                     f'labellings = {{ gold = "p{number:03d}.gold", model = "p{number:03d}.model" }}\n')  # fmt: skip
+        parts.append(
+            f'[[record.parts]]\nname = "p{number:03d}"\n'
+            f'labellings = {{ gold = "p{number:03d}.gold", model = "p{number:03d}.model" }}\n'
+        )
     config = tmp_path / "refsens.toml"
     config.write_text(
         '[dataset]\nname = "many parts"\nversion = "1.0"\n\n[record]\nformat = "conll"\nlanguage = "en"\n'
@@ -46,7 +48,7 @@ def many_parts(tmp_path: Path) -> Path:
 def notes_section(html: str) -> str:
     """Return the appendix's Input notes block: from its heading to the next heading."""
     start = html.index("<h3>Input notes</h3>")
-    return markup.unescape(html[start:html.index("<h3>", start + 1)])
+    return markup.unescape(html[start : html.index("<h3>", start + 1)])
 
 
 def test_notes_of_a_part_carry_the_kind_of_their_shape(tmp_path: Path) -> None:
@@ -68,7 +70,8 @@ def test_many_parts_print_a_short_summary_and_keep_every_note_in_a_file(tmp_path
     notes = results["record"]["notes"]
     assert len(notes) == 3 * PARTS
     assert sorted(place for places in results["record"]["note_kinds"].values() for place in places) == list(
-        range(3 * PARTS))
+        range(3 * PARTS)
+    )
 
     # the file has every note, one a line, in the record's order
     listed = (built.folder / render.NOTES_NAME).read_text(encoding="utf-8").splitlines()
@@ -93,8 +96,9 @@ def test_many_parts_print_a_short_summary_and_keep_every_note_in_a_file(tmp_path
     # listed among the downloads with its hash, in the manifest, and the same bytes from a second build
     manifest = json.loads((built.folder / "manifest.json").read_text(encoding="utf-8"))
     digest = manifest["files"][render.NOTES_NAME]
-    assert re.search(rf'href="{re.escape(render.NOTES_NAME)}">[^<]*</a></th><td>[^<]*</td><td class="hash">{digest}',
-                     html)  # fmt: skip
+    assert re.search(
+        rf'href="{re.escape(render.NOTES_NAME)}">[^<]*</a></th><td>[^<]*</td><td class="hash">{digest}', html
+    )
     for path in sorted(built.folder.rglob("*")):
         if path.is_file():
             assert path.read_bytes() == (again.folder / path.relative_to(built.folder)).read_bytes(), path

@@ -50,17 +50,27 @@ def test_labels_beyond_latin_are_named_in_the_header(built_site: Built) -> None:
 def test_structure_helpers_count_columns_and_cells() -> None:
     assert column_count(r"@{}l>{\raggedright\arraybackslash}p{73.0pt}r@{\hspace{3pt}}lr@{}") == 5
     assert cells(r"a\&b & \multicolumn{2}{c}{x & y} & {\begin{tabular}{@{}r@{}}1\\{}2\end{tabular}}") == [
-        r"a\&b ", r" \multicolumn{2}{c}{x & y} ", r" {\begin{tabular}{@{}r@{}}1\\{}2\end{tabular}}"]
+        r"a\&b ",
+        r" \multicolumn{2}{c}{x & y} ",
+        r" {\begin{tabular}{@{}r@{}}1\\{}2\end{tabular}}",
+    ]
 
 
 def test_specials_are_escaped_and_brackets_never_start_an_optional_argument() -> None:
     hostile = r"[a]_b%c#d$e&f{g}h~i^j\k<l>m|n"
     escaped = latex_escape(hostile)
-    assert escaped == (r"{[}a{]}\_b\%c\#d\$e\&f\{g\}h\textasciitilde{}i\textasciicircum{}j\textbackslash{}k"
-                       r"\textless{}l\textgreater{}m\textbar{}n")  # fmt: skip
+    assert escaped == (
+        r"{[}a{]}\_b\%c\#d\$e\&f\{g\}h\textasciitilde{}i\textasciicircum{}j\textbackslash{}k"
+        r"\textless{}l\textgreater{}m\textbar{}n"
+    )
     assert beyond_pdflatex("Δ − x → नाम é") == ["न", "ा", "म", "é"]
-    table = Table(key="t", title="Is it?", caption="Caption with [brackets].", columns=("Name", "Value"),
-                  rows=((Cell(text="[first]"), Cell(text="1", numeric=True)),))  # fmt: skip
+    table = Table(
+        key="t",
+        title="Is it?",
+        caption="Caption with [brackets].",
+        columns=("Name", "Value"),
+        rows=((Cell(text="[first]"), Cell(text="1", numeric=True)),),
+    )
     text = table_latex(table)
     check_structure(text)
     assert "{[}first{]}" in text
@@ -77,9 +87,10 @@ def test_a_wide_table_stacks_its_intervals_and_wraps_its_labels_to_fit() -> None
     rows = tuple(
         (Cell(text=f"{name}-{k}"), *(stat_cell((0, _interval_row(k - 10.5, k - 11.75, k - 8.25))) for _ in range(5)))
         for k in range(30)
-    )  # fmt: skip
-    table = Table(key="wide", title="Wide", caption="A wide table.", columns=("Output", *(f"ref{k}" for k in range(5))),
-                  rows=rows)  # fmt: skip
+    )
+    table = Table(
+        key="wide", title="Wide", caption="A wide table.", columns=("Output", *(f"ref{k}" for k in range(5))), rows=rows
+    )
     layout = latex_layout(table)
     assert layout.fits and layout.stacked and layout.wrapped[0]
     text = table_latex(table)
@@ -90,11 +101,19 @@ def test_a_wide_table_stacks_its_intervals_and_wraps_its_labels_to_fit() -> None
 
 def test_a_table_too_wide_for_any_layout_is_split_by_its_column_groups() -> None:
     """Four references of four interval columns each (neutrality with four references): parts of whole groups."""
-    rows = tuple((Cell(text=language), *(stat_cell((0, _interval_row(k + 20.25, k + 14.5, k + 25.75)))
-                                        for k in range(16))) for language in ("ar", "hi", "pooled"))  # fmt: skip
+    rows = tuple(
+        (Cell(text=language), *(stat_cell((0, _interval_row(k + 20.25, k + 14.5, k + 25.75))) for k in range(16)))
+        for language in ("ar", "hi", "pooled")
+    )
     groups = (("", 1), *((f"reference {k}", 4) for k in range(4)))
-    table = Table(key="split", title="Split", caption="Wide.", rows=rows, groups=groups,
-                  columns=("Language", *(name for _ in range(4) for name in ("A", "B", "Skew", "Copied"))))  # fmt: skip
+    table = Table(
+        key="split",
+        title="Split",
+        caption="Wide.",
+        rows=rows,
+        groups=groups,
+        columns=("Language", *(name for _ in range(4) for name in ("A", "B", "Skew", "Copied"))),
+    )
     assert not latex_layout(table).fits
     parts = latex_parts(table)
     assert len(parts) > 1 and all(layout.fits for _, layout in parts)

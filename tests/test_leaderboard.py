@@ -86,8 +86,12 @@ def test_tau_b_omits_undefined_scores_as_scipy_does():
 
 def test_undefined_scores_are_neither_ranked_nor_flipped():
     # scores[output, reference, group, 1 + replicate]: system_a is undefined under the second reference
-    scores = np.array([[[80.0, 80, 80], [np.nan, np.nan, 70]], [[70, 70, 70], [60, 60, 80]], [[60, 60, 60], [65, 65, 65]]])
-    board = Leaderboard(scores[:, :, None, :], ["system_a", "system_b", "system_c"], ["x", "y"], ["pooled"], np.array([5]), 0.95)
+    scores = np.array(
+        [[[80.0, 80, 80], [np.nan, np.nan, 70]], [[70, 70, 70], [60, 60, 80]], [[60, 60, 60], [65, 65, 65]]]
+    )
+    board = Leaderboard(
+        scores[:, :, None, :], ["system_a", "system_b", "system_c"], ["x", "y"], ["pooled"], np.array([5]), 0.95
+    )
     rows = board.rows("strict", holm=None)
     flipped = [(row["output"], row["output_2"]) for row in rows if row["statistic"] == "flip"]
     assert flipped == [("system_b", "system_c")]
@@ -157,9 +161,13 @@ def test_reversed_scores_give_tau_minus_1_and_every_pair_flipped(tmp_path):
         for row in leaderboard(results, statistic="rank", rule="strict", language="pooled")
     }
     assert ranks == {
-        ("system_1", ORIGINAL): 1, ("system_2", ORIGINAL): 2, ("system_3", ORIGINAL): 3,
-        ("system_1", REVISED): 3, ("system_2", REVISED): 2, ("system_3", REVISED): 1,
-    }  # fmt: skip
+        ("system_1", ORIGINAL): 1,
+        ("system_2", ORIGINAL): 2,
+        ("system_3", ORIGINAL): 3,
+        ("system_1", REVISED): 3,
+        ("system_2", REVISED): 2,
+        ("system_3", REVISED): 1,
+    }
     change = {row["output"]: row["estimate"] for row in leaderboard(results, statistic="p_rank_change", **labels)}
     assert change == {"": 1.0, "system_1": 1.0, "system_2": 0.0, "system_3": 1.0}  # system_2 stays second
     flipped = leaderboard(results, statistic="flip", language="pooled", **labels)
@@ -242,10 +250,12 @@ def test_flip_rows_are_the_swings_of_the_pairs_whose_order_reverses(scaled):
             for reference, reference_2 in combinations(REFERENCES, 2):
                 labels = {"rule": rule, "language": language, "reference": reference, "reference_2": reference_2}
                 reversed_pairs = [
-                    (first, second) for first, second in combinations(OUTPUTS, 2)
+                    (first, second)
+                    for first, second in combinations(OUTPUTS, 2)
                     if margins[rule, language, first, second, reference]
-                    * margins[rule, language, first, second, reference_2] < 0
-                ]  # fmt: skip
+                    * margins[rule, language, first, second, reference_2]
+                    < 0
+                ]
                 rows = leaderboard(scaled, statistic="flip", **labels)
                 assert [(row["output"], row["output_2"]) for row in rows] == reversed_pairs
                 for row in rows:
@@ -256,7 +266,9 @@ def test_flip_rows_are_the_swings_of_the_pairs_whose_order_reverses(scaled):
                 assert count["estimate"] == len(reversed_pairs)
                 significant = pick(scaled.rows, analysis="leaderboard", statistic="flips_significant", **labels)
                 # flips outside the Holm family have no p_holm and are not counted significant
-                assert significant["estimate"] == sum(row["p_holm"] is not None and row["p_holm"] < 0.05 for row in rows)
+                assert significant["estimate"] == sum(
+                    row["p_holm"] is not None and row["p_holm"] < 0.05 for row in rows
+                )
                 flipped += len(rows)
     assert flipped > 0  # the record is built so that the reference reorders some neighbours
 
@@ -296,7 +308,9 @@ def test_rank_change_probabilities_are_shares_and_the_whole_ranking_changes_most
 
 
 def test_holm_floor_is_the_smallest_holm_p_a_swing_can_reach(scaled):
-    family = [row for row in select(scaled.rows, analysis="interaction", statistic="swing") if row["p_holm"] is not None]
+    family = [
+        row for row in select(scaled.rows, analysis="interaction", statistic="swing") if row["p_holm"] is not None
+    ]
     floor = pick(scaled.rows, analysis="leaderboard", statistic="holm_floor")
     assert floor["estimate"] == min(1.0, len(family) * 2 / (scaled.resamples + 1))  # 84 tests, 200 replicates: 0.84
     assert min(row["p_holm"] for row in family) >= floor["estimate"]
@@ -306,10 +320,24 @@ def test_holm_floor_is_the_smallest_holm_p_a_swing_can_reach(scaled):
 
 def test_rows_follow_the_contract(scaled):
     rows = leaderboard(scaled)
-    statistics = {"score", "rank", "kendall_tau", "flips", "flips_significant", "p_rank_change", "tie_group", "flip",
-                  "holm_floor", "rank_lower_simultaneous", "rank_upper_simultaneous", "best_set",
-                  "k_hat"}
-    statistics |= {f"p_partial_{method}_{u}" for method in ("bonferroni", "fisher") for u in range(1, len(REFERENCES) + 1)}
+    statistics = {
+        "score",
+        "rank",
+        "kendall_tau",
+        "flips",
+        "flips_significant",
+        "p_rank_change",
+        "tie_group",
+        "flip",
+        "holm_floor",
+        "rank_lower_simultaneous",
+        "rank_upper_simultaneous",
+        "best_set",
+        "k_hat",
+    }
+    statistics |= {
+        f"p_partial_{method}_{u}" for method in ("bonferroni", "fisher") for u in range(1, len(REFERENCES) + 1)
+    }
     assert {row["statistic"] for row in rows} == statistics
     assert all(row["subset"] == "audited" and row["policy"] == "" for row in rows)
     assert all(row["output"] == "" for row in rows if row["statistic"] in {"kendall_tau", "flips", "flips_significant"})

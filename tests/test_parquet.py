@@ -14,9 +14,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from helpers import A, B, D, R, config_text, item, write_project, write_record
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from helpers import A, B, D, R, config_text, item, write_project, write_record
 from refused import refused
 
 from refsens_report.adapters import parquet
@@ -29,8 +29,16 @@ from refsens_report.load import load_record
 from refsens_report.record import MAX_OFFSET
 
 COLUMNS = ("id", "language", "labelling", "start", "end", "type")
-SCHEMA = pa.schema([("id", pa.string()), ("language", pa.string()), ("labelling", pa.string()),
-                    ("start", pa.int64()), ("end", pa.int64()), ("type", pa.string())])  # fmt: skip
+SCHEMA = pa.schema(
+    [
+        ("id", pa.string()),
+        ("language", pa.string()),
+        ("labelling", pa.string()),
+        ("start", pa.int64()),
+        ("end", pa.int64()),
+        ("type", pa.string()),
+    ]
+)
 NULL = (None, None, None)
 
 
@@ -56,14 +64,18 @@ def write_table(path: Path, rows: list[tuple], schema: pa.Schema = SCHEMA, **ext
     """Write rows (tuples in COLUMNS order) and extra columns as a Parquet file."""
     columns = {name: [row[k] for row in rows] for k, name in enumerate(COLUMNS)}
     columns.update(extra)
-    fields = list(schema) + [pa.field(name, pa.bool_() if name == "third_pass" else pa.string())
-                             for name in extra if name not in schema.names]  # fmt: skip
+    fields = list(schema) + [
+        pa.field(name, pa.bool_() if name == "third_pass" else pa.string())
+        for name in extra
+        if name not in schema.names
+    ]
     pq.write_table(pa.table(columns, schema=pa.schema(fields)), path)
     return path
 
 
-def project(folder: Path, rows: list[tuple] | None = None, record: str = "record.parquet", extra: str = "",
-            **table: object) -> Path:  # fmt: skip
+def project(
+    folder: Path, rows: list[tuple] | None = None, record: str = "record.parquet", extra: str = "", **table: object
+) -> Path:
     """Write a span table (unless ``rows`` is None) and a refsens.toml reading it; return the config's path."""
     folder.mkdir(parents=True, exist_ok=True)
     if rows is not None:
@@ -106,14 +118,27 @@ def test_the_demo_audits_to_the_same_results_csv_from_parquet(tmp_path, capsys):
 def round_trip_items() -> list[dict]:
     """Absent and present-empty labellings, a name first seen empty, repeated spans, meta on some items."""
     return [
-        item("en-1", "en", meta={"third_pass": True, "dup_key": "k1"}, text="Ada Lovelace met Bob.",
-             **{A: [[0, 3, "PER"], [0, 3, "PER"]], B: [], D: [[0, 12, "PER"]], R: None}),
-        item("en-2", "en", meta={"dup_key": "k1"},
-             **{"extra": [], B: [[4, 8, "LOC"]], A: [[4, 8, "LOC"]], D: [[4, 8, "LOC"]], R: [[4, 8, "LOC"]]}),
+        item(
+            "en-1",
+            "en",
+            meta={"third_pass": True, "dup_key": "k1"},
+            text="Ada Lovelace met Bob.",
+            **{A: [[0, 3, "PER"], [0, 3, "PER"]], B: [], D: [[0, 12, "PER"]], R: None},
+        ),
+        item(
+            "en-2",
+            "en",
+            meta={"dup_key": "k1"},
+            **{"extra": [], B: [[4, 8, "LOC"]], A: [[4, 8, "LOC"]], D: [[4, 8, "LOC"]], R: [[4, 8, "LOC"]]},
+        ),
         item("hi-1", "hi", **{A: [[1, 2, "DATE"]], B: [[1, 2, "DATE"]], D: [[1, 2, "DATE"]], R: []}),
-        item("en-3", "en", meta={"third_pass": False},
-             **{A: [[5, 9, "ORG"], [0, 2, "PER"]], B: None, D: [[0, 2, "PER"]], R: [[0, 2, "PER"], [0, 2, "PER"]]}),
-    ]  # fmt: skip
+        item(
+            "en-3",
+            "en",
+            meta={"third_pass": False},
+            **{A: [[5, 9, "ORG"], [0, 2, "PER"]], B: None, D: [[0, 2, "PER"]], R: [[0, 2, "PER"], [0, 2, "PER"]]},
+        ),
+    ]
 
 
 @pytest.mark.parametrize("batch_rows", [parquet.BATCH_ROWS, 3])
@@ -141,7 +166,8 @@ def test_absent_and_present_empty_labellings_round_trip_exactly(batch_rows, tmp_
         copy = columnar.item(index)
         assert (copy.id, copy.language, copy.text) == (original.id, original.language, original.text)
         assert {name: sorted(spans) for name, spans in copy.labellings.items()} == {
-            name: sorted(spans) for name, spans in original.labellings.items()}  # fmt: skip
+            name: sorted(spans) for name, spans in original.labellings.items()
+        }
         assert copy.meta == original.meta
     assert R not in columnar.item(0).labellings and columnar.item(2).labellings[R] == ()
     assert columnar.item(0).labellings[A] == ((0, 3, "PER"), (0, 3, "PER"))  # a repeated span is kept, as JSONL does
@@ -151,9 +177,12 @@ def test_absent_and_present_empty_labellings_round_trip_exactly(batch_rows, tmp_
 
 def test_items_come_in_order_of_first_appearance_and_keep_their_rows_order(tmp_path):
     """An item's rows need not be together: items by first row, each one's spans in file order."""
-    rows = rows_of(("b", "en", {A: [(5, 6, "X")]}), ("a", "en", {A: [(0, 1, "Y")]}),
-                   ("b", "en", {B: [(3, 4, "Z"), (1, 2, "Z")], D: [], R: []}),
-                   ("a", "en", {B: [], D: [], R: []}))  # fmt: skip
+    rows = rows_of(
+        ("b", "en", {A: [(5, 6, "X")]}),
+        ("a", "en", {A: [(0, 1, "Y")]}),
+        ("b", "en", {B: [(3, 4, "Z"), (1, 2, "Z")], D: [], R: []}),
+        ("a", "en", {B: [], D: [], R: []}),
+    )
     record = load_record(load_config(project(tmp_path, rows)))
     table = record.table
     assert list(table.ids) == ["b", "a"]
@@ -168,9 +197,16 @@ def test_a_folder_of_files_is_one_record_and_string_columns_may_be_any_string_ty
     folder = tmp_path / "parts"
     folder.mkdir()
     rows = good_rows()
-    narrow = pa.schema([("id", pa.large_string()), ("language", pa.dictionary(pa.int8(), pa.string())),
-                        ("labelling", pa.string()), ("start", pa.uint16()), ("end", pa.int32()),
-                        ("type", pa.dictionary(pa.int32(), pa.large_string()))])  # fmt: skip
+    narrow = pa.schema(
+        [
+            ("id", pa.large_string()),
+            ("language", pa.dictionary(pa.int8(), pa.string())),
+            ("labelling", pa.string()),
+            ("start", pa.uint16()),
+            ("end", pa.int32()),
+            ("type", pa.dictionary(pa.int32(), pa.large_string())),
+        ]
+    )
     write_table(folder / "b.parquet", rows[8:], schema=narrow)
     write_table(folder / "a.parquet", rows[:8])
     (folder / "README.txt").write_text("not read")
@@ -206,39 +242,66 @@ def replace_row(rows: list[tuple], number: int, **values: object) -> list[tuple]
 
 
 MALFORMED = {
-    "start >= end": (lambda rows: replace_row(rows, 2, start=5, end=3),
-                     ['record.parquet: row 2: span has start >= end: [5, 3, "PER"]']),
-    "start < 0": (lambda rows: replace_row(rows, 3, start=-1),
-                  ['record.parquet: row 3: span has start < 0: [-1, 3, "PER"]']),
-    "beyond MAX_OFFSET": (lambda rows: replace_row(rows, 5, end=MAX_OFFSET + 1),
-                          [f"record.parquet: row 5: span has an offset beyond {MAX_OFFSET} characters"]),
-    "empty type": (lambda rows: replace_row(rows, 6, type=" "),
-                   ['record.parquet: row 6: span type must be a non-empty string: [5, 9, " "]']),
-    "type with a bidi control": (lambda rows: replace_row(rows, 6, type="PER\u202e"),
-                                 ["record.parquet: row 6: span type 'PER\\u202e' contains U+202E"]),
-    "start null only": (lambda rows: replace_row(rows, 2, start=None),
-                        ["record.parquet: row 2: start, end and type must all be set (a span) or all be null",
-                         '[null, 3, "PER"]']),
+    "start >= end": (
+        lambda rows: replace_row(rows, 2, start=5, end=3),
+        ['record.parquet: row 2: span has start >= end: [5, 3, "PER"]'],
+    ),
+    "start < 0": (
+        lambda rows: replace_row(rows, 3, start=-1),
+        ['record.parquet: row 3: span has start < 0: [-1, 3, "PER"]'],
+    ),
+    "beyond MAX_OFFSET": (
+        lambda rows: replace_row(rows, 5, end=MAX_OFFSET + 1),
+        [f"record.parquet: row 5: span has an offset beyond {MAX_OFFSET} characters"],
+    ),
+    "empty type": (
+        lambda rows: replace_row(rows, 6, type=" "),
+        ['record.parquet: row 6: span type must be a non-empty string: [5, 9, " "]'],
+    ),
+    "type with a bidi control": (
+        lambda rows: replace_row(rows, 6, type="PER\u202e"),
+        ["record.parquet: row 6: span type 'PER\\u202e' contains U+202E"],
+    ),
+    "start null only": (
+        lambda rows: replace_row(rows, 2, start=None),
+        ["record.parquet: row 2: start, end and type must all be set (a span) or all be null", '[null, 3, "PER"]'],
+    ),
     "type null only": (lambda rows: replace_row(rows, 7, type=None), ["row 7: start, end and type must all be set"]),
     "null id": (lambda rows: replace_row(rows, 9, id=None), ["record.parquet: row 9: 'id' is null"]),
     "null language": (lambda rows: replace_row(rows, 9, language=None), ["record.parquet: row 9: 'language' is null"]),
-    "null labelling": (lambda rows: replace_row(rows, 9, labelling=None), ["record.parquet: row 9: 'labelling' is null"]),
+    "null labelling": (
+        lambda rows: replace_row(rows, 9, labelling=None),
+        ["record.parquet: row 9: 'labelling' is null"],
+    ),
     "empty id": (lambda rows: replace_row(rows, 1, id=""), ["record.parquet: row 1: 'id' is empty"]),
-    "blank labelling": (lambda rows: replace_row(rows, 10, labelling="  "),
-                        ["record.parquet: row 10: the labelling name is only whitespace"]),
-    "id with a zero-width space": (lambda rows: [(row[0] + "\u200b" if row[0] == "de-1" else row[0], *row[1:])
-                                                 for row in rows], ["row 10: 'id' 'de-1\\u200b' contains U+200B"]),
-    "labelling with a control": (lambda rows: replace_row(rows, 4, labelling="rev\x1b"),
-                                 ["row 4: the labelling name 'rev\\x1b' contains U+001B"]),
-    "language pooled": (lambda rows: [(row[0], "pooled" if row[1] == "de" else row[1], *row[2:]) for row in rows],
-                        ["row 10: language 'pooled' is reserved for the pooled rows"]),
-    "two languages": (lambda rows: replace_row(rows, 3, language="de"),
-                      ["record.parquet: row 3: item 'en-1' has language 'de' here, but 'en' at row 1: an item has "
-                       "one language"]),
-    "a marker beside spans": (lambda rows: rows + [("en-2", "en", A, None, None, None)],
-                              ["record.parquet: row 14: labelling 'annotator_a' of item 'en-2' is marked present with no "
-                               "spans (null start, end and type), but other rows give it spans; drop this row"]),
-}  # fmt: skip
+    "blank labelling": (
+        lambda rows: replace_row(rows, 10, labelling="  "),
+        ["record.parquet: row 10: the labelling name is only whitespace"],
+    ),
+    "id with a zero-width space": (
+        lambda rows: [(row[0] + "\u200b" if row[0] == "de-1" else row[0], *row[1:]) for row in rows],
+        ["row 10: 'id' 'de-1\\u200b' contains U+200B"],
+    ),
+    "labelling with a control": (
+        lambda rows: replace_row(rows, 4, labelling="rev\x1b"),
+        ["row 4: the labelling name 'rev\\x1b' contains U+001B"],
+    ),
+    "language pooled": (
+        lambda rows: [(row[0], "pooled" if row[1] == "de" else row[1], *row[2:]) for row in rows],
+        ["row 10: language 'pooled' is reserved for the pooled rows"],
+    ),
+    "two languages": (
+        lambda rows: replace_row(rows, 3, language="de"),
+        ["record.parquet: row 3: item 'en-1' has language 'de' here, but 'en' at row 1: an item has one language"],
+    ),
+    "a marker beside spans": (
+        lambda rows: rows + [("en-2", "en", A, None, None, None)],
+        [
+            "record.parquet: row 14: labelling 'annotator_a' of item 'en-2' is marked present with no "
+            "spans (null start, end and type), but other rows give it spans; drop this row"
+        ],
+    ),
+}
 
 
 @pytest.mark.parametrize("case", MALFORMED, ids=list(MALFORMED))
@@ -247,12 +310,23 @@ def test_a_malformed_span_table_names_the_row(case, tmp_path, capsys):
     refused(project(tmp_path, change(good_rows())), capsys, *expected)
 
 
-@pytest.mark.parametrize("column, values, expected", [
-    ("third_pass", [True] * 2 + [False] * 11, "row 3: item 'en-1' has third_pass false here, but true at row 1: "
-                                              "third_pass belongs to the item, the same on each of its rows"),
-    ("third_pass", [True] * 3 + [None] + [False] * 9, "row 4: item 'en-1' has third_pass null here, but true at row 1"),
-    ("dup_key", ["a"] * 4 + ["b"] + ["a"] * 8, "row 6: item 'en-2' has dup_key \"a\" here, but \"b\" at row 5"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "column, values, expected",
+    [
+        (
+            "third_pass",
+            [True] * 2 + [False] * 11,
+            "row 3: item 'en-1' has third_pass false here, but true at row 1: "
+            "third_pass belongs to the item, the same on each of its rows",
+        ),
+        (
+            "third_pass",
+            [True] * 3 + [None] + [False] * 9,
+            "row 4: item 'en-1' has third_pass null here, but true at row 1",
+        ),
+        ("dup_key", ["a"] * 4 + ["b"] + ["a"] * 8, 'row 6: item \'en-2\' has dup_key "a" here, but "b" at row 5'),
+    ],
+)
 def test_item_columns_must_agree_on_every_row_of_an_item(column, values, expected, tmp_path, capsys):
     rows = good_rows()
     assert len(values) == len(rows)
@@ -267,44 +341,82 @@ def test_a_disagreement_across_files_names_both(tmp_path, capsys, monkeypatch):
     rows = good_rows()
     write_table(folder / "1.parquet", rows[:2])
     write_table(folder / "2.parquet", replace_row(rows, 3, language="de")[2:])
-    refused(project(tmp_path, record="parts"), capsys,
-            "parts/2.parquet: row 1: item 'en-1' has language 'de' here, but 'en' at parts/1.parquet: row 1")
+    refused(
+        project(tmp_path, record="parts"),
+        capsys,
+        "parts/2.parquet: row 1: item 'en-1' has language 'de' here, but 'en' at parts/1.parquet: row 1",
+    )
 
 
-@pytest.mark.parametrize("column, values, expected", [
-    ("start", pa.array([0.0]), "the column 'start' is double, expected an integer type (int8 to int64, uint8 to "
-     "uint64); pandas makes an integer column with missing values float64: use the Int64 dtype"),
-    ("id", pa.array([1]), "the column 'id' is int64, expected string (string, large_string, or a dictionary of "
-     "strings)"),
-    ("type", pa.array([b"PER"]), "the column 'type' is binary, expected string"),
-    ("third_pass", pa.array(["yes"]), "the column 'third_pass' is string, expected bool"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "column, values, expected",
+    [
+        (
+            "start",
+            pa.array([0.0]),
+            "the column 'start' is double, expected an integer type (int8 to int64, uint8 to "
+            "uint64); pandas makes an integer column with missing values float64: use the Int64 dtype",
+        ),
+        (
+            "id",
+            pa.array([1]),
+            "the column 'id' is int64, expected string (string, large_string, or a dictionary of strings)",
+        ),
+        ("type", pa.array([b"PER"]), "the column 'type' is binary, expected string"),
+        ("third_pass", pa.array(["yes"]), "the column 'third_pass' is string, expected bool"),
+    ],
+)
 def test_a_column_of_the_wrong_type_says_which_type_was_expected(column, values, expected, tmp_path, capsys):
-    columns = {"id": pa.array(["1"]), "language": pa.array(["en"]), "labelling": pa.array([A]),
-               "start": pa.array([0]), "end": pa.array([3]), "type": pa.array(["PER"])}  # fmt: skip
+    columns = {
+        "id": pa.array(["1"]),
+        "language": pa.array(["en"]),
+        "labelling": pa.array([A]),
+        "start": pa.array([0]),
+        "end": pa.array([3]),
+        "type": pa.array(["PER"]),
+    }
     pq.write_table(pa.table({**columns, column: values}), tmp_path / "record.parquet")
     refused(project(tmp_path), capsys, f"record.parquet: {expected}")
 
 
 def test_a_missing_column_is_named_with_the_columns_found(tmp_path, capsys):
     rows = good_rows()
-    pq.write_table(pa.table({"id": [row[0] for row in rows], "language": [row[1] for row in rows],
-                             "labelling": [row[2] for row in rows], "begin": [row[3] for row in rows],
-                             "end": [row[4] for row in rows]}), tmp_path / "record.parquet")  # fmt: skip
-    refused(project(tmp_path), capsys, "record.parquet: no column 'start', 'type': a span table has the columns id, "
-            "language, labelling, start, end, type (and optionally third_pass, dup_key); this file has 'id', "
-            "'language', 'labelling', 'begin', 'end'")  # fmt: skip
+    pq.write_table(
+        pa.table(
+            {
+                "id": [row[0] for row in rows],
+                "language": [row[1] for row in rows],
+                "labelling": [row[2] for row in rows],
+                "begin": [row[3] for row in rows],
+                "end": [row[4] for row in rows],
+            }
+        ),
+        tmp_path / "record.parquet",
+    )
+    refused(
+        project(tmp_path),
+        capsys,
+        "record.parquet: no column 'start', 'type': a span table has the columns id, "
+        "language, labelling, start, end, type (and optionally third_pass, dup_key); this file has 'id', "
+        "'language', 'labelling', 'begin', 'end'",
+    )
 
 
 def test_an_empty_table_is_an_error(tmp_path, capsys):
     refused(project(tmp_path, []), capsys, "record.parquet: the record is empty (no rows)")
 
 
-@pytest.mark.parametrize("content, expected", [
-    (b"id,language\nen-1,en\n", "record.parquet: not a Parquet file (it does not begin and end with the bytes PAR1)"),
-    (b"", "record.parquet: not a Parquet file"),
-    (b"PAR1" + b"\x00" * 40 + b"PAR1", "record.parquet: not a readable Parquet file"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "content, expected",
+    [
+        (
+            b"id,language\nen-1,en\n",
+            "record.parquet: not a Parquet file (it does not begin and end with the bytes PAR1)",
+        ),
+        (b"", "record.parquet: not a Parquet file"),
+        (b"PAR1" + b"\x00" * 40 + b"PAR1", "record.parquet: not a readable Parquet file"),
+    ],
+)
 def test_a_file_that_is_not_parquet(content, expected, tmp_path, capsys):
     (tmp_path / "record.parquet").write_bytes(content)
     refused(project(tmp_path), capsys, expected)
@@ -318,16 +430,24 @@ def test_a_folder_without_parquet_files(tmp_path, capsys):
 
 def test_a_flood_of_bad_rows_is_capped(tmp_path, capsys):
     rows = rows_of(*[(f"en-{k}", "en", {A: [(5, 3, "PER")], B: [], D: [], R: []}) for k in range(300)])
-    err = refused(project(tmp_path, rows), capsys, "record.parquet: row 1: span has start >= end",
-                  "more rows with problems, not listed")
+    err = refused(
+        project(tmp_path, rows),
+        capsys,
+        "record.parquet: row 1: span has start >= end",
+        "more rows with problems, not listed",
+    )
     assert len(err.strip().splitlines()) <= MAX_PROBLEMS + 1
 
 
 def test_role_names_and_unknown_labellings_work_as_for_jsonl(tmp_path, capsys):
     """A role's labelling on no item is an error; a labelling no role names is a note ("not audited")."""
     rows = [row for row in good_rows() if row[2] != R] + [("en-1", "en", "model_x", 0, 3, "PER")]
-    refused(project(tmp_path, rows), capsys, "Config value 'roles.references': 'reviewer' is not a labelling in the "
-            "record (present on no item; labellings found: annotator_a, annotator_b, delivered, model_x)")  # fmt: skip
+    refused(
+        project(tmp_path, rows),
+        capsys,
+        "Config value 'roles.references': 'reviewer' is not a labelling in the "
+        "record (present on no item; labellings found: annotator_a, annotator_b, delivered, model_x)",
+    )
     config = project(tmp_path / "ok", good_rows() + [("en-1", "en", "model_x", 0, 3, "PER")])
     assert main(["validate", str(config)]) == 0
     out = capsys.readouterr().out
@@ -341,21 +461,34 @@ def test_role_names_and_unknown_labellings_work_as_for_jsonl(tmp_path, capsys):
 def test_label_map_on_parquet_equals_label_map_on_jsonl(tmp_path):
     """Renamed types merge, dropped ones go (present labellings stay present), with the same note."""
     items = [
-        item("en-1", "en", **{A: [[0, 3, "DATE"], [4, 6, "MISC"]], B: [[0, 3, "TIME"]], D: [[0, 3, "DATE"], [0, 3, "TIME"]],
-                              R: [[4, 6, "MISC"]]}),
+        item(
+            "en-1",
+            "en",
+            **{
+                A: [[0, 3, "DATE"], [4, 6, "MISC"]],
+                B: [[0, 3, "TIME"]],
+                D: [[0, 3, "DATE"], [0, 3, "TIME"]],
+                R: [[4, 6, "MISC"]],
+            },
+        ),
         item("en-2", "en", **{A: [[1, 2, "PER"]], B: [[1, 2, "PER"], [3, 5, "MISC"]], D: [[1, 2, "PER"]], R: []}),
-    ]  # fmt: skip
+    ]
     mapping = '\nlabel_map = { DATE = "DATETIME", TIME = "DATETIME", MISC = "" }'
     config = write_project(tmp_path, items)
     assert main(["convert", str(config), str(tmp_path / "record.parquet")]) == 0
     parquet_config = as_parquet_config(config)
     for path in (config, parquet_config):
-        path.write_text(path.read_text().replace('format = "jsonl"', 'format = "jsonl"' + mapping)
-                        .replace('format = "parquet"', 'format = "parquet"' + mapping))  # fmt: skip
+        path.write_text(
+            path.read_text()
+            .replace('format = "jsonl"', 'format = "jsonl"' + mapping)
+            .replace('format = "parquet"', 'format = "parquet"' + mapping)
+        )
     jsonl, columnar = load_record(load_config(config)), load_record(load_config(parquet_config))
     assert columnar.notes == jsonl.notes
-    assert ("record.label_map: renamed 4 spans (DATE → DATETIME 2, TIME → DATETIME 2); dropped 3 MISC spans "
-            "(annotator_a 1, reviewer 1, annotator_b 1)") in columnar.notes  # fmt: skip
+    assert (
+        "record.label_map: renamed 4 spans (DATE → DATETIME 2, TIME → DATETIME 2); dropped 3 MISC spans "
+        "(annotator_a 1, reviewer 1, annotator_b 1)"
+    ) in columnar.notes
     assert columnar.table.type_names.tolist() == jsonl.table.type_names.tolist() == ["DATETIME", "PER"]
     for name, values in canonical(jsonl.table).items():
         assert np.array_equal(getattr(columnar.table, name), values), name
@@ -395,12 +528,14 @@ def test_convert_is_deterministic_and_keeps_items_whole_in_row_groups(tmp_path):
     one_group = convert(config, tmp_path / "c.parquet")
     assert one_group.row_groups == 1
     assert load_record(load_config(as_parquet_config(config, "c.parquet"))).table.n_spans == (
-        load_record(load_config(as_parquet_config(config, "a.parquet"))).table.n_spans)  # fmt: skip
+        load_record(load_config(as_parquet_config(config, "a.parquet"))).table.n_spans
+    )
 
 
 def test_convert_writes_item_columns_only_when_some_item_has_them(tmp_path, capsys):
-    record = write_record(tmp_path / "record.jsonl", [item("en-1", "en", **{A: [[0, 1, "X"]]}),
-                                                      item("en-2", "en", **{})])  # fmt: skip
+    record = write_record(
+        tmp_path / "record.jsonl", [item("en-1", "en", **{A: [[0, 1, "X"]]}), item("en-2", "en", **{})]
+    )
     assert main(["convert", str(record), str(tmp_path / "out.parquet")]) == 0
     out = capsys.readouterr().out
     assert "wrote " in out and "(1 row: 1 item, 1 row group)" in out
@@ -422,12 +557,15 @@ def test_convert_refuses_to_overwrite_without_force(tmp_path, capsys):
     assert sorted(path.name for path in tmp_path.iterdir()) == ["record.jsonl", "record.parquet", "refsens.toml"]
 
 
-@pytest.mark.parametrize("arguments, expected", [
-    (["{folder}/refsens.toml", "{folder}/out.csv"], "out.csv: the span table's file name must end in .parquet"),
-    (["{folder}/missing.jsonl", "{folder}/out.parquet"], "missing.jsonl: cannot read the record"),
-    (["{folder}/bad.toml", "{folder}/out.parquet"], "bad.toml"),
-    (["{folder}/refsens.toml", "{folder}"], "must end in .parquet"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "arguments, expected",
+    [
+        (["{folder}/refsens.toml", "{folder}/out.csv"], "out.csv: the span table's file name must end in .parquet"),
+        (["{folder}/missing.jsonl", "{folder}/out.parquet"], "missing.jsonl: cannot read the record"),
+        (["{folder}/bad.toml", "{folder}/out.parquet"], "bad.toml"),
+        (["{folder}/refsens.toml", "{folder}"], "must end in .parquet"),
+    ],
+)
 def test_convert_errors_are_one_line_and_exit_2(arguments, expected, tmp_path, capsys):
     write_project(tmp_path, round_trip_items())
     (tmp_path / "bad.toml").write_text("[dataset\n")
@@ -440,8 +578,9 @@ def test_convert_errors_are_one_line_and_exit_2(arguments, expected, tmp_path, c
 def test_convert_applies_the_configs_label_map(tmp_path):
     items = [item("en-1", "en", **{A: [[0, 3, "DATE"], [4, 6, "MISC"]], B: [], D: [], R: []})]
     config = write_project(tmp_path, items)
-    config.write_text(config.read_text().replace('format = "jsonl"', 'format = "jsonl"\nlabel_map = { DATE = "DAY", '
-                                                 'MISC = "" }'))  # fmt: skip
+    config.write_text(
+        config.read_text().replace('format = "jsonl"', 'format = "jsonl"\nlabel_map = { DATE = "DAY", MISC = "" }')
+    )
     written = convert(config, tmp_path / "mapped.parquet")
     assert any(note.startswith("record.label_map: renamed 1 span (DATE → DAY 1)") for note in written.notes)
     table = pq.read_table(tmp_path / "mapped.parquet")
@@ -473,18 +612,23 @@ def good_columns() -> dict[str, list]:
 def test_a_string_that_is_not_utf8_is_refused_at_its_row(column, tmp_path, capsys):
     columns = {**good_columns(), "dup_key": ["k"] * len(good_rows())}
     columns[column] = not_utf8(columns[column], 5)
-    refused(table_project(tmp_path, pa.table(columns)), capsys,
-            f"record.parquet: row 6: '{column}' is not valid UTF-8")  # fmt: skip
+    refused(table_project(tmp_path, pa.table(columns)), capsys, f"record.parquet: row 6: '{column}' is not valid UTF-8")
 
 
 def test_columns_of_arrow_type_null_read_as_all_null(tmp_path, capsys):
     """pandas writes an all-None optional column as type null; a markers-only table has null start, end, type."""
     rows = len(good_rows())
-    assert main(["validate", str(table_project(tmp_path / "a", pa.table({**good_columns(), "dup_key": pa.nulls(rows)})))]) == 0
+    assert (
+        main(["validate", str(table_project(tmp_path / "a", pa.table({**good_columns(), "dup_key": pa.nulls(rows)})))])
+        == 0
+    )
     markers = {**good_columns(), "start": pa.nulls(rows), "end": pa.nulls(rows), "type": pa.nulls(rows)}
     assert main(["validate", str(table_project(tmp_path / "b", pa.table(markers)))]) == 0
-    refused(table_project(tmp_path / "c", pa.table({**good_columns(), "type": pa.nulls(rows)})), capsys,
-            "record.parquet: row 1: start, end and type must all be set (a span) or all be null")  # fmt: skip
+    refused(
+        table_project(tmp_path / "c", pa.table({**good_columns(), "type": pa.nulls(rows)})),
+        capsys,
+        "record.parquet: row 1: start, end and type must all be set (a span) or all be null",
+    )
 
 
 def _varint(value: int) -> bytes:
@@ -510,11 +654,18 @@ def test_a_footer_claiming_more_rows_than_memory_holds_is_refused_before_reading
     (tmp_path / "record.parquet").write_bytes(raw[: -8 - length] + forged + len(forged).to_bytes(4, "little") + b"PAR1")
     limit = "import resource, sys; resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30)); "
     code = limit + "from refsens_report.cli import main; sys.exit(main(['validate', sys.argv[1]]))"
-    done = subprocess.run([sys.executable, "-c", code, str(config)], capture_output=True, text=True, timeout=120,
-                          env={**__import__("os").environ, "PYTHONPATH": str(Path(parquet.__file__).parents[2])})
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(config)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**__import__("os").environ, "PYTHONPATH": str(Path(parquet.__file__).parents[2])},
+    )
     assert done.returncode == 2, done.stderr
-    assert done.stderr.strip() == ("error: record.parquet: the Parquet footers claim 20,000,000,000 rows, more than "
-                                   "memory can hold (745 GiB of span arrays)"), done.stderr  # fmt: skip
+    assert done.stderr.strip() == (
+        "error: record.parquet: the Parquet footers claim 20,000,000,000 rows, more than "
+        "memory can hold (745 GiB of span arrays)"
+    ), done.stderr
 
 
 STRING_TYPES = ("string", "large_string", "binary", "dictionary", "null", "int32")
@@ -567,8 +718,9 @@ def span_tables(draw) -> pa.Table:
     return pa.table(columns)
 
 
-FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                                                          HealthCheck.too_slow])  # fmt: skip
+FUZZ = settings(
+    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
 
 
 def assert_clean(config: Path, capsys) -> None:
@@ -587,8 +739,10 @@ def test_fuzz_the_parquet_reader_with_schemas_types_and_nulls(tmp_path_factory, 
 
 
 @FUZZ
-@given(flips=st.lists(st.tuples(st.integers(0, 2**20), st.integers(1, 255)), min_size=1, max_size=4),
-       dictionary=st.booleans())  # fmt: skip
+@given(
+    flips=st.lists(st.tuples(st.integers(0, 2**20), st.integers(1, 255)), min_size=1, max_size=4),
+    dictionary=st.booleans(),
+)
 def test_fuzz_the_parquet_reader_with_byte_flips_of_a_valid_file(tmp_path_factory, capsys, flips, dictionary):
     folder = tmp_path_factory.mktemp("flip")
     config = project(folder, good_rows())
@@ -617,13 +771,17 @@ def test_convert_reads_a_parquet_span_table_whatever_its_name(tmp_path, capsys):
     (tmp_path / "a.parquet").rename(tmp_path / "a.data")
     assert main(["convert", str(tmp_path / "a.data"), str(tmp_path / "b.parquet")]) == 0
     assert main(["convert", str(tmp_path / "b.parquet"), str(tmp_path / "c.parquet")]) == 0
-    assert (tmp_path / "b.parquet").read_bytes() == (tmp_path / "c.parquet").read_bytes() == (
-        tmp_path / "a.data").read_bytes()
+    assert (
+        (tmp_path / "b.parquet").read_bytes()
+        == (tmp_path / "c.parquet").read_bytes()
+        == (tmp_path / "a.data").read_bytes()
+    )
     write_table(tmp_path / "bad.parquet", replace_row(good_rows(), 2, start=5, end=3))
     code = main(["convert", str(tmp_path / "bad.parquet"), str(tmp_path / "d.parquet")])
     err = capsys.readouterr().err
-    assert code == 2 and err.strip().splitlines() == [f"error: {tmp_path / 'bad.parquet'}: row 2: span has start >= "
-                                                      'end: [5, 3, "PER"]'], err  # fmt: skip
+    assert code == 2 and err.strip().splitlines() == [
+        f'error: {tmp_path / "bad.parquet"}: row 2: span has start >= end: [5, 3, "PER"]'
+    ], err
 
 
 @pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="advisory locks (fcntl) on POSIX only")
@@ -653,8 +811,11 @@ def test_convert_removes_the_temporary_file_a_killed_convert_left_but_not_a_runn
 
 def disagreement_files(folder: Path) -> dict[str, bytes]:
     """Return the disagreement listings and pages of a built version folder, by name."""
-    return {path.name: path.read_bytes() for path in sorted(folder.iterdir())
-            if path.name.startswith(("disagreements", "annotator-disagreements"))}  # fmt: skip
+    return {
+        path.name: path.read_bytes()
+        for path in sorted(folder.iterdir())
+        if path.name.startswith(("disagreements", "annotator-disagreements"))
+    }
 
 
 @pytest.mark.parametrize("show_text", [True, False])

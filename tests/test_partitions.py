@@ -38,8 +38,10 @@ def items_of(config: Path) -> dict[str, tuple]:
     found = {}
     for index, item_id in enumerate(table.ids.tolist()):
         spans = table.item_spans(index)
-        found[item_id] = (table.languages[table.language[index]],
-                          tuple(sorted((name, tuple(sorted(found_spans))) for name, found_spans in spans.items())))  # fmt: skip
+        found[item_id] = (
+            table.languages[table.language[index]],
+            tuple(sorted((name, tuple(sorted(found_spans))) for name, found_spans in spans.items())),
+        )
     return found
 
 
@@ -73,7 +75,9 @@ def test_a_partitioned_record_reads_back_as_the_single_file_and_audits_the_same(
     config = simulated / "refsens.toml"
     single, folder = tmp_path / "record.parquet", tmp_path / "parts"
     assert main(["convert", str(simulated / "record.jsonl"), str(single)]) == 0
-    assert main(["convert", str(simulated / "record.jsonl"), str(folder), "--partition-items", str(partition_items)]) == 0
+    assert (
+        main(["convert", str(simulated / "record.jsonl"), str(folder), "--partition-items", str(partition_items)]) == 0
+    )
     single_config = with_record(config, str(single), "single.toml")
     folder_config = with_record(config, str(folder), "folder.toml")
     assert items_of(single_config) == items_of(folder_config)
@@ -91,14 +95,22 @@ def test_the_same_record_gives_the_same_files(simulated, tmp_path):
         assert path.read_bytes() == (tmp_path / "b" / path.name).read_bytes(), path.name
 
 
-@pytest.mark.parametrize("partition_items, expected", [
-    ("100", "--partition-items 100: partitions follow the canonical blocks of 65,536 items, so N is a multiple of "
-            "65,536 (whole blocks) or divides it (a power of two up to it); try 64 or 65,536"),
-    ("100000", "try 65,536 or 131,072"),
-    ("0", "--partition-items 0: a partition holds at least one item"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "partition_items, expected",
+    [
+        (
+            "100",
+            "--partition-items 100: partitions follow the canonical blocks of 65,536 items, so N is a multiple of "
+            "65,536 (whole blocks) or divides it (a power of two up to it); try 64 or 65,536",
+        ),
+        ("100000", "try 65,536 or 131,072"),
+        ("0", "--partition-items 0: a partition holds at least one item"),
+    ],
+)
 def test_partition_items_must_follow_the_canonical_blocks(partition_items, expected, simulated, tmp_path, capsys):
-    code = main(["convert", str(simulated / "record.jsonl"), str(tmp_path / "parts"), "--partition-items", partition_items])
+    code = main(
+        ["convert", str(simulated / "record.jsonl"), str(tmp_path / "parts"), "--partition-items", partition_items]
+    )
     err = capsys.readouterr().err
     assert code == 2 and expected in err and "Traceback" not in err, err
     assert not list(tmp_path.iterdir())
@@ -130,15 +142,24 @@ def broken(simulated: Path, tmp_path: Path, damage) -> str:
     return str(with_record(simulated / "refsens.toml", str(folder), f"broken-{tmp_path.name}.toml"))
 
 
-@pytest.mark.parametrize("damage, expected", [
-    (lambda folder: (folder / "part-00002.parquet").unlink(),
-     "parts/part-00002.parquet: listed in manifest.json (100 items of language 'pl') but missing from the folder"),
-    (lambda folder: (folder / "part-09999.parquet").write_bytes((folder / "part-00001.parquet").read_bytes()),
-     "parts/part-09999.parquet: not listed in manifest.json"),
-    (lambda folder: (folder / "part-00001.parquet").write_bytes((folder / "part-00000.parquet").read_bytes()),
-     "rows, where manifest.json lists"),
-    (lambda folder: (folder / "manifest.json").write_text("{}"), "parts/manifest.json: not a partitioned record's"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "damage, expected",
+    [
+        (
+            lambda folder: (folder / "part-00002.parquet").unlink(),
+            "parts/part-00002.parquet: listed in manifest.json (100 items of language 'pl') but missing from the folder",
+        ),
+        (
+            lambda folder: (folder / "part-09999.parquet").write_bytes((folder / "part-00001.parquet").read_bytes()),
+            "parts/part-09999.parquet: not listed in manifest.json",
+        ),
+        (
+            lambda folder: (folder / "part-00001.parquet").write_bytes((folder / "part-00000.parquet").read_bytes()),
+            "rows, where manifest.json lists",
+        ),
+        (lambda folder: (folder / "manifest.json").write_text("{}"), "parts/manifest.json: not a partitioned record's"),
+    ],
+)
 def test_a_partition_missing_added_or_replaced_is_named(damage, expected, simulated, tmp_path, capsys):
     config = broken(simulated, tmp_path, damage)
     code = main(["validate", config])
@@ -150,4 +171,8 @@ def test_cuts_fall_every_n_items_of_a_language():
     language = np.array([0] * 5 + [1] * 3 + [3] * 4)
     assert partitions.cuts(language, 2) == [(0, 2), (2, 4), (4, 5), (5, 7), (7, 8), (8, 10), (10, 12)]
     assert partitions.cuts(language, 8) == [(0, 5), (5, 8), (8, 12)]
-    assert partitions.canonical_order(np.array(["b", "a", "c"], dtype=object), np.array([1, 1, 0])).tolist() == [2, 1, 0]
+    assert partitions.canonical_order(np.array(["b", "a", "c"], dtype=object), np.array([1, 1, 0])).tolist() == [
+        2,
+        1,
+        0,
+    ]

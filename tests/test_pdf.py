@@ -7,7 +7,7 @@ import json
 import os
 import re
 import shutil
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -15,9 +15,9 @@ import pypdf
 import pytest
 from conftest import Built
 
-from refsens_report import pdf, render
-from refsens_report.site import brief_name, pdf_name
+from refsens_report import pdf, render, summary
 from refsens_report.analyses.registry import ANALYSES
+from refsens_report.site import brief_name, pdf_name
 from refsens_report.view import ResultsView
 
 
@@ -44,10 +44,16 @@ def test_the_pdf_holds_the_headline_numbers_and_every_section_title(built_site: 
         estimate, interval = number.split(" ", 1)
         assert squash(estimate) in text and squash(interval) in text, number
     assert squash(cells["Band"]) in text
-    for sentence in render.headline_sentences(ResultsView.from_json(results)):
+    for sentence in summary.headline_sentences(ResultsView.from_json(results)):
         # pypdf may drop the space at a line break, so compare without whitespace
         assert squash(sentence)[:60] in text, sentence
-    for title in [*(analysis.title for analysis in ANALYSES), "The references", "Methods", "Datasheet", "Provenance and downloads"]:
+    for title in [
+        *(analysis.title for analysis in ANALYSES),
+        "The references",
+        "Methods",
+        "Datasheet",
+        "Provenance and downloads",
+    ]:
         assert squash(title) in text, title
 
 
@@ -184,8 +190,9 @@ def test_every_page_has_its_own_running_header_once(pages_text: list[str]) -> No
         assert text.count("Reference-sensitivity appendix") == 1, number
 
 
-def test_outline_destinations_and_contents_links_point_at_their_pages(reader: pypdf.PdfReader,
-                                                                      pages_text: list[str]) -> None:  # fmt: skip
+def test_outline_destinations_and_contents_links_point_at_their_pages(
+    reader: pypdf.PdfReader, pages_text: list[str]
+) -> None:
     def flatten(entries):
         for entry in entries:
             if isinstance(entry, list):
@@ -220,10 +227,11 @@ def test_outline_destinations_and_contents_links_point_at_their_pages(reader: py
         assert 1 <= number < len(pages_text)  # the summary (page 2, index 1) is the first entry
 
 
-def test_the_pdf_does_not_depend_on_the_number_of_cores(built_site: Built, tmp_path: Path,
-                                                        monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+def test_the_pdf_does_not_depend_on_the_number_of_cores(
+    built_site: Built, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     page = built_site.folder / "index.html"
-    moment = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    moment = datetime(2026, 1, 1, tzinfo=UTC)
     # untagged, the page is typeset in runs at once and composed
     forked = pdf.write_pdf(page, tmp_path / "forked.pdf", moment, tagged=False)
     monkeypatch.setattr(pdf, "_cores", lambda: 1)  # the runs typeset one after the other in this process
@@ -241,10 +249,10 @@ def test_a_run_that_fails_stops_the_pdf_with_its_reason(built_site: Built, tmp_p
     (folder / "figures" / "band.svg").unlink()
     target = folder / "broken.pdf"
     with pytest.raises(RuntimeError, match=r"typesetting part \d of the PDF failed: .*band\.svg"):
-        pdf.write_pdf(folder / "index.html", target, datetime(2026, 1, 1, tzinfo=timezone.utc), tagged=False)
+        pdf.write_pdf(folder / "index.html", target, datetime(2026, 1, 1, tzinfo=UTC), tagged=False)
     assert not target.exists()
     with pytest.raises(BaseException, match=r"band\.svg"):  # tagged, in one piece: the page's own error
-        pdf.write_pdf(folder / "index.html", target, datetime(2026, 1, 1, tzinfo=timezone.utc), tagged=True)
+        pdf.write_pdf(folder / "index.html", target, datetime(2026, 1, 1, tzinfo=UTC), tagged=True)
     assert not target.exists()
 
 
@@ -253,7 +261,7 @@ def test_the_typesetter_reports_failures_and_stops(tmp_path: Path) -> None:
     page.write_text("<html><head></head><body><p>no main</p></body></html>", encoding="utf-8")
     with pdf.Typesetter() as typesetter:
         with pytest.raises(RuntimeError, match="typesetting the PDF failed: ValueError: .*<main>"):
-            typesetter.write_pdf(page, tmp_path / "x.pdf", datetime(2026, 1, 1, tzinfo=timezone.utc))
+            typesetter.write_pdf(page, tmp_path / "x.pdf", datetime(2026, 1, 1, tzinfo=UTC))
         process = typesetter.process
     assert process is None or not process.is_alive()
     assert not (tmp_path / "x.pdf").exists()
@@ -272,7 +280,9 @@ def test_each_font_subset_has_its_own_tag(reader: pypdf.PdfReader) -> None:
             font = font.get_object()
             descriptor = font["/DescendantFonts"][0].get_object()["/FontDescriptor"].get_object()
             data = next(descriptor[key] for key in ("/FontFile2", "/FontFile3", "/FontFile") if key in descriptor)
-            files_by_name.setdefault(str(font["/BaseFont"]), set()).add(hashlib.sha256(data.get_object().get_data()).hexdigest())
+            files_by_name.setdefault(str(font["/BaseFont"]), set()).add(
+                hashlib.sha256(data.get_object().get_data()).hexdigest()
+            )
             assert descriptor["/FontName"] == font["/BaseFont"]
         for xobject in (resources.get("/XObject") or {}).values():
             if xobject.idnum not in seen:
@@ -305,15 +315,20 @@ def structure(pdf_path: Path) -> tuple[Any, list[Any]]:
     return document, elements
 
 
-def test_the_brief_and_a_tagged_appendix_carry_language_alt_text_and_table_headers(built_site: Built,
-                                                                                   tmp_path: Path) -> None:  # fmt: skip
+def test_the_brief_and_a_tagged_appendix_carry_language_alt_text_and_table_headers(
+    built_site: Built, tmp_path: Path
+) -> None:
     page = (built_site.folder / "index.html").read_text(encoding="utf-8")
     alts = [html.unescape(alt) for alt in re.findall(r'<img src="figures/[^"]+" alt="([^"]*)"', page)]
     # the appendix typeset in one piece with tags, as build does (pdf.TAGGED), into a copy of the version
     folder = tmp_path / "version"
     shutil.copytree(built_site.folder, folder)
-    tagged = pdf.write_pdf(folder / "index.html", folder / pdf_name(built_site.version),
-                           datetime(2026, 1, 1, tzinfo=timezone.utc), tagged=True)  # fmt: skip
+    tagged = pdf.write_pdf(
+        folder / "index.html",
+        folder / pdf_name(built_site.version),
+        datetime(2026, 1, 1, tzinfo=UTC),
+        tagged=True,
+    )
     with pypdf.PdfReader(tagged) as reader:
         attached = {name: data[0] for name, data in reader.attachments.items()}
     assert attached == {name: (folder / name).read_bytes() for name in ("results.csv", "results.json")}
@@ -372,19 +387,19 @@ def test_every_page_prints_its_body_and_its_furniture(built_site: Built, tmp_pat
         assert all(count > 5 for count in ink), (number, ink)
 
 
-
 # --- the answer first ----------------------------------------------------------------------------------
 
 
-def test_the_summary_page_states_every_verdict_with_the_numbers_of_results_csv(built_site: Built,
-                                                                               pages_text: list[str]) -> None:  # fmt: skip
+def test_the_summary_page_states_every_verdict_with_the_numbers_of_results_csv(
+    built_site: Built, pages_text: list[str]
+) -> None:
     from refsens_report.formatting import format_row
 
     results = json.loads((built_site.folder / "results.json").read_text(encoding="utf-8"))
     view = ResultsView.from_json(results)
     summary = render.build_body(view, {}).summary
     assert summary.verdicts, "the demo has two references: one verdict"
-    page = squash(" ".join(pages_text[1:contents_page(pages_text)]))  # the summary's list may take two pages
+    page = squash(" ".join(pages_text[1 : contents_page(pages_text)]))  # the summary's list may take two pages
     assert contents_page(pages_text) <= 3
     cited = summary.cited(view)
     assert cited
@@ -416,12 +431,16 @@ def leaderboard_site(tmp_path_factory) -> Path:
 
     from refsens_report.cli import main
 
-    spec = importlib.util.spec_from_file_location("bench_leaderboard", Path(__file__).parents[1] / "bench" / "bench_leaderboard.py")
+    spec = importlib.util.spec_from_file_location(
+        "bench_leaderboard", Path(__file__).parents[1] / "bench" / "bench_leaderboard.py"
+    )
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
     folder = tmp_path_factory.mktemp("leaderboard")
     names = bench.generate(folder / "record.jsonl", 16)
-    config = bench.CONFIG.format(outputs=json.dumps(names), references=json.dumps(list(bench.REFERENCES)), resamples=200)
+    config = bench.CONFIG.format(
+        outputs=json.dumps(names), references=json.dumps(list(bench.REFERENCES)), resamples=200
+    )
     config += '\n[roles.descriptions]\nconllpp = "A re-annotation of three per cent of the entities"\n'
     (folder / "refsens.toml").write_text(config, encoding="utf-8")
     with pytest.MonkeyPatch.context() as patch:
@@ -464,7 +483,8 @@ def test_the_brief_is_at_most_four_pages_with_the_leaderboard_and_the_appendix_h
     assert "brief.html" not in manifest["files"]
     index = (leaderboard_site.parent / "index.html").read_text(encoding="utf-8")
     assert f'href="bench/{brief_name("bench")}"' in index and f'href="{brief_name("bench")}"' in (
-        leaderboard_site / "index.html").read_text(encoding="utf-8")
+        leaderboard_site / "index.html"
+    ).read_text(encoding="utf-8")
 
 
 def test_the_brief_breaks_the_appendix_pointer_where_the_line_is_full(leaderboard_site: Path) -> None:

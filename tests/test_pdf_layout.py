@@ -9,10 +9,10 @@ import re
 from pathlib import Path
 
 import numpy as np
+import pdf_layout
 import pytest
 from conftest import build
 
-import pdf_layout
 from refsens_report import tables
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -66,7 +66,9 @@ def test_the_check_finds_cells_too_close_and_text_outside_the_page(tmp_path: Pat
     kinds = [problem.kind for problem in pdf_layout.check(pdf).problems]
     assert "too close" in kinds and "outside" in kinds
     # inside the page but past its 20 mm margin: found when the margin is given
-    outside = [problem for problem in pdf_layout.check(pdf, margin=side_margin_pt()).problems if problem.kind == "outside"]
+    outside = [
+        problem for problem in pdf_layout.check(pdf, margin=side_margin_pt()).problems if problem.kind == "outside"
+    ]
     assert outside and outside[0].text in "PASSPORT_NUMBER USERNAME"
 
 
@@ -98,14 +100,33 @@ def test_a_table_too_wide_for_keyed_headers_is_split_by_its_columns_and_prints_a
 
     types = [f"ENTITY_TYPE_{index:02d}" for index in range(30)]
     rows = tuple(
-        (Cell(text=language), Cell(text=output), *(Cell(text=f"{80 + (index * 7 + row) % 19:.2f}",
-                                                        interval=f"[{70 + index % 9:.2f}, {90 + row:.2f}]",
-                                                        numeric=True) for index in range(len(types))))
-        for row, (language, output) in enumerate((language, output) for language in ("de", "en", "pooled")
-                                                 for output in ("annotator_a", "system-00-finetuned"))
-    )  # fmt: skip
-    table = Table(key="types", title="F1 by type", caption="Each type's F1.", columns=("Language", "Output", *types),
-                  rows=rows, groups=(("", 2), ("Span type", len(types))), number=1)  # fmt: skip
+        (
+            Cell(text=language),
+            Cell(text=output),
+            *(
+                Cell(
+                    text=f"{80 + (index * 7 + row) % 19:.2f}",
+                    interval=f"[{70 + index % 9:.2f}, {90 + row:.2f}]",
+                    numeric=True,
+                )
+                for index in range(len(types))
+            ),
+        )
+        for row, (language, output) in enumerate(
+            (language, output)
+            for language in ("de", "en", "pooled")
+            for output in ("annotator_a", "system-00-finetuned")
+        )
+    )
+    table = Table(
+        key="types",
+        title="F1 by type",
+        caption="Each type's F1.",
+        columns=("Language", "Output", *types),
+        rows=rows,
+        groups=(("", 2), ("Span type", len(types))),
+        number=1,
+    )
     layout = table.print_layout
     assert layout.css_class == "compact" and layout.key.startswith("Columns: (1) ENTITY_TYPE_00, (2) ENTITY_TYPE_01")
     assert len(layout.parts) >= 2
@@ -115,8 +136,10 @@ def test_a_table_too_wide_for_keyed_headers_is_split_by_its_columns_and_prints_a
         assert part.table.columns[:2] == ("Language", "Output") and len(part.widths) == len(part.table.columns)
         assert part.table.groups == (("", 2), ("Span type", len(part.table.columns) - 2))
     block = environment().get_template("macros.html").module.table_block(table, with_downloads=False)
-    html = (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><link rel="stylesheet" href="appendix.css">'
-            f'<link rel="stylesheet" href="print.css" media="print"></head><body><main>{block}</main></body></html>')
+    html = (
+        f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><link rel="stylesheet" href="appendix.css">'
+        f'<link rel="stylesheet" href="print.css" media="print"></head><body><main>{block}</main></body></html>'
+    )
     import weasyprint
 
     pdf = tmp_path / "split.pdf"
@@ -154,8 +177,16 @@ resamples = {resamples}
 """
 
 
-def write_record(folder: Path, name: str, outputs: int, references: int, types: int, annotators: bool,
-                 items: int = 120, seed: int = 0) -> Path:  # fmt: skip
+def write_record(
+    folder: Path,
+    name: str,
+    outputs: int,
+    references: int,
+    types: int,
+    annotators: bool,
+    items: int = 120,
+    seed: int = 0,
+) -> Path:
     """Write a small random record and its config; return the config. Names are long, as real ones are."""
     rng = np.random.default_rng(seed)
     type_names = [f"ENTITY_TYPE_{index:02d}" for index in range(types)]
@@ -166,8 +197,10 @@ def write_record(folder: Path, name: str, outputs: int, references: int, types: 
     with open(folder / "record.jsonl", "w", encoding="utf-8") as handle:
         for index in range(items):
             starts = np.sort(rng.choice(40, size=int(rng.integers(1, 5)), replace=False)) * 10
-            gold = [[int(start), int(start + 1 + rng.integers(1, 8)), type_names[int(rng.integers(types))]]
-                    for start in starts]  # fmt: skip
+            gold = [
+                [int(start), int(start + 1 + rng.integers(1, 8)), type_names[int(rng.integers(types))]]
+                for start in starts
+            ]
             labellings = {}
             for position, labeller in enumerate([*gold_names, *labellers]):
                 change = 0.03 * (1 + position % 7)
@@ -181,11 +214,19 @@ def write_record(folder: Path, name: str, outputs: int, references: int, types: 
                     spans.append([start, end, label])
                 labellings[labeller] = spans
             language = ("en", "de")[index % 2]
-            handle.write(json.dumps({"id": f"{language}-{index:04d}", "language": language, "labellings": labellings}) + "\n")
+            handle.write(
+                json.dumps({"id": f"{language}-{index:04d}", "language": language, "labellings": labellings}) + "\n"
+            )
     config = folder / "refsens.toml"
-    config.write_text(CONFIG.format(name=name, annotators=json.dumps(labellers[:2] if annotators else []),
-                                    outputs=json.dumps(labellers), references=json.dumps(gold_names),
-                                    resamples=RESAMPLES))  # fmt: skip
+    config.write_text(
+        CONFIG.format(
+            name=name,
+            annotators=json.dumps(labellers[:2] if annotators else []),
+            outputs=json.dumps(labellers),
+            references=json.dumps(gold_names),
+            resamples=RESAMPLES,
+        )
+    )
     return config
 
 
@@ -209,12 +250,15 @@ def conll(folder: Path) -> Path:
 RECORDS = {
     "demo": simulated,
     "conll": conll,
-    "leaderboard-16x4": lambda folder: write_record(folder, "16 x 4", outputs=16, references=4, types=4,
-                                                    annotators=False),
-    "types-30": lambda folder: write_record(folder, "30 types", outputs=2, references=2, types=30, annotators=True,
-                                            items=300),
-    "outputs-50": lambda folder: write_record(folder, "50 outputs", outputs=50, references=2, types=4,
-                                              annotators=False),
+    "leaderboard-16x4": lambda folder: write_record(
+        folder, "16 x 4", outputs=16, references=4, types=4, annotators=False
+    ),
+    "types-30": lambda folder: write_record(
+        folder, "30 types", outputs=2, references=2, types=30, annotators=True, items=300
+    ),
+    "outputs-50": lambda folder: write_record(
+        folder, "50 outputs", outputs=50, references=2, types=4, annotators=False
+    ),
 }
 
 

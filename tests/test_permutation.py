@@ -15,9 +15,9 @@ from scipy import stats
 
 from refsens_report import permutation
 from refsens_report.config import config_from_dict
+from refsens_report.demo import SimulationParameters, simulate_rows
 from refsens_report.errors import InputError
 from refsens_report.permutation import is_exact, permutation_seed, sign_flip_p
-from refsens_report.demo import SimulationParameters, simulate_rows
 
 
 def sign_test_p(differences: np.ndarray) -> float:
@@ -33,9 +33,14 @@ def scipy_paired_p(differences: np.ndarray, resamples: float) -> float:
     """Return scipy's paired permutation p of Σ(x − y) with x − y = d (the roles of x and y swapped per pair)."""
     x, y = np.maximum(differences, 0.0), np.maximum(-differences, 0.0)
     result = stats.permutation_test(
-        (x, y), lambda first, second, axis: np.sum(first - second, axis=axis), permutation_type="samples",
-        vectorized=True, n_resamples=resamples, alternative="two-sided", random_state=np.random.default_rng(7),
-    )  # fmt: skip
+        (x, y),
+        lambda first, second, axis: np.sum(first - second, axis=axis),
+        permutation_type="samples",
+        vectorized=True,
+        n_resamples=resamples,
+        alternative="two-sided",
+        random_state=np.random.default_rng(7),
+    )
     return float(result.pvalue)
 
 
@@ -89,15 +94,27 @@ def _project(tmp_path, equal_to: dict[str, list[str]], **config):  # noqa: ANN00
             if which == "both":
                 b = a
             delivered = {"A": a, "B": b, "both": a, "neither": [[9, 12, "NAME"]]}[which]
-            items.append(item(f"{language}-{number}", language, {"third_pass": False}, annotator_a=a,
-                              annotator_b=b, delivered=delivered, reviewer=[[0, 4, "NAME"]]))  # fmt: skip
+            items.append(
+                item(
+                    f"{language}-{number}",
+                    language,
+                    {"third_pass": False},
+                    annotator_a=a,
+                    annotator_b=b,
+                    delivered=delivered,
+                    reviewer=[[0, 4, "NAME"]],
+                )
+            )
     return audit_items(tmp_path, items, **config)
 
 
 def test_neutrality_rows_carry_the_exact_sign_test(tmp_path) -> None:  # noqa: ANN001
     """Per language and pooled, the row's p is the sign test over the informative items it counts in n_items."""
-    results = _project(tmp_path, {"en": ["A"] * 9 + ["B"] + ["both", "neither"] * 3,
-                                  "fr": ["A", "B", "B", "A", "A", "both"]}, audit={"permutations": 40_000})  # fmt: skip
+    results = _project(
+        tmp_path,
+        {"en": ["A"] * 9 + ["B"] + ["both", "neither"] * 3, "fr": ["A", "B", "B", "A", "A", "both"]},
+        audit={"permutations": 40_000},
+    )
     rows = select(results.rows, analysis="neutrality", statistic="skew_permutation_p", reference=D)
     assert [row["language"] for row in rows] == ["en", "fr", "pooled"]
     en = pick(rows, language="en")
@@ -123,12 +140,19 @@ def test_one_language_pools_the_same_test(tmp_path) -> None:  # noqa: ANN001
 
 
 def test_permutations_is_a_positive_integer(tmp_path) -> None:  # noqa: ANN001
-    base = {"dataset": {"name": "x", "version": "1"}, "record": {"path": "record.jsonl"},
-            "roles": {"annotators": [A, B], "outputs": [A], "references": [D]}}  # fmt: skip
+    base = {
+        "dataset": {"name": "x", "version": "1"},
+        "record": {"path": "record.jsonl"},
+        "roles": {"annotators": [A, B], "outputs": [A], "references": [D]},
+    }
     (tmp_path / "record.jsonl").write_text("")
     assert config_from_dict(base, tmp_path / "refsens.toml").audit.permutations == 10_000
-    for bad, message in ((0, "must be a positive integer"), (2.5, "must be a positive integer"),
-                         (True, "must be a positive integer"), (10**7, "must be at most 1,000,000")):  # fmt: skip
+    for bad, message in (
+        (0, "must be a positive integer"),
+        (2.5, "must be a positive integer"),
+        (True, "must be a positive integer"),
+        (10**7, "must be at most 1,000,000"),
+    ):
         with pytest.raises(InputError, match=message):
             config_from_dict({**base, "audit": {"permutations": bad}}, tmp_path / "refsens.toml")
 

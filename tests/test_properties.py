@@ -45,13 +45,31 @@ def run(lines, **config):
 
 
 def flipped(row):
-    return (row["analysis"], row["statistic"], row["rule"], row["language"], row["output_2"], row["output"],
-            row["reference"], row["reference_2"], row["policy"])  # fmt: skip
+    return (
+        row["analysis"],
+        row["statistic"],
+        row["rule"],
+        row["language"],
+        row["output_2"],
+        row["output"],
+        row["reference"],
+        row["reference_2"],
+        row["policy"],
+    )
 
 
 def key(row):
-    return (row["analysis"], row["statistic"], row["rule"], row["language"], row["output"], row["output_2"],
-            row["reference"], row["reference_2"], row["policy"])  # fmt: skip
+    return (
+        row["analysis"],
+        row["statistic"],
+        row["rule"],
+        row["language"],
+        row["output"],
+        row["output_2"],
+        row["reference"],
+        row["reference_2"],
+        row["policy"],
+    )
 
 
 @PROPERTY_SETTINGS
@@ -127,6 +145,7 @@ def own_counts(lines, rule, output, reference):
     for line in lines:
         if R not in line["labellings"]:
             continue
+
         def as_set(name):
             return {tuple(s) if rule != "relaxed" else tuple(s[:2]) for s in line["labellings"][name]}
 
@@ -151,12 +170,18 @@ def test_pooled_counts_are_the_sum_of_the_languages(lines):
             for reference in (D, R):
                 per_language = own_counts(lines, rule, output, reference)
                 summed = [sum(counts[k] for counts in per_language.values()) for k in range(3)]
-                found = {row["language"]: row for row in select(rows, analysis="swap", statistic="score", rule=rule,
-                                                                 output=output, reference=reference)}  # fmt: skip
+                found = {
+                    row["language"]: row
+                    for row in select(
+                        rows, analysis="swap", statistic="score", rule=rule, output=output, reference=reference
+                    )
+                }
                 assert set(found) == set(per_language) | {"pooled"}
                 for language, counts in per_language.items():
                     expected = f1_from(*counts)
-                    assert found[language]["estimate"] == (None if expected is None else pytest.approx(expected, rel=1e-12))
+                    assert found[language]["estimate"] == (
+                        None if expected is None else pytest.approx(expected, rel=1e-12)
+                    )
                 expected = f1_from(*summed)
                 assert found["pooled"]["estimate"] == (None if expected is None else pytest.approx(expected, rel=1e-12))
                 assert found["pooled"]["n_items"] == sum(found[lang]["n_items"] for lang in per_language)
@@ -187,7 +212,9 @@ def steady_record():
     for index in range(30):
         language = ("en", "de")[index % 2]
         truth = [[s, s + 2, rng.choice(["PER", "LOC"])] for s in rng.sample(range(0, 30, 3), 3)]
-        spans = {name: [s for s in truth if rng.random() < keep] for name, keep in ((A, 0.9), (B, 0.6), (D, 0.8), (R, 0.7))}
+        spans = {
+            name: [s for s in truth if rng.random() < keep] for name, keep in ((A, 0.9), (B, 0.6), (D, 0.8), (R, 0.7))
+        }
         lines.append(item(f"{language}-{index:02d}", language, **spans))
     return lines
 
@@ -223,15 +250,33 @@ def test_resample_count_changes_only_uncertainty(tmp_path):
 def test_swing_is_the_difference_of_its_margins_and_delta_of_its_scores(lines):
     rows = run(lines).rows
     for swing in select(rows, analysis="interaction", statistic="swing"):
-        margins = [pick(rows, analysis="interaction", statistic="margin", rule=swing["rule"], language=swing["language"],
-                        reference=reference) for reference in (swing["reference"], swing["reference_2"])]  # fmt: skip
+        margins = [
+            pick(
+                rows,
+                analysis="interaction",
+                statistic="margin",
+                rule=swing["rule"],
+                language=swing["language"],
+                reference=reference,
+            )
+            for reference in (swing["reference"], swing["reference_2"])
+        ]
         if None in (swing["estimate"], margins[0]["estimate"], margins[1]["estimate"]):
             continue
         assert swing["estimate"] == pytest.approx(margins[0]["estimate"] - margins[1]["estimate"], abs=1e-9)
     for delta in select(rows, analysis="swap", statistic="delta"):
-        scores = [pick(rows, analysis="swap", statistic="score", rule=delta["rule"], language=delta["language"],
-                       output=delta["output"], reference=reference)["estimate"]
-                  for reference in (delta["reference"], delta["reference_2"])]  # fmt: skip
+        scores = [
+            pick(
+                rows,
+                analysis="swap",
+                statistic="score",
+                rule=delta["rule"],
+                language=delta["language"],
+                output=delta["output"],
+                reference=reference,
+            )["estimate"]
+            for reference in (delta["reference"], delta["reference_2"])
+        ]
         if delta["estimate"] is None:
             assert None in scores
         else:
@@ -244,8 +289,12 @@ def test_neutrality_skew_and_copied_bounds(lines):
     rows = run(lines).rows
     for reference in (D, R):
         for language in {row["language"] for row in select(rows, analysis="neutrality", reference=reference)}:
-            rate_a = pick(rows, analysis="neutrality", statistic="rate", output=A, reference=reference, language=language)
-            rate_b = pick(rows, analysis="neutrality", statistic="rate", output=B, reference=reference, language=language)
+            rate_a = pick(
+                rows, analysis="neutrality", statistic="rate", output=A, reference=reference, language=language
+            )
+            rate_b = pick(
+                rows, analysis="neutrality", statistic="rate", output=B, reference=reference, language=language
+            )
             skew = pick(rows, analysis="neutrality", statistic="skew", reference=reference, language=language)
             copied = pick(rows, analysis="neutrality", statistic="copied", reference=reference, language=language)
             assert skew["estimate"] == pytest.approx(rate_a["estimate"] - rate_b["estimate"], abs=1e-9)
@@ -309,8 +358,11 @@ def span_arrays(items):
     """Return (item, start, end, type code) arrays of each item's span set, in the order given (repeats once)."""
     import numpy as np
 
-    rows = [(index, start, end, ("LOC", "PER").index(label)) for index, spans in enumerate(items)
-            for start, end, label in dict.fromkeys(spans)]  # fmt: skip
+    rows = [
+        (index, start, end, ("LOC", "PER").index(label))
+        for index, spans in enumerate(items)
+        for start, end, label in dict.fromkeys(spans)
+    ]
     if not rows:
         return tuple(np.zeros(0, np.int64) for _ in range(4))
     return tuple(np.array(column, dtype=np.int64) for column in zip(*rows))
@@ -335,6 +387,8 @@ def test_overlap_matching_equals_brute_force_whatever_the_order(pairs, rnd):
     assert found == [expected[index] for index in order]
     # offsets too large to share an int64 key with the item number take the ranked path: same counts
     far = 2**61
-    shifted = [tuple(array + far if column in (1, 2) else array for column, array in enumerate(arrays))
-               for arrays in (span_arrays(first), span_arrays(second))]  # fmt: skip
+    shifted = [
+        tuple(array + far if column in (1, 2) else array for column, array in enumerate(arrays))
+        for arrays in (span_arrays(first), span_arrays(second))
+    ]
     assert overlap_true_positives(*shifted, len(pairs)).tolist() == expected

@@ -115,7 +115,11 @@ def test_a_folder_input_names_its_files_under_the_folder_as_written(tmp_path: Pa
     )
     inputs = audited_inputs(tmp_path / "project" / "refsens.toml", tmp_path, tmp_path / "out", monkeypatch)
     assert list(inputs) == [
-        "refsens.toml", "pass_a/doc-1.txt", "pass_a/doc-1.ann", "pass_b/doc-1.txt", "pass_b/doc-1.ann"
+        "refsens.toml",
+        "pass_a/doc-1.txt",
+        "pass_a/doc-1.ann",
+        "pass_b/doc-1.txt",
+        "pass_b/doc-1.ann",
     ]
 
 

@@ -21,8 +21,8 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import SOURCE_DATE_EPOCH, Built
+
 from refsens_report import publish as publishing
 from refsens_report import site
 from refsens_report.cli import main
@@ -71,9 +71,13 @@ def start_build(config: Path, out: Path, *more: str, **popen) -> subprocess.Pope
     """Start `refsens-report build` in a session of its own (so its process group can be signalled)."""
     return subprocess.Popen(
         [sys.executable, "-m", "refsens_report", "build", "--draft", str(config), "--out", str(out), *more],
-        env=environment(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        env=environment(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
         **popen,
-    )  # fmt: skip
+    )
 
 
 def finish(build: subprocess.Popen, timeout: float = 300) -> str:
@@ -227,11 +231,14 @@ def test_figure_workers_take_sigterm_by_default_under_the_clis_handlers() -> Non
             assert pool.map(_worker_signals, range(4), chunksize=1) == [(True, True)] * 4
 
 
-@pytest.mark.parametrize(("signum", "to_group", "code", "said"), [
-    (signal.SIGTERM, False, 128 + signal.SIGTERM, "stopped by SIGTERM"),
-    (signal.SIGINT, True, 130, "interrupted"),  # Ctrl-C on a terminal: every process of the group gets it
-    (signal.SIGHUP, False, 128 + signal.SIGHUP, "stopped by SIGHUP"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("signum", "to_group", "code", "said"),
+    [
+        (signal.SIGTERM, False, 128 + signal.SIGTERM, "stopped by SIGTERM"),
+        (signal.SIGINT, True, 130, "interrupted"),  # Ctrl-C on a terminal: every process of the group gets it
+        (signal.SIGHUP, False, 128 + signal.SIGHUP, "stopped by SIGHUP"),
+    ],
+)
 @pytest.mark.parametrize("stage", ["figures", "pdf"])
 def test_sigterm_and_sigint_clean_up_without_a_traceback(
     built_site: Built, tmp_path: Path, signum: int, to_group: bool, code: int, said: str, stage: str
@@ -327,13 +334,28 @@ PUBLISHER = textwrap.dedent(r"""
 """)
 
 
-def publish(built: Built, out: Path, version: str, tag: str, kill_at: int = -1, exchange: bool = True,
-            go: str = "-") -> subprocess.Popen:  # fmt: skip
+def publish(
+    built: Built, out: Path, version: str, tag: str, kill_at: int = -1, exchange: bool = True, go: str = "-"
+) -> subprocess.Popen:
     return subprocess.Popen(
-        [sys.executable, "-c", PUBLISHER, str(built.config_path), str(out), str(built.folder), version, tag,
-         str(kill_at), "1" if exchange else "0", go],
-        env=environment(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-c",
+            PUBLISHER,
+            str(built.config_path),
+            str(out),
+            str(built.folder),
+            version,
+            tag,
+            str(kill_at),
+            "1" if exchange else "0",
+            go,
+        ],
+        env=environment(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def tag_of(folder: Path, template: Path) -> str | None:
@@ -352,7 +374,9 @@ def test_the_exchange_is_available_here(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("exchange", [True, False], ids=["exchange", "two-renames"])
-def test_a_kill_at_any_step_of_a_forced_publish_loses_nothing(built_site: Built, tmp_path: Path, exchange: bool) -> None:
+def test_a_kill_at_any_step_of_a_forced_publish_loses_nothing(
+    built_site: Built, tmp_path: Path, exchange: bool
+) -> None:
     version = built_site.version
     counting = publish(built_site, copy_site(built_site, tmp_path / "count"), version, "new", exchange=exchange)
     output, error = counting.communicate(timeout=120)
@@ -428,14 +452,17 @@ def test_audit_refuses_a_published_version_folder(built_site: Built, tmp_path: P
 # --- item 5: a damaged version folder is left out of the index, by name --------------------------------
 
 
-@pytest.mark.parametrize(("damage", "content"), [
-    ("results.json", "{not json"),
-    ("results.json", "{}"),
-    ("results.json", "[]"),
-    ("results.json", b"\xff\xfe"),
-    ("manifest.json", "{not json"),
-    ("manifest.json", "[]"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("damage", "content"),
+    [
+        ("results.json", "{not json"),
+        ("results.json", "{}"),
+        ("results.json", "[]"),
+        ("results.json", b"\xff\xfe"),
+        ("manifest.json", "{not json"),
+        ("manifest.json", "[]"),
+    ],
+)
 def test_a_damaged_version_is_left_out_of_the_index_with_a_warning(
     built_site: Built, tmp_path: Path, capsys, damage: str, content: str | bytes
 ) -> None:
@@ -488,10 +515,23 @@ def test_a_file_size_limit_in_the_pdf_stage_is_one_line_and_leaves_the_site(buil
     pdf_size = (built_site.folder / site.pdf_name(built_site.version)).stat().st_size
     limit = pdf_size * 3 // 4  # the same appendix's PDF (under another version name) is larger
     build = subprocess.Popen(
-        [sys.executable, "-c", LIMITED_PDF_STAGE, str(limit), "build", "--draft",
-         str(config_with_version(built_site, tmp_path, "2.0.0")), "--out", str(out)],
-        env=environment(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-c",
+            LIMITED_PDF_STAGE,
+            str(limit),
+            "build",
+            "--draft",
+            str(config_with_version(built_site, tmp_path, "2.0.0")),
+            "--out",
+            str(out),
+        ],
+        env=environment(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     error = finish(build)
     assert build.returncode == 2
     assert len(error.strip().splitlines()) == 1 and "File too large" in error and "Traceback" not in error
@@ -502,9 +542,19 @@ def test_a_file_size_limit_in_the_pdf_stage_is_one_line_and_leaves_the_site(buil
 def test_a_path_that_is_not_utf8_is_refused_before_the_audit(built_site: Built, tmp_path: Path) -> None:
     out = os.fsencode(tmp_path) + b"/site-\xff"
     result = subprocess.run(
-        [sys.executable.encode(), b"-m", b"refsens_report", b"build", b"--draft", os.fsencode(built_site.config_path), b"--out", out],
-        env=environment(), capture_output=True,
-    )  # fmt: skip
+        [
+            sys.executable.encode(),
+            b"-m",
+            b"refsens_report",
+            b"build",
+            b"--draft",
+            os.fsencode(built_site.config_path),
+            b"--out",
+            out,
+        ],
+        env=environment(),
+        capture_output=True,
+    )
     error = result.stderr.decode("utf-8", "replace")
     assert result.returncode == 2, error
     assert len(error.strip().splitlines()) == 1 and "UTF-8" in error and "Traceback" not in error
@@ -605,7 +655,9 @@ def config_of_dataset(built: Built, tmp_path: Path, name: str, version: str) -> 
     """A copy of the hostile record's config naming another dataset (and version)."""
     path = config_with_version(built, tmp_path, version)
     old = load_config(built.config_path).name
-    path.write_text(path.read_text(encoding="utf-8").replace(f'name = "{old}"', f'name = "{name}"', 1), encoding="utf-8")
+    path.write_text(
+        path.read_text(encoding="utf-8").replace(f'name = "{old}"', f'name = "{name}"', 1), encoding="utf-8"
+    )
     assert load_config(path).name == name
     return path
 

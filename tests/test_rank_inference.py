@@ -43,10 +43,12 @@ def brute_force_rank_sets(scores: np.ndarray, confidence: float, simultaneous: b
         while active:
             largest = []
             for b in range(1, replicates + 1):
-                largest.append(max(
-                    (scores[k, b] - scores[j, b] - difference[k, j]) / spread[k, j] if spread[k, j] > 0 else 0.0
-                    for k, j in active
-                ))  # fmt: skip
+                largest.append(
+                    max(
+                        (scores[k, b] - scores[j, b] - difference[k, j]) / spread[k, j] if spread[k, j] > 0 else 0.0
+                        for k, j in active
+                    )
+                )
             critical = np.quantile(largest, confidence)
             new = set()
             for k, j in active:
@@ -186,12 +188,15 @@ def test_leaderboard_partial_conjunction_rows_are_the_per_reference_one_sided_p_
             bonferroni = pick(rows, statistic=f"p_partial_bonferroni_{u}", **labels)
             fisher = pick(rows, statistic=f"p_partial_fisher_{u}", **labels)
             assert bonferroni["estimate"] == fisher["estimate"] == u
-            assert bonferroni["p_value"] == pytest.approx(max(min(1, (3 - v) * ordered[v]) for v in range(u)), rel=1e-12)
+            assert bonferroni["p_value"] == pytest.approx(
+                max(min(1, (3 - v) * ordered[v]) for v in range(u)), rel=1e-12
+            )
             scipy_fisher = max(combine_pvalues(ordered[v:], method="fisher").pvalue for v in range(u))
             assert fisher["p_value"] == pytest.approx(scipy_fisher, rel=1e-10)
         k_hat = pick(rows, statistic="k_hat", **labels)["estimate"]
-        assert k_hat == max([u for u in range(1, 4) if max(min(1, (3 - v) * ordered[v]) for v in range(u)) <= 0.05],
-                            default=0)  # fmt: skip
+        assert k_hat == max(
+            [u for u in range(1, 4) if max(min(1, (3 - v) * ordered[v]) for v in range(u)) <= 0.05], default=0
+        )
 
 
 @pytest.fixture(scope="module")
@@ -208,18 +213,33 @@ def test_rank_set_rows_hold_the_point_rank_and_name_the_plausible_best(audited):
         assert 1 <= lower["estimate"] <= rank["estimate"] <= upper["estimate"] <= len(OUTPUTS)
         assert best["estimate"] == (lower["estimate"] == 1)
         assert lower["ci_low"] is None and lower["p_value"] is None
-    best = select(audited.rows, analysis="leaderboard", statistic="best_set", rule="strict", language="pooled",
-                  reference="original")  # fmt: skip
-    top = pick(audited.rows, analysis="leaderboard", statistic="rank", rule="strict", language="pooled",
-               reference="original", estimate=1.0)  # fmt: skip
+    best = select(
+        audited.rows,
+        analysis="leaderboard",
+        statistic="best_set",
+        rule="strict",
+        language="pooled",
+        reference="original",
+    )
+    top = pick(
+        audited.rows,
+        analysis="leaderboard",
+        statistic="rank",
+        rule="strict",
+        language="pooled",
+        reference="original",
+        estimate=1.0,
+    )
     assert top["output"] in {row["output"] for row in best if row["estimate"] == 1}
 
 
 def test_replicability_rows_agree_with_the_interaction_margins(audited):
     """Per reference, the two one-sided p of a pair double to the margin's two-sided p, so with K golds the
     Bonferroni p at u = K (the largest per-gold p) of the better direction is at least half the largest margin p."""
-    margins = {(row["rule"], row["language"], row["output"], row["output_2"], row["reference"]): row
-               for row in select(audited.rows, analysis="interaction", statistic="margin")}  # fmt: skip
+    margins = {
+        (row["rule"], row["language"], row["output"], row["output_2"], row["reference"]): row
+        for row in select(audited.rows, analysis="interaction", statistic="margin")
+    }
     size = len(REFERENCES)
     for first, second in combinations(OUTPUTS, 2):
         labels = {"rule": "strict", "language": "pooled"}
@@ -229,11 +249,13 @@ def test_replicability_rows_agree_with_the_interaction_margins(audited):
         # each gold's smaller one-sided p is half its two-sided p (below 1): both directions' largest p reach it
         assert max(ahead["p_value"], behind["p_value"]) >= max(two_sided) / 2 - 1e-12
         for direction in (ahead, behind):
-            k_hat = pick(audited.rows, statistic="k_hat", output=direction["output"], output_2=direction["output_2"],
-                         **labels)  # fmt: skip
+            k_hat = pick(
+                audited.rows, statistic="k_hat", output=direction["output"], output_2=direction["output_2"], **labels
+            )
             assert 0 <= k_hat["estimate"] <= size
-    count = sum(len(select(audited.rows, analysis="leaderboard", statistic=f"p_partial_fisher_{u}"))
-                for u in range(1, size + 1))
+    count = sum(
+        len(select(audited.rows, analysis="leaderboard", statistic=f"p_partial_fisher_{u}")) for u in range(1, size + 1)
+    )
     assert count == len(OUTPUTS) * (len(OUTPUTS) - 1) * size * 2 * 3  # ordered pairs x u x rules x groups
 
 
@@ -248,8 +270,12 @@ def test_the_section_prints_the_rank_sets_the_replicability_table_and_says_k_hat
     # the page: one row per output, its rank and simultaneous set under each reference (main rule, pooled)
     assert board.columns == ("Output", *leaderboard.RANK_BOARD_COLUMNS * len(REFERENCES))
     assert len(board.rows) == len(OUTPUTS)
-    printed_lower = {cell.row for row in board.rows for cell in row if cell.field == "point"
-                     and view.rows.rows[cell.row]["statistic"] == "rank_lower_simultaneous"}  # fmt: skip
+    printed_lower = {
+        cell.row
+        for row in board.rows
+        for cell in row
+        if cell.field == "point" and view.rows.rows[cell.row]["statistic"] == "rank_lower_simultaneous"
+    }
     assert {view.rows.rows[index]["language"] for index in printed_lower} == {"pooled"}
     assert len(printed_lower) == len(OUTPUTS) * len(REFERENCES)
     # its CSV: every rule and language, the score and the percentile rank interval too
@@ -260,14 +286,21 @@ def test_the_section_prints_the_rank_sets_the_replicability_table_and_says_k_hat
     # the page: the adjacent pairs the sentence names; the CSV: both orders of every pair, every rule and language
     assert len(replicability.csv.rows) == len(select(audited.rows, analysis="leaderboard", statistic="k_hat"))
     assert [row[2].text for row in replicability.rows] == [
-        f"{winner} > {loser}" for winner, loser in leaderboard.adjacent_pairs(view)[:leaderboard.TOP_PAIRS]]
+        f"{winner} > {loser}" for winner, loser in leaderboard.adjacent_pairs(view)[: leaderboard.TOP_PAIRS]
+    ]
     said = " ".join(section.paragraphs)
     assert "Plausible best outputs" in said
     primary_order = sorted(
-        select(audited.rows, analysis="leaderboard", statistic="rank", rule="strict", language="pooled",
-               reference="original"),
+        select(
+            audited.rows,
+            analysis="leaderboard",
+            statistic="rank",
+            rule="strict",
+            language="pooled",
+            reference="original",
+        ),
         key=lambda row: (row["estimate"], OUTPUTS.index(row["output"])),
-    )  # fmt: skip
+    )
     winner, loser = primary_order[0]["output"], primary_order[1]["output"]
     k_hat = pick(audited.rows, statistic="k_hat", rule="strict", language="pooled", output=winner, output_2=loser)
     assert f"{winner} beats {loser} under {int(k_hat['estimate'])} of {len(REFERENCES)}" in said

@@ -112,9 +112,7 @@ def test_system_f1_against_the_original_gold_equals_the_published_figure(conll_r
 
 def test_seqeval_on_the_raw_files_agrees_for_the_best_system(conll_record, conll_config):
     """An outside reference: seqeval reads the system file's own columns, independently of our adapter."""
-    source = next(
-        s for s in conll_config.record_options.labellings if s.name == "interpreteval-CflairWglove_lstmCrf"
-    )
+    source = next(s for s in conll_config.record_options.labellings if s.name == "interpreteval-CflairWglove_lstmCrf")
     gold_sentences, predicted_sentences, gold, predicted = [], [], [], []
     for line in source.file.path.read_text(encoding="utf-8").splitlines() + [""]:
         fields = line.split()
@@ -263,14 +261,20 @@ def test_the_conll_appendix_answers_on_page_two_and_stays_short(tmp_path):
     # sentences on which the golds differ, every one of them in the listing files
     section = re.search(r'<section id="section-by_type".*?</section>', html, re.S).group(0)
     sentence = re.search(r"Under cleanconll instead of original \(strict, pooled;[^<]*", section).group(0)
-    assert re.search(r"most: (LOC|ORG|PER|MISC) \(\S+ [+-]\d+\.\d\d \[[+-]\d+\.\d\d, [+-]\d+\.\d\d\]", sentence), sentence
+    assert re.search(r"most: (LOC|ORG|PER|MISC) \(\S+ [+-]\d+\.\d\d \[[+-]\d+\.\d\d, [+-]\d+\.\d\d\]", sentence), (
+        sentence
+    )
     listed = {(c["second"], c["differing"]["pooled"]) for c in view.data["disagreements"]["comparisons"]}
     lines = [json.loads(line) for line in (folder / "disagreements.jsonl").read_text(encoding="utf-8").splitlines()]
     assert {second: sum(line["second"] == second for line in lines) for second, _ in listed} == dict(listed)
     assert all(count > 0 for _, count in listed)
     assert [line["impact"] for line in lines] == sorted((line["impact"] for line in lines), reverse=True)
     page = (folder / "disagreements.html").read_text(encoding="utf-8")
-    assert f'<bdi>{lines[0]["id"]}</bdi>' in page and page.count('<li class="item">') == sum(min(200, n) for _, n in listed)
+    assert f"<bdi>{lines[0]['id']}</bdi>" in page and page.count('<li class="item">') == sum(
+        min(200, n) for _, n in listed
+    )
+
+
 # ----------------------------------------------------------------------------------------------------------
 # tags-only files (token_column = 0): the shape shared-task outputs are distributed in. No such file is in the
 # shared data, so the prediction column of two real system files is cut out here (into tmp_path, never the
@@ -333,8 +337,13 @@ def test_overlap_tp_equals_nervaluate_ent_type_on_real_systems(conll_record, con
     counts = ItemCounts(conll_record.items, conll_config.roles.all_names)
 
     def documents(name):
-        return [[{"label": label, "start": start, "end": end - 1} for start, end, label in sorted(set(item.labellings[name]))]
-                for item in conll_record.items]  # fmt: skip
+        return [
+            [
+                {"label": label, "start": start, "end": end - 1}
+                for start, end, label in sorted(set(item.labellings[name]))
+            ]
+            for item in conll_record.items
+        ]
 
     gold = documents("original")
     for system in ("interpreteval-CflairWglove_lstmCrf", "spanner-CnonWrand_lstmCrf", "spanner-spanNER_generic"):

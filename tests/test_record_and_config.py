@@ -76,14 +76,20 @@ BAD_LINES = {
     "blank type": (good("en-2", **{A: [[0, 3, "  "]]}), "span 1 of labelling 'annotator_a'"),
     "non-string type": (good("en-2", **{A: [[0, 3, 5]]}), "span 1 of labelling 'annotator_a'"),
     "null type": (good("en-2", **{A: [[0, 3, None]]}), "span 1 of labelling 'annotator_a'"),
-    "start < 0": (good("en-2", **{B: [[0, 3, "PER"], [-1, 2, "LOC"]]}), "span 2 of labelling 'annotator_b' has start < 0"),
+    "start < 0": (
+        good("en-2", **{B: [[0, 3, "PER"], [-1, 2, "LOC"]]}),
+        "span 2 of labelling 'annotator_b' has start < 0",
+    ),
     "start == end": (good("en-2", **{D: [[3, 3, "PER"]]}), "start >= end"),
     "start > end": (good("en-2", **{D: [[4, 2, "PER"]]}), "start >= end"),
     "end beyond text": (
         item("en-2", "en", text="abcd", **{A: [[0, 4, "X"]], B: [[1, 5, "X"]], D: [], R: []}),
         "labelling 'annotator_b'",
     ),
-    "third_pass a string": (item("en-2", "en", meta={"third_pass": "yes"}, **{A: [], B: [], D: [], R: []}), "third_pass"),
+    "third_pass a string": (
+        item("en-2", "en", meta={"third_pass": "yes"}, **{A: [], B: [], D: [], R: []}),
+        "third_pass",
+    ),
     "third_pass a number": (item("en-2", "en", meta={"third_pass": 1}, **{A: [], B: [], D: [], R: []}), "third_pass"),
     "third_pass null": (item("en-2", "en", meta={"third_pass": None}, **{A: [], B: [], D: [], R: []}), "third_pass"),
     "undecodable bytes": (b'{"id": "en-2", "language": "\xff", "labellings": {}}', "UTF-8"),
@@ -207,20 +213,31 @@ CONFIG_PROBLEMS = {
         dict(audit={"resample": 10}),
         "Config value 'audit.resample': unknown key",
     ),
-    "resamples -3": (dict(audit={"resamples": -3}), "Config value 'audit.resamples': must be a positive integer or \"auto\", got -3"),
-    "resamples zero": (dict(audit={"resamples": 0}), "Config value 'audit.resamples': must be a positive integer or \"auto\", got 0"),
+    "resamples -3": (
+        dict(audit={"resamples": -3}),
+        "Config value 'audit.resamples': must be a positive integer or \"auto\", got -3",
+    ),
+    "resamples zero": (
+        dict(audit={"resamples": 0}),
+        "Config value 'audit.resamples': must be a positive integer or \"auto\", got 0",
+    ),
     "resamples a string": (dict(audit={"resamples": "200"}), "Config value 'audit.resamples'"),
     "resamples a float": (dict(audit={"resamples": 2.5}), "Config value 'audit.resamples'"),
     "resamples a boolean": (dict(audit={"resamples": True}), "Config value 'audit.resamples'"),
     "seed negative": (dict(audit={"seed": -1}), "Config value 'audit.seed'"),
     "confidence 1": (dict(audit={"confidence": 1}), "Config value 'audit.confidence'"),
     "confidence 95": (dict(audit={"confidence": 95}), "Config value 'audit.confidence'"),
-    "bad rule": (dict(audit={"rules": ["strict", "fuzzy"]}),
-                 "Config value 'audit.rules': must be a non-empty list drawn from strict, relaxed, overlap"),
+    "bad rule": (
+        dict(audit={"rules": ["strict", "fuzzy"]}),
+        "Config value 'audit.rules': must be a non-empty list drawn from strict, relaxed, overlap",
+    ),
     "empty rules": (dict(audit={"rules": []}), "Config value 'audit.rules'"),
     "rules not a list": (dict(audit={"rules": "strict"}), "Config value 'audit.rules'"),
     "bad policy": (dict(audit={"duplicate_policy": "keep_middle"}), "Config value 'audit.duplicate_policy'"),
-    "exclude not boolean": (dict(audit={"exclude_defective_duplicates": "yes"}), "Config value 'audit.exclude_defective_duplicates'"),
+    "exclude not boolean": (
+        dict(audit={"exclude_defective_duplicates": "yes"}),
+        "Config value 'audit.exclude_defective_duplicates'",
+    ),
     "version with a slash": (dict(version="1.0/evil"), "Config value 'dataset.version'"),
     "version with ..": (dict(version="../1.0"), "Config value 'dataset.version'"),
     "version ..": (dict(version=".."), "Config value 'dataset.version'"),
@@ -231,17 +248,24 @@ CONFIG_PROBLEMS = {
     "no references": (dict(references=()), "Config value 'roles.references'"),
     "repeated reference": (dict(references=(D, D)), "Config value 'roles.references'"),
     # [engine] (tests/test_engine.py has the rest, with a Dask cluster)
-    "engine: workers without dask": (dict(extra="[engine]\nworkers = 2\n"),
-                                     "Config value 'engine.workers': applies to backend = \"dask\" only"),
-    "engine: scheduler and workers": (dict(extra='[engine]\nbackend = "dask"\nscheduler = "tcp://127.0.0.1:8786"\n'
-                                                 "workers = 2\n"),
-                                      "Config value 'engine.workers': give either scheduler"),
+    "engine: workers without dask": (
+        dict(extra="[engine]\nworkers = 2\n"),
+        "Config value 'engine.workers': applies to backend = \"dask\" only",
+    ),
+    "engine: scheduler and workers": (
+        dict(extra='[engine]\nbackend = "dask"\nscheduler = "tcp://127.0.0.1:8786"\nworkers = 2\n'),
+        "Config value 'engine.workers': give either scheduler",
+    ),
     "engine: unknown key": (dict(extra="[engine]\nthreads = 2\n"), "Config value 'engine.threads': unknown key"),
     # [roles] descriptions: what a labelling is, for the appendix's table of the references
-    "description of no labelling": (dict(extra='[roles.descriptions]\nrevewer = "typo"\n'),
-                                    "Config value 'roles.descriptions.revewer': names no labelling of [roles]"),
-    "description not a string": (dict(extra=f"[roles.descriptions]\n{D} = 3\n"),
-                                 f"Config value 'roles.descriptions.{D}': must be a non-empty string, got 3"),
+    "description of no labelling": (
+        dict(extra='[roles.descriptions]\nrevewer = "typo"\n'),
+        "Config value 'roles.descriptions.revewer': names no labelling of [roles]",
+    ),
+    "description not a string": (
+        dict(extra=f"[roles.descriptions]\n{D} = 3\n"),
+        f"Config value 'roles.descriptions.{D}': must be a non-empty string, got 3",
+    ),
 }
 
 
@@ -430,23 +454,35 @@ def test_record_label_map_applies_to_a_jsonl_record_before_the_audit(tmp_path, c
     from refsens_report.load import load_record
 
     lines = [
-        item("en-1", "en", meta={"third_pass": False}, **{A: [[0, 3, "DATE"]], B: [[0, 3, "TIME"]],
-             D: [[0, 3, "DATE"], [0, 3, "TIME"]], R: [[0, 3, "DATE"], [4, 6, "MISC"]]}),
-    ]  # fmt: skip
+        item(
+            "en-1",
+            "en",
+            meta={"third_pass": False},
+            **{
+                A: [[0, 3, "DATE"]],
+                B: [[0, 3, "TIME"]],
+                D: [[0, 3, "DATE"], [0, 3, "TIME"]],
+                R: [[0, 3, "DATE"], [4, 6, "MISC"]],
+            },
+        ),
+    ]
     path = write_project(tmp_path, lines)
     path.write_text(
-        path.read_text().replace('format = "jsonl"\n', 'format = "jsonl"\nlabel_map = { DATE = "DATETIME", '
-                                 'TIME = "DATETIME", MISC = "" }\n'),
+        path.read_text().replace(
+            'format = "jsonl"\n', 'format = "jsonl"\nlabel_map = { DATE = "DATETIME", TIME = "DATETIME", MISC = "" }\n'
+        ),
         encoding="utf-8",
-    )  # fmt: skip
+    )
     record = load_record(load_config(path))
     assert record.items[0].labellings[D] == ((0, 3, "DATETIME"), (0, 3, "DATETIME"))
     assert record.items[0].labellings[R] == ((0, 3, "DATETIME"),)
     assert any("dropped 1 MISC span (reviewer 1)" in note for note in record.notes)
     rows = run_audit(load_config(path)).rows
     assert pick(rows, analysis="agreement", statistic="f1", rule="strict", language="en")["estimate"] == 100.0
-    assert pick(rows, analysis="swap", statistic="score", rule="strict", language="en", output=A,
-                reference=D)["estimate"] == 100.0  # fmt: skip
+    assert (
+        pick(rows, analysis="swap", statistic="score", rule="strict", language="en", output=A, reference=D)["estimate"]
+        == 100.0
+    )
     code, out, err = run_validate(path, capsys)
     assert code == 0, err
 
@@ -454,14 +490,16 @@ def test_record_label_map_applies_to_a_jsonl_record_before_the_audit(tmp_path, c
 def test_a_local_cluster_of_more_workers_than_four_per_core_is_refused(tmp_path, capsys, monkeypatch):
     """`workers = 256` on a 2-core machine is a typo: at most 4 per core of the machine the audit runs on."""
     monkeypatch.setattr("os.cpu_count", lambda: 2)
-    write_record(tmp_path / "record.jsonl", [item("en-1", "en", annotator_a=[], annotator_b=[], delivered=[],
-                                                  reviewer=[])])  # fmt: skip
+    write_record(
+        tmp_path / "record.jsonl", [item("en-1", "en", annotator_a=[], annotator_b=[], delivered=[], reviewer=[])]
+    )
     engine = '[engine]\nbackend = "dask"\nworkers = {}\n'
     config = tmp_path / "refsens.toml"
     config.write_text(config_text(extra=engine.format(256)), encoding="utf-8")
     assert main(["validate", str(config)]) == 2
     err = capsys.readouterr().err
-    assert err.strip() == ("error: Config value 'engine.workers': must be at most 8 (4 processes per core; this "
-                           "machine has 2), got 256"), err  # fmt: skip
+    assert err.strip() == (
+        "error: Config value 'engine.workers': must be at most 8 (4 processes per core; this machine has 2), got 256"
+    ), err
     config.write_text(config_text(extra=engine.format(8)), encoding="utf-8")
     assert load_config(config).engine.workers == 8

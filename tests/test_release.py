@@ -34,33 +34,92 @@ def pooled(**values):
 def hand_made_results(leaderboard: bool = True) -> dict:
     """Results with known numbers for each check (and a non-primary skew that must be ignored)."""
     rows = [
-        pooled(analysis="neutrality", statistic="skew", output="a", output_2="b", reference="delivered",
-               estimate=2.0, ci_low=0.5, ci_high=3.5),
-        pooled(analysis="neutrality", statistic="skew", output="a", output_2="b", reference="reviewer",
-               estimate=9.0, ci_low=8.0, ci_high=10.0),
-        pooled(analysis="swap", statistic="delta", rule="strict", output="a", reference="delivered",
-               reference_2="reviewer", estimate=3.0, ci_low=2.0, ci_high=4.0),
-        pooled(analysis="swap", statistic="delta", rule="strict", output="b", reference="delivered",
-               reference_2="reviewer", estimate=-1.0, ci_low=-2.5, ci_high=0.5),
-        pooled(analysis="swap", statistic="delta", rule="relaxed", output="a", reference="delivered",
-               reference_2="reviewer", estimate=-30.0, ci_low=-31.0, ci_high=-29.0),  # not the main rule
+        pooled(
+            analysis="neutrality",
+            statistic="skew",
+            output="a",
+            output_2="b",
+            reference="delivered",
+            estimate=2.0,
+            ci_low=0.5,
+            ci_high=3.5,
+        ),
+        pooled(
+            analysis="neutrality",
+            statistic="skew",
+            output="a",
+            output_2="b",
+            reference="reviewer",
+            estimate=9.0,
+            ci_low=8.0,
+            ci_high=10.0,
+        ),
+        pooled(
+            analysis="swap",
+            statistic="delta",
+            rule="strict",
+            output="a",
+            reference="delivered",
+            reference_2="reviewer",
+            estimate=3.0,
+            ci_low=2.0,
+            ci_high=4.0,
+        ),
+        pooled(
+            analysis="swap",
+            statistic="delta",
+            rule="strict",
+            output="b",
+            reference="delivered",
+            reference_2="reviewer",
+            estimate=-1.0,
+            ci_low=-2.5,
+            ci_high=0.5,
+        ),
+        pooled(
+            analysis="swap",
+            statistic="delta",
+            rule="relaxed",
+            output="a",
+            reference="delivered",
+            reference_2="reviewer",
+            estimate=-30.0,
+            ci_low=-31.0,
+            ci_high=-29.0,
+        ),  # not the main rule
         pooled(analysis="band", statistic="band", rule="strict", output="", estimate=4.0),
-    ]  # fmt: skip
+    ]
     if leaderboard:
         rows += [
-            pooled(analysis="leaderboard", statistic="kendall_tau", rule="strict", reference="delivered",
-                   reference_2="reviewer", estimate=0.6, ci_low=0.2, ci_high=1.0),
-            pooled(analysis="leaderboard", statistic="flips_significant", rule="strict", reference="delivered",
-                   reference_2="reviewer", estimate=1.0),
-        ]  # fmt: skip
+            pooled(
+                analysis="leaderboard",
+                statistic="kendall_tau",
+                rule="strict",
+                reference="delivered",
+                reference_2="reviewer",
+                estimate=0.6,
+                ci_low=0.2,
+                ci_high=1.0,
+            ),
+            pooled(
+                analysis="leaderboard",
+                statistic="flips_significant",
+                rule="strict",
+                reference="delivered",
+                reference_2="reviewer",
+                estimate=1.0,
+            ),
+        ]
     return {
         "dataset": {"name": "Hand-made", "version": "1.0.0"},
-        "config": {"roles": {"annotators": ["a", "b"], "outputs": ["a", "b", "c"], "references": ["delivered", "reviewer"]},
-                   "audit": {"rules": ["strict", "relaxed"]}},
+        "config": {
+            "roles": {"annotators": ["a", "b"], "outputs": ["a", "b", "c"], "references": ["delivered", "reviewer"]},
+            "audit": {"rules": ["strict", "relaxed"]},
+        },
         "confidence": 0.95,
         "rows": rows,
         "applicability": {"leaderboard": None if leaderboard else "A leaderboard needs three or more scored outputs."},
-    }  # fmt: skip
+    }
 
 
 # (key, threshold, fail_when, status, value compared): each key passing and failing, each way of deciding
@@ -84,7 +143,7 @@ GATE_CASES = [
     ("min_kendall_tau", 1.0, "all_of_interval", "PASS", 1.0),
     ("max_significant_flips", 1, "estimate", "PASS", 1.0),
     ("max_significant_flips", 0, "estimate", "FAIL", 1.0),
-]  # fmt: skip
+]
 
 
 @pytest.mark.parametrize(("key", "threshold", "fail_when", "status", "decided"), GATE_CASES)
@@ -128,7 +187,9 @@ def test_the_checks_are_the_analyses_declarations_and_docs_ci_lists_each() -> No
 # --- the gate from the command line ----------------------------------------------------------------
 
 
-def small_record(directory: Path, version: str, neutral: bool = False, check_table: str = "", items: int = 1500) -> Path:
+def small_record(
+    directory: Path, version: str, neutral: bool = False, check_table: str = "", items: int = 1500
+) -> Path:
     """Simulate a small record (200 resamples) under ``version``; return its config (with [check])."""
     from refsens_report.demo import write_simulation
 
@@ -168,16 +229,23 @@ def test_check_exit_codes_lines_and_junit(record_config: Path, tmp_path: Path, c
     passing = with_checks(record_config, "max_band = 5\nmax_abs_delta = 3\nmin_kendall_tau = 0.5\n", tmp_path)
     assert main(["check", str(passing), "--results", str(results)]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert [line.split()[0] for line in out[1:4]] == ["PASS", "PASS", "PASS"] and out[-1] == "3 checks: 3 passed, 0 failed"
+    assert [line.split()[0] for line in out[1:4]] == ["PASS", "PASS", "PASS"] and out[
+        -1
+    ] == "3 checks: 3 passed, 0 failed"
 
-    failing = with_checks(record_config, 'max_band = 3\nmax_abs_skew = { threshold = 3, fail_when = "any_of_interval" }\n'
-                                         "max_significant_flips = 1\n", tmp_path)  # fmt: skip
+    failing = with_checks(
+        record_config,
+        'max_band = 3\nmax_abs_skew = { threshold = 3, fail_when = "any_of_interval" }\nmax_significant_flips = 1\n',
+        tmp_path,
+    )
     report = tmp_path / "reports" / "check.xml"
     assert main(["check", str(failing), "--results", str(results), "--junit", str(report)]) == 1
     out = capsys.readouterr().out
     assert "FAIL  max_band = 3: band, strict, pooled: 4.00; estimate 4.00 > 3" in out
-    assert "FAIL  max_abs_skew = 3: skew of delivered, a − b, pooled: +2.0 [+0.5, +3.5]; " \
-           "largest |value| in the interval 3.5 > 3" in out
+    assert (
+        "FAIL  max_abs_skew = 3: skew of delivered, a − b, pooled: +2.0 [+0.5, +3.5]; "
+        "largest |value| in the interval 3.5 > 3" in out
+    )
     assert "PASS  max_significant_flips = 1" in out
     suite = next(iter(JUnitXml.fromfile(str(report))))
     assert (suite.tests, suite.failures, suite.errors) == (3, 2, 0)
@@ -187,12 +255,25 @@ def test_check_exit_codes_lines_and_junit(record_config: Path, tmp_path: Path, c
     assert cases["max_significant_flips"].is_passed
 
     # a check the results cannot answer: its line, an error in the JUnit report, exit 2 naming it
-    assert main(["check", str(passing), "--results", str(write_hand_made(tmp_path / "no-board", leaderboard=False)),
-                 "--junit", str(report)]) == 2  # fmt: skip
+    assert (
+        main(
+            [
+                "check",
+                str(passing),
+                "--results",
+                str(write_hand_made(tmp_path / "no-board", leaderboard=False)),
+                "--junit",
+                str(report),
+            ]
+        )
+        == 2
+    )
     captured = capsys.readouterr()
     assert "N/A   min_kendall_tau = 0.5: not evaluated" in captured.out
     assert "min_kendall_tau" in captured.err and "Traceback" not in captured.err
-    errors = [case for case in next(iter(JUnitXml.fromfile(str(report)))) if case.result and isinstance(case.result[0], Error)]
+    errors = [
+        case for case in next(iter(JUnitXml.fromfile(str(report)))) if case.result and isinstance(case.result[0], Error)
+    ]
     assert [case.name for case in errors] == ["min_kendall_tau"]
 
 
@@ -205,20 +286,25 @@ def test_check_runs_the_audit_when_no_results_are_given(record_config: Path, tmp
     assert "FAIL  max_band = 0" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize(("table", "named"), [
-    ("max_bandd = 3\n", "'check.max_bandd': unknown key"),
-    ('max_band = { threshold = 3, fail_when = "any_of_interval" }\n', "'check.max_band.fail_when'"),
-    ('max_abs_delta = { threshold = 3, fail_when = "sometimes" }\n', "'check.max_abs_delta.fail_when'"),
-    ("min_kendall_tau = 2\n", "'check.min_kendall_tau': must be between -1 and 1"),
-    ('max_abs_delta = "big"\n', "'check.max_abs_delta': must be a number"),
-    ("max_significant_flips = 1.5\n", "'check.max_significant_flips': must be a whole number"),
-    ("max_abs_skew = -1\n", "'check.max_abs_skew': must be 0 or more"),
-    ('max_abs_skew = { fail_when = "estimate" }\n', "'check.max_abs_skew': needs a threshold"),
-    ("max_band = { threshold = 3, colour = 1 }\n", "'check.max_band.colour': unknown key"),
-    ("max_band = " + "9" * 400 + "\n", "'check.max_band': must be a number, got 999"),  # beyond a float
-    ("max_abs_delta = { threshold = -" + "9" * 400 + " }\n", "'check.max_abs_delta.threshold': must be a number"),
-])  # fmt: skip
-def test_bad_check_keys_exit_2_naming_the_key(record_config: Path, tmp_path: Path, capsys, table: str, named: str) -> None:
+@pytest.mark.parametrize(
+    ("table", "named"),
+    [
+        ("max_bandd = 3\n", "'check.max_bandd': unknown key"),
+        ('max_band = { threshold = 3, fail_when = "any_of_interval" }\n', "'check.max_band.fail_when'"),
+        ('max_abs_delta = { threshold = 3, fail_when = "sometimes" }\n', "'check.max_abs_delta.fail_when'"),
+        ("min_kendall_tau = 2\n", "'check.min_kendall_tau': must be between -1 and 1"),
+        ('max_abs_delta = "big"\n', "'check.max_abs_delta': must be a number"),
+        ("max_significant_flips = 1.5\n", "'check.max_significant_flips': must be a whole number"),
+        ("max_abs_skew = -1\n", "'check.max_abs_skew': must be 0 or more"),
+        ('max_abs_skew = { fail_when = "estimate" }\n', "'check.max_abs_skew': needs a threshold"),
+        ("max_band = { threshold = 3, colour = 1 }\n", "'check.max_band.colour': unknown key"),
+        ("max_band = " + "9" * 400 + "\n", "'check.max_band': must be a number, got 999"),  # beyond a float
+        ("max_abs_delta = { threshold = -" + "9" * 400 + " }\n", "'check.max_abs_delta.threshold': must be a number"),
+    ],
+)
+def test_bad_check_keys_exit_2_naming_the_key(
+    record_config: Path, tmp_path: Path, capsys, table: str, named: str
+) -> None:
     config = with_checks(record_config, table, tmp_path)
     assert main(["check", str(config), "--results", str(write_hand_made(tmp_path / "results"))]) == 2
     err = capsys.readouterr().err
@@ -235,31 +321,49 @@ def deeply_nested(depth: int) -> str:
 # results.json files `check --results` must refuse in one line naming what is wrong
 MALFORMED_RESULTS = {
     "deeply nested": ('{"rows": [], "config": ' + deeply_nested(100_000) + "}", "nested too deeply"),
-    "a deeply nested row": (lambda: {**hand_made_results(), "rows": [json.loads(deeply_nested(900))]},
-                            "rows[0] must be an object"),
+    "a deeply nested row": (
+        lambda: {**hand_made_results(), "rows": [json.loads(deeply_nested(900))]},
+        "rows[0] must be an object",
+    ),
     "a row not an object": (lambda: {**hand_made_results(), "rows": [1]}, "rows[0] must be an object, got 1"),
-    "a row without an estimate": (lambda: {**hand_made_results(), "rows": [
-        {key: value for key, value in row.items() if key != "estimate"} for row in hand_made_results()["rows"]]},
-        "rows[0] has no estimate"),
-    "an estimate as text": (lambda: {**hand_made_results(), "rows": [
-        {**row, "estimate": "4.0"} for row in hand_made_results()["rows"]]}, "rows[0].estimate is '4.0'"),
-    "a statistic as a number": (lambda: {**hand_made_results(), "rows": [
-        {**row, "statistic": 7} for row in hand_made_results()["rows"]]}, "rows[0].statistic is 7"),
+    "a row without an estimate": (
+        lambda: {
+            **hand_made_results(),
+            "rows": [
+                {key: value for key, value in row.items() if key != "estimate"} for row in hand_made_results()["rows"]
+            ],
+        },
+        "rows[0] has no estimate",
+    ),
+    "an estimate as text": (
+        lambda: {**hand_made_results(), "rows": [{**row, "estimate": "4.0"} for row in hand_made_results()["rows"]]},
+        "rows[0].estimate is '4.0'",
+    ),
+    "a statistic as a number": (
+        lambda: {**hand_made_results(), "rows": [{**row, "statistic": 7} for row in hand_made_results()["rows"]]},
+        "rows[0].statistic is 7",
+    ),
     "config a list": (lambda: {**hand_made_results(), "config": []}, "config must be an object, got []"),
     "no roles": (lambda: {**hand_made_results(), "config": {"audit": {}}}, "config.roles must be an object"),
-    "no references": (lambda: {**hand_made_results(), "config": {"roles": {"outputs": ["a"], "references": []}}},
-                      "config.roles.references names no reference"),
-    "an unknown rule": (lambda: {**hand_made_results(), "config": {**hand_made_results()["config"],
-                                                                   "audit": {"rules": ["lenient"]}}},
-                        "config.audit.rules must be a list of"),
-    "applicability a list": (lambda: {**hand_made_results(), "applicability": ["x"]},
-                             "applicability must be an object"),
-}  # fmt: skip
+    "no references": (
+        lambda: {**hand_made_results(), "config": {"roles": {"outputs": ["a"], "references": []}}},
+        "config.roles.references names no reference",
+    ),
+    "an unknown rule": (
+        lambda: {**hand_made_results(), "config": {**hand_made_results()["config"], "audit": {"rules": ["lenient"]}}},
+        "config.audit.rules must be a list of",
+    ),
+    "applicability a list": (
+        lambda: {**hand_made_results(), "applicability": ["x"]},
+        "applicability must be an object",
+    ),
+}
 
 
 @pytest.mark.parametrize("case", sorted(MALFORMED_RESULTS))
-def test_check_refuses_a_malformed_results_json_in_one_line(case: str, record_config: Path, tmp_path: Path,
-                                                             capsys) -> None:  # fmt: skip
+def test_check_refuses_a_malformed_results_json_in_one_line(
+    case: str, record_config: Path, tmp_path: Path, capsys
+) -> None:
     made, named = MALFORMED_RESULTS[case]
     (tmp_path / "results.json").write_text(made if isinstance(made, str) else json.dumps(made()), encoding="utf-8")
     config = with_checks(record_config, "max_band = 5\nmax_abs_delta = 3\nmin_kendall_tau = 0.5\n", tmp_path)
@@ -270,15 +374,18 @@ def test_check_refuses_a_malformed_results_json_in_one_line(case: str, record_co
     assert named in err, err
 
 
-def test_names_holding_controls_are_escaped_on_the_terminal_and_in_junit(record_config: Path, tmp_path: Path,
-                                                                        capsys) -> None:  # fmt: skip
+def test_names_holding_controls_are_escaped_on_the_terminal_and_in_junit(
+    record_config: Path, tmp_path: Path, capsys
+) -> None:
     from junitparser import JUnitXml
 
     results = hand_made_results()
     escape, override = "\x1b[2J", "\u202e"
     results["dataset"] = {"name": f"Hand{escape}made", "version": f"1{override}.0\x00"}
-    results["rows"] = [{**row, "output": f"a{escape}", "reference": f"delivered{override}"} if row["output"] == "a"
-                       else row for row in results["rows"]]  # fmt: skip
+    results["rows"] = [
+        {**row, "output": f"a{escape}", "reference": f"delivered{override}"} if row["output"] == "a" else row
+        for row in results["rows"]
+    ]
     (tmp_path / "results.json").write_text(json.dumps(results), encoding="utf-8")
     config = with_checks(record_config, "max_abs_delta = 2\nmax_band = 3\n", tmp_path)
     report = tmp_path / "check.xml"
@@ -296,8 +403,17 @@ def test_check_without_a_check_table_is_bad_input(record_config: Path, tmp_path:
     assert "no [check] table" in capsys.readouterr().err
     assert main(["check", str(with_checks(record_config, "", tmp_path)), "--results", str(tmp_path / "r")]) == 2
     assert "names no check" in capsys.readouterr().err
-    assert main(["check", str(with_checks(record_config, "max_band = 1\n", tmp_path)), "--results",
-                 str(tmp_path / "missing")]) == 2  # fmt: skip
+    assert (
+        main(
+            [
+                "check",
+                str(with_checks(record_config, "max_band = 1\n", tmp_path)),
+                "--results",
+                str(tmp_path / "missing"),
+            ]
+        )
+        == 2
+    )
     assert "no results.json" in capsys.readouterr().err
 
 
@@ -307,9 +423,11 @@ def test_help_texts_say_what_each_command_and_option_does(capsys) -> None:
     assert done.value.code == 0
     text = capsys.readouterr().out
     assert "exit codes: 0 success, 1 a release check failed" in text and "check" in text
-    for command, words in (("check", ("--junit", "--results", "max_band", "exit codes")),
-                           ("build", ("--no-pdf", "--compare-to", "--resamples", "--quiet")),
-                           ("audit", ("--resamples", "--quiet"))):  # fmt: skip
+    for command, words in (
+        ("check", ("--junit", "--results", "max_band", "exit codes")),
+        ("build", ("--no-pdf", "--compare-to", "--resamples", "--quiet")),
+        ("audit", ("--resamples", "--quiet")),
+    ):
         with pytest.raises(SystemExit):
             main([command, "--help"])
         text = capsys.readouterr().out
@@ -330,13 +448,17 @@ def versions(tmp_path_factory: pytest.TempPathFactory) -> dict:
     failing [check]) and 1.1.0, where the primary reference `delivered` was rebuilt by a neutral rule (on
     about 600 audited items its skew moves well beyond both intervals)."""
     base = tmp_path_factory.mktemp("versions")
-    first = small_record(base / "first", "1.0.0", check_table="[check]\nmax_band = 0\nmax_abs_skew = 1000\n",
-                         items=6000)  # fmt: skip
+    first = small_record(
+        base / "first", "1.0.0", check_table="[check]\nmax_band = 0\nmax_abs_skew = 1000\n", items=6000
+    )
     second = small_record(base / "second", "1.1.0", neutral=True, items=6000)
     site = base / "site"
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("SOURCE_DATE_EPOCH", SOURCE_DATE_EPOCH)
-        codes = [main(["build", "--draft", str(config), "--out", str(site), "--no-pdf", "--quiet"]) for config in (first, second)]
+        codes = [
+            main(["build", "--draft", str(config), "--out", str(site), "--no-pdf", "--quiet"])
+            for config in (first, second)
+        ]
     return {"site": site, "codes": codes, "first": first, "second": second}
 
 
@@ -385,7 +507,8 @@ def test_changes_name_the_rebuilt_reference(versions: dict) -> None:
     removed = [row for row in rows if row["change"] == "removed"]
     assert len(rows) == len(current) + len(removed)
     assert {(row["analysis"], row["statistic"]) for row in rows if row["change"] in ("added", "removed")} <= {
-        ("leaderboard", "flip")}
+        ("leaderboard", "flip")
+    }
 
     def change(**where: str) -> dict[str, str]:
         found = [row for row in rows if all(row[column] == value for column, value in where.items())]
@@ -395,13 +518,20 @@ def test_changes_name_the_rebuilt_reference(versions: dict) -> None:
     # delivered was rebuilt: its skew moved beyond both intervals; the reviewer gold and the annotators did not move
     skew = change(analysis="neutrality", statistic="skew", language="pooled", reference="delivered")
     assert skew["change"] == "moved" and skew["headline"] == "yes"
-    assert float(skew["difference"]) == pytest.approx(float(skew["current_estimate"]) - float(skew["previous_estimate"]))
-    assert change(analysis="neutrality", statistic="skew", language="pooled", reference="reviewer")["change"] == "unchanged"
+    assert float(skew["difference"]) == pytest.approx(
+        float(skew["current_estimate"]) - float(skew["previous_estimate"])
+    )
+    assert (
+        change(analysis="neutrality", statistic="skew", language="pooled", reference="reviewer")["change"]
+        == "unchanged"
+    )
     assert change(analysis="agreement", statistic="f1", rule="strict", language="pooled")["change"] == "unchanged"
     # the section: the title in the contents, the moved skew in the headline table, the summary's line
     text = page_text(folder / "index.html")
     assert "Changes since 1.0.0" in text
-    assert re.search(r"skew of delivered, annotator_a − annotator_b, pooled \S+ \[\S+, \S+\] \S+ \[\S+, \S+\] \S+ moved", text)
+    assert re.search(
+        r"skew of delivered, annotator_a − annotator_b, pooled \S+ \[\S+, \S+\] \S+ \[\S+, \S+\] \S+ moved", text
+    )
     assert "Since 1.0.0:" in text and "headline numbers moved beyond their intervals" in text
     assert "The same references, outputs, annotators and languages as in 1.0.0." in text
 
@@ -409,34 +539,58 @@ def test_changes_name_the_rebuilt_reference(versions: dict) -> None:
 def test_the_index_shows_every_versions_headlines_side_by_side(versions: dict) -> None:
     index = (versions["site"] / "index.html").read_text(encoding="utf-8")
     assert "Headline numbers side by side" in index
-    grid = index[index.index('class="grid"'):]
-    heads = re.findall(r'<th scope="col">([^<]+)</th>', grid[:grid.index("</thead>")])
+    grid = index[index.index('class="grid"') :]
+    heads = re.findall(r'<th scope="col">([^<]+)</th>', grid[: grid.index("</thead>")])
     assert heads == ["Statistic", "1.1.0", "1.0.0"]
     for version in ("1.0.0", "1.1.0"):
         results = json.loads((versions["site"] / version / "results.json").read_text(encoding="utf-8"))
-        skew = next(row for row in results["rows"] if row["statistic"] == "skew" and row["language"] == "pooled"
-                    and row["reference"] == "delivered")  # fmt: skip
+        skew = next(
+            row
+            for row in results["rows"]
+            if row["statistic"] == "skew" and row["language"] == "pooled" and row["reference"] == "delivered"
+        )
         assert said(skew) in grid
 
 
 def test_compare_to_picks_the_baseline_and_a_bad_one_changes_nothing(versions: dict, tmp_path: Path, capsys) -> None:
     site = versions["site"]
     third = versions["second"].parent / "third.toml"
-    third.write_text(versions["second"].read_text(encoding="utf-8").replace('version = "1.1.0"', 'version = "2.0.0"'),
-                     encoding="utf-8")  # fmt: skip
+    third.write_text(
+        versions["second"].read_text(encoding="utf-8").replace('version = "1.1.0"', 'version = "2.0.0"'),
+        encoding="utf-8",
+    )
     before = sorted(path.name for path in site.iterdir())
     index = (site / "index.html").read_bytes()
     assert main(["build", "--draft", str(third), "--out", str(site), "--no-pdf", "--compare-to", "0.9.0"]) == 2
     assert "--compare-to 0.9.0: no such version" in capsys.readouterr().err
     assert sorted(path.name for path in site.iterdir()) == before and (site / "index.html").read_bytes() == index
-    assert main(["build", "--draft", str(third), "--out", str(site), "--no-pdf", "--quiet", "--compare-to", "1.0.0",
-                 "--resamples", "100"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "build",
+                "--draft",
+                str(third),
+                "--out",
+                str(site),
+                "--no-pdf",
+                "--quiet",
+                "--compare-to",
+                "1.0.0",
+                "--resamples",
+                "100",
+            ]
+        )
+        == 0
+    )
     folder = site / "2.0.0"
     assert "Changes since 1.0.0" in page_text(folder / "index.html")
     assert json.loads((folder / "results.json").read_text(encoding="utf-8"))["resamples"] == 100
     # the same record as 1.1.0 but compared with 1.0.0: delivered's skew moved, as between 1.0.0 and 1.1.0
-    moved = {(row["analysis"], row["statistic"], row["reference"]) for row in read_changes(folder)
-             if row["change"] == "moved" and row["language"] == "pooled"}  # fmt: skip
+    moved = {
+        (row["analysis"], row["statistic"], row["reference"])
+        for row in read_changes(folder)
+        if row["change"] == "moved" and row["language"] == "pooled"
+    }
     assert ("neutrality", "skew", "delivered") in moved
 
 
@@ -449,13 +603,16 @@ def test_references_and_outputs_added_or_removed_are_named() -> None:
     previous["rows"][0].update(estimate=9.0, ci_low=8.0, ci_high=10.0)  # the primary skew: 9.0 then, 2.0 now
     section, text = changes.compare("0.9.0", previous, "0" * 64, current)
     assert [(role.role, role.added, role.removed) for role in section.roles] == [
-        ("references", ("reviewer",), ()), ("outputs", ("c",), ("old",))]
+        ("references", ("reviewer",), ()),
+        ("outputs", ("c",), ("old",)),
+    ]
     classes = {line.split(",")[1] + ":" + line.split(",")[6]: line.rsplit(",", 2)[1] for line in text.splitlines()[1:]}
     assert classes["delta:delivered"] == "added" and classes["kendall_tau:delivered"] == "added"
     assert [(headline.label, headline.change) for headline in section.headlines][0] == (
-        "skew of delivered, a − b, pooled", "moved")
+        "skew of delivered, a − b, pooled",
+        "moved",
+    )
     assert "references added: reviewer" in section.sentence and "outputs removed: old" in section.sentence
-
 
 
 def _nested(depth: int) -> object:
@@ -466,17 +623,25 @@ def _nested(depth: int) -> object:
 
 
 TAMPERED = {  # a previous version's results.json edited by hand or damaged: (how, what the message says)
-    "a deeply nested estimate": (lambda results: results["rows"][0].update(estimate=_nested(900)),
-                                 "row 1: 'estimate' is not a number"),
-    "a deeply nested label": (lambda results: results["rows"][1].update(reference=_nested(900)),
-                              "row 2: 'reference' is not a single value"),
+    "a deeply nested estimate": (
+        lambda results: results["rows"][0].update(estimate=_nested(900)),
+        "row 1: 'estimate' is not a number",
+    ),
+    "a deeply nested label": (
+        lambda results: results["rows"][1].update(reference=_nested(900)),
+        "row 2: 'reference' is not a single value",
+    ),
     "a row that is a list": (lambda results: results["rows"].append([1, 2]), "is not an object"),
     "roles that are a string": (lambda results: results["config"].update(roles="delivered"), "no config.roles"),
-    "references that are numbers": (lambda results: results["config"]["roles"].update(references=[1]),
-                                    "config.roles.references is not a list of names"),
-    "rules that are an object": (lambda results: results["config"].update(audit={"rules": {"strict": 1}}),
-                                 "config.audit.rules"),
-}  # fmt: skip
+    "references that are numbers": (
+        lambda results: results["config"]["roles"].update(references=[1]),
+        "config.roles.references is not a list of names",
+    ),
+    "rules that are an object": (
+        lambda results: results["config"].update(audit={"rules": {"strict": 1}}),
+        "config.audit.rules",
+    ),
+}
 
 
 @pytest.mark.parametrize("case", sorted(TAMPERED))
@@ -534,7 +699,9 @@ def test_croissant_validates_and_its_rai_fields_equal_the_results(built_site: Bu
     for row in pooled_rows:
         if (row["analysis"], row["statistic"]) in {("agreement", "f1"), ("neutrality", "skew")}:
             assert any(said(row) in sentence and row["reference"] in sentence for sentence in analysis), row
-    band = next(row for row in pooled_rows if row["statistic"] == "band" and row["output"] == "" and row["rule"] == "strict")
+    band = next(
+        row for row in pooled_rows if row["statistic"] == "band" and row["output"] == "" and row["rule"] == "strict"
+    )
     assert any(f"±{band['estimate']:.2f} F1 points" in sentence for sentence in analysis)
     per_item = document["rai:annotationsPerItem"]
     for name, count in results["record"]["labellings"].items():
@@ -564,8 +731,11 @@ def test_url_authors_and_license_reach_every_citation(tmp_path: Path) -> None:
 
     results = hand_made_results()
     results["dataset"]["name"] = "PII & names_v2 {test}"
-    results["config"]["report"] = {"url": "https://example.org/pii/1.0.0/", "authors": ["Ada Lovelace", "Team Ω"],
-                                   "license": "CC-BY-4.0"}  # fmt: skip
+    results["config"]["report"] = {
+        "url": "https://example.org/pii/1.0.0/",
+        "authors": ["Ada Lovelace", "Team Ω"],
+        "license": "CC-BY-4.0",
+    }
     work = metadata.work_of(results, "2026-03-04T00:00:00+00:00")
     (tmp_path / "CITATION.cff").write_text(metadata.citation_cff(work), encoding="utf-8")
     citation = create_citation(str(tmp_path / "CITATION.cff"), None)
@@ -603,8 +773,9 @@ def test_the_dataset_card_is_read_by_huggingface_hub_and_says_the_summary_litera
     # prints it, names from the record included (a labelling named with an <img onerror>): text, never markup
     html = MarkdownIt("commonmark").render(card.text)
     items = [" ".join(re.sub(r"<[^>]+>", "", item).split()) for item in re.findall(r"<li>(.*?)</li>", html, re.S)]
-    unescaped = [item.replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", '"').replace("&amp;", "&")
-                 for item in items]  # fmt: skip
+    unescaped = [
+        item.replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", '"').replace("&amp;", "&") for item in items
+    ]
     for verdict in summary.verdicts:
         assert f"{verdict.reference} instead of {verdict.primary}. {' '.join(verdict.text.split())}" in unescaped
     for finding in summary.findings:
@@ -612,16 +783,21 @@ def test_the_dataset_card_is_read_by_huggingface_hub_and_says_the_summary_litera
     assert "<img" not in html and "<script" not in html
     links = re.findall(r'href="([^"]+)"', html)
     assert links[0] == "index.html" and built_site.version and all((folder / link).is_file() for link in links)
-    assert {f"refsens-appendix-{built_site.version}.pdf", f"refsens-appendix-{built_site.version}-brief.pdf"} <= set(links)
+    assert {f"refsens-appendix-{built_site.version}.pdf", f"refsens-appendix-{built_site.version}-brief.pdf"} <= set(
+        links
+    )
     assert card.text.count("@misc{") == 1
 
 
 def test_the_dataset_card_links_the_published_appendix(tmp_path: Path) -> None:
-    results = {"dataset": {"name": "PII (v2)", "version": "1.0.0"}, "record": {"items": 10, "languages": ["en"]},
-               "config": {"report": {"url": "https://example.org/pii/1.0.0/", "license": "https://example.org/l"}}}
+    results = {
+        "dataset": {"name": "PII (v2)", "version": "1.0.0"},
+        "record": {"items": 10, "languages": ["en"]},
+        "config": {"report": {"url": "https://example.org/pii/1.0.0/", "license": "https://example.org/l"}},
+    }
     work = metadata.work_of(results, "2026-03-04T00:00:00+00:00")
     text = metadata.card_markdown(results, work, "- a verdict\n", ("a.pdf", "b.pdf"), draft="Too few replicates.")
-    assert text.startswith("---\npretty_name: \"PII (v2)\"\nlicense: other\nlicense_link: ")
+    assert text.startswith('---\npretty_name: "PII (v2)"\nlicense: other\nlicense_link: ')
     assert "[The appendix](https://example.org/pii/1.0.0/)" in text and "(https://example.org/pii/1.0.0/b.pdf)" in text
     assert "**Draft.** Too few replicates." in text and "\n- a verdict\n" in text
     assert metadata.card_markdown(results, work, "x\n").count(".pdf") == 0  # built without PDFs
@@ -629,7 +805,7 @@ def test_the_dataset_card_links_the_published_appendix(tmp_path: Path) -> None:
 
 def test_how_to_cite_is_on_the_page(built_site: Built) -> None:
     html = (built_site.folder / "index.html").read_text(encoding="utf-8")
-    section = html[html.index('id="section-cite"'):]
+    section = html[html.index('id="section-cite"') :]
     assert "How to cite" in section and "@misc{" in section
     for name in metadata.FILES:
         assert f'href="{name}"' in section and (built_site.folder / name).is_file()
@@ -641,8 +817,13 @@ def test_how_to_cite_is_on_the_page(built_site: Built) -> None:
 def run_on_a_terminal(args: list[str]) -> tuple[int, str]:
     """Run the CLI with stderr on a pseudo-terminal; return the exit code and what the terminal showed."""
     controller, terminal = pty.openpty()
-    process = subprocess.Popen([sys.executable, "-m", "refsens_report", *args], stdin=subprocess.DEVNULL,
-                               stdout=subprocess.DEVNULL, stderr=terminal, cwd=ROOT)  # fmt: skip
+    process = subprocess.Popen(
+        [sys.executable, "-m", "refsens_report", *args],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=terminal,
+        cwd=ROOT,
+    )
     os.close(terminal)
     shown = []
     while True:
@@ -664,10 +845,25 @@ def test_progress_lines_on_a_terminal_and_none_with_quiet(record_config: Path, t
     assert any(re.fullmatch(r"load: \d+\.\d s \(1,500 items\)", line) for line in lines), lines
     assert any(re.fullmatch(r"bootstrap: \d+\.\d s \(100 replicates\)", line) for line in lines), lines
     assert any(re.fullmatch(r"audit: \d+\.\d s", line) for line in lines), lines
-    code, shown = run_on_a_terminal(["audit", str(record_config), "--out", str(tmp_path / "b"), "--resamples", "100",
-                                     "--quiet"])  # fmt: skip
+    code, shown = run_on_a_terminal(
+        ["audit", str(record_config), "--out", str(tmp_path / "b"), "--resamples", "100", "--quiet"]
+    )
     assert code == 0 and shown.strip() == ""
     # not a terminal (a pipe, as in CI): silent without --quiet
-    piped = subprocess.run([sys.executable, "-m", "refsens_report", "audit", str(record_config), "--out",
-                            str(tmp_path / "c"), "--resamples", "100"], capture_output=True, text=True, cwd=ROOT)  # fmt: skip
+    piped = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "refsens_report",
+            "audit",
+            str(record_config),
+            "--out",
+            str(tmp_path / "c"),
+            "--resamples",
+            "100",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
     assert piped.returncode == 0 and piped.stderr == ""

@@ -14,7 +14,6 @@ import pytest
 from refsens_report.audit import run_audit
 from refsens_report.cli import main
 from refsens_report.config import load_config
-from refsens_report.load import load_record
 from refsens_report.demo import (
     SimulationParameters,
     dataset_version,
@@ -23,6 +22,7 @@ from refsens_report.demo import (
     write_parameters,
     write_simulation,
 )
+from refsens_report.load import load_record
 
 ITEMS = 3000  # a few hundred audited items: enough for the planted skew to show, small enough to be quick
 RESAMPLES = 400
@@ -124,7 +124,8 @@ def test_outputs_zero_is_the_papers_record_and_models_leave_the_rest_unchanged(t
     for bare, full in zip(without, with_models, strict=True):
         assert {name: spans for name, spans in full["labellings"].items() if name not in MODELS} == bare["labellings"]
         assert {key: value for key, value in full.items() if key != "labellings"} == {
-            key: value for key, value in bare.items() if key != "labellings"}
+            key: value for key, value in bare.items() if key != "labellings"
+        }
 
 
 def test_the_demos_resamples_bring_its_holm_floor_below_the_level() -> None:
@@ -143,19 +144,34 @@ def test_the_demos_resamples_bring_its_holm_floor_below_the_level() -> None:
 def test_datasheet_says_the_data_is_synthetic(default_dir: Path) -> None:
     datasheet = (default_dir / "datasheet.md").read_text(encoding="utf-8")
     assert "**This dataset is synthetic.**" in datasheet
-    for section in ("Motivation", "Composition", "Collection process", "Preprocessing", "Uses", "Distribution",
-                    "Maintenance"):  # fmt: skip
+    for section in (
+        "Motivation",
+        "Composition",
+        "Collection process",
+        "Preprocessing",
+        "Uses",
+        "Distribution",
+        "Maintenance",
+    ):
         assert f"## {section}" in datasheet
     assert "silent_default_keeps_a" in datasheet and "0.987" in datasheet
     assert "refsens-report simulate DIR --seed 0 --items 3000" in datasheet
 
 
 def test_spans_fall_on_the_text_they_label(default_rows: list[dict]) -> None:
-    phones = [row["text"][start:end] for row in default_rows for start, end, label in
-              row["labellings"]["delivered"] if label == "PHONE"]  # fmt: skip
+    phones = [
+        row["text"][start:end]
+        for row in default_rows
+        for start, end, label in row["labellings"]["delivered"]
+        if label == "PHONE"
+    ]
     assert phones and all(any(ch.isdigit() for ch in phone) for phone in phones)
-    emails = [row["text"][start:end] for row in default_rows for start, end, label in
-              row["labellings"]["delivered"] if label == "EMAIL"]  # fmt: skip
+    emails = [
+        row["text"][start:end]
+        for row in default_rows
+        for start, end, label in row["labellings"]["delivered"]
+        if label == "EMAIL"
+    ]
     assert emails and all("@example." in email for email in emails)
 
 
@@ -165,8 +181,11 @@ def test_spans_fall_on_the_text_they_label(default_rows: list[dict]) -> None:
 def test_third_pass_fires_at_the_language_rates(default_rows: list[dict]) -> None:
     parameters = {language.code: language for language in SimulationParameters().languages}
     for code, language in parameters.items():
-        both = [row for row in default_rows if row["language"] == code
-                and {"annotator_a", "annotator_b"} <= set(row["labellings"])]  # fmt: skip
+        both = [
+            row
+            for row in default_rows
+            if row["language"] == code and {"annotator_a", "annotator_b"} <= set(row["labellings"])
+        ]
         differ = [row["labellings"]["annotator_a"] != row["labellings"]["annotator_b"] for row in both]
         fired = [row["meta"]["third_pass"] for row in both]
         for subset, rate in ((True, language.third_pass_on_disagreement), (False, language.third_pass_on_agreement)):
@@ -177,11 +196,17 @@ def test_third_pass_fires_at_the_language_rates(default_rows: list[dict]) -> Non
 
 
 def test_silent_default_keeps_annotator_a(default_rows: list[dict]) -> None:
-    silent = [row for row in default_rows if not row["meta"]["third_pass"]
-              and {"annotator_a", "annotator_b"} <= set(row["labellings"])
-              and row["labellings"]["annotator_a"] != row["labellings"]["annotator_b"]]  # fmt: skip
+    silent = [
+        row
+        for row in default_rows
+        if not row["meta"]["third_pass"]
+        and {"annotator_a", "annotator_b"} <= set(row["labellings"])
+        and row["labellings"]["annotator_a"] != row["labellings"]["annotator_b"]
+    ]
     kept_a = sum(row["labellings"]["delivered"] == row["labellings"]["annotator_a"] for row in silent)
-    assert kept_a + sum(row["labellings"]["delivered"] == row["labellings"]["annotator_b"] for row in silent) == len(silent)
+    assert kept_a + sum(row["labellings"]["delivered"] == row["labellings"]["annotator_b"] for row in silent) == len(
+        silent
+    )
     assert _within(kept_a / len(silent), SimulationParameters().silent_default_keeps_a, len(silent))
 
 
@@ -253,17 +278,33 @@ def population_results(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN20
 def test_the_planted_flip_holds_in_the_population(population_results) -> None:  # noqa: ANN001
     # model_1 - model_2: behind under the delivered gold (model_2 learned its conventions), ahead under the
     # reviewer (whose convention favours no one, so the more accurate model wins)
-    delivered = _pooled(population_results, analysis="interaction", statistic="margin", output="model_1",
-                        output_2="model_2", reference="delivered")  # fmt: skip
-    reviewer = _pooled(population_results, analysis="interaction", statistic="margin", output="model_1",
-                       output_2="model_2", reference="reviewer")  # fmt: skip
+    delivered = _pooled(
+        population_results,
+        analysis="interaction",
+        statistic="margin",
+        output="model_1",
+        output_2="model_2",
+        reference="delivered",
+    )
+    reviewer = _pooled(
+        population_results,
+        analysis="interaction",
+        statistic="margin",
+        output="model_1",
+        output_2="model_2",
+        reference="reviewer",
+    )
     assert delivered["ci_high"] < 0 < reviewer["ci_low"]
     flip = _pooled(population_results, analysis="leaderboard", statistic="flip", output="model_1", output_2="model_2")
     assert flip["estimate"] < -2 and flip["ci_high"] < 0
     # the annotators stay above every model under both golds; the models keep their order of strength
     for reference in ("delivered", "reviewer"):
-        ranks = {output: _pooled(population_results, analysis="leaderboard", statistic="rank", output=output,
-                                 reference=reference)["estimate"] for output in ("annotator_a", "annotator_b", *MODELS)}  # fmt: skip
+        ranks = {
+            output: _pooled(
+                population_results, analysis="leaderboard", statistic="rank", output=output, reference=reference
+            )["estimate"]
+            for output in ("annotator_a", "annotator_b", *MODELS)
+        }
         assert max(ranks["annotator_a"], ranks["annotator_b"]) < min(ranks[model] for model in MODELS)
         assert max(ranks["model_1"], ranks["model_2"]) < min(ranks["model_3"], ranks["model_4"])
 
@@ -277,8 +318,14 @@ def test_the_demo_as_make_report_builds_it_shows_every_analysis_and_a_significan
     assert flip["ci_high"] < 0 and flip["p_holm"] < 0.05  # significant after Holm over the 70 adjacent swings
     significant = _pooled(results, analysis="leaderboard", statistic="flips_significant", reference="delivered")
     assert significant["estimate"] >= 1
-    groups = {row["output"]: row["estimate"] for row in results.rows if row["analysis"] == "leaderboard"
-              and row["statistic"] == "tie_group" and row["language"] == "pooled" and row["rule"] == "strict"}  # fmt: skip
+    groups = {
+        row["output"]: row["estimate"]
+        for row in results.rows
+        if row["analysis"] == "leaderboard"
+        and row["statistic"] == "tie_group"
+        and row["language"] == "pooled"
+        and row["rule"] == "strict"
+    }
     assert groups["model_3"] == groups["model_4"]  # a near-equal pair shares a tie group
     assert len(set(groups.values())) > 1
 
@@ -294,8 +341,9 @@ def test_cli_simulate_then_audit(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert (tmp_path / "out" / "results.csv").is_file()
 
 
-@pytest.mark.parametrize("argv", [["--items", "3"], ["--items", "-5"], ["--seed", "-1"], ["--outputs", "-1"],
-                                  ["--outputs", "31"]])
+@pytest.mark.parametrize(
+    "argv", [["--items", "3"], ["--items", "-5"], ["--seed", "-1"], ["--outputs", "-1"], ["--outputs", "31"]]
+)
 def test_cli_simulate_rejects_bad_arguments(tmp_path: Path, capsys: pytest.CaptureFixture[str], argv) -> None:  # noqa: ANN001
     assert main(["simulate", str(tmp_path / "demo"), *argv]) == 2
     assert capsys.readouterr().err.startswith("error: simulate:")

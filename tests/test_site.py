@@ -10,7 +10,6 @@ import shutil
 from dataclasses import fields, replace
 from html.parser import HTMLParser
 from pathlib import Path
-
 from xml.etree import ElementTree
 
 import jinja2
@@ -20,13 +19,13 @@ from conftest import HOSTILE_CONFIG_COMMENT, HOSTILE_LABELLING, HOSTILE_TYPE, UN
 from latex_check import PDFLATEX, build_with_pdflatex, check_structure
 
 from refsens_report import render, site
-from refsens_report.tables import PAGE_ROWS, table_csv
+from refsens_report.analyses import disagreements, gold_errors
+from refsens_report.analyses.registry import ANALYSES, figure_makers
 from refsens_report.cli import main
 from refsens_report.config import load_config
 from refsens_report.errors import InputError
 from refsens_report.metadata import VOCABULARIES
-from refsens_report.analyses import disagreements, gold_errors
-from refsens_report.analyses.registry import ANALYSES, figure_makers
+from refsens_report.tables import PAGE_ROWS, table_csv
 from refsens_report.view import ResultsView
 
 # --- a small DOM from html.parser ------------------------------------------------------------------
@@ -37,7 +36,7 @@ VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "met
 class Node:
     """One element: tag, attributes, children (nodes and text)."""
 
-    def __init__(self, tag: str, attrs: dict[str, str | None], parent: "Node | None"):
+    def __init__(self, tag: str, attrs: dict[str, str | None], parent: Node | None):
         self.tag, self.attrs, self.parent = tag, attrs, parent
         self.children: list[Node | str] = []
 
@@ -85,9 +84,13 @@ def scripts_are_ours(page: Node, folder: Path) -> bool:
     """Return whether every script of a page is a file the build wrote beside it (site.js, a listing's data
     script), loaded by a relative src, with nothing inline."""
     scripts = list(page.iter("script"))
-    return all(not script.text().strip() and "/" not in script.attrs.get("src", "/")
-               and (script.attrs["src"] in render.SCRIPTS or script.attrs["src"].endswith("-data.js"))
-               and (folder / script.attrs["src"]).is_file() for script in scripts)  # fmt: skip
+    return all(
+        not script.text().strip()
+        and "/" not in script.attrs.get("src", "/")
+        and (script.attrs["src"] in render.SCRIPTS or script.attrs["src"].endswith("-data.js"))
+        and (folder / script.attrs["src"]).is_file()
+        for script in scripts
+    )
 
 
 def squash(text: str) -> str:
@@ -100,8 +103,21 @@ RATES = {"identical", "type_agreement", "third_pass", "silent", "default_to_firs
 DIFFERENCES = {"skew", "delta", "margin", "swing", "flip"}
 LEADERBOARD_DECIMALS = {"rank": 1, "flips": 1, "flips_significant": 0, "kendall_tau": 2, "tie_group": 0}
 # the rules above are written out for the paper's analyses; any other analysis's decimals are what it declares
-PAPER_ANALYSES = {"agreement", "neutrality", "swap", "range", "interaction", "band", "decontaminated", "duplicates",
-                  "type_confusion", "by_type", "disagreements", "leaderboard", "aggregation"}  # fmt: skip
+PAPER_ANALYSES = {
+    "agreement",
+    "neutrality",
+    "swap",
+    "range",
+    "interaction",
+    "band",
+    "decontaminated",
+    "duplicates",
+    "type_confusion",
+    "by_type",
+    "disagreements",
+    "leaderboard",
+    "aggregation",
+}
 DECLARED = {analysis.key: analysis.statistics for analysis in ANALYSES}
 
 
@@ -136,8 +152,10 @@ def expected_text(row: dict[str, str], field: str) -> str:
         return "—"
     counts = ("rank", "flips", "rank_lower_simultaneous", "rank_upper_simultaneous", "best_set", "k_hat")
     if row["analysis"] in ("leaderboard", "aggregation") and row["statistic"] in counts:  # whole unless fractional
+
         def whole(text: str) -> str:
             return str(int(float(text))) if float(text).is_integer() else f"{float(text):.1f}"
+
         shown = whole(row["estimate"])
         if field == "point" or row["ci_low"] == "":  # the estimate alone: its interval is in another table
             return shown
@@ -156,19 +174,39 @@ def results_rows(folder: Path) -> list[dict[str, str]]:
 
 
 SECTION_IDS = [
-    "section-references", "section-agreement", "section-alpha", "section-gamma", "section-neutrality", "section-swap", "section-range", "section-interaction",
-    "section-band", "section-decontaminated", "section-duplicates", "section-type_confusion", "section-by_type",
-    "section-disagreements", "section-gold_errors", "section-leaderboard",
-    "section-aggregation", "section-methods",
-    "section-datasheet", "section-provenance", "section-cite",
-]  # fmt: skip
+    "section-references",
+    "section-agreement",
+    "section-alpha",
+    "section-gamma",
+    "section-neutrality",
+    "section-swap",
+    "section-range",
+    "section-interaction",
+    "section-band",
+    "section-decontaminated",
+    "section-duplicates",
+    "section-type_confusion",
+    "section-by_type",
+    "section-disagreements",
+    "section-gold_errors",
+    "section-leaderboard",
+    "section-aggregation",
+    "section-methods",
+    "section-datasheet",
+    "section-provenance",
+    "section-cite",
+]
 
 
 def skipped_analyses(page: Node) -> set[str]:
     """Return the keys of the analyses the summary lists as not applicable."""
     summary = [node for node in page.iter("section") if node.attrs.get("id") == "summary"][0]
-    lines = [squash(item.text()) for node in summary.iter("ul") if "not-applicable-list" in node.attrs.get("class", "")
-             for item in node.iter("li")]  # fmt: skip
+    lines = [
+        squash(item.text())
+        for node in summary.iter("ul")
+        if "not-applicable-list" in node.attrs.get("class", "")
+        for item in node.iter("li")
+    ]
     return {analysis.key for analysis in ANALYSES if any(line.startswith(analysis.title + ":") for line in lines)}
 
 
@@ -187,8 +225,14 @@ def test_every_section_is_present_in_the_papers_order(built_site: Built) -> None
     expected = expected_sections(page)[1:]
     assert ids == ["summary", *expected]
     titles = [squash(section.text()) for section in page.iter("h2")]
-    for title in [*(analysis.title for analysis in ANALYSES if analysis.key not in titles_skipped), "Summary",
-                  "The references", "Methods", "Datasheet", "Provenance"]:  # fmt: skip
+    for title in [
+        *(analysis.title for analysis in ANALYSES if analysis.key not in titles_skipped),
+        "Summary",
+        "The references",
+        "Methods",
+        "Datasheet",
+        "Provenance",
+    ]:
         assert any(title in heading for heading in titles), title
     nav = [node for node in page.iter("nav") if node.attrs.get("id") == "contents"][0]
     assert [a.attrs["href"][1:] for a in nav.iter("a")] == ["summary", *expected]
@@ -224,8 +268,9 @@ def in_downloads(tables) -> set[int]:
     return {cell.row for table in tables for row in (table.csv or table).rows for cell in row if cell.row is not None}
 
 
-def render_with_models(hostile_config: Path, tmp_path: Path, misses: dict[str, int], resamples: int,
-                       draw_figures: bool) -> tuple[dict, list, list]:  # fmt: skip
+def render_with_models(
+    hostile_config: Path, tmp_path: Path, misses: dict[str, int], resamples: int, draw_figures: bool
+) -> tuple[dict, list, list]:
     """Add model outputs to the hostile record, audit, render the appendix into ``tmp_path``.
 
     ``misses`` maps a model name to n: the model drops every n-th span of annotator A (offset per line).
@@ -257,8 +302,9 @@ def render_with_models(hostile_config: Path, tmp_path: Path, misses: dict[str, i
     view = ResultsView.from_json(results)
     body = render.build_body(view, site.figures.write_figures(view, tmp_path, figure_makers()) if draw_figures else {})
     sections, numbered = body.sections, body.tables
-    page = render.appendix_context(results, sections, None, [], "2026-01-01T00:00:00+00:00", "SOURCE_DATE_EPOCH", "x.pdf",
-                                   body.summary)  # fmt: skip
+    page = render.appendix_context(
+        results, sections, None, [], "2026-01-01T00:00:00+00:00", "SOURCE_DATE_EPOCH", "x.pdf", body.summary
+    )
     (tmp_path / "index.html").write_text(render.render_page("appendix.html", page), encoding="utf-8")
     return results, sections, numbered
 
@@ -272,8 +318,9 @@ def test_a_leaderboard_is_rendered_when_there_are_three_outputs(hostile_config: 
     assert leaderboard and floor
     # every row is printed on the page or, where the page shortens a long table, in that table's CSV
     assert printed | in_downloads(numbered) == set(range(len(rows))) - set(floor)  # the floor: a sentence
-    section = [node for node in parse(tmp_path / "index.html").iter("section")
-               if node.attrs.get("id") == "section-leaderboard"][0]  # fmt: skip
+    section = [
+        node for node in parse(tmp_path / "index.html").iter("section") if node.attrs.get("id") == "section-leaderboard"
+    ][0]
     text = squash(section.text())
     assert re.search(r"\d+ of \d+ pairs of outputs changes? order", text)  # the verb agrees with the count
     assert expected_text(rows[floor[0]], "estimate") in text
@@ -296,8 +343,8 @@ def check_table_csv(text: str, table, rows: list[dict[str, str]]) -> set[int]:
         for index, cell in enumerate(cells):
             column = [row[index] for row in table.rows]
             width = 3 if any(c.ci_low is not None or c.ci_high is not None for c in column) else 1
-            values = line[position:position + width]
-            names = header[position:position + width]
+            values = line[position : position + width]
+            names = header[position : position + width]
             position += width
             if not cell.numeric:
                 assert values[0] == cell.text or values[0] == "'" + cell.text
@@ -324,16 +371,17 @@ def test_table_csvs_hold_numbers_equal_to_results_csv(built_site: Built) -> None
     _, numbered = render.build_sections(view, {})
     checked: set[int] = set()
     for table in numbered:
-        checked |= check_table_csv((built_site.folder / "tables" / f"{table.slug}.csv").read_text(encoding="utf-8"),
-                                   table, rows)  # fmt: skip
+        checked |= check_table_csv(
+            (built_site.folder / "tables" / f"{table.slug}.csv").read_text(encoding="utf-8"), table, rows
+        )
     assert checked == set(range(len(rows)))  # every statistic is in some table's CSV, as a number
 
 
 def test_the_demo_shows_every_section_the_leaderboard_and_its_tie_groups(tmp_path: Path) -> None:
     """The demo's shape (simulate's defaults: six outputs) at a small size, rendered without the PDF."""
     from refsens_report.audit import run_audit
-    from refsens_report.results import write_results
     from refsens_report.demo import write_simulation
+    from refsens_report.results import write_results
 
     write_simulation(tmp_path / "demo", items=1500, seed=0)
     config_path = tmp_path / "demo" / "refsens.toml"
@@ -344,13 +392,23 @@ def test_the_demo_shows_every_section_the_leaderboard_and_its_tie_groups(tmp_pat
     assert all(reason is None for reason in results["applicability"].values()), results["applicability"]
     view = ResultsView.from_json(results)
     body = render.build_body(view, site.figures.write_figures(view, tmp_path, figure_makers()))
-    page = render.appendix_context(results, body.sections, None, [], "2026-01-01T00:00:00+00:00",
-                                   "SOURCE_DATE_EPOCH", "x.pdf", summary=body.summary)  # fmt: skip
+    page = render.appendix_context(
+        results,
+        body.sections,
+        None,
+        [],
+        "2026-01-01T00:00:00+00:00",
+        "SOURCE_DATE_EPOCH",
+        "x.pdf",
+        summary=body.summary,
+    )
     (tmp_path / "index.html").write_text(render.render_page("appendix.html", page), encoding="utf-8")
     parsed = parse(tmp_path / "index.html")
     assert skipped_analyses(parsed) == set()  # nothing in the summary's "Not applicable" list
-    assert [node.attrs.get("id") for node in parsed.iter("section")] == ["summary", *(
-        key for key in SECTION_IDS if key != "section-datasheet")]  # no datasheet given: no Datasheet section
+    assert [node.attrs.get("id") for node in parsed.iter("section")] == [
+        "summary",
+        *(key for key in SECTION_IDS if key != "section-datasheet"),
+    ]  # no datasheet given: no Datasheet section
     leaderboard = [node for node in parsed.iter("section") if node.attrs.get("id") == "section-leaderboard"][0]
     headers = {squash(cell.text()) for cell in leaderboard.iter("th")}
     assert "Tie group" in headers
@@ -399,7 +457,7 @@ def test_every_figure_is_a_numbered_svg_png_and_pdf_listed_in_the_downloads(buil
         svg, png, pdf = ((folder / f"{stem}{suffix}").read_bytes() for suffix in (".svg", ".png", ".pdf"))
         assert svg == (folder / next(figure.iter("img")).attrs["src"]).read_bytes()  # the site's own SVG
         assert png.startswith(b"\x89PNG") and b"Software" not in png and b"tIME" not in png
-        density = png[png.index(b"pHYs") + 4:png.index(b"pHYs") + 13]
+        density = png[png.index(b"pHYs") + 4 : png.index(b"pHYs") + 13]
         assert int.from_bytes(density[:4], "big") == round(300 / 0.0254) and density[8] == 1  # 300 dpi
         assert pdf.startswith(b"%PDF") and b"CreationDate" not in pdf and b"/FontFile2" in pdf  # TrueType, no date
         for suffix in (".svg", ".png", ".pdf"):
@@ -446,9 +504,11 @@ def test_a_section_that_does_not_apply_says_why(built_site: Built) -> None:
     body = render.build_body(view, {})
     assert "duplicates" not in [section.key for section in body.sections]  # nothing to print: no section
     assert ("Duplicate robustness", "The record has no duplicate key (meta.dup_key).") in [
-        (line.title, line.reason) for line in body.summary.not_applicable]
-    page = render.appendix_context(results, body.sections, None, [], "2026-01-01T00:00:00+00:00", "SOURCE_DATE_EPOCH",
-                                   "x.pdf", body.summary)  # fmt: skip
+        (line.title, line.reason) for line in body.summary.not_applicable
+    ]
+    page = render.appendix_context(
+        results, body.sections, None, [], "2026-01-01T00:00:00+00:00", "SOURCE_DATE_EPOCH", "x.pdf", body.summary
+    )
     html = render.render_page("appendix.html", page)
     assert "<strong>Duplicate robustness</strong>: The record has no duplicate key (meta.dup_key)." in html
     assert 'id="section-duplicates"' not in html and 'href="#section-duplicates"' not in html
@@ -457,9 +517,13 @@ def test_a_section_that_does_not_apply_says_why(built_site: Built) -> None:
 
 
 @pytest.mark.parametrize(
-    ("template", "context"), [("appendix.html", render.AppendixPage), ("site_index.html", render.SiteIndexPage),
-                              ("disagreements.html", disagreements.DisagreementsPage),
-                              ("candidates.html", gold_errors.CandidatesPage)],
+    ("template", "context"),
+    [
+        ("appendix.html", render.AppendixPage),
+        ("site_index.html", render.SiteIndexPage),
+        ("disagreements.html", disagreements.DisagreementsPage),
+        ("candidates.html", gold_errors.CandidatesPage),
+    ],
 )
 def test_templates_use_exactly_the_documented_context(template: str, context: type) -> None:
     environment = render.environment()
@@ -491,7 +555,7 @@ def test_team_text_is_inert_in_html_and_svg(built_site: Built) -> None:
         assert name in text
     # the datasheet's external link and image never become a link or an image
     assert "https://example.org/dataset" in text
-    assert 'href="https://' not in html and "cdn.example.org/logo.png\"" not in html
+    assert 'href="https://' not in html and 'cdn.example.org/logo.png"' not in html
     hostile_in_figures = False
     for svg in built_site.folder.rglob("*.svg"):
         for element in ElementTree.parse(svg).iter():
@@ -569,7 +633,11 @@ def test_rebuilds_are_byte_identical(built_site: Built, rebuilt_site: Built) -> 
     assert not different
     suffixes = {Path(name).suffix for name in first}
     assert {".html", ".svg", ".csv", ".json", ".jsonl", ".pdf", ".tex", ".css", ".png", ".md"} <= suffixes
-    assert {Path(name).suffix for name in first if name.split("/")[-1].startswith("figure-")} == {".svg", ".png", ".pdf"}
+    assert {Path(name).suffix for name in first if name.split("/")[-1].startswith("figure-")} == {
+        ".svg",
+        ".png",
+        ".pdf",
+    }
 
 
 def test_manifest_hashes_every_file_and_input(built_site: Built) -> None:
@@ -621,7 +689,9 @@ def test_a_failure_in_the_pdf_stage_leaves_the_site_unchanged(
     assert not [path for path in out.iterdir() if path.name.startswith(".")]  # no staging left behind
 
 
-def test_a_failed_first_build_creates_no_site(built_site: Built, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_failed_first_build_creates_no_site(
+    built_site: Built, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     def broken_figures(*args, **kwargs):
         raise RuntimeError("injected figure failure")
 
@@ -685,11 +755,33 @@ def test_markdown_is_rendered_without_raw_html_or_outside_references() -> None:
 
 
 def test_version_sort_key_orders_releases_sensibly() -> None:
-    versions = ["1.0.0", "0.10.0", "0.9.0", "1.0.0rc1", "1.0.0-rc.2", "2.0", "weird-b2", "weird-b10", "1.0.1-demo",
-                "1.0.0+build.7", "2026.03"]
+    versions = [
+        "1.0.0",
+        "0.10.0",
+        "0.9.0",
+        "1.0.0rc1",
+        "1.0.0-rc.2",
+        "2.0",
+        "weird-b2",
+        "weird-b10",
+        "1.0.1-demo",
+        "1.0.0+build.7",
+        "2026.03",
+    ]
     ordered = sorted(versions, key=site.version_sort_key, reverse=True)
-    assert ordered == ["2026.03", "2.0", "1.0.1-demo", "1.0.0+build.7", "1.0.0", "1.0.0-rc.2", "1.0.0rc1", "0.10.0",
-                       "0.9.0", "weird-b10", "weird-b2"]
+    assert ordered == [
+        "2026.03",
+        "2.0",
+        "1.0.1-demo",
+        "1.0.0+build.7",
+        "1.0.0",
+        "1.0.0-rc.2",
+        "1.0.0rc1",
+        "0.10.0",
+        "0.9.0",
+        "weird-b10",
+        "weird-b2",
+    ]
 
 
 @pytest.mark.parametrize(
@@ -714,7 +806,9 @@ def test_records_without_some_analyses_render_every_section(
     results = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))
     view = ResultsView.from_json(results)
     sections, shortened = render.build_sections(view, site.figures.write_figures(view, tmp_path, figure_makers()))
-    page = render.appendix_context(results, sections, None, [], "2026-01-01T00:00:00+00:00", "SOURCE_DATE_EPOCH", "x.pdf")
+    page = render.appendix_context(
+        results, sections, None, [], "2026-01-01T00:00:00+00:00", "SOURCE_DATE_EPOCH", "x.pdf"
+    )
     (tmp_path / "index.html").write_text(render.render_page("appendix.html", page), encoding="utf-8")
     parsed = parse(tmp_path / "index.html")
     # nothing vanishes: an analysis that does not apply is a section saying why (with whatever rows it has) or,
@@ -730,7 +824,9 @@ def test_records_without_some_analyses_render_every_section(
     assert check_printed_numbers(parsed, rows) | in_downloads(shortened) == set(range(len(rows)))
 
 
-def test_force_replaces_a_version_in_one_step(built_site: Built, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_force_replaces_a_version_in_one_step(
+    built_site: Built, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     out = copy_site(built_site, tmp_path)
     other = out / "0.0.1"
     shutil.copytree(built_site.folder, other)
@@ -772,8 +868,11 @@ def test_the_leaderboard_section_shows_the_bump_chart_and_the_swing_heatmap(four
     page = parse(folder / "index.html")
     summary = [node for node in page.iter("section") if node.attrs.get("id") == "summary"][0]
     section = [node for node in page.iter("section") if node.attrs.get("id") == "section-leaderboard"][0]
-    images = [node for node in (*summary.iter("figure"), *section.iter("figure"))
-              if "figure" in node.attrs.get("class", "").split()]  # fmt: skip
+    images = [
+        node
+        for node in (*summary.iter("figure"), *section.iter("figure"))
+        if "figure" in node.attrs.get("class", "").split()
+    ]
     assert [node.attrs["id"] for node in images] == ["figure-leaderboard-bump", "figure-leaderboard-swings"]
     assert squash(next(images[0].iter("figcaption")).text()).startswith("Figure 1. ")
     for figure in images:
@@ -803,7 +902,9 @@ def test_headlines_summarise_a_leaderboard_instead_of_listing_every_output(four_
     assert sum(output in delta for output in view.outputs) <= 1  # the largest only, not every output's delta
     swing = [sentence for sentence in sentences if sentence.startswith("The comparison moves")][0]
     assert "pooled strict swings" in swing and "Holm family" in swing
-    assert any("pairs of outputs" in sentence and re.search(r"\d+ pairs? changes? order", sentence) for sentence in sentences)
+    assert any(
+        "pairs of outputs" in sentence and re.search(r"\d+ pairs? changes? order", sentence) for sentence in sentences
+    )
 
 
 def test_a_leaderboard_record_prints_every_results_row(four_outputs) -> None:

@@ -44,21 +44,49 @@ def main_items(reviewer_on_en_2=(), third_pass_on_en_4=True):
     """Return the main record's lines (see the module docstring)."""
     en_4_meta = {"third_pass": False} if third_pass_on_en_4 else {}
     return [
-        item("en-1", "en", meta={"third_pass": False},
-             **{A: [[0, 5, "PER"], [10, 15, "LOC"], [0, 5, "PER"]], B: [[0, 5, "PER"], [10, 15, "ORG"]],
-                D: [[0, 5, "PER"], [10, 15, "LOC"]], R: [[10, 15, "ORG"], [0, 5, "PER"]]}),
-        item("en-2", "en", meta={"third_pass": True},
-             **{A: [[0, 4, "PER"]], B: [[0, 4, "PER"], [6, 9, "LOC"]], D: [[0, 4, "PER"]], R: reviewer_on_en_2}),
-        item("en-3", "en", meta={"third_pass": False},
-             **{A: [[2, 6, "LOC"], [2, 6, "ORG"]], B: [[2, 6, "LOC"]], D: [[2, 6, "LOC"]],
-                R: [[2, 6, "LOC"], [8, 12, "PER"]]}),
+        item(
+            "en-1",
+            "en",
+            meta={"third_pass": False},
+            **{
+                A: [[0, 5, "PER"], [10, 15, "LOC"], [0, 5, "PER"]],
+                B: [[0, 5, "PER"], [10, 15, "ORG"]],
+                D: [[0, 5, "PER"], [10, 15, "LOC"]],
+                R: [[10, 15, "ORG"], [0, 5, "PER"]],
+            },
+        ),
+        item(
+            "en-2",
+            "en",
+            meta={"third_pass": True},
+            **{A: [[0, 4, "PER"]], B: [[0, 4, "PER"], [6, 9, "LOC"]], D: [[0, 4, "PER"]], R: reviewer_on_en_2},
+        ),
+        item(
+            "en-3",
+            "en",
+            meta={"third_pass": False},
+            **{
+                A: [[2, 6, "LOC"], [2, 6, "ORG"]],
+                B: [[2, 6, "LOC"]],
+                D: [[2, 6, "LOC"]],
+                R: [[2, 6, "LOC"], [8, 12, "PER"]],
+            },
+        ),
         item("en-4", "en", meta=en_4_meta, **{A: [[0, 3, "PER"]], B: [[1, 3, "PER"]], D: [[0, 3, "PER"]]}),
-        item("en-5", "en", meta={"third_pass": False},
-             **{A: [[0, 3, "PER"]], B: [], D: [[0, 3, "LOC"]], R: [[0, 3, "PER"]]}),
+        item(
+            "en-5",
+            "en",
+            meta={"third_pass": False},
+            **{A: [[0, 3, "PER"]], B: [], D: [[0, 3, "LOC"]], R: [[0, 3, "PER"]]},
+        ),
         item("en-7", "en", **{B: [[0, 2, "PER"]], D: [[0, 2, "PER"]], R: [[0, 2, "PER"]]}),
-        item("de-1", "de", meta={"third_pass": False},
-             **{A: [[0, 2, "PER"]], B: [[0, 2, "PER"]], D: [[0, 2, "PER"]], R: [[0, 2, "LOC"]]}),
-    ]  # fmt: skip
+        item(
+            "de-1",
+            "de",
+            meta={"third_pass": False},
+            **{A: [[0, 2, "PER"]], B: [[0, 2, "PER"]], D: [[0, 2, "PER"]], R: [[0, 2, "LOC"]]},
+        ),
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -73,8 +101,21 @@ def main_rows(main_results):
     return [row for row in main_results.rows if row["analysis"] in PAPER_ANALYSES]
 
 
-PAPER_ANALYSES = {"agreement", "neutrality", "swap", "range", "interaction", "band", "decontaminated", "duplicates",
-                  "type_confusion", "by_type", "disagreements", "leaderboard", "aggregation"}  # fmt: skip
+PAPER_ANALYSES = {
+    "agreement",
+    "neutrality",
+    "swap",
+    "range",
+    "interaction",
+    "band",
+    "decontaminated",
+    "duplicates",
+    "type_confusion",
+    "by_type",
+    "disagreements",
+    "leaderboard",
+    "aggregation",
+}
 
 
 CORPUS_N = {"de": 1, "en": 5, "pooled": 6}
@@ -124,25 +165,37 @@ def expected_rows():
     agreement = {"analysis": "agreement", "output": A, "reference": B, "subset": "corpus"}
     # F1(A, B) on the corpus (en-4 counts here): strict TP = 1+1+1+0+0 | 1, |A| = 2+1+2+1+1 | 1,
     # |B| = 2+2+1+1+0 | 1; relaxed TP = 2+1+1+0+0 | 1, |A| = 2+1+1+1+1 | 1, |B| = 2+2+1+1+0 | 1
-    add({**agreement, "statistic": "f1", "rule": "strict"},
-        {"de": 100.0, "en": 100 * 2 * 3 / (7 + 6), "pooled": 100 * 2 * 4 / (8 + 7)}, CORPUS_N)
-    add({**agreement, "statistic": "f1", "rule": "relaxed"},
-        {"de": 100.0, "en": 100 * 2 * 4 / (6 + 6), "pooled": 100 * 2 * 5 / (7 + 7)}, CORPUS_N)
+    add(
+        {**agreement, "statistic": "f1", "rule": "strict"},
+        {"de": 100.0, "en": 100 * 2 * 3 / (7 + 6), "pooled": 100 * 2 * 4 / (8 + 7)},
+        CORPUS_N,
+    )
+    add(
+        {**agreement, "statistic": "f1", "rule": "relaxed"},
+        {"de": 100.0, "en": 100 * 2 * 4 / (6 + 6), "pooled": 100 * 2 * 5 / (7 + 7)},
+        CORPUS_N,
+    )
     # strict sets equal only on de-1
     add({**agreement, "statistic": "identical"}, {"de": 100.0, "en": 0.0, "pooled": 100 * 1 / 6}, CORPUS_N)
     # TP_strict / TP_relaxed: en 3/4, de 1/1, pooled 4/5
     # n_items of a ratio over a sub-population is that sub-population (docs/method.md section 5): type agreement is
     # over the items with a boundary-matched span (en-1, en-2, en-3, de-1; not en-4, en-5)
-    add({**agreement, "statistic": "type_agreement"}, {"de": 100.0, "en": 100 * 3 / 4, "pooled": 100 * 4 / 5},
-        {"de": 1, "en": 3, "pooled": 4})
+    add(
+        {**agreement, "statistic": "type_agreement"},
+        {"de": 100.0, "en": 100 * 3 / 4, "pooled": 100 * 4 / 5},
+        {"de": 1, "en": 3, "pooled": 4},
+    )
     # third pass only on en-2
     add({**agreement, "statistic": "third_pass"}, {"de": 0.0, "en": 100 * 1 / 5, "pooled": 100 * 1 / 6}, CORPUS_N)
     # A != B and no third pass: en-1, en-3, en-4, en-5; of those D == A on en-1 and en-4
     add({**agreement, "statistic": "silent"}, {"de": 0.0, "en": 100 * 2 / 5, "pooled": 100 * 2 / 6}, CORPUS_N)
     # de has no unadjudicated split: 0/0, undefined
     # default to first is over the items where A != B and no third pass fired: en-1, en-3, en-4, en-5
-    add({**agreement, "statistic": "default_to_first"}, {"de": None, "en": 100 * 2 / 4, "pooled": 100 * 2 / 4},
-        {"de": 0, "en": 4, "pooled": 4})
+    add(
+        {**agreement, "statistic": "default_to_first"},
+        {"de": None, "en": 100 * 2 / 4, "pooled": 100 * 2 / 4},
+        {"de": 0, "en": 4, "pooled": 4},
+    )
 
     neutrality = {"analysis": "neutrality", "subset": "audited"}
     # D == A on en-1, en-2, de-1; D == B on en-3, de-1; R == A on en-5; R == B on en-1
@@ -152,44 +205,72 @@ def expected_rows():
         (R, A): {"de": 0.0, "en": 100 * 1 / 4, "pooled": 100 * 1 / 5},
         (R, B): {"de": 0.0, "en": 100 * 1 / 4, "pooled": 100 * 1 / 5},
     }
-    copied = {D: {"de": 100.0, "en": 100 * 3 / 4, "pooled": 100 * 4 / 5}, R: {"de": 0.0, "en": 100 * 2 / 4, "pooled": 100 * 2 / 5}}
+    copied = {
+        D: {"de": 100.0, "en": 100 * 3 / 4, "pooled": 100 * 4 / 5},
+        R: {"de": 0.0, "en": 100 * 2 / 4, "pooled": 100 * 2 / 5},
+    }
     for reference in (D, R):
         for annotator in (A, B):
-            add({**neutrality, "statistic": "rate", "output": annotator, "reference": reference},
-                rate[reference, annotator], AUDITED_N)
-        add({**neutrality, "statistic": "skew", "output": A, "output_2": B, "reference": reference},
-            combine(lambda x, y: x - y, rate[reference, A], rate[reference, B]), AUDITED_N)
+            add(
+                {**neutrality, "statistic": "rate", "output": annotator, "reference": reference},
+                rate[reference, annotator],
+                AUDITED_N,
+            )
+        add(
+            {**neutrality, "statistic": "skew", "output": A, "output_2": B, "reference": reference},
+            combine(lambda x, y: x - y, rate[reference, A], rate[reference, B]),
+            AUDITED_N,
+        )
         add({**neutrality, "statistic": "copied", "reference": reference}, copied[reference], AUDITED_N)
 
     for rule in ("strict", "relaxed"):
         swap = {"analysis": "swap", "rule": rule, "subset": "audited"}
         for output in (A, B):
             for reference in (D, R):
-                add({**swap, "statistic": "score", "output": output, "reference": reference},
-                    f1(rule, output, reference), AUDITED_N)
-            add({**swap, "statistic": "delta", "output": output, "reference": D, "reference_2": R},
-                combine(lambda x, y: x - y, f1(rule, output, D), f1(rule, output, R)), AUDITED_N)
+                add(
+                    {**swap, "statistic": "score", "output": output, "reference": reference},
+                    f1(rule, output, reference),
+                    AUDITED_N,
+                )
+            add(
+                {**swap, "statistic": "delta", "output": output, "reference": D, "reference_2": R},
+                combine(lambda x, y: x - y, f1(rule, output, D), f1(rule, output, R)),
+                AUDITED_N,
+            )
 
         ranged = {"analysis": "range", "rule": rule, "subset": "audited"}
         for output, golds in ((A, (B, D, R)), (B, (A, D, R))):
             for gold in golds:
-                add({**ranged, "statistic": "score", "output": output, "reference": gold}, f1(rule, output, gold), AUDITED_N)
-            add({**ranged, "statistic": "range", "output": output},
-                combine(lambda *s: max(s) - min(s), *(f1(rule, output, gold) for gold in golds)), AUDITED_N)
+                add(
+                    {**ranged, "statistic": "score", "output": output, "reference": gold},
+                    f1(rule, output, gold),
+                    AUDITED_N,
+                )
+            add(
+                {**ranged, "statistic": "range", "output": output},
+                combine(lambda *s: max(s) - min(s), *(f1(rule, output, gold) for gold in golds)),
+                AUDITED_N,
+            )
 
         interaction = {"analysis": "interaction", "rule": rule, "subset": "audited", "output": A, "output_2": B}
         margin = {ref: combine(lambda x, y: x - y, f1(rule, A, ref), f1(rule, B, ref)) for ref in (D, R)}
         for reference in (D, R):
             add({**interaction, "statistic": "margin", "reference": reference}, margin[reference], AUDITED_N)
-        add({**interaction, "statistic": "swing", "reference": D, "reference_2": R},
-            combine(lambda x, y: x - y, margin[D], margin[R]), AUDITED_N)
+        add(
+            {**interaction, "statistic": "swing", "reference": D, "reference_2": R},
+            combine(lambda x, y: x - y, margin[D], margin[R]),
+            AUDITED_N,
+        )
 
     # neutrality/skew_permutation_p: d = [R = A] - [R = B] on the audited items. D: en-1 +1, en-2 +1, en-3 -1,
     # en-5 0 | de-1 0 (equals both); R: en-1 -1, en-5 +1, others 0. Every sum is 1 or 0 on 3 or 2 informative
     # items, so every sign vector gives |sum| >= it: p = 1 (exact: 2^m sign vectors). n_items = informative items.
     for reference, informative in ((D, {"de": 0, "en": 3, "pooled": 3}), (R, {"de": 0, "en": 2, "pooled": 2})):
-        add({**neutrality, "statistic": "skew_permutation_p", "output": A, "output_2": B, "reference": reference},
-            {"de": 1.0, "en": 1.0, "pooled": 1.0}, informative)
+        add(
+            {**neutrality, "statistic": "skew_permutation_p", "output": A, "output_2": B, "reference": reference},
+            {"de": 1.0, "en": 1.0, "pooled": 1.0},
+            informative,
+        )
 
     # aggregation: silent = A != B and no third pass: en-1, en-3, en-5 (audited; en-4 is not). Each what-if keeps D
     # on en-2 and de-1 and puts on the silent items (strict | relaxed sets):
@@ -199,38 +280,68 @@ def expected_rows():
     #   keep_a  A's sets (coin's expectation is the mean of keep_a's and keep_b's counts)
     # (|W|, TP(A, W), TP(B, W)) summed over en | pooled (de-1 adds 1, 1, 1 and scores 100 everywhere):
     counts = {
-        ("strict", "keep_b"): ((4, 3, 4), (5, 4, 5)), ("relaxed", "keep_b"): ((4, 4, 4), (5, 5, 5)),
-        ("strict", "merge_union"): ((7, 6, 4), (8, 7, 5)), ("relaxed", "merge_union"): ((5, 5, 4), (6, 6, 5)),
+        ("strict", "keep_b"): ((4, 3, 4), (5, 4, 5)),
+        ("relaxed", "keep_b"): ((4, 4, 4), (5, 5, 5)),
+        ("strict", "merge_union"): ((7, 6, 4), (8, 7, 5)),
+        ("relaxed", "merge_union"): ((5, 5, 4), (6, 6, 5)),
         ("strict", "merge_intersection"): ((3, 3, 3), (4, 4, 4)),
         ("relaxed", "merge_intersection"): ((3, 3, 3), (4, 4, 4)),
-        ("strict", "keep_a"): ((6, 6, 3), (7, 7, 4)), ("relaxed", "keep_a"): ((5, 5, 4), (6, 6, 5)),
-    }  # fmt: skip
+        ("strict", "keep_a"): ((6, 6, 3), (7, 7, 4)),
+        ("relaxed", "keep_a"): ((5, 5, 4), (6, 6, 5)),
+    }
     size = {("strict", A): (6, 7), ("strict", B): (5, 6), ("relaxed", A): (5, 6), ("relaxed", B): (5, 6)}
     for rule in ("strict", "relaxed"):
         for what_if in ("keep_b", "merge_union", "merge_intersection", "coin"):
             for index, output in enumerate((A, B), start=1):
+
                 def score(where: int, what_if=what_if, index=index, output=output, rule=rule) -> float:
                     if what_if == "coin":  # expected counts: the mean of keep_a's and keep_b's
                         first, second = counts[rule, "keep_a"][where], counts[rule, "keep_b"][where]
-                        return 100 * (first[index] + second[index]) / (size[rule, output][where] + (first[0] + second[0]) / 2)
+                        return (
+                            100
+                            * (first[index] + second[index])
+                            / (size[rule, output][where] + (first[0] + second[0]) / 2)
+                        )
                     found = counts[rule, what_if][where]
                     return 100 * 2 * found[index] / (size[rule, output][where] + found[0])
 
-                labels = {"analysis": "aggregation", "rule": rule, "subset": "audited", "output": output,
-                          "reference": f"what_if:{what_if}"}  # fmt: skip
+                labels = {
+                    "analysis": "aggregation",
+                    "rule": rule,
+                    "subset": "audited",
+                    "output": output,
+                    "reference": f"what_if:{what_if}",
+                }
                 scores = {"de": 100.0, "en": score(0), "pooled": score(1)}
                 add({**labels, "statistic": "score"}, scores, AUDITED_N)
-                add({**labels, "statistic": "delta", "reference_2": D},
-                    combine(lambda x, y: x - y, scores, f1(rule, output, D)), AUDITED_N)
+                add(
+                    {**labels, "statistic": "delta", "reference_2": D},
+                    combine(lambda x, y: x - y, scores, f1(rule, output, D)),
+                    AUDITED_N,
+                )
         if rule == "strict":
             # strict equality with A and B per item (en-1, en-2, en-3, en-5 | de-1 equals both):
             # keep_b: B, A, B, B -> en 1/4 - 3/4, pooled 2/5 - 4/5; union: -, A, A, A -> 3/4 - 0, 4/5 - 1/5;
             # intersection: -, A, B, B -> 1/4 - 2/4, 2/5 - 3/5; keep_a: A, A, A, A -> 4/4 - 0, 5/5 - 1/5
-            skew = {"keep_b": (-50.0, -40.0), "merge_union": (75.0, 60.0), "merge_intersection": (-25.0, -20.0),
-                    "coin": ((100.0 - 50.0) / 2, (80.0 - 40.0) / 2)}  # fmt: skip
+            skew = {
+                "keep_b": (-50.0, -40.0),
+                "merge_union": (75.0, 60.0),
+                "merge_intersection": (-25.0, -20.0),
+                "coin": ((100.0 - 50.0) / 2, (80.0 - 40.0) / 2),
+            }
             for what_if, (en, pooled) in skew.items():
-                add({"analysis": "aggregation", "statistic": "skew", "subset": "audited", "output": A, "output_2": B,
-                     "reference": f"what_if:{what_if}"}, {"de": 0.0, "en": en, "pooled": pooled}, AUDITED_N)  # fmt: skip
+                add(
+                    {
+                        "analysis": "aggregation",
+                        "statistic": "skew",
+                        "subset": "audited",
+                        "output": A,
+                        "output_2": B,
+                        "reference": f"what_if:{what_if}",
+                    },
+                    {"de": 0.0, "en": en, "pooled": pooled},
+                    AUDITED_N,
+                )
 
     # decontaminated = {en-5}: A {P03}, B {}, D {L03}, R {P03}
     # strict: F1(A,D) = 0/(1+1), F1(B,D) = 0/(0+1), F1(A,R) = 2/(1+1), F1(B,R) = 0/(0+1)
@@ -241,8 +352,11 @@ def expected_rows():
         labels = {**decontaminated, "rule": rule}
         add({**labels, "statistic": "margin", "reference": D}, {"en": margin_d, "pooled": margin_d}, one)
         add({**labels, "statistic": "margin", "reference": R}, {"en": margin_r, "pooled": margin_r}, one)
-        add({**labels, "statistic": "swing", "reference": D, "reference_2": R},
-            {"en": margin_d - margin_r, "pooled": margin_d - margin_r}, one)
+        add(
+            {**labels, "statistic": "swing", "reference": D, "reference_2": R},
+            {"en": margin_d - margin_r, "pooled": margin_d - margin_r},
+            one,
+        )
     return rows
 
 
@@ -274,12 +388,11 @@ def test_hand_computed_estimate(main_rows, labels, values, n_items):
 
 def test_no_row_beyond_the_hand_computed_ones_and_the_bands(main_rows):
     expected = {
-        tuple(full_labels(labels).values()) + (language, "")
-        for labels, values, _ in EXPECTED
-        for language in values
+        tuple(full_labels(labels).values()) + (language, "") for labels, values, _ in EXPECTED for language in values
     }
-    found = [tuple(row[c] for c in COLUMNS[:10] if c != "language") + (row["language"], row["type"])
-             for row in main_rows]
+    found = [
+        tuple(row[c] for c in COLUMNS[:10] if c != "language") + (row["language"], row["type"]) for row in main_rows
+    ]
     assert len(found) == len(set(found)), "no row twice"
     # band rows are checked below; per-type rows (analysis by_type) in test_by_type.py
     extra = {key for key in found if key not in expected and key[0] not in ("band", "by_type")}
@@ -303,8 +416,11 @@ def test_the_worked_numbers_themselves(main_rows):
 
 def test_one_item_language_has_degenerate_intervals(main_rows):
     """Every replicate of a one-item stratum draws that item: the interval collapses onto the estimate."""
-    de_rows = [row for row in main_rows if row["language"] == "de" and row["estimate"] is not None
-               and row["statistic"] != "skew_permutation_p"]  # a permutation p has no interval
+    de_rows = [
+        row
+        for row in main_rows
+        if row["language"] == "de" and row["estimate"] is not None and row["statistic"] != "skew_permutation_p"
+    ]  # a permutation p has no interval
     assert len(de_rows) > 40
     for row in de_rows:
         assert row["ci_low"] == exact(row["estimate"]), row
@@ -350,8 +466,14 @@ def test_holm_by_hand_on_the_interaction_family(main_rows):
 
 
 def test_intervals_on_the_rows_that_need_them(main_rows):
-    needing = {("neutrality", "skew"), ("swap", "delta"), ("interaction", "margin"), ("interaction", "swing"),
-               ("decontaminated", "margin"), ("decontaminated", "swing")}  # fmt: skip
+    needing = {
+        ("neutrality", "skew"),
+        ("swap", "delta"),
+        ("interaction", "margin"),
+        ("interaction", "swing"),
+        ("decontaminated", "margin"),
+        ("decontaminated", "swing"),
+    }
     for row in main_rows:
         if (row["analysis"], row["statistic"]) in needing:
             assert row["ci_low"] is not None and row["ci_high"] is not None, row
@@ -363,13 +485,21 @@ def test_band(main_rows):
         band = {}
         for output in (A, B):
             delta = pick(main_rows, analysis="swap", statistic="delta", rule=rule, output=output, language="pooled")
-            row = pick(main_rows, **full_labels({"analysis": "band", "statistic": "band", "rule": rule, "output": output,
-                                                "subset": "audited"}), language="pooled")  # fmt: skip
+            row = pick(
+                main_rows,
+                **full_labels(
+                    {"analysis": "band", "statistic": "band", "rule": rule, "output": output, "subset": "audited"}
+                ),
+                language="pooled",
+            )
             band[output] = max(abs(delta["ci_low"]), abs(delta["ci_high"]))
             assert row["estimate"] == exact(band[output])
             assert row["n_items"] == AUDITED_N["pooled"]
-        overall = pick(main_rows, **full_labels({"analysis": "band", "statistic": "band", "rule": rule,
-                                                 "subset": "audited"}), language="pooled")  # fmt: skip
+        overall = pick(
+            main_rows,
+            **full_labels({"analysis": "band", "statistic": "band", "rule": rule, "subset": "audited"}),
+            language="pooled",
+        )
         if rule == "strict":
             # pooled |delta|: A 400/13 = 30.8 > B 800/12 - 50 = 16.7, so the overall band is A's
             assert overall["estimate"] == exact(band[A])
@@ -423,7 +553,9 @@ def test_third_pass_outside_the_corpus_does_not_matter(main_rows):
 def one_item(tmp_path, a, b, rules=("strict", "relaxed")):
     spans = [[0, 1, "X"]]
     rows = audit_items(
-        tmp_path, [item("en-1", "en", **{A: a, B: b, D: spans, R: spans})], audit={"resamples": 20, "rules": list(rules)}
+        tmp_path,
+        [item("en-1", "en", **{A: a, B: b, D: spans, R: spans})],
+        audit={"resamples": 20, "rules": list(rules)},
     ).rows
     return rows
 
@@ -482,8 +614,11 @@ def undefined_project(tmp_path_factory):
 
 def test_undefined_f1_is_empty_in_csv(undefined_project):
     rows = list(csv.DictReader(io.StringIO((undefined_project / "results.csv").read_text(encoding="utf-8"))))
-    f1_rows = {row["language"]: row for row in rows if row["analysis"] == "agreement" and row["statistic"] == "f1"
-               and row["rule"] == "strict"}  # fmt: skip
+    f1_rows = {
+        row["language"]: row
+        for row in rows
+        if row["analysis"] == "agreement" and row["statistic"] == "f1" and row["rule"] == "strict"
+    }
     # xx: 2TP + FP + FN = 0 + 0 + 0 -> undefined, and undefined in every replicate
     assert f1_rows["xx"]["estimate"] == "" and f1_rows["xx"]["ci_low"] == "" and f1_rows["xx"]["ci_high"] == ""
     assert f1_rows["xx"]["n_items"] == "2"
@@ -493,8 +628,15 @@ def test_undefined_f1_is_empty_in_csv(undefined_project):
     identical = [row for row in rows if row["statistic"] == "identical" and row["language"] == "xx"]
     assert float(identical[0]["estimate"]) == 100.0
     # F1(A, R): R is empty everywhere, A only on en-1: 2*0/(1+0) = 0 in en, undefined in xx
-    score = [row for row in rows if row["analysis"] == "swap" and row["statistic"] == "score" and row["rule"] == "strict"
-             and row["output"] == A and row["reference"] == R]  # fmt: skip
+    score = [
+        row
+        for row in rows
+        if row["analysis"] == "swap"
+        and row["statistic"] == "score"
+        and row["rule"] == "strict"
+        and row["output"] == A
+        and row["reference"] == R
+    ]
     assert {row["language"]: row["estimate"] for row in score} == {"en": "0.0", "xx": "", "pooled": "0.0"}
     # an undefined delta carries no p-value either
     delta = [row for row in rows if row["statistic"] == "delta" and row["language"] == "xx"]
@@ -528,11 +670,19 @@ def duplicate_items():
     w2 g3: A {} B {} D {} R {}                    R copies both, disjoint, but A == B: no defect
     z  --: A {P03} B {P03, L59} D {P03} R {P03, L59}
     """
+
     def dup(item_id, key, a, b, d, r):
         meta = {"third_pass": False} if key is None else {"third_pass": False, "dup_key": key}
         return item(item_id, "en", meta=meta, **{A: a, B: b, D: d, R: r})
 
-    p01, l01, p02, l45, p03, l59 = [0, 1, "PER"], [0, 1, "LOC"], [0, 2, "PER"], [4, 5, "LOC"], [0, 3, "PER"], [5, 9, "LOC"]
+    p01, l01, p02, l45, p03, l59 = (
+        [0, 1, "PER"],
+        [0, 1, "LOC"],
+        [0, 2, "PER"],
+        [4, 5, "LOC"],
+        [0, 3, "PER"],
+        [5, 9, "LOC"],
+    )
     return [
         dup("x1", "g1", [p01], [l01], [p01], [p01]),
         dup("y1", "g2", [p02], [p02], [p02], [p02]),
@@ -588,7 +738,8 @@ def test_main_analyses_exclude_defective_groups_then_keep_first(duplicate_result
     # x1, x2 removed (defect), then keep_first keeps y1, w1 (and z)
     margin_d, margin_r, swing = interaction_by_hand(["y1", "w1", "z"])
     assert pick(rows, analysis="interaction", statistic="margin", rule="strict", reference=D, language="pooled")[
-        "estimate"] == exact(margin_d)  # fmt: skip
+        "estimate"
+    ] == exact(margin_d)
     row = pick(rows, analysis="interaction", statistic="swing", rule="strict", language="pooled")
     assert row["estimate"] == exact(swing)
     assert row["n_items"] == 3
@@ -610,14 +761,23 @@ POLICY_MEMBERS = {
 def test_duplicate_policies_without_defect_exclusion(duplicate_results, policy):
     members = POLICY_MEMBERS[policy]
     margin_d, margin_r, swing = interaction_by_hand(members)
-    labels = {"analysis": "duplicates", "rule": "strict", "output": A, "output_2": B, "subset": "audited", "policy": policy}
+    labels = {
+        "analysis": "duplicates",
+        "rule": "strict",
+        "output": A,
+        "output_2": B,
+        "subset": "audited",
+        "policy": policy,
+    }
     for statistic, reference, reference_2, value in (
         ("margin", D, "", margin_d),
         ("margin", R, "", margin_r),
         ("swing", D, R, swing),
     ):
-        found = by_language(duplicate_results.rows, **full_labels({**labels, "statistic": statistic,
-                                                                  "reference": reference, "reference_2": reference_2}))  # fmt: skip
+        found = by_language(
+            duplicate_results.rows,
+            **full_labels({**labels, "statistic": statistic, "reference": reference, "reference_2": reference_2}),
+        )
         assert sorted(found) == ["en", "pooled"]
         for row in found.values():
             assert row["estimate"] == exact(value), (policy, statistic, reference)
@@ -655,8 +815,9 @@ def test_configured_policy_and_exclusion_drive_the_main_analyses(tmp_path, polic
     assert swing["estimate"] == exact(interaction_by_hand(members)[2])
     assert swing["n_items"] == len(members)
     # the robustness rows do not depend on the main settings
-    keep_last = pick(results.rows, analysis="duplicates", statistic="swing", rule="strict", policy="keep_last",
-                     language="pooled")  # fmt: skip
+    keep_last = pick(
+        results.rows, analysis="duplicates", statistic="swing", rule="strict", policy="keep_last", language="pooled"
+    )
     assert keep_last["estimate"] == exact(interaction_by_hand(POLICY_MEMBERS["keep_last"])[2])
 
 
@@ -734,9 +895,25 @@ def test_differences_are_paired_inside_each_replicate(tmp_path):
 # The results contract (docs/method.md section 5, docs/results.md)
 
 CONTRACT_COLUMNS = [
-    "analysis", "statistic", "rule", "language", "output", "output_2", "reference", "reference_2",
-    "subset", "policy", "estimate", "ci_low", "ci_high", "p_value", "p_holm", "n_items", "type", "n_clusters",
-]  # fmt: skip
+    "analysis",
+    "statistic",
+    "rule",
+    "language",
+    "output",
+    "output_2",
+    "reference",
+    "reference_2",
+    "subset",
+    "policy",
+    "estimate",
+    "ci_low",
+    "ci_high",
+    "p_value",
+    "p_holm",
+    "n_items",
+    "type",
+    "n_clusters",
+]
 
 
 def test_results_csv_columns_in_order(main_rows):
@@ -753,8 +930,18 @@ def test_row_order(main_rows):
     analyses = [row["analysis"] for row in main_rows]
     order = [analysis.key for analysis in ANALYSES]  # the registry is the row order
     assert analyses == sorted(analyses, key=order.index)
-    paper = ["agreement", "neutrality", "swap", "range", "interaction", "band", "decontaminated", "duplicates",
-             "by_type", "aggregation"]
+    paper = [
+        "agreement",
+        "neutrality",
+        "swap",
+        "range",
+        "interaction",
+        "band",
+        "decontaminated",
+        "duplicates",
+        "by_type",
+        "aggregation",
+    ]
     assert [key for key in order if key in paper] == paper
     # within a statistic: languages sorted, then pooled
     for labels, values, _ in EXPECTED:
@@ -763,8 +950,17 @@ def test_row_order(main_rows):
 
 
 def test_rule_column(main_rows):
-    without_rule = {"identical", "type_agreement", "third_pass", "silent", "default_to_first", "rate", "skew", "copied",
-                    "skew_permutation_p"}
+    without_rule = {
+        "identical",
+        "type_agreement",
+        "third_pass",
+        "silent",
+        "default_to_first",
+        "rate",
+        "skew",
+        "copied",
+        "skew_permutation_p",
+    }
     for row in main_rows:
         if row["statistic"] in without_rule:
             assert row["rule"] == "", row
@@ -807,9 +1003,17 @@ def test_labelling_columns_per_statistic(main_rows):
 
 
 def test_subset_column(main_rows):
-    subset = {"agreement": "corpus", "neutrality": "audited", "swap": "audited", "range": "audited",
-              "interaction": "audited", "band": "audited", "decontaminated": "decontaminated",
-              "by_type": "audited", "aggregation": "audited"}  # fmt: skip
+    subset = {
+        "agreement": "corpus",
+        "neutrality": "audited",
+        "swap": "audited",
+        "range": "audited",
+        "interaction": "audited",
+        "band": "audited",
+        "decontaminated": "decontaminated",
+        "by_type": "audited",
+        "aggregation": "audited",
+    }
     for row in main_rows:
         assert row["subset"] == subset[row["analysis"]], row
 
@@ -821,14 +1025,39 @@ def test_results_json_keys_and_provenance(tmp_path):
     assert main(["audit", str(config), "--out", str(tmp_path / "out")]) == 0
     document = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
     assert set(document) == {
-        "schema", "dataset", "tool_version", "config", "config_toml", "seed", "resamples", "confidence", "inputs",
-        "columns", "rows", "record", "interaction", "duplicates", "type_confusion", "by_type", "disagreements",
-        "gold_errors", "aggregation", "applicability", "statistics",
-    }  # fmt: skip
+        "schema",
+        "dataset",
+        "tool_version",
+        "config",
+        "config_toml",
+        "seed",
+        "resamples",
+        "confidence",
+        "inputs",
+        "columns",
+        "rows",
+        "record",
+        "interaction",
+        "duplicates",
+        "type_confusion",
+        "by_type",
+        "disagreements",
+        "gold_errors",
+        "aggregation",
+        "applicability",
+        "statistics",
+    }
     # how each statistic prints, as its analysis declares it: a rate with 1 decimal, a swing signed and tested
-    assert document["statistics"]["agreement"]["identical"] == {"decimals": 1, "signed": False, "tested": False,
-                                                                "style": "number"}  # fmt: skip
-    assert document["statistics"]["interaction"]["swing"]["signed"] and document["statistics"]["interaction"]["swing"]["tested"]
+    assert document["statistics"]["agreement"]["identical"] == {
+        "decimals": 1,
+        "signed": False,
+        "tested": False,
+        "style": "number",
+    }
+    assert (
+        document["statistics"]["interaction"]["swing"]["signed"]
+        and document["statistics"]["interaction"]["swing"]["tested"]
+    )
     assert document["schema"] == "refsens-report/results@4"
     assert document["dataset"] == {"name": "Test benchmark", "version": "1.0.0"}
     assert document["seed"] == 7 and document["resamples"] == 30 and document["confidence"] == 0.95
@@ -842,7 +1071,15 @@ def test_results_json_keys_and_provenance(tmp_path):
         "refsens.toml": hashlib.sha256((tmp_path / "refsens.toml").read_bytes()).hexdigest(),
         "record.jsonl": hashlib.sha256((tmp_path / "record.jsonl").read_bytes()).hexdigest(),
     }
-    assert set(document["record"]) >= {"items", "languages", "items_per_language", "labellings", "subsets", "excluded", "notes"}
+    assert set(document["record"]) >= {
+        "items",
+        "languages",
+        "items_per_language",
+        "labellings",
+        "subsets",
+        "excluded",
+        "notes",
+    }
     assert document["record"]["items"] == 7 and document["record"]["languages"] == ["de", "en"]
     # without a cluster key every item is its own cluster: the clusters per item set are its items
     assert document["record"]["clusters"] == {"key": None, "subsets": document["record"]["subsets"]}
@@ -914,21 +1151,40 @@ def test_three_annotators(tmp_path):
     ]
     results = audit_items(tmp_path, items, annotators=(A, B, annotator_c), audit={"resamples": 20})
     rows = select(results.rows, language="pooled")
-    rate = {(row["reference"], row["output"]): row["estimate"] for row in select(rows, analysis="neutrality", statistic="rate")}
-    assert rate == {(D, A): 50.0, (D, B): 100.0, (D, annotator_c): 50.0, (R, A): 50.0, (R, B): 0.0, (R, annotator_c): 50.0}
-    skew = {(row["reference"], row["output"], row["output_2"]): row["estimate"]
-            for row in select(rows, analysis="neutrality", statistic="skew")}  # fmt: skip
+    rate = {
+        (row["reference"], row["output"]): row["estimate"]
+        for row in select(rows, analysis="neutrality", statistic="rate")
+    }
+    assert rate == {
+        (D, A): 50.0,
+        (D, B): 100.0,
+        (D, annotator_c): 50.0,
+        (R, A): 50.0,
+        (R, B): 0.0,
+        (R, annotator_c): 50.0,
+    }
+    skew = {
+        (row["reference"], row["output"], row["output_2"]): row["estimate"]
+        for row in select(rows, analysis="neutrality", statistic="skew")
+    }
     assert skew == {
-        (D, A, B): 50.0 - 100.0, (D, A, annotator_c): 50.0 - 50.0, (D, B, annotator_c): 100.0 - 50.0,
-        (R, A, B): 50.0 - 0.0, (R, A, annotator_c): 50.0 - 50.0, (R, B, annotator_c): 0.0 - 50.0,
-    }  # fmt: skip
+        (D, A, B): 50.0 - 100.0,
+        (D, A, annotator_c): 50.0 - 50.0,
+        (D, B, annotator_c): 100.0 - 50.0,
+        (R, A, B): 50.0 - 0.0,
+        (R, A, annotator_c): 50.0 - 50.0,
+        (R, B, annotator_c): 0.0 - 50.0,
+    }
     # D equals A or B on both items; R equals C on en-1 and A on en-2
     assert [row["estimate"] for row in select(rows, analysis="neutrality", statistic="copied")] == [100.0, 100.0]
     # agreement is A against B only: identical on en-1
     identical = pick(rows, analysis="agreement", statistic="identical")
     assert (identical["output"], identical["reference"], identical["estimate"]) == (A, B, 50.0)
     # the third annotator is a defensible gold in the range
-    assert pick(rows, analysis="range", statistic="score", rule="strict", output=A, reference=annotator_c)["estimate"] == 0.0
+    assert (
+        pick(rows, analysis="range", statistic="score", rule="strict", output=A, reference=annotator_c)["estimate"]
+        == 0.0
+    )
     # decontaminated is about A and B: D equals A on en-1 and B on en-2, so it is empty
     assert not select(results.rows, analysis="decontaminated")
     assert results.applicability["decontaminated"]
@@ -939,8 +1195,9 @@ def test_three_annotators(tmp_path):
 
 
 def overlap_f1(rows, output=A, reference=D):
-    return pick(rows, analysis="swap", statistic="score", rule="overlap", output=output, reference=reference,
-                language="en")["estimate"]  # fmt: skip
+    return pick(
+        rows, analysis="swap", statistic="score", rule="overlap", output=output, reference=reference, language="en"
+    )["estimate"]
 
 
 def overlap_case(tmp_path, a, d):
@@ -985,21 +1242,47 @@ def test_overlap_does_not_depend_on_span_order(tmp_path):
 
 def test_overlap_feeds_every_per_rule_analysis(tmp_path):
     """Every row the record has under strict it also has under overlap (the rule is one more count column)."""
-    copies = [item(f"en-{index}", "en", meta={"third_pass": False, "dup_key": "twice"},
-                   **{A: [[0, 5, "PER"]], B: [[0, 5, "PER"]], D: [[0, 5, "PER"]], R: [[0, 5, "PER"]]})
-              for index in (8, 9)]  # fmt: skip
-    rows = audit_items(tmp_path, main_items() + copies,
-                       audit={"resamples": 30, "rules": ["strict", "relaxed", "overlap"]}).rows  # fmt: skip
+    copies = [
+        item(
+            f"en-{index}",
+            "en",
+            meta={"third_pass": False, "dup_key": "twice"},
+            **{A: [[0, 5, "PER"]], B: [[0, 5, "PER"]], D: [[0, 5, "PER"]], R: [[0, 5, "PER"]]},
+        )
+        for index in (8, 9)
+    ]
+    rows = audit_items(
+        tmp_path, main_items() + copies, audit={"resamples": 30, "rules": ["strict", "relaxed", "overlap"]}
+    ).rows
 
     def labels(row):
-        return tuple(row[column] for column in ("analysis", "statistic", "language", "output", "output_2",
-                                                "reference", "reference_2", "subset", "policy"))  # fmt: skip
+        return tuple(
+            row[column]
+            for column in (
+                "analysis",
+                "statistic",
+                "language",
+                "output",
+                "output_2",
+                "reference",
+                "reference_2",
+                "subset",
+                "policy",
+            )
+        )
 
     strict = {labels(row) for row in rows if row["rule"] == "strict"}
     overlap = {labels(row) for row in rows if row["rule"] == "overlap"}
     assert strict == overlap
-    assert {key[0] for key in overlap} >= {"agreement", "swap", "range", "interaction", "band", "decontaminated",
-                                           "duplicates"}  # fmt: skip
+    assert {key[0] for key in overlap} >= {
+        "agreement",
+        "swap",
+        "range",
+        "interaction",
+        "band",
+        "decontaminated",
+        "duplicates",
+    }
     # F1 never falls from strict to overlap; only en-4 (A 0-3, B 1-3) overlaps without matching exactly
     by_labels = {(labels(row), row["rule"]): row["estimate"] for row in rows}
     for key in strict:
@@ -1020,8 +1303,9 @@ def test_overlap_counts_one_item_by_hand(tmp_path):
     rows = overlap_case(tmp_path, [[0, 3, "X"]], [[1, 4, "X"]])
     assert pick(rows, analysis="agreement", statistic="f1", rule="overlap", language="en")["estimate"] == exact(100.0)
     assert overlap_f1(rows) == exact(100.0)
-    assert pick(rows, analysis="swap", statistic="score", rule="strict", output=A, reference=D,
-                language="en")["estimate"] == exact(0.0)  # fmt: skip
+    assert pick(rows, analysis="swap", statistic="score", rule="strict", output=A, reference=D, language="en")[
+        "estimate"
+    ] == exact(0.0)
 
 
 def test_overlap_alone_and_the_default_rules(tmp_path):

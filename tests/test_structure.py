@@ -9,8 +9,8 @@ from __future__ import annotations
 import ast
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Mapping
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -53,7 +53,7 @@ def test_the_package_has_no_import_cycles():
         state[module] = 1
         for imported in graph[module]:
             if state.get(imported) == 1:
-                cycles.append(" -> ".join(path[path.index(imported):] + [imported]))
+                cycles.append(" -> ".join(path[path.index(imported) :] + [imported]))
             elif imported not in state:
                 visit(imported, [*path, imported])
         state[module] = 2
@@ -85,7 +85,9 @@ def test_the_option_reader_sits_below_the_config_and_the_adapters():
     modules = _modules()
     for module in ("options.py", "errors.py", "record.py"):
         imported = _imports(ROOT / "refsens_report" / module, modules)
-        assert not {name for name in imported if name.startswith(("refsens_report.config", "refsens_report.adapters"))}, module
+        assert not {
+            name for name in imported if name.startswith(("refsens_report.config", "refsens_report.adapters"))
+        }, module
 
 
 def test_the_config_imports_the_adapters_at_top_level():
@@ -96,9 +98,16 @@ def test_the_config_imports_the_adapters_at_top_level():
 
 def test_each_module_imports_on_its_own():
     """A fresh interpreter per entry point: a circle would fail whichever side is imported first."""
-    for module in ("refsens_report.adapters", "refsens_report.adapters.brat", "refsens_report.config",
-                   "refsens_report.options", "refsens_report.load", "refsens_report.analyses.leaderboard",
-                   "refsens_report.estimator", "refsens_report.render"):  # fmt: skip
+    for module in (
+        "refsens_report.adapters",
+        "refsens_report.adapters.brat",
+        "refsens_report.config",
+        "refsens_report.options",
+        "refsens_report.load",
+        "refsens_report.analyses.leaderboard",
+        "refsens_report.estimator",
+        "refsens_report.render",
+    ):
         subprocess.run([sys.executable, "-c", f"import {module}"], check=True)
 
 
@@ -119,8 +128,25 @@ def test_the_audit_imports_dask_only_when_configured():
 # The core: every module the analyses plug into. None names an analysis (a string equal to an analysis's key or
 # module) or imports an analysis module other than the registry and base.py: each looks what it needs up through
 # the registry, in what the analyses declare (docs/architecture.md, "An analysis").
-CONTRACT_CORE = ("audit", "bootstrap", "formatting", "summary", "check", "changes", "metadata", "render", "site",
-                 "counts", "load", "estimator", "formulas", "results", "tables", "latex", "config")
+CONTRACT_CORE = (
+    "audit",
+    "bootstrap",
+    "formatting",
+    "summary",
+    "check",
+    "changes",
+    "metadata",
+    "render",
+    "site",
+    "counts",
+    "load",
+    "estimator",
+    "formulas",
+    "results",
+    "tables",
+    "latex",
+    "config",
+)
 # What is still named, and why it is not moved (each entry must still be needed: the test says when one is not).
 STILL_NAMED = {
     # the random streams' spawn keys (bootstrap.SUBSET_STREAMS) are keyed by item set: "decontaminated" is the
@@ -144,7 +170,9 @@ def _named_and_imported(name: str, names: set[str], modules: dict) -> tuple[set[
     path = modules[f"refsens_report.{name}"]
     tree = ast.parse(path.read_text(encoding="utf-8"))
     strings = {node.value for node in ast.walk(tree) if isinstance(node, ast.Constant) and isinstance(node.value, str)}
-    imported = {module.rsplit(".", 1)[-1] for module in _imports(path, modules) if module.startswith("refsens_report.analyses.")}
+    imported = {
+        module.rsplit(".", 1)[-1] for module in _imports(path, modules) if module.startswith("refsens_report.analyses.")
+    }
     return strings & names, imported - {"registry", "base"}
 
 
@@ -165,7 +193,9 @@ def test_what_the_core_still_names_is_still_there():
     for name in set(STILL_NAMED) | set(STILL_IMPORTED):
         named, imported = _named_and_imported(name, names, modules)
         assert STILL_NAMED.get(name, set()) <= named, f"{name}.py no longer names {STILL_NAMED[name] - named}"
-        assert STILL_IMPORTED.get(name, set()) <= imported, f"{name}.py no longer imports {STILL_IMPORTED[name] - imported}"
+        assert STILL_IMPORTED.get(name, set()) <= imported, (
+            f"{name}.py no longer imports {STILL_IMPORTED[name] - imported}"
+        )
 
 
 def test_the_core_finds_a_new_analysis_s_declarations_through_the_registry(monkeypatch):
@@ -175,14 +205,30 @@ def test_the_core_finds_a_new_analysis_s_declarations_through_the_registry(monke
 
     from refsens_report import check, config, metadata, render
     from refsens_report.analyses import registry
-    from refsens_report.analyses.base import (Analysis, IndexColumn, MetadataSentences, ReleaseCheck, Section,
-                                              pooled_rows)  # fmt: skip
+    from refsens_report.analyses.base import (
+        Analysis,
+        IndexColumn,
+        MetadataSentences,
+        ReleaseCheck,
+        Section,
+        pooled_rows,
+    )
     from refsens_report.view import ResultsView
 
     novel = Analysis(
-        key="novel", title="Novel", question="?", section=lambda view, drawn: Section("novel", 0, "Novel"),
-        checks=(ReleaseCheck("max_novelty", "max", pooled_rows("novel", "novelty", main_rule=False),
-                             absent="the results hold no novelty", interval=False),),
+        key="novel",
+        title="Novel",
+        question="?",
+        section=lambda view, drawn: Section("novel", 0, "Novel"),
+        checks=(
+            ReleaseCheck(
+                "max_novelty",
+                "max",
+                pooled_rows("novel", "novelty", main_rule=False),
+                absent="the results hold no novelty",
+                interval=False,
+            ),
+        ),
         metadata=(MetadataSentences("rai:dataLimitations", lambda view: ["Novelty was measured."]),),
         index_columns=(IndexColumn("Novelty", lambda view: "0.5", lambda view: "pooled"),),
     )
@@ -190,19 +236,54 @@ def test_the_core_finds_a_new_analysis_s_declarations_through_the_registry(monke
     for module in (check, metadata, render):
         monkeypatch.setattr(module, "ANALYSES", registry.ANALYSES)
     monkeypatch.setitem(check.CHECKS, "max_novelty", ("novel", novel.checks[0]))
-    row = {"analysis": "novel", "statistic": "novelty", "rule": "", "language": "pooled", "policy": "", "subset": "audited",
-           "n_items": 10, "output": "", "output_2": "", "reference": "", "reference_2": "", "type": "",
-           "estimate": 0.5, "ci_low": None, "ci_high": None, "p_value": None, "p_holm": None}  # fmt: skip
-    view = ResultsView.from_json({"config": {"roles": {"annotators": [], "outputs": ["o"], "references": ["r"]},
-                                             "audit": {"rules": ["strict"]}}, "rows": [row], "applicability": {}})  # fmt: skip
+    row = {
+        "analysis": "novel",
+        "statistic": "novelty",
+        "rule": "",
+        "language": "pooled",
+        "policy": "",
+        "subset": "audited",
+        "n_items": 10,
+        "output": "",
+        "output_2": "",
+        "reference": "",
+        "reference_2": "",
+        "type": "",
+        "estimate": 0.5,
+        "ci_low": None,
+        "ci_high": None,
+        "p_value": None,
+        "p_holm": None,
+    }
+    view = ResultsView.from_json(
+        {
+            "config": {
+                "roles": {"annotators": [], "outputs": ["o"], "references": ["r"]},
+                "audit": {"rules": ["strict"]},
+            },
+            "rows": [row],
+            "applicability": {},
+        }
+    )
     outcome = check.evaluate(config.Check("max_novelty", 1.0), view)
     assert outcome.status == check.PASS and "0.5" in outcome.line()
-    bad = replace(config.Config(path=ROOT / "refsens.toml", name="n", version="1", record_format="jsonl",
-                                record_options=None, roles=config.Roles((), ("o",), ("r",))),
-                  raw={"check": {"max_novelty": -1}}, checks=(config.Check("max_novelty", -1.0),))  # fmt: skip
+    bad = replace(
+        config.Config(
+            path=ROOT / "refsens.toml",
+            name="n",
+            version="1",
+            record_format="jsonl",
+            record_options=None,
+            roles=config.Roles((), ("o",), ("r",)),
+        ),
+        raw={"check": {"max_novelty": -1}},
+        checks=(config.Check("max_novelty", -1.0),),
+    )
     assert check.declared_problems(bad) == ["Config value 'check.max_novelty': must be 0 or more, got -1"]
     assert "Novelty was measured." in metadata.rai_fields(view)["rai:dataLimitations"]
-    assert ("Novelty", "0.5", "pooled") in [(cell.heading, cell.value, cell.detail) for cell in render.version_figures(view)]
+    assert ("Novelty", "0.5", "pooled") in [
+        (cell.heading, cell.value, cell.detail) for cell in render.version_figures(view)
+    ]
 
 
 def test_an_analysis_added_by_the_contract_is_named_only_in_its_module_and_the_registry():
@@ -210,8 +291,11 @@ def test_an_analysis_added_by_the_contract_is_named_only_in_its_module_and_the_r
     by its words, since "alpha" is also the significance level's name)."""
     words = {"gamma": ("gamma",), "alpha": ("krippendorff", "alpha_", "alpha.analysis", "analyses.alpha", "    alpha,")}
     for added, said in words.items():
-        naming = sorted(path.relative_to(ROOT).as_posix() for path in (ROOT / "refsens_report").rglob("*.py")
-                        if any(word in path.read_text(encoding="utf-8").lower() for word in said))  # fmt: skip
+        naming = sorted(
+            path.relative_to(ROOT).as_posix()
+            for path in (ROOT / "refsens_report").rglob("*.py")
+            if any(word in path.read_text(encoding="utf-8").lower() for word in said)
+        )
         assert naming == sorted([f"refsens_report/analyses/{added}.py", "refsens_report/analyses/registry.py"]), naming
 
 

@@ -33,9 +33,20 @@ def test_a_verdict_per_alternative_reference_with_its_rows(built_site: Built) ->
     verdicts = summary.verdicts(view)
     assert [verdict.reference for verdict in verdicts] == view.references[1:]
     for verdict in verdicts:
-        deltas = [row for _, row in view.rows.select("swap", "delta", rule=view.main_rule, language=POOLED,
-                                                      reference=view.primary, reference_2=verdict.reference)]  # fmt: skip
-        assert {row["output"] for row in deltas} <= {row["output"] for row in verdict.rows if row["statistic"] == "delta"}
+        deltas = [
+            row
+            for _, row in view.rows.select(
+                "swap",
+                "delta",
+                rule=view.main_rule,
+                language=POOLED,
+                reference=view.primary,
+                reference_2=verdict.reference,
+            )
+        ]
+        assert {row["output"] for row in deltas} <= {
+            row["output"] for row in verdict.rows if row["statistic"] == "delta"
+        }
         assert all(row["output"] in verdict.text for row in deltas)
 
 
@@ -43,23 +54,84 @@ def test_with_many_outputs_a_verdict_names_the_range_and_the_ranking() -> None:
     rows = []
     outputs = [f"system_{n}" for n in range(5)]
     for n, output in enumerate(outputs):
-        rows.append({"analysis": "swap", "statistic": "delta", "rule": "strict", "language": POOLED, "output": output,
-                     "output_2": "", "reference": "gold", "reference_2": "clean", "subset": "audited", "policy": "",
-                     "estimate": n - 1.5, "ci_low": n - 2.0, "ci_high": n - 1.0, "p_value": 0.01, "p_holm": None,
-                     "n_items": 100, "type": ""})  # fmt: skip
-    where = {"rule": "strict", "language": POOLED, "output": "", "output_2": "", "reference": "gold",
-             "reference_2": "clean", "subset": "audited", "policy": "", "p_value": None, "p_holm": None, "n_items": 100,
-             "type": ""}
-    rows += [{"analysis": "leaderboard", "statistic": "flips", **where, "estimate": 3, "ci_low": 1, "ci_high": 5},
-             {"analysis": "leaderboard", "statistic": "flips_significant", **where, "estimate": 1, "ci_low": None,
-              "ci_high": None},
-             {"analysis": "leaderboard", "statistic": "kendall_tau", **where, "estimate": 0.6, "ci_low": 0.4,
-              "ci_high": 0.8}]  # fmt: skip
-    rows += [{"analysis": "leaderboard", "statistic": "rank", **where, "output": output, "reference": "gold",
-              "reference_2": "", "estimate": n + 1.0, "ci_low": n + 1.0, "ci_high": n + 1.0} for n, output in enumerate(outputs)]  # fmt: skip
-    view = ResultsView.from_json({"rows": rows, "record": {"languages": ["en"]}, "config": {
-        "roles": {"annotators": [], "outputs": outputs, "references": ["gold", "clean"]},
-        "audit": {"rules": ["strict"]}}})  # fmt: skip
+        rows.append(
+            {
+                "analysis": "swap",
+                "statistic": "delta",
+                "rule": "strict",
+                "language": POOLED,
+                "output": output,
+                "output_2": "",
+                "reference": "gold",
+                "reference_2": "clean",
+                "subset": "audited",
+                "policy": "",
+                "estimate": n - 1.5,
+                "ci_low": n - 2.0,
+                "ci_high": n - 1.0,
+                "p_value": 0.01,
+                "p_holm": None,
+                "n_items": 100,
+                "type": "",
+            }
+        )
+    where = {
+        "rule": "strict",
+        "language": POOLED,
+        "output": "",
+        "output_2": "",
+        "reference": "gold",
+        "reference_2": "clean",
+        "subset": "audited",
+        "policy": "",
+        "p_value": None,
+        "p_holm": None,
+        "n_items": 100,
+        "type": "",
+    }
+    rows += [
+        {"analysis": "leaderboard", "statistic": "flips", **where, "estimate": 3, "ci_low": 1, "ci_high": 5},
+        {
+            "analysis": "leaderboard",
+            "statistic": "flips_significant",
+            **where,
+            "estimate": 1,
+            "ci_low": None,
+            "ci_high": None,
+        },
+        {
+            "analysis": "leaderboard",
+            "statistic": "kendall_tau",
+            **where,
+            "estimate": 0.6,
+            "ci_low": 0.4,
+            "ci_high": 0.8,
+        },
+    ]
+    rows += [
+        {
+            "analysis": "leaderboard",
+            "statistic": "rank",
+            **where,
+            "output": output,
+            "reference": "gold",
+            "reference_2": "",
+            "estimate": n + 1.0,
+            "ci_low": n + 1.0,
+            "ci_high": n + 1.0,
+        }
+        for n, output in enumerate(outputs)
+    ]
+    view = ResultsView.from_json(
+        {
+            "rows": rows,
+            "record": {"languages": ["en"]},
+            "config": {
+                "roles": {"annotators": [], "outputs": outputs, "references": ["gold", "clean"]},
+                "audit": {"rules": ["strict"]},
+            },
+        }
+    )
     (verdict,) = summary.verdicts(view)
     assert verdict.reference == "clean" and verdict.primary == "gold"
     # the lowest and the highest delta with their intervals, how many exclude zero, tau-b and the flips
@@ -75,7 +147,8 @@ def test_an_inapplicable_analysis_is_a_line_not_a_section(built_site: Built) -> 
     body = render.build_body(ResultsView.from_json(results), {})
     assert "decontaminated" not in [section.key for section in body.sections]
     assert ("The decontaminated subset", "No item is decontaminated.") in [
-        (line.title, line.reason) for line in body.summary.not_applicable]
+        (line.title, line.reason) for line in body.summary.not_applicable
+    ]
     # sections are numbered without gaps
     assert [section.number for section in body.sections] == list(range(2, 2 + len(body.sections)))
 
@@ -87,7 +160,9 @@ def test_one_language_prints_each_row_once(built_site: Built) -> None:
     printed = [table for table in body.tables if tables.LANGUAGE_COLUMN in (table.csv or table).columns]
     assert not printed, [table.title for table in printed]  # no table keeps a Language column
     rows = ResultsView.from_json(one_language(results, language)).rows.rows
-    shown = {cell.row for table in body.tables for row in (table.csv or table).rows for cell in row if cell.row is not None}
+    shown = {
+        cell.row for table in body.tables for row in (table.csv or table).rows for cell in row if cell.row is not None
+    }
     assert shown and all(rows[index]["language"] == POOLED for index in shown if rows[index]["analysis"] != "agreement")
     notes = [note for table in body.tables for note in table.notes]
     assert f"The record has one language ({language}): every row is pooled over it." in notes
@@ -102,8 +177,9 @@ def test_one_language_keeps_the_labels_of_the_pooled_rows() -> None:
     for output in ("a", "b"):
         for language in ("en", POOLED):
             rows.append([Cell(text=output), Cell(text=language), Cell(text="1.00", numeric=True)])
-    table = Table(key="t", title="T", caption="", columns=("Output", "Language", "F1"),
-                  rows=tables.mark_repeats(rows, 1))  # fmt: skip
+    table = Table(
+        key="t", title="T", caption="", columns=("Output", "Language", "F1"), rows=tables.mark_repeats(rows, 1)
+    )
     shown = tables.one_language(table, view)
     assert shown.columns == ("Output", "F1")
     assert [(row[0].text, row[0].repeated) for row in shown.rows] == [("a", False), ("b", False)]
@@ -121,8 +197,17 @@ def test_the_full_pdf_adds_the_complete_tables_as_an_annex(built_site: Built) ->
     for complete, table in zip(body.annex, shortened):
         assert len(complete.rows) == len(table.csv.rows) > len(table.rows)
         assert complete.title.endswith("(complete)") and complete.anchor != table.anchor
-    page = render.appendix_context(results, body.sections, None, [], "2026-01-01T00:00:00+00:00", "SOURCE_DATE_EPOCH",
-                                   "x.pdf", body.summary, body.annex)  # fmt: skip
+    page = render.appendix_context(
+        results,
+        body.sections,
+        None,
+        [],
+        "2026-01-01T00:00:00+00:00",
+        "SOURCE_DATE_EPOCH",
+        "x.pdf",
+        body.summary,
+        body.annex,
+    )
     html = render.render_page("appendix.html", page)
     assert 'id="section-annex"' in html and html.count("(complete).") == len(body.annex)
 

@@ -26,8 +26,14 @@ RESAMPLES = "300"  # two chunks of replicates per language
 
 @pytest.fixture(scope="module")
 def cluster():
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                                  host="127.0.0.1", scheduler_kwargs=engine.QUIET_SCHEDULER) as cluster:  # fmt: skip
+    with distributed.LocalCluster(
+        n_workers=2,
+        threads_per_worker=1,
+        processes=True,
+        dashboard_address=None,
+        host="127.0.0.1",
+        scheduler_kwargs=engine.QUIET_SCHEDULER,
+    ) as cluster:
         yield cluster
 
 
@@ -40,7 +46,9 @@ def simulated(tmp_path_factory) -> Path:
 
 
 def config_for(simulated: Path, record: Path, name: str, engine_table: str = "") -> Path:
-    text = (simulated / "refsens.toml").read_text(encoding="utf-8").replace('path = "record.jsonl"', f'path = "{record}"')
+    text = (
+        (simulated / "refsens.toml").read_text(encoding="utf-8").replace('path = "record.jsonl"', f'path = "{record}"')
+    )
     path = simulated / name
     path.write_text(text.replace('format = "jsonl"', 'format = "parquet"') + engine_table, encoding="utf-8")
     return path
@@ -82,7 +90,9 @@ def test_workers_give_the_local_results_for_any_partitioning(partitioning, clust
 
     monkeypatch.setattr(workers.PartitionedRun, "_remote_blocks", spied)
     dask_table = f'\n[engine]\nbackend = "dask"\nscheduler = "{cluster.scheduler_address}"\n'
-    assert audit_csv(config_for(simulated, folder, f"dask-{tmp_path.name}.toml", dask_table), tmp_path / "dask") == local
+    assert (
+        audit_csv(config_for(simulated, folder, f"dask-{tmp_path.name}.toml", dask_table), tmp_path / "dask") == local
+    )
     assert remote and max(remote) == 7, "the count blocks were built on the workers (7 blocks of 16 in 100 items)"
 
 
@@ -100,8 +110,9 @@ def test_an_item_in_two_partitions_is_refused(cluster, simulated, tmp_path, caps
     folder = cut(simulated, tmp_path / "parts", 3)
     table = pq.read_table(folder / "00.parquet")
     pq.write_table(table.slice(0, 1), folder / "99.parquet")  # the first item's first row, again, in another file
-    config = config_for(simulated, folder, "split.toml",
-                        f'\n[engine]\nbackend = "dask"\nscheduler = "{cluster.scheduler_address}"\n')  # fmt: skip
+    config = config_for(
+        simulated, folder, "split.toml", f'\n[engine]\nbackend = "dask"\nscheduler = "{cluster.scheduler_address}"\n'
+    )
     assert main(["audit", str(config), "--out", str(tmp_path / "out"), "--resamples", RESAMPLES, "-q"]) == 2
     err = capsys.readouterr().err
     assert "an item's rows are in two partitions" in err and "Traceback" not in err, err

@@ -8,9 +8,10 @@ reader) and loads the record from those options (``load``). ``ADAPTERS`` maps ``
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from refsens_report.adapters import (
     brat,

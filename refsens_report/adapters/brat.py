@@ -63,8 +63,12 @@ def read_options(reader: OptionReader, base_dir: Path) -> BratOptions | None:
     labels = read_labels(reader)
     root = read_path(reader, base_dir, "root", kind="folder", required=False)
     root_failed = reader.table.get("root") is not None and root is None
-    _, entries = labelling_entries(reader, "path", "a table mapping each labelling name to its folder of .txt/.ann files",
-                                   "a folder path or a table with path")  # fmt: skip
+    _, entries = labelling_entries(
+        reader,
+        "path",
+        "a table mapping each labelling name to its folder of .txt/.ann files",
+        "a folder path or a table with path",
+    )
     folders: list[tuple[str, InputPath]] = []
     for name, entry, entry_reader in entries:
         folder = (

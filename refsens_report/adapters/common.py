@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any
 
 from refsens_report import formatting
 from refsens_report.adapters.label_map import mapped_types
@@ -91,8 +92,9 @@ def read_name_table(reader: OptionReader, key: str) -> dict[str, Any]:
     return {name: entry for name, entry in value.items() if name.strip()}
 
 
-def labelling_entries(reader: OptionReader, key: str, required: str, must_be: str,
-                      got: Callable[[Any], str] = repr) -> tuple[list[str], Iterator[tuple[str, dict[str, Any], OptionReader]]]:  # fmt: skip
+def labelling_entries(
+    reader: OptionReader, key: str, required: str, must_be: str, got: Callable[[Any], str] = repr
+) -> tuple[list[str], Iterator[tuple[str, dict[str, Any], OptionReader]]]:
     """Read `[record.labellings]` (or a part's): the names as configured, and each usable entry as (name, its
     table, a reader of that table prefixed labellings.<name>), in config order.
 

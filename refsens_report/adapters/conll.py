@@ -11,9 +11,10 @@ from __future__ import annotations
 import math
 from array import array
 from bisect import bisect_right
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from refsens_report.adapters import iob
 from refsens_report.adapters.common import (
@@ -167,9 +168,12 @@ def read_options(reader: OptionReader, base_dir: Path) -> ConllOptions | None:
 def _sets_gold_column(table: dict) -> bool:
     """Whether any labelling of the config, readable or not (a missing root drops them all), sets gold_column."""
     tables = [table, *(part for part in table.get("parts") or [] if isinstance(part, dict))]
-    return any(isinstance(entry, dict) and "gold_column" in entry
-               for part in tables if isinstance(part.get("labellings"), dict)
-               for entry in part["labellings"].values())  # fmt: skip
+    return any(
+        isinstance(entry, dict) and "gold_column" in entry
+        for part in tables
+        if isinstance(part.get("labellings"), dict)
+        for entry in part["labellings"].values()
+    )
 
 
 def read_labellings(reader: OptionReader, defaults: LabellingDefaults) -> tuple[list[str], tuple[LabellingSource, ...]]:
@@ -177,8 +181,12 @@ def read_labellings(reader: OptionReader, defaults: LabellingDefaults) -> tuple[
 
     Returns the names as configured (also those whose file failed) and the sources that can be read.
     """
-    names, entries = labelling_entries(reader, "path", "a table mapping each labelling name to its file (and column)",
-                                       "a path or a table with path and column")  # fmt: skip
+    names, entries = labelling_entries(
+        reader,
+        "path",
+        "a table mapping each labelling name to its file (and column)",
+        "a path or a table with path and column",
+    )
     sources: list[LabellingSource] = []
     for name, entry, entry_reader in entries:
         # with a bad root every path would fail too: the root error alone says it
@@ -202,7 +210,9 @@ def read_labellings(reader: OptionReader, defaults: LabellingDefaults) -> tuple[
             if "token_column" in entry:
                 reader.fail(f"labellings.{name}.token_column", message)
             else:  # the default of [record]
-                reader.problems.add(f"Config value 'record.token_column': {message} ({reader.prefix}.labellings.{name})")
+                reader.problems.add(
+                    f"Config value 'record.token_column': {message} ({reader.prefix}.labellings.{name})"
+                )
         if file is not None:
             sources.append(
                 LabellingSource(name, file, column, token_column, gold_column, scheme, tuple(label_map.items()))
@@ -234,7 +244,9 @@ def read_parts(
         part_reader.finish()
         names.extend(name for name in part_names if name not in names)
         if name is None:  # the first labelling's path as written: where the items come from
-            first = next(iter(table.get("labellings") or {}), None) if isinstance(table.get("labellings"), dict) else None
+            first = (
+                next(iter(table.get("labellings") or {}), None) if isinstance(table.get("labellings"), dict) else None
+            )
             entry = table["labellings"][first] if first is not None else None
             written = entry if isinstance(entry, str) else entry.get("path") if isinstance(entry, dict) else None
             name = written if isinstance(written, str) and written.strip() else f"part-{number}"
@@ -255,7 +267,9 @@ def read_meta(reader: OptionReader) -> dict[str, Any]:
     if value is None:
         return {}
     if not isinstance(value, dict):
-        reader.fail("meta", f'must be a table copied into each item\'s meta, e.g. {{ split = "test" }}, got {shown(value)}')
+        reader.fail(
+            "meta", f'must be a table copied into each item\'s meta, e.g. {{ split = "test" }}, got {shown(value)}'
+        )
         return {}
     meta: dict[str, Any] = {}
     for key, entry in value.items():
@@ -781,9 +795,7 @@ def load_part(part: Part, options: ConllOptions) -> tuple[list[Item], list[str]]
             gold_read = read_column(parsed, source.gold_column, source.token_column, "gold tag", problems)
             if gold_read is None:
                 continue
-            gold_decoded = decode_column(
-                parsed, gold_read[1], "auto", options.labels, "gold tag", problems, label_map
-            )
+            gold_decoded = decode_column(parsed, gold_read[1], "auto", options.labels, "gold tag", problems, label_map)
             if gold_decoded is not None:
                 gold_checks.append((source, alignment, project(base, alignment, gold_decoded.spans)))
     problems.raise_if_any()

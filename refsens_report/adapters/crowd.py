@@ -94,8 +94,9 @@ def open_archive(options: CrowdOptions) -> Export:
         try:
             name.encode("utf-8")
         except UnicodeEncodeError:  # the file system gave bytes that are not UTF-8 (kept as surrogates)
-            problems.add(f"{options.source.display}: the file name {os.fsencode(name)!r} is not valid UTF-8; "
-                         "rename the file")  # fmt: skip
+            problems.add(
+                f"{options.source.display}: the file name {os.fsencode(name)!r} is not valid UTF-8; rename the file"
+            )
             continue
         if why := name_problem(name):
             problems.add(f"{archive.display(name)}: the file name {why}")

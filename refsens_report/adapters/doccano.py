@@ -16,7 +16,6 @@ from typing import Any
 
 from refsens_report.adapters.archive import MEMBER_LIMIT, Export, macos_metadata, read_member_limit
 from refsens_report.adapters.common import (
-    read_names,
     InputPath,
     check_label,
     count,
@@ -26,6 +25,7 @@ from refsens_report.adapters.common import (
     read_labels,
     read_language,
     read_name_table,
+    read_names,
     read_path,
     with_text_dup_keys,
 )
@@ -62,10 +62,14 @@ def read_options(reader: OptionReader, base_dir: Path) -> DoccanoOptions | None:
     language = read_language(reader)
     has_path, has_labellings = reader.table.get("path") is not None, reader.table.get("labellings") is not None
     if has_path == has_labellings:
-        reader.fail("path", "give either path (a doccano export: a .jsonl file, a zip or a folder of them) or "
-                    "labellings (a table: labelling name = its .jsonl file), not both" if has_path else
-                    "is required (a doccano export: a .jsonl file, or a zip or folder of one .jsonl per user), "
-                    "or give labellings = { name = \"file.jsonl\", ... }")  # fmt: skip
+        reader.fail(
+            "path",
+            "give either path (a doccano export: a .jsonl file, a zip or a folder of them) or "
+            "labellings (a table: labelling name = its .jsonl file), not both"
+            if has_path
+            else "is required (a doccano export: a .jsonl file, or a zip or folder of one .jsonl per user), "
+            'or give labellings = { name = "file.jsonl", ... }',
+        )
     source = read_path(reader, base_dir, "path", kind="any", required=False) if has_path else None
     files: list[tuple[str | None, InputPath]] = []
     for name, entry in read_name_table(reader, "labellings").items():
@@ -93,7 +97,16 @@ def read_options(reader: OptionReader, base_dir: Path) -> DoccanoOptions | None:
     if archive is None and not files:
         return None
     return DoccanoOptions(
-        tuple(files), archive, language, user_field, id_field, text_field, names, empty, labels, text_dup_keys,
+        tuple(files),
+        archive,
+        language,
+        user_field,
+        id_field,
+        text_field,
+        names,
+        empty,
+        labels,
+        text_dup_keys,
         member_limit,
     )
 
@@ -137,8 +150,10 @@ class LineReader:
         before = len(self.problems)
         raw_id = line.get(options.id_field)
         if not isinstance(raw_id, (str, int)) or isinstance(raw_id, bool) or not str(raw_id).strip():
-            self.problems.add(f"{where}: '{options.id_field}' (record.id_field) is missing or not a string or "
-                              f"integer, got {describe_json(raw_id)}")  # fmt: skip
+            self.problems.add(
+                f"{where}: '{options.id_field}' (record.id_field) is missing or not a string or "
+                f"integer, got {describe_json(raw_id)}"
+            )
             return
         item_id = str(raw_id)
         if why := name_problem(item_id):
@@ -160,8 +175,9 @@ class LineReader:
             )
             return
         if name in example.labellings:
-            self.problems.add(f"{where}: example {item_id} is labelled by '{name}' again "
-                              f"(first at {example.lines[name]})")  # fmt: skip
+            self.problems.add(
+                f"{where}: example {item_id} is labelled by '{name}' again (first at {example.lines[name]})"
+            )
             return
         if not spans:
             self.tally.empty_lines[name] += 1
@@ -175,8 +191,10 @@ class LineReader:
         if options.user_field is not None:
             user = line.get(options.user_field)
             if not isinstance(user, (str, int)) or isinstance(user, bool) or not str(user).strip():
-                self.problems.add(f"{where}: '{options.user_field}' (record.user_field) is missing or not a user "
-                                  f"name or id, got {describe_json(user)}")  # fmt: skip
+                self.problems.add(
+                    f"{where}: '{options.user_field}' (record.user_field) is missing or not a user "
+                    f"name or id, got {describe_json(user)}"
+                )
                 return None
             name = options.names.get(str(user), str(user))
         else:
@@ -190,8 +208,10 @@ class LineReader:
     def _spans(self, line: dict[str, Any], text: str, where: str) -> tuple[Span, ...] | None:
         key = next((key for key in SPAN_FIELDS if key in line), None)
         if key is None:
-            self.problems.add(f"{where}: no spans: the line has none of the fields {', '.join(SPAN_FIELDS)} "
-                              "(export the project as JSONL)")  # fmt: skip
+            self.problems.add(
+                f"{where}: no spans: the line has none of the fields {', '.join(SPAN_FIELDS)} "
+                "(export the project as JSONL)"
+            )
             return None
         self.tally.fields[key] += 1
         raw = line[key]
@@ -199,8 +219,10 @@ class LineReader:
             self.problems.add(f"{where}: '{key}' must be a list of spans, got {describe_json(raw)}")
             return None
         if raw and all(isinstance(entry, str) for entry in raw):
-            self.problems.add(f"{where}: '{key}' holds category names {describe_json(raw)}, not spans: this is a "
-                              "text-classification export, not sequence labelling")  # fmt: skip
+            self.problems.add(
+                f"{where}: '{key}' holds category names {describe_json(raw)}, not spans: this is a "
+                "text-classification export, not sequence labelling"
+            )
             return None
         spans: list[Span] = []
         before = len(self.problems)
@@ -219,8 +241,10 @@ class LineReader:
                 self.problems.add(f"{here}: the offsets must be integers: {describe_json(entry)}")
                 continue
             if fault == "labels" and isinstance(label, int) and not isinstance(label, bool):
-                self.problems.add(f"{here}: the label is the id {label}, not a name (doccano before 1.3 exported "
-                                  "label ids: export again as JSONL from a current version)")  # fmt: skip
+                self.problems.add(
+                    f"{here}: the label is the id {label}, not a name (doccano before 1.3 exported "
+                    "label ids: export again as JSONL from a current version)"
+                )
                 continue
             if fault == "labels":
                 self.problems.add(f"{here}: the label must be a non-empty string: {describe_json(entry)}")
@@ -238,9 +262,7 @@ class LineReader:
         return tuple(sorted(spans)) if len(self.problems) == before else None
 
 
-def _archive_files(
-    archive: InputPath, problems: ProblemList, tally: Tally, limit: int
-) -> list[tuple[str, str, bytes]]:
+def _archive_files(archive: InputPath, problems: ProblemList, tally: Tally, limit: int) -> list[tuple[str, str, bytes]]:
     """Return (labelling name from the file, display, bytes) of each .jsonl file in a zip or folder."""
     export = Export(archive, limit)
     found: list[tuple[str, str, bytes]] = []
@@ -303,8 +325,11 @@ def load(options: DoccanoOptions, duplicate_key: str) -> Record:
         + ", ".join(f"'{key}' ({count(times, 'line')})" for key, times in sorted(tally.fields.items()))
     ]
     for name, times in sorted(tally.empty_lines.items()):
-        how = ("read as present and empty (empty = \"absent\" reads them as not annotated)"
-               if options.empty == "present" else "read as not annotated (empty = \"absent\")")  # fmt: skip
+        how = (
+            'read as present and empty (empty = "absent" reads them as not annotated)'
+            if options.empty == "present"
+            else 'read as not annotated (empty = "absent")'
+        )
         notes.append(f"doccano: labelling '{name}' has {count(times, 'example')} with no spans, {how}")
     for name in names:
         missing = sum(name not in item.labellings for item in items)

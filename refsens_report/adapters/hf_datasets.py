@@ -72,8 +72,13 @@ def read_options(reader: OptionReader, base_dir: Path) -> HfOptions | None:
     scheme = reader.choice("scheme", iob.SCHEME_CHOICES, "auto")
     tag_names = reader.names("tag_names")
     labels = read_labels(reader)
-    _, entries = labelling_entries(reader, "column", 'a table mapping each labelling name to its tag column, e.g. '
-                                   '{ gold = "ner_tags" }', "a column name or a table with column", got=shown)  # fmt: skip
+    _, entries = labelling_entries(
+        reader,
+        "column",
+        'a table mapping each labelling name to its tag column, e.g. { gold = "ner_tags" }',
+        "a column name or a table with column",
+        got=shown,
+    )
     labellings: list[Labelling] = []
     for name, entry, entry_reader in entries:
         column = entry_reader.string("column", required=True)
@@ -163,8 +168,7 @@ def _arrow_table(path: Path, display: str, problems: ProblemList) -> Any:
             return open_reader(pa.BufferReader(data)).read_all()
         except (pa.ArrowException, OSError, ValueError):
             continue
-    problems.add(f"{display}: not an Arrow or Parquet file (datasets' save_to_disk writes Arrow, "
-                 "to_parquet Parquet)")  # fmt: skip
+    problems.add(f"{display}: not an Arrow or Parquet file (datasets' save_to_disk writes Arrow, to_parquet Parquet)")
     return None
 
 
@@ -266,8 +270,9 @@ class Tally:
 
 def _column(dataset: Dataset, column: str, what: str, problems: ProblemList) -> list[Any] | None:
     if column not in dataset.table.column_names:
-        problems.add(f"{dataset.display}: no column '{column}' ({what}); its columns: "
-                     f"{', '.join(dataset.table.column_names)}")  # fmt: skip
+        problems.add(
+            f"{dataset.display}: no column '{column}' ({what}); its columns: {', '.join(dataset.table.column_names)}"
+        )
         return None
     return _values(dataset, column, problems)
 
@@ -328,9 +333,14 @@ def _tokens(dataset: Dataset, options: HfOptions, problems: ProblemList) -> tupl
 
 
 def _tags(
-    dataset: Dataset, labelling: Labelling, options: HfOptions, tokens: list[list[str]], ids: list[str],
-    problems: ProblemList, tally: Tally,
-) -> list[list[iob.Tag]] | None:  # fmt: skip
+    dataset: Dataset,
+    labelling: Labelling,
+    options: HfOptions,
+    tokens: list[list[str]],
+    ids: list[str],
+    problems: ProblemList,
+    tally: Tally,
+) -> list[list[iob.Tag]] | None:
     """Return each row's parsed tags for one labelling; report bad tags, lengths and missing names."""
     values = _column(dataset, labelling.column, f"record.labellings.{labelling.name}", problems)
     if values is None:
@@ -339,8 +349,10 @@ def _tags(
     names = class_label_names(feature)
     where_names = "the dataset's features (ClassLabel)"
     if names is not None and options.tag_names and list(options.tag_names) != names:
-        problems.add(f"{dataset.display}: record.tag_names differ from the ClassLabel names of '{labelling.column}' "
-                     f"({', '.join(names)}); remove tag_names")  # fmt: skip
+        problems.add(
+            f"{dataset.display}: record.tag_names differ from the ClassLabel names of '{labelling.column}' "
+            f"({', '.join(names)}); remove tag_names"
+        )
         return None
     if names is None and options.tag_names:
         names, where_names = list(options.tag_names), "record.tag_names"
@@ -367,8 +379,9 @@ def _tags(
                     )
                     return None
                 if not 0 <= value < len(names):
-                    problems.add(f"{where}, token {position}: tag {value} is not one of the {len(names)} names "
-                                 f"of {where_names}")  # fmt: skip
+                    problems.add(
+                        f"{where}, token {position}: tag {value} is not one of the {len(names)} names of {where_names}"
+                    )
                     break
                 raw = names[value]
             elif isinstance(value, str):
@@ -391,9 +404,14 @@ def _tags(
 
 
 def _decode(
-    dataset: Dataset, labelling: Labelling, rows: list[list[iob.Tag]], ids: list[str],
-    labels: frozenset[str] | None, problems: ProblemList, tally: Tally,
-) -> list[list[iob.TokenSpan]] | None:  # fmt: skip
+    dataset: Dataset,
+    labelling: Labelling,
+    rows: list[list[iob.Tag]],
+    ids: list[str],
+    labels: frozenset[str] | None,
+    problems: ProblemList,
+    tally: Tally,
+) -> list[list[iob.TokenSpan]] | None:
     """Decode each row's tags the conlleval way; count tags invalid under the scheme; check span types."""
     detected = labelling.scheme == "auto"
     scheme = iob.detect_scheme(rows) if detected else labelling.scheme
@@ -407,8 +425,10 @@ def _decode(
         where = f"{_where(dataset, row, ids)}, '{labelling.column}'"
         bad = next((p for p, tag in enumerate(tags) if tag[0] in foreign), None) if not detected else None
         if bad is not None:
-            problems.add(f"{where}, token {bad}: '{tags[bad][0]}-{tags[bad][1]}' belongs to BIOES, but the scheme "
-                         f"is '{scheme}' (set scheme = \"bioes\" or \"auto\")")  # fmt: skip
+            problems.add(
+                f"{where}, token {bad}: '{tags[bad][0]}-{tags[bad][1]}' belongs to BIOES, but the scheme "
+                f'is \'{scheme}\' (set scheme = "bioes" or "auto")'
+            )
             continue
         for position in iob.invalid_positions(tags, scheme):
             if not report.repaired:
@@ -502,12 +522,16 @@ def _same_tokens(
     if other_tokens is None:
         return False
     if len(other_tokens) != len(tokens):
-        problems.add(f"{other.display}: {count(len(other_tokens), 'row')}, but {base.display} has {len(tokens):,}: "
-                     "every labelling must cover the same rows")  # fmt: skip
+        problems.add(
+            f"{other.display}: {count(len(other_tokens), 'row')}, but {base.display} has {len(tokens):,}: "
+            "every labelling must cover the same rows"
+        )
         return False
     for row, (mine, theirs) in enumerate(zip(tokens, other_tokens)):
         if mine != theirs:
-            problems.add(f"{other.display}: row {row} has other tokens than {base.display} "
-                         f"({shown(theirs, 60)} here, {shown(mine, 60)} there)")  # fmt: skip
+            problems.add(
+                f"{other.display}: row {row} has other tokens than {base.display} "
+                f"({shown(theirs, 60)} here, {shown(mine, 60)} there)"
+            )
             return False
     return True

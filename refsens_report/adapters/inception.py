@@ -52,8 +52,16 @@ from refsens_report.record import Item, Record, Span
 NAMED_ENTITY = "de.tudarmstadt.ukp.dkpro.core.api.ner.type.NamedEntity"
 SENTENCE = "de.tudarmstadt.ukp.dkpro.core.api.segmentation.type.Sentence"
 ANNOTATION_TYPE = "uima.tcas.Annotation"
-PRIMITIVE_RANGES = ("uima.cas.String", "uima.cas.Integer", "uima.cas.Boolean", "uima.cas.Short", "uima.cas.Long",
-                    "uima.cas.Byte", "uima.cas.Float", "uima.cas.Double")  # fmt: skip
+PRIMITIVE_RANGES = (
+    "uima.cas.String",
+    "uima.cas.Integer",
+    "uima.cas.Boolean",
+    "uima.cas.Short",
+    "uima.cas.Long",
+    "uima.cas.Byte",
+    "uima.cas.Float",
+    "uima.cas.Double",
+)
 CURATION_USER = "CURATION_USER"
 PSEUDO_USERS = ("INITIAL_CAS", "CORRECTION_USER")  # the document as imported; WebAnno's old correction mode
 MEMBER = re.compile(r"(?:^|/)(?P<kind>annotation|curation)/(?P<document>[^/]+)/(?P<file>[^/]+)$")
@@ -155,7 +163,7 @@ def _cas_in_zip(data: bytes, display: str, problems: ProblemList, limit: int) ->
         return None
 
 
-def find_cas_files(export: Export, problems: ProblemList, tally: "Tally") -> list[CasFile]:
+def find_cas_files(export: Export, problems: ProblemList, tally: Tally) -> list[CasFile]:
     """Return every annotator's and curator's CAS in the export, reporting files that are not UIMA CAS XMI."""
     found: list[CasFile] = []
     by_folder: dict[str, list[str]] = {}
@@ -200,8 +208,9 @@ def find_cas_files(export: Export, problems: ProblemList, tally: "Tally") -> lis
                 xmi, type_system = export.read(name, problems), export.read(system_name, problems)
                 if xmi is None or type_system is None:
                     continue
-                cas = CasFile(document, file_name[: -len(".xmi")], display, xmi, type_system,
-                              export.display(system_name))  # fmt: skip
+                cas = CasFile(
+                    document, file_name[: -len(".xmi")], display, xmi, type_system, export.display(system_name)
+                )
             else:
                 problems.add(
                     f"{display}: not UIMA CAS XMI (a .zip of .xmi and {TYPE_SYSTEM}, or an .xmi): export the "
@@ -209,8 +218,9 @@ def find_cas_files(export: Export, problems: ProblemList, tally: "Tally") -> lis
                 )
                 continue
             if kind == "curation" or cas.user == CURATION_USER:
-                cas = CasFile(cas.document, CURATION_USER, cas.display, cas.xmi, cas.type_system,
-                              cas.type_system_display)  # fmt: skip
+                cas = CasFile(
+                    cas.document, CURATION_USER, cas.display, cas.xmi, cas.type_system, cas.type_system_display
+                )
             elif cas.user in PSEUDO_USERS:
                 tally.pseudo_users[cas.user] += 1
                 continue
@@ -332,8 +342,11 @@ class CasReader:
         sentences: tuple[tuple[int, int], ...] = ()
         if self.options.items == "sentences":
             if not type_system.contains_type(SENTENCE):
-                self._once("sentence", f"{cas.display}: items = \"sentences\" needs the sentence layer ({SENTENCE}), "
-                           "which its type system lacks")  # fmt: skip
+                self._once(
+                    "sentence",
+                    f'{cas.display}: items = "sentences" needs the sentence layer ({SENTENCE}), '
+                    "which its type system lacks",
+                )
                 return None
             sentences = tuple(sorted({(fs.begin, fs.end) for fs in parsed.select(SENTENCE) if fs.end > fs.begin}))
             if not sentences:
@@ -345,9 +358,10 @@ class CasReader:
         options = self.options
         if not type_system.contains_type(options.layer):
             present = Counter(
-                fs.type.name for fs in parsed.select_all_annotations()
+                fs.type.name
+                for fs in parsed.select_all_annotations()
                 if fs.type.name not in (SENTENCE, "uima.tcas.DocumentAnnotation")
-            )  # fmt: skip
+            )
             found = ", ".join(f"{name} ({times:,})" for name, times in present.most_common(8)) or "none"
             self._once(
                 "layer",
@@ -357,17 +371,26 @@ class CasReader:
             return None
         layer = type_system.get_type(options.layer)
         if not type_system.subsumes(ANNOTATION_TYPE, layer.name):
-            self._once("span", f"{cas.display}: the layer '{options.layer}' (record.layer) is not a span layer "
-                       "(not a uima.tcas.Annotation)")  # fmt: skip
+            self._once(
+                "span",
+                f"{cas.display}: the layer '{options.layer}' (record.layer) is not a span layer "
+                "(not a uima.tcas.Annotation)",
+            )
             return None
         features = {feature.name: feature for feature in layer.all_features}
-        primitive = sorted(name for name, feature in features.items()
-                           if feature.rangeType.name in PRIMITIVE_RANGES and name not in ("begin", "end"))  # fmt: skip
+        primitive = sorted(
+            name
+            for name, feature in features.items()
+            if feature.rangeType.name in PRIMITIVE_RANGES and name not in ("begin", "end")
+        )
         feature = features.get(options.feature)
         if feature is None or feature.rangeType.name not in PRIMITIVE_RANGES:
             why = "is not a feature of" if feature is None else "is not a string or number feature of"
-            self._once("feature", f"{cas.display}: '{options.feature}' (record.feature) {why} the layer "
-                       f"'{options.layer}'; its features: {', '.join(primitive) or 'none'}")  # fmt: skip
+            self._once(
+                "feature",
+                f"{cas.display}: '{options.feature}' (record.feature) {why} the layer "
+                f"'{options.layer}'; its features: {', '.join(primitive) or 'none'}",
+            )
             return None
         spans: list[Span] = []
         before = len(self.problems)
@@ -378,8 +401,10 @@ class CasReader:
                     self.tally.other_values[other] += 1
             begin, end = annotation.begin, annotation.end
             if not (isinstance(begin, int) and isinstance(end, int)) or not 0 <= begin <= end <= len(text):
-                self.problems.add(f"{cas.display}: an annotation of '{layer.short_name}' at [{begin}, {end}) lies "
-                                  f"outside the text ({len(text)} characters)")  # fmt: skip
+                self.problems.add(
+                    f"{cas.display}: an annotation of '{layer.short_name}' at [{begin}, {end}) lies "
+                    f"outside the text ({len(text)} characters)"
+                )
                 continue
             value = annotation.get(options.feature)
             if value is None or value == "":
@@ -469,8 +494,10 @@ def load(options: InceptionOptions, duplicate_key: str) -> Record:
                 problems.add(f"{cas.display}: the labelling name (the user name) {why}")
                 continue
             if cas.user != CURATION_USER and name == options.curation:
-                problems.add(f"{cas.display}: user '{cas.user}' has the curation's labelling name '{name}'; "
-                             "rename one with record.names or record.curation")  # fmt: skip
+                problems.add(
+                    f"{cas.display}: user '{cas.user}' has the curation's labelling name '{name}'; "
+                    "rename one with record.names or record.curation"
+                )
                 continue
             if why := name_problem(cas.document):
                 problems.add(f"{cas.display}: the document name {why}")
@@ -486,8 +513,10 @@ def load(options: InceptionOptions, duplicate_key: str) -> Record:
                 tally.not_finished.append(where)
             known = documents.setdefault(cas.document, {})
             if name in known:
-                problems.add(f"{cas.display}: a second CAS of '{name}' for document '{cas.document}' "
-                             f"(the first is {known[name][0].display})")  # fmt: skip
+                problems.add(
+                    f"{cas.display}: a second CAS of '{name}' for document '{cas.document}' "
+                    f"(the first is {known[name][0].display})"
+                )
                 continue
             read = reader.read(cas)
             if read is None:
@@ -520,8 +549,15 @@ def load(options: InceptionOptions, duplicate_key: str) -> Record:
         labellings = {name: read[name][1].spans for name in curation_last}
         base = read[curation_last[0]][1]
         if options.items == "documents":
-            items.append(Item(id=document, language=options.language, labellings=labellings, text=base.text,
-                              meta={"document": document}))  # fmt: skip
+            items.append(
+                Item(
+                    id=document,
+                    language=options.language,
+                    labellings=labellings,
+                    text=base.text,
+                    meta={"document": document},
+                )
+            )
             continue
         tally.other_segmentation += sum(1 for name in curation_last[1:] if read[name][1].sentences != base.sentences)
         items.extend(_sentence_items(document, base, labellings, options.language, tally))
@@ -578,8 +614,10 @@ def _notes(
             "document's first CAS; the first CAS's sentences are the items"
         )
     if tally.macos_entries:
-        notes.append(f"inception: {count(tally.macos_entries, 'macOS metadata entry', 'macOS metadata entries')} "
-                     "(__MACOSX/, ._*) skipped")  # fmt: skip
+        notes.append(
+            f"inception: {count(tally.macos_entries, 'macOS metadata entry', 'macOS metadata entries')} "
+            "(__MACOSX/, ._*) skipped"
+        )
     if tally.serialised:
         notes.append(
             f"inception: {count(tally.serialised, 'serialised CAS file')} (annotation_ser/, curation_ser/) not "

@@ -7,8 +7,8 @@ The scheme only decides which tags count as *repaired*: those that are invalid u
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 SCHEMES = ("iob1", "iob2", "bioes")
 SCHEME_CHOICES = ("auto",) + SCHEMES

@@ -12,8 +12,9 @@ A map is applied once, not repeatedly: ``{ A = "B", B = "C" }`` turns A into B a
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -38,9 +39,10 @@ def read_label_map(
         return {}
     if not isinstance(value, dict):
         reader.fail(
-            KEY, f'must be a table from type to type, e.g. {{ DATE = "DATETIME", MISC = "" }} ("" drops the type), '
+            KEY,
+            f'must be a table from type to type, e.g. {{ DATE = "DATETIME", MISC = "" }} ("" drops the type), '
             f"got {shown(value)}",
-        )  # fmt: skip
+        )
         return {}
     allowed = frozenset(allowed) if allowed is not None else None
     mapping: dict[str, str] = {}
@@ -101,7 +103,9 @@ class MapCounts:
         parts = []
         if self.renamed:
             total = sum(self.renamed.values())
-            pairs = ", ".join(f"{source} → {target} {number:,}" for (source, target), number in sorted(self.renamed.items()))
+            pairs = ", ".join(
+                f"{source} → {target} {number:,}" for (source, target), number in sorted(self.renamed.items())
+            )
             parts.append(f"renamed {counted(total, 'span')} ({pairs})")
         for label, number in sorted(self.dropped.items()):
             detail = ""

@@ -16,10 +16,11 @@ counted from 1). ``refsens_report/convert.py`` writes such a file from any recor
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -65,8 +66,10 @@ def load(options: ParquetOptions, duplicate_key: str) -> Record:
         listed = partitions.check_files(options.source.path, options.source.display, [path.name for _, path in files])
         for file in opened:
             if listed is not None and file is not None and file.rows != listed[file.path.name].rows:
-                builder.problems.add(f"{file.display}: {file.rows:,} rows, where {partitions.MANIFEST} lists "
-                                     f"{listed[file.path.name].rows:,}: not the file convert wrote; convert again")  # fmt: skip
+                builder.problems.add(
+                    f"{file.display}: {file.rows:,} rows, where {partitions.MANIFEST} lists "
+                    f"{listed[file.path.name].rows:,}: not the file convert wrote; convert again"
+                )
     builder.problems.raise_if_any()  # a file that is not a span table: say so for every file before reading any
     builder.reserve(sum(file.rows for file in opened), options.source.display)  # type: ignore[union-attr]
     for file in opened:
@@ -141,9 +144,11 @@ def _open(path: Path, display: str, problems: ProblemList) -> _File | None:
     names = schema.names
     missing = [name for name in SPAN_COLUMNS if name not in names]
     if missing:
-        problems.add(f"{display}: no column {', '.join(repr(name) for name in missing)}: a span table has the "
-                     f"columns {', '.join(SPAN_COLUMNS)} (and optionally {', '.join(ITEM_COLUMNS)}); "
-                     f"this file has {', '.join(repr(name) for name in names) or 'none'}")  # fmt: skip
+        problems.add(
+            f"{display}: no column {', '.join(repr(name) for name in missing)}: a span table has the "
+            f"columns {', '.join(SPAN_COLUMNS)} (and optionally {', '.join(ITEM_COLUMNS)}); "
+            f"this file has {', '.join(repr(name) for name in names) or 'none'}"
+        )
     columns = tuple(name for name in (*SPAN_COLUMNS, *ITEM_COLUMNS, TEXT_COLUMN) if name in names)
     for name in columns:
         if names.count(name) > 1:
@@ -152,8 +157,11 @@ def _open(path: Path, display: str, problems: ProblemList) -> _File | None:
             problems.add(f"{display}: the column '{name}' {why}")
     if len(problems) > before:
         return None
-    dictionary = tuple(name for name in columns if name in STRING_COLUMNS and name != TEXT_COLUMN
-                       and not pa.types.is_null(schema.field(name).type))  # fmt: skip
+    dictionary = tuple(
+        name
+        for name in columns
+        if name in STRING_COLUMNS and name != TEXT_COLUMN and not pa.types.is_null(schema.field(name).type)
+    )
     return _File(display, path, metadata.num_rows, columns, metadata, dictionary)
 
 
@@ -264,8 +272,11 @@ class _Keys:
             return _all_null(len(column))
         strings = pc.dictionary_encode(dictionary.take(used).cast(pa.large_string()))  # a repeat: one code
         distinct = strings.dictionary
-        local = strings.indices.to_numpy(zero_copy_only=False) if not strings.null_count else pc.fill_null(
-            strings.indices, -1).to_numpy()  # fmt: skip
+        local = (
+            strings.indices.to_numpy(zero_copy_only=False)
+            if not strings.null_count
+            else pc.fill_null(strings.indices, -1).to_numpy()
+        )
         lookup = np.full(len(dictionary) + 1, -1, dtype=np.int64)
         lookup[used.to_numpy()] = np.where(local >= 0, local + self.count, -1)
         self.chunks.append(distinct)
@@ -425,8 +436,10 @@ class _Builder:
         try:
             self.span = {name: np.empty(rows, dtype=np.int64) for name in self.span}
         except (MemoryError, ValueError):
-            raise InputError(f"{display}: the Parquet footers claim {rows:,} rows, more than memory can hold "
-                             f"({len(self.span) * 8 * rows / 2**30:,.0f} GiB of span arrays)") from None  # fmt: skip
+            raise InputError(
+                f"{display}: the Parquet footers claim {rows:,} rows, more than memory can hold "
+                f"({len(self.span) * 8 * rows / 2**30:,.0f} GiB of span arrays)"
+            ) from None
 
     # -- where a row is --------------------------------------------------------------------------------
     def owner(self, row: int) -> _File:
@@ -487,8 +500,9 @@ class _Builder:
                     if len(self.problems) >= MAX_PROBLEMS - 1:
                         if self.rows < self.total_rows:
                             at = self.where(self.rows, file) if self.rows < file.first_row + file.rows else "its end"
-                            self.problems.add(f"{file.display}: stopped reading at {at}; fix the problems above and "
-                                              "run again")  # fmt: skip
+                            self.problems.add(
+                                f"{file.display}: stopped reading at {at}; fix the problems above and run again"
+                            )
                         return False
         except (pa.ArrowException, OSError, ValueError) as error:  # pyarrow's IO errors are OSErrors
             self.problems.add(f"{file.display}: not a readable Parquet file ({_first_line(error)})")
@@ -524,8 +538,10 @@ class _Builder:
         end, end_null = _offsets(columns["end"])
 
         # distinct values: each new language and labelling name checked once, at its first row (ids: ``table``)
-        for names, codes, what in ((self.languages, language, "'language'"),
-                                   (self.labellings, labelling, "the labelling name")):  # fmt: skip
+        for names, codes, what in (
+            (self.languages, language, "'language'"),
+            (self.labellings, labelling, "the labelling name"),
+        ):
             for code in _suspects(names.values, new_from[names]):
                 if why := _value_problem(names.values[code], what):
                     found.append((base + int(np.argmax(codes == code)), why))
@@ -544,8 +560,13 @@ class _Builder:
         if nulls:
             some, marker = _any(nulls), _every(nulls) if len(nulls) == 3 else np.zeros(len(item), dtype=bool)
             is_span = ~some
-            flag(np.flatnonzero(some & ~marker), lambda k: "start, end and type must all be set (a span) or all be "
-                 f"null (the labelling present with no spans): {describe_json(_raw(columns, k))}")  # fmt: skip
+            flag(
+                np.flatnonzero(some & ~marker),
+                lambda k: (
+                    "start, end and type must all be set (a span) or all be "
+                    f"null (the labelling present with no spans): {describe_json(_raw(columns, k))}"
+                ),
+            )
         bad = start >= end  # null rows read as 0: masked below
         if len(start) and start.min() < 0:  # a reduction is cheaper than a mask, and mostly all it takes
             bad |= start < 0
@@ -577,8 +598,14 @@ class _Builder:
                 self.markers.append((item[marked], labelling[marked], base + marked))
         self._report(found)
 
-    def _items(self, item: np.ndarray, first_code: int, values: dict[str, np.ndarray], language_null: bool,
-               flag: Callable[..., None]) -> None:  # fmt: skip
+    def _items(
+        self,
+        item: np.ndarray,
+        first_code: int,
+        values: dict[str, np.ndarray],
+        language_null: bool,
+        flag: Callable[..., None],
+    ) -> None:
         """Record the batch's items (provisional codes from ``first_code`` on): their language, third_pass, dup_key
         and first row; flag the rows of an item that disagree with its first row.
 
@@ -611,9 +638,14 @@ class _Builder:
 
             def word(k: int, name: str = name, value: np.ndarray = value, per_item: np.ndarray = per_item) -> str:
                 own = int(item[k]) - first_code
-                return self._differ(name, self.ids.value(int(item[k])), self._shown(name, int(value[k])),
-                                    self._shown(name, int(per_item[own])), self.rows + k,
-                                    self.rows + int(first[own]))  # fmt: skip
+                return self._differ(
+                    name,
+                    self.ids.value(int(item[k])),
+                    self._shown(name, int(value[k])),
+                    self._shown(name, int(per_item[own])),
+                    self.rows + k,
+                    self.rows + int(first[own]),
+                )
 
             flag(np.union1d(runs, inside), word)
 
@@ -623,8 +655,10 @@ class _Builder:
         count = len(values["item"]) if rows is None else len(rows)
         stop = self.n_spans + count
         if stop > len(self.span["item"]):  # more rows than the footers said: never in practice
-            self.span = {name: np.concatenate([array[: self.n_spans], np.empty(count, np.int64)])
-                         for name, array in self.span.items()}  # fmt: skip
+            self.span = {
+                name: np.concatenate([array[: self.n_spans], np.empty(count, np.int64)])
+                for name, array in self.span.items()
+            }
         for name, column in values.items():
             target = self.span[name][self.n_spans : stop]
             if rows is None:
@@ -649,8 +683,10 @@ class _Builder:
         at = self.where(first_row, self.owner(row))
         if name == "language":
             return f"item '{item_id}' has language '{here}' here, but '{there}' at {at}: an item has one language"
-        return (f"item '{item_id}' has {name} {describe_json(here)} here, but {describe_json(there)} at {at}: {name} "
-                "belongs to the item, the same on each of its rows")  # fmt: skip
+        return (
+            f"item '{item_id}' has {name} {describe_json(here)} here, but {describe_json(there)} at {at}: {name} "
+            "belongs to the item, the same on each of its rows"
+        )
 
     # -- the table -------------------------------------------------------------------------------------
     def table(self, display: str) -> SpanTable:
@@ -669,8 +705,9 @@ class _Builder:
             self._check_markers(present, item_of, ids)
         text = self._text(item_of, ids, span) if self.texts else None
         if self.hidden:
-            problems.add(f"{display}: {self.hidden:,} more rows with problems, not listed; fix the problems above "
-                         "and run again")  # fmt: skip
+            problems.add(
+                f"{display}: {self.hidden:,} more rows with problems, not listed; fix the problems above and run again"
+            )
         problems.raise_if_any()
 
         if (span["item"][1:] < span["item"][:-1]).any():  # an item's rows apart: bring them together
@@ -717,8 +754,13 @@ class _Builder:
         beyond = np.flatnonzero((length[span["item"]] >= 0) & (span["end"] > length[span["item"]]))
         for k in beyond[:MAX_PROBLEMS]:
             code = int(span["item"][k])
-            found.append((int(where[code]), f"item '{ids[code]}': a span ends at {int(span['end'][k])}, beyond "
-                                            f"the text ({int(length[code])} characters)"))  # fmt: skip
+            found.append(
+                (
+                    int(where[code]),
+                    f"item '{ids[code]}': a span ends at {int(span['end'][k])}, beyond "
+                    f"the text ({int(length[code])} characters)",
+                )
+            )
         self.hidden += max(len(beyond) - MAX_PROBLEMS, 0)
         self._report(found)
         return text
@@ -727,8 +769,9 @@ class _Builder:
         """Return each item's language, third_pass and dup_key codes (its first row's); report the ids that
         cannot be used, and an item whose rows in another batch disagree with its first row."""
         found: list[tuple[int, str]] = []
-        provisional = {name: np.concatenate(parts) if parts else np.zeros(0, np.int64)
-                       for name, parts in self.item.items()}  # fmt: skip
+        provisional = {
+            name: np.concatenate(parts) if parts else np.zeros(0, np.int64) for name, parts in self.item.items()
+        }
         dup_key_values, dup_key_of = self.dup_keys.merge()
         if len(dup_key_of):  # provisional dup_key codes to final ones
             provisional["dup_key"] = np.where(provisional["dup_key"] >= 0, dup_key_of[provisional["dup_key"]], -1)
@@ -744,10 +787,19 @@ class _Builder:
             if name == "language":  # null languages are reported as such
                 differ = differ[(values[differ] >= 0) & (expected[differ] >= 0)]
             for k in differ[:MAX_PROBLEMS]:
-                found.append((int(first_row[k]), self._differ(
-                    name, ids[item_of[k]], self._shown(name, int(values[k]), dup_key_values.__getitem__),
-                    self._shown(name, int(expected[k]), dup_key_values.__getitem__), int(first_row[k]),
-                    int(first_row[first[item_of[k]]]))))  # fmt: skip
+                found.append(
+                    (
+                        int(first_row[k]),
+                        self._differ(
+                            name,
+                            ids[item_of[k]],
+                            self._shown(name, int(values[k]), dup_key_values.__getitem__),
+                            self._shown(name, int(expected[k]), dup_key_values.__getitem__),
+                            int(first_row[k]),
+                            int(first_row[first[item_of[k]]]),
+                        ),
+                    )
+                )
             self.hidden += max(len(differ) - MAX_PROBLEMS, 0)
         for code in _suspects(ids, 0):
             if why := _value_problem(ids[code], "'id'"):
@@ -760,9 +812,17 @@ class _Builder:
         item, labelling, row = (np.concatenate(parts) for parts in zip(*self.markers))
         item = item_of[item]
         both = np.flatnonzero(present[item, labelling])
-        self._report([(int(row[k]), f"labelling '{self.labellings.values[labelling[k]]}' of item '{ids[item[k]]}' is "
-                       "marked present with no spans (null start, end and type), but other rows give it spans; drop "
-                       "this row") for k in both[:MAX_PROBLEMS]])  # fmt: skip
+        self._report(
+            [
+                (
+                    int(row[k]),
+                    f"labelling '{self.labellings.values[labelling[k]]}' of item '{ids[item[k]]}' is "
+                    "marked present with no spans (null start, end and type), but other rows give it spans; drop "
+                    "this row",
+                )
+                for k in both[:MAX_PROBLEMS]
+            ]
+        )
         self.hidden += max(len(both) - MAX_PROBLEMS, 0)
         present[item, labelling] = True
 
@@ -778,8 +838,11 @@ def _suspects(values: list[str], first: int) -> list[int]:
 
     One cheap test per value (a million ids are a million calls); ``_value_problem`` words the few it finds.
     """
-    return [first + k for k, value in enumerate(values[first:])
-            if not value or value.isspace() or not value.isprintable() or value == POOLED]  # fmt: skip
+    return [
+        first + k
+        for k, value in enumerate(values[first:])
+        if not value or value.isspace() or not value.isprintable() or value == POOLED
+    ]
 
 
 def _any(masks: list[np.ndarray]) -> np.ndarray:
@@ -819,4 +882,3 @@ def _value_problem(value: str, what: str) -> str | None:
     if what == "'language'" and value == POOLED:
         return f"language '{POOLED}' is reserved for the pooled rows of the results; rename it"
     return None
-

@@ -15,13 +15,13 @@ from pathlib import Path
 from typing import Any
 
 from refsens_report.adapters.common import (
-    read_names,
     InputPath,
     check_label,
     count,
     read_dup_key,
     read_labels,
     read_language,
+    read_names,
     read_path,
     with_text_dup_keys,
 )
@@ -100,8 +100,10 @@ class ExampleReader:
         before = len(self.problems)
         raw_id = _field(line, options.id_field)
         if not isinstance(raw_id, (str, int)) or isinstance(raw_id, bool) or not str(raw_id).strip():
-            self.problems.add(f"{where}: '{options.id_field}' (record.id_field) is missing or not a string or "
-                              f"integer, got {describe_json(raw_id)}")  # fmt: skip
+            self.problems.add(
+                f"{where}: '{options.id_field}' (record.id_field) is missing or not a string or "
+                f"integer, got {describe_json(raw_id)}"
+            )
             return None
         item_id = str(raw_id)
         if why := name_problem(item_id):
@@ -132,10 +134,14 @@ class ExampleReader:
                 self.problems.add(f"{here}: not an object")
                 continue
             sessions = version.get("sessions")
-            if (not isinstance(sessions, list) or not sessions
-                    or not all(isinstance(session, str) and session.strip() for session in sessions)):  # fmt: skip
-                self.problems.add(f"{here}: 'sessions' must be a non-empty list of session ids, "
-                                  f"got {describe_json(sessions)}")  # fmt: skip
+            if (
+                not isinstance(sessions, list)
+                or not sessions
+                or not all(isinstance(session, str) and session.strip() for session in sessions)
+            ):
+                self.problems.add(
+                    f"{here}: 'sessions' must be a non-empty list of session ids, got {describe_json(sessions)}"
+                )
                 continue
             answer = self._answer(version, here)
             spans = self._spans(version.get("spans", []), text, here)
@@ -175,8 +181,10 @@ class ExampleReader:
                     self.problems.add(f"{where}: the labelling name (the session id) {why}")
                     return None
                 if name == options.aggregate:
-                    self.problems.add(f"{where}: session '{session}' has the aggregate's name '{name}'; rename it "
-                                      "with record.names or record.aggregate")  # fmt: skip
+                    self.problems.add(
+                        f"{where}: session '{session}' has the aggregate's name '{name}'; rename it "
+                        "with record.names or record.aggregate"
+                    )
                     return None
                 labellings[name] = sessions[session]
         for session in ordered:
@@ -219,8 +227,10 @@ class ExampleReader:
                 continue
             quoted = span.get("text")
             if isinstance(quoted, str) and quoted != text[start:end]:
-                self.problems.add(f"{here}: its text {describe_json(quoted)} is not the text at [{start}, {end}) "
-                                  f"({describe_json(text[start:end])})")  # fmt: skip
+                self.problems.add(
+                    f"{here}: its text {describe_json(quoted)} is not the text at [{start}, {end}) "
+                    f"({describe_json(text[start:end])})"
+                )
                 continue
             if problem := check_label(label, self.options.labels):
                 self.problems.add(f"{here}: {problem}")

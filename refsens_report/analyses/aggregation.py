@@ -17,23 +17,25 @@ primary's (``ranking.py``).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from itertools import combinations
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from refsens_report import formatting
 from refsens_report.analyses.base import (
+    DIFFERENCES,
     Analysis,
     AuditContext,
     Estimate,
     Rows,
     Section,
     Stat,
+    StatKind,
     section,
 )
-from refsens_report.analyses.base import DIFFERENCES, StatKind
 from refsens_report.analyses.ranking import MIN_OUTPUTS, pair_orders, rank_agreement, ranked_outputs
 from refsens_report.bootstrap import percentile_interval
 from refsens_report.config import Config
@@ -53,7 +55,7 @@ from refsens_report.figures import (
     shared_xlabel,
     subplots,
     top_legend,
-)  # fmt: skip
+)
 from refsens_report.formulas import F1, Env, Expr, Share
 from refsens_report.prose import said
 from refsens_report.record import POOLED
@@ -188,8 +190,17 @@ def statistics(config: Config) -> list[Stat]:
             for output in scored_outputs(config):
                 against = score(rule, output, what_if)
                 stats.append(Stat("aggregation", "score", against, rule, output, reference=reference))
-                stats.append(Stat("aggregation", "delta", against - F1(rule, output, primary), rule, output,
-                                  reference=reference, reference_2=primary))  # fmt: skip
+                stats.append(
+                    Stat(
+                        "aggregation",
+                        "delta",
+                        against - F1(rule, output, primary),
+                        rule,
+                        output,
+                        reference=reference,
+                        reference_2=primary,
+                    )
+                )
         for left, right in combinations(config.roles.annotators, 2):
             skew = rate(what_if, left) - rate(what_if, right)
             stats.append(Stat("aggregation", "skew", skew, output=left, output_2=right, reference=reference))
@@ -219,24 +230,44 @@ def finish(context: AuditContext, estimator: Estimator, rows: Rows) -> Rows:
     if not applies(context) or len(outputs) < MIN_OUTPUTS or not mask.any():
         return []
     primary = config.roles.primary
-    under = {(rule, output, what_if): score(rule, output, what_if) if what_if else F1(rule, output, primary)
-             for rule in config.audit.rules for output in outputs for what_if in (None, *WHAT_IFS)}  # fmt: skip
-    groups, n_items, env = estimator.environment([c for expr in under.values() for c in expr.columns()], mask, "audited")
+    under = {
+        (rule, output, what_if): score(rule, output, what_if) if what_if else F1(rule, output, primary)
+        for rule in config.audit.rules
+        for output in outputs
+        for what_if in (None, *WHAT_IFS)
+    }
+    groups, n_items, env = estimator.environment(
+        [c for expr in under.values() for c in expr.columns()], mask, "audited"
+    )
     n_clusters = estimator.cluster_counts(mask)
     found: Rows = []
     for rule in config.audit.rules:
-        orders = {what_if: pair_orders(np.stack([env.value(under[rule, output, what_if]) for output in outputs]))
-                  for what_if in (None, *WHAT_IFS)}  # fmt: skip
+        orders = {
+            what_if: pair_orders(np.stack([env.value(under[rule, output, what_if]) for output in outputs]))
+            for what_if in (None, *WHAT_IFS)
+        }
         agreement = {what_if: rank_agreement(orders[what_if], orders[None]) for what_if in WHAT_IFS}
         for position, statistic in enumerate(("kendall_tau", "flips")):
             for what_if in WHAT_IFS:
                 values = agreement[what_if][position]  # group, 1 + replicate
                 low, high = percentile_interval(values[:, 1:], config.audit.confidence)
-                found += [make_row(analysis="aggregation", statistic=statistic, rule=rule, language=group,
-                                   reference=reference_label(what_if), reference_2=primary, subset="audited",
-                                   estimate=values[g, 0], ci_low=low[g], ci_high=high[g], n_items=n_items[g],
-                                   n_clusters=n_clusters[g])
-                          for g, group in enumerate(groups)]  # fmt: skip
+                found += [
+                    make_row(
+                        analysis="aggregation",
+                        statistic=statistic,
+                        rule=rule,
+                        language=group,
+                        reference=reference_label(what_if),
+                        reference_2=primary,
+                        subset="audited",
+                        estimate=values[g, 0],
+                        ci_low=low[g],
+                        ci_high=high[g],
+                        n_items=n_items[g],
+                        n_clusters=n_clusters[g],
+                    )
+                    for g, group in enumerate(groups)
+                ]
         env.forget()
     return found
 
@@ -248,8 +279,11 @@ def summary(context: AuditContext) -> dict[str, Any] | None:
     audited = context.subsets.audited
     silent = silent_items(context.counts, context.config) & audited
     languages = context.record.table.language_names()
-    per_language = {language: int(silent[languages == language].sum())
-                    for language in context.record.languages if audited[languages == language].any()}  # fmt: skip
+    per_language = {
+        language: int(silent[languages == language].sum())
+        for language in context.record.languages
+        if audited[languages == language].any()
+    }
     first, second = context.config.roles.annotators[:2]
     return {
         "annotators": [first, second],
@@ -264,8 +298,10 @@ def applicability(context: AuditContext) -> dict[str, str | None]:
     if not context.has_annotators:
         reason = "The record names no annotator passes, so there is no aggregation of A and B to redo."
     elif not context.third_pass_known:
-        reason = ("Not every item records whether a third pass fired (meta.third_pass), so the silent items, where "
-                  "A and B differ and no third pass settled them, cannot be told apart from adjudicated ones.")  # fmt: skip
+        reason = (
+            "Not every item records whether a third pass fired (meta.third_pass), so the silent items, where "
+            "A and B differ and no third pass settled them, cannot be told apart from adjudicated ones."
+        )
     else:
         reason = None
     return {"aggregation": reason}
@@ -308,10 +344,14 @@ def _lines(view: ResultsView, rules: list[str], scores: bool) -> list[tuple[str,
                 lines.append((f"F1 {output}{named}", "score", {"rule": rule, "output": output}))
             lines.append((f"Δ {output}{named}", "delta", {"rule": rule, "output": output, "reference_2": primary}))
         if ranked:
-            lines += [(f"tau-b with {primary}{named}", "kendall_tau", {"rule": rule, "reference_2": primary}),
-                      (f"Flips against {primary}{named}", "flips", {"rule": rule, "reference_2": primary})]  # fmt: skip
-    return lines + [(f"Skew {left} − {right}", "skew", {"output": left, "output_2": right})
-                    for left, right in view.annotator_pairs()]  # fmt: skip
+            lines += [
+                (f"tau-b with {primary}{named}", "kendall_tau", {"rule": rule, "reference_2": primary}),
+                (f"Flips against {primary}{named}", "flips", {"rule": rule, "reference_2": primary}),
+            ]
+    return lines + [
+        (f"Skew {left} − {right}", "skew", {"output": left, "output_2": right})
+        for left, right in view.annotator_pairs()
+    ]
 
 
 def aggregation_table(view: ResultsView) -> Table:
@@ -330,8 +370,12 @@ def aggregation_table(view: ResultsView) -> Table:
         for language in view.languages:
             for name, statistic, where in lines:
                 cells = [label(language), label(name)]
-                cells += [stat_cell(rows.one("aggregation", statistic, language=language,
-                                             reference=reference_label(w), **where)) for w in what_ifs]  # fmt: skip
+                cells += [
+                    stat_cell(
+                        rows.one("aggregation", statistic, language=language, reference=reference_label(w), **where)
+                    )
+                    for w in what_ifs
+                ]
                 found.append(cells)
         return mark_repeats(found, 1)
 
@@ -343,17 +387,34 @@ def aggregation_table(view: ResultsView) -> Table:
         f"what-if minus its F1 against {primary}, in F1 points, with its paired bootstrap {view.confidence_label} "
         f"(the swap's draws). Skew is how much more often the what-if reproduces the first annotator than the "
         f"second, in points, as in the neutrality table ({primary}'s own skew is there)."
-        + (f" tau-b and Flips compare the ranking of the outputs under the what-if with the ranking under {primary}."
-           if ranked else "")
-    )  # fmt: skip
+        + (
+            f" tau-b and Flips compare the ranking of the outputs under the what-if with the ranking under {primary}."
+            if ranked
+            else ""
+        )
+    )
     columns = ("Language", "Statistic", *what_ifs)
-    full = Table(key="aggregation", title="What the gold would have been", caption=caption, columns=columns,
-                 rows=table_rows(_lines(view, view.rules, scores=True)))  # fmt: skip
+    full = Table(
+        key="aggregation",
+        title="What the gold would have been",
+        caption=caption,
+        columns=columns,
+        rows=table_rows(_lines(view, view.rules, scores=True)),
+    )
     rules = ", ".join(view.rules)
-    note = (f"The page shows the {rule} rule's Δ; the table's CSV holds every row: the scores (F1) as well, under "
-            f"{'each rule' if len(view.rules) > 1 else 'the ' + rules + ' rule'} ({rules}).")  # fmt: skip
-    return Table(key="aggregation", title="What the gold would have been", caption=caption, columns=columns,
-                 rows=table_rows(_lines(view, [rule], scores=False)), notes=(note,), csv=full)  # fmt: skip
+    note = (
+        f"The page shows the {rule} rule's Δ; the table's CSV holds every row: the scores (F1) as well, under "
+        f"{'each rule' if len(view.rules) > 1 else 'the ' + rules + ' rule'} ({rules})."
+    )
+    return Table(
+        key="aggregation",
+        title="What the gold would have been",
+        caption=caption,
+        columns=columns,
+        rows=table_rows(_lines(view, [rule], scores=False)),
+        notes=(note,),
+        csv=full,
+    )
 
 
 def aggregation_dots(view: ResultsView) -> tuple[MplFigure, Figure] | None:
@@ -370,7 +431,9 @@ def aggregation_dots(view: ResultsView) -> tuple[MplFigure, Figure] | None:
     def row_of(output: str, index: int) -> Row | None:
         where = {"rule": rule, "language": POOLED, "output": output}
         if index < len(references):
-            return None if references[index] == output else view.row("swap", "score", reference=references[index], **where)
+            return (
+                None if references[index] == output else view.row("swap", "score", reference=references[index], **where)
+            )
         return view.row("aggregation", "score", reference=reference_label(what_ifs[index - len(references)]), **where)
 
     figure, axis = subplots(1, 1, figsize=(WIDTH, height(len(outputs), 0.12 * len(names) + 0.1)))
@@ -378,15 +441,20 @@ def aggregation_dots(view: ResultsView) -> tuple[MplFigure, Figure] | None:
     offsets = np.linspace(0.3, -0.3, len(names))
     for output in outputs:
         for index in range(len(names)):
-            interval_point(axis, positions[output] + offsets[index], row_of(output, index),
-                           OKABE_ITO[index % len(OKABE_ITO)], MARKERS[index % len(MARKERS)])  # fmt: skip
+            interval_point(
+                axis,
+                positions[output] + offsets[index],
+                row_of(output, index),
+                OKABE_ITO[index % len(OKABE_ITO)],
+                MARKERS[index % len(MARKERS)],
+            )
     label_outputs(axis, outputs)
     shared_xlabel(figure, plain(f"{rule} micro-F1 (F1 points, pooled, audited subset)"))
     top_legend(figure, legend_handles(names), "Reference")
     keep_b = "; ".join(
         f"{output} {said(view.row('aggregation', 'delta', rule=rule, language=POOLED, output=output, reference=reference_label(what_ifs[0]), reference_2=primary))}"
         for output in outputs[:6]
-    )  # fmt: skip
+    )
     return figure, Figure(
         key="aggregation",
         title="Scores under each what-if reference",
@@ -408,8 +476,11 @@ def headlines(view: ResultsView) -> list[str]:
     """Had the default kept B: each output's pooled score change and the skew; the other rules for the first output."""
     rule, primary = view.main_rule, view.primary
     keep_b = reference_label("keep_b")
-    deltas = [row for _, row in view.rows.select("aggregation", "delta", rule=rule, language=POOLED,
-                                                  reference=keep_b) if row["estimate"] is not None]  # fmt: skip
+    deltas = [
+        row
+        for _, row in view.rows.select("aggregation", "delta", rule=rule, language=POOLED, reference=keep_b)
+        if row["estimate"] is not None
+    ]
     if not deltas:
         return []
     first, second = annotator_names(view)
@@ -417,11 +488,15 @@ def headlines(view: ResultsView) -> list[str]:
         largest = max(deltas, key=lambda row: abs(row["estimate"]))
         lead = next((row for row in deltas if row["output"] == first), None)
         if lead is not None and lead is not largest:
-            moves = (f"{first}'s pooled {rule} F1 would change by {said(lead)} F1 points, and the {len(deltas)} "
-                     f"outputs' by up to {said(largest)} ({largest['output']})")  # fmt: skip
+            moves = (
+                f"{first}'s pooled {rule} F1 would change by {said(lead)} F1 points, and the {len(deltas)} "
+                f"outputs' by up to {said(largest)} ({largest['output']})"
+            )
         else:
-            moves = (f"the pooled {rule} F1 of the {len(deltas)} outputs would change by up to {said(largest)} F1 "
-                     f"points ({largest['output']})")  # fmt: skip
+            moves = (
+                f"the pooled {rule} F1 of the {len(deltas)} outputs would change by up to {said(largest)} F1 "
+                f"points ({largest['output']})"
+            )
     else:
         each = [f"{deltas[0]['output']}'s pooled {rule} F1 would change by {said(deltas[0])}"]
         each += [f"{row['output']}'s by {said(row)}" for row in deltas[1:]]
@@ -435,13 +510,27 @@ def headlines(view: ResultsView) -> list[str]:
     tau = view.row("aggregation", "kendall_tau", rule=rule, language=POOLED, reference=keep_b, reference_2=primary)
     flips = view.row("aggregation", "flips", rule=rule, language=POOLED, reference=keep_b, reference_2=primary)
     if tau is not None and flips is not None:
-        sentence += (f"; the ranking would keep tau-b {said(tau)} with the primary ranking, {said(flips)} pairs of "
-                     "outputs in reverse order")  # fmt: skip
+        sentence += (
+            f"; the ranking would keep tau-b {said(tau)} with the primary ranking, {said(flips)} pairs of "
+            "outputs in reverse order"
+        )
     sentences = [sentence + "."]
     output = deltas[0]["output"]
-    others = [(what_if, view.row("aggregation", "delta", rule=rule, language=POOLED, output=output,
-                                 reference=reference_label(what_if), reference_2=primary))
-              for what_if in ("merge_union", "merge_intersection", "coin")]  # fmt: skip
+    others = [
+        (
+            what_if,
+            view.row(
+                "aggregation",
+                "delta",
+                rule=rule,
+                language=POOLED,
+                output=output,
+                reference=reference_label(what_if),
+                reference_2=primary,
+            ),
+        )
+        for what_if in ("merge_union", "merge_intersection", "coin")
+    ]
     others = [(what_if, row) for what_if, row in others if row is not None and row["estimate"] is not None]
     if others:
         parts = [f"{said(row)} under {what_if}" for what_if, row in others]
@@ -476,8 +565,11 @@ def count_columns(config: Config) -> int:
 
 
 ANALYSIS = Analysis(
-    statistics={**DIFFERENCES, "skew": StatKind(decimals=1, signed=True, tested=True),  # a what-if reference's skew
-                "flips": StatKind(style="whole")},
+    statistics={
+        **DIFFERENCES,
+        "skew": StatKind(decimals=1, signed=True, tested=True),  # a what-if reference's skew
+        "flips": StatKind(style="whole"),
+    },
     count_columns=count_columns,
     key="aggregation",
     title="Aggregation what-if",

@@ -6,21 +6,24 @@ third pass, silent default and default-to-first. The section opens the report wi
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 import numpy as np
 
 from refsens_report import formatting
 from refsens_report.analyses import disagreements
 from refsens_report.analyses.base import (
+    DIFFERENCES,
     NO_RESULTS,
+    RATE,
     Analysis,
     AuditContext,
     Estimate,
+    MetadataSentences,
     Section,
     Stat,
+    defined_pooled,
 )
-from refsens_report.analyses.base import DIFFERENCES, RATE, MetadataSentences, defined_pooled
 from refsens_report.config import Config
 from refsens_report.counts import Column, ColumnKind, ItemCounts
 from refsens_report.figures import Figure
@@ -82,9 +85,13 @@ def estimates(context: AuditContext) -> list[Estimate]:
 def applicability(context: AuditContext) -> dict[str, str | None]:
     """Agreement needs two annotator passes; the adjudication rates need meta.third_pass on every corpus item."""
     return {
-        "agreement": None if context.has_annotators else "The record names no annotator passes, so there is no agreement to measure.",
-        "third_pass": None if context.third_pass_known else "Not every corpus item records whether a third pass fired (meta.third_pass), so the third-pass and silent-default rates are not reported.",
-    }  # fmt: skip
+        "agreement": None
+        if context.has_annotators
+        else "The record names no annotator passes, so there is no agreement to measure.",
+        "third_pass": None
+        if context.third_pass_known
+        else "Not every corpus item records whether a third pass fired (meta.third_pass), so the third-pass and silent-default rates are not reported.",
+    }
 
 
 # --- the report ------------------------------------------------------------------------------------
@@ -118,9 +125,13 @@ def record_table(view: ResultsView) -> Table:
         title="The record",
         caption=(
             "Items per language in the record"
-            + (f" and in each analysed subset: {', '.join(SUBSET_MEANINGS[name] for name in subset_names)}."
-               if len(subset_names) > 1 else
-               f" and in the analysed subset, {SUBSET_MEANINGS[subset_names[0]]}." if subset_names else ".")
+            + (
+                f" and in each analysed subset: {', '.join(SUBSET_MEANINGS[name] for name in subset_names)}."
+                if len(subset_names) > 1
+                else f" and in the analysed subset, {SUBSET_MEANINGS[subset_names[0]]}."
+                if subset_names
+                else "."
+            )
         ),
         columns=("Language", "Items", *(name.capitalize() for name in subset_names)),
         rows=tuple(tuple(row) for row in rows),
@@ -176,15 +187,20 @@ def record_sentences(view: ResultsView) -> list[str]:
         coverage = f"each of the {len(labellings)} labellings is present on every item."
     else:
         coverage = "labellings present: " + ", ".join(
-            f"{name} on {formatting.count(count)}" for name, count in labellings.items())
+            f"{name} on {formatting.count(count)}" for name, count in labellings.items()
+        )
         coverage += f" {formatting.noun(list(labellings.values())[-1], 'item')}." if labellings else "none."
     excluded = record.get("excluded", {})
-    record_lines = [f"The record holds {formatting.counted(record.get('items'), 'item')} in "
-                    f"{formatting.counted(len(record.get('languages', [])), 'language')}; {coverage}"]  # fmt: skip
+    record_lines = [
+        f"The record holds {formatting.counted(record.get('items'), 'item')} in "
+        f"{formatting.counted(len(record.get('languages', [])), 'language')}; {coverage}"
+    ]
     if excluded:
         record_lines.append(
             "Removed before the analyses: "
-            + ", ".join(f"{formatting.counted(value, 'item')} ({name.replace('_', ' ')})" for name, value in excluded.items())
+            + ", ".join(
+                f"{formatting.counted(value, 'item')} ({name.replace('_', ' ')})" for name, value in excluded.items()
+            )
             + "."
         )
     return record_lines
@@ -212,23 +228,33 @@ def protocol_sentences(view: ResultsView) -> list[str]:
     third = view.row("agreement", "third_pass", language=POOLED)
     if third is None or third["estimate"] is None:
         return []
-    return [f"A third pass was recorded on {said_percent(third)} of the items where both annotators are present "
-            f"{where_pooled(view, third)}."]
+    return [
+        f"A third pass was recorded on {said_percent(third)} of the items where both annotators are present "
+        f"{where_pooled(view, third)}."
+    ]
 
 
 def analysis_sentences(view: ResultsView) -> list[str]:
     """croissant.json's annotation analysis: the annotators' agreement, and how often the primary reference
     defaulted to the first annotator."""
-    found = [f"Agreement between {row['output']} and {row['reference']}, {row['rule']} F1: {said(row)} "
-             f"{where_pooled(view, row)}." for row in defined_pooled(view, "agreement", "f1")]
-    found += [f"Where the annotators disagree and no third pass fired, the primary reference equals the first "
-              f"annotator on {said_percent(row)} of items {where_pooled(view, row)}."
-              for row in defined_pooled(view, "agreement", "default_to_first")]
+    found = [
+        f"Agreement between {row['output']} and {row['reference']}, {row['rule']} F1: {said(row)} "
+        f"{where_pooled(view, row)}."
+        for row in defined_pooled(view, "agreement", "f1")
+    ]
+    found += [
+        f"Where the annotators disagree and no third pass fired, the primary reference equals the first "
+        f"annotator on {said_percent(row)} of items {where_pooled(view, row)}."
+        for row in defined_pooled(view, "agreement", "default_to_first")
+    ]
     return found
 
 
 ANALYSIS = Analysis(
-    statistics={**DIFFERENCES, **dict.fromkeys(("identical", "type_agreement", "third_pass", "silent", "default_to_first"), RATE)},
+    statistics={
+        **DIFFERENCES,
+        **dict.fromkeys(("identical", "type_agreement", "third_pass", "silent", "default_to_first"), RATE),
+    },
     key="agreement",
     title="The record and annotator agreement",
     question="How much do the two independent annotator passes agree, and how often did the pipeline's "
@@ -240,6 +266,8 @@ ANALYSIS = Analysis(
     applicability=applicability,
     section=section,
     columns=COLUMNS,
-    metadata=(MetadataSentences("rai:dataAnnotationProtocol", protocol_sentences),
-              MetadataSentences("rai:dataAnnotationAnalysis", analysis_sentences, place=0)),
+    metadata=(
+        MetadataSentences("rai:dataAnnotationProtocol", protocol_sentences),
+        MetadataSentences("rai:dataAnnotationAnalysis", analysis_sentences, place=0),
+    ),
 )

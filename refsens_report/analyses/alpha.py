@@ -11,14 +11,20 @@ bootstrap re-weights these integer counts exactly, like the F1 counts.
 from __future__ import annotations
 
 import weakref
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 import numpy as np
 
 from refsens_report.analyses.base import Analysis, AuditContext, Estimate, Section
-from refsens_report.analyses.pairs import (pair_applicability, pair_estimates, pair_section, pair_sentences,
-                                           pair_table, pairs)
+from refsens_report.analyses.pairs import (
+    pair_applicability,
+    pair_estimates,
+    pair_section,
+    pair_sentences,
+    pair_table,
+    pairs,
+)
 from refsens_report.config import Config
 from refsens_report.counts import Column, ColumnKind, ItemCounts
 from refsens_report.figures import Figure
@@ -72,7 +78,9 @@ def character_values(counts: ItemCounts, name: str, offsets: np.ndarray) -> np.n
 
 def category_name(bits: int, type_names: np.ndarray) -> str:
     """Return a category's name: its types joined by '+', or '' (no span)."""
-    return "+".join(str(type_names[code]) for code in range(min(len(type_names), MAX_TYPE_BITS + 1)) if bits >> code & 1)
+    return "+".join(
+        str(type_names[code]) for code in range(min(len(type_names), MAX_TYPE_BITS + 1)) if bits >> code & 1
+    )
 
 
 @dataclass(frozen=True)
@@ -84,7 +92,7 @@ class Coincidences:
     values: np.ndarray  # item, category
 
 
-_FOUND: "weakref.WeakKeyDictionary[ItemCounts, dict[tuple[str, str], Coincidences]]" = weakref.WeakKeyDictionary()
+_FOUND: weakref.WeakKeyDictionary[ItemCounts, dict[tuple[str, str], Coincidences]] = weakref.WeakKeyDictionary()
 
 
 def coincidences(counts: ItemCounts, a: str, b: str) -> Coincidences:
@@ -105,7 +113,7 @@ def coincidences(counts: ItemCounts, a: str, b: str) -> Coincidences:
         size = counts.n_items * n_categories
         agreeing = code_a == code_b
         agree = 2 * np.bincount(cell(code_a)[agreeing], minlength=size).reshape(counts.n_items, n_categories)
-        values = (np.bincount(cell(code_a), minlength=size) + np.bincount(cell(code_b), minlength=size))
+        values = np.bincount(cell(code_a), minlength=size) + np.bincount(cell(code_b), minlength=size)
         names = tuple(category_name(int(one), counts.table.type_names) for one in bits)
         found[(a, b)] = Coincidences(names, agree, values.reshape(counts.n_items, n_categories))
     return found[(a, b)]
@@ -132,8 +140,11 @@ class Alpha(Expr):
     categories: tuple[str, ...]
 
     def columns(self) -> tuple[Column, ...]:
-        return tuple(Column(kind, a=self.a, b=self.b, c=category)
-                     for category in self.categories for kind in ("alpha_agree", "alpha_values"))  # fmt: skip
+        return tuple(
+            Column(kind, a=self.a, b=self.b, c=category)
+            for category in self.categories
+            for kind in ("alpha_agree", "alpha_values")
+        )
 
     def evaluate(self, env: Env) -> np.ndarray:
         agree = sum(env.sum(Column("alpha_agree", a=self.a, b=self.b, c=c)) for c in self.categories)
@@ -150,8 +161,9 @@ class Alpha(Expr):
 
 def estimates(context: AuditContext) -> list[Estimate]:
     """Alpha per pair, on the corpus's and the audited items' streams (paired with agreement and the swap)."""
-    return pair_estimates(context, KEY, "alpha",
-                          lambda a, b, mask: Alpha(a, b, coincidences(context.counts, a, b).categories))
+    return pair_estimates(
+        context, KEY, "alpha", lambda a, b, mask: Alpha(a, b, coincidences(context.counts, a, b).categories)
+    )
 
 
 def count_columns(config: Config) -> int:
@@ -165,11 +177,17 @@ def count_columns(config: Config) -> int:
 
 def alpha_table(view: ResultsView) -> Table:
     """Alpha per pair and language, with its interval."""
-    return pair_table(view, KEY, "alpha", "Krippendorff's alpha",
-                      "Nominal Krippendorff's alpha on characters, each character's value the set of span types "
-                      "covering it (no span a value of its own), between the annotator passes (corpus) and between "
-                      "each pair of references (audited items), with its bootstrap interval. 1 is perfect agreement, "
-                      "0 what chance gives.", "Alpha")  # fmt: skip
+    return pair_table(
+        view,
+        KEY,
+        "alpha",
+        "Krippendorff's alpha",
+        "Nominal Krippendorff's alpha on characters, each character's value the set of span types "
+        "covering it (no span a value of its own), between the annotator passes (corpus) and between "
+        "each pair of references (audited items), with its bootstrap interval. 1 is perfect agreement, "
+        "0 what chance gives.",
+        "Alpha",
+    )
 
 
 def sentences(view: ResultsView) -> list[str]:
@@ -179,7 +197,6 @@ def sentences(view: ResultsView) -> list[str]:
 
 def _section(view: ResultsView, drawn: Mapping[str, Figure]) -> Section:
     return pair_section(ANALYSIS, view, drawn, alpha_table, sentences)
-
 
 
 ANALYSIS = Analysis(

@@ -7,12 +7,24 @@ largest. The report compares the observed margins between outputs with it.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Mapping
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from refsens_report import formatting
-from refsens_report.analyses.base import Analysis, AuditContext, Rows, Section, section
-from refsens_report.analyses.base import (DIFFERENCES, IndexColumn, MetadataSentences, ReleaseCheck, ReleaseRows,
-                                          defined_pooled, pooled_rows)
+from refsens_report.analyses.base import (
+    DIFFERENCES,
+    Analysis,
+    AuditContext,
+    IndexColumn,
+    MetadataSentences,
+    ReleaseCheck,
+    ReleaseRows,
+    Rows,
+    Section,
+    defined_pooled,
+    pooled_rows,
+    section,
+)
 from refsens_report.config import Config
 from refsens_report.estimator import Estimator
 from refsens_report.figures import (
@@ -23,8 +35,8 @@ from refsens_report.figures import (
     figure_languages,
     height,
     interval_point,
-    language_axis,
     label_outputs,
+    language_axis,
     languages_noted,
     mpl,
     outputs_label,
@@ -32,7 +44,7 @@ from refsens_report.figures import (
     subplots,
     top_legend,
     zero_line,
-)  # fmt: skip
+)
 from refsens_report.prose import count_phrase, said, where_pooled
 from refsens_report.record import POOLED
 from refsens_report.results import make_row
@@ -43,16 +55,20 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure as MplFigure
 
 
-def band_rows(rows: list[dict[str, Any]], config: Config, n_audited: int,
-              clusters_audited: int | None = None) -> list[dict[str, Any]]:  # fmt: skip
+def band_rows(
+    rows: list[dict[str, Any]], config: Config, n_audited: int, clusters_audited: int | None = None
+) -> list[dict[str, Any]]:
     """Return the sensitivity band per rule and output, and overall (docs/method.md section 3, band)."""
     bands: list[dict[str, Any]] = []
     for rule in config.audit.rules:
         deltas = [
-            row for row in rows
-            if row["analysis"] == "swap" and row["statistic"] == "delta" and row["rule"] == rule
+            row
+            for row in rows
+            if row["analysis"] == "swap"
+            and row["statistic"] == "delta"
+            and row["rule"] == rule
             and row["language"] == POOLED
-        ]  # fmt: skip
+        ]
         per_output: dict[str, tuple[float | None, float]] = {}
         for output in config.roles.outputs:
             mine = [row for row in deltas if row["output"] == output]
@@ -63,30 +79,49 @@ def band_rows(rows: list[dict[str, Any]], config: Config, n_audited: int,
             largest = max((abs(r["estimate"]) for r in mine if r["estimate"] is not None), default=-1.0)
             per_output[output] = (max(widths) if widths else None, largest)
             bands.append(
-                make_row(analysis="band", statistic="band", rule=rule, language=POOLED, output=output,
-                         subset="audited", estimate=per_output[output][0], n_items=n_audited,
-                         n_clusters=clusters_audited)
-            )  # fmt: skip
+                make_row(
+                    analysis="band",
+                    statistic="band",
+                    rule=rule,
+                    language=POOLED,
+                    output=output,
+                    subset="audited",
+                    estimate=per_output[output][0],
+                    n_items=n_audited,
+                    n_clusters=clusters_audited,
+                )
+            )
         if per_output:
             widest = max(per_output, key=lambda output: per_output[output][1])
             bands.append(
-                make_row(analysis="band", statistic="band", rule=rule, language=POOLED, subset="audited",
-                         estimate=per_output[widest][0], n_items=n_audited, n_clusters=clusters_audited)
-            )  # fmt: skip
+                make_row(
+                    analysis="band",
+                    statistic="band",
+                    rule=rule,
+                    language=POOLED,
+                    subset="audited",
+                    estimate=per_output[widest][0],
+                    n_items=n_audited,
+                    n_clusters=clusters_audited,
+                )
+            )
     return bands
 
 
 def finish(context: AuditContext, estimator: Estimator, rows: Rows) -> Rows:
     """The band rows, from the swap deltas already estimated."""
     audited = context.subsets.audited
-    return band_rows(rows, context.config, int(audited.sum()),
-                     int(estimator.cluster_counts(audited)[-1]) if audited.any() else None)  # fmt: skip
+    return band_rows(
+        rows, context.config, int(audited.sum()), int(estimator.cluster_counts(audited)[-1]) if audited.any() else None
+    )
 
 
 def applicability(context: AuditContext) -> dict[str, str | None]:
     return {
-        "band": None if len(context.config.roles.references) >= 2 else "The band is built from the reference-swap deltas, and one reference gives none.",
-    }  # fmt: skip
+        "band": None
+        if len(context.config.roles.references) >= 2
+        else "The band is built from the reference-swap deltas, and one reference gives none.",
+    }
 
 
 # --- the report ------------------------------------------------------------------------------------
@@ -122,9 +157,14 @@ def band_versus_margins(view: ResultsView) -> tuple[Table, list[tuple[str, int, 
         exceeding = compared = 0
         for language in view.languages:
             found = view.rows.one(
-                "interaction", "margin", rule=rule, language=language, output=output, output_2=output_2,
+                "interaction",
+                "margin",
+                rule=rule,
+                language=language,
+                output=output,
+                output_2=output_2,
                 reference=view.primary,
-            )  # fmt: skip
+            )
             margin = found[1]["estimate"] if found else None
             verdict = formatting.UNDEFINED
             if margin is not None and band is not None:
@@ -157,8 +197,12 @@ def band_figure_margins(view: ResultsView) -> tuple[list[Row], int, bool]:
     Every margin while there are at most FIGURE_ROWS; beyond, the margins a leaderboard's reader compares: each
     output against the next one down (the pairs ordered by the outputs' pooled scores under the primary).
     """
-    margins = [row for _, row in view.rows.select("interaction", "margin", rule=view.main_rule, language=POOLED,
-                                                  reference=view.primary)]  # fmt: skip
+    margins = [
+        row
+        for _, row in view.rows.select(
+            "interaction", "margin", rule=view.main_rule, language=POOLED, reference=view.primary
+        )
+    ]
     position = {output: index for index, output in enumerate(view.primary_order())}
 
     def places(row: Row) -> tuple[int, int]:
@@ -186,9 +230,21 @@ def band_margins(view: ResultsView) -> tuple[MplFigure, Figure] | None:
     if per_language:
         figure, axis = subplots(figsize=(WIDTH, height(len(languages))))
         positions = language_axis(axis, languages)
-        drawn = [(positions[language], view.row("interaction", "margin", rule=rule, language=language,
-                                                output=margins[0]["output"], output_2=margins[0]["output_2"],
-                                                reference=view.primary)) for language in languages]  # fmt: skip
+        drawn = [
+            (
+                positions[language],
+                view.row(
+                    "interaction",
+                    "margin",
+                    rule=rule,
+                    language=language,
+                    output=margins[0]["output"],
+                    output_2=margins[0]["output_2"],
+                    reference=view.primary,
+                ),
+            )
+            for language in languages
+        ]
     else:
         figure, axis = subplots(figsize=(WIDTH, height(len(margins), 0.3)))
         drawn = [(-index, row) for index, row in enumerate(margins)]
@@ -209,23 +265,41 @@ def band_margins(view: ResultsView) -> tuple[MplFigure, Figure] | None:
         figure,
         [
             matplotlib.patches.Patch(color="#E69F00", alpha=0.35, label=f"band ±{formatting.number(band, 2)}"),
-            matplotlib.lines.Line2D([], [], color=OKABE_ITO[0], marker="o", markersize=4.5, label="margin beyond the band"),
-            matplotlib.lines.Line2D([], [], color=OKABE_ITO[0], marker="o", markersize=4.5, markerfacecolor="white",
-                   label="margin within the band"),
+            matplotlib.lines.Line2D(
+                [], [], color=OKABE_ITO[0], marker="o", markersize=4.5, label="margin beyond the band"
+            ),
+            matplotlib.lines.Line2D(
+                [],
+                [],
+                color=OKABE_ITO[0],
+                marker="o",
+                markersize=4.5,
+                markerfacecolor="white",
+                label="margin within the band",
+            ),
         ],
     )
-    against = (f"against the shaded {rule} reference-sensitivity band (±{formatting.number(band, 2)} F1 points). A "
-               "margin inside the band could be produced by the choice of reference alone.")  # fmt: skip
+    against = (
+        f"against the shaded {rule} reference-sensitivity band (±{formatting.number(band, 2)} F1 points). A "
+        "margin inside the band could be produced by the choice of reference alone."
+    )
     if per_language:
-        caption = (f"Margin between {output} and {output_2} under the primary reference ({view.primary}), {rule} "
-                   f"rule, with {view.confidence_label}, per language and pooled, {against}")  # fmt: skip
+        caption = (
+            f"Margin between {output} and {output_2} under the primary reference ({view.primary}), {rule} "
+            f"rule, with {view.confidence_label}, per language and pooled, {against}"
+        )
     else:
-        which = (f"the {len(margins)} pairs of outputs adjacent in {view.primary}'s ranking (of {total:,} pairs), "
-                 "from the top of the leaderboard down" if adjacent else
-                 f"every pair of outputs, ordered by the outputs' pooled scores under {view.primary}")  # fmt: skip
-        caption = (f"Margin (first output minus second) under the primary reference ({view.primary}), {rule} rule, "
-                   f"with {view.confidence_label}, pooled over languages, for {which}, {against} Every margin, per "
-                   "language, is in the band and interaction tables and their CSV downloads.")  # fmt: skip
+        which = (
+            f"the {len(margins)} pairs of outputs adjacent in {view.primary}'s ranking (of {total:,} pairs), "
+            "from the top of the leaderboard down"
+            if adjacent
+            else f"every pair of outputs, ordered by the outputs' pooled scores under {view.primary}"
+        )
+        caption = (
+            f"Margin (first output minus second) under the primary reference ({view.primary}), {rule} rule, "
+            f"with {view.confidence_label}, pooled over languages, for {which}, {against} Every margin, per "
+            "language, is in the band and interaction tables and their CSV downloads."
+        )
     model = Figure(
         key="band",
         title="Observed margins against the band",
@@ -248,8 +322,12 @@ def band_source(view: ResultsView, band: Row) -> Row | None:
     """Return the pooled swap delta the band comes from: the delta (same rule) whose interval's farther end is
     the band, so a sentence can name its output and pair of references (None when none matches)."""
     for _, row in view.rows.select("swap", "delta", rule=band["rule"], language=POOLED):
-        if row["ci_low"] is not None and row["ci_high"] is not None and band["estimate"] is not None \
-                and max(abs(row["ci_low"]), abs(row["ci_high"])) == band["estimate"]:
+        if (
+            row["ci_low"] is not None
+            and row["ci_high"] is not None
+            and band["estimate"] is not None
+            and max(abs(row["ci_low"]), abs(row["ci_high"])) == band["estimate"]
+        ):
             return row
     return None
 
@@ -259,8 +337,10 @@ def source_phrase(view: ResultsView, band: Row) -> str:
     source = band_source(view, band)
     if source is None:
         return ""
-    return (f" (the far end of the {view.confidence_label} of {source['output']}'s delta between "
-            f"{source['reference']} and {source['reference_2']}: {said(source)})")
+    return (
+        f" (the far end of the {view.confidence_label} of {source['output']}'s delta between "
+        f"{source['reference']} and {source['reference_2']}: {said(source)})"
+    )
 
 
 def against_band(margin: Row | None, band: float) -> str | None:
@@ -290,10 +370,20 @@ def margins_beyond_band(view: ResultsView) -> tuple[int, int, int, Row | None]:
         return 0, 0, 0, band
     output, output_2 = view.output_pairs()[0]
     verdicts = [
-        against_band(view.row("interaction", "margin", rule=view.main_rule, language=language, output=output,
-                              output_2=output_2, reference=view.primary), band["estimate"])
+        against_band(
+            view.row(
+                "interaction",
+                "margin",
+                rule=view.main_rule,
+                language=language,
+                output=output,
+                output_2=output_2,
+                reference=view.primary,
+            ),
+            band["estimate"],
+        )
         for language in view.distinct_languages
-    ]  # fmt: skip
+    ]
     decided = [verdict for verdict in verdicts if verdict is not None]
     return decided.count("outside"), decided.count("undecided"), len(decided), band
 
@@ -301,8 +391,12 @@ def margins_beyond_band(view: ResultsView) -> tuple[int, int, int, Row | None]:
 def pooled_margins_beyond_band(view: ResultsView, band: Row) -> tuple[int, int, int]:
     """Return how many pooled margins (main rule, primary reference, every pair of outputs) lie outside the
     band by their interval, how many are undecided, and of how many."""
-    verdicts = [against_band(row, band["estimate"]) for _, row in view.rows.select(
-        "interaction", "margin", rule=view.main_rule, language=POOLED, reference=view.primary)]  # fmt: skip
+    verdicts = [
+        against_band(row, band["estimate"])
+        for _, row in view.rows.select(
+            "interaction", "margin", rule=view.main_rule, language=POOLED, reference=view.primary
+        )
+    ]
     decided = [verdict for verdict in verdicts if verdict is not None]
     return decided.count("outside"), decided.count("undecided"), len(decided)
 
@@ -313,8 +407,10 @@ def headlines(view: ResultsView) -> list[str]:
     outside, undecided, compared, band = margins_beyond_band(view)
     if band is None or band["estimate"] is None:
         return []
-    sentence = (f"The {rule} reference-sensitivity band is ±{formatting.number(band['estimate'], 2)} F1 points"
-                + source_phrase(view, band))
+    sentence = (
+        f"The {rule} reference-sensitivity band is ±{formatting.number(band['estimate'], 2)} F1 points"
+        + source_phrase(view, band)
+    )
     if view.at_scale():
         outside, undecided, compared = pooled_margins_beyond_band(view, band)
         noun, which = "pooled margin", f"between pairs of outputs under {view.primary}"
@@ -362,13 +458,18 @@ def _section(view: ResultsView, drawn: Mapping[str, Figure]) -> Section:
 def _band_printed(view: ResultsView) -> str:
     """The overall band as the site index prints it: '±7.53'."""
     band = overall_band(view)
-    return f"±{formatting.number(band['estimate'], 2)}" if band and band["estimate"] is not None else formatting.UNDEFINED
+    return (
+        f"±{formatting.number(band['estimate'], 2)}" if band and band["estimate"] is not None else formatting.UNDEFINED
+    )
 
 
 def analysis_sentences(view: ResultsView) -> list[str]:
     """croissant.json's annotation analysis: the overall band."""
-    return [f"Sensitivity band, {row['rule']}: ±{formatting.number(row['estimate'], 2)} F1 points "
-            f"{where_pooled(view, row)}." for row in defined_pooled(view, "band", "band", rule=view.main_rule, output="")]
+    return [
+        f"Sensitivity band, {row['rule']}: ±{formatting.number(row['estimate'], 2)} F1 points "
+        f"{where_pooled(view, row)}."
+        for row in defined_pooled(view, "band", "band", rule=view.main_rule, output="")
+    ]
 
 
 def limitation_sentences(view: ResultsView) -> list[str]:
@@ -376,9 +477,11 @@ def limitation_sentences(view: ResultsView) -> list[str]:
     band = defined_pooled(view, "band", "band", rule=view.main_rule, output="")
     if not band:
         return []
-    return [f"Scores depend on the choice of gold: a difference between two systems smaller than the {view.main_rule} "
-            f"sensitivity band of ±{formatting.number(band[0]['estimate'], 2)} F1 points may reverse under another "
-            "defensible reference."]
+    return [
+        f"Scores depend on the choice of gold: a difference between two systems smaller than the {view.main_rule} "
+        f"sensitivity band of ±{formatting.number(band[0]['estimate'], 2)} F1 points may reverse under another "
+        "defensible reference."
+    ]
 
 
 ANALYSIS = Analysis(
@@ -395,11 +498,16 @@ ANALYSIS = Analysis(
     figures=(band_margins,),
     headlines=headlines,
     # the band is the outer end of the largest delta's interval: no interval of its own
-    checks=(ReleaseCheck("max_band", "max", pooled_rows("band", "band", output=""), absent="the results hold no band",
-                         interval=False),),
+    checks=(
+        ReleaseCheck(
+            "max_band", "max", pooled_rows("band", "band", output=""), absent="the results hold no band", interval=False
+        ),
+    ),
     release_rows=ReleaseRows(pooled_rows("band", "band", output=""), place=0),
     index_columns=(IndexColumn("Band", _band_printed, lambda view: view.main_rule),),
-    metadata=(MetadataSentences("rai:dataAnnotationAnalysis", analysis_sentences, place=2),
-              MetadataSentences("rai:dataLimitations", limitation_sentences, place=0)),
+    metadata=(
+        MetadataSentences("rai:dataAnnotationAnalysis", analysis_sentences, place=2),
+        MetadataSentences("rai:dataLimitations", limitation_sentences, place=0),
+    ),
     one_line=True,  # the band's headline is the build's one-line answer
 )

@@ -8,9 +8,10 @@ the estimated ones (``finish``: Holm, the band, the leaderboard) and asks why it
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -19,10 +20,10 @@ from refsens_report.browser import Page, SiteContext
 from refsens_report.config import Config
 from refsens_report.counts import ColumnKind
 from refsens_report.estimator import Estimator, Listed, Stat
-from refsens_report.formatting import StatKind
 from refsens_report.figures import Figure
-from refsens_report.tables import Table
+from refsens_report.formatting import StatKind
 from refsens_report.record import POOLED
+from refsens_report.tables import Table
 from refsens_report.view import ResultsView, Row
 
 if TYPE_CHECKING:
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
     from refsens_report.subsets import DefectiveGroup, DuplicateGroups, Subsets
 
 Rows = list[dict[str, Any]]
+
 
 @dataclass(frozen=True)
 class Estimate:
@@ -48,11 +50,11 @@ class AuditContext:
     """What the analyses see of the audit: the config, the record, its per-item counts and item sets."""
 
     config: Config
-    record: "Record"
-    counts: "ItemCounts"
-    groups: "DuplicateGroups"
-    defective: "list[DefectiveGroup]"
-    subsets: "Subsets"
+    record: Record
+    counts: ItemCounts
+    groups: DuplicateGroups
+    defective: list[DefectiveGroup]
+    subsets: Subsets
     # what an analysis's finish learned for results.json beside the rows (its summary), by analysis key
     notes: dict[str, Any] = field(default_factory=dict)
 
@@ -194,8 +196,11 @@ class MetadataSentences:
 
 def defined_pooled(view: ResultsView, analysis: str, statistic: str, **criteria: str) -> list[Row]:
     """Return an analysis's pooled rows of a statistic that have an estimate."""
-    return [row for _, row in view.rows.select(analysis, statistic, language=POOLED, **criteria)
-            if row["estimate"] is not None]  # fmt: skip
+    return [
+        row
+        for _, row in view.rows.select(analysis, statistic, language=POOLED, **criteria)
+        if row["estimate"] is not None
+    ]
 
 
 @dataclass(frozen=True)
@@ -250,14 +255,18 @@ def describe(row: Row) -> str:
     return f"{row['analysis']} {statistic} {labels}, {where}".replace("  ", " ")
 
 
-def pooled_rows(analysis: str, statistic: str, main_rule: bool = True, primary: bool = False,
-                **criteria: str) -> Callable[[ResultsView], list[Row]]:  # fmt: skip
+def pooled_rows(
+    analysis: str, statistic: str, main_rule: bool = True, primary: bool = False, **criteria: str
+) -> Callable[[ResultsView], list[Row]]:
     """Return a function selecting an analysis's pooled rows of one statistic: under the main rule (unless the
     statistic has no rule) and of the primary reference when asked (a ``ReleaseCheck``'s ``rows``)."""
 
     def rows(view: ResultsView) -> list[Row]:
-        where = {**criteria, **({"rule": view.main_rule} if main_rule else {}),
-                 **({"reference": view.primary} if primary else {})}  # fmt: skip
+        where = {
+            **criteria,
+            **({"rule": view.main_rule} if main_rule else {}),
+            **({"reference": view.primary} if primary else {}),
+        }
         return [row for _, row in view.rows.select(analysis, statistic, language=POOLED, **where)]
 
     return rows
@@ -337,9 +346,17 @@ class Analysis:
         return self.applicability(context) if self.applicability else {self.key: None}
 
 
-def section(analysis: Analysis, view: ResultsView, drawn: Mapping[str, Figure], applies: bool,
-            figure_keys: Sequence[str] = (), tables: Sequence[Table] = (), extra: Sequence[str] = (),
-            applicability_key: str | None = None, links: Sequence[tuple[str, str]] = ()) -> Section:  # fmt: skip
+def section(
+    analysis: Analysis,
+    view: ResultsView,
+    drawn: Mapping[str, Figure],
+    applies: bool,
+    figure_keys: Sequence[str] = (),
+    tables: Sequence[Table] = (),
+    extra: Sequence[str] = (),
+    applicability_key: str | None = None,
+    links: Sequence[tuple[str, str]] = (),
+) -> Section:
     """Return an analysis's section, or its one-sentence reason when it does not apply to this record.
 
     ``applicability_key`` names the analysis whose sentence explains an empty section that results.json has

@@ -12,15 +12,15 @@ memory stays bounded with a thousand types. The report shows the types that move
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 from itertools import combinations
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 
 from refsens_report import formatting
-from refsens_report.analyses.base import Analysis, AuditContext, Estimate, Rows, Section, Stat, section
-from refsens_report.analyses.base import DIFFERENCES
+from refsens_report.analyses.base import DIFFERENCES, Analysis, AuditContext, Estimate, Rows, Section, Stat, section
 from refsens_report.analyses.type_confusion import shown_type
 from refsens_report.bootstrap import AUTO_MIN_RESAMPLES
 from refsens_report.counts import MANY_TYPES, RULE_NAMES, Column
@@ -67,8 +67,12 @@ def families(context: AuditContext, rules: list[str]) -> list[Column]:
     columns: list[Column] = []
     for rule in rules:
         for output in roles.outputs:
-            columns += [column for reference in roles.references if reference != output
-                        for column in F1(rule, output, reference).columns()]  # fmt: skip
+            columns += [
+                column
+                for reference in roles.references
+                if reference != output
+                for column in F1(rule, output, reference).columns()
+            ]
     return list(dict.fromkeys(columns))
 
 
@@ -81,12 +85,22 @@ def statistics(context: AuditContext, rules: list[str], types: list[str]) -> lis
             for output in context.config.roles.outputs:
                 others = [reference for reference in references if reference != output]
                 for reference in others:
-                    stats.append(Stat("by_type", "score", F1(rule, output, reference, kind), rule, output,
-                                      reference=reference, type=kind))  # fmt: skip
+                    stats.append(
+                        Stat(
+                            "by_type",
+                            "score",
+                            F1(rule, output, reference, kind),
+                            rule,
+                            output,
+                            reference=reference,
+                            type=kind,
+                        )
+                    )
                 for first, second in combinations(others, 2):
                     delta = F1(rule, output, first, kind) - F1(rule, output, second, kind)
-                    stats.append(Stat("by_type", "delta", delta, rule, output, reference=first, reference_2=second,
-                                      type=kind))  # fmt: skip
+                    stats.append(
+                        Stat("by_type", "delta", delta, rule, output, reference=first, reference_2=second, type=kind)
+                    )
     return stats
 
 
@@ -96,8 +110,9 @@ def statistics(context: AuditContext, rules: list[str], types: list[str]) -> lis
 MATRIX_VALUES = 1 << 29
 
 
-def type_blocks(context: AuditContext, codes: np.ndarray, n_families: int, groups: int, resamples: int,
-                mask: np.ndarray) -> list[np.ndarray]:  # fmt: skip
+def type_blocks(
+    context: AuditContext, codes: np.ndarray, n_families: int, groups: int, resamples: int, mask: np.ndarray
+) -> list[np.ndarray]:
     """Split the type codes into blocks whose bootstrap sums stay within BLOCK_VALUES, count matrix MATRIX_VALUES.
 
     A block's sums hold groups x (resamples + 1) x families x types values; its matrix, the items having any
@@ -148,10 +163,15 @@ def estimates(context: AuditContext) -> list[Estimate]:
     _, needed, blocks, resamples = planned
     sparse = many_types(blocks)
     # each column named (family f's count of type k), so the stream's untyped counts can be summed from these
-    listed = tuple(Listed(f"by_type:{number}", *context.counts.typed_matrix(needed, block, sparse), resamples,
-                          tuple(replace(family, type=str(context.counts.type_names[code]))
-                                for family in needed for code in block))
-                   for number, block in enumerate(blocks))  # fmt: skip
+    listed = tuple(
+        Listed(
+            f"by_type:{number}",
+            *context.counts.typed_matrix(needed, block, sparse),
+            resamples,
+            tuple(replace(family, type=str(context.counts.type_names[code])) for family in needed for code in block),
+        )
+        for number, block in enumerate(blocks)
+    )
     return [Estimate([], context.subsets.audited, "audited", "audited", listed)]
 
 
@@ -167,10 +187,12 @@ def finish(context: AuditContext, estimator: Estimator, rows: Rows) -> Rows:
         names = [str(context.counts.type_names[code]) for code in block]
         columns = [replace(family, type=name) for family in needed for name in names]
         key = f"by_type:{number}"
-        items, values = (None, None) if estimator.drawn(key) else context.counts.typed_matrix(needed, block,
-                                                                                              many_types(blocks))
-        found += estimator.estimate_listed(statistics(context, rules, names), columns, items, values, mask,
-                                           "audited", "audited", resamples, key=key)  # fmt: skip
+        items, values = (
+            (None, None) if estimator.drawn(key) else context.counts.typed_matrix(needed, block, many_types(blocks))
+        )
+        found += estimator.estimate_listed(
+            statistics(context, rules, names), columns, items, values, mask, "audited", "audited", resamples, key=key
+        )
     position = {name: index for index, name in enumerate(context.counts.type_names)}
     found.sort(key=lambda row: (RULE_NAMES.index(row["rule"]), position[row["type"]]))  # stable: blocks in order
     context.notes["by_type"] = {
@@ -199,10 +221,12 @@ def span_counts(context: AuditContext, mask: np.ndarray, codes: np.ndarray) -> d
         np.add.at(per, (table.language[items[keep]], kinds[keep]), values[keep])
         position = {name: index for index, name in enumerate(counts.type_names)}
         spans[reference] = {
-            **{language: {name: int(per[table.languages.index(language), position[name]]) for name in names}
-               for language in languages},
+            **{
+                language: {name: int(per[table.languages.index(language), position[name]]) for name in names}
+                for language in languages
+            },
             POOLED: {name: int(per[:, position[name]].sum()) for name in names},
-        }  # fmt: skip
+        }
     return spans
 
 
@@ -213,8 +237,10 @@ def summary(context: AuditContext) -> dict[str, Any] | None:
 
 def applicability(context: AuditContext) -> dict[str, str | None]:
     if not typed_rules(context.config.audit.rules):
-        return {"by_type": "Per-type results need a rule that compares types (strict or overlap); the audit "
-                           "ran under relaxed only, which ignores them."}  # fmt: skip
+        return {
+            "by_type": "Per-type results need a rule that compares types (strict or overlap); the audit "
+            "ran under relaxed only, which ignores them."
+        }
     return {"by_type": None}
 
 
@@ -288,8 +314,12 @@ class Movers:
         def moving_first(name: str) -> tuple:
             pooled = self.pooled(name)
             decided, largest = _largest([row for row in pooled if _decided(row)]), _largest(pooled)
-            return (decided is None, -abs(decided["estimate"]) if decided else 0.0,
-                    -abs(largest["estimate"]) if largest else 0.0, name)  # fmt: skip
+            return (
+                decided is None,
+                -abs(decided["estimate"]) if decided else 0.0,
+                -abs(largest["estimate"]) if largest else 0.0,
+                name,
+            )
 
         self.types = sorted(self.by_type, key=moving_first)
 
@@ -307,20 +337,27 @@ class Movers:
         if not has_spans(self.view):
             return []
         names = [name] if isinstance(name, str) else name
-        return [count_cell(sum(spans(self.view, reference, kind, language) or 0 for kind in names))
-                for reference in (self.first, self.second)]  # fmt: skip
+        return [
+            count_cell(sum(spans(self.view, reference, kind, language) or 0 for kind in names))
+            for reference in (self.first, self.second)
+        ]
 
     def rare_phrase(self, limit: int = RARE_NAMED) -> str:
         """Return the types too rare to say, with their spans under both references: '' when there are none."""
         if not self.rare:
             return ""
-        named = [f"{name} ({formatting.count(spans(self.view, self.first, name))} / "
-                 f"{formatting.count(spans(self.view, self.second, name))})" for name in self.rare[:limit]]  # fmt: skip
+        named = [
+            f"{name} ({formatting.count(spans(self.view, self.first, name))} / "
+            f"{formatting.count(spans(self.view, self.second, name))})"
+            for name in self.rare[:limit]
+        ]
         more = len(self.rare) - len(named)
-        return (f"{formatting.counted(len(self.rare), 'type')} {TOO_RARE} under {self.first} vs {self.second} "
-                f"(fewer than {formatting.counted(min_spans(self.view), 'span')} under one of them; spans under "
-                f"{self.first} / {self.second}): {', '.join(named)}"
-                + (f" and {more} more (every type's rows are in results.csv)" if more else ""))
+        return (
+            f"{formatting.counted(len(self.rare), 'type')} {TOO_RARE} under {self.first} vs {self.second} "
+            f"(fewer than {formatting.counted(min_spans(self.view), 'span')} under one of them; spans under "
+            f"{self.first} / {self.second}): {', '.join(named)}"
+            + (f" and {more} more (every type's rows are in results.csv)" if more else "")
+        )
 
     def cell(self, row: Row | None) -> Cell:
         """Return a row's estimate and interval as a cell that keeps its results row."""
@@ -363,28 +400,42 @@ def movers_table(view: ResultsView, rule: str) -> Table:
                 rows = movers.rows(name, language)
                 if not rows:
                     continue
-                cells = [label(f"{first} vs {second}"), label(shown_type(name)), label(language),
-                         *movers.span_cells(name, language)]  # fmt: skip
+                cells = [
+                    label(f"{first} vs {second}"),
+                    label(shown_type(name)),
+                    label(language),
+                    *movers.span_cells(name, language),
+                ]
                 if few:
                     by_output = {row["output"]: row for row in rows}
                     cells += [movers.cell(by_output.get(output)) for output in outputs]
                 else:
                     largest = _largest(movers.moving(name, language)) or _largest(rows)
-                    cells += [label(largest["output"] if largest else formatting.UNDEFINED), movers.cell(largest),
-                              count_cell(len(movers.moving(name, language)))]  # fmt: skip
+                    cells += [
+                        label(largest["output"] if largest else formatting.UNDEFINED),
+                        movers.cell(largest),
+                        count_cell(len(movers.moving(name, language))),
+                    ]
                 table_rows.append(cells)
         if others:
             rest = [row for name in others for row in movers.pooled(name)]
-            cells = [label(f"{first} vs {second}"), label(_other_label(len(others))), label(POOLED),
-                     *movers.span_cells(others)]  # fmt: skip
+            cells = [
+                label(f"{first} vs {second}"),
+                label(_other_label(len(others))),
+                label(POOLED),
+                *movers.span_cells(others),
+            ]
             if few:
                 for output in outputs:
                     mine = [row for row in rest if row["output"] == output]
                     cells.append(count_cell(sum(_decided(row) for row in mine)))
             else:
                 largest = _largest([row for row in rest if _decided(row)]) or _largest(rest)
-                cells += [label(f"{largest['output']} ({shown_type(largest['type'])})" if largest else formatting.UNDEFINED),
-                          movers.cell(largest), count_cell(sum(_decided(row) for row in rest))]  # fmt: skip
+                cells += [
+                    label(f"{largest['output']} ({shown_type(largest['type'])})" if largest else formatting.UNDEFINED),
+                    movers.cell(largest),
+                    count_cell(sum(_decided(row) for row in rest)),
+                ]
             table_rows.append(cells)
     delta = f"Δ [{view.confidence_label}]"
     columns = ["References", "Type", "Language"]
@@ -398,26 +449,38 @@ def movers_table(view: ResultsView, rule: str) -> Table:
         f"Per-type swap deltas ({rule}): an output's F1 on the spans of one type against the primary reference "
         f"minus its F1 on that type against the alternative, on the audited subset "
         f"({view.items_phrase('audited')} pooled), with paired bootstrap intervals{replicates}. "
-        + (f"Spans: the spans of the type under each of the two references on those items. Only types with "
-           f"{support_phrase(view, ('the primary', 'the alternative'))} (pooled; [report] min_type_spans) are ranked; a row per language prints that "
-           "language's spans. " if has_spans(view) else "")
+        + (
+            f"Spans: the spans of the type under each of the two references on those items. Only types with "
+            f"{support_phrase(view, ('the primary', 'the alternative'))} (pooled; [report] min_type_spans) are ranked; a row per language prints that "
+            "language's spans. "
+            if has_spans(view)
+            else ""
+        )
         + "Types in order of how much they move: the largest |Δ| whose interval excludes zero. "
-        + ("Bold marks intervals excluding zero." if few else
-           f"Outputs moving: how many of the {len(outputs)} outputs have a Δ whose interval excludes zero; the "
-           "largest Δ shown is theirs when there is one, otherwise the largest of all, with its output.")
+        + (
+            "Bold marks intervals excluding zero."
+            if few
+            else f"Outputs moving: how many of the {len(outputs)} outputs have a Δ whose interval excludes zero; the "
+            "largest Δ shown is theirs when there is one, otherwise the largest of all, with its output."
+        )
     )
     if hidden_types:
         caption += (
             f" Beyond the {limit} types that move most, the 'other' row sums the rest, pooled: "
-            + ("per output, how many of their deltas exclude zero" if few else
-               "the largest Δ with its output and type, and how many of their deltas exclude zero")
+            + (
+                "per output, how many of their deltas exclude zero"
+                if few
+                else "the largest Δ with its output and type, and how many of their deltas exclude zero"
+            )
             + "."
         )
     if rare:
         caption += " " + "; ".join(rare) + "."
-    caption += (f" The table's CSV holds every one of the {formatting.counted(len(types_of(view)), 'type')}: each "
-                "output's F1 on it against every reference and every Δ, per language and pooled"
-                + (", with its spans under each reference." if has_spans(view) else "."))
+    caption += (
+        f" The table's CSV holds every one of the {formatting.counted(len(types_of(view)), 'type')}: each "
+        "output's F1 on it against every reference and every Δ, per language and pooled"
+        + (", with its spans under each reference." if has_spans(view) else ".")
+    )
     return Table(
         key="by-type",
         title="Types that move most with the reference",
@@ -430,7 +493,9 @@ def movers_table(view: ResultsView, rule: str) -> Table:
 
 def types_of(view: ResultsView) -> list[str]:
     """Return the span types with per-type rows, sorted."""
-    return sorted({row["type"] for statistic in ("score", "delta") for _, row in view.rows.select("by_type", statistic)})
+    return sorted(
+        {row["type"] for statistic in ("score", "delta") for _, row in view.rows.select("by_type", statistic)}
+    )
 
 
 def full_table(view: ResultsView) -> Table:
@@ -443,18 +508,30 @@ def full_table(view: ResultsView) -> Table:
                 for output in view.outputs:
                     where = {"rule": rule, "language": language, "output": output, "type": name}
                     cells = [label(rule), label(language), label(name), label(output)]
-                    cells += [count_cell(spans(view, reference, name, language)) for reference in references
-                              if has_spans(view)]  # fmt: skip
-                    cells += [stat_cell(view.rows.one("by_type", "score", reference=reference, **where))
-                              for reference in references]  # fmt: skip
-                    cells += [stat_cell(view.rows.one("by_type", "delta", reference=first, reference_2=second, **where))
-                              for first, second in reference_pairs]  # fmt: skip
+                    cells += [
+                        count_cell(spans(view, reference, name, language))
+                        for reference in references
+                        if has_spans(view)
+                    ]
+                    cells += [
+                        stat_cell(view.rows.one("by_type", "score", reference=reference, **where))
+                        for reference in references
+                    ]
+                    cells += [
+                        stat_cell(view.rows.one("by_type", "delta", reference=first, reference_2=second, **where))
+                        for first, second in reference_pairs
+                    ]
                     if any(cell.row is not None for cell in cells):
                         table_rows.append(cells)
-    columns = ["Rule", "Language", "Type", "Output",
-               *(f"Spans {reference}" for reference in references if has_spans(view)),
-               *(f"F1 vs {reference}" for reference in references),
-               *(f"Δ {first}−{second}" for first, second in reference_pairs)]  # fmt: skip
+    columns = [
+        "Rule",
+        "Language",
+        "Type",
+        "Output",
+        *(f"Spans {reference}" for reference in references if has_spans(view)),
+        *(f"F1 vs {reference}" for reference in references),
+        *(f"Δ {first}−{second}" for first, second in reference_pairs),
+    ]
     return Table(key="by-type", title="", caption="", columns=tuple(columns), rows=tuple(tuple(r) for r in table_rows))
 
 
@@ -467,18 +544,26 @@ def pair_sentence(view: ResultsView, rule: str, first: str, second: str) -> str:
     where = f"Under {second} instead of {first} ({rule}, pooled; Δ = F1 against {first} − F1 against {second})"
     support = f" with {support_phrase(view, (first, second))}" if has_spans(view) else ""
     listed = "the table's caption lists them" if len(movers.rare) > 1 else "the table's caption lists it"
-    rare = (f" {formatting.counted(len(movers.rare), 'more type')} {formatting.verb(len(movers.rare), 'is', 'are')} "
-            f"{TOO_RARE} ({listed})." if movers.rare else "")  # fmt: skip
+    rare = (
+        f" {formatting.counted(len(movers.rare), 'more type')} {formatting.verb(len(movers.rare), 'is', 'are')} "
+        f"{TOO_RARE} ({listed})."
+        if movers.rare
+        else ""
+    )
     if not movers.types:  # no row in the table: the types are listed here
         return f"{where}, no type has {support_phrase(view, (first, second))}: {movers.rare_phrase()}."
     if not moving:
-        return (f"{where}, no type's delta has an interval excluding zero for any output "
-                f"({formatting.counted(len(movers.types), 'type')}{support}).{rare}")
+        return (
+            f"{where}, no type's delta has an interval excluding zero for any output "
+            f"({formatting.counted(len(movers.types), 'type')}{support}).{rare}"
+        )
     named = []
     for name in moving[:NAMED_IN_SENTENCE]:
         largest = _largest(movers.moving(name))
-        named.append(f"{name} ({largest['output']} {said(largest)}; "
-                     f"{count_phrase(len(movers.moving(name)), len(movers.pooled(name)), 'output')})")  # fmt: skip
+        named.append(
+            f"{name} ({largest['output']} {said(largest)}; "
+            f"{count_phrase(len(movers.moving(name)), len(movers.pooled(name)), 'output')})"
+        )
     rest = len(moving) - len(named)
     return (
         f"{where}, {count_phrase(len(moving), len(movers.types), 'type')}{support} "
@@ -502,8 +587,10 @@ def headlines(view: ResultsView) -> list[str]:
     if not parts:
         return []
     support = f"; types with {support_phrase(view, tuple(view.references))}" if has_spans(view) else ""
-    return [f"By span type ({rule}, pooled{support}), the type that moves most when {view.primary} is exchanged "
-            f"(the largest |Δ| whose interval excludes zero) is {'; '.join(parts)}."]  # fmt: skip
+    return [
+        f"By span type ({rule}, pooled{support}), the type that moves most when {view.primary} is exchanged "
+        f"(the largest |Δ| whose interval excludes zero) is {'; '.join(parts)}."
+    ]
 
 
 def _section(view: ResultsView, drawn: Mapping[str, Figure]) -> Section:
@@ -513,12 +600,22 @@ def _section(view: ResultsView, drawn: Mapping[str, Figure]) -> Section:
         # one reference: per-type scores but no delta; printed (the page's share, the CSV every row) under the reason
         reason = view.applicability("by_type") or view.applicability("swap")
         scores = view.rows.has("by_type", "score")
-        table = replace(full_table(view), title="Each output's F1 per span type", caption=(
-            "Each output's F1 on the spans of one type against each reference, on the audited subset "
-            f"({view.items_phrase('audited')} pooled), with bootstrap intervals."))  # fmt: skip
-        return Section(key=ANALYSIS.key, number=0, title=ANALYSIS.title,
-                       paragraphs=(ANALYSIS.question,) if scores else (), tables=(table,) if scores else (),
-                       not_applicable=reason or "This analysis produced no results for this record.")  # fmt: skip
+        table = replace(
+            full_table(view),
+            title="Each output's F1 per span type",
+            caption=(
+                "Each output's F1 on the spans of one type against each reference, on the audited subset "
+                f"({view.items_phrase('audited')} pooled), with bootstrap intervals."
+            ),
+        )
+        return Section(
+            key=ANALYSIS.key,
+            number=0,
+            title=ANALYSIS.title,
+            paragraphs=(ANALYSIS.question,) if scores else (),
+            tables=(table,) if scores else (),
+            not_applicable=reason or "This analysis produced no results for this record.",
+        )
     sentences = [sentence for first, second in pairs(view) if (sentence := pair_sentence(view, rule, first, second))]
     table = movers_table(view, rule)
     return section(ANALYSIS, view, drawn, True, tables=[table] if table.rows else [], extra=sentences)

@@ -6,19 +6,19 @@ with unadjusted bootstrap p (they are not part of the Holm family).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
-from typing import Mapping
 
 from refsens_report import formatting
 from refsens_report.analyses import interaction
 from refsens_report.analyses.base import (
+    DIFFERENCES,
     Analysis,
     AuditContext,
     Estimate,
     Section,
     section,
 )
-from refsens_report.analyses.base import DIFFERENCES
 from refsens_report.analyses.interaction import (
     interaction_is_long,
     interaction_table,
@@ -43,10 +43,14 @@ def estimates(context: AuditContext) -> list[Estimate]:
 def applicability(context: AuditContext) -> dict[str, str | None]:
     decontaminated = context.subsets.decontaminated
     if decontaminated is not None and not decontaminated.any():
-        return {"decontaminated": "Every audited item's primary reference equals one annotator's labelling, so the decontaminated subset is empty."}
+        return {
+            "decontaminated": "Every audited item's primary reference equals one annotator's labelling, so the decontaminated subset is empty."
+        }
     return {
-        "decontaminated": None if context.has_annotators else "The decontaminated subset is defined by the annotator passes, which this record does not name.",
-    }  # fmt: skip
+        "decontaminated": None
+        if context.has_annotators
+        else "The decontaminated subset is defined by the annotator passes, which this record does not name.",
+    }
 
 
 # --- the report ------------------------------------------------------------------------------------
@@ -71,15 +75,25 @@ def decontaminated_tables(view: ResultsView) -> list[Table]:
     if not interaction_is_long(view):
         return [decontaminated_table(view)]
     margins, swings = interaction_tables_long(view, analysis="decontaminated", p_column="p_value")
-    what = (f"on the decontaminated subset: audited items on which the primary reference ({view.primary}) equals "
-            f"neither annotator's strict span set ({view.items_phrase('decontaminated')} pooled)")  # fmt: skip
+    what = (
+        f"on the decontaminated subset: audited items on which the primary reference ({view.primary}) equals "
+        f"neither annotator's strict span set ({view.items_phrase('decontaminated')} pooled)"
+    )
     return [
-        replace(margins, title="Margins on the decontaminated subset",
-                caption=f"Margins as in the interaction tables, {what}."),
-        replace(swings, title="Swings on the decontaminated subset",
-                caption=(f"Swings as in the interaction tables, {what}. p is the unadjusted two-sided bootstrap "
-                         "p-value (these swings are not part of the Holm family).")),
-    ]  # fmt: skip
+        replace(
+            margins,
+            title="Margins on the decontaminated subset",
+            caption=f"Margins as in the interaction tables, {what}.",
+        ),
+        replace(
+            swings,
+            title="Swings on the decontaminated subset",
+            caption=(
+                f"Swings as in the interaction tables, {what}. p is the unadjusted two-sided bootstrap "
+                "p-value (these swings are not part of the Holm family)."
+            ),
+        ),
+    ]
 
 
 def headlines(view: ResultsView) -> list[str]:
@@ -88,9 +102,16 @@ def headlines(view: ResultsView) -> list[str]:
     if swing is None:
         return []
     rule = view.main_rule
-    clean = view.row("decontaminated", "swing", rule=rule, language=POOLED, output=swing["output"],
-                     output_2=swing["output_2"], reference=swing["reference"],
-                     reference_2=swing["reference_2"])  # fmt: skip
+    clean = view.row(
+        "decontaminated",
+        "swing",
+        rule=rule,
+        language=POOLED,
+        output=swing["output"],
+        output_2=swing["output_2"],
+        reference=swing["reference"],
+        reference_2=swing["reference_2"],
+    )
     if clean is None:
         return []
     return [

@@ -22,16 +22,16 @@ from __future__ import annotations
 import csv
 import io
 import re
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import orjson
 
 from refsens_report import __version__, browser, formatting
-from refsens_report.analyses.base import Analysis, AuditContext, Section
-from refsens_report.analyses.base import DIFFERENCES
+from refsens_report.analyses.base import DIFFERENCES, Analysis, AuditContext, Section
 from refsens_report.figures import Figure
 from refsens_report.record import POOLED
 from refsens_report.results import sha256_file
@@ -61,8 +61,10 @@ def comparisons(context: AuditContext) -> list[Comparison]:
     roles, subsets = context.config.roles, context.subsets
     found = []
     if subsets.audited is not None and subsets.audited.any():
-        found += [Comparison("references", roles.primary, alternative, "audited", REFERENCES_FILE)
-                  for alternative in roles.references[1:]]  # fmt: skip
+        found += [
+            Comparison("references", roles.primary, alternative, "audited", REFERENCES_FILE)
+            for alternative in roles.references[1:]
+        ]
     if context.has_annotators and subsets.corpus is not None and subsets.corpus.any():
         found.append(Comparison("annotators", roles.annotators[0], roles.annotators[1], "corpus", ANNOTATORS_FILE))
     return found
@@ -136,8 +138,10 @@ def _span_lists(counts: Any, name: str, differing: np.ndarray, elsewhere: np.nda
     texts = [f"[{s},{e},{type_json[c]}]" for s, e, c in zip(start.tolist(), end.tolist(), code.tolist())]
     alone = ~elsewhere[ids]
     items = np.flatnonzero(differing)
-    return (SpanLists(texts, index, _per_item(item_of, items, len(differing))),
-            SpanLists(texts, index[alone], _per_item(item_of[alone], items, len(differing))))  # fmt: skip
+    return (
+        SpanLists(texts, index, _per_item(item_of, items, len(differing))),
+        SpanLists(texts, index[alone], _per_item(item_of[alone], items, len(differing))),
+    )
 
 
 def _distinct(start: np.ndarray, end: np.ndarray, code: np.ndarray) -> tuple[tuple[np.ndarray, ...], np.ndarray]:
@@ -183,11 +187,22 @@ def pair_of(context: AuditContext, comparison: Comparison) -> Pair:
     spans_first, only_first = _span_lists(counts, first, differing, in_second)
     spans_second, only_second = _span_lists(counts, second, differing, in_first)
     return Pair(
-        comparison=comparison, outputs=outputs, items=items, only_first=size_first - shared,
-        only_second=size_second - shared, spans={"spans_first": spans_first, "spans_second": spans_second,
-                                                 "only_first": only_first, "only_second": only_second},
-        scored=scored, tp=tp, fn=fn, impact=impact,
-    )  # fmt: skip
+        comparison=comparison,
+        outputs=outputs,
+        items=items,
+        only_first=size_first - shared,
+        only_second=size_second - shared,
+        spans={
+            "spans_first": spans_first,
+            "spans_second": spans_second,
+            "only_first": only_first,
+            "only_second": only_second,
+        },
+        scored=scored,
+        tp=tp,
+        fn=fn,
+        impact=impact,
+    )
 
 
 def python_order(names: Sequence[str]) -> np.ndarray:
@@ -249,9 +264,21 @@ def listing_of(context: AuditContext, stem: str, kind: str, chosen: Sequence[Com
         texts = table.text[listed].tolist()
         texts = texts if any(text is not None for text in texts) else None
     outputs = tuple(dict.fromkeys(output for comparison in chosen for output in scored_outputs(context, comparison)))
-    return Listing(stem=stem, kind=kind, comparisons=tuple(chosen), outputs=outputs, pairs=pairs, pair=number,
-                   ids=ids, texts=texts, entry=entry, language=language, languages=table.languages,
-                   order=order, output_spans=_output_spans(context.counts, pairs, order))  # fmt: skip
+    return Listing(
+        stem=stem,
+        kind=kind,
+        comparisons=tuple(chosen),
+        outputs=outputs,
+        pairs=pairs,
+        pair=number,
+        ids=ids,
+        texts=texts,
+        entry=entry,
+        language=language,
+        languages=table.languages,
+        order=order,
+        output_spans=_output_spans(context.counts, pairs, order),
+    )
 
 
 def spans_json(counts: Any, name: str, items: np.ndarray) -> dict[int, str]:
@@ -265,9 +292,12 @@ def spans_json(counts: Any, name: str, items: np.ndarray) -> dict[int, str]:
     keep = wanted[item_of]
     ids, item_of = ids[keep], item_of[keep]
     type_json = [_json(str(type_name)) for type_name in counts.type_names]
-    texts = [f"[{s},{e},{type_json[c]}]" for s, e, c in zip(counts._strict_start[ids].tolist(),
-                                                           counts._strict_end[ids].tolist(),
-                                                           counts._strict_type[ids].tolist())]  # fmt: skip
+    texts = [
+        f"[{s},{e},{type_json[c]}]"
+        for s, e, c in zip(
+            counts._strict_start[ids].tolist(), counts._strict_end[ids].tolist(), counts._strict_type[ids].tolist()
+        )
+    ]
     present = np.unique(items[counts.has(name)[items]])
     low, high = np.searchsorted(item_of, present), np.searchsorted(item_of, present, side="right")
     return {item: "[" + ",".join(texts[a:b]) + "]" for item, a, b in zip(present.tolist(), low.tolist(), high.tolist())}
@@ -287,8 +317,7 @@ def _output_spans(counts: Any, pairs: Sequence[Pair], order: np.ndarray) -> np.n
         found = [spans_json(counts, output, items) for output in pair.outputs]
         keys = [_json(output) for output in pair.outputs]
         for line, item in zip(mine.tolist(), items.tolist()):
-            listed = [f"{key}:{spans[item]}" for key, spans, scored in zip(keys, found, pair.scored[:, line])
-                      if scored]  # fmt: skip
+            listed = [f"{key}:{spans[item]}" for key, spans, scored in zip(keys, found, pair.scored[:, line]) if scored]
             pieces[at + line] = ',"spans_outputs":{' + ",".join(listed) + "}"
         at += pair.n_lines
     return pieces
@@ -345,7 +374,7 @@ class Coded:
         """Return each line's piece (the distinct pieces shared, not copied)."""
         return _objects(self.table)[self.codes]
 
-    def wrapped(self, before: str, after: str) -> "Coded":
+    def wrapped(self, before: str, after: str) -> Coded:
         """Return the pieces with ``before`` and ``after`` around each."""
         return Coded(self.codes, [before + piece + after for piece in self.table])
 
@@ -369,15 +398,17 @@ def _chunks(columns: Sequence[Coded], n_lines: int) -> list[Coded]:
             distinct, index = _distinct_values(last.codes * len(column.table) + column.codes)
             if len(distinct) <= limit:
                 width = len(column.table)
-                chunks[-1] = Coded(index, [last.table[value // width] + column.table[value % width]
-                                           for value in distinct.tolist()])  # fmt: skip
+                chunks[-1] = Coded(
+                    index, [last.table[value // width] + column.table[value % width] for value in distinct.tolist()]
+                )
                 continue
         chunks.append(column)
     return chunks
 
 
-def _changes(pair: Pair, output: str, render: Callable[[int, int, bool], str], absent: str,
-             opening: np.ndarray | None = None) -> Coded:  # fmt: skip
+def _changes(
+    pair: Pair, output: str, render: Callable[[int, int, bool], str], absent: str, opening: np.ndarray | None = None
+) -> Coded:
     """Return per line of the pair one output's change: ``render(tp, fn, opens)`` where the line lists the output
     (``opens`` where ``opening`` marks the line: the first output it lists), else ``absent``."""
     if output not in pair.outputs or not pair.n_lines:
@@ -404,8 +435,15 @@ def _per_pair(listing: Listing, make: Callable[[Pair], list[np.ndarray]]) -> lis
     """Return columns of pieces per line (pairs end to end) from each pair's (fewer: empty pieces after them)."""
     made = [make(pair) for pair in listing.pairs]
     width = max((len(columns) for columns in made), default=0)
-    return [np.concatenate([columns[column] if column < len(columns) else np.full(pair.n_lines, "", dtype=object)
-                            for pair, columns in zip(listing.pairs, made)]) for column in range(width)]  # fmt: skip
+    return [
+        np.concatenate(
+            [
+                columns[column] if column < len(columns) else np.full(pair.n_lines, "", dtype=object)
+                for pair, columns in zip(listing.pairs, made)
+            ]
+        )
+        for column in range(width)
+    ]
 
 
 def _heads(listing: Listing, head: Callable[[Comparison], str], after: str) -> np.ndarray:
@@ -413,12 +451,14 @@ def _heads(listing: Listing, head: Callable[[Comparison], str], after: str) -> n
     impact = np.concatenate([pair.impact for pair in listing.pairs])
     radix = int(impact.max()) + 1 if len(impact) else 1
     heads = [head(comparison) for comparison in listing.comparisons]
-    return _coded(listing.pair * radix + impact,
-                  lambda value: f"{heads[value // radix]}{value % radix}{after}").pieces()  # fmt: skip
+    return _coded(
+        listing.pair * radix + impact, lambda value: f"{heads[value // radix]}{value % radix}{after}"
+    ).pieces()
 
 
-def _write(listing: Listing, head: Sequence[np.ndarray], quoted: bool, tail: Sequence[np.ndarray],
-           first: str = "") -> str:  # fmt: skip
+def _write(
+    listing: Listing, head: Sequence[np.ndarray], quoted: bool, tail: Sequence[np.ndarray], first: str = ""
+) -> str:
     """Return the lines in order, as one join of their pieces: per line its pieces in the ``head`` columns, its
     four span lists (JSON, or ``quoted``: CSV fields, their quotes doubled, each after a comma), then its pieces
     in the ``tail`` columns (columns laid pairs end to end); ``first`` before them all (a header).
@@ -426,8 +466,10 @@ def _write(listing: Listing, head: Sequence[np.ndarray], quoted: bool, tail: Seq
     Every column and span is first put in the lines' order, so the pieces are laid down front to back.
     """
     order = listing.order
-    counts = np.hstack([np.zeros((4, 0), dtype=np.int64)] + [np.stack([pair.spans[key].counts for key in SPAN_KEYS])
-                                                             for pair in listing.pairs])[:, order]  # fmt: skip
+    counts = np.hstack(
+        [np.zeros((4, 0), dtype=np.int64)]
+        + [np.stack([pair.spans[key].counts for key in SPAN_KEYS]) for pair in listing.pairs]
+    )[:, order]
     before = np.vstack([np.zeros((1, len(order)), dtype=np.int64), np.cumsum(counts, axis=0)])  # spans before a list
     length = len(head) + 5 + before[-1] + len(tail)  # pieces per line: five bounds around the lists and the spans
     start = np.cumsum(length) - length + 1
@@ -457,8 +499,9 @@ def _write(listing: Listing, head: Sequence[np.ndarray], quoted: bool, tail: Seq
         texts = [text.replace('"', '""') for text in texts] if quoted else texts
         table = _objects(texts + ["," + text for text in texts])
         offsets = np.cumsum([0] + [len(lists.texts) for lists in found])
-        index = np.concatenate([np.zeros(0, dtype=np.int64)] +
-                               [lists.index + offset for lists, offset in zip(found, offsets)])  # fmt: skip
+        index = np.concatenate(
+            [np.zeros(0, dtype=np.int64)] + [lists.index + offset for lists, offset in zip(found, offsets)]
+        )
         # the lines' spans in the lines' order: each line's run of spans, moved as a whole
         laid = np.concatenate([np.zeros(0, dtype=np.int64)] + [lists.counts for lists in found])
         runs = np.cumsum(laid) - laid
@@ -478,16 +521,22 @@ def _json_changes(pair: Pair) -> list[np.ndarray]:
     columns = []
     for row, output in enumerate(pair.outputs):
         key = _json(output)
-        columns.append(_changes(pair, output, lambda tp, fn, opens, key=key:
-                                f'{"" if opens else ","}{key}:{{"tp":{tp},"fp":{-tp},"fn":{fn}}}', "",
-                                None if opening is None else opening == row))  # fmt: skip
+        columns.append(
+            _changes(
+                pair,
+                output,
+                lambda tp, fn, opens, key=key: f'{"" if opens else ","}{key}:{{"tp":{tp},"fp":{-tp},"fn":{fn}}}',
+                "",
+                None if opening is None else opening == row,
+            )
+        )
     chunks = _chunks(columns, pair.n_lines) or [Coded(np.zeros(pair.n_lines, dtype=np.int64), [""])]
     chunks[0] = chunks[0].wrapped(',"outputs":{', "")
     chunks[-1] = chunks[-1].wrapped("", "}")
     return [chunk.pieces() for chunk in chunks]
 
 
-JSON_ESCAPED = re.compile("[\"\\\\\x00-\x1f\ud800-\udfff]")  # what orjson escapes in a string (or refuses)
+JSON_ESCAPED = re.compile('["\\\\\x00-\x1f\ud800-\udfff]')  # what orjson escapes in a string (or refuses)
 
 
 def _json_inside(texts: list[str]) -> list[str]:
@@ -505,10 +554,18 @@ def listing_jsonl(listing: Listing) -> str:
     ``browser.BROWSER_LINES`` lines (those the browser holds), spans_outputs: {output: its strict spans}}.
     """
     languages = [_json(language) for language in listing.languages]
-    starts = [f'{{"id":"{inside}","language":{languages[code]}'
-              for inside, code in zip(_json_inside(listing.ids), listing.language.tolist())]  # fmt: skip
-    head = [_objects(starts)[listing.entry], _heads(listing, lambda c: (
-        f',"first":{_json(c.first)},"second":{_json(c.second)},"subset":{_json(c.subset)},"impact":'), "")]  # fmt: skip
+    starts = [
+        f'{{"id":"{inside}","language":{languages[code]}'
+        for inside, code in zip(_json_inside(listing.ids), listing.language.tolist())
+    ]
+    head = [
+        _objects(starts)[listing.entry],
+        _heads(
+            listing,
+            lambda c: f',"first":{_json(c.first)},"second":{_json(c.second)},"subset":{_json(c.subset)},"impact":',
+            "",
+        ),
+    ]
     if listing.texts is not None:
         texts = ["" if text is None else ',"text":' + _json(text) for text in listing.texts]
         head.append(_objects(texts)[listing.entry])
@@ -535,7 +592,7 @@ def csv_cell(text: str) -> str:
 
 # in texts joined after a NUL each: a text that is empty, starts like a formula or a space, or holds a character
 # the csv module may quote; any other is its own spreadsheet cell
-CELL_CHANGED = re.compile("[,\"\n\r]|\0(?:$|\0|\\s|" + "|".join(map(re.escape, FORMULA_STARTS)) + ")")
+CELL_CHANGED = re.compile('[,"\n\r]|\0(?:$|\0|\\s|' + "|".join(map(re.escape, FORMULA_STARTS)) + ")")
 
 
 def spreadsheet_cells(texts: list[str]) -> list[str]:
@@ -567,15 +624,29 @@ def listing_csv(listing: Listing) -> str:
     """
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    header = ["id", "language", "first", "second", "subset", "impact", "text", "spans_first", "spans_second",
-              "only_first", "only_second"]  # fmt: skip
+    header = [
+        "id",
+        "language",
+        "first",
+        "second",
+        "subset",
+        "impact",
+        "text",
+        "spans_first",
+        "spans_second",
+        "only_first",
+        "only_second",
+    ]
     header += [spreadsheet_safe(f"{output} {count}") for output in listing.outputs for count in ("ΔTP", "ΔFP", "ΔFN")]
     writer.writerow(header)
     languages = spreadsheet_cells(list(listing.languages))
-    starts = [f"{cell},{languages[code]}"
-              for cell, code in zip(spreadsheet_cells(listing.ids), listing.language.tolist())]  # fmt: skip
-    head = [_objects(starts)[listing.entry], _heads(listing, lambda c: ",".join(
-        ["", *spreadsheet_cells([c.first, c.second]), csv_cell(c.subset), ""]), ",")]  # fmt: skip
+    starts = [
+        f"{cell},{languages[code]}" for cell, code in zip(spreadsheet_cells(listing.ids), listing.language.tolist())
+    ]
+    head = [
+        _objects(starts)[listing.entry],
+        _heads(listing, lambda c: ",".join(["", *spreadsheet_cells([c.first, c.second]), csv_cell(c.subset), ""]), ","),
+    ]
     if listing.texts is not None:  # else the text column stays empty
         texts = spreadsheet_cells(["" if text is None else text for text in listing.texts])
         head.append(_objects(texts)[listing.entry])
@@ -611,13 +682,19 @@ def summary(context: AuditContext) -> dict[str, Any]:
                 counted[POOLED] = int(values.sum())
                 return counted
 
-            found.append({
-                "kind": comparison.kind, "first": comparison.first, "second": comparison.second,
-                "subset": comparison.subset, "file": listing.stem, "items": compared,
-                "differing": per_language(np.ones(pair.n_lines, dtype=np.int64)),
-                "only_first": per_language(pair.only_first),
-                "only_second": per_language(pair.only_second),
-            })  # fmt: skip
+            found.append(
+                {
+                    "kind": comparison.kind,
+                    "first": comparison.first,
+                    "second": comparison.second,
+                    "subset": comparison.subset,
+                    "file": listing.stem,
+                    "items": compared,
+                    "differing": per_language(np.ones(pair.n_lines, dtype=np.int64)),
+                    "only_first": per_language(pair.only_first),
+                    "only_second": per_language(pair.only_second),
+                }
+            )
     text = any(listing.texts is not None for listing in listings(context))
     return {"show_text": context.config.report.show_text, "text": text, "comparisons": found}
 
@@ -658,8 +735,9 @@ def text_windows(length: int, spans: Sequence[Sequence[Any]]) -> list[tuple[int,
     return [(low, high) for low, high in windows]
 
 
-def highlight(text: str, only_first: Sequence[Sequence[Any]], only_second: Sequence[Sequence[Any]]
-              ) -> list[list[tuple[str, str]]]:  # fmt: skip
+def highlight(
+    text: str, only_first: Sequence[Sequence[Any]], only_second: Sequence[Sequence[Any]]
+) -> list[list[tuple[str, str]]]:
     """Return the text as windows of (piece, mark) pieces: mark is '', 'first', 'second' or 'both', saying which
     labelling alone has a span covering the piece (overlapping spans split the text where they start and end)."""
     windows = []
@@ -786,24 +864,40 @@ class DisagreementsPage:
 
 
 def _listed_spans(spans: Sequence[Sequence[Any]], text: str | None) -> tuple[ListedSpan, ...]:
-    return tuple(ListedSpan(f"[{start}, {end})", str(kind), text[start:end] if text is not None else None)
-                 for start, end, kind in spans)  # fmt: skip
+    return tuple(
+        ListedSpan(f"[{start}, {end})", str(kind), text[start:end] if text is not None else None)
+        for start, end, kind in spans
+    )
 
 
 def listed_item(rank: int, line: Mapping[str, Any]) -> ListedItem:
     """Return one line of a listing file as the page shows it."""
     text = line.get("text")
-    windows = () if text is None else tuple(
-        tuple(TextPiece(piece, mark) for piece, mark in window)
-        for window in highlight(text, line["only_first"], line["only_second"]))  # fmt: skip
-    changes = tuple(OutputChange(output, *(formatting.signed_count(change[key]) for key in ("tp", "fp", "fn")))
-                    for output, change in line["outputs"].items() if any(change.values()))  # fmt: skip
+    windows = (
+        ()
+        if text is None
+        else tuple(
+            tuple(TextPiece(piece, mark) for piece, mark in window)
+            for window in highlight(text, line["only_first"], line["only_second"])
+        )
+    )
+    changes = tuple(
+        OutputChange(output, *(formatting.signed_count(change[key]) for key in ("tp", "fp", "fn")))
+        for output, change in line["outputs"].items()
+        if any(change.values())
+    )
     return ListedItem(
-        rank=formatting.count(rank), id=line["id"], language=line["language"], impact=formatting.count(line["impact"]),
-        windows=windows, only_first=_listed_spans(line["only_first"], text),
-        only_second=_listed_spans(line["only_second"], text), changes=changes, changed=formatting.count(len(changes)),
+        rank=formatting.count(rank),
+        id=line["id"],
+        language=line["language"],
+        impact=formatting.count(line["impact"]),
+        windows=windows,
+        only_first=_listed_spans(line["only_first"], text),
+        only_second=_listed_spans(line["only_second"], text),
+        changes=changes,
+        changed=formatting.count(len(changes)),
         unchanged=formatting.count(len(line["outputs"]) - len(changes)) if len(line["outputs"]) > len(changes) else "",
-    )  # fmt: skip
+    )
 
 
 def _listing_title(annotators: bool) -> str:
@@ -829,8 +923,13 @@ class ListingRead:
         is read no further than both need: a listing may run to hundreds of megabytes)."""
         keys = [(comparison["first"], comparison["second"]) for comparison in self.comparisons]
         wanted = [min(PAGE_LINES, int(comparison["differing"][POOLED])) for comparison in self.comparisons]
-        return browser.page_lines(folder / f"{self.stem}.jsonl", self.lines,
-                                  lambda line: keys.index((line["first"], line["second"])), wanted, self.shown)
+        return browser.page_lines(
+            folder / f"{self.stem}.jsonl",
+            self.lines,
+            lambda line: keys.index((line["first"], line["second"])),
+            wanted,
+            self.shown,
+        )
 
 
 def read_listings(site: browser.SiteContext) -> list[ListingRead]:
@@ -851,45 +950,80 @@ def listing_page(site: browser.SiteContext, listing: ListingRead, found: Sequenc
     pairs = []
     for number, (comparison, shown) in enumerate(zip(listing.comparisons, listing.shown)):
         differing = int(comparison["differing"][POOLED])
-        pairs.append(ListedPair(
-            anchor=f"pair-{number + 1}", first=comparison["first"], second=comparison["second"],
-            subset=comparison["subset"], differing=formatting.count(differing), shown=formatting.count(len(shown)),
-            complete=len(shown) == differing,
-            items=tuple(listed_item(rank, line) for rank, line in enumerate(shown, start=1)),
-        ))  # fmt: skip
+        pairs.append(
+            ListedPair(
+                anchor=f"pair-{number + 1}",
+                first=comparison["first"],
+                second=comparison["second"],
+                subset=comparison["subset"],
+                differing=formatting.count(differing),
+                shown=formatting.count(len(shown)),
+                complete=len(shown) == differing,
+                items=tuple(listed_item(rank, line) for rank, line in enumerate(shown, start=1)),
+            )
+        )
     annotators = _annotators(listing.comparisons)
     if not summary.get("show_text", True):
-        text_note = ("The record's text is withheld ([report] show_text = false): items are listed by id, with "
-                     "each span's offsets (characters, end excluded) and type.")  # fmt: skip
+        text_note = (
+            "The record's text is withheld ([report] show_text = false): items are listed by id, with "
+            "each span's offsets (characters, end excluded) and type."
+        )
     elif not summary.get("text"):
-        text_note = ("The record carries no text: items are listed by id, with each span's offsets (characters, "
-                     "end excluded) and type.")  # fmt: skip
+        text_note = (
+            "The record carries no text: items are listed by id, with each span's offsets (characters, "
+            "end excluded) and type."
+        )
     else:
-        text_note = ("Each item's text is shown with the spans only the first labelling has underlined solid "
-                     "on orange, those only the second has underlined dashed on blue; a long text is cut to the "
-                     "passages around them.")  # fmt: skip
+        text_note = (
+            "Each item's text is shown with the spans only the first labelling has underlined solid "
+            "on orange, those only the second has underlined dashed on blue; a long text is cut to the "
+            "passages around them."
+        )
     return DisagreementsPage(
-        dataset_name=results["dataset"]["name"], version=results["dataset"]["version"],
-        tool_version=results.get("tool_version", __version__), build_date=site.build_timestamp[:10],
+        dataset_name=results["dataset"]["name"],
+        version=results["dataset"]["version"],
+        tool_version=results.get("tool_version", __version__),
+        build_date=site.build_timestamp[:10],
         title=_listing_title(annotators),
         question=(
-            ("Every corpus item on which annotator A and annotator B differ (strict span sets): where an "
-             "adjudication pass would look first. ") if annotators else
-            ("Every audited item on which the primary reference and an alternative differ (strict span sets), "
-             "with what the difference does to each output's TP, FP and FN. ")
-        ) + ("Items are ordered by impact: the TP, FP and FN counts that change when the outputs are scored "
-             "against the second labelling instead of the first, summed over the outputs."),
+            (
+                "Every corpus item on which annotator A and annotator B differ (strict span sets): where an "
+                "adjudication pass would look first. "
+            )
+            if annotators
+            else (
+                "Every audited item on which the primary reference and an alternative differ (strict span sets), "
+                "with what the difference does to each output's TP, FP and FN. "
+            )
+        )
+        + (
+            "Items are ordered by impact: the TP, FP and FN counts that change when the outputs are scored "
+            "against the second labelling instead of the first, summed over the outputs."
+        ),
         text_note=text_note,
-        files=tuple(browser.Download(name, description, sha256_file(folder / name)) for name, description in (
-            (f"{stem}.jsonl", "Every line, exact (JSON Lines)"),
-            (f"{stem}.csv", "Every line, for spreadsheets")) if (folder / name).is_file()),
-        pairs=tuple(pairs), limit=formatting.count(PAGE_LINES),
+        files=tuple(
+            browser.Download(name, description, sha256_file(folder / name))
+            for name, description in (
+                (f"{stem}.jsonl", "Every line, exact (JSON Lines)"),
+                (f"{stem}.csv", "Every line, for spreadsheets"),
+            )
+            if (folder / name).is_file()
+        ),
+        pairs=tuple(pairs),
+        limit=formatting.count(PAGE_LINES),
         appendix_anchor=f"section-{KEY}",
-        listing=stem, data_script=browser.data_script_name(stem),
-        listings=tuple(ListingLink(page_name(other.stem), _listing_title(_annotators(other.comparisons)),
-                                   formatting.count(other.lines), other.stem == stem)
-                       for other in found),
-    )  # fmt: skip
+        listing=stem,
+        data_script=browser.data_script_name(stem),
+        listings=tuple(
+            ListingLink(
+                page_name(other.stem),
+                _listing_title(_annotators(other.comparisons)),
+                formatting.count(other.lines),
+                other.stem == stem,
+            )
+            for other in found
+        ),
+    )
 
 
 BROWSER_COLUMNS = (
@@ -904,8 +1038,9 @@ BROWSER_COLUMNS = (
 )
 
 
-def browser_listing(stem: str, lines: Iterable[Mapping[str, Any]], total: int, title: str, show_text: bool,
-                    files: tuple[str, ...]) -> browser.BrowserListing:  # fmt: skip
+def browser_listing(
+    stem: str, lines: Iterable[Mapping[str, Any]], total: int, title: str, show_text: bool, files: tuple[str, ...]
+) -> browser.BrowserListing:
     """Return a disagreement listing for the browser: its first ``browser.BROWSER_LINES`` lines (of ``total``),
     text only when shown."""
     names: dict[str, int] = {}
@@ -922,32 +1057,59 @@ def browser_listing(stem: str, lines: Iterable[Mapping[str, Any]], total: int, t
         for output, change in line["outputs"].items():
             tp, fp, fn = change["tp"], change["fp"], change["fn"]
             if tp or fp or fn:
-                notes.append([output, *(signed.get(value) or signed.setdefault(value, formatting.signed_count(value))
-                                        for value in (tp, fp, fn))])  # fmt: skip
+                notes.append(
+                    [
+                        output,
+                        *(
+                            signed.get(value) or signed.setdefault(value, formatting.signed_count(value))
+                            for value in (tp, fp, fn)
+                        ),
+                    ]
+                )
         first, second = line["first"], line["second"]
         pair = pairs.get((first, second)) or pairs.setdefault((first, second), f"{first} vs {second}")
-        rows.append((rank, line["id"], line["language"], pair, line["impact"], len(only_first) + len(only_second),
-                     differing, [note[0] for note in notes]))  # fmt: skip
+        rows.append(
+            (
+                rank,
+                line["id"],
+                line["language"],
+                pair,
+                line["impact"],
+                len(only_first) + len(only_second),
+                differing,
+                [note[0] for note in notes],
+            )
+        )
         text = line.get("text") if show_text else None
         windows = None
         if text is not None and len(text) > WHOLE_TEXT:
             cut = text_windows(len(text), [*only_first, *only_second])
             windows = None if cut == [(0, len(text))] else [list(window) for window in cut]
-        sides = [[browser.name_index(names, first), [[*span, int(span in only_first)] for span in line["spans_first"]]],
-                 [browser.name_index(names, second),
-                  [[*span, int(span in only_second)] for span in line["spans_second"]]]]  # fmt: skip
+        sides = [
+            [browser.name_index(names, first), [[*span, int(span in only_first)] for span in line["spans_first"]]],
+            [browser.name_index(names, second), [[*span, int(span in only_second)] for span in line["spans_second"]]],
+        ]
         if "spans_outputs" in line:  # the outputs, each set of spans once
             sides += browser.grouped_sides(names, line["spans_outputs"], (line["spans_first"], line["spans_second"]))
         items.append((None if text is None else texts.setdefault(text, len(texts)), windows, sides, notes))
     # a list no line fills (no output besides the two labellings compared) is no column
-    kept = [position for position, column in enumerate(BROWSER_COLUMNS)
-            if column.kind != "list" or any(row[position] for row in rows)]  # fmt: skip
+    kept = [
+        position
+        for position, column in enumerate(BROWSER_COLUMNS)
+        if column.kind != "list" or any(row[position] for row in rows)
+    ]
     return browser.BrowserListing(
-        name=stem, title=title, lines=total, files=files,
-        columns=tuple(BROWSER_COLUMNS[position] for position in kept), names=tuple(names),
-        note_columns=("Output", "ΔTP", "ΔFP", "ΔFN"), texts=tuple(texts),
-        rows=tuple(tuple(row[position] for position in kept) for row in rows), items=tuple(items),
-    )  # fmt: skip
+        name=stem,
+        title=title,
+        lines=total,
+        files=files,
+        columns=tuple(BROWSER_COLUMNS[position] for position in kept),
+        names=tuple(names),
+        note_columns=("Output", "ΔTP", "ΔFP", "ΔFN"),
+        texts=tuple(texts),
+        rows=tuple(tuple(row[position] for position in kept) for row in rows),
+        items=tuple(items),
+    )
 
 
 def pages(view: ResultsView, site: browser.SiteContext) -> list[browser.Page]:
@@ -957,11 +1119,13 @@ def pages(view: ResultsView, site: browser.SiteContext) -> list[browser.Page]:
     written = []
     for listing in found:
         title = _listing_title(_annotators(listing.comparisons))
-        files = tuple(name for name in (f"{listing.stem}.csv", f"{listing.stem}.jsonl")
-                      if (site.folder / name).is_file())  # fmt: skip
+        files = tuple(
+            name for name in (f"{listing.stem}.csv", f"{listing.stem}.jsonl") if (site.folder / name).is_file()
+        )
         # one pass over the file: the browser's data line by line, the page's lines kept meanwhile
-        data = browser.browser_script(browser_listing(listing.stem, listing.read(site.folder), listing.lines, title,
-                                                      show_text, files))  # fmt: skip
+        data = browser.browser_script(
+            browser_listing(listing.stem, listing.read(site.folder), listing.lines, title, show_text, files)
+        )
         written.append(browser.Page(page_name(listing.stem), "disagreements.html", listing_page(site, listing, found)))
         written.append(browser.Page(browser.data_script_name(listing.stem), text=data))
     return written
@@ -988,30 +1152,47 @@ def links(view: ResultsView, kind: str) -> tuple[tuple[str, str], ...]:
     stem = found[0]["file"]
     if len(found) == 1:
         comparison = found[0]
-        what = (f"Where {comparison['first']} and {comparison['second']} differ, item by item "
-                f"({formatting.counted(comparison['differing'][POOLED], 'item')})")  # fmt: skip
+        what = (
+            f"Where {comparison['first']} and {comparison['second']} differ, item by item "
+            f"({formatting.counted(comparison['differing'][POOLED], 'item')})"
+        )
     else:
         each = ", ".join(f"{formatting.count(c['differing'][POOLED])} under {c['second']}" for c in found)
         what = f"Where the alternative references differ from {found[0]['first']}, item by item ({each})"
-    return ((page_name(stem), f"{what}, the most impact first: {page_name(stem)}; every item in {stem}.jsonl and "
-                              f"{stem}.csv."),)  # fmt: skip
+    return (
+        (
+            page_name(stem),
+            f"{what}, the most impact first: {page_name(stem)}; every item in {stem}.jsonl and {stem}.csv.",
+        ),
+    )
 
 
 def counts_table(view: ResultsView) -> Table:
     """Per comparison and language: items compared, items on which the two differ, spans only in each."""
     rows = []
     kinds = {comparison["kind"] for comparison in listed(view)}
-    pairs = " and ".join(part for kind, part in (
-        ("references", "the primary reference against each alternative on the audited subset"),
-        ("annotators", "annotator A against B on the corpus")) if kind in kinds)  # fmt: skip
+    pairs = " and ".join(
+        part
+        for kind, part in (
+            ("references", "the primary reference against each alternative on the audited subset"),
+            ("annotators", "annotator A against B on the corpus"),
+        )
+        if kind in kinds
+    )
     for comparison in listed(view):
         for language in view.languages:
             if language not in comparison["items"]:
                 continue
-            rows.append([label(f"{comparison['first']} vs {comparison['second']}"), label(language),
-                         count_cell(comparison["items"][language]), count_cell(comparison["differing"][language]),
-                         count_cell(comparison["only_first"][language]),
-                         count_cell(comparison["only_second"][language])])  # fmt: skip
+            rows.append(
+                [
+                    label(f"{comparison['first']} vs {comparison['second']}"),
+                    label(language),
+                    count_cell(comparison["items"][language]),
+                    count_cell(comparison["differing"][language]),
+                    count_cell(comparison["only_first"][language]),
+                    count_cell(comparison["only_second"][language]),
+                ]
+            )
     return Table(
         key="disagreements",
         title="Items on which the golds differ",
@@ -1028,27 +1209,41 @@ def counts_table(view: ResultsView) -> Table:
 def _section(view: ResultsView, drawn: Mapping[str, Figure]) -> Section:
     found = listed(view)
     if not found:
-        return Section(key=KEY, number=0, title=ANALYSIS.title,
-                       not_applicable=view.applicability(KEY) or "This analysis produced no results for this record.")  # fmt: skip
+        return Section(
+            key=KEY,
+            number=0,
+            title=ANALYSIS.title,
+            not_applicable=view.applicability(KEY) or "This analysis produced no results for this record.",
+        )
     hidden = not (view.data.get(KEY) or {}).get("show_text", True)
-    note = ("The record's text is withheld ([report] show_text = false): the pages and files list items by id, "
-            "with each span's offsets and type." if hidden else
-            "Each listing page shows the items' text with the differing spans highlighted.")  # fmt: skip
+    note = (
+        "The record's text is withheld ([report] show_text = false): the pages and files list items by id, "
+        "with each span's offsets and type."
+        if hidden
+        else "Each listing page shows the items' text with the differing spans highlighted."
+    )
     return Section(
-        key=KEY, number=0, title=ANALYSIS.title,
+        key=KEY,
+        number=0,
+        title=ANALYSIS.title,
         paragraphs=(ANALYSIS.question, note),
         tables=(counts_table(view),),
         links=links(view, "references") + links(view, "annotators"),
-    )  # fmt: skip
+    )
 
 
 DOWNLOADS = tuple(
     (f"{stem}{suffix}", f"{kind}: the items on which {what} differ")
-    for stem, what in ((REFERENCES_FILE, "the primary reference and an alternative"),
-                       (ANNOTATORS_FILE, "annotator A and annotator B"))
-    for suffix, kind in ((".html", "The page of those with most impact"), (".jsonl", "Every one as JSON Lines"),
-                         (".csv", "Every one as CSV"))
-)  # fmt: skip
+    for stem, what in (
+        (REFERENCES_FILE, "the primary reference and an alternative"),
+        (ANNOTATORS_FILE, "annotator A and annotator B"),
+    )
+    for suffix, kind in (
+        (".html", "The page of those with most impact"),
+        (".jsonl", "Every one as JSON Lines"),
+        (".csv", "Every one as CSV"),
+    )
+)
 
 ANALYSIS = Analysis(
     statistics=DIFFERENCES,

@@ -7,19 +7,20 @@ carries what the duplicate key found (``summary``).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any
 
 from refsens_report import formatting
 from refsens_report.analyses import interaction
 from refsens_report.analyses.base import (
+    DIFFERENCES,
     Analysis,
     AuditContext,
     Estimate,
     Section,
     section,
 )
-from refsens_report.analyses.base import DIFFERENCES
 from refsens_report.analyses.interaction import (
     interaction_is_long,
     interaction_table,
@@ -53,18 +54,24 @@ if TYPE_CHECKING:
 def estimates(context: AuditContext) -> list[Estimate]:
     """The interaction's statistics under every duplicate policy (none when no two items share a key)."""
     return [
-        Estimate(interaction.statistics(context.config, "duplicates", policy), context.subsets.duplicates[policy],
-                 "audited", f"duplicates:{policy}")
+        Estimate(
+            interaction.statistics(context.config, "duplicates", policy),
+            context.subsets.duplicates[policy],
+            "audited",
+            f"duplicates:{policy}",
+        )
         for policy in POLICIES
         if policy in context.subsets.duplicates
-    ]  # fmt: skip
+    ]
 
 
 def applicability(context: AuditContext) -> dict[str, str | None]:
     groups = context.groups
     return {
-        "duplicates": None if groups.keys else f"No two items share a duplicate key (meta.{groups.key_name}), so duplicate policies cannot change anything.",
-    }  # fmt: skip
+        "duplicates": None
+        if groups.keys
+        else f"No two items share a duplicate key (meta.{groups.key_name}), so duplicate policies cannot change anything.",
+    }
 
 
 def summary(context: AuditContext) -> dict[str, Any]:
@@ -88,8 +95,12 @@ def summary(context: AuditContext) -> dict[str, Any]:
 
 def duplicates_table(view: ResultsView) -> Table:
     """The interaction under each duplicate policy, without excluding defective groups."""
-    policies = [policy for policy in POLICIES if view.rows.select("duplicates", "margin", policy=policy)
-                or view.rows.select("duplicates", "swing", policy=policy)]  # fmt: skip
+    policies = [
+        policy
+        for policy in POLICIES
+        if view.rows.select("duplicates", "margin", policy=policy)
+        or view.rows.select("duplicates", "swing", policy=policy)
+    ]
     tables = [interaction_table(view, analysis="duplicates", policy=policy, p_column="p_value") for policy in policies]
     rows: list[list[Cell]] = []
     for policy, table in zip(policies, tables):
@@ -115,8 +126,12 @@ def duplicates_tables(view: ResultsView) -> list[Table]:
     """Duplicate robustness: the paper's table, or margins and swings in long layout, policy first."""
     if not interaction_is_long(view):
         return [duplicates_table(view)]
-    policies = [policy for policy in POLICIES if view.rows.select("duplicates", "margin", policy=policy)
-                or view.rows.select("duplicates", "swing", policy=policy)]  # fmt: skip
+    policies = [
+        policy
+        for policy in POLICIES
+        if view.rows.select("duplicates", "margin", policy=policy)
+        or view.rows.select("duplicates", "swing", policy=policy)
+    ]
     margin_rows: list[list[Cell]] = []
     swing_rows: list[list[Cell]] = []
     for policy in policies:
@@ -124,28 +139,43 @@ def duplicates_tables(view: ResultsView) -> list[Table]:
         margin_rows += [[label(policy), *(replace(cell, repeated=False) for cell in row)] for row in margins.rows]
         swing_rows += [[label(policy), *(replace(cell, repeated=False) for cell in row)] for row in swings.rows]
     margins, swings = interaction_tables_long(view, analysis="duplicates", p_column="p_value")
-    what = (f"recomputed under each duplicate policy ({', '.join(POLICIES)}) without excluding "
-            "defective duplicate groups, so a result produced by defective copies shows up as a difference "
-            "between policies")  # fmt: skip
+    what = (
+        f"recomputed under each duplicate policy ({', '.join(POLICIES)}) without excluding "
+        "defective duplicate groups, so a result produced by defective copies shows up as a difference "
+        "between policies"
+    )
     return [
-        Table(key="duplicates-margins", title="Duplicate-policy robustness: margins",
-              caption=f"Margins as in the interaction tables, {what}.", columns=("Policy", *margins.columns),
-              groups=(("", 1 + margins.groups[0][1]), *margins.groups[1:]), rows=mark_repeats(margin_rows, 3)),
-        Table(key="duplicates-swings", title="Duplicate-policy robustness: swings",
-              caption=f"Swings as in the interaction tables, {what}. p is unadjusted.",
-              columns=("Policy", *swings.columns), groups=(("", 1 + swings.groups[0][1]), *swings.groups[1:]),
-              rows=mark_repeats(swing_rows, 3)),
-    ]  # fmt: skip
+        Table(
+            key="duplicates-margins",
+            title="Duplicate-policy robustness: margins",
+            caption=f"Margins as in the interaction tables, {what}.",
+            columns=("Policy", *margins.columns),
+            groups=(("", 1 + margins.groups[0][1]), *margins.groups[1:]),
+            rows=mark_repeats(margin_rows, 3),
+        ),
+        Table(
+            key="duplicates-swings",
+            title="Duplicate-policy robustness: swings",
+            caption=f"Swings as in the interaction tables, {what}. p is unadjusted.",
+            columns=("Policy", *swings.columns),
+            groups=(("", 1 + swings.groups[0][1]), *swings.groups[1:]),
+            rows=mark_repeats(swing_rows, 3),
+        ),
+    ]
 
 
 def defective_groups_table(view: ResultsView) -> Table:
     """The duplicate groups excluded as defective copies, with their members."""
     groups = view.data.get("duplicates", {}).get("defective_groups", [])
     rows = tuple(
-        (label(str(group.get("key", ""))), label(", ".join(map(str, group.get("items", [])))),
-         label(str(group.get("reference", ""))), label(str(group.get("copies", ""))))
+        (
+            label(str(group.get("key", ""))),
+            label(", ".join(map(str, group.get("items", [])))),
+            label(str(group.get("reference", ""))),
+            label(str(group.get("copies", ""))),
+        )
         for group in groups
-    )  # fmt: skip
+    )
     excluded = _excluded(view)
     return Table(
         key="defective-groups",
@@ -153,8 +183,11 @@ def defective_groups_table(view: ResultsView) -> Table:
         caption=(
             "Duplicate groups on which a non-primary reference copies one annotator exactly, shares no span with "
             "the other, and the annotators differ (the copy defect). "
-            + ("Every member was removed before the main analyses." if excluded else
-               "They were kept: exclude_defective_duplicates is false.")
+            + (
+                "Every member was removed before the main analyses."
+                if excluded
+                else "They were kept: exclude_defective_duplicates is false."
+            )
         ),
         columns=("Duplicate key", "Items", "Reference", "Copies"),
         rows=rows,
@@ -164,8 +197,7 @@ def defective_groups_table(view: ResultsView) -> Table:
 def duplicates_multiples(view: ResultsView) -> tuple[MplFigure, Figure] | None:
     """Small multiples, one panel per duplicate policy: the swings the swing figure shows (the largest |swing|
     of the interaction, pooled, main rule), or, with a single swing and several languages, that swing per language."""
-    policies = [policy for policy in POLICIES
-                if view.rows.select("duplicates", "swing", policy=policy)]  # fmt: skip
+    policies = [policy for policy in POLICIES if view.rows.select("duplicates", "swing", policy=policy)]
     swings = view.largest("interaction", "swing")
     if not policies or not swings:
         return None
@@ -174,20 +206,36 @@ def duplicates_multiples(view: ResultsView) -> tuple[MplFigure, Figure] | None:
     shown = swings[:FIGURE_ROWS]
     languages = figure_languages(view)
     rows = len(languages) if per_language else len(shown)
-    figure, axes = subplots(1, len(policies), figsize=(WIDTH, height(rows, 0.2 if per_language else 0.3)),
-                            sharey=True, sharex=True, squeeze=False)  # fmt: skip
+    figure, axes = subplots(
+        1,
+        len(policies),
+        figsize=(WIDTH, height(rows, 0.2 if per_language else 0.3)),
+        sharey=True,
+        sharex=True,
+        squeeze=False,
+    )
     pairs = interaction.reference_pairs_of(view, shown)
     for axis, policy in zip(axes[0], policies):
         zero_line(axis)
         if per_language:
             positions = language_axis(axis, languages)
             for language in languages:
-                row = view.row("duplicates", "swing", rule=rule, language=language, policy=policy,
-                               **interaction.same_swing(swings[0]))  # fmt: skip
+                row = view.row(
+                    "duplicates",
+                    "swing",
+                    rule=rule,
+                    language=language,
+                    policy=policy,
+                    **interaction.same_swing(swings[0]),
+                )
                 interval_point(axis, positions[language], row, OKABE_ITO[2], "o")
         else:
-            found = [view.row("duplicates", "swing", rule=rule, language=POOLED, policy=policy,
-                              **interaction.same_swing(swing)) for swing in shown]  # fmt: skip
+            found = [
+                view.row(
+                    "duplicates", "swing", rule=rule, language=POOLED, policy=policy, **interaction.same_swing(swing)
+                )
+                for swing in shown
+            ]
             interaction.swing_rows(axis, view, shown, found, pairs, holm=False)
         axis.set_title(policy)
     shared_xlabel(figure, f"Swing ({rule}{'' if per_language else ', pooled'}, F1 points)")
@@ -199,13 +247,20 @@ def duplicates_multiples(view: ResultsView) -> tuple[MplFigure, Figure] | None:
     )
     first = f"{swings[0]['output']} − {swings[0]['output_2']} ({pair_label(swings[0])})"
     if per_language:
-        shows = (f"Swing of {first} ({rule} rule, F1 points, {view.confidence_label}) per language under each "
-                 "duplicate policy")  # fmt: skip
+        shows = (
+            f"Swing of {first} ({rule} rule, F1 points, {view.confidence_label}) per language under each "
+            "duplicate policy"
+        )
     else:
-        count = (f"the {len(shown)} largest pooled {rule} swings of the interaction, of {len(swings):,}"
-                 if len(shown) < len(swings) else f"every pooled {rule} swing, largest |swing| first")  # fmt: skip
-        shows = (f"Swing (F1 points, {view.confidence_label}, pooled) under each duplicate policy, for {count} "
-                 "(the rows of the swing figure)")  # fmt: skip
+        count = (
+            f"the {len(shown)} largest pooled {rule} swings of the interaction, of {len(swings):,}"
+            if len(shown) < len(swings)
+            else f"every pooled {rule} swing, largest |swing| first"
+        )
+        shows = (
+            f"Swing (F1 points, {view.confidence_label}, pooled) under each duplicate policy, for {count} "
+            "(the rows of the swing figure)"
+        )
     model = Figure(
         key="duplicates",
         title="Duplicate-policy robustness",

@@ -20,14 +20,20 @@ from __future__ import annotations
 import hashlib
 import math
 import weakref
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 import numpy as np
 
 from refsens_report.analyses.base import Analysis, AuditContext, Estimate, Section
-from refsens_report.analyses.pairs import (pair_applicability, pair_estimates, pair_section, pair_sentences,
-                                           pair_table, pairs)
+from refsens_report.analyses.pairs import (
+    pair_applicability,
+    pair_estimates,
+    pair_section,
+    pair_sentences,
+    pair_table,
+    pairs,
+)
 from refsens_report.config import Config
 from refsens_report.counts import Column, ColumnKind, ItemCounts
 from refsens_report.figures import Figure
@@ -61,7 +67,7 @@ class Units:
     def __len__(self) -> int:
         return len(self.start)
 
-    def shifted(self, pivot: float, bound: float) -> "Units":
+    def shifted(self, pivot: float, bound: float) -> Units:
         """The units moved by ``pivot`` along [0, bound), a unit starting beyond the bound wrapping round."""
         start, end = self.start + pivot, self.end + pivot
         wrap = start > bound
@@ -71,7 +77,8 @@ class Units:
 def dissimilarity(a: Units, b: Units, i: np.ndarray, j: np.ndarray) -> np.ndarray:
     """Return the combined dissimilarity of units a[i] and b[j] (vectorised over the pairs)."""
     positional = (np.abs(a.start[i] - b.start[j]) + np.abs(a.end[i] - b.end[j])) / (
-        (a.end[i] - a.start[i]) + (b.end[j] - b.start[j]))
+        (a.end[i] - a.start[i]) + (b.end[j] - b.start[j])
+    )
     return (POSITIONAL * positional * positional + CATEGORICAL * (a.type[i] != b.type[j])) * DELTA_EMPTY
 
 
@@ -132,11 +139,17 @@ def item_units(counts: ItemCounts, name: str, mask: np.ndarray, offsets: np.ndar
     if name not in table.names:
         return Units(*(np.zeros(0) for _ in range(3)), np.zeros(0, np.int64))
     mine = (table.labelling == table.names.index(name)) & mask[table.item]
-    spans = np.unique(np.stack([table.item[mine], table.start[mine], table.end[mine], table.type[mine]], axis=1)
-                      .astype(np.int64), axis=0).reshape(-1, 4)  # fmt: skip
+    spans = np.unique(
+        np.stack([table.item[mine], table.start[mine], table.end[mine], table.type[mine]], axis=1).astype(np.int64),
+        axis=0,
+    ).reshape(-1, 4)
     item = spans[:, 0]
-    return Units((offsets[item] + spans[:, 1]).astype(np.float64), (offsets[item] + spans[:, 2]).astype(np.float64),
-                 spans[:, 3], item)  # fmt: skip
+    return Units(
+        (offsets[item] + spans[:, 1]).astype(np.float64),
+        (offsets[item] + spans[:, 2]).astype(np.float64),
+        spans[:, 3],
+        item,
+    )
 
 
 def item_lengths(counts: ItemCounts) -> np.ndarray:
@@ -160,7 +173,7 @@ class Observed:
     units: np.ndarray
 
 
-_OBSERVED: "weakref.WeakKeyDictionary[ItemCounts, dict[tuple[str, str], Observed]]" = weakref.WeakKeyDictionary()
+_OBSERVED: weakref.WeakKeyDictionary[ItemCounts, dict[tuple[str, str], Observed]] = weakref.WeakKeyDictionary()
 
 
 def observed(counts: ItemCounts, a: str, b: str) -> Observed:
@@ -179,14 +192,16 @@ def observed(counts: ItemCounts, a: str, b: str) -> Observed:
         # realistic size, so the bootstrap's sums, and gamma to its last digit, cannot depend on the order the
         # items are added in (the record's line order)
         per_item = np.round(per_item * GRID) / GRID
-        units = np.bincount(units_a.item, minlength=counts.n_items) + np.bincount(units_b.item, minlength=counts.n_items)
+        units = np.bincount(units_a.item, minlength=counts.n_items) + np.bincount(
+            units_b.item, minlength=counts.n_items
+        )
         found[(a, b)] = Observed(per_item, units)
     return found[(a, b)]
 
 
 def pair_seed(seed: int, a: str, b: str) -> np.random.SeedSequence:
     """Return the expected disorder's seed for one pair: ``seed`` (CHANCE_SEED) and the pair's names."""
-    key = int.from_bytes(hashlib.sha256(f"gamma\0{a}\0{b}".encode("utf-8")).digest()[:8], "big")
+    key = int.from_bytes(hashlib.sha256(f"gamma\0{a}\0{b}".encode()).digest()[:8], "big")
     return np.random.SeedSequence(seed, spawn_key=(key,))
 
 
@@ -233,8 +248,9 @@ def chance_disorders(annotators: list[Units], bound: float, rng: np.random.Gener
     return np.array(found)
 
 
-def expected_disorder(counts: ItemCounts, a: str, b: str, mask: np.ndarray, seed: int = CHANCE_SEED,
-                      samples: int = SAMPLES) -> np.ndarray:  # fmt: skip
+def expected_disorder(
+    counts: ItemCounts, a: str, b: str, mask: np.ndarray, seed: int = CHANCE_SEED, samples: int = SAMPLES
+) -> np.ndarray:
     """Return the chance disorders of a and b on the masked items laid end to end in id order (so the record's
     line order does not matter), one per random continuum."""
     both = mask & counts.has(a) & counts.has(b)
@@ -307,12 +323,18 @@ def count_columns(config: Config) -> int:
 
 def gamma_table(view: ResultsView) -> Table:
     """Gamma per pair and language, with its interval."""
-    return pair_table(view, KEY, "gamma", "Gamma agreement",
-                      "Gamma (Mathet et al., 2015) between the annotator passes (corpus) and between each pair of "
-                      "references (audited items): 1 − observed / expected disorder of the best alignment of their "
-                      "spans, positional and categorical dissimilarity combined. 1 is perfect agreement, 0 what "
-                      f"chance gives; the expected disorder is the mean of {SAMPLES} shuffled continua, held fixed in "
-                      "the bootstrap.", "Gamma")  # fmt: skip
+    return pair_table(
+        view,
+        KEY,
+        "gamma",
+        "Gamma agreement",
+        "Gamma (Mathet et al., 2015) between the annotator passes (corpus) and between each pair of "
+        "references (audited items): 1 − observed / expected disorder of the best alignment of their "
+        "spans, positional and categorical dissimilarity combined. 1 is perfect agreement, 0 what "
+        f"chance gives; the expected disorder is the mean of {SAMPLES} shuffled continua, held fixed in "
+        "the bootstrap.",
+        "Gamma",
+    )
 
 
 def sentences(view: ResultsView) -> list[str]:
@@ -322,7 +344,6 @@ def sentences(view: ResultsView) -> list[str]:
 
 def _section(view: ResultsView, drawn: Mapping[str, Figure]) -> Section:
     return pair_section(ANALYSIS, view, drawn, gamma_table, sentences)
-
 
 
 ANALYSIS = Analysis(

@@ -32,16 +32,24 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import orjson
 
 from refsens_report import __version__, browser, formatting
 from refsens_report.analyses.base import Analysis, AuditContext, Section
-from refsens_report.analyses.disagreements import (WHOLE_TEXT, ListedSpan, TextPiece, highlight, python_order,
-                                                    spans_json, text_windows)
+from refsens_report.analyses.disagreements import (
+    WHOLE_TEXT,
+    ListedSpan,
+    TextPiece,
+    highlight,
+    python_order,
+    spans_json,
+    text_windows,
+)
 from refsens_report.counts import overlap_edges
 from refsens_report.figures import Figure
 from refsens_report.results import sha256_file
@@ -116,8 +124,10 @@ def _overlaps(counts: Any, first: np.ndarray, second: np.ndarray) -> tuple[np.nd
     """Return every pair (index into first, index into second) of strict span ids on one item sharing a
     character, whatever their types."""
     item = counts._id_item["strict"]
-    spans = [(item[ids], counts._strict_start[ids], counts._strict_end[ids], np.zeros(len(ids), dtype=np.int64))
-             for ids in (first, second)]  # fmt: skip
+    spans = [
+        (item[ids], counts._strict_start[ids], counts._strict_end[ids], np.zeros(len(ids), dtype=np.int64))
+        for ids in (first, second)
+    ]
     return overlap_edges(spans[0], spans[1])
 
 
@@ -152,8 +162,13 @@ class Candidates:
         return len(self.item)
 
 
-def candidates_of(context: AuditContext, reference: str, mask: np.ndarray, equal_weights: bool = False,
-                  weigh: Callable[..., np.ndarray] | None = None) -> Candidates:  # fmt: skip
+def candidates_of(
+    context: AuditContext,
+    reference: str,
+    mask: np.ndarray,
+    equal_weights: bool = False,
+    weigh: Callable[..., np.ndarray] | None = None,
+) -> Candidates:
     """Return the reference's candidate errors on the items of ``mask`` where it is present, in rank order.
 
     ``equal_weights``: every source present weighs 1, a plain vote; ``weigh``: another weight, called as
@@ -194,7 +209,8 @@ def candidates_of(context: AuditContext, reference: str, mask: np.ndarray, equal
     lacking[_overlaps(counts, ids[others], ids[spans])[0]] = False
     edge_one, edge_two = _overlaps(counts, ids[others], ids[others])
     heavier_neighbour = (votes[others][edge_two] > votes[others][edge_one]) | (
-        (votes[others][edge_two] == votes[others][edge_one]) & (edge_two < edge_one))  # fmt: skip
+        (votes[others][edge_two] == votes[others][edge_one]) & (edge_two < edge_one)
+    )
     lacking[edge_one[heavier_neighbour]] = False
     missing = others[lacking]
     at = np.concatenate([spans, np.full(len(missing), -1, dtype=np.int64)])  # pool positions, -1: none
@@ -219,14 +235,25 @@ def _kinds(counts: Any, at: np.ndarray, offer: np.ndarray) -> np.ndarray:
     """Return each candidate's kind code: missing (no reference span), spurious (no proposal), type (same
     boundaries), boundaries."""
     at_id, offer_id = np.maximum(at, 0), np.maximum(offer, 0)
-    same = ((counts._strict_start[at_id] == counts._strict_start[offer_id])
-            & (counts._strict_end[at_id] == counts._strict_end[offer_id]))  # fmt: skip
-    return np.select([at < 0, offer < 0, same], [KINDS.index("missing"), KINDS.index("spurious"), KINDS.index("type")],
-                     KINDS.index("boundaries"))  # fmt: skip
+    same = (counts._strict_start[at_id] == counts._strict_start[offer_id]) & (
+        counts._strict_end[at_id] == counts._strict_end[offer_id]
+    )
+    return np.select(
+        [at < 0, offer < 0, same],
+        [KINDS.index("missing"), KINDS.index("spurious"), KINDS.index("type")],
+        KINDS.index("boundaries"),
+    )
 
 
-def _votes(counts: Any, sources: Sequence[str], mask: np.ndarray, item: np.ndarray, at: np.ndarray,
-           offer: np.ndarray, kind: np.ndarray) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+def _votes(
+    counts: Any,
+    sources: Sequence[str],
+    mask: np.ndarray,
+    item: np.ndarray,
+    at: np.ndarray,
+    offer: np.ndarray,
+    kind: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
     """Return per source and candidate whether the source votes for the proposal (it has the proposed span; for
     a removal, nothing overlapping the reference's) and for the reference's state (it has the reference's span;
     for a missing span, nothing overlapping the proposed one)."""
@@ -254,9 +281,15 @@ def candidates(context: AuditContext) -> list[Candidates]:
     notes = context.notes.setdefault(KEY, {})
     if "candidates" not in notes:
         mask = items_of(context)
-        notes["candidates"] = [] if mask is None else [
-            candidates_of(context, reference, mask) for reference in context.config.roles.references
-            if sources_of(context, reference)]  # fmt: skip
+        notes["candidates"] = (
+            []
+            if mask is None
+            else [
+                candidates_of(context, reference, mask)
+                for reference in context.config.roles.references
+                if sources_of(context, reference)
+            ]
+        )
     return notes["candidates"]
 
 
@@ -266,12 +299,16 @@ def candidates(context: AuditContext) -> list[Candidates]:
 def _span(counts: Any, span_id: int) -> list[Any] | None:
     if span_id < 0:
         return None
-    return [int(counts._strict_start[span_id]), int(counts._strict_end[span_id]),
-            str(counts.type_names[counts._strict_type[span_id]])]  # fmt: skip
+    return [
+        int(counts._strict_start[span_id]),
+        int(counts._strict_end[span_id]),
+        str(counts.type_names[counts._strict_type[span_id]]),
+    ]
 
 
-def rows_of(context: AuditContext, found: Candidates, limit: int | None = None,
-            with_sources: int = 0) -> list[dict[str, Any]]:  # fmt: skip
+def rows_of(
+    context: AuditContext, found: Candidates, limit: int | None = None, with_sources: int = 0
+) -> list[dict[str, Any]]:
     """Return the candidates (the first ``limit``) as self-describing rows, keys in a fixed order: the item's text
     (unless ``[report] show_text = false``), the reference's spans on it and those with the proposal made, and on
     the first ``with_sources`` rows each source's spans on the item (what the browser shows beside them)."""
@@ -288,32 +325,60 @@ def rows_of(context: AuditContext, found: Candidates, limit: int | None = None,
         place = _span(counts, at if at >= 0 else offer)
         first, stop = np.searchsorted(reference_item, [item, item + 1])
         spans = [_span(counts, span_id) for span_id in reference_ids[first:stop].tolist()]
-        changed = sorted([span for span in spans if span != _span(counts, at)]
-                         + ([_span(counts, offer)] if offer >= 0 else []))  # fmt: skip
+        changed = sorted(
+            [span for span in spans if span != _span(counts, at)] + ([_span(counts, offer)] if offer >= 0 else [])
+        )
         text = table.text[item] if show_text else None
         row = {
-            "reference": found.reference, "rank": number + 1, "score": float(found.score[number]),
-            "id": str(table.ids[item]), "language": table.languages[table.language[item]],
-            "proposed": KINDS[found.kind[number]], "start": place[0], "end": place[1],
+            "reference": found.reference,
+            "rank": number + 1,
+            "score": float(found.score[number]),
+            "id": str(table.ids[item]),
+            "language": table.languages[table.language[item]],
+            "proposed": KINDS[found.kind[number]],
+            "start": place[0],
+            "end": place[1],
             "type": _span(counts, at)[2] if at >= 0 else None,
-            "reference_span": _span(counts, at), "proposed_span": _span(counts, offer),
+            "reference_span": _span(counts, at),
+            "proposed_span": _span(counts, offer),
             "support": [s for s, votes in zip(found.sources, found.support[:, number]) if votes],
             "opposed": [s for s, votes in zip(found.sources, found.opposed[:, number]) if votes],
             "evidence": evidence,
-        }  # fmt: skip
+        }
         if text is not None:
             row["text"] = text
         row["spans_reference"] = spans
         row["spans_proposed"] = changed
         if number < with_sources:
-            row["spans_sources"] = {source: orjson.loads(found_spans[item]) for source, found_spans in sources.items()
-                                    if item in found_spans}  # fmt: skip
+            row["spans_sources"] = {
+                source: orjson.loads(found_spans[item])
+                for source, found_spans in sources.items()
+                if item in found_spans
+            }
         rows.append(row)
     return rows
 
 
-CSV_COLUMNS = ("reference", "rank", "score", "id", "language", "proposed", "start", "end", "type", "proposed_start",
-               "proposed_end", "proposed_type", "support", "n_support", "opposed", "n_opposed", "evidence", "text")  # fmt: skip
+CSV_COLUMNS = (
+    "reference",
+    "rank",
+    "score",
+    "id",
+    "language",
+    "proposed",
+    "start",
+    "end",
+    "type",
+    "proposed_start",
+    "proposed_end",
+    "proposed_type",
+    "support",
+    "n_support",
+    "opposed",
+    "n_opposed",
+    "evidence",
+    "text",
+)
 
 
 def candidates_csv(rows: Sequence[Mapping[str, Any]]) -> str:
@@ -324,14 +389,27 @@ def candidates_csv(rows: Sequence[Mapping[str, Any]]) -> str:
     writer.writerow(CSV_COLUMNS)
     for row in rows:
         proposed = row["proposed_span"] or ["", "", ""]
-        writer.writerow([
-            spreadsheet_safe(row["reference"]), row["rank"], f"{row['score']:.{SCORE_DECIMALS}f}",
-            spreadsheet_safe(row["id"]), spreadsheet_safe(row["language"]), row["proposed"], row["start"], row["end"],
-            spreadsheet_safe(row["type"] or ""), *proposed[:2], spreadsheet_safe(proposed[2]),
-            spreadsheet_safe("; ".join(row["support"])), len(row["support"]),
-            spreadsheet_safe("; ".join(row["opposed"])), len(row["opposed"]), row["evidence"],
-            spreadsheet_safe(row.get("text") or ""),
-        ])  # fmt: skip
+        writer.writerow(
+            [
+                spreadsheet_safe(row["reference"]),
+                row["rank"],
+                f"{row['score']:.{SCORE_DECIMALS}f}",
+                spreadsheet_safe(row["id"]),
+                spreadsheet_safe(row["language"]),
+                row["proposed"],
+                row["start"],
+                row["end"],
+                spreadsheet_safe(row["type"] or ""),
+                *proposed[:2],
+                spreadsheet_safe(proposed[2]),
+                spreadsheet_safe("; ".join(row["support"])),
+                len(row["support"]),
+                spreadsheet_safe("; ".join(row["opposed"])),
+                len(row["opposed"]),
+                row["evidence"],
+                spreadsheet_safe(row.get("text") or ""),
+            ]
+        )
     return buffer.getvalue()
 
 
@@ -343,8 +421,10 @@ def files(context: AuditContext) -> dict[str, str]:
     rows = []
     for reference in found:  # the first browser.BROWSER_LINES rows, those the browser holds, carry the sources' spans
         rows += rows_of(context, reference, with_sources=max(0, browser.BROWSER_LINES - len(rows)))
-    return {f"{FILE}.jsonl": "".join(orjson.dumps(row).decode("utf-8") + "\n" for row in rows),
-            f"{FILE}.csv": candidates_csv(rows)}  # fmt: skip
+    return {
+        f"{FILE}.jsonl": "".join(orjson.dumps(row).decode("utf-8") + "\n" for row in rows),
+        f"{FILE}.csv": candidates_csv(rows),
+    }
 
 
 def summary(context: AuditContext) -> dict[str, Any]:
@@ -356,21 +436,43 @@ def summary(context: AuditContext) -> dict[str, Any]:
     for reference in candidates(context):
         top = []
         for row in rows_of(context, reference, TOP):
-            entry = {key: row[key] for key in ("rank", "score", "id", "language", "proposed", "start", "end",
-                                               "reference_span", "proposed_span")}  # fmt: skip
+            entry = {
+                key: row[key]
+                for key in (
+                    "rank",
+                    "score",
+                    "id",
+                    "language",
+                    "proposed",
+                    "start",
+                    "end",
+                    "reference_span",
+                    "proposed_span",
+                )
+            }
             entry["support"], entry["opposed"] = len(row["support"]), len(row["opposed"])
             if "text" in row:
                 entry["context"] = _context(row["text"], row["reference_span"], row["proposed_span"])
             top.append(entry)
         mask = items_of(context) & context.counts.has(reference.reference)
-        found.append({
-            "reference": reference.reference, "sources": list(reference.sources), "items": int(mask.sum()),
-            "candidates": reference.n, "items_with_candidates": int(len(np.unique(reference.item))),
-            "kinds": {name: int((reference.kind == code).sum()) for code, name in enumerate(KINDS)},
-            "top": top,
-        })  # fmt: skip
-    return {"evidence": context.config.report.error_evidence, "show_text": show_text,
-            "text": bool(show_text and table.text is not None), "file": FILE, "references": found}  # fmt: skip
+        found.append(
+            {
+                "reference": reference.reference,
+                "sources": list(reference.sources),
+                "items": int(mask.sum()),
+                "candidates": reference.n,
+                "items_with_candidates": int(len(np.unique(reference.item))),
+                "kinds": {name: int((reference.kind == code).sum()) for code, name in enumerate(KINDS)},
+                "top": top,
+            }
+        )
+    return {
+        "evidence": context.config.report.error_evidence,
+        "show_text": show_text,
+        "text": bool(show_text and table.text is not None),
+        "file": FILE,
+        "references": found,
+    }
 
 
 def _context(text: str, *spans: list[Any] | None) -> list[str]:
@@ -428,21 +530,38 @@ def counts_table(view: ResultsView) -> Table:
     """Per reference: the evidence, items, candidates (on how many items) and candidates of each kind."""
     rows = []
     for reference in listed(view).get("references", []):
-        rows.append([label(reference["reference"]), count_cell(len(reference["sources"])),
-                     count_cell(reference["items"]), count_cell(reference["candidates"]),
-                     count_cell(reference["items_with_candidates"]),
-                     *(count_cell(reference["kinds"][kind]) for kind in KINDS)])  # fmt: skip
+        rows.append(
+            [
+                label(reference["reference"]),
+                count_cell(len(reference["sources"])),
+                count_cell(reference["items"]),
+                count_cell(reference["candidates"]),
+                count_cell(reference["items_with_candidates"]),
+                *(count_cell(reference["kinds"][kind]) for kind in KINDS),
+            ]
+        )
     evidence = "the outputs" if listed(view).get("evidence") == OUTPUTS_ONLY else "the outputs and the other references"
     return Table(
         key="gold-errors",
         title="Candidate gold errors per reference",
-        caption=(f"Places where each reference disagrees with the weighted vote of {evidence} (the sources) on "
-                 "the audited items: candidates (score above 0), the items holding them, and what they propose "
-                 "instead: another type, other boundaries, a missing span or the removal of a spurious one."),
-        columns=("Reference", "Sources", "Items", "Candidates", "Items with one", "Type", "Boundaries", "Missing",
-                 "Spurious"),
+        caption=(
+            f"Places where each reference disagrees with the weighted vote of {evidence} (the sources) on "
+            "the audited items: candidates (score above 0), the items holding them, and what they propose "
+            "instead: another type, other boundaries, a missing span or the removal of a spurious one."
+        ),
+        columns=(
+            "Reference",
+            "Sources",
+            "Items",
+            "Candidates",
+            "Items with one",
+            "Type",
+            "Boundaries",
+            "Missing",
+            "Spurious",
+        ),
         rows=mark_repeats(rows, 1),
-    )  # fmt: skip
+    )
 
 
 def top_table(view: ResultsView, number: int, reference: Mapping[str, Any]) -> Table:
@@ -451,10 +570,15 @@ def top_table(view: ResultsView, number: int, reference: Mapping[str, Any]) -> T
     for entry in reference["top"]:
         said = _said(entry["reference_span"], _words(entry, entry["reference_span"]))
         proposed = _said(entry["proposed_span"], _words(entry, entry["proposed_span"]))
-        cells = [count_cell(entry["rank"]), label(f"{entry['id']} ({entry['language']})"), label(said),
-                 label(proposed if entry["proposed"] != "spurious" else "remove it"), label(entry["proposed"]),
-                 label(f"{entry['support']} for, {entry['opposed']} against"),
-                 label(formatting.number(entry["score"], 1))]  # fmt: skip
+        cells = [
+            count_cell(entry["rank"]),
+            label(f"{entry['id']} ({entry['language']})"),
+            label(said),
+            label(proposed if entry["proposed"] != "spurious" else "remove it"),
+            label(entry["proposed"]),
+            label(f"{entry['support']} for, {entry['opposed']} against"),
+            label(formatting.number(entry["score"], 1)),
+        ]
         if "context" in entry:
             cells.append(replace(label("".join(entry["context"])), print_text=_printed(entry["context"])))
         rows.append(cells)
@@ -464,39 +588,63 @@ def top_table(view: ResultsView, number: int, reference: Mapping[str, Any]) -> T
     return Table(
         key=f"gold-errors-top-{number}",
         title=f"The most likely errors in {reference['reference']}",
-        caption=(f"The {formatting.count(shown)} highest-scoring{printed} of the "
-                 f"{formatting.count(reference['candidates'])} candidate errors in {reference['reference']}: what "
-                 "it says at the place (type, [start, end) in characters) and what the sources' weighted vote "
-                 "proposes instead; how many sources vote for the proposal and for the reference; the score (the "
-                 "log-odds of the proposal against the reference). Every candidate is in "
-                 f"{FILE}.jsonl and {FILE}.csv." +
-                 (f" The PDF prints {PRINT_CONTEXT} characters of text either side of the place ({CONTEXT} on the "
-                  "site)." if text else "")),
+        caption=(
+            f"The {formatting.count(shown)} highest-scoring{printed} of the "
+            f"{formatting.count(reference['candidates'])} candidate errors in {reference['reference']}: what "
+            "it says at the place (type, [start, end) in characters) and what the sources' weighted vote "
+            "proposes instead; how many sources vote for the proposal and for the reference; the score (the "
+            "log-odds of the proposal against the reference). Every candidate is in "
+            f"{FILE}.jsonl and {FILE}.csv."
+            + (
+                f" The PDF prints {PRINT_CONTEXT} characters of text either side of the place ({CONTEXT} on the site)."
+                if text
+                else ""
+            )
+        ),
         columns=("Rank", "Item", "Reference says", "Proposed", "Kind", "Votes", "Score", *(("Text",) if text else ())),
         rows=tuple(tuple(row) for row in rows),
         print_rows=PRINT_CANDIDATES if shown > PRINT_CANDIDATES else None,
-    )  # fmt: skip
+    )
 
 
 def _section(view: ResultsView, drawn: Mapping[str, Figure]) -> Section:
     found = listed(view)
     if not found.get("references"):
-        return Section(key=KEY, number=0, title=ANALYSIS.title,
-                       not_applicable=view.applicability(KEY) or "This analysis produced no results for this record.")  # fmt: skip
-    evidence = ("the scored outputs only ([report] error_evidence = \"outputs\")"
-                if found.get("evidence") == OUTPUTS_ONLY else "the scored outputs and the other references")
-    note = (f"The evidence is {evidence}, each weighted by how well it agrees with the reference on the other "
-            "items (Methods).")  # fmt: skip
+        return Section(
+            key=KEY,
+            number=0,
+            title=ANALYSIS.title,
+            not_applicable=view.applicability(KEY) or "This analysis produced no results for this record.",
+        )
+    evidence = (
+        'the scored outputs only ([report] error_evidence = "outputs")'
+        if found.get("evidence") == OUTPUTS_ONLY
+        else "the scored outputs and the other references"
+    )
+    note = (
+        f"The evidence is {evidence}, each weighted by how well it agrees with the reference on the other "
+        "items (Methods)."
+    )
     if not found.get("show_text", True):
         note += " The record's text is withheld ([report] show_text = false): places are given by offsets and type."
-    tables = [counts_table(view)] + [top_table(view, number, reference)
-                                     for number, reference in enumerate(found["references"], start=1)
-                                     if reference["top"]]  # fmt: skip
+    tables = [counts_table(view)] + [
+        top_table(view, number, reference)
+        for number, reference in enumerate(found["references"], start=1)
+        if reference["top"]
+    ]
     return Section(
-        key=KEY, number=0, title=ANALYSIS.title, paragraphs=(ANALYSIS.question, note), tables=tuple(tables),
-        links=((page_name(), f"Every candidate of every reference, ranked: {page_name()}; every one in {FILE}.jsonl "
-                             f"and {FILE}.csv."),),
-    )  # fmt: skip
+        key=KEY,
+        number=0,
+        title=ANALYSIS.title,
+        paragraphs=(ANALYSIS.question, note),
+        tables=tuple(tables),
+        links=(
+            (
+                page_name(),
+                f"Every candidate of every reference, ranked: {page_name()}; every one in {FILE}.jsonl and {FILE}.csv.",
+            ),
+        ),
+    )
 
 
 def headlines(view: ResultsView) -> list[str]:
@@ -504,18 +652,23 @@ def headlines(view: ResultsView) -> list[str]:
     found = listed(view).get("references") or []
     if not found:
         return []
-    parts = [f"{formatting.count(reference['candidates'])} candidate error{'s' if reference['candidates'] != 1 else ''}"
-             f" in {reference['reference']}" if number == 0 else
-             f"{formatting.count(reference['candidates'])} in {reference['reference']}"
-             for number, reference in enumerate(found)]  # fmt: skip
+    parts = [
+        f"{formatting.count(reference['candidates'])} candidate error{'s' if reference['candidates'] != 1 else ''}"
+        f" in {reference['reference']}"
+        if number == 0
+        else f"{formatting.count(reference['candidates'])} in {reference['reference']}"
+        for number, reference in enumerate(found)
+    ]
     listed_each = max(len(reference["top"]) for reference in found)
     each = "" if len(found) == 1 else " of each"
     if not listed_each:
         return [f"{', '.join(parts)}."]
     if listed_each <= PRINT_CANDIDATES:
         return [f"{', '.join(parts)}; the top {listed_each}{each} are listed."]
-    return [f"{', '.join(parts)}; the top {listed_each}{each} are listed on the site, the top {PRINT_CANDIDATES} in "
-            f"the PDF, and every one in {FILE}.csv."]
+    return [
+        f"{', '.join(parts)}; the top {listed_each}{each} are listed on the site, the top {PRINT_CANDIDATES} in "
+        f"the PDF, and every one in {FILE}.csv."
+    ]
 
 
 # --- the page: every candidate, and its browser's data ------------------------------------------------
@@ -602,15 +755,25 @@ def listed_candidate(row: Mapping[str, Any]) -> ListedCandidate:
     """Return one line of the candidates' file as the page shows it."""
     text = row.get("text")
     marked = [[span] if span else [] for span in (row["reference_span"], row["proposed_span"])]
-    windows = () if text is None else tuple(tuple(TextPiece(piece, mark) for piece, mark in window)
-                                            for window in highlight(text, *marked))  # fmt: skip
+    windows = (
+        ()
+        if text is None
+        else tuple(tuple(TextPiece(piece, mark) for piece, mark in window) for window in highlight(text, *marked))
+    )
     return ListedCandidate(
-        rank=formatting.count(row["rank"]), id=row["id"], language=row["language"],
-        score=formatting.number(row["score"], 1), kind=row["proposed"], windows=windows,
-        says=_listed_span(row["reference_span"], text), proposed=_listed_span(row["proposed_span"], text),
-        support=tuple(row["support"]), opposed=tuple(row["opposed"]),
-        n_support=formatting.count(len(row["support"])), n_opposed=formatting.count(len(row["opposed"])),
-    )  # fmt: skip
+        rank=formatting.count(row["rank"]),
+        id=row["id"],
+        language=row["language"],
+        score=formatting.number(row["score"], 1),
+        kind=row["proposed"],
+        windows=windows,
+        says=_listed_span(row["reference_span"], text),
+        proposed=_listed_span(row["proposed_span"], text),
+        support=tuple(row["support"]),
+        opposed=tuple(row["opposed"]),
+        n_support=formatting.count(len(row["support"])),
+        n_opposed=formatting.count(len(row["opposed"])),
+    )
 
 
 BROWSER_COLUMNS = (
@@ -626,8 +789,9 @@ BROWSER_COLUMNS = (
 )
 
 
-def browser_listing(rows: Iterable[Mapping[str, Any]], total: int, title: str,
-                    files: tuple[str, ...]) -> browser.BrowserListing:  # fmt: skip
+def browser_listing(
+    rows: Iterable[Mapping[str, Any]], total: int, title: str, files: tuple[str, ...]
+) -> browser.BrowserListing:
     """Return the candidates for the browser: the first ``browser.BROWSER_LINES`` rows of the file (of
     ``total``). Each row's item: its text (when written), cut around the place when long, and two sides: the
     reference's spans (the one at the place marked), the same with the proposal made (the proposed span
@@ -640,28 +804,51 @@ def browser_listing(rows: Iterable[Mapping[str, Any]], total: int, title: str,
             continue  # (a list longer than the cap; the file's reader yields no more)
         at, offer = row["reference_span"], row["proposed_span"]
         types = sorted({str(span[2]) for span in (at, offer) if span})
-        found.append((row["reference"], row["rank"], row["score"], row["id"], row["language"], row["proposed"],
-                      types, row["support"], row["opposed"]))  # fmt: skip
+        found.append(
+            (
+                row["reference"],
+                row["rank"],
+                row["score"],
+                row["id"],
+                row["language"],
+                row["proposed"],
+                types,
+                row["support"],
+                row["opposed"],
+            )
+        )
         text = row.get("text")
         windows = None
         if text is not None and len(text) > WHOLE_TEXT:
             cut = text_windows(len(text), [span for span in (at, offer) if span])
             windows = None if cut == [(0, len(text))] else [list(window) for window in cut]
-        sides = [[browser.name_index(names, row["reference"]),
-                  [[*span, int(span == at)] for span in row["spans_reference"]]],
-                 [browser.name_index(names, PROPOSAL),
-                  [[*span, int(span == offer)] for span in row["spans_proposed"]]]]  # fmt: skip
+        sides = [
+            [
+                browser.name_index(names, row["reference"]),
+                [[*span, int(span == at)] for span in row["spans_reference"]],
+            ],
+            [browser.name_index(names, PROPOSAL), [[*span, int(span == offer)] for span in row["spans_proposed"]]],
+        ]
         if "spans_sources" in row:  # the sources, each set of spans once
             sides += browser.grouped_sides(names, row["spans_sources"], (row["spans_reference"], row["spans_proposed"]))
         items.append((None if text is None else texts.setdefault(text, len(texts)), windows, sides, []))
-    kept = [position for position, column in enumerate(BROWSER_COLUMNS)
-            if column.kind != "list" or any(row[position] for row in found)]  # fmt: skip
+    kept = [
+        position
+        for position, column in enumerate(BROWSER_COLUMNS)
+        if column.kind != "list" or any(row[position] for row in found)
+    ]
     return browser.BrowserListing(
-        name=FILE, title=title, lines=total, files=files,
-        columns=tuple(BROWSER_COLUMNS[position] for position in kept), names=tuple(names), note_columns=(),
-        texts=tuple(texts), rows=tuple(tuple(row[position] for position in kept) for row in found),
+        name=FILE,
+        title=title,
+        lines=total,
+        files=files,
+        columns=tuple(BROWSER_COLUMNS[position] for position in kept),
+        names=tuple(names),
+        note_columns=(),
+        texts=tuple(texts),
+        rows=tuple(tuple(row[position] for position in kept) for row in found),
         items=tuple(items),
-    )  # fmt: skip
+    )
 
 
 TITLE = "Gold-error candidates"
@@ -678,45 +865,73 @@ def pages(view: ResultsView, site: browser.SiteContext) -> list[browser.Page]:
     names = [reference["reference"] for reference in references]
     total = sum(int(reference["candidates"]) for reference in references)
     shown_rows: list[list[dict]] = [[] for _ in references]
-    rows = browser.page_lines(folder / f"{FILE}.jsonl", total, lambda row: names.index(row["reference"]),
-                              [min(PAGE_CANDIDATES, int(reference["candidates"])) for reference in references],
-                              shown_rows)  # fmt: skip
+    rows = browser.page_lines(
+        folder / f"{FILE}.jsonl",
+        total,
+        lambda row: names.index(row["reference"]),
+        [min(PAGE_CANDIDATES, int(reference["candidates"])) for reference in references],
+        shown_rows,
+    )
     files = tuple(name for name in (f"{FILE}.csv", f"{FILE}.jsonl") if (folder / name).is_file())
     data = browser.browser_script(browser_listing(rows, total, TITLE, files))
     listed_references = []
     for number, (reference, shown) in enumerate(zip(references, shown_rows), start=1):
-        listed_references.append(ListedReference(
-            anchor=f"reference-{number}", reference=reference["reference"],
-            sources=formatting.count(len(reference["sources"])), candidates=formatting.count(reference["candidates"]),
-            shown=formatting.count(len(shown)), complete=len(shown) == reference["candidates"],
-            items=tuple(listed_candidate(row) for row in shown),
-        ))  # fmt: skip
+        listed_references.append(
+            ListedReference(
+                anchor=f"reference-{number}",
+                reference=reference["reference"],
+                sources=formatting.count(len(reference["sources"])),
+                candidates=formatting.count(reference["candidates"]),
+                shown=formatting.count(len(shown)),
+                complete=len(shown) == reference["candidates"],
+                items=tuple(listed_candidate(row) for row in shown),
+            )
+        )
     if not found.get("show_text", True):
-        text_note = ("The record's text is withheld ([report] show_text = false): candidates are listed by item "
-                     "id, with each span's offsets (characters, end excluded) and type.")  # fmt: skip
+        text_note = (
+            "The record's text is withheld ([report] show_text = false): candidates are listed by item "
+            "id, with each span's offsets (characters, end excluded) and type."
+        )
     elif not found.get("text"):
-        text_note = ("The record carries no text: candidates are listed by item id, with each span's offsets "
-                     "(characters, end excluded) and type.")  # fmt: skip
+        text_note = (
+            "The record carries no text: candidates are listed by item id, with each span's offsets "
+            "(characters, end excluded) and type."
+        )
     else:
-        text_note = ("Each item's text is shown with what the reference says at the place underlined solid on "
-                     "orange and what the sources propose dashed on blue; a long text is cut to the passages "
-                     "around them.")  # fmt: skip
-    evidence = ("the scored outputs" if found.get("evidence") == OUTPUTS_ONLY
-                else "the scored outputs and the other references")  # fmt: skip
+        text_note = (
+            "Each item's text is shown with what the reference says at the place underlined solid on "
+            "orange and what the sources propose dashed on blue; a long text is cut to the passages "
+            "around them."
+        )
+    evidence = (
+        "the scored outputs" if found.get("evidence") == OUTPUTS_ONLY else "the scored outputs and the other references"
+    )
     page = CandidatesPage(
-        dataset_name=view.data["dataset"]["name"], version=view.data["dataset"]["version"],
-        tool_version=view.data.get("tool_version", __version__), build_date=site.build_timestamp[:10],
+        dataset_name=view.data["dataset"]["name"],
+        version=view.data["dataset"]["version"],
+        tool_version=view.data.get("tool_version", __version__),
+        build_date=site.build_timestamp[:10],
         title=TITLE,
-        question=(f"Where each reference most likely holds an error: the places where the weighted vote of {evidence} "
-                  "(the sources) proposes something else, each reference's by score (the log-odds of the proposal "
-                  "against the reference's state; Methods)."),
+        question=(
+            f"Where each reference most likely holds an error: the places where the weighted vote of {evidence} "
+            "(the sources) proposes something else, each reference's by score (the log-odds of the proposal "
+            "against the reference's state; Methods)."
+        ),
         text_note=text_note,
-        files=tuple(browser.Download(name, description, sha256_file(folder / name)) for name, description in (
-            (f"{FILE}.jsonl", "Every candidate, exact (JSON Lines)"),
-            (f"{FILE}.csv", "Every candidate, for spreadsheets")) if (folder / name).is_file()),
-        references=tuple(listed_references), limit=formatting.count(PAGE_CANDIDATES),
-        appendix_anchor=f"section-{KEY}", listing=FILE, data_script=browser.data_script_name(FILE),
-    )  # fmt: skip
+        files=tuple(
+            browser.Download(name, description, sha256_file(folder / name))
+            for name, description in (
+                (f"{FILE}.jsonl", "Every candidate, exact (JSON Lines)"),
+                (f"{FILE}.csv", "Every candidate, for spreadsheets"),
+            )
+            if (folder / name).is_file()
+        ),
+        references=tuple(listed_references),
+        limit=formatting.count(PAGE_CANDIDATES),
+        appendix_anchor=f"section-{KEY}",
+        listing=FILE,
+        data_script=browser.data_script_name(FILE),
+    )
     return [browser.Page(page_name(), "candidates.html", page), browser.Page(browser.data_script_name(FILE), text=data)]
 
 
@@ -741,7 +956,9 @@ ANALYSIS = Analysis(
     pages=pages,
     downloads=(
         (page_name(), "The page of each reference's top candidates, with a browser of every one"),
-        *((f"{FILE}{suffix}", f"Every gold-error candidate of every reference, ranked, as {kind}")
-          for suffix, kind in ((".jsonl", "JSON Lines"), (".csv", "CSV"))),
+        *(
+            (f"{FILE}{suffix}", f"Every gold-error candidate of every reference, ranked, as {kind}")
+            for suffix, kind in ((".jsonl", "JSON Lines"), (".csv", "CSV"))
+        ),
     ),
 )

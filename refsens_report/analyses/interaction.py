@@ -7,24 +7,27 @@ decontaminated and duplicates analyses recompute the same statistics on other it
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from itertools import combinations
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from refsens_report import formatting
-from refsens_report.analyses.base import IndexColumn, ReleaseRows, pooled_rows
 from refsens_report.analyses.base import (
+    DIFFERENCES,
     Analysis,
     AuditContext,
     Estimate,
+    IndexColumn,
+    ReleaseRows,
     Rows,
     Section,
     Stat,
+    pooled_rows,
     section,
 )
-from refsens_report.analyses.base import DIFFERENCES
 from refsens_report.bootstrap import holm, holm_floor
 from refsens_report.config import Config
 from refsens_report.estimator import Estimator
@@ -48,7 +51,7 @@ from refsens_report.figures import (
     subplots,
     top_legend,
     zero_line,
-)  # fmt: skip
+)
 from refsens_report.formulas import F1, Env
 from refsens_report.prose import count_phrase, pair_label, said
 from refsens_report.record import POOLED
@@ -75,9 +78,7 @@ def statistics(config: Config, analysis: str = "interaction", policy: str = "") 
             references = [r for r in config.roles.references if r not in (first, second)]
             margin = {r: F1(rule, first, r) - F1(rule, second, r) for r in references}
             for reference in references:
-                stats.append(
-                    Stat(analysis, "margin", margin[reference], rule, first, second, reference, policy=policy)
-                )
+                stats.append(Stat(analysis, "margin", margin[reference], rule, first, second, reference, policy=policy))
             for left, right in combinations(references, 2):
                 stats.append(
                     Stat(analysis, "swing", margin[left] - margin[right], rule, first, second, left, right, policy)
@@ -171,10 +172,13 @@ def add_holm(rows: list[dict[str, Any]], family: Sequence[FamilyKey] | None = No
     """
     members = None if family is None else set(family)
     tested = [
-        row for row in rows
-        if row["analysis"] == "interaction" and row["statistic"] == "swing" and row["p_value"] is not None
+        row
+        for row in rows
+        if row["analysis"] == "interaction"
+        and row["statistic"] == "swing"
+        and row["p_value"] is not None
         and (members is None or family_key(row) in members)
-    ]  # fmt: skip
+    ]
     for row, adjusted in zip(tested, holm([row["p_value"] for row in tested])):
         row["p_holm"] = adjusted
     return len(tested)
@@ -202,8 +206,10 @@ def summary(context: AuditContext) -> dict[str, Any] | None:
 
 def applicability(context: AuditContext) -> dict[str, str | None]:
     return {
-        "interaction": None if len(context.config.roles.outputs) >= 2 else "Only one output is configured, so there is no margin between outputs.",
-    }  # fmt: skip
+        "interaction": None
+        if len(context.config.roles.outputs) >= 2
+        else "Only one output is configured, so there is no margin between outputs.",
+    }
 
 
 # --- the report ------------------------------------------------------------------------------------
@@ -224,7 +230,11 @@ def interaction_table(
         suffix = "" if len(ref_pairs) == 1 else f" {first}−{second}"
         columns += [f"Swing{suffix} [{view.confidence_label}]", f"{p_title}{suffix}"]
     label_columns = 3 if several_pairs else 2
-    groups = (("", label_columns), (f"Margin under [{view.confidence_label}]", len(view.references)), ("", 2 * len(ref_pairs)))
+    groups = (
+        ("", label_columns),
+        (f"Margin under [{view.confidence_label}]", len(view.references)),
+        ("", 2 * len(ref_pairs)),
+    )
     where: dict[str, str] = {"policy": policy} if policy is not None else {}
     table_rows = []
     for output, output_2 in out_pairs:
@@ -236,16 +246,29 @@ def interaction_table(
                     cells.append(
                         stat_cell(
                             rows.one(
-                                analysis, "margin", rule=rule, language=language, output=output,
-                                output_2=output_2, reference=reference, **where,
-                            )  # fmt: skip
+                                analysis,
+                                "margin",
+                                rule=rule,
+                                language=language,
+                                output=output,
+                                output_2=output_2,
+                                reference=reference,
+                                **where,
+                            )
                         )
                     )
                 for first, second in ref_pairs:
                     found = rows.one(
-                        analysis, "swing", rule=rule, language=language, output=output, output_2=output_2,
-                        reference=first, reference_2=second, **where,
-                    )  # fmt: skip
+                        analysis,
+                        "swing",
+                        rule=rule,
+                        language=language,
+                        output=output,
+                        output_2=output_2,
+                        reference=first,
+                        reference_2=second,
+                        **where,
+                    )
                     cells += [stat_cell(found), p_cell(found, p_column)]
                 table_rows.append(cells)
     return Table(
@@ -278,16 +301,37 @@ def interaction_tables_long(
         for language in view.languages:
             for rule in view.rules:
                 cells = [label(f"{output} − {output_2}"), label(language), label(rule)]
-                cells += [stat_cell(rows.one(analysis, "margin", rule=rule, language=language, output=output,
-                                             output_2=output_2, reference=reference, **where))
-                          for reference in view.references]  # fmt: skip
+                cells += [
+                    stat_cell(
+                        rows.one(
+                            analysis,
+                            "margin",
+                            rule=rule,
+                            language=language,
+                            output=output,
+                            output_2=output_2,
+                            reference=reference,
+                            **where,
+                        )
+                    )
+                    for reference in view.references
+                ]
                 margin_rows.append(cells)
         for first, second in view.reference_pairs():
             for language in view.languages:
                 cells = [label(f"{output} − {output_2}"), label(f"{first} vs {second}"), label(language)]
                 for rule in view.rules:
-                    found = rows.one(analysis, "swing", rule=rule, language=language, output=output,
-                                     output_2=output_2, reference=first, reference_2=second, **where)  # fmt: skip
+                    found = rows.one(
+                        analysis,
+                        "swing",
+                        rule=rule,
+                        language=language,
+                        output=output,
+                        output_2=output_2,
+                        reference=first,
+                        reference_2=second,
+                        **where,
+                    )
                     cells += [stat_cell(found), p_cell(found, p_column)]
                 swing_rows.append(cells)
     margins = Table(
@@ -331,8 +375,10 @@ def holm_family_phrase(view: ResultsView) -> str:
     if family is None or not family.tests or family.tests == swings:
         return f"all {swings:,} swings (every language, pooled, every rule and pair)"
     said = FAMILY_SAID.get(family.name, family.name).format(primary=view.primary)
-    return (f"the {family.tests:,} swings of the {family.name} family ({said}; every language, pooled, both "
-            "rules); a swing outside it is not tested and its Holm p reads '—'")  # fmt: skip
+    return (
+        f"the {family.tests:,} swings of the {family.name} family ({said}; every language, pooled, both "
+        "rules); a swing outside it is not tested and its Holm p reads '—'"
+    )
 
 
 def interaction_main_tables(view: ResultsView) -> list[Table]:
@@ -390,8 +436,14 @@ def reference_pairs_of(view: ResultsView, swings: Sequence[Row]) -> list[tuple[s
     return [pair for pair in view.reference_pairs() if pair in present]
 
 
-def swing_rows(axis: Axes, view: ResultsView, swings: Sequence[Row], found: Sequence[Row | None],
-               pairs: Sequence[tuple[str, str]], holm: bool) -> int:  # fmt: skip
+def swing_rows(
+    axis: Axes,
+    view: ResultsView,
+    swings: Sequence[Row],
+    found: Sequence[Row | None],
+    pairs: Sequence[tuple[str, str]],
+    holm: bool,
+) -> int:
     """Draw chosen swings one per row, top to bottom, coloured by their pair of references; with ``holm``,
     Holm-significant ones filled and starred (others hollow). ``found[k]`` is what row k draws (the swing itself,
     or the same swing under another rule or policy). Return how many drawn rows are Holm-significant."""
@@ -409,8 +461,15 @@ def swing_rows(axis: Axes, view: ResultsView, swings: Sequence[Row], found: Sequ
 
 def _star(axis: Axes, row: Row, y: float) -> None:
     """Put the asterisk of a Holm-significant swing just right of its interval."""
-    axis.annotate("*", (row["ci_high"] if row["ci_high"] is not None else row["estimate"], y), xytext=(3, -2.5),
-                  textcoords="offset points", fontsize=9, color=INK, fontweight="bold")  # fmt: skip
+    axis.annotate(
+        "*",
+        (row["ci_high"] if row["ci_high"] is not None else row["estimate"], y),
+        xytext=(3, -2.5),
+        textcoords="offset points",
+        fontsize=9,
+        color=INK,
+        fontweight="bold",
+    )
 
 
 def pair_handles(pairs: Sequence[tuple[str, str]]) -> list:
@@ -424,9 +483,16 @@ def significance_handles(view: ResultsView, colour: str = INK, untested: bool = 
     lines = mpl().lines
     return [
         lines.Line2D([], [], color=colour, marker="o", markersize=4.5, label=f"Holm p < {view.level} (*)"),
-        lines.Line2D([], [], color=colour, marker="o", markersize=4.5, markerfacecolor="white",
-                     label=f"Holm p ≥ {view.level}" + (" or not tested" if untested else "")),
-    ]  # fmt: skip
+        lines.Line2D(
+            [],
+            [],
+            color=colour,
+            marker="o",
+            markersize=4.5,
+            markerfacecolor="white",
+            label=f"Holm p ≥ {view.level}" + (" or not tested" if untested else ""),
+        ),
+    ]
 
 
 def swing_forest(view: ResultsView) -> tuple[MplFigure, Figure] | None:
@@ -440,25 +506,32 @@ def swing_forest(view: ResultsView) -> tuple[MplFigure, Figure] | None:
     rule = view.main_rule
     shown = swings[:FIGURE_ROWS]
     pairs = reference_pairs_of(view, shown)
-    figure, axes = subplots(1, len(view.rules), figsize=(WIDTH, height(len(shown), 0.3)), sharey=True, sharex=True,
-                            squeeze=False)  # fmt: skip
+    figure, axes = subplots(
+        1, len(view.rules), figsize=(WIDTH, height(len(shown), 0.3)), sharey=True, sharex=True, squeeze=False
+    )
     significant, untested = 0, False
     for axis, panel_rule in zip(axes[0], view.rules):
         zero_line(axis)
-        found = [view.row("interaction", "swing", rule=panel_rule, language=POOLED, **same_swing(swing))
-                 for swing in shown]  # fmt: skip
+        found = [
+            view.row("interaction", "swing", rule=panel_rule, language=POOLED, **same_swing(swing)) for swing in shown
+        ]
         drawn = swing_rows(axis, view, shown, found, pairs, holm=True)
         significant += drawn if panel_rule == rule else 0
         untested |= any(row is not None and row["p_holm"] is None for row in found)
         axis.set_title(panel_rule.capitalize())
     shared_xlabel(figure, "Swing (F1 points, pooled)")
-    top_legend(figure, pair_handles(pairs) + significance_handles(view, untested=untested),
-               "References (first vs second)")  # fmt: skip
+    top_legend(
+        figure, pair_handles(pairs) + significance_handles(view, untested=untested), "References (first vs second)"
+    )
     total = len(swings)
-    which = (f"The {len(shown)} pooled swings with the largest |swing| under the {rule} rule, of {total:,}, largest "
-             "first" if len(shown) < total else f"Every pooled swing, largest |swing| ({rule}) first")  # fmt: skip
-    listed = "; ".join(f"{swing['output']} − {swing['output_2']} ({pair_label(swing)}) {said(swing)}"
-                       for swing in shown[:5])  # fmt: skip
+    which = (
+        f"The {len(shown)} pooled swings with the largest |swing| under the {rule} rule, of {total:,}, largest first"
+        if len(shown) < total
+        else f"Every pooled swing, largest |swing| ({rule}) first"
+    )
+    listed = "; ".join(
+        f"{swing['output']} − {swing['output_2']} ({pair_label(swing)}) {said(swing)}" for swing in shown[:5]
+    )
     return figure, Figure(
         key="swing",
         title="Largest swings of the comparison between references",
@@ -482,8 +555,9 @@ def _swing_languages(view: ResultsView, swing: Row) -> tuple[MplFigure, Figure]:
     """The one swing of the record per language, one panel per rule."""
     output, output_2, first, second = swing["output"], swing["output_2"], swing["reference"], swing["reference_2"]
     languages = figure_languages(view)
-    figure, axes = subplots(1, len(view.rules), figsize=(WIDTH, height(len(languages))), sharey=True,
-                                sharex=True, squeeze=False)  # fmt: skip
+    figure, axes = subplots(
+        1, len(view.rules), figsize=(WIDTH, height(len(languages))), sharey=True, sharex=True, squeeze=False
+    )
     significant = plotted = 0
     for axis, rule in zip(axes[0], view.rules):
         positions = language_axis(axis, languages)
@@ -499,20 +573,23 @@ def _swing_languages(view: ResultsView, swing: Row) -> tuple[MplFigure, Figure]:
         axis.set_title(rule.capitalize())
     shared_xlabel(figure, "Swing (F1 points)")
     top_legend(figure, significance_handles(view, OKABE_ITO[0]))
-    return figure, languages_noted(view, Figure(
-        key="swing",
-        title="Swing of the comparison between references",
-        caption=(
-            f"Swing = (F1({output}) − F1({output_2}) under {first}) − (the same margin under {second}), in F1 "
-            f"points with {view.confidence_label}, per language and pooled, on the audited subset. Filled points "
-            f"with an asterisk are significant after Holm correction (p < {view.level}) over {holm_family_phrase(view)}."
+    return figure, languages_noted(
+        view,
+        Figure(
+            key="swing",
+            title="Swing of the comparison between references",
+            caption=(
+                f"Swing = (F1({output}) − F1({output_2}) under {first}) − (the same margin under {second}), in F1 "
+                f"points with {view.confidence_label}, per language and pooled, on the audited subset. Filled points "
+                f"with an asterisk are significant after Holm correction (p < {view.level}) over {holm_family_phrase(view)}."
+            ),
+            alt=(
+                f"Forest plot of swings, one panel per rule. Pooled {view.main_rule} swing {said(swing)}, Holm p "
+                f"{formatting.p_value(swing['p_holm'])}; {formatting.count_of(significant, plotted, 'plotted swing')} "
+                f"{formatting.verb_of(significant, plotted, 'is', 'are')} Holm-significant."
+            ),
         ),
-        alt=(
-            f"Forest plot of swings, one panel per rule. Pooled {view.main_rule} swing {said(swing)}, Holm p "
-            f"{formatting.p_value(swing['p_holm'])}; {formatting.count_of(significant, plotted, 'plotted swing')} "
-            f"{formatting.verb_of(significant, plotted, 'is', 'are')} Holm-significant."
-        ),
-    ))
+    )
 
 
 def pooled_swing(view: ResultsView) -> Row | None:
@@ -543,15 +620,20 @@ def holm_tally(view: ResultsView, family: Sequence[Row]) -> str:
     if view.undecidable:
         return view.undecidable
     significant = sum(view.significant(row["p_holm"]) for row in family)
-    return (f"{count_phrase(significant, len(family), 'swing')} in the Holm family "
-            f"{formatting.verb_of(significant, len(family), 'has', 'have')} Holm p < {view.level}.")
+    return (
+        f"{count_phrase(significant, len(family), 'swing')} in the Holm family "
+        f"{formatting.verb_of(significant, len(family), 'has', 'have')} Holm p < {view.level}."
+    )
 
 
 def _swing_summary(view: ResultsView) -> str:
     """Return the interaction finding for many pairs: the largest pooled swing and the Holm tally."""
     rule = view.main_rule
-    pooled = [row for _, row in view.rows.select("interaction", "swing", rule=rule, language=POOLED)
-              if row["estimate"] is not None]  # fmt: skip
+    pooled = [
+        row
+        for _, row in view.rows.select("interaction", "swing", rule=rule, language=POOLED)
+        if row["estimate"] is not None
+    ]
     family = [row for _, row in view.rows.select("interaction", "swing") if row["p_holm"] is not None]
     excluding = sum(formatting.excludes_zero(row["ci_low"], row["ci_high"]) for row in pooled)
     largest = max(pooled, key=lambda row: abs(row["estimate"]))

@@ -9,15 +9,28 @@ sentences.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from refsens_report import formatting
-from refsens_report.analyses.base import Analysis, AuditContext, Rows, Section
-from refsens_report.analyses.base import (DIFFERENCES, MetadataSentences, Ranking, ReleaseCheck, ReleaseRows, StatKind,
-                                          SummaryFigure, defined_pooled, pooled_rows)
+from refsens_report.analyses.base import (
+    DIFFERENCES,
+    Analysis,
+    AuditContext,
+    MetadataSentences,
+    Ranking,
+    ReleaseCheck,
+    ReleaseRows,
+    Rows,
+    Section,
+    StatKind,
+    SummaryFigure,
+    defined_pooled,
+    pooled_rows,
+)
 from refsens_report.analyses.interaction import holm_family_phrase, holm_family_size
 from refsens_report.analyses.ranking import (
     MIN_OUTPUTS,
@@ -73,8 +86,10 @@ def applicability(context: AuditContext) -> dict[str, str | None]:
     config = context.config
     applies = len(ranked_outputs(config)) >= MIN_OUTPUTS and len(config.roles.references) >= 2
     return {
-        "leaderboard": None if applies else "A leaderboard needs three or more scored outputs (that are not themselves references) and two or more references.",
-    }  # fmt: skip
+        "leaderboard": None
+        if applies
+        else "A leaderboard needs three or more scored outputs (that are not themselves references) and two or more references.",
+    }
 
 
 # --- the report ------------------------------------------------------------------------------------
@@ -93,12 +108,20 @@ def paper_table(view: ResultsView) -> Table:
     languages = [POOLED, *view.languages[:-1]] if several else [POOLED]
     table_rows = []
     for language in languages:
-        found = {(output, reference): rows.one("leaderboard", "score", rule=rule, language=language, output=output,
-                                               reference=reference)
-                 for output in outputs for reference in view.references}  # fmt: skip
-        ranks = {(output, reference): rows.one("leaderboard", "rank", rule=rule, language=language, output=output,
-                                               reference=reference)
-                 for output in outputs for reference in view.references}  # fmt: skip
+        found = {
+            (output, reference): rows.one(
+                "leaderboard", "score", rule=rule, language=language, output=output, reference=reference
+            )
+            for output in outputs
+            for reference in view.references
+        }
+        ranks = {
+            (output, reference): rows.one(
+                "leaderboard", "rank", rule=rule, language=language, output=output, reference=reference
+            )
+            for output in outputs
+            for reference in view.references
+        }
 
         def position(output: str) -> tuple[float, int]:
             rank = ranks[output, primary][1]["estimate"] if ranks[output, primary] else None
@@ -110,16 +133,31 @@ def paper_table(view: ResultsView) -> Table:
             for reference in view.references:
                 cells += [stat_cell(found[output, reference]), stat_cell(ranks[output, reference], interval=False)]
                 if reference == primary:
-                    cells.append(stat_cell(rows.one("leaderboard", "tie_group", rule=rule, language=language,
-                                                    output=output, reference=reference)))  # fmt: skip
+                    cells.append(
+                        stat_cell(
+                            rows.one(
+                                "leaderboard",
+                                "tie_group",
+                                rule=rule,
+                                language=language,
+                                output=output,
+                                reference=reference,
+                            )
+                        )
+                    )
             table_rows.append(cells)
     labels = ["Language", "Output"] if several else ["Output"]
     columns, groups = list(labels), [("", len(labels))]
     for reference in view.references:
         columns += [f"F1 [{view.confidence_label}]", "Rank"] + (["Tie group"] if reference == primary else [])
         groups.append((reference, 3 if reference == primary else 2))
-    where = ("pooled over the languages, then per language" if several
-             else view.languages[0] if len(view.languages) == 2 else "pooled")  # fmt: skip
+    where = (
+        "pooled over the languages, then per language"
+        if several
+        else view.languages[0]
+        if len(view.languages) == 2
+        else "pooled"
+    )
     return Table(
         key=PAPER_KEY,
         title="The leaderboard under each reference, as a paper prints it",
@@ -149,21 +187,38 @@ def leaderboard_tables(view: ResultsView) -> list[Table]:
     for rule in view.rules:
         for language in view.languages:
             for reference in view.references:
-                found = {output: rows.one("leaderboard", "rank", rule=rule, language=language, output=output,
-                                          reference=reference) for output in outputs}  # fmt: skip
+                found = {
+                    output: rows.one(
+                        "leaderboard", "rank", rule=rule, language=language, output=output, reference=reference
+                    )
+                    for output in outputs
+                }
 
                 def position(output: str) -> tuple[float, int]:
                     rank = found[output][1]["estimate"] if found[output] else None
                     return (rank if rank is not None else float("inf"), outputs.index(output))
 
                 for output in sorted(outputs, key=position):  # an ordering of printed ranks, not a new number
-                    board_rows.append([
-                        label(rule), label(language), label(reference), label(output),
-                        stat_cell(rows.one("leaderboard", "score", rule=rule, language=language, output=output,
-                                           reference=reference)),
-                        stat_cell(found[output]),
-                        *rank_set_cells(view, rule=rule, language=language, output=output, reference=reference),
-                    ])  # fmt: skip
+                    board_rows.append(
+                        [
+                            label(rule),
+                            label(language),
+                            label(reference),
+                            label(output),
+                            stat_cell(
+                                rows.one(
+                                    "leaderboard",
+                                    "score",
+                                    rule=rule,
+                                    language=language,
+                                    output=output,
+                                    reference=reference,
+                                )
+                            ),
+                            stat_cell(found[output]),
+                            *rank_set_cells(view, rule=rule, language=language, output=output, reference=reference),
+                        ]
+                    )
     board = Table(
         key="leaderboard",
         title="The leaderboard under each reference",
@@ -173,8 +228,15 @@ def leaderboard_tables(view: ResultsView) -> list[Table]:
             f"audited subset, with {view.confidence_label}s from the same paired bootstrap as the swings. "
             + RANK_SETS_SAID.format(level=f"{view.confidence * 100:g}%")
         ),
-        columns=("Rule", "Language", "Reference", "Output", f"F1 [{view.confidence_label}]",
-                 f"Rank [{view.confidence_label}]", *RANK_SET_COLUMNS),  # fmt: skip
+        columns=(
+            "Rule",
+            "Language",
+            "Reference",
+            "Output",
+            f"F1 [{view.confidence_label}]",
+            f"Rank [{view.confidence_label}]",
+            *RANK_SET_COLUMNS,
+        ),
         groups=(("", 6), ("Simultaneous rank set", 3)),
         rows=mark_repeats(board_rows, 3),
     )
@@ -185,11 +247,32 @@ def leaderboard_tables(view: ResultsView) -> list[Table]:
         for language in view.languages:
             for output in outputs:
                 cells = [label(rule), label(language), label(output)]
-                cells.append(stat_cell(rows.one("leaderboard", "tie_group", rule=rule, language=language,
-                                                output=output, reference=view.primary)))  # fmt: skip
-                cells += [stat_cell(rows.one("leaderboard", "p_rank_change", rule=rule, language=language,
-                                             output=output, reference=first, reference_2=second))
-                          for first, second in pairs]  # fmt: skip
+                cells.append(
+                    stat_cell(
+                        rows.one(
+                            "leaderboard",
+                            "tie_group",
+                            rule=rule,
+                            language=language,
+                            output=output,
+                            reference=view.primary,
+                        )
+                    )
+                )
+                cells += [
+                    stat_cell(
+                        rows.one(
+                            "leaderboard",
+                            "p_rank_change",
+                            rule=rule,
+                            language=language,
+                            output=output,
+                            reference=first,
+                            reference_2=second,
+                        )
+                    )
+                    for first, second in pairs
+                ]
                 move_rows.append(cells)
     moves = Table(
         key="rank-moves",
@@ -214,8 +297,10 @@ def main_rule_on_the_page(view: ResultsView, table: Table) -> Table:
         return table
     labels = next((index for index, cell in enumerate(kept[0]) if cell.numeric), len(kept[0]))
     complete = one_language(table, view)  # as the CSV is written: with one language, its rows once
-    note = (f"The page shows the {view.main_rule} rule's rows; the table's CSV holds every rule's "
-            f"({formatting.count(len(complete.rows))} rows).")  # fmt: skip
+    note = (
+        f"The page shows the {view.main_rule} rule's rows; the table's CSV holds every rule's "
+        f"({formatting.count(len(complete.rows))} rows)."
+    )
     return replace(table, rows=mark_repeats(kept, max(labels - 1, 0)), notes=(*table.notes, note), csv=complete)
 
 
@@ -236,8 +321,10 @@ SETS_SAID = (  # the From, To and Best columns of a table that prints the rank s
 
 def rank_set_cells(view: ResultsView, **where: str) -> list[Cell]:
     """The simultaneous rank set's ends and best-set membership of one output under one reference."""
-    return [stat_cell(view.rows.one("leaderboard", statistic, **where), interval=False)
-            for statistic in ("rank_lower_simultaneous", "rank_upper_simultaneous", "best_set")]  # fmt: skip
+    return [
+        stat_cell(view.rows.one("leaderboard", statistic, **where), interval=False)
+        for statistic in ("rank_lower_simultaneous", "rank_upper_simultaneous", "best_set")
+    ]
 
 
 def rank_sets_board(view: ResultsView, complete: Table) -> Table:
@@ -247,8 +334,10 @@ def rank_sets_board(view: ResultsView, complete: Table) -> Table:
     intervals are in the table's CSV (``complete``), and in the annex of a full PDF."""
     rule, outputs = view.main_rule, view.ranked_outputs()
     where = {"rule": rule, "language": POOLED}
-    ranks = {output: view.rows.one("leaderboard", "rank", output=output, reference=view.primary, **where)
-             for output in outputs}  # fmt: skip
+    ranks = {
+        output: view.rows.one("leaderboard", "rank", output=output, reference=view.primary, **where)
+        for output in outputs
+    }
 
     def position(output: str) -> tuple[float, int]:
         rank = ranks[output][1]["estimate"] if ranks[output] else None
@@ -259,8 +348,10 @@ def rank_sets_board(view: ResultsView, complete: Table) -> Table:
         cells = [label(output)]
         for reference in view.references:
             found = {"output": output, "reference": reference, **where}
-            cells += [stat_cell(view.rows.one("leaderboard", "rank", **found), interval=False),
-                      *rank_set_cells(view, **found)]  # fmt: skip
+            cells += [
+                stat_cell(view.rows.one("leaderboard", "rank", **found), interval=False),
+                *rank_set_cells(view, **found),
+            ]
         table_rows.append(cells)
     where_said = view.languages[0] if len(view.languages) == 2 else "pooled"
     return replace(
@@ -268,7 +359,8 @@ def rank_sets_board(view: ResultsView, complete: Table) -> Table:
         caption=(
             f"Rank (1 = highest F1; ties share their average rank) of every ranked output under each reference "
             f"({rule}, {where_said}, audited subset), outputs in order of their rank under {view.primary}, and its "
-            "simultaneous rank set: " + SETS_SAID.format(level=f"{view.confidence * 100:g}%")
+            "simultaneous rank set: "
+            + SETS_SAID.format(level=f"{view.confidence * 100:g}%")
             + " The scores are in the previous table; the table's CSV holds every rule and language, each "
             f"output's F1 and its percentile rank interval ({view.confidence_label}, one output at a time)."
         ),
@@ -290,8 +382,10 @@ def _replicability_rows(view: ResultsView, pairs: list[tuple[str, str, str, str]
         pair = {"rule": rule, "language": language, "output": winner, "output_2": loser}
         cells = [label(rule), label(language), label(f"{winner} > {loser}")]
         for method in ("bonferroni", "fisher"):
-            cells += [p_cell(view.rows.one("leaderboard", partial_statistic(method, u), **pair), "p_value")
-                      for u in range(1, golds + 1)]  # fmt: skip
+            cells += [
+                p_cell(view.rows.one("leaderboard", partial_statistic(method, u), **pair), "p_value")
+                for u in range(1, golds + 1)
+            ]
         cells.append(stat_cell(view.rows.one("leaderboard", "k_hat", **pair), interval=False))
         table_rows.append(cells)
     return table_rows
@@ -302,29 +396,40 @@ def replicability_table(view: ResultsView) -> Table:
     sentence names (the top adjacent pairs under the primary reference, main rule, pooled); every ordered pair
     of outputs, every rule and language, in the table's CSV (and the annex of a full PDF)."""
     golds = len(view.references)
-    every = [(rule, language, k_hat["output"], k_hat["output_2"])
-             for rule in view.rules for language in view.languages
-             for _, k_hat in view.rows.select("leaderboard", "k_hat", rule=rule, language=language)]  # fmt: skip
+    every = [
+        (rule, language, k_hat["output"], k_hat["output_2"])
+        for rule in view.rules
+        for language in view.languages
+        for _, k_hat in view.rows.select("leaderboard", "k_hat", rule=rule, language=language)
+    ]
     top = [(view.main_rule, POOLED, winner, loser) for winner, loser in adjacent_pairs(view)[:TOP_PAIRS]]
     at_least = [f"u = {u}" for u in range(1, golds + 1)]
     columns = ("Rule", "Language", "Outputs", *at_least, *at_least, "k̂")
     groups = (("", 3), ("Bonferroni p", golds), ("Fisher p", golds), ("", 1))
     caption = (
-        f"For an ordered pair of ranked outputs A > B, the p-value of \"A beats B under at least u of the "
-        f"{golds} references\" (partial conjunction of the per-reference one-sided paired-bootstrap p-values, "
+        f'For an ordered pair of ranked outputs A > B, the p-value of "A beats B under at least u of the '
+        f'{golds} references" (partial conjunction of the per-reference one-sided paired-bootstrap p-values, '
         "made non-decreasing in u), by Bonferroni's and Fisher's combination; k̂: the largest u whose "
         f"Bonferroni p is at most {view.level}, family-wise over u (Fisher's assumes independent references, "
         "which references scored on the same items are not; it is shown for comparison). Audited subset."
     )
-    complete = Table(key="replicability", title="Replicability across the references", caption=caption,
-                     columns=columns, groups=groups, rows=mark_repeats(_replicability_rows(view, every), 2))  # fmt: skip
+    complete = Table(
+        key="replicability",
+        title="Replicability across the references",
+        caption=caption,
+        columns=columns,
+        groups=groups,
+        rows=mark_repeats(_replicability_rows(view, every), 2),
+    )
     if not top or len(top) >= len(every):
         return complete
     shown = mark_repeats(_replicability_rows(view, top), 2)
     written = one_language(complete, view)  # as the CSV is written: with one language, its rows once
-    note = (f"The page shows {top_pairs_phrase(view)} under {view.primary} ({view.main_rule}, pooled), those the "
-            f"section names; the table's CSV holds all {formatting.count(len(written.rows))} rows: both orders of "
-            "every pair of outputs, every rule and language.")  # fmt: skip
+    note = (
+        f"The page shows {top_pairs_phrase(view)} under {view.primary} ({view.main_rule}, pooled), those the "
+        f"section names; the table's CSV holds all {formatting.count(len(written.rows))} rows: both orders of "
+        "every pair of outputs, every rule and language."
+    )
     return replace(complete, rows=shown, notes=(note,), csv=written)
 
 
@@ -351,15 +456,28 @@ def leaderboard_table(view: ResultsView) -> Table:
                 cells = [label(rule), label(language), label(output)]
                 for reference in view.references:
                     where = {"rule": rule, "language": language, "output": output, "reference": reference}
-                    cells += [stat_cell(rows.one("leaderboard", "score", **where)),
-                              stat_cell(rows.one("leaderboard", "rank", **where), interval=not sets)]  # fmt: skip
+                    cells += [
+                        stat_cell(rows.one("leaderboard", "score", **where)),
+                        stat_cell(rows.one("leaderboard", "rank", **where), interval=not sets),
+                    ]
                     if reference == view.primary:
                         cells.append(stat_cell(rows.one("leaderboard", "tie_group", **where)))
                     if sets:
                         cells += rank_set_cells(view, **where)
                 for first, second in pairs:
-                    cells.append(stat_cell(rows.one("leaderboard", "p_rank_change", rule=rule, language=language,
-                                                    output=output, reference=first, reference_2=second)))  # fmt: skip
+                    cells.append(
+                        stat_cell(
+                            rows.one(
+                                "leaderboard",
+                                "p_rank_change",
+                                rule=rule,
+                                language=language,
+                                output=output,
+                                reference=first,
+                                reference_2=second,
+                            )
+                        )
+                    )
                 table_rows.append(cells)
     return Table(
         key="leaderboard",
@@ -371,8 +489,12 @@ def leaderboard_table(view: ResultsView) -> Table:
             f"intervals under {view.primary} overlap share a group (1 = the top). P(rank moves) is the share of "
             "bootstrap replicates in which the output's rank under the first reference differs from its rank "
             "under the second."
-            + (" Rank: the point rank (its percentile interval is in the table's CSV); "
-               + SETS_SAID.format(level=f"{view.confidence * 100:g}%") if sets else "")
+            + (
+                " Rank: the point rank (its percentile interval is in the table's CSV); "
+                + SETS_SAID.format(level=f"{view.confidence * 100:g}%")
+                if sets
+                else ""
+            )
         ),
         columns=tuple(columns),
         groups=tuple(groups),
@@ -390,16 +512,26 @@ def rank_agreement_table(view: ResultsView) -> Table:
             for first, second in pairs:
                 for language in view.languages:
                     where = {"rule": rule, "language": language, "reference": first, "reference_2": second}
-                    table_rows.append([
-                        label(rule), label(f"{first} vs {second}"), label(language),
-                        stat_cell(rows.one("leaderboard", "kendall_tau", **where)),
-                        stat_cell(rows.one("leaderboard", "flips", **where)),
-                        stat_cell(rows.one("leaderboard", "flips_significant", **where)),
-                        stat_cell(rows.one("leaderboard", "p_rank_change", output="", **where)),
-                    ])  # fmt: skip
-        return main_rule_on_the_page(view, _rank_agreement(
-            view, ("Rule", "References", "Language", "tau-b", "Flips", "Significant", "P(ranking moves)"), (),
-            table_rows))  # fmt: skip
+                    table_rows.append(
+                        [
+                            label(rule),
+                            label(f"{first} vs {second}"),
+                            label(language),
+                            stat_cell(rows.one("leaderboard", "kendall_tau", **where)),
+                            stat_cell(rows.one("leaderboard", "flips", **where)),
+                            stat_cell(rows.one("leaderboard", "flips_significant", **where)),
+                            stat_cell(rows.one("leaderboard", "p_rank_change", output="", **where)),
+                        ]
+                    )
+        return main_rule_on_the_page(
+            view,
+            _rank_agreement(
+                view,
+                ("Rule", "References", "Language", "tau-b", "Flips", "Significant", "P(ranking moves)"),
+                (),
+                table_rows,
+            ),
+        )
     columns: list[str] = ["Rule", "Language"]
     groups: list[tuple[str, int]] = [("", 2)]
     for first, second in pairs:
@@ -421,8 +553,9 @@ def rank_agreement_table(view: ResultsView) -> Table:
     return _rank_agreement(view, tuple(columns), tuple(groups), table_rows)
 
 
-def _rank_agreement(view: ResultsView, columns: tuple[str, ...], groups: tuple[tuple[str, int], ...],
-                    table_rows: list[list[Cell]]) -> Table:  # fmt: skip
+def _rank_agreement(
+    view: ResultsView, columns: tuple[str, ...], groups: tuple[tuple[str, int], ...], table_rows: list[list[Cell]]
+) -> Table:
     return Table(
         key="rank-agreement",
         title="Agreement of the rankings between references",
@@ -443,11 +576,17 @@ def flips_table(view: ResultsView) -> Table:
     table_rows = []
     for index, row in view.rows.select("leaderboard", "flip"):
         found = (index, row)
-        table_rows.append([
-            label(row["rule"]), label(row["language"]), label(f"{row['output']} − {row['output_2']}"),
-            label(f"{row['reference']} vs {row['reference_2']}"), stat_cell(found), p_cell(found, "p_value"),
-            p_cell(found, "p_holm"),
-        ])  # fmt: skip
+        table_rows.append(
+            [
+                label(row["rule"]),
+                label(row["language"]),
+                label(f"{row['output']} − {row['output_2']}"),
+                label(f"{row['reference']} vs {row['reference_2']}"),
+                stat_cell(found),
+                p_cell(found, "p_value"),
+                p_cell(found, "p_holm"),
+            ]
+        )
     return Table(
         key="flips",
         title="Pairs of outputs that change order",
@@ -472,8 +611,9 @@ def drawn_outputs(view: ResultsView) -> list[str]:
     outputs = view.ranked_outputs()
 
     def rank(output: str) -> float:
-        row = view.row("leaderboard", "rank", rule=view.main_rule, language=POOLED, output=output,
-                       reference=view.primary)  # fmt: skip
+        row = view.row(
+            "leaderboard", "rank", rule=view.main_rule, language=POOLED, output=output, reference=view.primary
+        )
         return row["estimate"] if row and row["estimate"] is not None else math.inf
 
     return sorted(outputs, key=lambda output: (rank(output), outputs.index(output)))[:FIGURE_ROWS]
@@ -491,12 +631,16 @@ def leaderboard_bump(view: ResultsView) -> tuple[MplFigure, Figure] | None:
     drawn = set(drawn_outputs(view))
     outputs = [output for output in ranked if output in drawn]
     ranks = {
-        output: [view.row("leaderboard", "rank", rule=rule, language=POOLED, output=output, reference=reference)
-                 for reference in references]
+        output: [
+            view.row("leaderboard", "rank", rule=rule, language=POOLED, output=output, reference=reference)
+            for reference in references
+        ]
         for output in outputs
-    }  # fmt: skip
-    lowest = max([len(outputs)] + [row["estimate"] for output in outputs for row in ranks[output]
-                                   if row and row["estimate"] is not None])  # fmt: skip
+    }
+    lowest = max(
+        [len(outputs)]
+        + [row["estimate"] for output in outputs for row in ranks[output] if row and row["estimate"] is not None]
+    )
     # ranks 0.2 in apart up to BUMP_HEIGHT, and room for every label a LABEL_PITCH apart at each end
     ranks_height = max(1.7, min(0.2 * lowest, BUMP_HEIGHT), LABEL_PITCH * len(outputs))
     # the labels at the line ends sit outside the axes: fixed margins instead of the layout engine
@@ -514,16 +658,31 @@ def leaderboard_bump(view: ResultsView) -> tuple[MplFigure, Figure] | None:
         if not points:
             continue
         # past the palette's colours the lines are dashed, so no two outputs look alike
-        axis.plot([x for x, _ in points], [y for _, y in points], color=colour, marker=marker, markersize=4,
-                  linewidth=1.2, linestyle="-" if ranked.index(output) < len(OKABE_ITO) else "--")  # fmt: skip
+        axis.plot(
+            [x for x, _ in points],
+            [y for _, y in points],
+            color=colour,
+            marker=marker,
+            markersize=4,
+            linewidth=1.2,
+            linestyle="-" if ranked.index(output) < len(OKABE_ITO) else "--",
+        )
         # its simultaneous rank set under each reference, a bar beside the point (offset per output, not hidden)
         offset = (index - (len(outputs) - 1) / 2) * min(0.03, 0.45 / len(outputs))
         for x, reference in zip(xs, references):
-            sets = [view.row("leaderboard", statistic, rule=rule, language=POOLED, output=output, reference=reference)
-                    for statistic in ("rank_lower_simultaneous", "rank_upper_simultaneous")]  # fmt: skip
+            sets = [
+                view.row("leaderboard", statistic, rule=rule, language=POOLED, output=output, reference=reference)
+                for statistic in ("rank_lower_simultaneous", "rank_upper_simultaneous")
+            ]
             if all(end and end["estimate"] is not None for end in sets):
-                axis.plot([x + offset] * 2, [end["estimate"] for end in sets], color=colour, linewidth=0.9,
-                          alpha=0.55, solid_capstyle="butt")  # fmt: skip
+                axis.plot(
+                    [x + offset] * 2,
+                    [end["estimate"] for end in sets],
+                    color=colour,
+                    linewidth=0.9,
+                    alpha=0.55,
+                    solid_capstyle="butt",
+                )
         ends += [(output, -1, *points[0]), (output, 1, *points[-1])]
     # tied or neighbouring ranks: each end's labels moved a LABEL_PITCH apart (in ranks), inside the axis
     gap = LABEL_PITCH * lowest / ranks_height
@@ -532,8 +691,16 @@ def leaderboard_bump(view: ResultsView) -> tuple[MplFigure, Figure] | None:
         for (output, _, x, y), place in zip(labels, dodged([end[3] for end in labels], gap, 0.5, lowest + 0.5)):
             colour = style(ranked.index(output))[0]
             text = f"{plain(output)}  {formatting.whole(y)}" if side < 0 else f"{formatting.whole(y)}  {plain(output)}"
-            axis.annotate(text, (x, place), xytext=(6 * side, 0), textcoords="offset points",
-                          ha="right" if side < 0 else "left", va="center", fontsize=MIN_TEXT_PT, color=colour)  # fmt: skip
+            axis.annotate(
+                text,
+                (x, place),
+                xytext=(6 * side, 0),
+                textcoords="offset points",
+                ha="right" if side < 0 else "left",
+                va="center",
+                fontsize=MIN_TEXT_PT,
+                color=colour,
+            )
     axis.set_xticks(xs, [plain(reference) for reference in references])
     axis.set_xlim(-0.08, len(references) - 0.92)
     axis.set_ylim(lowest + 0.5, 0.5)  # rank 1 on top
@@ -545,9 +712,10 @@ def leaderboard_bump(view: ResultsView) -> tuple[MplFigure, Figure] | None:
         axis.spines[spine].set_visible(False)
     axis.tick_params(axis="x", length=0)
     moved = sum(
-        1 for output in outputs
+        1
+        for output in outputs
         if len({row["estimate"] for row in ranks[output] if row and row["estimate"] is not None}) > 1
-    )  # fmt: skip
+    )
     first = "; ".join(f"{output} {_rank_said(ranks[output][0])}" for output in outputs[:3])
     return figure, Figure(
         key="leaderboard-bump",
@@ -559,11 +727,16 @@ def leaderboard_bump(view: ResultsView) -> tuple[MplFigure, Figure] | None:
             f"point is the output's simultaneous {view.confidence * 100:g}% rank set (all outputs' sets hold at "
             "once; offset per output so they do not hide each other). Sets and percentile rank intervals are in "
             "the leaderboard table."
-            + drawn_note(len(outputs), len(ranked), "outputs", f"{rule} F1 under {view.primary}", "the leaderboard table")
+            + drawn_note(
+                len(outputs), len(ranked), "outputs", f"{rule} F1 under {view.primary}", "the leaderboard table"
+            )
         ),
         alt=(
-            (f"Bump chart of {formatting.count(len(outputs))} of {formatting.counted(len(ranked), 'output')}"
-             if len(outputs) < len(ranked) else f"Bump chart of {formatting.counted(len(outputs), 'output')}")
+            (
+                f"Bump chart of {formatting.count(len(outputs))} of {formatting.counted(len(ranked), 'output')}"
+                if len(outputs) < len(ranked)
+                else f"Bump chart of {formatting.counted(len(outputs), 'output')}"
+            )
             + f" across {formatting.counted(len(references), 'reference')}; "
             f"{formatting.count_of(moved, len(outputs), 'output')} "
             f"{formatting.verb_of(moved, len(outputs), 'changes', 'change')} rank at least once. Ranks under "
@@ -577,10 +750,13 @@ def _alternative_reference(view: ResultsView) -> tuple[str, Mapping[str, Any] | 
     """Return the reference whose ranking differs most from the primary's (most pooled flips) and its row."""
     best: tuple[str, Mapping[str, Any] | None] = (view.references[1], None)
     for reference in view.references[1:]:
-        row = view.row("leaderboard", "flips", rule=view.main_rule, language=POOLED, reference=view.primary,
-                   reference_2=reference)  # fmt: skip
-        if row is not None and row["estimate"] is not None and (
-            best[1] is None or best[1]["estimate"] is None or row["estimate"] > best[1]["estimate"]
+        row = view.row(
+            "leaderboard", "flips", rule=view.main_rule, language=POOLED, reference=view.primary, reference_2=reference
+        )
+        if (
+            row is not None
+            and row["estimate"] is not None
+            and (best[1] is None or best[1]["estimate"] is None or row["estimate"] > best[1]["estimate"])
         ):
             best = (reference, row)
     return best
@@ -604,8 +780,14 @@ def swing_heatmap(view: ResultsView) -> tuple[MplFigure, Figure] | None:
         sign = 1.0
         if outputs.index(first) > outputs.index(second):  # rows are stored for pairs in config order
             first, second, sign = second, first, -1.0
-        where = {"rule": rule, "language": POOLED, "output": first, "output_2": second, "reference": primary,
-                 "reference_2": alternative}  # fmt: skip
+        where = {
+            "rule": rule,
+            "language": POOLED,
+            "output": first,
+            "output_2": second,
+            "reference": primary,
+            "reference_2": alternative,
+        }
         row = view.row("interaction", "swing", **where)
         if row is None or row["estimate"] is None:
             continue
@@ -627,17 +809,26 @@ def swing_heatmap(view: ResultsView) -> tuple[MplFigure, Figure] | None:
     slant = 0.75 if column_angle(cell) == 45 else 1.0  # the column labels' height: about label_room at their angle
     figure, axis = subplots(figsize=(WIDTH, min(9.0, cell * (size - 1) + slant * label_room + 0.9)))
     image = axis.imshow(matrix, cmap="PuOr_r", vmin=-top, vmax=top, aspect="equal")
-    values = {(i, j): formatting.number(value, 1, signed=True) for (i, j), value in np.ndenumerate(matrix)
-              if np.isfinite(value)}  # fmt: skip
+    values = {
+        (i, j): formatting.number(value, 1, signed=True)
+        for (i, j), value in np.ndenumerate(matrix)
+        if np.isfinite(value)
+    }
     labelled = fits_cells(list(values.values()), cell)
     step = matrix_labels(axis, labels[:-1], labels[1:], cell)
     if labelled:  # otherwise the colours alone: every swing is in the interaction table
         for (i, j), text in values.items():
-            axis.text(j, i, text, ha="center", va="center", fontsize=MIN_TEXT_PT,
-                      color="white" if abs(matrix[i, j]) > 0.6 * top else INK)  # significance: the dot, not bold
+            axis.text(
+                j,
+                i,
+                text,
+                ha="center",
+                va="center",
+                fontsize=MIN_TEXT_PT,
+                color="white" if abs(matrix[i, j]) > 0.6 * top else INK,
+            )  # significance: the dot, not bold
     for i, j in flipped:
-        axis.add_patch(matplotlib.patches.Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor=INK,
-                                                    linewidth=1.3))  # fmt: skip
+        axis.add_patch(matplotlib.patches.Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor=INK, linewidth=1.3))
     for i, j in significant:
         axis.plot([j + 0.34], [i - 0.34], marker="o", markersize=2.2, color=INK, linestyle="none")
     axis.set_xlim(-0.5, size - 1.5)
@@ -651,10 +842,13 @@ def swing_heatmap(view: ResultsView) -> tuple[MplFigure, Figure] | None:
     figure.legend(
         handles=[
             matplotlib.patches.Patch(facecolor="white", edgecolor=INK, linewidth=1.3, label="order flips"),
-            matplotlib.lines.Line2D([], [], color=INK, marker="o", markersize=3, linestyle="none", label=f"Holm p < {view.level}"),
+            matplotlib.lines.Line2D(
+                [], [], color=INK, marker="o", markersize=3, linestyle="none", label=f"Holm p < {view.level}"
+            ),
         ],
-        loc="outside lower center", ncols=2,
-    )  # fmt: skip
+        loc="outside lower center",
+        ncols=2,
+    )
     flips = flips_row["estimate"] if flips_row and flips_row["estimate"] is not None else len(flipped)
     flips_said = f"{formatting.number(flips, 0)} {formatting.noun(round(flips), 'flip')}"
     return figure, Figure(
@@ -666,8 +860,11 @@ def swing_heatmap(view: ResultsView) -> tuple[MplFigure, Figure] | None:
             f"{alternative}, in F1 points, on the audited subset. {alternative} is the alternative reference with "
             f"the most order flips against {primary}. Framed cells: pairs whose order flips; a dot: swing "
             f"significant after Holm correction over {holm_family_phrase(view)}. "
-            + ("" if labelled else "The cells are too small to print their swings at a readable size: the colour "
-               "scale gives them. ")
+            + (
+                ""
+                if labelled
+                else "The cells are too small to print their swings at a readable size: the colour scale gives them. "
+            )
             + (f"The rows and columns are labelled every {step} outputs. " if step > 1 else "")
             + "Every swing, for every pair of references, is in the interaction table."
             + drawn_note(size, len(outputs), "outputs", f"{rule} F1 under {primary}", "the leaderboard table")
@@ -700,8 +897,10 @@ def leaderboard_headline(view: ResultsView) -> list[str]:
         significant_total += int(significant["estimate"] or 0) if significant else 0
         tau = view.row("leaderboard", "kendall_tau", **where)
         moved = round(flips["estimate"])
-        parts.append(f"{formatting.counted(moved, 'pair')} {formatting.verb(moved, 'changes', 'change')} order "
-                     f"under {reference}" + (f" (tau-b {said(tau)})" if tau else ""))  # fmt: skip
+        parts.append(
+            f"{formatting.counted(moved, 'pair')} {formatting.verb(moved, 'changes', 'change')} order "
+            f"under {reference}" + (f" (tau-b {said(tau)})" if tau else "")
+        )
     if not parts:
         return []
     return [
@@ -739,9 +938,11 @@ def leaderboard_sentences(view: ResultsView) -> list[str]:
         sentence = (
             f"Under {second} instead of {first}, {count_phrase(moved, pairs, 'pair')} of outputs "
             f"{formatting.verb_of(moved, pairs, 'changes', 'change')} order ({rule}, pooled; {said(flips)}); "
-            + (f"{UNDECIDED_FLIPS} (the Holm floor below)"
-               if view.undecidable else
-               f"{said(significant) if significant else formatting.UNDEFINED} significantly after Holm")
+            + (
+                f"{UNDECIDED_FLIPS} (the Holm floor below)"
+                if view.undecidable
+                else f"{said(significant) if significant else formatting.UNDEFINED} significantly after Holm"
+            )
         )
         sentence += f"; tau-b {said(tau)}" if tau else ""
         sentence += f"; the whole ranking differs in {said(moves)} of bootstrap replicates." if moves else "."
@@ -766,8 +967,10 @@ def adjacent_pairs(view: ResultsView) -> list[tuple[str, str]]:
     outputs = view.ranked_outputs()
     where = {"rule": view.main_rule, "language": POOLED, "reference": view.primary}
     ranks = {output: view.row("leaderboard", "rank", output=output, **where) for output in outputs}
-    ordered = sorted((output for output in outputs if ranks[output] and ranks[output]["estimate"] is not None),
-                     key=lambda output: (ranks[output]["estimate"], outputs.index(output)))  # fmt: skip
+    ordered = sorted(
+        (output for output in outputs if ranks[output] and ranks[output]["estimate"] is not None),
+        key=lambda output: (ranks[output]["estimate"], outputs.index(output)),
+    )
     return list(zip(ordered, ordered[1:]))
 
 
@@ -786,11 +989,16 @@ def rank_inference_sentences(view: ResultsView) -> list[str]:
     where = {"rule": rule, "language": POOLED}
     best = []
     for reference in view.references:
-        names = [row["output"] for _, row in rows.select("leaderboard", "best_set", reference=reference, **where)
-                 if row["estimate"] == 1]  # fmt: skip
+        names = [
+            row["output"]
+            for _, row in rows.select("leaderboard", "best_set", reference=reference, **where)
+            if row["estimate"] == 1
+        ]
         best.append(f"under {reference}, {', '.join(names) if names else formatting.UNDEFINED}")
-    sentences = [f"Plausible best outputs (their simultaneous {level} rank set contains rank 1; {rule}, pooled): "
-                 f"{'; '.join(best)}."]  # fmt: skip
+    sentences = [
+        f"Plausible best outputs (their simultaneous {level} rank set contains rank 1; {rule}, pooled): "
+        f"{'; '.join(best)}."
+    ]
     pairs = adjacent_pairs(view)[:TOP_PAIRS]
     claims = []
     for winner, loser in pairs:
@@ -823,8 +1031,12 @@ def leaderboard_section(view: ResultsView, figures: Mapping[str, Figure] | None 
     saying why the record has none."""
     rows = view.rows
     if not rows.has("leaderboard", "rank"):
-        return Section(key="leaderboard", number=0, title=ANALYSIS.title,
-                       not_applicable=view.applicability("leaderboard") or NO_LEADERBOARD)  # fmt: skip
+        return Section(
+            key="leaderboard",
+            number=0,
+            title=ANALYSIS.title,
+            not_applicable=view.applicability("leaderboard") or NO_LEADERBOARD,
+        )
     paragraphs = [ANALYSIS.question, *leaderboard_sentences(view), *rank_inference_sentences(view)]
     section_tables = [paper_table(view), *leaderboard_tables(view), rank_agreement_table(view)]
     if rows.has("leaderboard", "k_hat"):
@@ -835,8 +1047,14 @@ def leaderboard_section(view: ResultsView, figures: Mapping[str, Figure] | None 
         paragraphs.append("No pair of outputs changes order between the references.")
     drawn = figures or {}
     section_figures = tuple(drawn[key] for key in ("leaderboard-bump", "leaderboard-swings") if key in drawn)
-    return Section(key="leaderboard", number=0, title=ANALYSIS.title, paragraphs=tuple(paragraphs),
-                   figures=section_figures, tables=tuple(section_tables))  # fmt: skip
+    return Section(
+        key="leaderboard",
+        number=0,
+        title=ANALYSIS.title,
+        paragraphs=tuple(paragraphs),
+        figures=section_figures,
+        tables=tuple(section_tables),
+    )
 
 
 # The leaderboard's own statistics (docs/leaderboard.md): ranks can be fractional (ties), flips are counts. Ranks
@@ -851,8 +1069,9 @@ LEADERBOARD_STATISTICS = {
     "flips_significant": StatKind(decimals=0),
     "kendall_tau": StatKind(decimals=2),
     "tie_group": StatKind(decimals=0),
-    **dict.fromkeys(("rank_lower_simultaneous", "rank_upper_simultaneous", "best_set", "k_hat"),
-                    StatKind(style="whole")),  # fmt: skip
+    **dict.fromkeys(
+        ("rank_lower_simultaneous", "rank_upper_simultaneous", "best_set", "k_hat"), StatKind(style="whole")
+    ),
     "p_rank_change": StatKind(style="share"),
     "holm_floor": StatKind(style="p"),
 }
@@ -860,30 +1079,39 @@ LEADERBOARD_STATISTICS = {
 
 def release_rows(view: ResultsView) -> list[Row]:
     """How the ranking holds, primary reference against each alternative: tau-b, flips, significant flips."""
-    return [row for statistic in ("kendall_tau", "flips", "flips_significant")
-            for row in pooled_rows("leaderboard", statistic, primary=True)(view)]  # fmt: skip
+    return [
+        row
+        for statistic in ("kendall_tau", "flips", "flips_significant")
+        for row in pooled_rows("leaderboard", statistic, primary=True)(view)
+    ]
 
 
 def ranks(view: ResultsView) -> dict[tuple[str, str], float]:
     """Return (reference, output) -> the pooled main-rule rank of the leaderboard."""
-    return {(row["reference"], row["output"]): row["estimate"]
-            for _, row in view.rows.select("leaderboard", "rank", rule=view.main_rule, language=POOLED)
-            if row["estimate"] is not None}  # fmt: skip
+    return {
+        (row["reference"], row["output"]): row["estimate"]
+        for _, row in view.rows.select("leaderboard", "rank", rule=view.main_rule, language=POOLED)
+        if row["estimate"] is not None
+    }
 
 
 def analysis_sentences(view: ResultsView) -> list[str]:
     """croissant.json's annotation analysis: tau-b, primary reference against each alternative."""
-    return [f"Ranking agreement, tau-b {row['reference']} vs {row['reference_2']}, {row['rule']}: {said(row)} "
-            f"{where_pooled(view, row)}."
-            for row in defined_pooled(view, "leaderboard", "kendall_tau", rule=view.main_rule, reference=view.primary)]
+    return [
+        f"Ranking agreement, tau-b {row['reference']} vs {row['reference_2']}, {row['rule']}: {said(row)} "
+        f"{where_pooled(view, row)}."
+        for row in defined_pooled(view, "leaderboard", "kendall_tau", rule=view.main_rule, reference=view.primary)
+    ]
 
 
 def limitation_sentences(view: ResultsView) -> list[str]:
     """croissant.json's limitations: the pairs of outputs the alternative reference reverses."""
-    return [f"Replacing {row['reference']} by {row['reference_2']} reverses the order of {said(row)} pairs of outputs "
-            f"({row['rule']})."
-            for row in defined_pooled(view, "leaderboard", "flips", rule=view.main_rule, reference=view.primary)
-            if row["estimate"]]
+    return [
+        f"Replacing {row['reference']} by {row['reference_2']} reverses the order of {said(row)} pairs of outputs "
+        f"({row['rule']})."
+        for row in defined_pooled(view, "leaderboard", "flips", rule=view.main_rule, reference=view.primary)
+        if row["estimate"]
+    ]
 
 
 ANALYSIS = Analysis(
@@ -909,17 +1137,29 @@ ANALYSIS = Analysis(
     figures=(leaderboard_bump, swing_heatmap),
     headlines=headlines,
     checks=(
-        ReleaseCheck("min_kendall_tau", "min", pooled_rows("leaderboard", "kendall_tau", primary=True),
-                     absent="the results hold no leaderboard",
-                     limits=(-1, 1, "tau-b's range")),
-        ReleaseCheck("max_significant_flips", "max", pooled_rows("leaderboard", "flips_significant", primary=True),
-                     absent="the results hold no leaderboard",
-                     interval=False, count="flips", significance=True),
+        ReleaseCheck(
+            "min_kendall_tau",
+            "min",
+            pooled_rows("leaderboard", "kendall_tau", primary=True),
+            absent="the results hold no leaderboard",
+            limits=(-1, 1, "tau-b's range"),
+        ),
+        ReleaseCheck(
+            "max_significant_flips",
+            "max",
+            pooled_rows("leaderboard", "flips_significant", primary=True),
+            absent="the results hold no leaderboard",
+            interval=False,
+            count="flips",
+            significance=True,
+        ),
     ),
     release_rows=ReleaseRows(release_rows, place=3),
     ranking=Ranking(ranks, "the leaderboard's ranks"),
-    metadata=(MetadataSentences("rai:dataAnnotationAnalysis", analysis_sentences, place=4),
-              MetadataSentences("rai:dataLimitations", limitation_sentences, place=2)),
+    metadata=(
+        MetadataSentences("rai:dataAnnotationAnalysis", analysis_sentences, place=4),
+        MetadataSentences("rai:dataLimitations", limitation_sentences, place=2),
+    ),
     summary_figure=SummaryFigure("leaderboard-bump"),
     brief_table=PAPER_KEY,
 )

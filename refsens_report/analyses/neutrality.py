@@ -8,24 +8,32 @@ annotator.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from itertools import combinations
-from typing import TYPE_CHECKING, Mapping
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from refsens_report import formatting
 from refsens_report.analyses.base import (
+    DIFFERENCES,
+    RATE,
     Analysis,
     AuditContext,
     Estimate,
+    IndexColumn,
+    MetadataSentences,
+    ReleaseCheck,
+    ReleaseRows,
     Rows,
     Section,
     Stat,
+    StatKind,
+    defined_pooled,
+    pooled_rows,
     section,
 )
 from refsens_report.clusters import cluster_order
-from refsens_report.analyses.base import (DIFFERENCES, RATE, IndexColumn, MetadataSentences, ReleaseCheck, ReleaseRows,
-                                          StatKind, defined_pooled, pooled_rows)
 from refsens_report.config import Config
 from refsens_report.counts import Column
 from refsens_report.estimator import Estimator, language_key
@@ -42,12 +50,11 @@ from refsens_report.figures import (
     offsets,
     panel_columns,
     panels_height,
-    plain,
     shared_xlabel,
     style,
     subplots,
     top_legend,
-)  # fmt: skip
+)
 from refsens_report.formulas import Share
 from refsens_report.permutation import permutation_seed, sign_flip_p
 from refsens_report.prose import includes_zero, said, said_percent, where_pooled
@@ -108,8 +115,10 @@ def finish(context: AuditContext, estimator: Estimator, rows: Rows) -> Rows:
     counts, permutations = context.counts, context.config.audit.permutations
     languages, members = estimator.strata(mask)
     # each test's stream is keyed by the languages it pools, so with one language pooled repeats its test exactly
-    groups = [*((language, items, language_key(language)) for language, items in zip(languages, members)),
-              (POOLED, np.concatenate(members), language_key("\x1f".join(languages)))]  # fmt: skip
+    groups = [
+        *((language, items, language_key(language)) for language, items in zip(languages, members)),
+        (POOLED, np.concatenate(members), language_key("\x1f".join(languages))),
+    ]
     found: Rows = []
     for reference, left, right in skew_pairs(context.config):
         difference = counts.equal(reference, left).astype(np.int64) - counts.equal(reference, right).astype(np.int64)
@@ -124,16 +133,29 @@ def finish(context: AuditContext, estimator: Estimator, rows: Rows) -> Rows:
                 per_cluster = np.add.reduceat(difference[ordered], bounds[:-1]) if len(ordered) else difference[:0]
                 p_value, informative = sign_flip_p(per_cluster, permutations, seed)
                 informative_items = int(np.diff(bounds)[per_cluster != 0].sum())
-            found.append(make_row(analysis="neutrality", statistic="skew_permutation_p", language=language,
-                                  output=left, output_2=right, reference=reference, subset="audited",
-                                  estimate=p_value, n_items=informative_items, n_clusters=informative))  # fmt: skip
+            found.append(
+                make_row(
+                    analysis="neutrality",
+                    statistic="skew_permutation_p",
+                    language=language,
+                    output=left,
+                    output_2=right,
+                    reference=reference,
+                    subset="audited",
+                    estimate=p_value,
+                    n_items=informative_items,
+                    n_clusters=informative,
+                )
+            )
     return found
 
 
 def applicability(context: AuditContext) -> dict[str, str | None]:
     return {
-        "neutrality": None if context.has_annotators else "The record names no annotator passes, so no reference can be tested for neutrality between them.",
-    }  # fmt: skip
+        "neutrality": None
+        if context.has_annotators
+        else "The record names no annotator passes, so no reference can be tested for neutrality between them.",
+    }
 
 
 # --- the report ------------------------------------------------------------------------------------
@@ -171,10 +193,12 @@ def neutrality_table(view: ResultsView) -> Table:
     for language in view.languages:
         first = rows.one("neutrality", "copied", language=language, reference=view.primary)
         cells = [label(language), n_cell(first)]
-        cells += [p_cell(rows.one("neutrality", statistic, language=language, **where), "estimate")
-                  if statistic == "skew_permutation_p" else
-                  stat_cell(rows.one("neutrality", statistic, language=language, **where))
-                  for statistic, where in plan]  # fmt: skip
+        cells += [
+            p_cell(rows.one("neutrality", statistic, language=language, **where), "estimate")
+            if statistic == "skew_permutation_p"
+            else stat_cell(rows.one("neutrality", statistic, language=language, **where))
+            for statistic, where in plan
+        ]
         table_rows.append(cells)
     return Table(
         key="neutrality",
@@ -184,8 +208,7 @@ def neutrality_table(view: ResultsView) -> Table:
             "reproduces an annotator's strict span set exactly, per reference. Skew is the difference of the "
             "two rates in points (first annotator minus second) with its "
             f"{view.confidence_label}; Copied is the % of items on which the reference equals at least one "
-            "annotator. A neutral reference has a skew near zero."
-            + (permutation_caption(view) if permuted else "")
+            "annotator. A neutral reference has a skew near zero." + (permutation_caption(view) if permuted else "")
         ),
         columns=tuple(columns),
         groups=tuple(groups),
@@ -216,9 +239,10 @@ def neutrality_dots(view: ResultsView) -> tuple[MplFigure, Figure] | None:
     columns, titles = panel_columns([f"Reference: {reference}" for reference in references], labels_width(languages))
     lines = -(-len(references) // columns)
     per_panel = height(len(languages), 0.12 + 0.06 * most)
-    figure, axes = subplots(lines, columns, figsize=(WIDTH, panels_height(per_panel, lines)), sharey=True, sharex=True,
-                            squeeze=False)  # fmt: skip
-    for axis in list(axes.flat)[len(references):]:
+    figure, axes = subplots(
+        lines, columns, figsize=(WIDTH, panels_height(per_panel, lines)), sharey=True, sharex=True, squeeze=False
+    )
+    for axis in list(axes.flat)[len(references) :]:
         axis.set_visible(False)
     for axis, reference, title in zip(axes.flat, references, titles):
         positions = language_axis(axis, languages)
@@ -235,16 +259,19 @@ def neutrality_dots(view: ResultsView) -> tuple[MplFigure, Figure] | None:
         f"{reference}: skew {said(view.row('neutrality', 'skew', language=POOLED, reference=reference))}"
         for reference in references
     )
-    return figure, languages_noted(view, Figure(
-        key="neutrality",
-        title="Neutrality of each reference",
-        caption=(
-            "Percentage of audited items on which each reference's strict span set equals each annotator's, with "
-            f"{view.confidence_label}, per language and pooled. A neutral reference reproduces the annotators about "
-            "equally often: its intervals in a row overlap."
+    return figure, languages_noted(
+        view,
+        Figure(
+            key="neutrality",
+            title="Neutrality of each reference",
+            caption=(
+                "Percentage of audited items on which each reference's strict span set equals each annotator's, with "
+                f"{view.confidence_label}, per language and pooled. A neutral reference reproduces the annotators about "
+                "equally often: its intervals in a row overlap."
+            ),
+            alt=f"Dot plot, one panel per reference, rows per language. Pooled skew between the annotators: {skews}.",
         ),
-        alt=f"Dot plot, one panel per reference, rows per language. Pooled skew between the annotators: {skews}.",
-    ))
+    )
 
 
 def primary_skew(view: ResultsView) -> Row | None:
@@ -277,8 +304,9 @@ def headlines(view: ResultsView) -> list[str]:
             if includes_zero(skew)
             else f"it favours {first if skew['estimate'] > 0 else second}"
         )
-        permuted = view.row("neutrality", "skew_permutation_p", language=POOLED, output=first, output_2=second,
-                            reference=view.primary)  # fmt: skip
+        permuted = view.row(
+            "neutrality", "skew_permutation_p", language=POOLED, output=first, output_2=second, reference=view.primary
+        )
         if permuted is not None:
             leaning += f"; paired permutation {p_phrase(permuted['estimate'])}"
         sentence = (
@@ -306,22 +334,32 @@ def _section(view: ResultsView, drawn: Mapping[str, Figure]) -> Section:
 
 def analysis_sentences(view: ResultsView) -> list[str]:
     """croissant.json's annotation analysis: every pooled skew."""
-    return [f"Neutrality skew of {row['reference']}, {row['output']} − {row['output_2']}: {said(row)} points of % of "
-            f"items {where_pooled(view, row)}." for row in defined_pooled(view, "neutrality", "skew")]
+    return [
+        f"Neutrality skew of {row['reference']}, {row['output']} − {row['output_2']}: {said(row)} points of % of "
+        f"items {where_pooled(view, row)}."
+        for row in defined_pooled(view, "neutrality", "skew")
+    ]
 
 
 def limitation_sentences(view: ResultsView) -> list[str]:
     """croissant.json's limitations: a primary reference that is not neutral between the annotators."""
-    return [f"The primary reference {row['reference']} is not neutral between {row['output']} and {row['output_2']}: "
-            f"skew {said(row)} points, so scores of systems resembling "
-            f"{row['output'] if row['estimate'] > 0 else row['output_2']} are inflated against it."
-            for row in defined_pooled(view, "neutrality", "skew", reference=view.primary)
-            if formatting.excludes_zero(row["ci_low"], row["ci_high"])]
+    return [
+        f"The primary reference {row['reference']} is not neutral between {row['output']} and {row['output_2']}: "
+        f"skew {said(row)} points, so scores of systems resembling "
+        f"{row['output'] if row['estimate'] > 0 else row['output_2']} are inflated against it."
+        for row in defined_pooled(view, "neutrality", "skew", reference=view.primary)
+        if formatting.excludes_zero(row["ci_low"], row["ci_high"])
+    ]
 
 
 ANALYSIS = Analysis(
-    statistics={**DIFFERENCES, "rate": RATE, "copied": RATE, "skew": StatKind(decimals=1, signed=True, tested=True),
-                "skew_permutation_p": StatKind(style="p")},
+    statistics={
+        **DIFFERENCES,
+        "rate": RATE,
+        "copied": RATE,
+        "skew": StatKind(decimals=1, signed=True, tested=True),
+        "skew_permutation_p": StatKind(style="p"),
+    },
     key="neutrality",
     title="Neutrality of each reference",
     question="Does each reference treat the annotators alike, or does it reproduce one of them more often?",
@@ -344,11 +382,22 @@ ANALYSIS = Analysis(
     figures=(neutrality_dots,),
     headlines=headlines,
     # the skew has no rule: it compares whole labellings, item by item
-    checks=(ReleaseCheck("max_abs_skew", "max_abs", pooled_rows("neutrality", "skew", main_rule=False, primary=True),
-                         absent="the results hold no skew of {primary}"),),
+    checks=(
+        ReleaseCheck(
+            "max_abs_skew",
+            "max_abs",
+            pooled_rows("neutrality", "skew", main_rule=False, primary=True),
+            absent="the results hold no skew of {primary}",
+        ),
+    ),
     release_rows=ReleaseRows(pooled_rows("neutrality", "skew", main_rule=False, primary=True), place=1),
-    index_columns=(IndexColumn("Primary-reference skew", lambda view: said(primary_skew(view)),
-                               lambda view: f"points, {view.primary}"),),
-    metadata=(MetadataSentences("rai:dataAnnotationAnalysis", analysis_sentences, place=1),
-              MetadataSentences("rai:dataLimitations", limitation_sentences, place=1)),
+    index_columns=(
+        IndexColumn(
+            "Primary-reference skew", lambda view: said(primary_skew(view)), lambda view: f"points, {view.primary}"
+        ),
+    ),
+    metadata=(
+        MetadataSentences("rai:dataAnnotationAnalysis", analysis_sentences, place=1),
+        MetadataSentences("rai:dataLimitations", limitation_sentences, place=1),
+    ),
 )

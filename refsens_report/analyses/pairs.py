@@ -5,7 +5,8 @@ applicability, and their table, sentence and section (each analysis brings its s
 
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -32,8 +33,9 @@ def pairs(config: Config) -> list[tuple[str, str, str]]:
     return found
 
 
-def pair_estimates(context: AuditContext, key: str, statistic: str,
-                   expr: Callable[[str, str, np.ndarray], Expr]) -> list[Estimate]:  # fmt: skip
+def pair_estimates(
+    context: AuditContext, key: str, statistic: str, expr: Callable[[str, str, np.ndarray], Expr]
+) -> list[Estimate]:
     """Return one statistic per pair, ``expr(a, b, mask)``, on the corpus's and the audited items' streams (paired
     with agreement and the swap): a pair of annotators as output and reference, of references as both references."""
     found = []
@@ -42,8 +44,9 @@ def pair_estimates(context: AuditContext, key: str, statistic: str,
         if mask is None:
             continue
         labels = {"output": a, "reference": b} if subset == "corpus" else {"reference": a, "reference_2": b}
-        found.append(Estimate([Stat(analysis=key, statistic=statistic, expr=expr(a, b, mask), **labels)], mask,
-                              subset, subset))  # fmt: skip
+        found.append(
+            Estimate([Stat(analysis=key, statistic=statistic, expr=expr(a, b, mask), **labels)], mask, subset, subset)
+        )
     return found
 
 
@@ -64,8 +67,10 @@ def pair_name(row: Mapping[str, Any]) -> str:
 def pair_table(view: ResultsView, key: str, statistic: str, title: str, caption: str, column: str) -> Table:
     """Return the statistic per pair and language, with its interval (the PDF prints a long one's pooled rows)."""
     found = pooled_first(list(view.rows.select(key, statistic)), pair_name)
-    rows = [[label(pair_name(row)), label(row["language"]), n_cell((index, row)), stat_cell((index, row))]
-            for index, row in found]  # fmt: skip
+    rows = [
+        [label(pair_name(row)), label(row["language"]), n_cell((index, row)), stat_cell((index, row))]
+        for index, row in found
+    ]
     printed = pooled_in_print(found)
     return Table(
         key=key,
@@ -86,8 +91,13 @@ def pair_sentences(view: ResultsView, key: str, statistic: str, lead: str) -> li
     return [f"{lead}: {said}."]
 
 
-def pair_section(analysis: Analysis, view: ResultsView, drawn: Mapping[str, Figure],
-                 table: Callable[[ResultsView], Table], sentences: Callable[[ResultsView], list[str]]) -> Section:  # fmt: skip
+def pair_section(
+    analysis: Analysis,
+    view: ResultsView,
+    drawn: Mapping[str, Figure],
+    table: Callable[[ResultsView], Table],
+    sentences: Callable[[ResultsView], list[str]],
+) -> Section:
     """Return the section: its table and sentence, or why it does not apply."""
     applies = view.rows.has(analysis.key)
     return section(analysis, view, drawn, applies, tables=[table(view)] if applies else [], extra=sentences(view))

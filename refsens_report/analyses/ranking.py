@@ -12,8 +12,9 @@ replicates.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from itertools import combinations
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -60,7 +61,9 @@ def average_ranks(scores: np.ndarray) -> np.ndarray:
     ends_run = np.ones(scores.shape, dtype=bool)
     ends_run[:-1] = starts_run[1:]
     first = np.maximum.accumulate(np.where(starts_run, position, 0.0), axis=0)
-    last = np.flip(np.minimum.accumulate(np.flip(np.where(ends_run, position, n_outputs - 1.0), axis=0), axis=0), axis=0)
+    last = np.flip(
+        np.minimum.accumulate(np.flip(np.where(ends_run, position, n_outputs - 1.0), axis=0), axis=0), axis=0
+    )
     ranks = np.empty(scores.shape, dtype=np.float64)
     np.put_along_axis(ranks, order, (first + last) / 2 + 1, axis=0)
     return np.where(np.isnan(scores), np.nan, ranks)
@@ -153,8 +156,11 @@ def rank_sets(scores: np.ndarray, confidence: float, simultaneous: bool = True) 
     scale = np.where(spread > 0, spread, np.inf)  # a pair whose replicates never vary studentises to 0
     better = np.zeros(len(point), dtype=np.int64)  # how many outputs are declared better than each
     worse = np.zeros(len(point), dtype=np.int64)
-    families = [np.ones(len(first), dtype=bool)] if simultaneous else [
-        (first == output) | (second == output) for output in members]  # fmt: skip
+    families = (
+        [np.ones(len(first), dtype=bool)]
+        if simultaneous
+        else [(first == output) | (second == output) for output in members]
+    )
     for family, output in zip(families, [None] if simultaneous else members):
         forward, backward = family.copy(), family.copy()  # "first beats second", "second beats first" still tested
         while forward.any() or backward.any():
@@ -178,8 +184,16 @@ def rank_sets(scores: np.ndarray, confidence: float, simultaneous: bool = True) 
     return lower, upper
 
 
-def _critical_value(star: np.ndarray, first: np.ndarray, second: np.ndarray, difference: np.ndarray,
-                    scale: np.ndarray, forward: np.ndarray, backward: np.ndarray, confidence: float) -> float:  # fmt: skip
+def _critical_value(
+    star: np.ndarray,
+    first: np.ndarray,
+    second: np.ndarray,
+    difference: np.ndarray,
+    scale: np.ndarray,
+    forward: np.ndarray,
+    backward: np.ndarray,
+    confidence: float,
+) -> float:
     """Return the ``confidence`` quantile over replicates of the largest studentised difference of the active pairs.
 
     Forward pairs contribute (Δ* − Δ̂)/σ̂, backward ones its negative; replicates in which no active pair is
@@ -202,14 +216,16 @@ def _critical_value(star: np.ndarray, first: np.ndarray, second: np.ndarray, dif
 def swing_holm(swings: Sequence[dict[str, Any]] | None) -> dict[tuple[str, ...], float | None]:
     """Return p_holm of every interaction swing row, keyed by rule, language, outputs and references."""
     return {
-        (row["rule"], row["language"], row["output"], row["output_2"], row["reference"], row["reference_2"]): row["p_holm"]
+        (row["rule"], row["language"], row["output"], row["output_2"], row["reference"], row["reference_2"]): row[
+            "p_holm"
+        ]
         for row in swings or ()
         if row["analysis"] == "interaction" and row["statistic"] == "swing"
-    }  # fmt: skip
+    }
 
 
 def leaderboard_rows(
-    estimator: "Estimator", mask: np.ndarray, config: Config, swings: Sequence[dict[str, Any]] | None = None
+    estimator: Estimator, mask: np.ndarray, config: Config, swings: Sequence[dict[str, Any]] | None = None
 ) -> list[dict[str, Any]]:
     """Return the leaderboard rows (docs/leaderboard.md) on the masked (audited) items.
 
@@ -230,15 +246,22 @@ def leaderboard_rows(
     for rule in rules:
         scores = np.stack([np.stack([env.value(scores_of[rule, o, r]) for r in references]) for o in outputs])
         env.forget()
-        board = Leaderboard(scores, outputs, references, groups, n_items, config.audit.confidence,
-                            estimator.cluster_counts(mask))  # fmt: skip
+        board = Leaderboard(
+            scores, outputs, references, groups, n_items, config.audit.confidence, estimator.cluster_counts(mask)
+        )
         rows += board.rows(rule, holm)
     if holm:
         rows.append(
-            make_row(analysis="leaderboard", statistic="holm_floor", language=POOLED, subset="audited",
-                     estimate=holm_floor(sum(p is not None for p in holm.values()), config.audit.resamples),
-                     n_items=n_items[-1], n_clusters=estimator.cluster_counts(mask)[-1])
-        )  # fmt: skip
+            make_row(
+                analysis="leaderboard",
+                statistic="holm_floor",
+                language=POOLED,
+                subset="audited",
+                estimate=holm_floor(sum(p is not None for p in holm.values()), config.audit.resamples),
+                n_items=n_items[-1],
+                n_clusters=estimator.cluster_counts(mask)[-1],
+            )
+        )
     estimator.progress.finish()  # the leaderboard's draws come after the other item sets' progress line
     return rows
 
@@ -272,8 +295,16 @@ class Leaderboard:
         rows += self._per_reference_pair(rule, "kendall_tau", np.stack([tau for tau, _ in agreement]))
         rows += self._per_reference_pair(rule, "flips", np.stack([discordant for _, discordant in agreement]))
         if holm is not None:
-            tally = np.array([[sum(significant(r["p_holm"], self.confidence) for r in pair if r["language"] == group)
-                               for group in self.groups] for pair in flips], dtype=np.float64)  # fmt: skip
+            tally = np.array(
+                [
+                    [
+                        sum(significant(r["p_holm"], self.confidence) for r in pair if r["language"] == group)
+                        for group in self.groups
+                    ]
+                    for pair in flips
+                ],
+                dtype=np.float64,
+            )
             rows += self._per_reference_pair(rule, "flips_significant", tally[:, :, None], interval=False)
         rows += self._rank_change(rule)
         rows += self._tie_groups(rule)
@@ -282,30 +313,56 @@ class Leaderboard:
         return rows + [row for pair in flips for row in pair]
 
     def _row(self, rule: str, statistic: str, group: int, **values: Any) -> dict[str, Any]:
-        return make_row(analysis="leaderboard", statistic=statistic, rule=rule, language=self.groups[group],
-                        subset="audited", n_items=self.n_items[group], n_clusters=self.n_clusters[group],
-                        **values)  # fmt: skip
+        return make_row(
+            analysis="leaderboard",
+            statistic=statistic,
+            rule=rule,
+            language=self.groups[group],
+            subset="audited",
+            n_items=self.n_items[group],
+            n_clusters=self.n_clusters[group],
+            **values,
+        )
 
     def _per_output(self, rule: str, statistic: str, values: np.ndarray) -> list[dict[str, Any]]:
         """Rows per output, reference and group: the point value and its percentile interval."""
         low, high = percentile_interval(values[..., 1:], self.confidence)
         return [
-            self._row(rule, statistic, g, output=output, reference=reference, estimate=values[o, k, g, 0],
-                      ci_low=low[o, k, g], ci_high=high[o, k, g])
+            self._row(
+                rule,
+                statistic,
+                g,
+                output=output,
+                reference=reference,
+                estimate=values[o, k, g, 0],
+                ci_low=low[o, k, g],
+                ci_high=high[o, k, g],
+            )
             for o, output in enumerate(self.outputs)
             for k, reference in enumerate(self.references)
             for g in range(len(self.groups))
-        ]  # fmt: skip
+        ]
 
-    def _per_reference_pair(self, rule: str, statistic: str, values: np.ndarray, interval: bool = True) -> list[dict[str, Any]]:
+    def _per_reference_pair(
+        self, rule: str, statistic: str, values: np.ndarray, interval: bool = True
+    ) -> list[dict[str, Any]]:
         """Rows per pair of references and group (output empty): the point value and, optionally, its interval."""
         low, high = percentile_interval(values[..., 1:], self.confidence) if interval else (None, None)
         rows = []
         for p, (k, l) in enumerate(self.reference_pairs):
             for g in range(len(self.groups)):
                 bounds = {"ci_low": low[p, g], "ci_high": high[p, g]} if interval else {}
-                rows.append(self._row(rule, statistic, g, reference=self.references[k],
-                                      reference_2=self.references[l], estimate=values[p, g, 0], **bounds))  # fmt: skip
+                rows.append(
+                    self._row(
+                        rule,
+                        statistic,
+                        g,
+                        reference=self.references[k],
+                        reference_2=self.references[l],
+                        estimate=values[p, g, 0],
+                        **bounds,
+                    )
+                )
         return rows
 
     def _rank_change(self, rule: str) -> list[dict[str, Any]]:
@@ -349,8 +406,11 @@ class Leaderboard:
                 else:
                     reach = max(reach, top)
                 number[o, g] = current
-        return [self._row(rule, "tie_group", g, output=output, reference=self.references[0], estimate=number[o, g])
-                for o, output in enumerate(self.outputs) for g in range(len(self.groups))]  # fmt: skip
+        return [
+            self._row(rule, "tie_group", g, output=output, reference=self.references[0], estimate=number[o, g])
+            for o, output in enumerate(self.outputs)
+            for g in range(len(self.groups))
+        ]
 
     def _rank_sets(self, rule: str) -> list[dict[str, Any]]:
         """Simultaneous rank sets per output, reference and group, and whether the output is a plausible best."""
@@ -361,11 +421,17 @@ class Leaderboard:
                 lower[:, k, g], upper[:, k, g] = rank_sets(self.scores[:, k, g], self.confidence)
         best = np.where(np.isnan(lower), np.nan, lower == 1)  # the set contains rank 1
         rows = []
-        for statistic, values in (("rank_lower_simultaneous", lower), ("rank_upper_simultaneous", upper),
-                                  ("best_set", best)):  # fmt: skip
-            rows += [self._row(rule, statistic, g, output=output, reference=reference, estimate=values[o, k, g])
-                     for o, output in enumerate(self.outputs) for k, reference in enumerate(self.references)
-                     for g in range(len(self.groups))]  # fmt: skip
+        for statistic, values in (
+            ("rank_lower_simultaneous", lower),
+            ("rank_upper_simultaneous", upper),
+            ("best_set", best),
+        ):
+            rows += [
+                self._row(rule, statistic, g, output=output, reference=reference, estimate=values[o, k, g])
+                for o, output in enumerate(self.outputs)
+                for k, reference in enumerate(self.references)
+                for g in range(len(self.groups))
+            ]
         return rows
 
     def _replicability(self, rule: str) -> list[dict[str, Any]]:
@@ -387,21 +453,36 @@ class Leaderboard:
         winners = np.ravel(np.column_stack([first, second]))
         losers = np.ravel(np.column_stack([second, first]))
         p_values = np.stack([np.stack(ahead, axis=-1), np.stack(behind, axis=-1)], axis=1).reshape(
-            len(winners), len(self.groups), len(self.references))  # fmt: skip
+            len(winners), len(self.groups), len(self.references)
+        )
         combined = {method: partial_conjunction(p_values, method) for method in PARTIAL_CONJUNCTION}
         count = replicated_count(combined[PARTIAL_CONJUNCTION[0]], 1 - self.confidence)
         rows: list[dict[str, Any]] = []
         for method in PARTIAL_CONJUNCTION:
-            rows += [self._row(rule, partial_statistic(method, u + 1), g, output=self.outputs[winner],
-                               output_2=self.outputs[loser], estimate=u + 1, p_value=combined[method][p, g, u])
-                     for p, (winner, loser) in enumerate(zip(winners, losers))
-                     for u in range(len(self.references)) for g in range(len(self.groups))]  # fmt: skip
-        rows += [self._row(rule, "k_hat", g, output=self.outputs[winner], output_2=self.outputs[loser],
-                           estimate=count[p, g])
-                 for p, (winner, loser) in enumerate(zip(winners, losers)) for g in range(len(self.groups))]  # fmt: skip
+            rows += [
+                self._row(
+                    rule,
+                    partial_statistic(method, u + 1),
+                    g,
+                    output=self.outputs[winner],
+                    output_2=self.outputs[loser],
+                    estimate=u + 1,
+                    p_value=combined[method][p, g, u],
+                )
+                for p, (winner, loser) in enumerate(zip(winners, losers))
+                for u in range(len(self.references))
+                for g in range(len(self.groups))
+            ]
+        rows += [
+            self._row(rule, "k_hat", g, output=self.outputs[winner], output_2=self.outputs[loser], estimate=count[p, g])
+            for p, (winner, loser) in enumerate(zip(winners, losers))
+            for g in range(len(self.groups))
+        ]
         return rows
 
-    def _flips(self, rule: str, k: int, l: int, holm: dict[tuple[str, ...], float | None] | None) -> list[dict[str, Any]]:
+    def _flips(
+        self, rule: str, k: int, l: int, holm: dict[tuple[str, ...], float | None] | None
+    ) -> list[dict[str, Any]]:
         """One ``flip`` row per pair of outputs whose order under reference k is the reverse of under l.
 
         The row carries that pair's swing (margin under k − margin under l), its interval and p-value,
@@ -415,7 +496,9 @@ class Leaderboard:
         i, j = first[pair_index], second[pair_index]
         scores = self.scores  # output, reference, group, 1 + replicate
         # the same arithmetic as the interaction's swing, so the values (and p-values) are identical
-        swing = (scores[i, k, group_index] - scores[j, k, group_index]) - (scores[i, l, group_index] - scores[j, l, group_index])
+        swing = (scores[i, k, group_index] - scores[j, k, group_index]) - (
+            scores[i, l, group_index] - scores[j, l, group_index]
+        )
         low, high = percentile_interval(swing[:, 1:], self.confidence)
         p_values = bootstrap_p_value(swing[:, 1:])
         rows = []
@@ -424,9 +507,19 @@ class Leaderboard:
             language = self.groups[group_index[cell]]
             key = (rule, language, output, output_2, self.references[k], self.references[l])
             rows.append(
-                self._row(rule, "flip", int(group_index[cell]), output=output, output_2=output_2,
-                          reference=self.references[k], reference_2=self.references[l], estimate=swing[cell, 0],
-                          ci_low=low[cell], ci_high=high[cell], p_value=p_values[cell],
-                          p_holm=holm.get(key) if holm is not None else None)
-            )  # fmt: skip
+                self._row(
+                    rule,
+                    "flip",
+                    int(group_index[cell]),
+                    output=output,
+                    output_2=output_2,
+                    reference=self.references[k],
+                    reference_2=self.references[l],
+                    estimate=swing[cell, 0],
+                    ci_low=low[cell],
+                    ci_high=high[cell],
+                    p_value=p_values[cell],
+                    p_holm=holm.get(key) if holm is not None else None,
+                )
+            )
         return rows

@@ -6,10 +6,12 @@ The module is named score_range so that it does not shadow the builtin; its key 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Mapping
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from refsens_report import formatting
 from refsens_report.analyses.base import (
+    DIFFERENCES,
     Analysis,
     AuditContext,
     Estimate,
@@ -17,7 +19,6 @@ from refsens_report.analyses.base import (
     Stat,
     section,
 )
-from refsens_report.analyses.base import DIFFERENCES
 from refsens_report.config import Config
 from refsens_report.figures import (
     MAX_PANELS,
@@ -36,12 +37,11 @@ from refsens_report.figures import (
     output_positions,
     panel_columns,
     panels_height,
-    plain,
     shared_xlabel,
     style,
     subplots,
     top_legend,
-)  # fmt: skip
+)
 from refsens_report.formulas import F1, Spread
 from refsens_report.prose import said
 from refsens_report.record import POOLED
@@ -81,8 +81,10 @@ def estimates(context: AuditContext) -> list[Estimate]:
 def applicability(context: AuditContext) -> dict[str, str | None]:
     roles = context.config.roles
     return {
-        "range": None if len(set(roles.annotators + roles.references)) >= 2 else "Only one defensible gold is named, so a score has no range over golds.",
-    }  # fmt: skip
+        "range": None
+        if len(set(roles.annotators + roles.references)) >= 2
+        else "Only one defensible gold is named, so a score has no range over golds.",
+    }
 
 
 # --- the report ------------------------------------------------------------------------------------
@@ -132,17 +134,27 @@ def range_table(view: ResultsView) -> Table:
 RANGE_FILL = "#ebebeb"  # lighter than the grid, so the grid lines and the intervals stay visible over it
 
 
-def _dumbbell(axis: Axes, y: float, view: ResultsView, rule: str, language: str, output: str,
-              golds: list[str]) -> None:  # fmt: skip
+def _dumbbell(axis: Axes, y: float, view: ResultsView, rule: str, language: str, output: str, golds: list[str]) -> None:
     """Draw one output's score against every other gold at height y, each with its interval (one colour and a
     small offset per gold), over a grey box from the lowest to the highest score: the range."""
-    scores = {gold: view.row("range", "score", rule=rule, language=language, output=output, reference=gold)
-              for gold in golds if gold != output}  # fmt: skip
+    scores = {
+        gold: view.row("range", "score", rule=rule, language=language, output=output, reference=gold)
+        for gold in golds
+        if gold != output
+    }
     values = [row["estimate"] for row in scores.values() if row and row["estimate"] is not None]
     spread = offsets(len(golds), 0.27)
     if values:
-        axis.add_patch(mpl().patches.Rectangle((min(values), y - 0.36), max(values) - min(values), 0.72,
-                                               facecolor=RANGE_FILL, edgecolor="none", zorder=0.8))  # fmt: skip
+        axis.add_patch(
+            mpl().patches.Rectangle(
+                (min(values), y - 0.36),
+                max(values) - min(values),
+                0.72,
+                facecolor=RANGE_FILL,
+                edgecolor="none",
+                zorder=0.8,
+            )
+        )
     for gold, row in scores.items():
         index = golds.index(gold)
         interval_point(axis, y - spread[index], row, *style(index))
@@ -161,14 +173,15 @@ def range_dumbbells(view: ResultsView) -> tuple[MplFigure, Figure] | None:
     columns, titles = panel_columns([f"Output: {output}" for output in view.outputs], labels_width(languages))
     lines = -(-len(view.outputs) // columns)
     per_panel = height(len(languages), 0.12 + 0.06 * len(golds))
-    figure, axes = subplots(lines, columns, figsize=(WIDTH, panels_height(per_panel, lines)), sharey=True, sharex=True,
-                            squeeze=False)  # fmt: skip
+    figure, axes = subplots(
+        lines, columns, figsize=(WIDTH, panels_height(per_panel, lines)), sharey=True, sharex=True, squeeze=False
+    )
     for axis, output, title in zip(axes.flat, view.outputs, titles):
         positions = language_axis(axis, languages)
         for language in languages:
             _dumbbell(axis, positions[language], view, rule, language, output, golds)
         axis.set_title(title)
-    for axis in list(axes.flat)[len(view.outputs):]:
+    for axis in list(axes.flat)[len(view.outputs) :]:
         axis.set_visible(False)
     shared_xlabel(figure, f"F1 ({rule}, F1 points)")
     top_legend(figure, legend_handles(golds), "Scored against")
@@ -176,16 +189,19 @@ def range_dumbbells(view: ResultsView) -> tuple[MplFigure, Figure] | None:
         f"{output}: {said(view.row('range', 'range', rule=rule, language=POOLED, output=output))}"
         for output in view.outputs
     )
-    return figure, languages_noted(view, Figure(
-        key="range",
-        title="Score range from the choice of gold",
-        caption=(
-            f"Each output's {rule} F1 (F1 points) against every other defensible gold (annotators and "
-            f"references), with {view.confidence_label}, per language and pooled, on the audited subset; the grey "
-            "box spans the range, from the lowest score to the highest."
+    return figure, languages_noted(
+        view,
+        Figure(
+            key="range",
+            title="Score range from the choice of gold",
+            caption=(
+                f"Each output's {rule} F1 (F1 points) against every other defensible gold (annotators and "
+                f"references), with {view.confidence_label}, per language and pooled, on the audited subset; the grey "
+                "box spans the range, from the lowest score to the highest."
+            ),
+            alt=f"Dumbbell plot, one panel per output, rows per language. Pooled {rule} ranges: {ranges}.",
         ),
-        alt=f"Dumbbell plot, one panel per output, rows per language. Pooled {rule} ranges: {ranges}.",
-    ))
+    )
 
 
 def _range_rows(view: ResultsView, golds: list[str]) -> tuple[MplFigure, Figure]:
@@ -200,8 +216,7 @@ def _range_rows(view: ResultsView, golds: list[str]) -> tuple[MplFigure, Figure]
     axis.set_xlabel(f"F1 ({rule}, pooled, F1 points)")
     top_legend(figure, legend_handles(golds), "Scored against")
     ranges = "; ".join(
-        f"{output}: {said(view.row('range', 'range', rule=rule, language=POOLED, output=output))}"
-        for output in outputs
+        f"{output}: {said(view.row('range', 'range', rule=rule, language=POOLED, output=output))}" for output in outputs
     )
     return figure, Figure(
         key="range",
@@ -218,8 +233,9 @@ def _range_rows(view: ResultsView, golds: list[str]) -> tuple[MplFigure, Figure]
 
 def _section(view: ResultsView, drawn: Mapping[str, Figure]) -> Section:
     applies = view.rows.has("range")
-    return section(ANALYSIS, view, drawn, applies, ["range"], [range_table(view)] if applies else [],
-                   applicability_key="swap")  # fmt: skip
+    return section(
+        ANALYSIS, view, drawn, applies, ["range"], [range_table(view)] if applies else [], applicability_key="swap"
+    )
 
 
 ANALYSIS = Analysis(

@@ -5,22 +5,30 @@ Statistics (audited items): score F1(O, R) and delta F1(O, Rᵢ) − F1(O, Rⱼ)
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from itertools import combinations
-from typing import Mapping, Sequence, TYPE_CHECKING
+from typing import TYPE_CHECKING
 
 from refsens_report import formatting
 from refsens_report.analyses import disagreements
 from refsens_report.analyses.base import (
+    DIFFERENCES,
     Analysis,
     AuditContext,
     Estimate,
+    IndexColumn,
+    MetadataSentences,
+    Ranking,
+    ReleaseCheck,
+    ReleaseRows,
     Section,
     Stat,
+    SummaryFigure,
+    Verdict,
+    defined_pooled,
+    pooled_rows,
     section,
 )
-from refsens_report.analyses.base import (DIFFERENCES, IndexColumn, MetadataSentences, Ranking, ReleaseCheck,
-                                          ReleaseRows, SummaryFigure, Verdict, defined_pooled,
-                                          pooled_rows)
 from refsens_report.config import Config
 from refsens_report.figures import (
     FIGURE_ROWS,
@@ -48,7 +56,7 @@ from refsens_report.figures import (
     subplots,
     top_legend,
     zero_line,
-)  # fmt: skip
+)
 from refsens_report.formulas import F1
 from refsens_report.prose import count_phrase, pair_label, said, where_pooled
 from refsens_report.record import POOLED
@@ -81,8 +89,10 @@ def estimates(context: AuditContext) -> list[Estimate]:
 
 def applicability(context: AuditContext) -> dict[str, str | None]:
     return {
-        "swap": None if len(context.config.roles.references) >= 2 else "Only one reference is configured: each output's score against it is shown, but there is no other reference to swap it with.",
-    }  # fmt: skip
+        "swap": None
+        if len(context.config.roles.references) >= 2
+        else "Only one reference is configured: each output's score against it is shown, but there is no other reference to swap it with.",
+    }
 
 
 # --- the report ------------------------------------------------------------------------------------
@@ -119,9 +129,14 @@ def swap_table(view: ResultsView) -> Table:
                     cells.append(
                         stat_cell(
                             rows.one(
-                                "swap", "delta", rule=rule, language=language, output=output,
-                                reference=first, reference_2=second,
-                            )  # fmt: skip
+                                "swap",
+                                "delta",
+                                rule=rule,
+                                language=language,
+                                output=output,
+                                reference=first,
+                                reference_2=second,
+                            )
                         )
                     )
             table_rows.append(cells)
@@ -150,10 +165,28 @@ def swap_table_long(view: ResultsView) -> Table:
                 for language in view.languages:
                     cells = [label(output), label(f"{first} vs {second}"), label(rule), label(language)]
                     for reference in (first, second):
-                        cells.append(stat_cell(None if reference == output else rows.one(
-                            "swap", "score", rule=rule, language=language, output=output, reference=reference)))  # fmt: skip
-                    cells.append(stat_cell(rows.one("swap", "delta", rule=rule, language=language, output=output,
-                                                    reference=first, reference_2=second)))  # fmt: skip
+                        cells.append(
+                            stat_cell(
+                                None
+                                if reference == output
+                                else rows.one(
+                                    "swap", "score", rule=rule, language=language, output=output, reference=reference
+                                )
+                            )
+                        )
+                    cells.append(
+                        stat_cell(
+                            rows.one(
+                                "swap",
+                                "delta",
+                                rule=rule,
+                                language=language,
+                                output=output,
+                                reference=first,
+                                reference_2=second,
+                            )
+                        )
+                    )
                     table_rows.append(cells)
     return Table(
         key="swap",
@@ -165,8 +198,15 @@ def swap_table_long(view: ResultsView) -> Table:
             "movement attributable to the reference alone, with its paired bootstrap interval. Bold marks "
             "intervals excluding zero."
         ),
-        columns=("Output", "References", "Rule", "Language", f"F1 vs first [{view.confidence_label}]",
-                 f"F1 vs second [{view.confidence_label}]", f"Δ [{view.confidence_label}]"),  # fmt: skip
+        columns=(
+            "Output",
+            "References",
+            "Rule",
+            "Language",
+            f"F1 vs first [{view.confidence_label}]",
+            f"F1 vs second [{view.confidence_label}]",
+            f"Δ [{view.confidence_label}]",
+        ),
         rows=mark_repeats(table_rows, 3),
     )
 
@@ -182,8 +222,9 @@ def _swap_panels(view: ResultsView) -> list[tuple[str, str, str]]:
 
 def _against_primary(view: ResultsView, rule: str, language: str, output: str, alternative: str) -> Row | None:
     """Return an output's delta F1 vs the primary reference − F1 vs an alternative one."""
-    return view.row("swap", "delta", rule=rule, language=language, output=output, reference=view.primary,
-                    reference_2=alternative)  # fmt: skip
+    return view.row(
+        "swap", "delta", rule=rule, language=language, output=output, reference=view.primary, reference_2=alternative
+    )
 
 
 def swap_forest(view: ResultsView) -> tuple[MplFigure, Figure] | None:
@@ -206,8 +247,9 @@ def swap_forest(view: ResultsView) -> tuple[MplFigure, Figure] | None:
     columns, titles = panel_columns([title for title, _, _ in panels], labels_width(shown if many else languages))
     lines = -(-len(panels) // columns)
     per_panel = height(len(shown), 0.22) if many else height(len(languages), 0.14 + 0.1 * len(outputs))
-    figure, axes = subplots(lines, columns, figsize=(WIDTH, panels_height(per_panel, lines)),
-                            sharey=True, sharex=True, squeeze=False)  # fmt: skip
+    figure, axes = subplots(
+        lines, columns, figsize=(WIDTH, panels_height(per_panel, lines)), sharey=True, sharex=True, squeeze=False
+    )
     spread = offsets(len(outputs))
     for axis, (_, panel_rule, alternative), title in zip(axes.flat, panels, titles):
         zero_line(axis)
@@ -224,7 +266,7 @@ def swap_forest(view: ResultsView) -> tuple[MplFigure, Figure] | None:
                     row = _against_primary(view, panel_rule, language, output, alternative)
                     interval_point(axis, positions[language] - spread[index], row, *style(index))
         axis.set_title(title)
-    for axis in list(axes.flat)[len(panels):]:
+    for axis in list(axes.flat)[len(panels) :]:
         axis.set_visible(False)
     where = ", pooled" if many else ""
     if several:
@@ -235,18 +277,28 @@ def swap_forest(view: ResultsView) -> tuple[MplFigure, Figure] | None:
         top_legend(figure, legend_handles(outputs), "Output")
     alternatives = list(dict.fromkeys(panel[2] for panel in panels))
     pooled = "; ".join(
-        f"{output}" + (f" vs {alternative}" if several else "") + ": "
+        f"{output}"
+        + (f" vs {alternative}" if several else "")
+        + ": "
         + said(_against_primary(view, rule, POOLED, output, alternative))
-        for output in shown for alternative in alternatives
-    )  # fmt: skip
-    exchanged = (f"the primary reference ({primary}) is exchanged for each other reference (one panel each), "
-                 f"{rule} rule" if several else f"the reference {primary} is exchanged for {alternatives[0]}")  # fmt: skip
+        for output in shown
+        for alternative in alternatives
+    )
+    exchanged = (
+        f"the primary reference ({primary}) is exchanged for each other reference (one panel each), {rule} rule"
+        if several
+        else f"the reference {primary} is exchanged for {alternatives[0]}"
+    )
     # what the swap table holds beyond the figure
-    rest = [part for part, left_out in (
-        ("every language", many and len(view.languages) > 2),
-        ("the other rule", several and len(view.rules) > 1),
-        ("the deltas between two alternative references", several),
-    ) if left_out]  # fmt: skip
+    rest = [
+        part
+        for part, left_out in (
+            ("every language", many and len(view.languages) > 2),
+            ("the other rule", several and len(view.rules) > 1),
+            ("the deltas between two alternative references", several),
+        )
+        if left_out
+    ]
     listed = ", ".join(rest[:-1]) + " and " + rest[-1] if len(rest) > 1 else "".join(rest)
     caption = (
         f"Movement of each output's score when {exchanged}, in F1 points, with {view.confidence_label} (paired "
@@ -283,13 +335,17 @@ def _delta_summary(view: ResultsView, deltas: list[Row]) -> str:
     sentence = (
         f"The score moves with the reference alone: across {formatting.counted(outputs, 'output')} and "
         f"{formatting.counted(pairs, 'pair')} of references, the pooled {rule} F1 of a fixed output moves by up to "
-        f"{said(largest)} F1 points ({largest['output']}, {pair_label(largest)})" if largest else
-        f"The score moves with the reference alone (pooled {rule})"
+        f"{said(largest)} F1 points ({largest['output']}, {pair_label(largest)})"
+        if largest
+        else f"The score moves with the reference alone (pooled {rule})"
     )
     sentence += f"; {count_phrase(excluding, len(defined), 'pooled delta')} "
     sentence += f"{formatting.verb_of(excluding, len(defined), 'has an interval', 'have intervals')} excluding zero."
-    per_language = [row for _, row in view.rows.select("swap", "delta", rule=rule)
-                    if row["language"] != POOLED and row["estimate"] is not None]  # fmt: skip
+    per_language = [
+        row
+        for _, row in view.rows.select("swap", "delta", rule=rule)
+        if row["language"] != POOLED and row["estimate"] is not None
+    ]
     if len(view.languages) > 2 and per_language:
         sentence += largest_movement(view, per_language, with_pair=True)
     return sentence
@@ -303,13 +359,17 @@ def largest_movement(view: ResultsView, per_language: list[Row], with_pair: bool
     """
     decided = [row for row in per_language if formatting.excludes_zero(row["ci_low"], row["ci_high"])]
     undecided = len(per_language) - len(decided)
-    tail = (f"; {count_phrase(undecided, len(per_language), 'per-language movement')} "
-            f"{formatting.verb_of(undecided, len(per_language), 'is', 'are')} undecided (their "
-            f"{view.confidence_label} includes zero)")  # fmt: skip
+    tail = (
+        f"; {count_phrase(undecided, len(per_language), 'per-language movement')} "
+        f"{formatting.verb_of(undecided, len(per_language), 'is', 'are')} undecided (their "
+        f"{view.confidence_label} includes zero)"
+    )
     if not decided:
-        return (f" No per-language movement is decided: "
-                + ("its interval includes zero." if len(per_language) == 1 else
-                   f"all {formatting.count(len(per_language))} intervals include zero."))
+        return " No per-language movement is decided: " + (
+            "its interval includes zero."
+            if len(per_language) == 1
+            else f"all {formatting.count(len(per_language))} intervals include zero."
+        )
     top = max(decided, key=lambda row: abs(row["estimate"]))
     where = f"{top['output']}, {top['language']}" + (f", {pair_label(top)}" if with_pair else "")
     return f" The largest per-language movement whose interval excludes zero is {said(top)} ({where}){tail}."
@@ -335,8 +395,11 @@ def headlines(view: ResultsView) -> list[str]:
         if row["language"] != POOLED and row["estimate"] is not None
     ]
     first_ref, second_ref = deltas[0]["reference"], deltas[0]["reference_2"]
-    against = "the first reference minus its F1 against the second" if several else (
-        f"{first_ref} minus its F1 against {second_ref}")
+    against = (
+        "the first reference minus its F1 against the second"
+        if several
+        else (f"{first_ref} minus its F1 against {second_ref}")
+    )
     sentence = (
         f"The score moves with the reference alone: holding each output fixed, its pooled {rule} F1 against "
         f"{against} is {'; '.join(parts)} F1 points."
@@ -348,8 +411,15 @@ def headlines(view: ResultsView) -> list[str]:
 
 def _section(view: ResultsView, drawn: Mapping[str, Figure]) -> Section:
     applies = view.rows.has("swap")
-    return section(ANALYSIS, view, drawn, applies, ["swap"], [swap_table(view)] if applies else [],
-                   links=disagreements.links(view, "references"))
+    return section(
+        ANALYSIS,
+        view,
+        drawn,
+        applies,
+        ["swap"],
+        [swap_table(view)] if applies else [],
+        links=disagreements.links(view, "references"),
+    )
 
 
 def score_ranks(view: ResultsView) -> dict[tuple[str, str], float]:
@@ -380,8 +450,10 @@ def analysis_sentences(view: ResultsView) -> list[str]:
     if not deltas:
         return []
     row = max(deltas, key=lambda delta: abs(delta["estimate"]))
-    return [f"Largest reference-swap delta, {row['output']}, {row['reference']} − {row['reference_2']}, {row['rule']} "
-            f"F1: {said(row)} {where_pooled(view, row)}."]
+    return [
+        f"Largest reference-swap delta, {row['output']}, {row['reference']} − {row['reference_2']}, {row['rule']} "
+        f"F1: {said(row)} {where_pooled(view, row)}."
+    ]
 
 
 def _moves(view: ResultsView, deltas: list[Row], alternative: str, cited: list[Row]) -> str:
@@ -416,8 +488,10 @@ def _ranking(view: ResultsView, alternative: str, outputs: Sequence[str], cited:
         if view.undecidable:  # said in full once, in the draft note at the top, not once per reference
             holm = f", {UNDECIDED_FLIPS}."
         else:
-            holm = (f", {formatting.number(significant['estimate'], 0) if significant else formatting.UNDEFINED} "
-                    "of them significantly after Holm.")
+            holm = (
+                f", {formatting.number(significant['estimate'], 0) if significant else formatting.UNDEFINED} "
+                "of them significantly after Holm."
+            )
         return (
             f" The ranking of {ranked} outputs: tau-b {said(tau)}; {said(flips)} of "
             f"{formatting.counted(ranked * (ranked - 1) // 2, 'pair')} {formatting.verb(moved, 'changes', 'change')} "
@@ -433,10 +507,13 @@ def _ranking(view: ResultsView, alternative: str, outputs: Sequence[str], cited:
                 holm = "outside the Holm family" if swing["p_holm"] is None else "this run cannot decide significance"
             else:
                 holm = f"Holm p {formatting.p_value(swing['p_holm'])}"
-                verdict = ("significant after Holm: the comparison itself depends on the reference"
-                           if view.significant(swing["p_holm"]) else
-                           "its interval excludes zero, but it is not significant after Holm" if excludes else
-                           "its interval includes zero")  # fmt: skip
+                verdict = (
+                    "significant after Holm: the comparison itself depends on the reference"
+                    if view.significant(swing["p_holm"])
+                    else "its interval excludes zero, but it is not significant after Holm"
+                    if excludes
+                    else "its interval includes zero"
+                )
             return f" The margin {outputs[0]} − {outputs[1]} changes by {said(swing)} F1 points ({holm}): {verdict}."
     return ""
 
@@ -446,9 +523,13 @@ def verdicts(view: ResultsView) -> list[Verdict]:
     outputs' scores move (the swap deltas) and how the ranking holds (the leaderboard's, or the one pair's swing)."""
     found = []
     for alternative in view.references[1:]:
-        deltas = [row for _, row in view.rows.select("swap", "delta", rule=view.main_rule, language=POOLED,
-                                                     reference=view.primary, reference_2=alternative)
-                  if row["estimate"] is not None]  # fmt: skip
+        deltas = [
+            row
+            for _, row in view.rows.select(
+                "swap", "delta", rule=view.main_rule, language=POOLED, reference=view.primary, reference_2=alternative
+            )
+            if row["estimate"] is not None
+        ]
         if not deltas:
             continue
         outputs = [row["output"] for row in deltas]
@@ -469,8 +550,14 @@ ANALYSIS = Analysis(
     section=_section,
     figures=(swap_forest,),
     headlines=headlines,
-    checks=(ReleaseCheck("max_abs_delta", "max_abs", pooled_rows("swap", "delta"),
-                         absent="the results hold no swap delta (one reference)"),),
+    checks=(
+        ReleaseCheck(
+            "max_abs_delta",
+            "max_abs",
+            pooled_rows("swap", "delta"),
+            absent="the results hold no swap delta (one reference)",
+        ),
+    ),
     release_rows=ReleaseRows(pooled_rows("swap", "delta", primary=True), place=2),
     ranking=Ranking(score_ranks, "the order of the outputs' swap scores", fallback=True),
     index_columns=(IndexColumn("Largest pooled Δ", lambda view: said(largest_pooled_delta(view)), _delta_label),),

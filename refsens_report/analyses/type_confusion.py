@@ -6,14 +6,14 @@ Counted once over the corpus (no bootstrap): results.json carries the cells besi
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from refsens_report import formatting
-from refsens_report.analyses.base import Analysis, AuditContext, Section, section
-from refsens_report.analyses.base import DIFFERENCES
+from refsens_report.analyses.base import DIFFERENCES, Analysis, AuditContext, Section, section
 from refsens_report.counts import MANY_TYPES
 from refsens_report.figures import MIN_TEXT_PT, WIDTH, Figure, fits_cells, labels_width, mpl, plain, subplots
 from refsens_report.tables import Table, count_cell, label
@@ -39,8 +39,10 @@ def summary(context: AuditContext) -> dict[str, Any]:
 
 def applicability(context: AuditContext) -> dict[str, str | None]:
     return {
-        "type_confusion": None if context.has_annotators else "Type confusion compares the two annotator passes, which this record does not name.",
-    }  # fmt: skip
+        "type_confusion": None
+        if context.has_annotators
+        else "Type confusion compares the two annotator passes, which this record does not name.",
+    }
 
 
 # --- the report ------------------------------------------------------------------------------------
@@ -64,7 +66,7 @@ class Confusion:
     annotators: tuple[str, str]
 
     @classmethod
-    def from_view(cls, view: ResultsView) -> "Confusion | None":
+    def from_view(cls, view: ResultsView) -> Confusion | None:
         confusion = view.data.get("type_confusion") or {}
         cells = confusion.get("cells") or []
         if not confusion.get("available", bool(cells)) or not cells:
@@ -110,8 +112,7 @@ def type_confusion_table(view: ResultsView) -> Table:
     types, hidden = confusion.shown() if confusion else ([], 0)
     matrix = confusion.matrix(types, bool(hidden)) if confusion else np.zeros((0, 0), dtype=np.int64)
     names = [shown_type(name) for name in types] + ([_other_label(hidden)] if hidden else [])
-    rows = tuple((label(name), *(count_cell(int(value)) for value in line))
-                 for name, line in zip(names, matrix))  # fmt: skip
+    rows = tuple((label(name), *(count_cell(int(value)) for value in line)) for name, line in zip(names, matrix))
     annotator_a, annotator_b = confusion.annotators if confusion else tuple((view.annotators or ["A", "B"])[:2])
     caption = (
         f"Spans of A ({annotator_a}, rows) and B ({annotator_b}, columns) with identical boundaries, counted "
@@ -124,9 +125,16 @@ def type_confusion_table(view: ResultsView) -> Table:
             f" The {len(types)} types with the most such spans are shown; the other {hidden} are summed in 'other'. "
             f"The table's CSV lists every pair of the {len(confusion.types)} types that occurs, with its count."
         )
-        full = Table(key="type-confusion", title="", caption="", columns=(f"A: {annotator_a}", f"B: {annotator_b}", "Spans"),
-                     rows=tuple((label(type_a), label(type_b), count_cell(number))
-                                for (type_a, type_b), number in sorted(confusion.counts.items())))  # fmt: skip
+        full = Table(
+            key="type-confusion",
+            title="",
+            caption="",
+            columns=(f"A: {annotator_a}", f"B: {annotator_b}", "Spans"),
+            rows=tuple(
+                (label(type_a), label(type_b), count_cell(number))
+                for (type_a, type_b), number in sorted(confusion.counts.items())
+            ),
+        )
     elif hidden:
         caption += (
             f" The {formatting.count(len(types))} types with the most such spans are shown; the other "
@@ -134,10 +142,17 @@ def type_confusion_table(view: ResultsView) -> Table:
             f"{formatting.counted(len(confusion.types), 'type')}."
         )
         everything = confusion.matrix(confusion.types, False)
-        full = Table(key="type-confusion", title="", caption="", columns=("A \\ B", *confusion.types),
-                     groups=(("", 1), (f"B: {annotator_b}", len(confusion.types))),
-                     rows=tuple((label(name), *(count_cell(int(value)) for value in line))
-                                for name, line in zip(confusion.types, everything)))  # fmt: skip
+        full = Table(
+            key="type-confusion",
+            title="",
+            caption="",
+            columns=("A \\ B", *confusion.types),
+            groups=(("", 1), (f"B: {annotator_b}", len(confusion.types))),
+            rows=tuple(
+                (label(name), *(count_cell(int(value)) for value in line))
+                for name, line in zip(confusion.types, everything)
+            ),
+        )
     return Table(
         key="type-confusion",
         title="Type confusion between the annotators",
@@ -164,16 +179,18 @@ def type_heatmap(view: ResultsView) -> tuple[MplFigure, Figure] | None:
     shown = np.where(matrix > 0, matrix, np.nan)
     top = max(1.0, float(np.nanmax(shown))) if np.isfinite(shown).any() else 1.0
     image = axis.imshow(shown, cmap="cividis", norm=matplotlib.colors.LogNorm(vmin=1, vmax=max(top, 10)), aspect="auto")
-    counts = {(row, column): formatting.count_short(int(value)) for (row, column), value in np.ndenumerate(matrix) if value}
+    counts = {
+        (row, column): formatting.count_short(int(value)) for (row, column), value in np.ndenumerate(matrix) if value
+    }
     # the cells' width once the type names and the colour bar have their room
     cell = (WIDTH - labels_width(names) - 1.6) / len(names)
     labelled = fits_cells(list(counts.values()), cell)
     for (row, column), text in counts.items() if labelled else ():
         level = math.log10(matrix[row, column]) / math.log10(max(top, 10))
-        axis.text(column, row, text, ha="center", va="center", fontsize=MIN_TEXT_PT,
-                  color="black" if level > 0.6 else "white")  # fmt: skip
-    axis.set_xticks(range(len(names)), [plain(name) for name in names], rotation=45, ha="right",
-                    rotation_mode="anchor")  # fmt: skip
+        axis.text(
+            column, row, text, ha="center", va="center", fontsize=MIN_TEXT_PT, color="black" if level > 0.6 else "white"
+        )
+    axis.set_xticks(range(len(names)), [plain(name) for name in names], rotation=45, ha="right", rotation_mode="anchor")
     axis.set_yticks(range(len(names)), [plain(name) for name in names])
     axis.set_xlabel(plain(f"Type given by B ({annotator_b})"))
     axis.set_ylabel(plain(f"Type given by A ({annotator_a})"))
@@ -187,8 +204,12 @@ def type_heatmap(view: ResultsView) -> tuple[MplFigure, Figure] | None:
     colourbar.outline.set_visible(False)
     total = sum(confusion.counts.values())
     off_diagonal = total - sum(number for (type_a, type_b), number in confusion.counts.items() if type_a == type_b)
-    shown_note = (f" The {formatting.count(len(types))} types with the most such spans are shown; the other "
-                  f"{formatting.count(hidden)} are summed in 'other'." if hidden else "")  # fmt: skip
+    shown_note = (
+        f" The {formatting.count(len(types))} types with the most such spans are shown; the other "
+        f"{formatting.count(hidden)} are summed in 'other'."
+        if hidden
+        else ""
+    )
     return figure, Figure(
         key="type-confusion",
         title="Type confusion between the annotators",
@@ -209,8 +230,15 @@ def type_heatmap(view: ResultsView) -> tuple[MplFigure, Figure] | None:
 def _section(view: ResultsView, drawn: Mapping[str, Figure]) -> Section:
     confusion = view.data.get("type_confusion") or {}
     applies = bool(confusion.get("available") and confusion.get("cells"))
-    return section(ANALYSIS, view, drawn, applies, ["type-confusion"], [type_confusion_table(view)] if applies else [],
-                   applicability_key="agreement")  # fmt: skip
+    return section(
+        ANALYSIS,
+        view,
+        drawn,
+        applies,
+        ["type-confusion"],
+        [type_confusion_table(view)] if applies else [],
+        applicability_key="agreement",
+    )
 
 
 ANALYSIS = Analysis(

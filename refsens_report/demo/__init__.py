@@ -41,21 +41,26 @@ def _dump(row: dict[str, Any]) -> bytes:
     return orjson.dumps(row)
 
 
-def write_simulation(directory: Path, items: int | None = None, seed: int = 0, neutral: bool = False,
-                     outputs: int | None = None) -> list[Path]:  # fmt: skip
+def write_simulation(
+    directory: Path, items: int | None = None, seed: int = 0, neutral: bool = False, outputs: int | None = None
+) -> list[Path]:
     """Write DIR/record.jsonl, DIR/refsens.toml and DIR/datasheet.md; return their paths.
 
     ``outputs``: model outputs scored beside the two annotator passes (default DEFAULT_OUTPUTS; 0 scores the
     annotators alone, as the paper does).
     """
     if items is not None and items < len(SimulationParameters().languages):
-        raise InputError(f"simulate: --items must be at least {len(SimulationParameters().languages)} "
-                         f"(one per language), got {items}")  # fmt: skip
+        raise InputError(
+            f"simulate: --items must be at least {len(SimulationParameters().languages)} "
+            f"(one per language), got {items}"
+        )
     if seed < 0:
         raise InputError(f"simulate: --seed must be a non-negative integer, got {seed}")
     if outputs is not None and not 0 <= outputs <= MAX_OUTPUTS:
-        raise InputError(f"simulate: --outputs must be between 0 and {MAX_OUTPUTS} (model outputs beside the two "
-                         f"annotator passes), got {outputs}")  # fmt: skip
+        raise InputError(
+            f"simulate: --outputs must be between 0 and {MAX_OUTPUTS} (model outputs beside the two "
+            f"annotator passes), got {outputs}"
+        )
     parameters = SimulationParameters()
     if outputs is not None:
         parameters = replace(parameters, models=simulated_models(outputs))

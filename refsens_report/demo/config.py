@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from refsens_report.analyses.interaction import family_members
 from refsens_report.bootstrap import AUTO_MIN_RESAMPLES, auto_resamples, holm_floor
@@ -41,8 +41,11 @@ DEMO_FLOOR_SHARE = 0.8
 
 def demo_roles(parameters: SimulationParameters) -> Roles:
     """Return the demo's roles: the two annotator passes and the model outputs scored under two references."""
-    return Roles(annotators=ANNOTATORS, outputs=(*ANNOTATORS, *(model.name for model in parameters.models)),
-                 references=REFERENCES)  # fmt: skip
+    return Roles(
+        annotators=ANNOTATORS,
+        outputs=(*ANNOTATORS, *(model.name for model in parameters.models)),
+        references=REFERENCES,
+    )
 
 
 def demo_family_size(parameters: SimulationParameters) -> int:
@@ -52,9 +55,15 @@ def demo_family_size(parameters: SimulationParameters) -> int:
     stands in the ranking: which order it takes does not change how many pairs are adjacent in it.
     """
     roles = demo_roles(parameters)
-    config = Config(path=Path("refsens.toml"), name=DATASET_NAME, version=DEMO_VERSION, record_format="jsonl",
-                    record_options=None, roles=roles,
-                    audit=AuditSettings(rules=DEMO_RULES, family=default_family(len(roles.outputs))))  # fmt: skip
+    config = Config(
+        path=Path("refsens.toml"),
+        name=DATASET_NAME,
+        version=DEMO_VERSION,
+        record_format="jsonl",
+        record_options=None,
+        roles=roles,
+        audit=AuditSettings(rules=DEMO_RULES, family=default_family(len(roles.outputs))),
+    )
     groups = [*(language.code for language in parameters.languages), POOLED]
     return len(family_members(config, roles.outputs, groups))
 
@@ -70,8 +79,10 @@ def render_config(parameters: SimulationParameters, seed: int) -> str:
     resamples_comment = ""
     if resamples > AUTO_MIN_RESAMPLES:
         floor = holm_floor(demo_family_size(parameters), resamples)
-        resamples_comment = (f"   # Holm floor {floor:.3f} ({demo_family_size(parameters)} tests): "
-                             "a flip seen in every replicate is significant")  # fmt: skip
+        resamples_comment = (
+            f"   # Holm floor {floor:.3f} ({demo_family_size(parameters)} tests): "
+            "a flip seen in every replicate is significant"
+        )
     return (
         "# Written by `refsens-report simulate`: a synthetic record from the simulated annotation pipeline.\n"
         "[dataset]\n"

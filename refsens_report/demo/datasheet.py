@@ -76,10 +76,14 @@ def render_datasheet(parameters: SimulationParameters, seed: int, rows: list[dic
             "The model outputs are simulated the same way as a pass, each with its own miss, extra and "
             "type-confusion rates and its own boundary conventions (the table below). One comparison is planted: "
             "`model_1` is the more accurate, with conventions of its own"
-            + (", and `model_2` was tuned on the shipped gold, so it learned the delivered gold's conventions "
-               "(annotator A's, through the silent default) but misses more mentions. Under the delivered gold "
-               "`model_2` ranks above `model_1`; under the reviewer, whose convention favours no one, the order "
-               "flips." if len(names) > 1 else ".")
+            + (
+                ", and `model_2` was tuned on the shipped gold, so it learned the delivered gold's conventions "
+                "(annotator A's, through the silent default) but misses more mentions. Under the delivered gold "
+                "`model_2` ranks above `model_1`; under the reviewer, whose convention favours no one, the order "
+                "flips."
+                if len(names) > 1
+                else "."
+            )
             + (" The others come in pairs of near-equal strength." if len(names) > 3 else "")
         )
         models_story = "\n\n" + textwrap.fill(story, width=108, break_long_words=False, break_on_hyphens=False)
@@ -115,18 +119,18 @@ record.
 
 ## Composition
 
-- {summary['items']:,} items (prompts) in {len(summary['per_language'])} languages: {per_language}.
+- {summary["items"]:,} items (prompts) in {len(summary["per_language"])} languages: {per_language}.
 - Each item has an invented text (a fictitious ticket number, a task instruction, filler sentences and PII
   mentions) with 0-8 latent PII mentions of types such as NAME, PHONE, EMAIL, ADDRESS, ID_NUMBER,
   TAX_NUMBER, PASSPORT_NUMBER, DATE_OF_BIRTH, BANK_ACCOUNT, CREDIT_CARD and USERNAME; the delivered gold
-  holds {summary['spans']:,} spans.
-- Labellings: `annotator_a` on {labelled['annotator_a']:,} items, `annotator_b` on {labelled['annotator_b']:,},
-  `delivered` on {labelled['delivered']:,}, `reviewer` on {labelled['reviewer']:,}
-  ({_percent(labelled['reviewer'] / summary['items'])}, a random sample).
-{models_line}- `meta.third_pass`: the third pass fired on {summary['third_pass']:,} items
-  ({_percent(summary['third_pass'] / summary['items'])}).
-- `meta.dup_key`: a hash of the text. {summary['duplicate_groups']:,} keys are shared by
-  {summary['duplicated_items']:,} items (the same prompt entered the pipeline twice). A few of these pairs
+  holds {summary["spans"]:,} spans.
+- Labellings: `annotator_a` on {labelled["annotator_a"]:,} items, `annotator_b` on {labelled["annotator_b"]:,},
+  `delivered` on {labelled["delivered"]:,}, `reviewer` on {labelled["reviewer"]:,}
+  ({_percent(labelled["reviewer"] / summary["items"])}, a random sample).
+{models_line}- `meta.third_pass`: the third pass fired on {summary["third_pass"]:,} items
+  ({_percent(summary["third_pass"] / summary["items"])}).
+- `meta.dup_key`: a hash of the text. {summary["duplicate_groups"]:,} keys are shared by
+  {summary["duplicated_items"]:,} items (the same prompt entered the pipeline twice). A few of these pairs
   carry the copy defect on purpose: the reviewer's labels are a copy of one annotator's.
 
 ## Collection process

@@ -129,10 +129,17 @@ def _latent_items(
             pieces.append(" " + fillers)
         texts.append("".join(pieces))
     return _LatentItems(
-        texts=texts, unit_offsets=unit_offsets, mentions=n_mentions, label=label, convention=convention,
-        is_decoy=is_decoy, short_start=np.array(short_start), short_end=np.array(short_end),
-        long_start=np.array(long_start), long_end=np.array(long_end),
-    )  # fmt: skip
+        texts=texts,
+        unit_offsets=unit_offsets,
+        mentions=n_mentions,
+        label=label,
+        convention=convention,
+        is_decoy=is_decoy,
+        short_start=np.array(short_start),
+        short_end=np.array(short_end),
+        long_start=np.array(long_start),
+        long_end=np.array(long_end),
+    )
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -177,16 +184,22 @@ def _annotate(
     def one_pass(miss: float, extra: float, confusion: float, includes: np.ndarray) -> Version:
         """Return one independent pass: which units it labels, with which boundaries and type."""
         roll = rng.random((3, total))
-        return (np.where(is_decoy, roll[0] < extra, roll[0] >= miss), has_variant & (roll[1] < includes),
-                roll[2] < confusion)  # fmt: skip
+        return (
+            np.where(is_decoy, roll[0] < extra, roll[0] >= miss),
+            has_variant & (roll[1] < includes),
+            roll[2] < confusion,
+        )
 
     rates = (language.miss_rate, language.extra_rate, language.type_confusion_rate)
     a = one_pass(*rates, np.array(parameters.annotator_a_includes)[convention])
     b = one_pass(*rates, np.array(parameters.annotator_b_includes)[convention])
     # The reviewer assigned to an item applies one convention to all of its mentions of a kind.
     reviewer_long = rng.random((n_rows, len(CONVENTIONS))) < np.array(parameters.reviewer_includes)
-    reviewer_rates = (parameters.reviewer_miss_rate, parameters.reviewer_extra_rate,
-                      parameters.reviewer_type_confusion_rate)  # fmt: skip
+    reviewer_rates = (
+        parameters.reviewer_miss_rate,
+        parameters.reviewer_extra_rate,
+        parameters.reviewer_type_confusion_rate,
+    )
     labelled, _, confused = one_pass(*reviewer_rates, np.zeros(total))
     reviewer = (labelled, has_variant & reviewer_long[row_of, convention], confused)
 
@@ -206,8 +219,9 @@ def _annotate(
     same_span = (a[0] == b[0]) & (~a[0] | ((a[1] == b[1]) & (a[2] == b[2])))
     differs = np.bincount(row_of, weights=~same_span, minlength=n_rows) > 0
     roll = rng.random((5, n_rows))
-    third_pass = np.where(differs, roll[0] < language.third_pass_on_disagreement,
-                          roll[0] < language.third_pass_on_agreement)  # fmt: skip
+    third_pass = np.where(
+        differs, roll[0] < language.third_pass_on_disagreement, roll[0] < language.third_pass_on_agreement
+    )
     silent_keeps_a = roll[1] < parameters.silent_default_keeps_a
     # A pass missing from the export (1: A, 2: B); the delivered gold is then the pass that exists.
     absent = np.where(roll[2] < parameters.pass_absent_share, np.where(roll[3] < 0.5, 1, 2), 0)
@@ -242,9 +256,11 @@ def _annotate(
     def model_pass(model: ModelParameters) -> Version:
         """Return one model's output: like an annotator pass, with the model's rates and conventions."""
         roll = model_rng.random((3, total))
-        return (np.where(is_decoy, roll[0] < model.extra_rate, roll[0] >= model.miss_rate),
-                has_variant & (roll[1] < np.array(model.includes)[convention]),
-                roll[2] < model.type_confusion_rate)  # fmt: skip
+        return (
+            np.where(is_decoy, roll[0] < model.extra_rate, roll[0] >= model.miss_rate),
+            has_variant & (roll[1] < np.array(model.includes)[convention]),
+            roll[2] < model.type_confusion_rate,
+        )
 
     everywhere = np.ones(n_rows, dtype=bool)
     labellings = {
@@ -280,8 +296,11 @@ def simulate_rows(parameters: SimulationParameters, seed: int = 0) -> list[dict[
         dup_group = np.full(size, -1)
         dup_group[sources] = np.arange(pairs)
         dup_group[size - pairs :] = np.arange(pairs)
-        rows = _Rows(latent=np.concatenate([np.arange(size - pairs), sources]), dup_group=dup_group,
-                     copy_defect=np.zeros(size, dtype=np.int64))  # fmt: skip
+        rows = _Rows(
+            latent=np.concatenate([np.arange(size - pairs), sources]),
+            dup_group=dup_group,
+            copy_defect=np.zeros(size, dtype=np.int64),
+        )
         latent_by_language.append(latent)
         rows_by_language.append(rows)
         eligible += [(position, group) for group, source in enumerate(sources.tolist()) if latent.mentions[source]]
@@ -302,11 +321,13 @@ def simulate_rows(parameters: SimulationParameters, seed: int = 0) -> list[dict[
         # Duplicates land anywhere in the language's block, so keep_first and keep_last differ.
         for number, index in enumerate(rng.permutation(len(latent_of)).tolist(), start=1):
             present = {name: spans[index] for name, spans in labellings.items() if spans[index] is not None}
-            records.append({
-                "id": f"{language.code}-{number:06d}",
-                "language": language.code,
-                "text": latent.texts[latent_of[index]],
-                "labellings": present,
-                "meta": {"third_pass": flags[index], "dup_key": keys[latent_of[index]]},
-            })  # fmt: skip
+            records.append(
+                {
+                    "id": f"{language.code}-{number:06d}",
+                    "language": language.code,
+                    "text": latent.texts[latent_of[index]],
+                    "labellings": present,
+                    "meta": {"third_pass": flags[index], "dup_key": keys[latent_of[index]]},
+                }
+            )
     return records
