@@ -16,7 +16,7 @@ TEST_DEBS := $(REPORT_DEBS) chromium poppler-utils
 # Without recommends: 16 packages, 144 MB installed (with them, 34 packages and 313 MB).
 TEX_DEBS := texlive-latex-base texlive-latex-recommended
 
-.PHONY: report check test install bench clean report-debs test-debs wheel-check
+.PHONY: report check test lint format install bench clean report-debs test-debs wheel-check
 
 # Debian packages: the Noto fonts (Devanagari, Arabic, CJK labels in the PDF), chromium (the browser
 # test), poppler-utils (pdftoppm: the PDF test reads pages back as pixels) and TeX Live (the LaTeX test).
@@ -69,8 +69,17 @@ else
 	$(BIN)/refsens-report check $(CONFIG) --junit out/check.xml
 endif
 
-test: $(STAMP) test-debs
+# The tests start with the linter and the formatter (ruff, pyproject.toml's [tool.ruff]): `make format` rewrites.
+test: $(STAMP) test-debs lint
 	$(BIN)/python -m pytest -q
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+format: $(STAMP)
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .
 
 # What a user gets from `pip install .`: a wheel in a fresh virtual environment, run from a temporary folder.
 wheel-check: $(STAMP) report-debs

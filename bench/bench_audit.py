@@ -122,7 +122,8 @@ def main() -> None:
         print(json.dumps(run_one(args.child, args.resamples, args.rules)))
         return
     print(
-        f"{'items':>9} {'load':>6} {'counts':>7} {'bootstrap':>9} {'analyses':>8} {'write':>6} {'total':>6} {'peak MB':>8}"
+        f"{'items':>9} {'load':>6} {'counts':>7} {'bootstrap':>9} {'analyses':>8} {'write':>6} {'total':>6} "
+        f"{'peak MB':>8}"
     )
     for scale in args.scale:
         out = subprocess.run(

@@ -159,7 +159,8 @@ def main() -> None:
         f"{args.resamples:,} replicates: {figures['rows']:,} rows ({figures['leaderboard_rows']:,} leaderboard)"
     )
     print(
-        f"{'load':>6} {'counts':>7} {'bootstrap':>9} {'analyses':>8} {'write':>6} {'total':>6} {'cpu':>6} {'peak MB':>8}"
+        f"{'load':>6} {'counts':>7} {'bootstrap':>9} {'analyses':>8} {'write':>6} {'total':>6} {'cpu':>6} "
+        f"{'peak MB':>8}"
     )
     print(
         f"{stages.get('load', 0):6.2f} {stages.get('counts', 0):7.2f} {stages.get('bootstrap', 0):9.2f} "

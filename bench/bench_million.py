@@ -180,7 +180,8 @@ def main() -> None:
             out = subprocess.run([sys.executable, __file__, "--child", str(config)], capture_output=True, text=True)
             if out.returncode != 0:
                 print(
-                    f"{case:<14} failed: {out.stderr.strip().splitlines()[-1] if out.stderr.strip() else out.returncode}"
+                    f"{case:<14} failed: "
+                    f"{out.stderr.strip().splitlines()[-1] if out.stderr.strip() else out.returncode}"
                 )
                 continue
             figures = json.loads(out.stdout.strip().splitlines()[-1])

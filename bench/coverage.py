@@ -164,7 +164,8 @@ def main() -> None:
 
     print(
         f"Coverage of nominal 95 % intervals: {args.records} records of {args.items:,} items, "
-        f"{args.resamples} bootstrap replicates each ({args.interval} intervals); truth from {args.truth_items:,} items; "
+        f"{args.resamples} bootstrap replicates each ({args.interval} intervals); truth from {args.truth_items:,} "
+        "items; "
         f"canonical blocks of {bootstrap.BLOCK_ITEMS:,} items."
     )
     print(

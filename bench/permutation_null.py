@@ -107,7 +107,8 @@ def main() -> None:
     )
     print(f"  largest |audit p − exact sign-test p|: {distance:.4f}")
     print(
-        f"  deciles of the randomised p: {' '.join(f'{q:.2f}' for q in np.quantile(randomised, np.linspace(0.1, 0.9, 9)))}"
+        f"  deciles of the randomised p: "
+        f"{' '.join(f'{q:.2f}' for q in np.quantile(randomised, np.linspace(0.1, 0.9, 9)))}"
     )
     if default:
         print(

@@ -213,7 +213,8 @@ class Gate:
 
 
 def gate(view: ResultsView) -> Gate | None:
-    """Return the checks of results.json's config as used (view.settings) against its rows; None when it has no [check]."""
+    """Return the checks of results.json's config as used (view.settings) against its rows; None when it has no
+    [check]."""
     if view.settings.checks is None:
         return None
     outcomes = tuple(evaluate_all(view.settings.checks, view))

@@ -1,9 +1,10 @@
 """Estimating statistics on item sets: the paired stratified bootstrap's draws, and one results row per group.
 
 An analysis states what to estimate as ``Stat`` specifications (its labels in the results contract and the
-expression computing it). The ``Estimator`` draws each item set's replicate sums once per random stream (``bootstrap.resampled_sums``)
-and evaluates every statistic of the analyses on them; a later analysis on the same item set and stream (the
-leaderboard) reuses the draws, so its numbers are paired with the others replicate by replicate.
+expression computing it). The ``Estimator`` draws each item set's replicate sums once per random stream
+(``bootstrap.resampled_sums``) and evaluates every statistic of the analyses on them; a later analysis on the same
+item set and stream (the leaderboard) reuses the draws, so its numbers are paired with the others replicate by
+replicate.
 """
 
 from __future__ import annotations

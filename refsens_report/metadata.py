@@ -268,7 +268,8 @@ def croissant(results: Mapping[str, Any], folder: Path, work: Work) -> dict[str,
             "@type": "cr:RecordSet",
             "@id": "results",
             "name": "results",
-            "description": "The audit's statistics: estimate, interval, p-values and item count per row; each field below says what its column holds.",
+            "description": "The audit's statistics: estimate, interval, p-values and item count per row; each field "
+            "below says what its column holds.",
             "field": [_field(name) for name in COLUMNS if name in results.get("columns", COLUMNS)],
         }
     ]
@@ -304,7 +305,8 @@ def dataset_card(results: Mapping[str, Any], work: Work) -> str:
     return (
         "\n".join(
             [
-                f"# Hugging Face dataset card metadata for {work.name} {work.version}, written by refsens-report {__version__}.",
+                f"# Hugging Face dataset card metadata for {work.name} {work.version}, written by refsens-report "
+                f"{__version__}.",
                 "# Paste it between the two --- lines at the top of the dataset's README.md. The card's Croissant",
                 "# export leaves out the Responsible-AI fields: publish croissant.json from this folder beside it.",
                 *card_fields(results, work),

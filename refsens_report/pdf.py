@@ -297,10 +297,10 @@ class _Runs:
             self.layouts = [_typeset_run(html, folder, fetcher, target) for html, target in zip(htmls, self.targets)]
             return
         context = multiprocessing.get_context("fork")
-        for html, target in zip(htmls, self.targets):
+        for page_html, target in zip(htmls, self.targets):
             receive, send = context.Pipe(duplex=False)
             process = context.Process(
-                target=_run_in_child, args=(html, folder, fetcher, target, send, os.getpid()), daemon=True
+                target=_run_in_child, args=(page_html, folder, fetcher, target, send, os.getpid()), daemon=True
             )
             with stop_signals_held():  # a SIGTERM while forking is handled after it, not lost in its hooks
                 process.start()
@@ -605,7 +605,8 @@ _WARM_UP_SVG = (
 )
 _WARM_UP_HTML = f"""<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>warm-up</title><style>
 body {{ font-family: "Noto Sans", "DejaVu Sans", sans-serif; }} td {{ white-space: pre-line; }}
-td::first-line {{ font-weight: 700; }} @page {{ @bottom-right {{ content: "Page " counter(page) " of " counter(pages) }} }}
+td::first-line {{ font-weight: 700; }}
+@page {{ @bottom-right {{ content: "Page " counter(page) " of " counter(pages) }} }}
 pre {{ font-family: "DejaVu Sans Mono", monospace; }} h2 {{ break-after: avoid; }}
 </style></head><body><h1>Warm-up</h1><h2 id="a">Warm-up</h2><p>Text <b>bold</b> <i>italic</i> <a href="#a">link</a></p>
 <table><thead><tr><th>a</th></tr></thead><tbody><tr><td>1.0\n[0.5, 1.5]</td></tr></tbody></table>

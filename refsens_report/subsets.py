@@ -1,4 +1,5 @@
-"""Item subsets (docs/method.md section 2): duplicate groups, the copy defect, policies, corpus/audited/decontaminated."""
+"""Item subsets (docs/method.md section 2): duplicate groups, the copy defect, policies, and the corpus, audited and
+decontaminated item sets."""
 
 from __future__ import annotations
 

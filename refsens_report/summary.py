@@ -4,7 +4,8 @@ One verdict per alternative reference (how far each output's score moves when th
 swapped for it, with intervals, and how the ranking holds: tau-b, flips, how many are significant after Holm),
 then each analysis's headline findings in the same list (the band, the neutrality of the primary reference, ...:
 the appendix has no second list of them), one figure (the rank chart with 3+ ranked outputs, the swap figure
-otherwise) and the analyses that do not apply, one line each. Every number is a results row as printed (``prose.said``), so the summary equals results.csv.
+otherwise) and the analyses that do not apply, one line each. Every number is a results row as printed
+(``prose.said``), so the summary equals results.csv.
 
 Each piece is an analysis's declaration (``analyses/base.py``): the verdicts (``Analysis.verdicts``, the swap's),
 the findings (``headlines``), the figure (``summary_figure``) and the one-line answer (``one_line``, the band's).

@@ -714,7 +714,8 @@ def test_problems_of_every_part_are_reported_in_one_run(tmp_path, capsys):
         ),
         ('[[record.parts]]\nlanguage = "es"\n', "", "'record.parts[1].labellings': is required"),
         (
-            '[[record.parts]]\nlanguage = "es"\nlabellings = { gold = "a.txt", model = { path = "a.txt", colour = 1 } }\n',
+            '[[record.parts]]\nlanguage = "es"\nlabellings = { gold = "a.txt", model = { path = "a.txt", colour = 1 } '
+            "}\n",
             "",
             "'record.parts[1].labellings.model.colour': unknown key",
         ),
@@ -724,17 +725,20 @@ def test_problems_of_every_part_are_reported_in_one_run(tmp_path, capsys):
             "'record.parts[1].split': unknown key",
         ),
         (
-            '[[record.parts]]\nlanguage = "es"\nmeta = { line = 3 }\nlabellings = { gold = "a.txt", model = "a.txt" }\n',
+            '[[record.parts]]\nlanguage = "es"\nmeta = { line = 3 }\nlabellings = { gold = "a.txt", model = "a.txt" '
+            "}\n",
             "",
             "'record.parts[1].meta.line': is set by the adapter on every item (line, document, sentences)",
         ),
         (
-            '[[record.parts]]\nlanguage = "es"\nmeta = { split = [1] }\nlabellings = { gold = "a.txt", model = "a.txt" }\n',
+            '[[record.parts]]\nlanguage = "es"\nmeta = { split = [1] }\nlabellings = { gold = "a.txt", model = '
+            '"a.txt" }\n',
             "",
             "'record.parts[1].meta.split': must be a string, a number or true/false, got [1]",
         ),
         (
-            '[[record.parts]]\nlanguage = "es"\nmeta = { third_pass = "yes" }\nlabellings = { gold = "a.txt", model = "a.txt" }\n',
+            '[[record.parts]]\nlanguage = "es"\nmeta = { third_pass = "yes" }\nlabellings = { gold = "a.txt", model = '
+            '"a.txt" }\n',
             "",
             "'record.parts[1].meta.third_pass': must be true or false",
         ),
@@ -749,14 +753,17 @@ def test_problems_of_every_part_are_reported_in_one_run(tmp_path, capsys):
             "'record.labellings': cannot be used with [[record.parts]]",
         ),
         (
-            '[[record.parts]]\nlanguage = "es"\nlabellings = { gold = "a.txt", model = { path = "a.txt", gold_column = 2 } }\n'
-            '[[record.parts]]\nname = "2"\nlanguage = "es"\nlabellings = { other = "a.txt", model = { path = "a.txt", gold_column = 2 } }\n',
+            '[[record.parts]]\nlanguage = "es"\nlabellings = { gold = "a.txt", model = { path = "a.txt", gold_column '
+            "= 2 } }\n"
+            '[[record.parts]]\nname = "2"\nlanguage = "es"\nlabellings = { other = "a.txt", model = { path = "a.txt", '
+            "gold_column = 2 } }\n",
             'gold = "gold"\n',
             "'record.parts[2].labellings': model set gold_column, checked against record.gold = 'gold', "
             "which this part does not have",
         ),
         (
-            '[[record.parts]]\nlanguage = "es"\nlabellings = { gold = "a.txt", model = { path = "a.txt", gold_column = 2 } }\n',
+            '[[record.parts]]\nlanguage = "es"\nlabellings = { gold = "a.txt", model = { path = "a.txt", gold_column '
+            "= 2 } }\n",
             'gold = "nope"\n',
             "'record.gold': 'nope' is not one of the parts' labellings (gold, model)",
         ),

@@ -274,7 +274,8 @@ def test_engine_holm_column_matches_statsmodels(three_by_three):
     assert len(set(p_values)) > 5, "a family with varied p-values"
     expected = multipletests(p_values, method="holm")[1]
     assert [row["p_holm"] for row in family] == pytest.approx(list(expected), rel=1e-12)
-    # no other row of docs/method.md section 3 is adjusted (later analyses, e.g. leaderboard flips, may quote these p_holm)
+    # no other row of docs/method.md section 3 is adjusted (later analyses, e.g. leaderboard flips, may quote these
+    # p_holm)
     method_analyses = {
         "agreement",
         "neutrality",
@@ -301,7 +302,8 @@ def test_every_pair_of_outputs_and_references_is_there(three_by_three):
 
 
 def test_band_with_three_references(three_by_three):
-    """docs/method.md section 3: band = max(|ci_low|, |ci_high|) of the pooled delta; with several deltas, the widest."""
+    """docs/method.md section 3: band = max(|ci_low|, |ci_high|) of the pooled delta; with several deltas, the
+    widest."""
     for output in (A, B, MODEL):
         deltas = select(
             three_by_three, analysis="swap", statistic="delta", rule="strict", output=output, language="pooled"

@@ -497,9 +497,8 @@ def test_headline_says_how_far_each_score_moves_had_the_default_kept_b() -> None
     assert aggregation.ANALYSIS.headlines(_view()) == [
         "Had delivered kept b's spans on the 30 audited items where a and b differ and no third pass fired, a's "
         "pooled strict F1 would change by −6.00 [−6.50, −5.50] and b's by +6.00 [+5.50, +6.50] F1 points; the "
-        "reference's skew between a and b would be −12.0 [−14.0, −10.0] points instead of +20.0 [+12.0, +28.0].".replace(
-            "−", "-"
-        ),
+        "reference's skew between a and b would be −12.0 [−14.0, −10.0] points instead of +20.0 [+12.0, "
+        "+28.0].".replace("−", "-"),
         "Under the other rules, a's score would change by -3.00 [-3.50, -2.50] under merge_union, -3.50 [-4.00, -3.00] "
         "under merge_intersection and -3.10 [-3.60, -2.60] under coin (F1 points).",
     ]

@@ -547,9 +547,8 @@ def test_swap_lists_every_delta_and_picks_the_largest(view: ResultsView) -> None
         "The score moves with the reference alone: holding each output fixed, its pooled strict F1 against "
         "delivered minus its F1 against reviewer is o1 +5.00 [+2.00, +8.00]; o2 −1.00 [−4.00, +2.00]; "
         "o3 +2.50 [−0.50, +5.50] F1 points. The largest per-language movement whose interval excludes zero is "
-        "+5.00 [+2.00, +8.00] (o1, en); 2 of 3 per-language movements are undecided (their 95% CI includes zero).".replace(
-            "−", "-"
-        )
+        "+5.00 [+2.00, +8.00] (o1, en); 2 of 3 per-language movements are undecided (their 95% CI includes "
+        "zero).".replace("−", "-")
     ]
     assert swap.largest_pooled_delta(view)["output"] == "o1"
     table = swap.swap_table(view)

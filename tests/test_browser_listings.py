@@ -443,9 +443,9 @@ def test_show_text_false_puts_no_text_in_the_data(demo) -> None:
 
 def test_a_listing_longer_than_the_cap_says_how_many_lines_the_page_holds(
     demo,
-    browser,
+    browser,  # noqa: F811 - the fixture imported above
     tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     folder = tmp_path / "version"
     shutil.copytree(demo.folder, folder)

@@ -147,7 +147,8 @@ def broken(simulated: Path, tmp_path: Path, damage) -> str:
     [
         (
             lambda folder: (folder / "part-00002.parquet").unlink(),
-            "parts/part-00002.parquet: listed in manifest.json (100 items of language 'pl') but missing from the folder",
+            "parts/part-00002.parquet: listed in manifest.json (100 items of language 'pl') but missing from the "
+            "folder",
         ),
         (
             lambda folder: (folder / "part-09999.parquet").write_bytes((folder / "part-00001.parquet").read_bytes()),

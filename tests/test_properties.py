@@ -319,7 +319,8 @@ def test_intervals_contain_degenerate_estimates_and_p_values_are_probabilities(l
             if row["statistic"] in ("f1", "score", "identical", "rate", "copied"):
                 assert 0 <= row["estimate"] <= 100
             elif row["statistic"] == "type_agreement":
-                # docs/method.md section 3's TP_strict / TP_relaxed exceeds 100 when A and B both give one boundary two types
+                # docs/method.md section 3's TP_strict / TP_relaxed exceeds 100 when A and B both give one boundary
+                # two types
                 assert row["estimate"] >= 0
             elif row["statistic"] == "swing":
                 # a difference of two margins, each within ±100

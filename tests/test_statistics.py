@@ -944,7 +944,7 @@ def test_row_order(main_rows):
     ]
     assert [key for key in order if key in paper] == paper
     # within a statistic: languages sorted, then pooled
-    for labels, values, _ in EXPECTED:
+    for labels, _values, _ in EXPECTED:
         languages = [row["language"] for row in select(main_rows, **full_labels(labels))]
         assert languages == sorted(set(languages) - {"pooled"}) + ["pooled"]
 

@@ -70,7 +70,7 @@ def read_options(reader: OptionReader, base_dir: Path) -> BratOptions | None:
         "a folder path or a table with path",
     )
     folders: list[tuple[str, InputPath]] = []
-    for name, entry, entry_reader in entries:
+    for name, _entry, entry_reader in entries:
         folder = (
             None if root_failed else read_path(entry_reader, root.path if root else base_dir, "path", kind="folder")
         )

@@ -451,9 +451,9 @@ def aggregation_dots(view: ResultsView) -> tuple[MplFigure, Figure] | None:
     label_outputs(axis, outputs)
     shared_xlabel(figure, plain(f"{rule} micro-F1 (F1 points, pooled, audited subset)"))
     top_legend(figure, legend_handles(names), "Reference")
+    where = {"rule": rule, "language": POOLED, "reference": reference_label(what_ifs[0]), "reference_2": primary}
     keep_b = "; ".join(
-        f"{output} {said(view.row('aggregation', 'delta', rule=rule, language=POOLED, output=output, reference=reference_label(what_ifs[0]), reference_2=primary))}"
-        for output in outputs[:6]
+        f"{output} {said(view.row('aggregation', 'delta', **where, output=output))}" for output in outputs[:6]
     )
     return figure, Figure(
         key="aggregation",
@@ -573,9 +573,10 @@ ANALYSIS = Analysis(
     count_columns=count_columns,
     key="aggregation",
     title="Aggregation what-if",
-    question="How would the scores, the ranking and the skew have looked had the pipeline aggregated the annotators differently?",
-    methods="""- **Aggregation what-if** (audited; needs annotators A and B and `meta.third_pass` on every corpus item). On
-  the *silent* items (A's and B's strict sets differ and no third pass fired) the primary reference is
+    question="How would the scores, the ranking and the skew have looked had the pipeline aggregated the annotators "
+    "differently?",
+    methods="""- **Aggregation what-if** (audited; needs annotators A and B and `meta.third_pass` on every corpus item).
+  On the *silent* items (A's and B's strict sets differ and no third pass fired) the primary reference is
   replaced by `keep_b` (B's spans), `merge_union` (A ∪ B, strict spans), `merge_intersection` (A ∩ B) or
   `coin` (A's or B's spans with probability ½, independently per item); every other item keeps the primary
   reference. Under `relaxed` a what-if reference is the relaxed set of its strict spans. Rows, with

@@ -90,7 +90,8 @@ def applicability(context: AuditContext) -> dict[str, str | None]:
         else "The record names no annotator passes, so there is no agreement to measure.",
         "third_pass": None
         if context.third_pass_known
-        else "Not every corpus item records whether a third pass fired (meta.third_pass), so the third-pass and silent-default rates are not reported.",
+        else "Not every corpus item records whether a third pass fired (meta.third_pass), so the third-pass and "
+        "silent-default rates are not reported.",
     }
 
 

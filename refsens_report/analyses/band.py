@@ -306,7 +306,8 @@ def band_margins(view: ResultsView) -> tuple[MplFigure, Figure] | None:
         caption=caption,
         alt=(
             f"Margins {'per language' if per_language else 'per pair of outputs'} as points with intervals over a "
-            f"shaded band of ±{formatting.number(band, 2)} F1 points; {formatting.count_of(exceeding, len(drawn), 'margin')} "
+            f"shaded band of ±{formatting.number(band, 2)} F1 points; "
+            f"{formatting.count_of(exceeding, len(drawn), 'margin')} "
             f"{formatting.verb_of(exceeding, len(drawn), 'lies', 'lie')} beyond the band."
         ),
     )
@@ -419,8 +420,10 @@ def headlines(view: ResultsView) -> list[str]:
     if compared:
         sentence += (
             f": {count_phrase(outside, compared, noun)} {which} "
-            f"{formatting.verb_of(outside, compared, 'lies', 'lie')} beyond it with {formatting.verb_of(outside, compared, 'its', 'their')} "
-            f"whole {view.confidence_label}, {formatting.count(undecided)} {formatting.verb(undecided, 'is', 'are')} undecided (the interval crosses "
+            f"{formatting.verb_of(outside, compared, 'lies', 'lie')} beyond it with "
+            f"{formatting.verb_of(outside, compared, 'its', 'their')} "
+            f"whole {view.confidence_label}, {formatting.count(undecided)} {formatting.verb(undecided, 'is', 'are')} "
+            "undecided (the interval crosses "
             "the band's edge); a margin inside the band could come from the choice of reference alone."
         )
     else:
@@ -442,14 +445,16 @@ def _section(view: ResultsView, drawn: Mapping[str, Figure]) -> Section:
                 tallies_said.append(
                     f"{count_phrase(exceeding, sum(t[2] for t in tallies), 'observed margin')} ({view.main_rule}) "
                     f"between the {formatting.counted(len(tallies), 'pair')} of outputs under {view.primary} "
-                    f"({view.per_language_phrase}) {formatting.verb_of(exceeding, sum(t[2] for t in tallies), 'exceeds', 'exceed')} the "
+                    f"({view.per_language_phrase}) "
+                    f"{formatting.verb_of(exceeding, sum(t[2] for t in tallies), 'exceeds', 'exceed')} the "
                     f"{view.main_rule} band of ±{tallies[0][3]} F1 points."
                 )
             else:
                 for pair, exceeding, compared, band in tallies:
                     tallies_said.append(
                         f"{count_phrase(exceeding, compared, 'observed margin')} ({view.main_rule}) {pair} under "
-                        f"{view.primary} ({view.per_language_phrase}) {formatting.verb_of(exceeding, compared, 'exceeds', 'exceed')} "
+                        f"{view.primary} ({view.per_language_phrase}) "
+                        f"{formatting.verb_of(exceeding, compared, 'exceeds', 'exceed')} "
                         f"the {view.main_rule} band of ±{band} F1 points."
                     )
     return section(ANALYSIS, view, drawn, applies, ["band"], band_tables, tallies_said, applicability_key="swap")

@@ -451,7 +451,8 @@ def movers_table(view: ResultsView, rule: str) -> Table:
         f"({view.items_phrase('audited')} pooled), with paired bootstrap intervals{replicates}. "
         + (
             f"Spans: the spans of the type under each of the two references on those items. Only types with "
-            f"{support_phrase(view, ('the primary', 'the alternative'))} (pooled; [report] min_type_spans) are ranked; a row per language prints that "
+            f"{support_phrase(view, ('the primary', 'the alternative'))} (pooled; [report] min_type_spans) are "
+            "ranked; a row per language prints that "
             "language's spans. "
             if has_spans(view)
             else ""
@@ -567,7 +568,8 @@ def pair_sentence(view: ResultsView, rule: str, first: str, second: str) -> str:
     rest = len(moving) - len(named)
     return (
         f"{where}, {count_phrase(len(moving), len(movers.types), 'type')}{support} "
-        f"{formatting.verb_of(len(moving), len(movers.types), 'moves', 'move')} for at least one output (an interval excluding zero); "
+        f"{formatting.verb_of(len(moving), len(movers.types), 'moves', 'move')} for at least one output (an interval "
+        "excluding zero); "
         f"most: {'; then '.join(named)}" + (f"; {rest} more in the table." if rest else ".") + rare
     )
 

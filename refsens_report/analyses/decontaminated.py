@@ -44,7 +44,8 @@ def applicability(context: AuditContext) -> dict[str, str | None]:
     decontaminated = context.subsets.decontaminated
     if decontaminated is not None and not decontaminated.any():
         return {
-            "decontaminated": "Every audited item's primary reference equals one annotator's labelling, so the decontaminated subset is empty."
+            "decontaminated": "Every audited item's primary reference equals one annotator's labelling, so the "
+            "decontaminated subset is empty."
         }
     return {
         "decontaminated": None

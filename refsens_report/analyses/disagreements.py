@@ -759,7 +759,7 @@ def highlight(
     return windows
 
 
-# --- the pages: each listing's, and its browser's data ---------------------------------------------------------------------
+# --- the pages: each listing's, and its browser's data ----------------------------------------------------------------
 
 
 @dataclass(frozen=True)

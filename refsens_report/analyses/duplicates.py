@@ -70,7 +70,8 @@ def applicability(context: AuditContext) -> dict[str, str | None]:
     return {
         "duplicates": None
         if groups.keys
-        else f"No two items share a duplicate key (meta.{groups.key_name}), so duplicate policies cannot change anything.",
+        else f"No two items share a duplicate key (meta.{groups.key_name}), so duplicate policies cannot change "
+        "anything.",
     }
 
 
@@ -241,9 +242,9 @@ def duplicates_multiples(view: ResultsView) -> tuple[MplFigure, Figure] | None:
     shared_xlabel(figure, f"Swing ({rule}{'' if per_language else ', pooled'}, F1 points)")
     if not per_language:
         top_legend(figure, interaction.pair_handles(pairs), "References (first vs second)")
+    where = {"rule": rule, "language": POOLED, **interaction.same_swing(swings[0])}
     pooled = "; ".join(
-        f"{policy}: {said(view.row('duplicates', 'swing', rule=rule, language=POOLED, policy=policy, **interaction.same_swing(swings[0])))}"
-        for policy in policies
+        f"{policy}: {said(view.row('duplicates', 'swing', **where, policy=policy))}" for policy in policies
     )
     first = f"{swings[0]['output']} − {swings[0]['output_2']} ({pair_label(swings[0])})"
     if per_language:

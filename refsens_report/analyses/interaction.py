@@ -581,7 +581,8 @@ def _swing_languages(view: ResultsView, swing: Row) -> tuple[MplFigure, Figure]:
             caption=(
                 f"Swing = (F1({output}) − F1({output_2}) under {first}) − (the same margin under {second}), in F1 "
                 f"points with {view.confidence_label}, per language and pooled, on the audited subset. Filled points "
-                f"with an asterisk are significant after Holm correction (p < {view.level}) over {holm_family_phrase(view)}."
+                f"with an asterisk are significant after Holm correction (p < {view.level}) over "
+                f"{holm_family_phrase(view)}."
             ),
             alt=(
                 f"Forest plot of swings, one panel per rule. Pooled {view.main_rule} swing {said(swing)}, Holm p "

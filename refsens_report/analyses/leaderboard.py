@@ -8,6 +8,7 @@ sentences.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Mapping
 from dataclasses import replace
@@ -88,7 +89,8 @@ def applicability(context: AuditContext) -> dict[str, str | None]:
     return {
         "leaderboard": None
         if applies
-        else "A leaderboard needs three or more scored outputs (that are not themselves references) and two or more references.",
+        else "A leaderboard needs three or more scored outputs (that are not themselves references) and two or more "
+        "references.",
     }
 
 
@@ -775,7 +777,7 @@ def swing_heatmap(view: ResultsView) -> tuple[MplFigure, Figure] | None:
     matrix = np.full((size, size), np.nan)
     significant: list[tuple[int, int]] = []
     flipped: list[tuple[int, int]] = []
-    for i, j in ((i, j) for i in range(size) for j in range(i + 1, size)):
+    for i, j in itertools.combinations(range(size), 2):
         first, second = ordered[i], ordered[j]
         sign = 1.0
         if outputs.index(first) > outputs.index(second):  # rows are stored for pairs in config order
@@ -871,7 +873,8 @@ def swing_heatmap(view: ResultsView) -> tuple[MplFigure, Figure] | None:
         ),
         alt=(
             f"Heatmap of {formatting.counted(size * (size - 1) // 2, 'pairwise swing')} between {primary} and "
-            f"{alternative}, {formatting.count(len(flipped))} framed as {formatting.noun(len(flipped), 'an order flip', 'order flips')} "
+            f"{alternative}, {formatting.count(len(flipped))} framed as "
+            f"{formatting.noun(len(flipped), 'an order flip', 'order flips')} "
             f"({flips_said} pooled), "
             f"{formatting.count(len(significant))} Holm-significant; "
             f"the largest absolute swing is {formatting.number(top, 2)} F1 points."
@@ -914,7 +917,8 @@ def significant_flips(view: ResultsView, significant: int) -> str:
     """Return how many of the flips are significant after Holm, or that this run cannot decide it."""
     if view.undecidable:
         return f". {view.undecidable}"
-    return f"; {formatting.count(significant)} of these flips {formatting.verb(significant, 'is', 'are')} significant after Holm."
+    flips = f"{formatting.count(significant)} of these flips {formatting.verb(significant, 'is', 'are')}"
+    return f"; {flips} significant after Holm."
 
 
 def leaderboard_sentences(view: ResultsView) -> list[str]:
@@ -1060,8 +1064,8 @@ def leaderboard_section(view: ResultsView, figures: Mapping[str, Figure] | None 
 # The leaderboard's own statistics (docs/leaderboard.md): ranks can be fractional (ties), flips are counts. Ranks
 # and flips are whole numbers except at ties (an average rank) and interpolated interval ends: each value prints
 # as an integer when it is one, with one decimal otherwise ("3 [1, 6]", "2.5 [1, 4]"). Rank sets' ends,
-# best-set membership (1 or 0) and k-hat are counts too (a partial-conjunction row's p is its p_value); p_rank_change is a
-# share of replicates (0 to 1) printed as a percentage; the bound on Holm p prints as a p-value does.
+# best-set membership (1 or 0) and k-hat are counts too (a partial-conjunction row's p is its p_value);
+# p_rank_change is a share of replicates (0 to 1) printed as a percentage; the bound on Holm p prints as a p-value does.
 LEADERBOARD_STATISTICS = {
     **DIFFERENCES,
     "rank": StatKind(decimals=1, style="whole"),

@@ -266,7 +266,8 @@ def neutrality_dots(view: ResultsView) -> tuple[MplFigure, Figure] | None:
             title="Neutrality of each reference",
             caption=(
                 "Percentage of audited items on which each reference's strict span set equals each annotator's, with "
-                f"{view.confidence_label}, per language and pooled. A neutral reference reproduces the annotators about "
+                f"{view.confidence_label}, per language and pooled. A neutral reference reproduces the annotators "
+                "about "
                 "equally often: its intervals in a row overlap."
             ),
             alt=f"Dot plot, one panel per reference, rows per language. Pooled skew between the annotators: {skews}.",
@@ -310,7 +311,8 @@ def headlines(view: ResultsView) -> list[str]:
         if permuted is not None:
             leaning += f"; paired permutation {p_phrase(permuted['estimate'])}"
         sentence = (
-            f"On {audited} audited items in {languages} language{'' if languages == 1 else 's'}, the primary reference, {view.primary}, "
+            f"On {audited} audited items in {languages} language{'' if languages == 1 else 's'}, the primary "
+            f"reference, {view.primary}, "
             f"reproduces {first}'s span set exactly on {said_percent(rate_first)} of items and {second}'s on "
             f"{said_percent(rate_second)}: a skew of {said(skew)} points ({leaning})."
         )

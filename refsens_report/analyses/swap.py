@@ -91,7 +91,8 @@ def applicability(context: AuditContext) -> dict[str, str | None]:
     return {
         "swap": None
         if len(context.config.roles.references) >= 2
-        else "Only one reference is configured: each output's score against it is shown, but there is no other reference to swap it with.",
+        else "Only one reference is configured: each output's score against it is shown, but there is no other "
+        "reference to swap it with.",
     }
 
 
@@ -544,7 +545,7 @@ ANALYSIS = Analysis(
     key="swap",
     title="Reference swap",
     question="How far does a fixed output's score move when only the reference changes?",
-    methods="""- **Swap** (audited): score F1(O, R); delta F1(O, Rᵢ) − F1(O, Rⱼ) for references i < j in config order.""",
+    methods=("- **Swap** (audited): score F1(O, R); delta F1(O, Rᵢ) − F1(O, Rⱼ) for references i < j in config order."),
     estimates=estimates,
     applicability=applicability,
     section=_section,

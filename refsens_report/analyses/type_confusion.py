@@ -220,7 +220,8 @@ def type_heatmap(view: ResultsView) -> tuple[MplFigure, Figure] | None:
             + f". Off-diagonal cells are type disagreements; the table gives every count exactly.{shown_note}"
         ),
         alt=(
-            f"Heatmap of {formatting.count(len(confusion.types))} by {formatting.counted(len(confusion.types), 'type')}; "
+            f"Heatmap of {formatting.count(len(confusion.types))} by "
+            f"{formatting.counted(len(confusion.types), 'type')}; "
             f"{formatting.counted(int(total), 'boundary-matched span')}, {formatting.count(int(off_diagonal))} with "
             "different types."
         ),

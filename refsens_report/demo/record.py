@@ -21,6 +21,7 @@ from refsens_report.demo.parameters import (
     LABELS,
     MODEL_STREAM,
     LanguageParameters,
+    ModelParameters,
     SimulationParameters,
 )
 from refsens_report.demo.vocabulary import VOCABULARIES, decoy_text, mention_text
