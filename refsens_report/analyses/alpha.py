@@ -18,6 +18,7 @@ import numpy as np
 
 from refsens_report.analyses.base import Analysis, AuditContext, Estimate, Section
 from refsens_report.analyses.pairs import (
+    item_lengths,
     pair_applicability,
     pair_estimates,
     pair_section,
@@ -41,16 +42,6 @@ MAX_TYPE_BITS = 62  # a character's types as bits of an int64; beyond this many 
 # --- the per-item coincidence counts ---------------------------------------------------------------
 
 
-def item_lengths(counts: ItemCounts) -> np.ndarray:
-    """Return each item's length in characters: the furthest span end of any labelling on it. Not its text's:
-    a record read from columns (Parquet) carries no text, and it must give the same numbers as its JSONL."""
-    table = counts.table
-    ends = np.zeros(table.n_items, dtype=np.int64)
-    if len(table.item):
-        np.maximum.at(ends, table.item, table.end.astype(np.int64))
-    return ends
-
-
 def segments(counts: ItemCounts, names: tuple[str, ...], lengths: np.ndarray) -> tuple[np.ndarray, ...]:
     """Return the items' characters as runs of constant value: each run's item, its length, and per labelling in
     ``names`` the set of span types covering it, as bits of an int64 (type code t is bit t; 0: no span).
@@ -71,9 +62,12 @@ def segments(counts: ItemCounts, names: tuple[str, ...], lengths: np.ndarray) ->
         types = np.minimum(types, MAX_TYPE_BITS)  # documented: many types fold into the last bit
     width = int(lengths.max(initial=0)) + 1  # a boundary's key: item * width + position, sorted by item then position
     kept = np.flatnonzero(counted)
-    keys = np.unique(
-        np.concatenate([kept * width, kept * width + lengths[kept], items * width + starts, items * width + ends])
+    n_spans = len(items)
+    keys, where = np.unique(
+        np.concatenate([items * width + starts, items * width + ends, kept * width, kept * width + lengths[kept]]),
+        return_inverse=True,
     )
+    opens, closes = where[:n_spans], where[n_spans : 2 * n_spans]  # each span's boundaries among the keys
     run_item = keys[:-1] // width
     run_length = np.diff(keys)
     inside = run_item == keys[1:] // width  # a run ends at its item's next boundary (the last ends the item)
@@ -84,9 +78,8 @@ def segments(counts: ItemCounts, names: tuple[str, ...], lengths: np.ndarray) ->
         ours = labelling == code
         for type_code in np.unique(types[ours]):
             chosen = ours & (types == type_code)
-            opened = np.bincount(np.searchsorted(keys, items[chosen] * width + starts[chosen]), minlength=len(keys))
-            closed = np.bincount(np.searchsorted(keys, items[chosen] * width + ends[chosen]), minlength=len(keys))
-            found |= (np.cumsum(opened - closed) > 0).astype(np.int64) << int(type_code)
+            depth = np.bincount(opens[chosen], minlength=len(keys)) - np.bincount(closes[chosen], minlength=len(keys))
+            found |= (np.cumsum(depth) > 0).astype(np.int64) << int(type_code)
         values.append(found[:-1][inside])
     return (run_item[inside], run_length[inside], *values)
 
