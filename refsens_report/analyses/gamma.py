@@ -263,8 +263,11 @@ def chance_disorders(annotators: list[Units], bound: float, rng: np.random.Gener
         chosen = [annotators[rng.integers(len(annotators))].shifted(pivot, bound) for pivot in pivots]
         n_units = len(chosen[0]) + len(chosen[1])
         disorder, _ = best_alignment(*chosen)
-        # fsum: exactly rounded, so the units' order (the record's line order) cannot move the last digit
-        found.append(math.fsum(disorder.tolist()) / (n_units / 2) if n_units else np.nan)
+        # fsum: exactly rounded, so the units' order (the record's line order) cannot move the last digit; the
+        # whole disorders (groups of units left alone) add exactly in float64 first, which leaves the sum as is
+        whole = np.floor(disorder) == disorder
+        total = math.fsum([float(disorder[whole].sum()), *disorder[~whole].tolist()])
+        found.append(total / (n_units / 2) if n_units else np.nan)
     return np.array(found)
 
 
