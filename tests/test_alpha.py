@@ -124,3 +124,63 @@ def test_no_pair_means_not_applicable(tmp_path):
     results = audit_items(tmp_path, items, annotators=None, outputs=(A,), references=(D,))
     assert not select(results.rows, analysis="alpha")
     assert "neither two annotator passes nor two references" in results.to_json_dict()["applicability"]["alpha"]
+
+
+def per_item_coincidences(one: dict, a: str, b: str, type_names: list[str]) -> dict[str, tuple[int, int]]:
+    """The straightforward reading of one item: an array of its characters' type bits per labelling, then the
+    ordered agreeing pairs and the values per category, as (agree, values) by category name."""
+    length = max([end for spans in one["labellings"].values() for _, end, _ in spans], default=0)
+    bits = {}
+    for name in (a, b):
+        found = np.zeros(length, dtype=np.int64)
+        for start, end, kind in one["labellings"][name]:
+            found[start:end] |= 1 << type_names.index(kind)
+        bits[name] = found
+    counted = {}
+    for value in np.unique(np.concatenate([bits[a], bits[b]])):
+        name = "+".join(kind for code, kind in enumerate(type_names) if int(value) >> code & 1)
+        agree = 2 * int(((bits[a] == value) & (bits[b] == value)).sum())
+        counted[name] = (agree, int((bits[a] == value).sum() + (bits[b] == value).sum()))
+    return counted
+
+
+def test_the_run_length_coincidences_equal_a_per_character_count_on_long_texts(tmp_path):
+    """alpha.coincidences works on runs of constant value between span boundaries (memory goes with the spans,
+    never the characters): on long texts with nested, touching and repeated spans its columns equal an array of
+    every character per item."""
+    from helpers import write_project
+
+    from refsens_report.config import load_config
+    from refsens_report.counts import ItemCounts
+    from refsens_report.load import load_record
+
+    rng = random.Random(3)
+    items = []
+    for number in range(12):
+        length = rng.randint(5_000, 60_000)
+        labellings = {}
+        for name in (A, B, D, R):
+            spans = []
+            for _ in range(rng.randint(0, 12)):
+                start = rng.randrange(0, length - 1)
+                spans.append([start, rng.randint(start + 1, min(length, start + 4_000)), rng.choice(TYPES)])
+            if spans and rng.random() < 0.5:
+                spans.append(list(spans[0]))  # a repeated span
+                spans.append([spans[0][1], min(length, spans[0][1] + 7), spans[0][2]])  # one touching it
+            labellings[name] = spans
+        items.append(item(f"i{number:03d}", "en", text="x" * length, **labellings))
+    config = load_config(write_project(tmp_path, items))
+    counts = ItemCounts(load_record(config).table, config.roles.all_names)
+    type_names = [str(one) for one in counts.table.type_names]
+    order = {str(one): index for index, one in enumerate(counts.table.ids)}
+    for a, b in ((A, B), (D, R), (A, R)):
+        found = alpha.coincidences(counts, a, b)
+        assert found.agree.dtype == found.values.dtype == np.int64
+        for one in items:
+            row = order[one["id"]]
+            expected = per_item_coincidences(one, a, b, type_names)
+            for category, (agree, values) in expected.items():
+                column = found.categories.index(category)
+                assert (found.agree[row, column], found.values[row, column]) == (agree, values)
+            others = [c for c, category in enumerate(found.categories) if category not in expected]
+            assert not found.agree[row, others].any() and not found.values[row, others].any()

@@ -18,6 +18,7 @@ import numpy as np
 
 from refsens_report.analyses.base import Analysis, AuditContext, Estimate, Section
 from refsens_report.analyses.pairs import (
+    item_lengths,
     pair_applicability,
     pair_estimates,
     pair_section,
@@ -41,39 +42,46 @@ MAX_TYPE_BITS = 62  # a character's types as bits of an int64; beyond this many 
 # --- the per-item coincidence counts ---------------------------------------------------------------
 
 
-def item_lengths(counts: ItemCounts) -> np.ndarray:
-    """Return each item's length in characters: the furthest span end of any labelling on it. Not its text's:
-    a record read from columns (Parquet) carries no text, and it must give the same numbers as its JSONL."""
-    table = counts.table
-    ends = np.zeros(table.n_items, dtype=np.int64)
-    if len(table.item):
-        np.maximum.at(ends, table.item, table.end.astype(np.int64))
-    return ends
+def segments(counts: ItemCounts, names: tuple[str, ...], lengths: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Return the items' characters as runs of constant value: each run's item, its length, and per labelling in
+    ``names`` the set of span types covering it, as bits of an int64 (type code t is bit t; 0: no span).
 
-
-def character_values(counts: ItemCounts, name: str, offsets: np.ndarray) -> np.ndarray:
-    """Return, per character of the record (items end to end), the set of ``name``'s span types covering it, as
-    bits of an int64 (type code t is bit t; 0: no span). ``offsets``: each item's first character (an item not
-    counted has none), and the total last."""
+    The runs are cut at every span boundary of the named labellings and at each item's start and end
+    (``lengths``: characters per item, 0 for an item not counted), so memory and work go with the spans, never
+    with the characters: a character's value is its run's. Every span adds 1 at its start and takes it away at
+    its end on its own (labelling, type), so a running sum over the sorted boundaries is each run's depth.
+    """
     table = counts.table
-    total = int(offsets[-1])
-    values = np.zeros(total, dtype=np.int64)
-    if name not in table.names:
-        return values
-    mine = table.labelling == table.names.index(name)
-    mine &= np.diff(offsets)[table.item] > 0  # items not counted have no characters
-    items, starts, ends, types = table.item[mine], table.start[mine], table.end[mine], table.type[mine]
+    counted = lengths > 0
+    codes = [table.names.index(name) if name in table.names else -1 for name in names]
+    mine = np.isin(table.labelling, [code for code in codes if code >= 0]) & counted[table.item]
+    items = table.item[mine].astype(np.int64)
+    starts, ends = table.start[mine].astype(np.int64), table.end[mine].astype(np.int64)
+    types = table.type[mine].astype(np.int64)
     if len(types) and len(table.type_names) > MAX_TYPE_BITS:
         types = np.minimum(types, MAX_TYPE_BITS)  # documented: many types fold into the last bit
-    for code in np.unique(types):
-        chosen = types == code
-        begin = offsets[items[chosen]] + starts[chosen]
-        stop = offsets[items[chosen]] + ends[chosen]
-        depth = np.zeros(total + 1, dtype=np.int64)
-        np.add.at(depth, begin, 1)
-        np.add.at(depth, stop, -1)
-        values |= (np.cumsum(depth[:-1]) > 0).astype(np.int64) << int(code)
-    return values
+    width = int(lengths.max(initial=0)) + 1  # a boundary's key: item * width + position, sorted by item then position
+    kept = np.flatnonzero(counted)
+    n_spans = len(items)
+    keys, where = np.unique(
+        np.concatenate([items * width + starts, items * width + ends, kept * width, kept * width + lengths[kept]]),
+        return_inverse=True,
+    )
+    opens, closes = where[:n_spans], where[n_spans : 2 * n_spans]  # each span's boundaries among the keys
+    run_item = keys[:-1] // width
+    run_length = np.diff(keys)
+    inside = run_item == keys[1:] // width  # a run ends at its item's next boundary (the last ends the item)
+    values = []
+    labelling = table.labelling[mine]
+    for code in codes:
+        found = np.zeros(len(keys), dtype=np.int64)
+        ours = labelling == code
+        for type_code in np.unique(types[ours]):
+            chosen = ours & (types == type_code)
+            depth = np.bincount(opens[chosen], minlength=len(keys)) - np.bincount(closes[chosen], minlength=len(keys))
+            found |= (np.cumsum(depth) > 0).astype(np.int64) << int(type_code)
+        values.append(found[:-1][inside])
+    return (run_item[inside], run_length[inside], *values)
 
 
 def category_name(bits: int, type_names: np.ndarray) -> str:
@@ -100,20 +108,22 @@ def coincidences(counts: ItemCounts, a: str, b: str) -> Coincidences:
     both labellings are present (elsewhere zero)."""
     found = _FOUND.setdefault(counts, {})
     if (a, b) not in found:
-        lengths = item_lengths(counts)
         both = counts.has(a) & counts.has(b)
-        lengths = np.where(both, lengths, 0)
-        offsets = np.concatenate([[0], np.cumsum(lengths)])
-        item_of_character = np.repeat(np.arange(counts.n_items), lengths)
-        value_a, value_b = character_values(counts, a, offsets), character_values(counts, b, offsets)
+        lengths = np.where(both, item_lengths(counts), 0)
+        item, length, value_a, value_b = segments(counts, (a, b), lengths)
         bits, code = np.unique(np.concatenate([value_a, value_b, [0]]), return_inverse=True)
         code_a, code_b = code[: len(value_a)], code[len(value_a) : 2 * len(value_a)]
         n_categories = len(bits)
-        cell = lambda codes: item_of_character * n_categories + codes  # noqa: E731
+        cell_a, cell_b = item * n_categories + code_a, item * n_categories + code_b
         size = counts.n_items * n_categories
         agreeing = code_a == code_b
-        agree = 2 * np.bincount(cell(code_a)[agreeing], minlength=size).reshape(counts.n_items, n_categories)
-        values = np.bincount(cell(code_a), minlength=size) + np.bincount(cell(code_b), minlength=size)
+
+        def characters(cells: np.ndarray, weights: np.ndarray) -> np.ndarray:
+            # the characters per (item, category): a sum of run lengths, exact in float64 (far below 2⁵³)
+            return np.bincount(cells, weights=weights, minlength=size).astype(np.int64)
+
+        agree = 2 * characters(cell_a[agreeing], length[agreeing]).reshape(counts.n_items, n_categories)
+        values = characters(cell_a, length) + characters(cell_b, length)
         names = tuple(category_name(int(one), counts.table.type_names) for one in bits)
         found[(a, b)] = Coincidences(names, agree, values.reshape(counts.n_items, n_categories))
     return found[(a, b)]

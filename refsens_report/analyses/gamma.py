@@ -27,6 +27,7 @@ import numpy as np
 
 from refsens_report.analyses.base import Analysis, AuditContext, Estimate, Section
 from refsens_report.analyses.pairs import (
+    item_lengths,
     pair_applicability,
     pair_estimates,
     pair_section,
@@ -122,27 +123,56 @@ def best_alignment(a: Units, b: Units) -> tuple[np.ndarray, np.ndarray]:
     edges_per_group = np.bincount(group[i], minlength=n_groups)
     single = edges_per_group[group[i]] == 1
     np.add.at(disorder, group[i][single], cost[single] - 2 * DELTA_EMPTY)
-    for one in np.unique(group[i][~single]):  # the rest: an exact assignment per group (small: a few units)
-        chosen = np.flatnonzero(group[i] == one)
-        rows, row = np.unique(i[chosen], return_inverse=True)
-        columns, column = np.unique(j[chosen], return_inverse=True)
-        gain = np.zeros((len(rows), len(columns)))
-        gain[row, column] = cost[chosen] - 2 * DELTA_EMPTY  # negative: aligning beats leaving both alone
-        picked_rows, picked_columns = linear_sum_assignment(gain)
-        disorder[one] += gain[picked_rows, picked_columns].sum()
+    # ... and the rest, each group's edges in a slice (a stable sort keeps their order): a group with one unit
+    # on either side aligns it with its best partner; a larger group is an exact assignment (a few units)
+    several = np.flatnonzero(~single)
+    several = several[np.argsort(group[i][several], kind="stable")]
+    if len(several):
+        owner = group[i][several]
+        bounds = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1], True])
+        first, last = bounds[:-1], bounds[1:]
+        gains = cost[several] - 2 * DELTA_EMPTY  # negative: aligning beats leaving both alone
+        # one unit on a side: the group's units on that side are all its edges' ends there
+        rows_a = np.bincount(group[:n_a], minlength=n_groups)[owner[first]]
+        rows_b = np.bincount(group[n_a:], minlength=n_groups)[owner[first]]
+        star = (rows_a == 1) | (rows_b == 1)
+        disorder[owner[first][star]] += np.minimum.reduceat(gains, first)[star]
+        for begin, end in zip(first[~star].tolist(), last[~star].tolist(), strict=True):
+            chosen = several[begin:end]
+            rows, row = np.unique(i[chosen], return_inverse=True)
+            columns, column = np.unique(j[chosen], return_inverse=True)
+            gain = np.zeros((len(rows), len(columns)))
+            gain[row, column] = gains[begin:end]
+            picked_rows, picked_columns = linear_sum_assignment(gain)
+            disorder[owner[begin]] += gain[picked_rows, picked_columns].sum()
     return disorder, item
+
+
+_SPANS: weakref.WeakKeyDictionary[ItemCounts, dict[str, np.ndarray]] = weakref.WeakKeyDictionary()
+
+
+def distinct_spans(counts: ItemCounts, name: str) -> np.ndarray:
+    """Return a labelling's distinct spans as rows (item, start, end, type), in that lexicographic order (computed
+    once per labelling and record: each pair and the chance continua filter them)."""
+    found = _SPANS.setdefault(counts, {})
+    if name not in found:
+        table = counts.table
+        if name not in table.names:
+            found[name] = np.zeros((0, 4), dtype=np.int64)
+        else:
+            mine = table.labelling == table.names.index(name)
+            rows = np.stack([table.item[mine], table.start[mine], table.end[mine], table.type[mine]], axis=1)
+            rows = rows.astype(np.int64)[
+                np.lexsort((table.type[mine], table.end[mine], table.start[mine], table.item[mine]))
+            ]
+            found[name] = rows[np.r_[True, (rows[1:] != rows[:-1]).any(axis=1)]] if len(rows) else rows
+    return found[name]
 
 
 def item_units(counts: ItemCounts, name: str, mask: np.ndarray, offsets: np.ndarray) -> Units:
     """Return a labelling's distinct spans on the masked items as units at ``offsets[item] + position``."""
-    table = counts.table
-    if name not in table.names:
-        return Units(*(np.zeros(0) for _ in range(3)), np.zeros(0, np.int64))
-    mine = (table.labelling == table.names.index(name)) & mask[table.item]
-    spans = np.unique(
-        np.stack([table.item[mine], table.start[mine], table.end[mine], table.type[mine]], axis=1).astype(np.int64),
-        axis=0,
-    ).reshape(-1, 4)
+    spans = distinct_spans(counts, name)
+    spans = spans[mask[spans[:, 0]]]
     item = spans[:, 0]
     return Units(
         (offsets[item] + spans[:, 1]).astype(np.float64),
@@ -150,16 +180,6 @@ def item_units(counts: ItemCounts, name: str, mask: np.ndarray, offsets: np.ndar
         spans[:, 3],
         item,
     )
-
-
-def item_lengths(counts: ItemCounts) -> np.ndarray:
-    """Return each item's length in characters: the furthest span end of any labelling on it. Not its text's:
-    a record read from columns (Parquet) carries no text, and it must give the same numbers as its JSONL."""
-    table = counts.table
-    ends = np.zeros(table.n_items, dtype=np.int64)
-    if len(table.item):
-        np.maximum.at(ends, table.item, table.end.astype(np.int64))
-    return ends
 
 
 # --- observed disorder per item, expected disorder by sampling -------------------------------------
@@ -243,8 +263,11 @@ def chance_disorders(annotators: list[Units], bound: float, rng: np.random.Gener
         chosen = [annotators[rng.integers(len(annotators))].shifted(pivot, bound) for pivot in pivots]
         n_units = len(chosen[0]) + len(chosen[1])
         disorder, _ = best_alignment(*chosen)
-        # fsum: exactly rounded, so the units' order (the record's line order) cannot move the last digit
-        found.append(math.fsum(disorder.tolist()) / (n_units / 2) if n_units else np.nan)
+        # fsum: exactly rounded, so the units' order (the record's line order) cannot move the last digit; the
+        # whole disorders (groups of units left alone) add exactly in float64 first, which leaves the sum as is
+        whole = np.floor(disorder) == disorder
+        total = math.fsum([float(disorder[whole].sum()), *disorder[~whole].tolist()])
+        found.append(total / (n_units / 2) if n_units else np.nan)
     return np.array(found)
 
 

@@ -5,6 +5,7 @@ applicability, and their table, sentence and section (each analysis brings its s
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -13,6 +14,7 @@ import numpy as np
 from refsens_report import formatting
 from refsens_report.analyses.base import Analysis, AuditContext, Estimate, Section, Stat, section
 from refsens_report.config import Config
+from refsens_report.counts import ItemCounts
 from refsens_report.figures import Figure
 from refsens_report.formulas import Expr
 from refsens_report.record import POOLED
@@ -31,6 +33,23 @@ def pairs(config: Config) -> list[tuple[str, str, str]]:
     references = config.roles.references
     found += [("audited", first, second) for i, first in enumerate(references) for second in references[i + 1 :]]
     return found
+
+
+_LENGTHS: weakref.WeakKeyDictionary[ItemCounts, np.ndarray] = weakref.WeakKeyDictionary()
+
+
+def item_lengths(counts: ItemCounts) -> np.ndarray:
+    """Return each item's length in characters: the furthest span end of any labelling on it (computed once per
+    record). Not its text's: a record read from columns (Parquet) carries no text, and it must give the same
+    numbers as its JSONL."""
+    if counts not in _LENGTHS:
+        table = counts.table
+        ends = np.zeros(table.n_items, dtype=np.int64)
+        if len(table.item):
+            np.maximum.at(ends, table.item, table.end.astype(np.int64))
+        ends.flags.writeable = False  # shared by the analyses
+        _LENGTHS[counts] = ends
+    return _LENGTHS[counts]
 
 
 def pair_estimates(
