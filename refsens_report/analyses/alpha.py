@@ -213,8 +213,8 @@ ANALYSIS = Analysis(
     key=KEY,
     title="Krippendorff's alpha",
     question="How far above chance do the annotator passes, and the references, agree character by character?",
-    methods="""- **Krippendorff's alpha** (corpus: the annotator passes; audited: each pair of references): nominal alpha
-  on characters, a character's value the set of span types covering it, "no span" a value; from the
+    methods="""- **Krippendorff's alpha** (corpus: the annotator passes; audited: each pair of references): nominal
+  alpha on characters, a character's value the set of span types covering it, "no span" a value; from the
   coincidence counts summed over items, alpha = ((n − 1) Σ_c o_cc − Σ_c n_c (n_c − 1)) / (n (n − 1) −
   Σ_c n_c (n_c − 1)), n the values; the bootstrap re-weights the per-item counts.""",
     estimates=estimates,

@@ -373,12 +373,12 @@ ANALYSIS = Analysis(
     key=KEY,
     title="Gamma agreement",
     question="How far above chance do the annotator passes, and the references, agree on spans, aligned unit by unit?",
-    methods=f"""- **Gamma** (Mathet et al., 2015; corpus: the annotator passes; audited: each pair of references): the best
-  alignment of the two span sets (least total disorder; dissimilarity ((|Δstart| + |Δend|) / (length₁ +
+    methods=f"""- **Gamma** (Mathet et al., 2015; corpus: the annotator passes; audited: each pair of references): the
+  best alignment of the two span sets (least total disorder; dissimilarity ((|Δstart| + |Δend|) / (length₁ +
   length₂))² plus 1 for differing types, Δ∅ = 1 for a span left alone; exact, per item); gamma = 1 −
   δ_observed / δ_expected, δ_observed = Σ disorder / (Σ spans / 2). δ_expected: the mean disorder of
-  {SAMPLES} shuffled continua (the paper's section 5.2; items end to end in id order, a fixed seed), computed once on the
-  whole item set and held fixed in the bootstrap, which re-weights the per-item disorders.""",
+  {SAMPLES} shuffled continua (the paper's section 5.2; items end to end in id order, a fixed seed), computed once on
+  the whole item set and held fixed in the bootstrap, which re-weights the per-item disorders.""",
     estimates=estimates,
     applicability=pair_applicability(KEY),
     section=_section,
