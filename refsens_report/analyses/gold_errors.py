@@ -33,7 +33,7 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
 
@@ -140,6 +140,13 @@ class Places:
     ids: np.ndarray
     first: np.ndarray  # positions into ids
     second: np.ndarray
+    held: dict[str, np.ndarray] = field(default_factory=dict)  # per labelling, the positions of its spans
+
+    def of(self, counts: Any, name: str) -> np.ndarray:
+        """Return the positions of a labelling's spans among the places (found once per labelling)."""
+        if name not in self.held:
+            self.held[name] = np.searchsorted(self.ids, counts.ids("strict", name))
+        return self.held[name]
 
 
 def places_of(counts: Any, names: Iterable[str], notes: dict[str, Any] | None = None) -> Places:
@@ -163,14 +170,13 @@ def places_of(counts: Any, names: Iterable[str], notes: dict[str, Any] | None = 
     return places
 
 
-def _source_bits(counts: Any, sources: Sequence[str], ids: np.ndarray) -> np.ndarray:
-    """Return per pool span which sources have it: bit ``k % 64`` of word ``k // 64`` for source k."""
-    bits = np.zeros((max(1, -(-len(sources) // 64)), len(ids)), dtype=np.uint64)
+def _source_bits(counts: Any, sources: Sequence[str], places: Places, local: np.ndarray, size: int) -> np.ndarray:
+    """Return per pool span (``size`` of them) which sources have it: bit ``k % 64`` of word ``k // 64`` for
+    source k (``local``: each place's position in the pool, -1 when not in it)."""
+    bits = np.zeros((max(1, -(-len(sources) // 64)), size), dtype=np.uint64)
     for number, source in enumerate(sources):
-        source_ids = counts.ids("strict", source)
-        at = np.minimum(np.searchsorted(ids, source_ids), max(len(ids) - 1, 0))
-        found = at[ids[at] == source_ids] if len(ids) else at[:0]
-        bits[number // 64, found] |= np.uint64(1) << np.uint64(number % 64)
+        found = local[places.of(counts, source)]
+        bits[number // 64, found[found >= 0]] |= np.uint64(1) << np.uint64(number % 64)
     return bits
 
 
@@ -179,14 +185,15 @@ def _bit(bits: np.ndarray, number: int, at: np.ndarray | slice = slice(None)) ->
     return ((bits[number // 64, at] >> np.uint64(number % 64)) & np.uint64(1)).astype(bool)
 
 
-def _pool_edges(places: Places, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Return the pairs of pool spans (positions into ``ids``, a part of the places) sharing a character, both
-    ways and each non-empty span with itself, sorted by the first."""
+def _pool_edges(places: Places, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Return each place's position in the pool (``ids``, a part of the places; -1: not in it) and the pairs of
+    pool spans (positions into ``ids``) sharing a character, both ways and each non-empty span with itself,
+    sorted by the first."""
     local = np.full(len(places.ids), -1, dtype=np.int64)
     local[np.searchsorted(places.ids, ids)] = np.arange(len(ids))
     one, two = local[places.first], local[places.second]
     keep = (one >= 0) & (two >= 0)
-    return one[keep], two[keep]  # still sorted by one
+    return local, one[keep], two[keep]  # still sorted by one
 
 
 def _overlapping(one: np.ndarray, two: np.ndarray, bits: np.ndarray) -> np.ndarray:
@@ -262,8 +269,8 @@ def candidates_of(
     places = places_of(
         counts, [*roles.outputs, *roles.references, reference, *sources], context.notes.setdefault(KEY, {})
     )
-    one, two = _pool_edges(places, ids)  # the pool's pairs of spans sharing a character, computed once
-    bits = _source_bits(counts, sources, ids)  # which sources have each pool span
+    local, one, two = _pool_edges(places, ids)  # the pool's pairs of spans sharing a character
+    bits = _source_bits(counts, sources, places, local, len(ids))  # which sources have each pool span
     near = _overlapping(one, two, bits)  # which sources have a span overlapping it
     # per pool span: the weight of the sources having it (votes) and of those with nothing overlapping it (empty)
     votes, empty = np.zeros(len(ids)), np.zeros(len(ids))
@@ -307,9 +314,11 @@ def candidates_of(
     offer = np.where(offer >= 0, ids[np.maximum(offer, 0)], -1)
     kind = _kinds(counts, at, offer)
     # rank: score, then language and id (as Python compares strings), the place, the kind and the proposal
-    by_id = python_order([str(found) for found in table.ids.tolist()])
+    # (the ids ranked among the candidates' items alone: the same order, without sorting every item's id)
+    listed, where = np.unique(item, return_inverse=True)
+    by_id = python_order([str(found) for found in table.ids[listed].tolist()])[where]
     by_language = python_order(table.languages)[table.language]
-    order = np.lexsort((offer, kind, np.where(at >= 0, at, offer), by_id[item], by_language[item], -score))
+    order = np.lexsort((offer, kind, np.where(at >= 0, at, offer), by_id, by_language[item], -score))
     item, at, offer, kind, score = item[order], at[order], offer[order], kind[order], score[order]
     support, opposed = _votes(counts, sources, mask, item, at_pool[order], offer_pool[order], kind, bits, near)
     return Candidates(reference, tuple(sources), item, at, offer, kind, score, support, opposed)
@@ -395,12 +404,18 @@ def _span_lists(counts: Any, span_ids: np.ndarray) -> list[list[Any] | None]:
 
 
 def rows_of(
-    context: AuditContext, found: Candidates, limit: int | None = None, with_sources: int = 0
+    context: AuditContext,
+    found: Candidates,
+    limit: int | None = None,
+    with_sources: int = 0,
+    source_spans: Mapping[str, Mapping[int, str]] | None = None,
 ) -> list[dict[str, Any]]:
     """Return the candidates (the first ``limit``) as self-describing rows, keys in a fixed order: the item's text
     (unless ``[report] show_text = false``), the reference's spans on it and those with the proposal made, and on
-    the first ``with_sources`` rows each source's spans on the item (what the browser shows beside them; each
-    source's list as JSON text, an ``orjson.Fragment``, which the JSON Lines file writes as it is).
+    the first ``with_sources`` rows each source's spans on the item (what the browser shows beside them), as the
+    JSON text of ``{"source": [[start,end,"type"],...],...}`` in an ``orjson.Fragment``, which the JSON Lines
+    file writes as it is. ``source_spans``: ``spans_json`` of each source on (at least) those rows' items, when
+    the caller has them (``files`` finds them once for every reference).
 
     The spans are looked up for all rows at once (the reference's by item with one binary search), not row by
     row."""
@@ -408,7 +423,12 @@ def rows_of(
     n = found.n if limit is None else min(limit, found.n)
     items = found.item[:n]
     shown = found.item[:with_sources]
-    sources = {source: spans_json(counts, source, shown) for source in found.sources} if with_sources else {}
+    sources = (
+        {source: (source_spans or {}).get(source) or spans_json(counts, source, shown) for source in found.sources}
+        if with_sources
+        else {}
+    )
+    keys = {source: orjson.dumps(source).decode("utf-8") + ":" for source in sources}
     show_text = context.config.report.show_text and table.text is not None
     reference_ids = counts.ids("strict", found.reference)
     reference_item = counts.item_of("strict", reference_ids)
@@ -457,11 +477,9 @@ def rows_of(
         row["spans_reference"] = spans
         row["spans_proposed"] = changed
         if number < with_sources:
-            row["spans_sources"] = {
-                source: orjson.Fragment(found_spans[item])
-                for source, found_spans in sources.items()
-                if item in found_spans
-            }
+            row["spans_sources"] = orjson.Fragment(
+                "{" + ",".join([keys[source] + spans[item] for source, spans in sources.items() if item in spans]) + "}"
+            )
         rows.append(row)
     return rows
 
@@ -525,9 +543,16 @@ def files(context: AuditContext) -> dict[str, str]:
     found = candidates(context)
     if not found:
         return {}
+    # the first browser.BROWSER_LINES rows, those the browser holds, carry the sources' spans: each labelling's
+    # spans on those rows' items are found once, whichever references' rows they are
+    held = np.cumsum([reference.n for reference in found]) - [reference.n for reference in found]
+    held = np.clip(browser.BROWSER_LINES - held, 0, None).tolist()
+    shown = np.concatenate([reference.item[:count] for reference, count in zip(found, held)])
+    names = dict.fromkeys(source for reference, count in zip(found, held) if count for source in reference.sources)
+    source_spans = {name: spans_json(context.counts, name, shown) for name in names}
     rows = []
-    for reference in found:  # the first browser.BROWSER_LINES rows, those the browser holds, carry the sources' spans
-        rows += rows_of(context, reference, with_sources=max(0, browser.BROWSER_LINES - len(rows)))
+    for reference, count in zip(found, held):
+        rows += rows_of(context, reference, with_sources=count, source_spans=source_spans)
     return {
         f"{FILE}.jsonl": "".join(orjson.dumps(row).decode("utf-8") + "\n" for row in rows),
         f"{FILE}.csv": candidates_csv(rows),
