@@ -24,7 +24,9 @@ boundaries; ``boundaries``: others) or nothing there (``spurious``); for a span 
 a reference's candidates by score (1 = the most likely error). Ten weak sources (weight near 0: they find the
 reference's spans about as often as they add false ones) then do not outvote three strong ones.
 
-Everything is computed from arrays (the span ids of ``ItemCounts`` and per-item counts), a source at a time.
+Everything is computed from arrays (the span ids of ``ItemCounts`` and per-item counts), a source at a time;
+the pairs of spans sharing a character are found once for every reference (``Places``), and which sources
+have a span, or one overlapping it, are bit columns over each reference's pool.
 docs/gold-errors.md checks the ranking against CoNLL++'s corrections of CoNLL-2003 (bench/gold_errors_conll.py).
 """
 
