@@ -644,6 +644,14 @@ def test_every_part_and_the_tags_only_file_are_reported_in_one_run(tmp_path, cap
     assert_refused(code, err, "pred.tags:2: a tag line", "bad.txt:2: tag 'X-ORG'")
 
 
+@pytest.mark.parametrize("value", ["true", "7", '"parts.txt"', '{ language = "en" }'])
+def test_parts_that_are_not_an_array_of_tables_are_refused_also_with_gold(tmp_path, capsys, value):
+    # issue 14's fuzz: with record.gold set, the gold_column check walked a boolean `parts` and raised TypeError
+    path = conll_project(tmp_path, f'language = "en"\ngold = "gold"\nparts = {value}', {"gold.txt": CONLL_GOLD})
+    code, _, err = run(["validate", str(path)], capsys)
+    assert_refused(code, err, "'record.parts': must be an array of tables ([[record.parts]])")
+
+
 CONLL_LABELLINGS = st.just({"gold": "gold.txt", "pred": {"path": "pred.tags", "token_column": 0}}) | st.just(
     {"gold": {"path": "gold.txt", "label_map": {"ORG": ""}}, "pred": "gold.txt"}
 )

@@ -167,7 +167,8 @@ def read_options(reader: OptionReader, base_dir: Path) -> ConllOptions | None:
 
 def _sets_gold_column(table: dict) -> bool:
     """Whether any labelling of the config, readable or not (a missing root drops them all), sets gold_column."""
-    tables = [table, *(part for part in table.get("parts") or [] if isinstance(part, dict))]
+    parts = table.get("parts")  # refused already when not an array of tables: only its tables count here
+    tables = [table, *(part for part in parts if isinstance(part, dict))] if isinstance(parts, list) else [table]
     return any(
         isinstance(entry, dict) and "gold_column" in entry
         for part in tables

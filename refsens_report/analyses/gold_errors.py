@@ -24,7 +24,9 @@ boundaries; ``boundaries``: others) or nothing there (``spurious``); for a span 
 a reference's candidates by score (1 = the most likely error). Ten weak sources (weight near 0: they find the
 reference's spans about as often as they add false ones) then do not outvote three strong ones.
 
-Everything is computed from arrays (the span ids of ``ItemCounts`` and per-item counts), a source at a time.
+Everything is computed from arrays (the span ids of ``ItemCounts`` and per-item counts), a source at a time;
+the pairs of spans sharing a character are found once for every reference (``Places``), and which sources
+have a span, or one overlapping it, are bit columns over each reference's pool.
 docs/gold-errors.md checks the ranking against CoNLL++'s corrections of CoNLL-2003 (bench/gold_errors_conll.py).
 """
 
@@ -33,7 +35,8 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -92,6 +95,12 @@ class Pool:
     item: np.ndarray
     ours: np.ndarray
 
+    @cached_property
+    def lacking(self) -> np.ndarray:
+        """Per item, the spans of the pool the reference lacks (its false candidates there), counted once for
+        every source's weight."""
+        return np.bincount(self.item[~self.ours], minlength=int(self.item.max()) + 1 if len(self.item) else 0)
+
 
 def pool_of(counts: Any, reference: str, sources: Sequence[str], mask: np.ndarray) -> Pool:
     """Return the spans voted on: every strict span the reference or a source has on the items of ``mask``."""
@@ -113,11 +122,91 @@ def leave_one_out_weight(counts: Any, reference: str, source: str, mask: np.ndar
     tp = np.where(present, counts.tp("strict", source, reference), 0).astype(np.int64)
     fp = np.where(present, counts.size("strict", source), 0).astype(np.int64) - tp
     spans = np.where(present, counts.size("strict", reference), 0).astype(np.int64)
-    false = np.where(present, np.bincount(pool.item[~pool.ours], minlength=counts.n_items), 0)
+    lacking = pool.lacking
+    false = np.zeros(counts.n_items, dtype=np.int64)
+    false[: len(lacking)] = lacking
+    false = np.where(present, false, 0)
     recall = (tp.sum() - tp + 1) / (spans.sum() - spans + 2)
     false_rate = (fp.sum() - fp + 1) / (false.sum() - false + 2)
     weight = np.log(recall / (1 - recall)) - np.log(false_rate / (1 - false_rate))
     return np.where(present, weight, 0.0)[pool.item]
+
+
+@dataclass(frozen=True, eq=False)
+class Places:
+    """Every strict span some labelling of ``names`` has, and every pair of them on one item sharing a character
+    (both ways, and a span with itself unless it is empty), sorted by the first: what each reference's pool
+    keeps of it. Computed once for the analysis and shared by every reference (their pools are parts of it)."""
+
+    names: frozenset[str]
+    ids: np.ndarray
+    first: np.ndarray  # positions into ids
+    second: np.ndarray
+    held: dict[str, np.ndarray] = field(default_factory=dict)  # per labelling, the positions of its spans
+
+    def of(self, counts: Any, name: str) -> np.ndarray:
+        """Return the positions of a labelling's spans among the places (found once per labelling)."""
+        if name not in self.held:
+            self.held[name] = np.searchsorted(self.ids, counts.ids("strict", name))
+        return self.held[name]
+
+
+def places_of(counts: Any, names: Iterable[str], notes: dict[str, Any] | None = None) -> Places:
+    """Return the places of the labellings ``names``; with ``notes``, kept there and reused for any names
+    among those of the last computed."""
+    names = frozenset(names)
+    known = notes.get("places") if notes is not None else None
+    if known is not None and names <= known.names:
+        return known
+    pooled = np.zeros(len(counts._strict_start), dtype=bool)
+    for name in names:
+        pooled[counts.ids("strict", name)] = True
+    ids = np.flatnonzero(pooled)  # item-major, as overlap_edges needs
+    one, two = _overlaps(counts, ids, ids)
+    index = np.int32 if len(ids) < 2**31 else np.int64
+    first, second = one.astype(index), two.astype(index)
+    order = np.argsort(first, kind="stable")
+    places = Places(names, ids, first[order], second[order])
+    if notes is not None:
+        notes["places"] = places
+    return places
+
+
+def _source_bits(counts: Any, sources: Sequence[str], places: Places, local: np.ndarray, size: int) -> np.ndarray:
+    """Return per pool span (``size`` of them) which sources have it: bit ``k % 64`` of word ``k // 64`` for
+    source k (``local``: each place's position in the pool, -1 when not in it)."""
+    bits = np.zeros((max(1, -(-len(sources) // 64)), size), dtype=np.uint64)
+    for number, source in enumerate(sources):
+        found = local[places.of(counts, source)]
+        bits[number // 64, found[found >= 0]] |= np.uint64(1) << np.uint64(number % 64)
+    return bits
+
+
+def _bit(bits: np.ndarray, number: int, at: np.ndarray | slice = slice(None)) -> np.ndarray:
+    """Return whether source ``number`` is set in ``bits`` (of ``_source_bits``) at ``at``."""
+    return ((bits[number // 64, at] >> np.uint64(number % 64)) & np.uint64(1)).astype(bool)
+
+
+def _pool_edges(places: Places, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Return each place's position in the pool (``ids``, a part of the places; -1: not in it) and the pairs of
+    pool spans (positions into ``ids``) sharing a character, both ways and each non-empty span with itself,
+    sorted by the first."""
+    local = np.full(len(places.ids), -1, dtype=np.int64)
+    local[np.searchsorted(places.ids, ids)] = np.arange(len(ids))
+    one, two = local[places.first], local[places.second]
+    keep = (one >= 0) & (two >= 0)
+    return local, one[keep], two[keep]  # still sorted by one
+
+
+def _overlapping(one: np.ndarray, two: np.ndarray, bits: np.ndarray) -> np.ndarray:
+    """Return per pool span which sources have a span sharing a character with it: the OR of ``bits`` (of
+    ``_source_bits``) over the spans paired with it (``_pool_edges``)."""
+    found = np.zeros_like(bits)
+    if len(one):
+        starts = np.flatnonzero(np.concatenate([[True], one[1:] != one[:-1]]))
+        for word in range(len(bits)):
+            found[word, one[starts]] = np.bitwise_or.reduceat(bits[word, two], starts)
+    return found
 
 
 def _overlaps(counts: Any, first: np.ndarray, second: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -176,26 +265,28 @@ def candidates_of(
     counts, table = context.counts, context.record.table
     sources = sources_of(context, reference)
     mask = mask & counts.has(reference)
-    n_ids = len(counts._strict_start)
     pool = pool_of(counts, reference, sources, mask)
     ids = pool.ids
+    roles = context.config.roles
+    places = places_of(
+        counts, [*roles.outputs, *roles.references, reference, *sources], context.notes.setdefault(KEY, {})
+    )
+    local, one, two = _pool_edges(places, ids)  # the pool's pairs of spans sharing a character
+    bits = _source_bits(counts, sources, places, local, len(ids))  # which sources have each pool span
+    near = _overlapping(one, two, bits)  # which sources have a span overlapping it
     # per pool span: the weight of the sources having it (votes) and of those with nothing overlapping it (empty)
     votes, empty = np.zeros(len(ids)), np.zeros(len(ids))
-    has = np.zeros(n_ids, dtype=bool)
-    for source in sources:
+    for number, source in enumerate(sources):
         weight = (weigh or leave_one_out_weight)(counts, reference, source, mask, pool)
         if equal_weights:
             weight = (mask & counts.has(source))[pool.item].astype(float)
-        source_ids = counts.ids("strict", source)
-        has[source_ids] = True
-        votes += np.where(has[ids], weight, 0)
-        has[source_ids] = False
-        clear = np.ones(len(ids), dtype=bool)
-        clear[_overlaps(counts, ids, source_ids)[0]] = False
-        empty += np.where(clear, weight, 0)
+        votes += np.where(_bit(bits, number), weight, 0)
+        empty += np.where(~_bit(near, number), weight, 0)
     # a reference span against the heaviest other state of its place: a span it lacks overlapping it, or nothing
     spans, others = np.flatnonzero(pool.ours), np.flatnonzero(~pool.ours)
-    edge_span, edge_other = _overlaps(counts, ids[spans], ids[others])
+    rank = np.cumsum(pool.ours) - 1, np.cumsum(~pool.ours) - 1  # a pool position's index into spans / others
+    across = pool.ours[one] & ~pool.ours[two]
+    edge_span, edge_other = rank[0][one[across]], rank[1][two[across]]
     proposal = np.full(len(spans), -1, dtype=np.int64)
     best = empty[spans].copy()
     first = _first_per(edge_span, edge_other, -votes[others][edge_other])
@@ -206,8 +297,9 @@ def candidates_of(
     # a span the reference lacks where it has nothing overlapping: adding it, against nothing there, unless an
     # overlapping span it lacks is heavier (equal: the first in span order)
     lacking = np.ones(len(others), dtype=bool)
-    lacking[_overlaps(counts, ids[others], ids[spans])[0]] = False
-    edge_one, edge_two = _overlaps(counts, ids[others], ids[others])
+    lacking[edge_other] = False
+    among = ~pool.ours[one] & ~pool.ours[two]
+    edge_one, edge_two = rank[1][one[among]], rank[1][two[among]]
     heavier_neighbour = (votes[others][edge_two] > votes[others][edge_one]) | (
         (votes[others][edge_two] == votes[others][edge_one]) & (edge_two < edge_one)
     )
@@ -219,15 +311,18 @@ def candidates_of(
     keep = score > 0
     at, offer, score = at[keep], offer[keep], score[keep]
     item = pool.item[np.where(at >= 0, at, offer)]
+    at_pool, offer_pool = at, offer
     at = np.where(at >= 0, ids[np.maximum(at, 0)], -1)  # strict ids from here on
     offer = np.where(offer >= 0, ids[np.maximum(offer, 0)], -1)
     kind = _kinds(counts, at, offer)
     # rank: score, then language and id (as Python compares strings), the place, the kind and the proposal
-    by_id = python_order([str(found) for found in table.ids.tolist()])
+    # (the ids ranked among the candidates' items alone: the same order, without sorting every item's id)
+    listed, where = np.unique(item, return_inverse=True)
+    by_id = python_order([str(found) for found in table.ids[listed].tolist()])[where]
     by_language = python_order(table.languages)[table.language]
-    order = np.lexsort((offer, kind, np.where(at >= 0, at, offer), by_id[item], by_language[item], -score))
+    order = np.lexsort((offer, kind, np.where(at >= 0, at, offer), by_id, by_language[item], -score))
     item, at, offer, kind, score = item[order], at[order], offer[order], kind[order], score[order]
-    support, opposed = _votes(counts, sources, mask, item, at, offer, kind)
+    support, opposed = _votes(counts, sources, mask, item, at_pool[order], offer_pool[order], kind, bits, near)
     return Candidates(reference, tuple(sources), item, at, offer, kind, score, support, opposed)
 
 
@@ -253,24 +348,23 @@ def _votes(
     at: np.ndarray,
     offer: np.ndarray,
     kind: np.ndarray,
+    bits: np.ndarray,
+    near: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Return per source and candidate whether the source votes for the proposal (it has the proposed span; for
     a removal, nothing overlapping the reference's) and for the reference's state (it has the reference's span;
-    for a missing span, nothing overlapping the proposed one)."""
+    for a missing span, nothing overlapping the proposed one). ``at``/``offer``: pool positions (-1: none);
+    ``bits``/``near``: per pool span, the sources having it / a span overlapping it."""
     support = np.zeros((len(sources), len(item)), dtype=bool)
     opposed = np.zeros((len(sources), len(item)), dtype=bool)
     missing, spurious = kind == KINDS.index("missing"), kind == KINDS.index("spurious")
     place = np.where(at >= 0, at, offer)
-    has = np.zeros(len(counts._strict_start), dtype=bool)
+    at_some, offer_some = np.maximum(at, 0), np.maximum(offer, 0)
     for row, source in enumerate(sources):
-        ids = counts.ids("strict", source)
         here = (mask & counts.has(source))[item]
-        clear = np.ones(len(item), dtype=bool)
-        clear[_overlaps(counts, place, ids)[0]] = False
-        has[ids] = True
-        with_reference = has[np.maximum(at, 0)] & (at >= 0)
-        with_proposal = has[np.maximum(offer, 0)] & (offer >= 0)
-        has[ids] = False
+        clear = ~_bit(near, row, place)
+        with_reference = _bit(bits, row, at_some) & (at >= 0)
+        with_proposal = _bit(bits, row, offer_some) & (offer >= 0)
         support[row] = here & np.where(spurious, clear, with_proposal)
         opposed[row] = here & np.where(missing, clear, with_reference)
     return support, opposed
@@ -296,53 +390,88 @@ def candidates(context: AuditContext) -> list[Candidates]:
 # --- the candidates as rows: the files and results.json ----------------------------------------------
 
 
-def _span(counts: Any, span_id: int) -> list[Any] | None:
-    if span_id < 0:
-        return None
+def _span_lists(counts: Any, span_ids: np.ndarray) -> list[list[Any] | None]:
+    """Return ``_span`` of each strict id (None for -1), computed for them all at once."""
+    type_names = [str(name) for name in counts.type_names]
+    some = np.maximum(span_ids, 0)
     return [
-        int(counts._strict_start[span_id]),
-        int(counts._strict_end[span_id]),
-        str(counts.type_names[counts._strict_type[span_id]]),
+        [start, end, type_names[code]] if span_id >= 0 else None
+        for span_id, start, end, code in zip(
+            span_ids.tolist(),
+            counts._strict_start[some].tolist(),
+            counts._strict_end[some].tolist(),
+            counts._strict_type[some].tolist(),
+        )
     ]
 
 
 def rows_of(
-    context: AuditContext, found: Candidates, limit: int | None = None, with_sources: int = 0
+    context: AuditContext,
+    found: Candidates,
+    limit: int | None = None,
+    with_sources: int = 0,
+    source_spans: Mapping[str, Mapping[int, str]] | None = None,
 ) -> list[dict[str, Any]]:
     """Return the candidates (the first ``limit``) as self-describing rows, keys in a fixed order: the item's text
     (unless ``[report] show_text = false``), the reference's spans on it and those with the proposal made, and on
-    the first ``with_sources`` rows each source's spans on the item (what the browser shows beside them)."""
+    the first ``with_sources`` rows each source's spans on the item (what the browser shows beside them), as the
+    JSON text of ``{"source": [[start,end,"type"],...],...}`` in an ``orjson.Fragment``, which the JSON Lines
+    file writes as it is. ``source_spans``: ``spans_json`` of each source on (at least) those rows' items, when
+    the caller has them (``files`` finds them once for every reference).
+
+    The spans are looked up for all rows at once (the reference's by item with one binary search), not row by
+    row."""
     counts, table = context.counts, context.record.table
+    n = found.n if limit is None else min(limit, found.n)
+    items = found.item[:n]
     shown = found.item[:with_sources]
-    sources = {source: spans_json(counts, source, shown) for source in found.sources} if with_sources else {}
+    sources = (
+        {source: (source_spans or {}).get(source) or spans_json(counts, source, shown) for source in found.sources}
+        if with_sources
+        else {}
+    )
+    keys = {source: orjson.dumps(source).decode("utf-8") + ":" for source in sources}
     show_text = context.config.report.show_text and table.text is not None
     reference_ids = counts.ids("strict", found.reference)
     reference_item = counts.item_of("strict", reference_ids)
+    wanted = np.zeros(counts.n_items, dtype=bool)
+    wanted[items] = True
+    on_items = wanted[reference_item]
+    reference_ids, reference_item = reference_ids[on_items], reference_item[on_items]
+    reference_spans = _span_lists(counts, reference_ids)
+    low = np.searchsorted(reference_item, items).tolist()
+    high = np.searchsorted(reference_item, items, side="right").tolist()
+    at_spans = _span_lists(counts, found.at[:n])
+    offer_spans = _span_lists(counts, found.proposal[:n])
+    ids = [str(found_id) for found_id in table.ids[items].tolist()]
+    languages = [table.languages[code] for code in table.language[items].tolist()]
+    kinds = [KINDS[code] for code in found.kind[:n].tolist()]
+    scores = found.score[:n].tolist()
+    support, opposed = found.support[:, :n].T.tolist(), found.opposed[:, :n].T.tolist()
     evidence = context.config.report.error_evidence
     rows = []
-    for number in range(found.n if limit is None else min(limit, found.n)):
-        item, at, offer = int(found.item[number]), int(found.at[number]), int(found.proposal[number])
-        place = _span(counts, at if at >= 0 else offer)
-        first, stop = np.searchsorted(reference_item, [item, item + 1])
-        spans = [_span(counts, span_id) for span_id in reference_ids[first:stop].tolist()]
+    for number, item in enumerate(items.tolist()):
+        at_span, offer_span = at_spans[number], offer_spans[number]
+        place = at_span if at_span is not None else offer_span
+        spans = [list(span) for span in reference_spans[low[number] : high[number]]]
         changed = sorted(
-            [span for span in spans if span != _span(counts, at)] + ([_span(counts, offer)] if offer >= 0 else [])
+            [list(span) for span in spans if span != at_span] + ([list(offer_span)] if offer_span is not None else [])
         )
         text = table.text[item] if show_text else None
         row = {
             "reference": found.reference,
             "rank": number + 1,
-            "score": float(found.score[number]),
-            "id": str(table.ids[item]),
-            "language": table.languages[table.language[item]],
-            "proposed": KINDS[found.kind[number]],
+            "score": scores[number],
+            "id": ids[number],
+            "language": languages[number],
+            "proposed": kinds[number],
             "start": place[0],
             "end": place[1],
-            "type": _span(counts, at)[2] if at >= 0 else None,
-            "reference_span": _span(counts, at),
-            "proposed_span": _span(counts, offer),
-            "support": [s for s, votes in zip(found.sources, found.support[:, number]) if votes],
-            "opposed": [s for s, votes in zip(found.sources, found.opposed[:, number]) if votes],
+            "type": at_span[2] if at_span is not None else None,
+            "reference_span": at_span,
+            "proposed_span": offer_span,
+            "support": [s for s, votes in zip(found.sources, support[number]) if votes],
+            "opposed": [s for s, votes in zip(found.sources, opposed[number]) if votes],
             "evidence": evidence,
         }
         if text is not None:
@@ -350,11 +479,9 @@ def rows_of(
         row["spans_reference"] = spans
         row["spans_proposed"] = changed
         if number < with_sources:
-            row["spans_sources"] = {
-                source: orjson.loads(found_spans[item])
-                for source, found_spans in sources.items()
-                if item in found_spans
-            }
+            row["spans_sources"] = orjson.Fragment(
+                "{" + ",".join([keys[source] + spans[item] for source, spans in sources.items() if item in spans]) + "}"
+            )
         rows.append(row)
     return rows
 
@@ -418,9 +545,16 @@ def files(context: AuditContext) -> dict[str, str]:
     found = candidates(context)
     if not found:
         return {}
+    # the first browser.BROWSER_LINES rows, those the browser holds, carry the sources' spans: each labelling's
+    # spans on those rows' items are found once, whichever references' rows they are
+    held = np.cumsum([reference.n for reference in found]) - [reference.n for reference in found]
+    held = np.clip(browser.BROWSER_LINES - held, 0, None).tolist()
+    shown = np.concatenate([reference.item[:count] for reference, count in zip(found, held)])
+    names = dict.fromkeys(source for reference, count in zip(found, held) if count for source in reference.sources)
+    source_spans = {name: spans_json(context.counts, name, shown) for name in names}
     rows = []
-    for reference in found:  # the first browser.BROWSER_LINES rows, those the browser holds, carry the sources' spans
-        rows += rows_of(context, reference, with_sources=max(0, browser.BROWSER_LINES - len(rows)))
+    for reference, count in zip(found, held):
+        rows += rows_of(context, reference, with_sources=count, source_spans=source_spans)
     return {
         f"{FILE}.jsonl": "".join(orjson.dumps(row).decode("utf-8") + "\n" for row in rows),
         f"{FILE}.csv": candidates_csv(rows),
@@ -938,7 +1072,9 @@ def pages(view: ResultsView, site: browser.SiteContext) -> list[browser.Page]:
 ANALYSIS = Analysis(
     key=KEY,
     title="Which gold is wrong here?",
-    question="Where does each reference most likely hold an error, judged by outputs and golds that are reliable elsewhere?",
+    question=(
+        "Where does each reference most likely hold an error, judged by outputs and golds that are reliable elsewhere?"
+    ),
     methods="""- **Gold-error candidates** (strict spans, audited items). For each reference the sources are the
   outputs and, unless `[report] error_evidence = "outputs"`, the other references. At each place where the
   reference or a source has a span, every source votes for the span it has there or for nothing, weighted by
