@@ -10,7 +10,8 @@ with an item. The same record gives the same bytes (with the same pyarrow, whose
 
 ``--partition-items N`` writes a folder instead (``write_partitioned``): the items in canonical order
 (language, then id), N of one language at most per file, cut along the canonical blocks, and a manifest
-(``partitions.py``), for Dask workers to read (``workers.py``, docs/scale.md).
+(``partitions.py``), for Dask workers to read (``workers.py``, docs/scale.md). With duplicate keys, each item's
+place in the record is its ``record_order``, which the duplicate policies' first and last follow.
 """
 
 from __future__ import annotations
@@ -138,7 +139,7 @@ def write_partitioned(
     _check_folder_out(out, partition_items, force)
     table = record.table
     notes = list(record.notes)
-    columns = _item_columns(table, duplicate_key, notes)
+    columns = _item_columns(table, duplicate_key, notes, reordered=True)
     if table.text is not None:
         columns["text"] = table.text
     kept = table.present.any(axis=1)  # an item with no labelling present has no row
@@ -311,8 +312,10 @@ def _rows(table: Any) -> _Rows:
     return _Rows(item=item, labelling=labelling, span=order, marker=marker)
 
 
-def _item_columns(table: Any, duplicate_key: str, notes: list[str]) -> dict[str, np.ndarray]:
-    """Return the optional item columns some item has: third_pass (1, 0, -1 for none) and dup_key (str or None)."""
+def _item_columns(table: Any, duplicate_key: str, notes: list[str], reordered: bool = False) -> dict[str, np.ndarray]:
+    """Return the optional item columns some item has: third_pass (1, 0, -1 for none) and dup_key (str or None);
+    with dup_key, record_order (each item's place in the record) when the file's order is not the record's
+    (``reordered``: convert writes the items in another order; or the table came from such a file)."""
     columns: dict[str, np.ndarray] = {}
     third_pass = table.meta_values("third_pass")
     if any(value is not None for value in third_pass):
@@ -328,6 +331,8 @@ def _item_columns(table: Any, duplicate_key: str, notes: list[str]) -> dict[str,
                 "(the audit reads only string keys)"
             )
         columns["dup_key"] = np.array([value if isinstance(value, str) else None for value in keys], dtype=object)
+        if reordered or table.record_order is not None:  # keep_first and keep_last follow the record's order
+            columns["record_order"] = np.arange(table.n_items) if table.record_order is None else table.record_order
     return columns
 
 
@@ -347,6 +352,8 @@ def _schema(columns: dict[str, np.ndarray]) -> Any:
         fields.append(("third_pass", pa.bool_()))
     if "dup_key" in columns:
         fields.append(("dup_key", string))
+    if "record_order" in columns:
+        fields.append(("record_order", pa.int64()))
     if "text" in columns:
         fields.append(("text", pa.large_string()))
     return pa.schema(fields)
@@ -382,6 +389,8 @@ def _row_groups(table: Any, rows: _Rows, columns: dict[str, np.ndarray], row_gro
         if "dup_key" in columns:
             keys = pc.dictionary_encode(pa.array(columns["dup_key"][group_items].tolist(), pa.string()))
             arrays["dup_key"] = keys.take(local)
+        if "record_order" in columns:
+            arrays["record_order"] = pa.array(columns["record_order"][item], pa.int64())
         if "text" in columns:  # each item's text once, on its first row
             first_row = np.concatenate([[True], item[1:] != item[:-1]])
             texts = np.full(len(item), None, dtype=object)

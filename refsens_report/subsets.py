@@ -25,34 +25,50 @@ class DefectiveGroup:
 
 @dataclass(frozen=True)
 class DuplicateGroups:
-    """Items sharing a duplicate key; ``group`` is -1 for an item in no group of two or more."""
+    """Items sharing a duplicate key; ``group`` is -1 for an item in no group of two or more.
+
+    ``order``: the items' positions in record order, the order the policies' first and last and the groups' listing
+    follow: the table's own order, or the order of the record a partitioned one was converted from
+    (``SpanTable.record_order``).
+    """
 
     key_name: str
     group: np.ndarray
     keys: tuple[str, ...]
+    order: np.ndarray
 
     @classmethod
     def from_record(cls, record: Record, key_name: str) -> DuplicateGroups:
-        keys = record.table.meta_values(key_name).tolist()
+        table = record.table
+        if table.record_order is None:
+            order = np.arange(table.n_items)
+        else:
+            order = np.argsort(table.record_order, kind="stable")
+        keys = table.meta_values(key_name)[order].tolist()
         counts: dict[str, int] = {}
         for key in keys:
             if isinstance(key, str):
                 counts[key] = counts.get(key, 0) + 1
         repeated = [key for key in dict.fromkeys(k for k in keys if isinstance(k, str)) if counts[key] > 1]
         code = {key: position for position, key in enumerate(repeated)}
-        group = np.array([code.get(key, -1) if isinstance(key, str) else -1 for key in keys], dtype=np.int64)
-        return cls(key_name=key_name, group=group, keys=tuple(repeated))
+        group = np.full(table.n_items, -1, dtype=np.int64)
+        group[order] = [code.get(key, -1) if isinstance(key, str) else -1 for key in keys]
+        return cls(key_name=key_name, group=group, keys=tuple(repeated), order=order)
 
     @property
     def duplicated_items(self) -> int:
         return int((self.group >= 0).sum())
+
+    def members(self, where: np.ndarray) -> np.ndarray:
+        """Return the items ``where`` selects, in record order."""
+        return self.order[where[self.order]]
 
     def keep(self, policy: str) -> np.ndarray:
         """Return the items kept under a duplicate policy, applied to groups in record order."""
         keep = np.ones(len(self.group), dtype=bool)
         if policy == "keep_all" or not self.keys:
             return keep
-        members = np.flatnonzero(self.group >= 0)
+        members = self.members(self.group >= 0)
         if policy == "drop_all":
             keep[members] = False
             return keep
@@ -87,10 +103,10 @@ class DuplicateGroups:
                     continue
                 disjoint = counts.tp("strict", reference, other) == 0
                 hit = in_group & annotators_differ & counts.equal(reference, copied) & disjoint
-                for index in np.flatnonzero(hit):
+                for index in self.members(hit):
                     group = int(self.group[index])
                     if group not in found:
-                        members = np.flatnonzero(self.group == group)
+                        members = self.members(self.group == group)
                         found[group] = DefectiveGroup(
                             key=self.keys[group],
                             items=tuple(str(record.table.ids[m]) for m in members),

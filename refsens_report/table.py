@@ -26,7 +26,9 @@ class SpanTable:
     (labelling ``names[name]`` is present on the item, possibly with no span). Spans, ordered by item (record
     order, then as read): ``item``, ``labelling`` (code into ``names``), ``start``, ``end``, ``type`` (code into
     ``type_names``, sorted). ``meta[key]``: per item, the value of a metadata key (None where the item does not
-    give it); ``text``: per item, its text or None (None as a whole when no item has text).
+    give it); ``text``: per item, its text or None (None as a whole when no item has text). ``record_order``: per
+    item, its place in the record it was converted from, where the items are in another order (a partitioned
+    record is in canonical order); the duplicate policies' first and last follow it. None: the table's order.
     """
 
     ids: np.ndarray
@@ -43,6 +45,7 @@ class SpanTable:
     meta: Mapping[str, np.ndarray] = field(default_factory=dict)
     text: np.ndarray | None = None
     items: Sequence[Any] | None = None  # the Item objects it was made from, if any (their meta, on demand)
+    record_order: np.ndarray | None = None
 
     @property
     def n_items(self) -> int:

@@ -397,7 +397,7 @@ def test_a_missing_column_is_named_with_the_columns_found(tmp_path, capsys):
         project(tmp_path),
         capsys,
         "record.parquet: no column 'start', 'type': a span table has the columns id, "
-        "language, labelling, start, end, type (and optionally third_pass, dup_key); this file has 'id', "
+        "language, labelling, start, end, type (and optionally third_pass, dup_key, record_order); this file has 'id', "
         "'language', 'labelling', 'begin', 'end'",
     )
 

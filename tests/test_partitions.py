@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
@@ -177,3 +178,54 @@ def test_cuts_fall_every_n_items_of_a_language():
         1,
         0,
     ]
+
+
+def test_duplicates_keep_their_record_order_through_the_canonical_order(simulated, tmp_path):
+    """A partitioned record is in canonical order (language, id), but keep_first and keep_last keep the copy that
+    came first or last in the record it was converted from: the audit of the partitioned record is the audit of
+    that record, whatever the order of its lines (here reversed, so every duplicate pair's first copy changes)."""
+    config = simulated / "refsens.toml"
+    lines = (simulated / "record.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    (simulated / "reversed.jsonl").write_text("".join(reversed(lines)), encoding="utf-8")
+    reversed_config = config.with_name("reversed.toml")
+    reversed_config.write_text(
+        config.read_text(encoding="utf-8").replace("record.jsonl", "reversed.jsonl"), encoding="utf-8"
+    )
+    folder, single = tmp_path / "parts", tmp_path / "again.parquet"
+    assert main(["convert", str(simulated / "reversed.jsonl"), str(folder), "--partition-items", "64"]) == 0
+    assert main(["convert", str(with_record(config, str(folder), "parts.toml")), str(single)]) == 0
+    assert pq.read_schema(folder / partitions.file_name(0)).field("record_order").type == "int64"
+    csv = {}
+    for name, path in (
+        ("forward", config),
+        ("reversed", reversed_config),
+        ("folder", with_record(config, str(folder), "reversed-folder.toml")),
+        ("single", with_record(config, str(single), "reversed-single.toml")),  # the folder back in one file
+    ):
+        assert main(["audit", str(path), "--out", str(tmp_path / name), "--resamples", "200", "-q"]) == 0
+        csv[name] = (tmp_path / name / "results.csv").read_bytes()
+    assert csv["forward"] != csv["reversed"], "the line order decides which copy keep_first keeps"
+    assert csv["folder"] == csv["reversed"] and csv["single"] == csv["reversed"]
+
+
+@pytest.mark.parametrize(
+    "value, expected",
+    [(-1, "row 1: 'record_order' is -1; it counts from 0"), (None, "row 1: 'record_order' is null; every item")],
+)
+def test_a_bad_record_order_is_named_with_its_row(value, expected, tmp_path, capsys):
+    table = pa.table(
+        {
+            "id": ["a", "b"],
+            "language": ["en", "en"],
+            "labelling": ["gold", "gold"],
+            "start": [0, 0],
+            "end": [1, 1],
+            "type": ["PER", "PER"],
+            "dup_key": ["k", "k"],
+            "record_order": pa.array([value, 1], pa.int64()),
+        }
+    )
+    pq.write_table(table, tmp_path / "record.parquet")
+    assert main(["convert", str(tmp_path / "record.parquet"), str(tmp_path / "out.parquet")]) == 2
+    err = capsys.readouterr().err
+    assert expected in err and "Traceback" not in err, err

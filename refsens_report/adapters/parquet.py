@@ -3,9 +3,11 @@
 One row per item, labelling and span: ``id``, ``language``, ``labelling``, ``start``, ``end``, ``type``; a row
 whose start, end and type are all null marks the labelling present on the item with no spans, and an item and
 labelling with no row is absent. ``third_pass`` (bool) and ``dup_key`` (string), optional, repeat the item's
-value on each of its rows. ``text`` (string), optional, is the item's text: on one of its rows at least (convert
-writes it on the first), null or the same on the others; spans must lie inside it. Items come in the order
-their ids first appear; spans keep the file's order.
+value on each of its rows; so does ``record_order`` (integer, at least 0), the item's place in the record the
+file was converted from, which the duplicate policies' first and last follow (a partitioned record is in
+canonical order; without it, the file's order is the record's). ``text`` (string), optional, is the item's
+text: on one of its rows at least (convert writes it on the first), null or the same on the others; spans must
+lie inside it. Items come in the order their ids first appear; spans keep the file's order.
 
 The file is read batch by batch (at most ``BATCH_ROWS`` rows, within row groups) into a ``SpanTable``:
 string columns arrive dictionary-encoded and only their distinct values become Python strings, so a record of
@@ -34,10 +36,11 @@ from refsens_report.record import MAX_OFFSET, POOLED, Record, check_span, descri
 from refsens_report.table import SpanTable, sorted_codes
 
 SPAN_COLUMNS = ("id", "language", "labelling", "start", "end", "type")  # required, in this order
-ITEM_COLUMNS = ("third_pass", "dup_key")  # optional: one value per item, repeated on its rows
+ITEM_COLUMNS = ("third_pass", "dup_key", "record_order")  # optional: one value per item, repeated on its rows
 TEXT_COLUMN = "text"  # optional: the item's text, on one of its rows at least (null or the same on the others)
 STRING_COLUMNS = frozenset({"id", "language", "labelling", "type", "dup_key", TEXT_COLUMN})
 OFFSET_COLUMNS = frozenset({"start", "end"})
+INTEGER_COLUMNS = OFFSET_COLUMNS | {"record_order"}
 BATCH_ROWS = 1 << 21  # rows decoded at once: bounds the temporary arrays whatever the file's row groups
 
 
@@ -176,7 +179,7 @@ def _type_problem(name: str, arrow_type: Any) -> str | None:
         if pa.types.is_string(value_type) or pa.types.is_large_string(value_type) or _is_string_view(value_type):
             return None
         expected = "string (string, large_string, or a dictionary of strings)"
-    elif name in OFFSET_COLUMNS:
+    elif name in INTEGER_COLUMNS:
         if pa.types.is_integer(arrow_type):
             return None
         expected = "an integer type (int8 to int64, uint8 to uint64)"
@@ -583,6 +586,12 @@ class _Builder:
             values["third_pass"] = _flags(columns["third_pass"])
         if "dup_key" in columns:
             values["dup_key"] = self.dup_keys.encode(columns["dup_key"])[0]
+        if "record_order" in columns:
+            order, order_null = _offsets(columns["record_order"])
+            flag(np.flatnonzero(order < 0), lambda k: f"'record_order' is {int(order[k])}; it counts from 0")
+            if order_null is not None:
+                flag(np.flatnonzero(order_null), lambda k: "'record_order' is null; every item has its place")
+            values["record_order"] = order
         self._items(item, first_item, values, language_null is not None, flag)
         if TEXT_COLUMN in columns and not pa.types.is_null(columns[TEXT_COLUMN].type):
             given = np.flatnonzero(columns[TEXT_COLUMN].is_valid().to_numpy(zero_copy_only=False) & (item >= 0))
@@ -675,6 +684,8 @@ class _Builder:
             return self.languages.values[code]
         if name == "third_pass":
             return bool(code)
+        if name == "record_order":
+            return code
         return (dup_keys or self.dup_keys.value)(code)
 
     def _differ(self, name: str, item_id: str, here: Any, there: Any, row: int, first_row: int) -> str:
@@ -721,6 +732,7 @@ class _Builder:
             meta[self.duplicate_key] = np.array([*items["dup_key_values"], None], dtype=object)[items["dup_key"]]
         if "third_pass" in self.item_columns:
             meta["third_pass"] = np.array([False, True, None], dtype=object)[items["third_pass"]]
+        record_order = items["record_order"] if "record_order" in self.item_columns else None
         return SpanTable(
             ids=np.array(ids, dtype=object),
             language=language,
@@ -735,6 +747,7 @@ class _Builder:
             type_names=type_names,
             meta=meta,
             text=text,
+            record_order=record_order,
         )
 
     def _text(self, item_of: np.ndarray, ids: list[str], span: dict[str, np.ndarray]) -> np.ndarray:
