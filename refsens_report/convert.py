@@ -20,6 +20,8 @@ import errno
 import glob
 import os
 import secrets
+import shutil
+import stat
 
 try:
     import fcntl
@@ -131,7 +133,6 @@ def write_partitioned(
     Written in a hidden folder beside ``out`` and renamed into place once complete (with ``force``, the old
     folder is moved aside first, then removed): ``out`` is the whole record or is not there.
     """
-    import shutil
     import tempfile
 
     import pyarrow.parquet as pq
@@ -154,7 +155,9 @@ def write_partitioned(
     rows = _rows(ordered)
     schema = _schema(columns)
     out.parent.mkdir(parents=True, exist_ok=True)
-    folder = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".partial", dir=out.parent))
+    _remove_stale(out)
+    made, lock = _temporary(out, folder=True)
+    folder = Path(made)
     written: list[partitions.Partition] = []
     groups = 0
     try:
@@ -184,7 +187,6 @@ def write_partitioned(
         (folder / partitions.MANIFEST).write_text(
             partitions.manifest_text(written, partition_items, BLOCK_ITEMS), encoding="utf-8"
         )
-        folder.chmod(0o777 & ~_umask())  # mkdtemp makes it private; a folder convert writes is like any other
         if out.exists():  # --force (checked above): the old record aside, the new one in, the old one removed
             aside = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".old", dir=out.parent))
             os.replace(out, aside / out.name)
@@ -200,15 +202,10 @@ def write_partitioned(
     finally:
         if folder.exists():
             shutil.rmtree(folder)
+        os.close(lock)
     return Written(
         rows=len(rows.item), items=len(order), row_groups=groups, notes=tuple(notes), partitions=len(written)
     )
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
 
 
 def _reordered(table: SpanTable, order: np.ndarray) -> SpanTable:
@@ -410,16 +407,21 @@ def _partial_name(out: Path, token: str) -> Path:
     return out.parent / f".{out.name}.{token}.partial"
 
 
-def _temporary(out: Path) -> tuple[str, int]:
-    """Create an empty file beside ``out`` with a name no one else has, with the permissions a new file gets.
+def _temporary(out: Path, folder: bool = False) -> tuple[str, int]:
+    """Create an empty file (with ``folder``, a folder) beside ``out`` with a name no one else has, with the
+    permissions a new one gets.
 
     Return its path and a descriptor holding an advisory lock on it while it is written: a convert that was
-    killed leaves its file unlocked, and the next convert to the same ``out`` removes it (``_remove_stale``).
+    killed leaves it unlocked, and the next convert to the same ``out`` removes it (``_remove_stale``).
     """
     while True:
         path = _partial_name(out, secrets.token_hex(6))  # 12 hex digits
         try:
-            descriptor = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666)  # the umask applies, as to OUT
+            if folder:
+                os.mkdir(path, 0o777)  # the umask applies, as to any new folder
+                descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+            else:
+                descriptor = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666)  # the umask applies, as to OUT
         except FileExistsError:
             continue
         if fcntl is not None:
@@ -428,7 +430,8 @@ def _temporary(out: Path) -> tuple[str, int]:
 
 
 def _remove_stale(out: Path) -> None:
-    """Remove the temporary files of converts to ``out`` that were killed (unlocked); leave running ones'."""
+    """Remove the temporary files and folders of converts to ``out`` that were killed (unlocked); leave running
+    ones'."""
     if fcntl is None:
         return
     for path in out.parent.glob(_partial_name(Path(glob.escape(out.name)), "?" * 12).name):  # any token
@@ -438,7 +441,10 @@ def _remove_stale(out: Path) -> None:
             continue  # gone already, or not ours to open
         try:
             fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            os.unlink(path)  # locked by us: no convert is writing it
+            if stat.S_ISDIR(os.fstat(descriptor).st_mode):  # the folder opened (O_NOFOLLOW: never a symlink)
+                shutil.rmtree(path)  # locked by us: no convert is writing it
+            else:
+                os.unlink(path)
         except OSError:
             pass  # a convert is writing it (locked), or it is not ours to remove
         finally:

@@ -4,6 +4,7 @@ blocks, a manifest the reader checks, and the same audit as the record in one fi
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -229,3 +230,31 @@ def test_a_bad_record_order_is_named_with_its_row(value, expected, tmp_path, cap
     assert main(["convert", str(tmp_path / "record.parquet"), str(tmp_path / "out.parquet")]) == 2
     err = capsys.readouterr().err
     assert expected in err and "Traceback" not in err, err
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="advisory locks (fcntl) on POSIX only")
+def test_convert_removes_the_folder_a_killed_convert_left_but_not_a_running_ones(simulated, tmp_path):
+    import fcntl
+
+    stale = tmp_path / ".parts.0123456789ab.partial"  # a convert killed mid-write: nothing holds it
+    running = tmp_path / ".parts.ba9876543210.partial"  # a convert still writing holds its lock
+    other = tmp_path / ".other.0123456789ab.partial"
+    for folder in (stale, running, other):
+        folder.mkdir()
+        (folder / "part-00000.parquet").write_bytes(b"PAR1 half")
+    held = os.open(running, os.O_RDONLY)
+    fcntl.flock(held, fcntl.LOCK_EX)
+    try:
+        arguments = ["convert", str(simulated / "record.jsonl"), str(tmp_path / "parts"), "--partition-items", "256"]
+        assert main(arguments) == 0
+    finally:
+        os.close(held)
+    assert not stale.exists() and running.exists() and other.exists()
+    assert sorted(path.name for path in tmp_path.iterdir()) == sorted([running.name, other.name, "parts"])
+    assert (tmp_path / "parts").stat().st_mode & 0o777 == 0o777 & ~current_umask()
+
+
+def current_umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
