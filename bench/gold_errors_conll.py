@@ -7,7 +7,10 @@ strict span set differs from original's on the sentence, and the same candidates
 the same (no leave-one-out reliability). Ties are broken in expectation (a tied block counts pro rata).
 Then the variants tried and not shipped (docs/gold-errors.md): Dawid–Skene EM against the latent truth
 (two-coin per span, or per-class confusion over a place's states; a fixed number of iterations), sentences
-scored by noisy-OR over their places, and the candidates weighted by the EM's reliabilities.
+scored by noisy-OR over their places, and the candidates weighted by the EM's reliabilities. Then the
+reference's own consistency (Dickinson & Meurers' variation n-grams): "the reference elsewhere", the state
+the reference most often gives the same string on other items, as one more source (the definition fixed
+before measuring) or as a prior, on the string alone or with the word either side; none is in the analysis.
 Then the crowd example: its expert gold has no published correction (CoNLL++ corrected the test set, and the
 crowd's sentences are other CoNLL sentences: the script counts how many of their texts occur in the test set),
 so the candidates in its shipped aggregate `majority` are checked against the expert gold instead. Last, the
@@ -351,6 +354,154 @@ def more_variants(
     return found
 
 
+# --- the reference's own consistency (docs/gold-errors.md, "The reference's own consistency"; not shipped) ------
+
+
+def plain_string(text: str, start: int, end: int) -> str:
+    """The string an occurrence covers."""
+    return text[start:end]
+
+
+def string_in_context(text: str, start: int, end: int) -> tuple[str, str, str]:
+    """The string an occurrence covers with the whitespace-separated word either side (Dickinson & Meurers'
+    variation n-grams: a string labelled differently in the same context)."""
+    before, after = text[:start].split(), text[end:].split()
+    return (before[-1] if before else "", text[start:end], after[0] if after else "")
+
+
+def reference_elsewhere(
+    counts: ItemCounts, texts: np.ndarray, pool: gold_errors.Pool, one: np.ndarray, two: np.ndarray, key=plain_string
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """What the source "the reference elsewhere" says at each pool span: (has the span, votes for nothing there,
+    weight on the span's item, its state at the span's extent: a type code, len(type_names) for none, -1 when it
+    abstains).
+
+    An *occurrence* is a distinct extent (item, start, end) of a pool span on an item with text; its string is
+    ``key`` of the text there (the text it covers). The reference's state at an occurrence is the type of its
+    span with exactly that extent (the lowest type code if several), else none. On an item the source's state
+    at an extent is the state the reference gives the extent's string most often at its occurrences on the
+    *other* items; it abstains where the string occurs on no other item, or two states tie for most. It has the
+    span (extent, type) where that state is a type, and votes for nothing at a pool span where its state at the
+    span's extent is none and it has no span overlapping it. Its weight is the outputs' one (the log diagnostic
+    odds ratio against the reference, leave one item out, add-one smoothed), counted over the pool spans where
+    it does not abstain."""
+    ids, item = pool.ids, pool.item
+    n_types = len(counts.type_names)
+    none = n_types
+    start, end, kind = counts._strict_start[ids], counts._strict_end[ids], counts._strict_type[ids]
+    new = np.ones(len(ids), dtype=bool)
+    new[1:] = (item[1:] != item[:-1]) | (start[1:] != start[:-1]) | (end[1:] != end[:-1])
+    extent = np.cumsum(new) - 1  # pool ids are (item, start, end, type) ordered: an extent's spans are adjacent
+    first = np.flatnonzero(new)
+    extent_item = item[first]
+    found: dict = {}
+    string = np.array(
+        [
+            -1 if texts[at] is None else found.setdefault(key(texts[at], low, high), len(found))
+            for at, low, high in zip(extent_item.tolist(), start[first].tolist(), end[first].tolist())
+        ],
+        dtype=np.int64,
+    )
+    state = np.full(len(first), none, dtype=np.int64)
+    np.minimum.at(state, extent[pool.ours], kind[pool.ours])
+    choice = np.full(len(first), -1, dtype=np.int64)
+    known = np.flatnonzero(string >= 0)
+    if len(known):
+        width, n_strings = n_types + 1, int(string.max()) + 1
+        keys, key_index, key_count = np.unique(
+            string[known] * width + state[known], return_inverse=True, return_counts=True
+        )
+        own_codes, own_count = np.unique(extent_item[known] * len(keys) + key_index, return_counts=True)
+        groups, group_of = np.unique(extent_item[known] * n_strings + string[known], return_inverse=True)
+        group_item, group_string = groups // n_strings, groups % n_strings
+        # every (item, string) against each state its string has anywhere, less its own occurrences
+        low = np.searchsorted(keys, group_string * width)
+        sizes = np.searchsorted(keys, group_string * width + width) - low
+        row_group = np.repeat(np.arange(len(groups)), sizes)
+        row_key = np.arange(sizes.sum()) - np.repeat(np.cumsum(sizes) - sizes, sizes) + np.repeat(low, sizes)
+        code = group_item[row_group] * len(keys) + row_key
+        at = np.minimum(np.searchsorted(own_codes, code), len(own_codes) - 1)
+        elsewhere = key_count[row_key] - np.where(own_codes[at] == code, own_count[at], 0)
+        order = np.lexsort((-elsewhere, row_group))
+        lead = np.concatenate([[True], row_group[order][1:] != row_group[order][:-1]])
+        top = order[lead]
+        second = np.zeros(len(groups), dtype=np.int64)
+        runner = np.flatnonzero(lead[:-1] & ~lead[1:]) + 1  # each group's second row, in order
+        second[row_group[order][runner]] = elsewhere[order][runner]
+        most = elsewhere[top]
+        chosen = np.where((most > 0) & (most > second), keys[row_key[top]] % width, -1)
+        choice[known] = chosen[group_of]
+    said = choice[extent]
+    informed = said >= 0
+    has = informed & (said == kind)
+    near = np.zeros(len(ids), dtype=bool)
+    near[one[(informed & (said != none))[two]]] = True
+    clear = informed & (said == none) & ~near
+    tp, spans, fp, false = (
+        np.bincount(item, flags, minlength=counts.n_items)
+        for flags in (has & pool.ours, informed & pool.ours, has & ~pool.ours, informed & ~pool.ours)
+    )
+    recall = (tp.sum() - tp + 1) / (spans.sum() - spans + 2)
+    false_rate = (fp.sum() - fp + 1) / (false.sum() - false + 2)
+    return has, clear, (logit(recall) - logit(false_rate))[item], said
+
+
+def elsewhere_source(key=plain_string) -> Callable[..., None]:
+    """Return an ``extra`` for candidates_of: the reference elsewhere as one more source in the vote."""
+
+    def extra(counts, table, pool, one, two, votes, empty) -> None:
+        if table.text is not None:
+            has, clear, weight, _ = reference_elsewhere(counts, table.text, pool, one, two, key)
+            votes += np.where(has, weight, 0)
+            empty += np.where(clear, weight, 0)
+
+    return extra
+
+
+def elsewhere_prior(key=plain_string) -> Callable[..., Callable[..., tuple[np.ndarray, np.ndarray]] | None]:
+    """Return an ``extra`` for candidates_of: the reference elsewhere as a prior on each place's score, read at the
+    place's own extent (the reference's span, or the missing span): its weight added where its state there is
+    the proposal's (for a reference span: the proposed type at the same extent, or none for a removal or other
+    boundaries), subtracted where it is the reference's; nothing where it abstains or says a third state."""
+
+    def extra(counts, table, pool, one, two, votes, empty):
+        if table.text is None:
+            return None
+        _, _, weight, said = reference_elsewhere(counts, table.text, pool, one, two, key)
+        none = len(counts.type_names)
+        ids, kind = pool.ids, counts._strict_type[pool.ids]
+
+        def prior(spans: np.ndarray, proposal: np.ndarray, missing: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            rival = np.maximum(proposal, 0)
+            same = (
+                (proposal >= 0)
+                & (counts._strict_start[ids[rival]] == counts._strict_start[ids[spans]])
+                & (counts._strict_end[ids[rival]] == counts._strict_end[ids[spans]])
+            )
+            offered = np.where(same, kind[rival], none)
+            for_spans = (said[spans] == offered).astype(float) - (said[spans] == kind[spans])
+            for_missing = (said[missing] == kind[missing]).astype(float) - (said[missing] == none)
+            return for_spans * weight[spans], for_missing * weight[missing]
+
+        return prior
+
+    return extra
+
+
+def consistency_variants(context: AuditContext, reference: str, mask: np.ndarray) -> dict[str, np.ndarray]:
+    """The reference's own consistency folded in (docs/gold-errors.md), as item scores."""
+    n_items = context.counts.n_items
+    found = {}
+    for label, extra in (
+        ("the reference elsewhere, a source", elsewhere_source()),
+        ("the reference elsewhere, a prior", elsewhere_prior()),
+        ("the same in context, a source", elsewhere_source(string_in_context)),
+        ("the same in context, a prior", elsewhere_prior(string_in_context)),
+    ):
+        found[label] = item_scores(gold_errors.candidates_of(context, reference, mask, extra=extra), n_items)
+    return found
+
+
 def main() -> int:
     data = ROOT.parent / "shared" / "data"
     if not data.is_dir():
@@ -382,6 +533,15 @@ def main() -> int:
         context, "original", mask, scores["disagreeing systems (baseline)"], scores["candidates, leave-one-out (max)"]
     )
     report("CoNLL-2003: more variants against the baseline at 200", more, truth, mask)
+    started = time.perf_counter()
+    consistent = consistency_variants(context, "original", mask)
+    spent = time.perf_counter() - started
+    report(
+        f"CoNLL-2003: the reference's own consistency ({spent:.2f} s for the four)",
+        {"disagreeing systems (baseline)": scores["disagreeing systems (baseline)"], **consistent},
+        truth,
+        mask,
+    )
 
     crowd = context_of(ROOT / "examples" / "crowd-conll" / "refsens.toml")
     test_texts = set(context.record.table.text.tolist())
@@ -399,6 +559,7 @@ def main() -> int:
         "candidates, equal weights": item_scores(flat, crowd.counts.n_items),
         "candidates, leave-one-out (max)": item_scores(found, crowd.counts.n_items),
         "candidates, leave-one-out (sum)": item_scores(found, crowd.counts.n_items, "sum"),
+        **consistency_variants(crowd, "majority", mask),
     }
     report("crowd: majority vs expert gold (outputs pass_1, pass_2)", scores, truth, mask)
 

@@ -12,6 +12,7 @@ import json
 import math
 from pathlib import Path
 
+import numpy as np
 import pytest
 from helpers import audit_items, item, write_project
 
@@ -148,6 +149,31 @@ def test_each_kind_of_proposal_with_its_score(tmp_path: Path) -> None:
     assert rows["m"]["spans_reference"] == [] and rows["m"]["spans_proposed"] == [[17, 21, "LOC"]]
     assert rows["s"]["spans_proposed"] == [] and rows["t"]["text"] == TEXT and rows["t"]["type"] == "LOC"
     assert rows["m"]["type"] is None and rows["t"]["language"] == "en"
+
+
+def test_an_extra_source_or_prior_enters_the_scores(tmp_path: Path) -> None:
+    """``extra`` (the benchmark's comparisons): a source added to the votes is weighed like the outputs, and a
+    prior's terms are added to the places' scores before the candidates are kept."""
+    context = context_of(tmp_path, kinds_record(), annotators=None, outputs=("o1", "o2", "o3"), references=("gold",))
+    mask = gold_errors.items_of(context)
+    shipped = gold_errors.candidates_of(context, "gold", mask)
+    ids = context.record.table.ids
+
+    def backs_the_reference(counts, table, pool, one, two, votes, empty) -> None:
+        votes += np.where(pool.ours, 1000.0, 0.0)  # one heavy source with exactly the reference's spans
+        near = np.zeros(len(pool.ids), dtype=bool)
+        near[one[pool.ours[two]]] = True
+        empty += np.where(near, 0.0, 1000.0)
+
+    backed = gold_errors.candidates_of(context, "gold", mask, extra=backs_the_reference)
+    assert backed.n == 0 and shipped.n == 4
+
+    def minus_one(counts, table, pool, one, two, votes, empty):
+        return lambda spans, proposal, missing: (-np.ones(len(spans)), -np.ones(len(missing)))
+
+    shifted = gold_errors.candidates_of(context, "gold", mask, extra=minus_one)
+    assert [str(ids[found]) for found in shifted.item] == [str(ids[found]) for found in shipped.item]
+    assert np.allclose(shifted.score, shipped.score - 1) and shipped.score.min() > 1
 
 
 def test_error_evidence_switch(tmp_path: Path) -> None:

@@ -257,11 +257,16 @@ def candidates_of(
     mask: np.ndarray,
     equal_weights: bool = False,
     weigh: Callable[..., np.ndarray] | None = None,
+    extra: Callable[..., Callable[..., tuple[np.ndarray, np.ndarray]] | None] | None = None,
 ) -> Candidates:
     """Return the reference's candidate errors on the items of ``mask`` where it is present, in rank order.
 
     ``equal_weights``: every source present weighs 1, a plain vote; ``weigh``: another weight, called as
-    ``leave_one_out_weight`` is (the benchmark's comparisons, bench/gold_errors_conll.py)."""
+    ``leave_one_out_weight`` is; ``extra``: another source or a prior, called with the counts, the record's
+    table, the pool, its pairs of spans sharing a character and the votes and empty weights per pool span (to
+    which it may add a source's), returning None or a function of the reference's spans, their proposals and the
+    missing spans (pool positions) giving terms added to their scores (the benchmark's comparisons,
+    bench/gold_errors_conll.py)."""
     counts, table = context.counts, context.record.table
     sources = sources_of(context, reference)
     mask = mask & counts.has(reference)
@@ -282,6 +287,7 @@ def candidates_of(
             weight = (mask & counts.has(source))[pool.item].astype(float)
         votes += np.where(_bit(bits, number), weight, 0)
         empty += np.where(~_bit(near, number), weight, 0)
+    prior = extra(counts, table, pool, one, two, votes, empty) if extra is not None else None
     # a reference span against the heaviest other state of its place: a span it lacks overlapping it, or nothing
     spans, others = np.flatnonzero(pool.ours), np.flatnonzero(~pool.ours)
     rank = np.cumsum(pool.ours) - 1, np.cumsum(~pool.ours) - 1  # a pool position's index into spans / others
@@ -307,7 +313,10 @@ def candidates_of(
     missing = others[lacking]
     at = np.concatenate([spans, np.full(len(missing), -1, dtype=np.int64)])  # pool positions, -1: none
     offer = np.concatenate([proposal, missing])
-    score = np.round(np.concatenate([best - votes[spans], votes[missing] - empty[missing]]), SCORE_DECIMALS)
+    score = np.concatenate([best - votes[spans], votes[missing] - empty[missing]])
+    if prior is not None:
+        score = score + np.concatenate(prior(spans, proposal, missing))
+    score = np.round(score, SCORE_DECIMALS)
     keep = score > 0
     at, offer, score = at[keep], offer[keep], score[keep]
     item = pool.item[np.where(at >= 0, at, offer)]
