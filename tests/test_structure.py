@@ -117,6 +117,13 @@ def test_the_audit_does_not_import_matplotlib():
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
+def test_the_audit_and_the_build_do_not_import_pandas():
+    """pandas serves the DataFrame view of results (frame.py) only: importing it costs every build ~0.5 s."""
+    modules = "refsens_report.cli, refsens_report.audit, refsens_report.render, refsens_report.site, refsens_report.pdf"
+    code = f"import sys, {modules}; assert 'pandas' not in sys.modules, 'pandas imported'"
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
 def test_the_audit_imports_dask_only_when_configured():
     """distributed is an optional extra (pip install 'refsens-report[dask]'): the local engine never imports it."""
     code = "import sys, refsens_report.audit; assert 'distributed' not in sys.modules, 'distributed imported'"
