@@ -12,27 +12,17 @@ waiting for a shared CPU. The ratio is taken run by run and its median printed.
 from __future__ import annotations
 
 import argparse
-import resource
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from measure import Child, run_child  # noqa: E402
 
 PROJECT = Path(__file__).resolve().parent.parent
 CONFIG = PROJECT / "examples" / "conll2003" / "refsens.toml"
 TARGET = 2.5
-
-
-def run(command: list[str]) -> tuple[float, float]:
-    """Run a command; return (wall seconds, CPU seconds of the child)."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
-    wall = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def main() -> int:
@@ -41,19 +31,22 @@ def main() -> int:
     parser.add_argument("--config", type=Path, default=CONFIG)
     args = parser.parse_args()
     binary = str(Path(sys.executable).parent / "refsens-report")
-    timings: dict[str, list[tuple[float, float]]] = {"audit": [], "build": []}
+    timings: dict[str, list[Child]] = {"audit": [], "build": []}
     with tempfile.TemporaryDirectory() as scratch:
         for _ in range(args.runs):
-            timings["build"].append(run([binary, "build", str(args.config), "--out", f"{scratch}/site", "--force"]))
-            timings["audit"].append(run([binary, "audit", str(args.config), "--out", f"{scratch}/audit"]))
+            build = [binary, "build", str(args.config), "--out", f"{scratch}/site", "--force"]
+            timings["build"].append(run_child(build, check=True))
+            timings["audit"].append(
+                run_child([binary, "audit", str(args.config), "--out", f"{scratch}/audit"], check=True)
+            )
     print(f"{'step':<8}{'wall median':>13}{'min':>8}{'max':>8}{'CPU median':>12}")
     for step, values in timings.items():
-        walls = [wall for wall, _ in values]
+        walls = [value.wall for value in values]
         print(
             f"{step:<8}{statistics.median(walls):>12.1f}s{min(walls):>7.1f}s{max(walls):>7.1f}s"
-            f"{statistics.median(cpu for _, cpu in values):>11.1f}s"
+            f"{statistics.median(value.cpu for value in values):>11.1f}s"
         )
-    ratios = [build[0] / audit[0] for build, audit in zip(timings["build"], timings["audit"])]
+    ratios = [build.wall / audit.wall for build, audit in zip(timings["build"], timings["audit"])]
     ratio = statistics.median(ratios)
     print(f"build / audit: median {ratio:.2f} (runs {', '.join(f'{r:.2f}' for r in ratios)}; target <= {TARGET})")
     return 0

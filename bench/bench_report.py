@@ -12,25 +12,16 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from measure import run_child  # noqa: E402
+
 PROJECT = Path(__file__).resolve().parent.parent
 TARGETS = {"make report": 15.0, "pdf": 5.0}
-
-
-def run(command: list[str], env: dict[str, str]) -> tuple[float, float]:
-    """Run a command; return (wall seconds, CPU seconds of the child)."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    subprocess.run(command, check=True, env=env, stdout=subprocess.DEVNULL)
-    wall = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def main() -> int:
@@ -53,9 +44,9 @@ def main() -> int:
             simulate += ["--items", str(args.items)]
         if args.outputs is not None:
             simulate += ["--outputs", str(args.outputs)]
-        simulate_wall, simulate_cpu = run(simulate, env)
-        build_wall, build_cpu = run(
-            [str(binary), "build", str(demo / "refsens.toml"), "--out", str(out), "--force"], env
+        simulate_run = run_child(simulate, env=env, check=True)
+        build_run = run_child(
+            [str(binary), "build", str(demo / "refsens.toml"), "--out", str(out), "--force"], env=env, check=True
         )
 
         # the same build in this process, stage by stage
@@ -89,11 +80,11 @@ def main() -> int:
     print("\nwithin the PDF stage (seconds since the page was handed over; the warm-up ran during the audit):")
     for name, seconds in details.items():
         print(f"  {name:<38}{seconds:>6.2f}")
-    total = simulate_wall + build_wall
+    total = simulate_run.wall + build_run.wall
     verdict = "ok" if total <= TARGETS["make report"] else f"over the {TARGETS['make report']:g} s target"
     print("\nend to end, as `make report` runs it (fresh processes):")
-    print(f"  refsens-report simulate  {simulate_wall:6.2f} s wall, {simulate_cpu:6.2f} s CPU")
-    print(f"  refsens-report build     {build_wall:6.2f} s wall, {build_cpu:6.2f} s CPU")
+    print(f"  refsens-report simulate  {simulate_run.wall:6.2f} s wall, {simulate_run.cpu:6.2f} s CPU")
+    print(f"  refsens-report build     {build_run.wall:6.2f} s wall, {build_run.cpu:6.2f} s CPU")
     print(f"  total                    {total:6.2f} s wall  {verdict}")
     print(f"load average now: {' '.join(f'{value:.1f}' for value in os.getloadavg())} on {os.cpu_count()} CPUs")
     return 0

@@ -6,7 +6,7 @@
 A record of 25,000 items (two annotators, four outputs, two references; about 580,000 spans in all, types
 drawn uniformly) is written once per type count; ``audit`` and ``build --no-pdf`` then run as child processes
 (the command line, as a user runs it). Each child's wall time and peak resident memory (its own ru_maxrss,
-from wait4) are printed, with the size of the published version folder.
+from wait4: bench/measure.py) are printed, with the size of the published version folder.
 """
 
 from __future__ import annotations
@@ -14,13 +14,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from measure import run_child  # noqa: E402
 
 ANNOTATORS = ("a", "b")
 OUTPUTS = ("s1", "s2", "s3", "s4")
@@ -66,19 +67,6 @@ def write_record(path: Path, types: int, items: int, seed: int = 0) -> int:
     return total
 
 
-def child(command: list[str], cwd: Path) -> tuple[float, float, int]:
-    """Run a command line; return (wall seconds, peak resident MB, exit code)."""
-    started = time.perf_counter()
-    process = subprocess.Popen(command, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(process.pid, 0)
-    wall = time.perf_counter() - started
-    process.returncode = os.waitstatus_to_exitcode(status)
-    error = process.stderr.read().decode(errors="replace").strip() if process.stderr else ""
-    if process.returncode:
-        print(f"  {' '.join(command[3:5])} exited {process.returncode}: {error[-300:]}", file=sys.stderr)
-    return wall, usage.ru_maxrss / 1024, process.returncode
-
-
 def folder_size(path: Path) -> float:
     return sum(file.stat().st_size for file in path.rglob("*") if file.is_file()) / 2**20
 
@@ -109,13 +97,13 @@ def main() -> int:
                 ),
                 encoding="utf-8",
             )
-            audit_s, audit_mb, _ = child([*cli, "audit", "refsens.toml", "--out", "results", "--quiet"], folder)
+            audit = run_child([*cli, "audit", "refsens.toml", "--out", "results", "--quiet"], folder)
+            audit_s, audit_mb = audit.wall, audit.peak_mb
             build_s = build_mb = site_mb = float("nan")
             if not args.no_build:
-                build_s, build_mb, code = child(
-                    [*cli, "build", "refsens.toml", "--no-pdf", "--out", "site", "--quiet"], folder
-                )
-                site_mb = folder_size(folder / "site") if code == 0 else float("nan")
+                build = run_child([*cli, "build", "refsens.toml", "--no-pdf", "--out", "site", "--quiet"], folder)
+                build_s, build_mb = build.wall, build.peak_mb
+                site_mb = folder_size(folder / "site") if build.code == 0 else float("nan")
             print(
                 f"{types:>6} {spans:>8,} {audit_s:>8.1f} {audit_mb:>9.0f} {build_s:>8.1f} {build_mb:>9.0f} "
                 f"{site_mb:>8.1f}",

@@ -5,6 +5,7 @@ version folder, each a ``Page`` (a template and its context, or a text such as a
 site writes whatever they return; it names no analysis. Nothing here is specific to one analysis:
 
 - ``Page``, ``SiteContext`` and ``Download``: what a page is, what it is given, a file it links to;
+- ``page_files``: a listing's files (JSON Lines and CSV) as its page links them, each with its SHA-256;
 - ``read_lines``: a listing file (JSON Lines) read line by line, so a page reads no more of it than it shows
   (a listing may run to hundreds of megabytes; the pages need its first lines);
 - ``BrowserListing`` and ``browser_script``: a listing as ``templates/site.js``'s browser reads it, a script
@@ -20,6 +21,8 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+
+from refsens_report.results import sha256_file
 
 BROWSER_LINES = 100_000  # lines a page's browser holds (the file's first: most impact); the files hold all
 
@@ -52,6 +55,19 @@ class Page:
     template: str = ""
     context: Any = None
     text: str = ""
+
+
+def page_files(folder: Path, stem: str, each: str) -> tuple[Download, ...]:
+    """Return the downloads a listing's page links: ``stem``.jsonl and ``stem``.csv, those ``folder`` holds,
+    each with its SHA-256; ``each`` names what a line of the files is ("line", "candidate")."""
+    return tuple(
+        Download(name, description, sha256_file(folder / name))
+        for name, description in (
+            (f"{stem}.jsonl", f"Every {each}, exact (JSON Lines)"),
+            (f"{stem}.csv", f"Every {each}, for spreadsheets"),
+        )
+        if (folder / name).is_file()
+    )
 
 
 def read_lines(path: Path) -> Iterator[dict[str, Any]]:

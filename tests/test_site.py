@@ -16,6 +16,7 @@ import jinja2
 import jinja2.meta
 import pytest
 from conftest import HOSTILE_CONFIG_COMMENT, HOSTILE_LABELLING, HOSTILE_TYPE, UNICODE_TYPES, Built
+from jinja2 import nodes
 from latex_check import PDFLATEX, build_with_pdflatex, check_structure
 
 from refsens_report import render, site
@@ -516,6 +517,54 @@ def test_a_section_that_does_not_apply_says_why(built_site: Built) -> None:
     assert 'id="section-datasheet"' not in html and 'href="#section-datasheet"' not in html
 
 
+def context_names(environment: jinja2.Environment, template: str, seen: set[str] | None = None) -> set[str]:
+    """Return the context names a template reads, with those of every template rendered with its context.
+
+    A template it includes (unless ``without context``), the one it extends and one it imports ``with context``
+    see the page's context, so their names count, and so on down; a plain import does not (its macros take
+    their data as arguments). A template named by an expression cannot be followed: the check refuses it
+    rather than pass names it has not read.
+    """
+    seen = set() if seen is None else seen
+    seen.add(template)
+    tree = environment.parse(environment.loader.get_source(environment, template)[0])
+    names = set(jinja2.meta.find_undeclared_variables(tree))
+    for node in tree.find_all((nodes.Extends, nodes.Include, nodes.Import, nodes.FromImport)):
+        if not isinstance(node, nodes.Extends) and not node.with_context:
+            continue
+        assert isinstance(node.template, nodes.Const), f"{template}: a template named by an expression"
+        others = node.template.value
+        for other in [others] if isinstance(others, str) else others:
+            if other not in seen:
+                names |= context_names(environment, other, seen)
+    return names
+
+
+def test_the_context_check_reads_what_a_template_includes() -> None:
+    """An undocumented name used only in an included part fails the check, however deep; not in a plain import."""
+    environment = jinja2.Environment(
+        loader=jinja2.DictLoader(
+            {
+                "page.html": '{% include "head.html" %}{{ documented }}',
+                "head.html": '{% include "deeper.html" %}{{ undocumented }}',
+                "deeper.html": "{{ deepest }}",
+                "child.html": '{% extends "page.html" %}',
+                "macros.html": "{% macro cell(value) %}{{ value }}{{ undocumented }}{% endmacro %}",
+                "plain.html": '{% from "macros.html" import cell %}{{ cell(documented) }}',
+                "shared.html": '{% import "macros.html" as macros with context %}{{ macros.cell(documented) }}',
+                "dynamic.html": "{% include name %}",
+            }
+        )
+    )
+    documented = {"documented"}
+    assert context_names(environment, "page.html") == {"documented", "undocumented", "deepest"} != documented
+    assert context_names(environment, "child.html") == {"documented", "undocumented", "deepest"}
+    assert context_names(environment, "shared.html") == {"documented", "undocumented"}
+    assert context_names(environment, "plain.html") == documented  # the macro sees only its arguments
+    with pytest.raises(AssertionError, match="named by an expression"):
+        context_names(environment, "dynamic.html")
+
+
 @pytest.mark.parametrize(
     ("template", "context"),
     [
@@ -526,9 +575,7 @@ def test_a_section_that_does_not_apply_says_why(built_site: Built) -> None:
     ],
 )
 def test_templates_use_exactly_the_documented_context(template: str, context: type) -> None:
-    environment = render.environment()
-    source = environment.loader.get_source(environment, template)[0]
-    used = jinja2.meta.find_undeclared_variables(environment.parse(source))
+    used = context_names(render.environment(), template)
     documented = {item.name for item in fields(context)}
     assert used == documented
     for name in documented:  # every field is described in the context's docstring

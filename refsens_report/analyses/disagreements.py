@@ -34,7 +34,6 @@ from refsens_report import __version__, browser, formatting
 from refsens_report.analyses.base import DIFFERENCES, Analysis, AuditContext, Section
 from refsens_report.figures import Figure
 from refsens_report.record import POOLED
-from refsens_report.results import sha256_file
 from refsens_report.tables import FORMULA_STARTS, Table, count_cell, label, mark_repeats, spreadsheet_safe
 from refsens_report.view import ResultsView
 
@@ -1001,14 +1000,7 @@ def listing_page(site: browser.SiteContext, listing: ListingRead, found: Sequenc
             "against the second labelling instead of the first, summed over the outputs."
         ),
         text_note=text_note,
-        files=tuple(
-            browser.Download(name, description, sha256_file(folder / name))
-            for name, description in (
-                (f"{stem}.jsonl", "Every line, exact (JSON Lines)"),
-                (f"{stem}.csv", "Every line, for spreadsheets"),
-            )
-            if (folder / name).is_file()
-        ),
+        files=browser.page_files(folder, stem, "line"),
         pairs=tuple(pairs),
         limit=formatting.count(PAGE_LINES),
         appendix_anchor=f"section-{KEY}",

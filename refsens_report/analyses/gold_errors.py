@@ -55,7 +55,6 @@ from refsens_report.analyses.disagreements import (
 )
 from refsens_report.counts import overlap_edges
 from refsens_report.figures import Figure
-from refsens_report.results import sha256_file
 from refsens_report.tables import Table, count_cell, label, mark_repeats, spreadsheet_safe
 from refsens_report.view import ResultsView
 
@@ -1061,14 +1060,7 @@ def pages(view: ResultsView, site: browser.SiteContext) -> list[browser.Page]:
             "against the reference's state; Methods)."
         ),
         text_note=text_note,
-        files=tuple(
-            browser.Download(name, description, sha256_file(folder / name))
-            for name, description in (
-                (f"{FILE}.jsonl", "Every candidate, exact (JSON Lines)"),
-                (f"{FILE}.csv", "Every candidate, for spreadsheets"),
-            )
-            if (folder / name).is_file()
-        ),
+        files=browser.page_files(folder, FILE, "candidate"),
         references=tuple(listed_references),
         limit=formatting.count(PAGE_CANDIDATES),
         appendix_anchor=f"section-{KEY}",
