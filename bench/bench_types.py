@@ -101,7 +101,9 @@ def main() -> int:
             audit_s, audit_mb = audit.wall, audit.peak_mb
             build_s = build_mb = site_mb = float("nan")
             if not args.no_build:
-                build = run_child([*cli, "build", "refsens.toml", "--no-pdf", "--out", "site", "--quiet"], folder)
+                build = run_child(
+                    [*cli, "build", "refsens.toml", "--no-pdf", "--draft", "--out", "site", "--quiet"], folder
+                )
                 build_s, build_mb = build.wall, build.peak_mb
                 site_mb = folder_size(folder / "site") if build.code == 0 else float("nan")
             print(
