@@ -5,6 +5,7 @@ version folder, each a ``Page`` (a template and its context, or a text such as a
 site writes whatever they return; it names no analysis. Nothing here is specific to one analysis:
 
 - ``Page``, ``SiteContext`` and ``Download``: what a page is, what it is given, a file it links to;
+- ``ListingPage``: the context the listing pages' shared head and foot read;
 - ``page_files``: a listing's files (JSON Lines and CSV) as its page links them, each with its SHA-256;
 - ``read_lines``: a listing file (JSON Lines) read line by line, so a page reads no more of it than it shows
   (a listing may run to hundreds of megabytes; the pages need its first lines);
@@ -55,6 +56,37 @@ class Page:
     template: str = ""
     context: Any = None
     text: str = ""
+
+
+@dataclass(frozen=True)
+class ListingPage:
+    """The context every listing page's head and foot read (templates/listing-head.html, listing-foot.html); a
+    listing page's own context adds its lines.
+
+    dataset_name, version, tool_version, build_date: as on the appendix.
+    title: the page's heading.
+    question: what the page answers, and how its lines are ordered.
+    text_note: what the page shows of the record's text: the items' text with the spans highlighted, or why it
+        shows none (``[report] show_text = false``, or a record without text).
+    files: the listing's files beside the page (JSON Lines and CSV) with their SHA-256 (``page_files``).
+    limit: the most lines a part of the page shows without JavaScript, as printed.
+    appendix_anchor: the appendix section this page belongs to.
+    listing: the listing's name (its files' stem), which the page's browser shows.
+    data_script: the script file beside the page holding the listing for the browser (``BrowserListing``).
+    """
+
+    dataset_name: str
+    version: str
+    tool_version: str
+    build_date: str
+    title: str
+    question: str
+    text_note: str
+    files: tuple[Download, ...]
+    limit: str
+    appendix_anchor: str
+    listing: str
+    data_script: str
 
 
 def page_files(folder: Path, stem: str, each: str) -> tuple[Download, ...]:

@@ -829,36 +829,16 @@ class ListingLink:
 
 
 @dataclass(frozen=True)
-class DisagreementsPage:
-    """Context of ``site/<version>/disagreements.html`` (the references) and ``annotator-disagreements.html``.
+class DisagreementsPage(browser.ListingPage):
+    """Context of ``site/<version>/disagreements.html`` (the references) and ``annotator-disagreements.html``:
+    ``browser.ListingPage``'s, and
 
-    dataset_name, version, tool_version, build_date: as on the appendix.
-    title: the page's heading.
-    question: what the page answers, and how its items are ordered.
-    text_note: what the page shows of the record's text: the items' text with the differing spans highlighted,
-        or why it shows none (``[report] show_text = false``, or a record without text).
-    files: the listing's files beside the page (JSON Lines and CSV) with their SHA-256.
-    pairs: per pair of labellings compared, the items on which they differ with the most impact.
-    limit: the most items a pair shows, as printed.
-    appendix_anchor: the appendix section this page belongs to.
-    listing: the listing's name (its files' stem), which the page's browser shows.
-    data_script: the script file beside the page holding the listing for the browser (``BrowserListing``).
+    pairs: per pair of labellings compared, the items on which they differ with the most impact (at most
+        ``limit`` each).
     listings: every listing page of the version, this one marked, for the links between them.
     """
 
-    dataset_name: str
-    version: str
-    tool_version: str
-    build_date: str
-    title: str
-    question: str
-    text_note: str
-    files: tuple[browser.Download, ...]
     pairs: tuple[ListedPair, ...]
-    limit: str
-    appendix_anchor: str
-    listing: str
-    data_script: str
     listings: tuple[ListingLink, ...]
 
 

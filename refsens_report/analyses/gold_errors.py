@@ -857,33 +857,13 @@ class ListedReference:
 
 
 @dataclass(frozen=True)
-class CandidatesPage:
-    """Context of ``site/<version>/gold-error-candidates.html``.
+class CandidatesPage(browser.ListingPage):
+    """Context of ``site/<version>/gold-error-candidates.html``: ``browser.ListingPage``'s, and
 
-    dataset_name, version, tool_version, build_date: as on the appendix.
-    title: the page's heading. question: what the page answers, and how candidates are ordered.
-    text_note: what the page shows of the record's text, or why it shows none.
-    files: the candidates' files beside the page (JSON Lines and CSV) with their SHA-256.
-    references: per reference, its highest-scoring candidates (at most ``limit``).
-    limit: the most candidates a reference shows without JavaScript, as printed.
-    appendix_anchor: the appendix section this page belongs to.
-    listing: the listing's name (its files' stem), which the page's browser shows.
-    data_script: the script file beside the page holding every candidate for the browser.
+    references: per reference, its highest-scoring candidates (at most ``limit``), by score.
     """
 
-    dataset_name: str
-    version: str
-    tool_version: str
-    build_date: str
-    title: str
-    question: str
-    text_note: str
-    files: tuple[browser.Download, ...]
     references: tuple[ListedReference, ...]
-    limit: str
-    appendix_anchor: str
-    listing: str
-    data_script: str
 
 
 def _listed_span(span: Sequence[Any] | None, text: str | None) -> ListedSpan | None:
