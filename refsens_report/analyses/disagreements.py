@@ -233,9 +233,6 @@ class Listing:
     language: np.ndarray
     languages: tuple[str, ...]
     order: np.ndarray
-    # per line (laid pair after pair), ',"spans_outputs":{...}' for the lines the browser holds (the first
-    # browser.BROWSER_LINES in order), '' for the others
-    output_spans: np.ndarray
 
     @property
     def n_lines(self) -> int:
@@ -276,7 +273,6 @@ def listing_of(context: AuditContext, stem: str, kind: str, chosen: Sequence[Com
         language=language,
         languages=table.languages,
         order=order,
-        output_spans=_output_spans(context.counts, pairs, order),
     )
 
 
@@ -309,11 +305,18 @@ def _output_spans(counts: Any, pairs: Sequence[Pair], order: np.ndarray) -> np.n
     held = np.zeros(len(order), dtype=bool)
     held[order[: browser.BROWSER_LINES]] = True
     pieces = np.full(len(order), "", dtype=object)
+    starts = np.cumsum([0, *(pair.n_lines for pair in pairs)])
+    shown = [pair.items[held[start : start + pair.n_lines]] for pair, start in zip(pairs, starts.tolist())]
+    on = {output: [] for pair in pairs for output in pair.outputs}  # each output's spans found once, every pair's
+    for pair, items in zip(pairs, shown):
+        for output in pair.outputs:
+            on[output].append(items)
+    every = {output: spans_json(counts, output, np.concatenate(items)) for output, items in on.items()}
     at = 0
     for pair in pairs:
         mine = np.flatnonzero(held[at : at + pair.n_lines])
         items = pair.items[mine]
-        found = [spans_json(counts, output, items) for output in pair.outputs]
+        found = [every[output] for output in pair.outputs]
         keys = [_json(output) for output in pair.outputs]
         for line, item in zip(mine.tolist(), items.tolist()):
             listed = [f"{key}:{spans[item]}" for key, spans, scored in zip(keys, found, pair.scored[:, line]) if scored]
@@ -545,7 +548,7 @@ def _json_inside(texts: list[str]) -> list[str]:
     return [_json(text)[1:-1] for text in texts]
 
 
-def listing_jsonl(listing: Listing) -> str:
+def listing_jsonl(listing: Listing, counts: Any) -> str:
     """Return the listing as JSON Lines: one object per line, keys in a fixed order, exact (no rewriting).
 
     Each line is what orjson writes of {id, language, first, second, subset, impact, text (when shown), the
@@ -569,8 +572,9 @@ def listing_jsonl(listing: Listing) -> str:
         texts = ["" if text is None else ',"text":' + _json(text) for text in listing.texts]
         head.append(_objects(texts)[listing.entry])
     ends = np.full(listing.n_lines, "}\n", dtype=object)  # the outputs' spans (on the lines the browser holds)
-    held = np.flatnonzero(listing.output_spans != "")
-    ends[held] = [piece + "}\n" for piece in listing.output_spans[held].tolist()]
+    output_spans = _output_spans(counts, listing.pairs, listing.order)  # made here: only a build writes the file
+    held = np.flatnonzero(output_spans != "")
+    ends[held] = [piece + "}\n" for piece in output_spans[held].tolist()]
     return _write(listing, head, False, [*_per_pair(listing, _json_changes), ends])
 
 
@@ -656,7 +660,7 @@ def files(context: AuditContext) -> dict[str, str]:
     """Return the listing files written beside results.json: name -> text."""
     written = {}
     for listing in listings(context):
-        written[f"{listing.stem}.jsonl"] = listing_jsonl(listing)
+        written[f"{listing.stem}.jsonl"] = listing_jsonl(listing, context.counts)
         written[f"{listing.stem}.csv"] = listing_csv(listing)
     return written
 
