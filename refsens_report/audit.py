@@ -27,7 +27,7 @@ from refsens_report.estimator import Estimator, Listed, Progress, Stat, Stopwatc
 from refsens_report.files import InputPath, as_written
 from refsens_report.load import fitting_resamples, load_record
 from refsens_report.record import POOLED, Record, note_kinds
-from refsens_report.results import AuditResults, sha256_file
+from refsens_report.results import AuditResults, FilesOnUse, sha256_file
 from refsens_report.subsets import DuplicateGroups, build_subsets
 from refsens_report.workers import dask_run
 
@@ -139,9 +139,6 @@ def audit_record(
 
     with stopwatch.stage("analyses"):
         summaries = {analysis.key: analysis.summary(context) for analysis in ANALYSES if analysis.summary}
-        listings = {
-            name: text for analysis in ANALYSES if analysis.files for name, text in analysis.files(context).items()
-        }
     applicability: dict[str, str | None] = {}
     for analysis in ANALYSES:
         applicability.update(analysis.why_not(context))
@@ -161,8 +158,13 @@ def audit_record(
         applicability=applicability,
     )
     results.timings = stopwatch.seconds
-    results.files = listings
+    results.files = FilesOnUse(lambda: analysis_files(context))  # only a build writes them: rendered when read
     return results
+
+
+def analysis_files(context: AuditContext) -> dict[str, str]:
+    """Return the files every analysis lists beside results.json (name -> text), in registry order."""
+    return {name: text for analysis in ANALYSES if analysis.files for name, text in analysis.files(context).items()}
 
 
 def resolved_resamples(context: AuditContext) -> int:
