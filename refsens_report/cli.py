@@ -313,8 +313,8 @@ def _refuse_published(out: Path) -> None:
 
 def _audit(args: argparse.Namespace) -> int:
     from refsens_report.audit import run_audit
+    from refsens_report.estimator import Stages
     from refsens_report.results import write_results
-    from refsens_report.site import Stages
 
     _refuse_published(args.out)
     config = _config(args)
@@ -342,7 +342,7 @@ def _check(args: argparse.Namespace) -> int:
         results = check.read_results(args.results)
     else:
         from refsens_report.audit import run_audit
-        from refsens_report.site import Stages
+        from refsens_report.estimator import Stages
 
         stages = Stages(_progress(args), None)
         with stages.stage("audit"):

@@ -13,9 +13,8 @@ import hashlib
 import json
 import os
 import re
-import time
-from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager, nullcontext
+from collections.abc import Iterable, Mapping
+from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -38,7 +37,7 @@ from refsens_report.analyses.registry import ANALYSES, figure_makers
 from refsens_report.browser import SiteContext
 from refsens_report.config import Config, version_problem
 from refsens_report.errors import InputError, warn
-from refsens_report.estimator import stage_line
+from refsens_report.estimator import Stages
 from refsens_report.results import sha256_file
 from refsens_report.view import ResultsView
 
@@ -56,24 +55,6 @@ def brief_name(version: str) -> str:
 
 
 BRIEF_SOURCE = "brief.html"  # the brief's page, typeset and then removed (the brief PDF is what is published)
-
-
-class Stages:
-    """Times each stage; prints them on a terminal (progress), stays quiet otherwise."""
-
-    def __init__(self, progress: bool, timings: dict[str, float] | None):
-        self.progress, self.timings = progress, timings if timings is not None else {}
-        self.details: dict[str, float] = {}  # steps within a stage (the PDF's), for bench/bench_report.py
-
-    @contextmanager
-    def stage(self, name: str) -> Iterator[None]:
-        start = time.perf_counter()
-        yield
-        elapsed = time.perf_counter() - start
-        self.timings[name] = self.timings.get(name, 0.0) + elapsed
-        if self.progress:
-            # one line after the stage: the audit draws its own progress bar while it runs
-            stage_line(name, elapsed)
 
 
 # --- the build timestamp ---------------------------------------------------------------------------
