@@ -418,3 +418,50 @@ def test_the_files_are_the_rows_written(tmp_path: Path, monkeypatch, extra: str)
     for lines_held in (7, browser.BROWSER_LINES):
         monkeypatch.setattr(browser, "BROWSER_LINES", lines_held)
         assert gold_errors.files(context) == rows_written(context)
+
+
+def weight_per_item(counts, reference: str, source: str, mask: np.ndarray, pool) -> np.ndarray:
+    """The leave-one-out weight as first written: the formula over every item, one source at a time."""
+    present = mask & counts.has(source)
+    tp = np.where(present, counts.tp("strict", source, reference), 0).astype(np.int64)
+    fp = np.where(present, counts.size("strict", source), 0).astype(np.int64) - tp
+    spans = np.where(present, counts.size("strict", reference), 0).astype(np.int64)
+    false = np.zeros(counts.n_items, dtype=np.int64)
+    false[: len(pool.lacking)] = pool.lacking
+    false = np.where(present, false, 0)
+    recall = (tp.sum() - tp + 1) / (spans.sum() - spans + 2)
+    false_rate = (fp.sum() - fp + 1) / (false.sum() - false + 2)
+    weight = np.log(recall / (1 - recall)) - np.log(false_rate / (1 - false_rate))
+    return np.where(present, weight, 0.0)[pool.item]
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_the_weighted_sums_are_the_same_floats(tmp_path: Path, seed: int) -> None:
+    """The votes and empty weights per pool span (every source's weight looked up per pair of counts, added
+    only where it counts, the empty sums once per run) are bit for bit those of adding each source's formula
+    weight, or 0, to every span, a source at a time."""
+    lines, outputs = awkward_record(seed, n_items=120)
+    context = context_of(tmp_path, lines, annotators=None, outputs=outputs, references=("gold", "alt"))
+    mask = gold_errors.items_of(context)
+    for reference in ("gold", "alt"):
+        sums = []
+
+        def keep(counts, table, pool, one, two, votes, empty) -> None:
+            sums.append((votes.copy(), empty.copy()))
+
+        shipped = gold_errors.candidates_of(context, reference, mask, extra=keep)
+        first = gold_errors.candidates_of(context, reference, mask, weigh=weight_per_item, extra=keep)
+        (votes, empty), (votes_first, empty_first) = sums
+        assert votes.tobytes() == votes_first.tobytes() and empty.tobytes() == empty_first.tobytes()
+        assert shipped.score.tobytes() == first.score.tobytes() and np.array_equal(shipped.item, first.item)
+
+
+def test_the_heaviest_per_group_is_the_sorts_first() -> None:
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        group = np.sort(rng.integers(0, 30, 200))
+        position = rng.permutation(200)
+        weight = rng.integers(-3, 3, 200).astype(float) * 0.5  # ties, and -0.0 against 0.0
+        weight[rng.random(200) < 0.1] = -0.0
+        expected = gold_errors._first_per(group, position, -weight)
+        assert np.array_equal(gold_errors._heaviest_per(group, position, weight), expected)

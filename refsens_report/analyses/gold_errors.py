@@ -121,6 +121,15 @@ def leave_one_out_weight(counts: Any, reference: str, source: str, mask: np.ndar
     """Return the source's vote weight on the item of each pool span (0 where the source is absent): the log
     diagnostic odds ratio of its recall and false-positive rate against the reference over the other items of
     ``mask`` where it is present (add-one smoothed)."""
+    return item_weight(counts, reference, source, mask, pool)[pool.item]
+
+
+def item_weight(counts: Any, reference: str, source: str, mask: np.ndarray, pool: Pool) -> np.ndarray:
+    """Return ``leave_one_out_weight`` per item of the record (0 where the source is absent).
+
+    An item's two log-odds depend on its own few counts alone (its TP and reference spans; its FP and false
+    candidates): each is computed once per pair of counts in their range (as the formula computes it for the
+    items, so the same float) and looked up, unless the range is large."""
     present = mask & counts.has(source)
     tp = np.where(present, counts.tp("strict", source, reference), 0).astype(np.int64)
     fp = np.where(present, counts.size("strict", source), 0).astype(np.int64) - tp
@@ -129,10 +138,56 @@ def leave_one_out_weight(counts: Any, reference: str, source: str, mask: np.ndar
     false = np.zeros(counts.n_items, dtype=np.int64)
     false[: len(lacking)] = lacking
     false = np.where(present, false, 0)
-    recall = (tp.sum() - tp + 1) / (spans.sum() - spans + 2)
-    false_rate = (fp.sum() - fp + 1) / (false.sum() - false + 2)
-    weight = np.log(recall / (1 - recall)) - np.log(false_rate / (1 - false_rate))
-    return np.where(present, weight, 0.0)[pool.item]
+    odds = [_log_odds(tp, spans, 1, 2), _log_odds(fp, false, 1, 2)]
+    return np.where(present, odds[0] - odds[1], 0.0)
+
+
+LOOKUP = 1 << 16  # the most pairs of counts ``_log_odds`` computes once each and looks up
+
+
+def _log_odds(hits: np.ndarray, tries: np.ndarray, add: int, add_tries: int) -> np.ndarray:
+    """Return per item log(rate / (1 - rate)) of rate = (hits summed - hits + add) / (tries summed - tries +
+    add_tries): the rate over the other items, add-one smoothed; computed once per pair (hits, tries) of the
+    items (the same float as per item), then looked up, when there are at most LOOKUP pairs in their range."""
+    total_hits, total_tries = hits.sum(), tries.sum()
+    if len(hits) and hits.min() >= 0 and tries.min() >= 0:
+        width = int(tries.max()) + 1
+        if (int(hits.max()) + 1) * width <= LOOKUP:
+            grid = np.arange((int(hits.max()) + 1) * width, dtype=np.int64)
+            with np.errstate(divide="ignore", invalid="ignore"):  # pairs no item has (more hits than tries)
+                rate = (total_hits - grid // width + add) / (total_tries - grid % width + add_tries)
+                odds = np.log(rate / (1 - rate))
+            return odds[hits * width + tries]
+    rate = (total_hits - hits + add) / (total_tries - tries + add_tries)
+    return np.log(rate / (1 - rate))
+
+
+def weighted_sums(
+    counts: Any,
+    reference: str,
+    sources: Sequence[str],
+    mask: np.ndarray,
+    pool: Pool,
+    having: Sequence[np.ndarray],
+    near: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Return per pool span the ``leave_one_out_weight`` of the sources having it summed (``having``: each
+    source's pool positions), and of those with nothing overlapping it (``near`` unset) summed. The sums add
+    the sources one after another in their order, each weight the same float, as adding every source's weight
+    or 0 to every span does (so every score is the same float); but a source's weight goes only to the spans it
+    has, and the empty sums are taken once per run of spans on one item with the same sources near them."""
+    votes, size = np.zeros(len(pool.ids)), len(pool.ids)
+    runs = np.ones(size, dtype=bool)
+    if size:
+        runs[1:] = (pool.item[1:] != pool.item[:-1]) | (near[:, 1:] != near[:, :-1]).any(axis=0)
+    first = np.flatnonzero(runs)
+    first_item, first_near = pool.item[first], near[:, first]
+    empty = np.zeros(len(first))
+    for number, source in enumerate(sources):
+        weight = item_weight(counts, reference, source, mask, pool)
+        votes[having[number]] += weight[pool.item[having[number]]]
+        empty += np.where(~_bit(first_near, number), weight[first_item], 0)
+    return votes, empty[np.cumsum(runs) - 1]
 
 
 @dataclass(frozen=True, eq=False)
@@ -150,8 +205,16 @@ class Places:
     def of(self, counts: Any, name: str) -> np.ndarray:
         """Return the positions of a labelling's spans among the places (found once per labelling)."""
         if name not in self.held:
-            self.held[name] = np.searchsorted(self.ids, counts.ids("strict", name))
+            self.held[name] = self.position[counts.ids("strict", name)]
         return self.held[name]
+
+    @cached_property
+    def position(self) -> np.ndarray:
+        """Per strict id up to the last place's, its position among the places (-1: none): looked up, where a
+        binary search per span strays over the whole array."""
+        position = np.full(int(self.ids[-1]) + 1 if len(self.ids) else 0, -1, dtype=np.int64)
+        position[self.ids] = np.arange(len(self.ids))
+        return position
 
 
 def places_of(counts: Any, names: Iterable[str], notes: dict[str, Any] | None = None) -> Places:
@@ -175,14 +238,20 @@ def places_of(counts: Any, names: Iterable[str], notes: dict[str, Any] | None = 
     return places
 
 
-def _source_bits(counts: Any, sources: Sequence[str], places: Places, local: np.ndarray, size: int) -> np.ndarray:
+def _source_bits(
+    counts: Any, sources: Sequence[str], places: Places, local: np.ndarray, size: int
+) -> tuple[np.ndarray, list[np.ndarray]]:
     """Return per pool span (``size`` of them) which sources have it: bit ``k % 64`` of word ``k // 64`` for
-    source k (``local``: each place's position in the pool, -1 when not in it)."""
+    source k (``local``: each place's position in the pool, -1 when not in it); and each source's pool positions
+    (ascending)."""
     bits = np.zeros((max(1, -(-len(sources) // 64)), size), dtype=np.uint64)
+    having = []
     for number, source in enumerate(sources):
         found = local[places.of(counts, source)]
-        bits[number // 64, found[found >= 0]] |= np.uint64(1) << np.uint64(number % 64)
-    return bits
+        found = found[found >= 0]
+        bits[number // 64, found] |= np.uint64(1) << np.uint64(number % 64)
+        having.append(found)
+    return bits, having
 
 
 def _bit(bits: np.ndarray, number: int, at: np.ndarray | slice = slice(None)) -> np.ndarray:
@@ -194,8 +263,10 @@ def _pool_edges(places: Places, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray
     """Return each place's position in the pool (``ids``, a part of the places; -1: not in it) and the pairs of
     pool spans (positions into ``ids``) sharing a character, both ways and each non-empty span with itself,
     sorted by the first."""
+    if len(ids) == len(places.ids):  # the pool is every place (it is a part of them)
+        return np.arange(len(ids)), places.first.astype(np.int64), places.second.astype(np.int64)
     local = np.full(len(places.ids), -1, dtype=np.int64)
-    local[np.searchsorted(places.ids, ids)] = np.arange(len(ids))
+    local[places.position[ids]] = np.arange(len(ids))
     one, two = local[places.first], local[places.second]
     keep = (one >= 0) & (two >= 0)
     return local, one[keep], two[keep]  # still sorted by one
@@ -227,6 +298,22 @@ def _first_per(group: np.ndarray, *keys: np.ndarray) -> np.ndarray:
     """Return the positions of the first entry of each group value in the order of ``keys`` (last key first)."""
     order = np.lexsort((*keys, group))
     return order[np.concatenate([[True], np.diff(group[order]) != 0])] if len(order) else order
+
+
+def _heaviest_per(group: np.ndarray, position: np.ndarray, weight: np.ndarray) -> np.ndarray:
+    """Return, per group value, the position (into the arrays) of its entry with the most ``weight``, of those
+    the one with the least ``position``: ``_first_per(group, position, -weight)``, in group order. Without a
+    sort when ``group`` is sorted, ``position`` distinct within a group and no weight NaN (reduced per run)."""
+    if not len(group) or (np.diff(group) < 0).any() or np.isnan(weight).any():
+        return _first_per(group, position, -weight)
+    starts = np.flatnonzero(np.concatenate([[True], group[1:] != group[:-1]]))
+    run = np.cumsum(np.concatenate([[True], group[1:] != group[:-1]])) - 1
+    heaviest = weight == np.maximum.reduceat(weight, starts)[run]
+    least = np.minimum.reduceat(np.where(heaviest, position, np.iinfo(np.int64).max), starts)[run]
+    found = np.flatnonzero(heaviest & (position == least))
+    if len(found) != len(starts):  # a position twice in a group: as the sort takes it
+        return _first_per(group, position, -weight)
+    return found
 
 
 @dataclass(frozen=True, eq=False)
@@ -280,16 +367,19 @@ def candidates_of(
         counts, [*roles.outputs, *roles.references, reference, *sources], context.notes.setdefault(KEY, {})
     )
     local, one, two = _pool_edges(places, ids)  # the pool's pairs of spans sharing a character
-    bits = _source_bits(counts, sources, places, local, len(ids))  # which sources have each pool span
+    bits, having = _source_bits(counts, sources, places, local, len(ids))  # which sources have each pool span
     near = _overlapping(one, two, bits)  # which sources have a span overlapping it
     # per pool span: the weight of the sources having it (votes) and of those with nothing overlapping it (empty)
-    votes, empty = np.zeros(len(ids)), np.zeros(len(ids))
-    for number, source in enumerate(sources):
-        weight = (weigh or leave_one_out_weight)(counts, reference, source, mask, pool)
-        if equal_weights:
-            weight = (mask & counts.has(source))[pool.item].astype(float)
-        votes += np.where(_bit(bits, number), weight, 0)
-        empty += np.where(~_bit(near, number), weight, 0)
+    if weigh is None and not equal_weights:
+        votes, empty = weighted_sums(counts, reference, sources, mask, pool, having, near)
+    else:
+        votes, empty = np.zeros(len(ids)), np.zeros(len(ids))
+        for number, source in enumerate(sources):
+            weight = (weigh or leave_one_out_weight)(counts, reference, source, mask, pool)
+            if equal_weights:
+                weight = (mask & counts.has(source))[pool.item].astype(float)
+            votes += np.where(_bit(bits, number), weight, 0)
+            empty += np.where(~_bit(near, number), weight, 0)
     prior = extra(counts, table, pool, one, two, votes, empty) if extra is not None else None
     # a reference span against the heaviest other state of its place: a span it lacks overlapping it, or nothing
     spans, others = np.flatnonzero(pool.ours), np.flatnonzero(~pool.ours)
@@ -298,7 +388,7 @@ def candidates_of(
     edge_span, edge_other = rank[0][one[across]], rank[1][two[across]]
     proposal = np.full(len(spans), -1, dtype=np.int64)
     best = empty[spans].copy()
-    first = _first_per(edge_span, edge_other, -votes[others][edge_other])
+    first = _heaviest_per(edge_span, edge_other, votes[others][edge_other])
     rival = others[edge_other[first]]
     heavier = votes[rival] > best[edge_span[first]]  # a span must outweigh nothing there
     proposal[edge_span[first][heavier]] = rival[heavier]
