@@ -212,8 +212,9 @@ class Places:
     def position(self) -> np.ndarray:
         """Per strict id up to the last place's, its position among the places (-1: none): looked up, where a
         binary search per span strays over the whole array."""
-        position = np.full(int(self.ids[-1]) + 1 if len(self.ids) else 0, -1, dtype=np.int64)
-        position[self.ids] = np.arange(len(self.ids))
+        index = np.int32 if len(self.ids) < 2**31 else np.int64
+        position = np.full(int(self.ids[-1]) + 1 if len(self.ids) else 0, -1, dtype=index)
+        position[self.ids] = np.arange(len(self.ids), dtype=index)
         return position
 
 
