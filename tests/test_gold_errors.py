@@ -13,15 +13,18 @@ import math
 from pathlib import Path
 
 import numpy as np
+import orjson
 import pytest
 from helpers import audit_items, item, write_project
 
+from refsens_report import browser
 from refsens_report.analyses import gold_errors
 from refsens_report.analyses.base import AuditContext
 from refsens_report.config import load_config
 from refsens_report.counts import ItemCounts
 from refsens_report.load import load_record
 from refsens_report.subsets import DuplicateGroups, build_subsets
+from refsens_report.tables import spreadsheet_safe
 from refsens_report.view import ResultsView
 
 
@@ -328,3 +331,137 @@ def test_the_candidates_page_reads_the_file_no_further_than_it_shows(tmp_path: P
     for source, spans in first["spans_sources"].items():
         by_spans.setdefault(json.dumps(spans), []).append(source)
     assert grouped == sorted(sorted(names) for names in by_spans.values())
+
+
+def rows_written(context: AuditContext) -> dict[str, str]:
+    """The files as ``rows_of`` describes them, written row by row: each row by orjson, the CSV by the csv
+    module (what ``files`` wrote before it was built column by column; it must write the same bytes)."""
+    found = gold_errors.candidates(context)
+    held = np.clip(browser.BROWSER_LINES - (np.cumsum([f.n for f in found]) - [f.n for f in found]), 0, None)
+    rows = [row for f, count in zip(found, held.tolist()) for row in gold_errors.rows_of(context, f, None, count)]
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(gold_errors.CSV_COLUMNS)
+    for row in rows:
+        proposed = row["proposed_span"] or ["", "", ""]
+        writer.writerow(
+            [
+                spreadsheet_safe(row["reference"]),
+                row["rank"],
+                f"{row['score']:.{gold_errors.SCORE_DECIMALS}f}",
+                spreadsheet_safe(row["id"]),
+                spreadsheet_safe(row["language"]),
+                row["proposed"],
+                row["start"],
+                row["end"],
+                spreadsheet_safe(row["type"] or ""),
+                *proposed[:2],
+                spreadsheet_safe(proposed[2]),
+                spreadsheet_safe("; ".join(row["support"])),
+                len(row["support"]),
+                spreadsheet_safe("; ".join(row["opposed"])),
+                len(row["opposed"]),
+                row["evidence"],
+                spreadsheet_safe(row.get("text") or ""),
+            ]
+        )
+    return {
+        "gold-error-candidates.jsonl": "".join(orjson.dumps(row).decode("utf-8") + "\n" for row in rows),
+        "gold-error-candidates.csv": buffer.getvalue(),
+    }
+
+
+AWKWARD = ["plain", "=sum(A1)", "-1", "a,b", 'say "hi"', "two\nlines", "cr\rhere", " lead", "é☃", "tab\tin", ""]
+NAMES = ["plain", "=sum(A1)", "-1", "a,b", 'say "hi"', " lead", "é☃", "back\\slash", "@x"]
+
+
+def awkward_record(seed: int, n_items: int = 60, n_outputs: int = 10) -> tuple[list[dict], tuple[str, ...]]:
+    """Items whose ids, languages, types and texts hold what JSON escapes and CSV quotes (or a spreadsheet
+    reads as a formula), some without text; two references and ``n_outputs`` noisy outputs."""
+    rng = np.random.default_rng(seed)
+    types = ["LOC", "=T", 'P"ER', "a,b", "é"]
+    outputs = (*(f"o{number}" for number in range(n_outputs - 1)), '=o,"9')
+    lines = []
+    for number in range(n_items):
+        truth = [[start, start + int(rng.integers(1, 6)), str(rng.choice(types))] for start in (0, 10, 20)]
+        truth = [span for span in truth if rng.random() < 0.7]
+
+        def noisy(rate: float) -> list[list]:
+            spans = []
+            for start, end, kind in truth:
+                if rng.random() < rate:
+                    choice = rng.integers(3)
+                    if choice == 0:
+                        spans.append([start, end, str(rng.choice(types))])
+                    elif choice == 1:
+                        spans.append([start, end + 1, kind])
+                else:
+                    spans.append([start, end, kind])
+            if rng.random() < rate:
+                spans.append([30, 33, str(rng.choice(types))])
+            return spans
+
+        text = None if number % 7 == 3 else f"{AWKWARD[number % len(AWKWARD)]} and some more words" * 3
+        labellings = {"gold": noisy(0.1), "alt": noisy(0.1), **{name: noisy(0.3) for name in outputs}}
+        identity = NAMES[number % len(NAMES)] + f"#{number}"
+        lines.append(item(identity, NAMES[number % 5], text=text, **labellings))
+    return lines, outputs
+
+
+@pytest.mark.parametrize("extra", ["", "\n[report]\nshow_text = false\n", '\n[report]\nerror_evidence = "outputs"\n'])
+def test_the_files_are_the_rows_written(tmp_path: Path, monkeypatch, extra: str) -> None:
+    """The files, built column by column, hold the bytes of the rows written one by one, for awkward strings;
+    with the browser holding only some rows (so only those carry the sources' spans) and all of them."""
+    lines, outputs = awkward_record(1)
+    context = context_of(tmp_path, lines, extra=extra, annotators=None, outputs=outputs, references=("gold", "alt"))
+    assert sum(found.n for found in gold_errors.candidates(context)) > 20
+    for lines_held in (7, browser.BROWSER_LINES):
+        monkeypatch.setattr(browser, "BROWSER_LINES", lines_held)
+        assert gold_errors.files(context) == rows_written(context)
+
+
+def weight_per_item(counts, reference: str, source: str, mask: np.ndarray, pool) -> np.ndarray:
+    """The leave-one-out weight as first written: the formula over every item, one source at a time."""
+    present = mask & counts.has(source)
+    tp = np.where(present, counts.tp("strict", source, reference), 0).astype(np.int64)
+    fp = np.where(present, counts.size("strict", source), 0).astype(np.int64) - tp
+    spans = np.where(present, counts.size("strict", reference), 0).astype(np.int64)
+    false = np.zeros(counts.n_items, dtype=np.int64)
+    false[: len(pool.lacking)] = pool.lacking
+    false = np.where(present, false, 0)
+    recall = (tp.sum() - tp + 1) / (spans.sum() - spans + 2)
+    false_rate = (fp.sum() - fp + 1) / (false.sum() - false + 2)
+    weight = np.log(recall / (1 - recall)) - np.log(false_rate / (1 - false_rate))
+    return np.where(present, weight, 0.0)[pool.item]
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_the_weighted_sums_are_the_same_floats(tmp_path: Path, seed: int) -> None:
+    """The votes and empty weights per pool span (every source's weight looked up per pair of counts, added
+    only where it counts, the empty sums once per run) are bit for bit those of adding each source's formula
+    weight, or 0, to every span, a source at a time."""
+    lines, outputs = awkward_record(seed, n_items=120)
+    context = context_of(tmp_path, lines, annotators=None, outputs=outputs, references=("gold", "alt"))
+    mask = gold_errors.items_of(context)
+    for reference in ("gold", "alt"):
+        sums = []
+
+        def keep(counts, table, pool, one, two, votes, empty) -> None:
+            sums.append((votes.copy(), empty.copy()))
+
+        shipped = gold_errors.candidates_of(context, reference, mask, extra=keep)
+        first = gold_errors.candidates_of(context, reference, mask, weigh=weight_per_item, extra=keep)
+        (votes, empty), (votes_first, empty_first) = sums
+        assert votes.tobytes() == votes_first.tobytes() and empty.tobytes() == empty_first.tobytes()
+        assert shipped.score.tobytes() == first.score.tobytes() and np.array_equal(shipped.item, first.item)
+
+
+def test_the_heaviest_per_group_is_the_sorts_first() -> None:
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        group = np.sort(rng.integers(0, 30, 200))
+        position = rng.permutation(200)
+        weight = rng.integers(-3, 3, 200).astype(float) * 0.5  # ties, and -0.0 against 0.0
+        weight[rng.random(200) < 0.1] = -0.0
+        expected = gold_errors._first_per(group, position, -weight)
+        assert np.array_equal(gold_errors._heaviest_per(group, position, weight), expected)

@@ -45,17 +45,20 @@ import orjson
 from refsens_report import __version__, browser, formatting
 from refsens_report.analyses.base import Analysis, AuditContext, Section
 from refsens_report.analyses.disagreements import (
+    JSON_ESCAPED,
     WHOLE_TEXT,
     ListedSpan,
     TextPiece,
+    csv_cell,
     highlight,
     python_order,
     spans_json,
+    spreadsheet_cells,
     text_windows,
 )
 from refsens_report.counts import overlap_edges
 from refsens_report.figures import Figure
-from refsens_report.tables import Table, count_cell, label, mark_repeats, spreadsheet_safe
+from refsens_report.tables import Table, count_cell, label, mark_repeats
 from refsens_report.view import ResultsView
 
 KEY = "gold_errors"
@@ -117,6 +120,15 @@ def leave_one_out_weight(counts: Any, reference: str, source: str, mask: np.ndar
     """Return the source's vote weight on the item of each pool span (0 where the source is absent): the log
     diagnostic odds ratio of its recall and false-positive rate against the reference over the other items of
     ``mask`` where it is present (add-one smoothed)."""
+    return item_weight(counts, reference, source, mask, pool)[pool.item]
+
+
+def item_weight(counts: Any, reference: str, source: str, mask: np.ndarray, pool: Pool) -> np.ndarray:
+    """Return ``leave_one_out_weight`` per item of the record (0 where the source is absent).
+
+    An item's two log-odds depend on its own few counts alone (its TP and reference spans; its FP and false
+    candidates): each is computed once per pair of counts in their range (as the formula computes it for the
+    items, so the same float) and looked up, unless the range is large."""
     present = mask & counts.has(source)
     tp = np.where(present, counts.tp("strict", source, reference), 0).astype(np.int64)
     fp = np.where(present, counts.size("strict", source), 0).astype(np.int64) - tp
@@ -125,10 +137,56 @@ def leave_one_out_weight(counts: Any, reference: str, source: str, mask: np.ndar
     false = np.zeros(counts.n_items, dtype=np.int64)
     false[: len(lacking)] = lacking
     false = np.where(present, false, 0)
-    recall = (tp.sum() - tp + 1) / (spans.sum() - spans + 2)
-    false_rate = (fp.sum() - fp + 1) / (false.sum() - false + 2)
-    weight = np.log(recall / (1 - recall)) - np.log(false_rate / (1 - false_rate))
-    return np.where(present, weight, 0.0)[pool.item]
+    odds = [_log_odds(tp, spans, 1, 2), _log_odds(fp, false, 1, 2)]
+    return np.where(present, odds[0] - odds[1], 0.0)
+
+
+LOOKUP = 1 << 16  # the most pairs of counts ``_log_odds`` computes once each and looks up
+
+
+def _log_odds(hits: np.ndarray, tries: np.ndarray, add: int, add_tries: int) -> np.ndarray:
+    """Return per item log(rate / (1 - rate)) of rate = (hits summed - hits + add) / (tries summed - tries +
+    add_tries): the rate over the other items, add-one smoothed; computed once per pair (hits, tries) of the
+    items (the same float as per item), then looked up, when there are at most LOOKUP pairs in their range."""
+    total_hits, total_tries = hits.sum(), tries.sum()
+    if len(hits) and hits.min() >= 0 and tries.min() >= 0:
+        width = int(tries.max()) + 1
+        if (int(hits.max()) + 1) * width <= LOOKUP:
+            grid = np.arange((int(hits.max()) + 1) * width, dtype=np.int64)
+            with np.errstate(divide="ignore", invalid="ignore"):  # pairs no item has (more hits than tries)
+                rate = (total_hits - grid // width + add) / (total_tries - grid % width + add_tries)
+                odds = np.log(rate / (1 - rate))
+            return odds[hits * width + tries]
+    rate = (total_hits - hits + add) / (total_tries - tries + add_tries)
+    return np.log(rate / (1 - rate))
+
+
+def weighted_sums(
+    counts: Any,
+    reference: str,
+    sources: Sequence[str],
+    mask: np.ndarray,
+    pool: Pool,
+    having: Sequence[np.ndarray],
+    near: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Return per pool span the ``leave_one_out_weight`` of the sources having it summed (``having``: each
+    source's pool positions), and of those with nothing overlapping it (``near`` unset) summed. The sums add
+    the sources one after another in their order, each weight the same float, as adding every source's weight
+    or 0 to every span does (so every score is the same float); but a source's weight goes only to the spans it
+    has, and the empty sums are taken once per run of spans on one item with the same sources near them."""
+    votes, size = np.zeros(len(pool.ids)), len(pool.ids)
+    runs = np.ones(size, dtype=bool)
+    if size:
+        runs[1:] = (pool.item[1:] != pool.item[:-1]) | (near[:, 1:] != near[:, :-1]).any(axis=0)
+    first = np.flatnonzero(runs)
+    first_item, first_near = pool.item[first], near[:, first]
+    empty = np.zeros(len(first))
+    for number, source in enumerate(sources):
+        weight = item_weight(counts, reference, source, mask, pool)
+        votes[having[number]] += weight[pool.item[having[number]]]
+        empty += np.where(~_bit(first_near, number), weight[first_item], 0)
+    return votes, empty[np.cumsum(runs) - 1]
 
 
 @dataclass(frozen=True, eq=False)
@@ -146,8 +204,17 @@ class Places:
     def of(self, counts: Any, name: str) -> np.ndarray:
         """Return the positions of a labelling's spans among the places (found once per labelling)."""
         if name not in self.held:
-            self.held[name] = np.searchsorted(self.ids, counts.ids("strict", name))
+            self.held[name] = self.position[counts.ids("strict", name)]
         return self.held[name]
+
+    @cached_property
+    def position(self) -> np.ndarray:
+        """Per strict id up to the last place's, its position among the places (-1: none): looked up, where a
+        binary search per span strays over the whole array."""
+        index = np.int32 if len(self.ids) < 2**31 else np.int64
+        position = np.full(int(self.ids[-1]) + 1 if len(self.ids) else 0, -1, dtype=index)
+        position[self.ids] = np.arange(len(self.ids), dtype=index)
+        return position
 
 
 def places_of(counts: Any, names: Iterable[str], notes: dict[str, Any] | None = None) -> Places:
@@ -171,14 +238,20 @@ def places_of(counts: Any, names: Iterable[str], notes: dict[str, Any] | None = 
     return places
 
 
-def _source_bits(counts: Any, sources: Sequence[str], places: Places, local: np.ndarray, size: int) -> np.ndarray:
+def _source_bits(
+    counts: Any, sources: Sequence[str], places: Places, local: np.ndarray, size: int
+) -> tuple[np.ndarray, list[np.ndarray]]:
     """Return per pool span (``size`` of them) which sources have it: bit ``k % 64`` of word ``k // 64`` for
-    source k (``local``: each place's position in the pool, -1 when not in it)."""
+    source k (``local``: each place's position in the pool, -1 when not in it); and each source's pool positions
+    (ascending)."""
     bits = np.zeros((max(1, -(-len(sources) // 64)), size), dtype=np.uint64)
+    having = []
     for number, source in enumerate(sources):
         found = local[places.of(counts, source)]
-        bits[number // 64, found[found >= 0]] |= np.uint64(1) << np.uint64(number % 64)
-    return bits
+        found = found[found >= 0]
+        bits[number // 64, found] |= np.uint64(1) << np.uint64(number % 64)
+        having.append(found)
+    return bits, having
 
 
 def _bit(bits: np.ndarray, number: int, at: np.ndarray | slice = slice(None)) -> np.ndarray:
@@ -190,8 +263,10 @@ def _pool_edges(places: Places, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray
     """Return each place's position in the pool (``ids``, a part of the places; -1: not in it) and the pairs of
     pool spans (positions into ``ids``) sharing a character, both ways and each non-empty span with itself,
     sorted by the first."""
+    if len(ids) == len(places.ids):  # the pool is every place (it is a part of them)
+        return np.arange(len(ids)), places.first.astype(np.int64), places.second.astype(np.int64)
     local = np.full(len(places.ids), -1, dtype=np.int64)
-    local[np.searchsorted(places.ids, ids)] = np.arange(len(ids))
+    local[places.position[ids]] = np.arange(len(ids))
     one, two = local[places.first], local[places.second]
     keep = (one >= 0) & (two >= 0)
     return local, one[keep], two[keep]  # still sorted by one
@@ -223,6 +298,22 @@ def _first_per(group: np.ndarray, *keys: np.ndarray) -> np.ndarray:
     """Return the positions of the first entry of each group value in the order of ``keys`` (last key first)."""
     order = np.lexsort((*keys, group))
     return order[np.concatenate([[True], np.diff(group[order]) != 0])] if len(order) else order
+
+
+def _heaviest_per(group: np.ndarray, position: np.ndarray, weight: np.ndarray) -> np.ndarray:
+    """Return, per group value, the position (into the arrays) of its entry with the most ``weight``, of those
+    the one with the least ``position``: ``_first_per(group, position, -weight)``, in group order. Without a
+    sort when ``group`` is sorted, ``position`` distinct within a group and no weight NaN (reduced per run)."""
+    if not len(group) or (np.diff(group) < 0).any() or np.isnan(weight).any():
+        return _first_per(group, position, -weight)
+    starts = np.flatnonzero(np.concatenate([[True], group[1:] != group[:-1]]))
+    run = np.cumsum(np.concatenate([[True], group[1:] != group[:-1]])) - 1
+    heaviest = weight == np.maximum.reduceat(weight, starts)[run]
+    least = np.minimum.reduceat(np.where(heaviest, position, np.iinfo(np.int64).max), starts)[run]
+    found = np.flatnonzero(heaviest & (position == least))
+    if len(found) != len(starts):  # a position twice in a group: as the sort takes it
+        return _first_per(group, position, -weight)
+    return found
 
 
 @dataclass(frozen=True, eq=False)
@@ -276,16 +367,19 @@ def candidates_of(
         counts, [*roles.outputs, *roles.references, reference, *sources], context.notes.setdefault(KEY, {})
     )
     local, one, two = _pool_edges(places, ids)  # the pool's pairs of spans sharing a character
-    bits = _source_bits(counts, sources, places, local, len(ids))  # which sources have each pool span
+    bits, having = _source_bits(counts, sources, places, local, len(ids))  # which sources have each pool span
     near = _overlapping(one, two, bits)  # which sources have a span overlapping it
     # per pool span: the weight of the sources having it (votes) and of those with nothing overlapping it (empty)
-    votes, empty = np.zeros(len(ids)), np.zeros(len(ids))
-    for number, source in enumerate(sources):
-        weight = (weigh or leave_one_out_weight)(counts, reference, source, mask, pool)
-        if equal_weights:
-            weight = (mask & counts.has(source))[pool.item].astype(float)
-        votes += np.where(_bit(bits, number), weight, 0)
-        empty += np.where(~_bit(near, number), weight, 0)
+    if weigh is None and not equal_weights:
+        votes, empty = weighted_sums(counts, reference, sources, mask, pool, having, near)
+    else:
+        votes, empty = np.zeros(len(ids)), np.zeros(len(ids))
+        for number, source in enumerate(sources):
+            weight = (weigh or leave_one_out_weight)(counts, reference, source, mask, pool)
+            if equal_weights:
+                weight = (mask & counts.has(source))[pool.item].astype(float)
+            votes += np.where(_bit(bits, number), weight, 0)
+            empty += np.where(~_bit(near, number), weight, 0)
     prior = extra(counts, table, pool, one, two, votes, empty) if extra is not None else None
     # a reference span against the heaviest other state of its place: a span it lacks overlapping it, or nothing
     spans, others = np.flatnonzero(pool.ours), np.flatnonzero(~pool.ours)
@@ -294,7 +388,7 @@ def candidates_of(
     edge_span, edge_other = rank[0][one[across]], rank[1][two[across]]
     proposal = np.full(len(spans), -1, dtype=np.int64)
     best = empty[spans].copy()
-    first = _first_per(edge_span, edge_other, -votes[others][edge_other])
+    first = _heaviest_per(edge_span, edge_other, votes[others][edge_other])
     rival = others[edge_other[first]]
     heavier = votes[rival] > best[edge_span[first]]  # a span must outweigh nothing there
     proposal[edge_span[first][heavier]] = rival[heavier]
@@ -423,9 +517,11 @@ def rows_of(
     """Return the candidates (the first ``limit``) as self-describing rows, keys in a fixed order: the item's text
     (unless ``[report] show_text = false``), the reference's spans on it and those with the proposal made, and on
     the first ``with_sources`` rows each source's spans on the item (what the browser shows beside them), as the
-    JSON text of ``{"source": [[start,end,"type"],...],...}`` in an ``orjson.Fragment``, which the JSON Lines
-    file writes as it is. ``source_spans``: ``spans_json`` of each source on (at least) those rows' items, when
-    the caller has them (``files`` finds them once for every reference).
+    JSON text of ``{"source": [[start,end,"type"],...],...}`` in an ``orjson.Fragment``. ``source_spans``:
+    ``spans_json`` of each source on (at least) those rows' items, when the caller has them. A line of the JSON
+    Lines file is what orjson writes of a row, and a line of the CSV what ``CSV_COLUMNS`` says of it, but
+    ``files`` builds both column by column (``written_lines``), not from these rows; the summary and the tests
+    read these.
 
     The spans are looked up for all rows at once (the reference's by item with one binary search), not row by
     row."""
@@ -494,6 +590,8 @@ def rows_of(
     return rows
 
 
+# the CSV for spreadsheets: one row per candidate, the spans' offsets and types in columns, source names joined
+# by '; ' (team-written text that starts like a formula gets a leading apostrophe, as in the tables' CSVs)
 CSV_COLUMNS = (
     "reference",
     "rank",
@@ -516,57 +614,314 @@ CSV_COLUMNS = (
 )
 
 
-def candidates_csv(rows: Sequence[Mapping[str, Any]]) -> str:
-    """Return the candidates as CSV for spreadsheets: one row each, source names joined by '; ' (team-written
-    text that starts like a formula gets a leading apostrophe, as in the tables' CSVs)."""
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(CSV_COLUMNS)
-    for row in rows:
-        proposed = row["proposed_span"] or ["", "", ""]
-        writer.writerow(
-            [
-                spreadsheet_safe(row["reference"]),
-                row["rank"],
-                f"{row['score']:.{SCORE_DECIMALS}f}",
-                spreadsheet_safe(row["id"]),
-                spreadsheet_safe(row["language"]),
-                row["proposed"],
-                row["start"],
-                row["end"],
-                spreadsheet_safe(row["type"] or ""),
-                *proposed[:2],
-                spreadsheet_safe(proposed[2]),
-                spreadsheet_safe("; ".join(row["support"])),
-                len(row["support"]),
-                spreadsheet_safe("; ".join(row["opposed"])),
-                len(row["opposed"]),
-                row["evidence"],
-                spreadsheet_safe(row.get("text") or ""),
-            ]
-        )
-    return buffer.getvalue()
-
-
 def files(context: AuditContext) -> dict[str, str]:
     """Return the candidate files written beside results.json: every candidate of every reference, by rank."""
     found = candidates(context)
     if not found:
         return {}
+    counts = context.counts
     # the first browser.BROWSER_LINES rows, those the browser holds, carry the sources' spans: each labelling's
     # spans on those rows' items are found once, whichever references' rows they are
     held = np.cumsum([reference.n for reference in found]) - [reference.n for reference in found]
     held = np.clip(browser.BROWSER_LINES - held, 0, None).tolist()
     shown = np.concatenate([reference.item[:count] for reference, count in zip(found, held)])
     names = dict.fromkeys(source for reference, count in zip(found, held) if count for source in reference.sources)
-    source_spans = {name: spans_json(context.counts, name, shown) for name in names}
-    rows = []
-    for reference, count in zip(found, held):
-        rows += rows_of(context, reference, with_sources=count, source_spans=source_spans)
-    return {
-        f"{FILE}.jsonl": "".join(orjson.dumps(row).decode("utf-8") + "\n" for row in rows),
-        f"{FILE}.csv": candidates_csv(rows),
-    }
+    source_spans = {name: spans_on(counts, name, shown) for name in names}
+    reference_spans = [spans_on(counts, reference.reference, reference.item) for reference in found]
+    texts = span_texts(
+        counts,
+        [
+            *(ids for ids, _ in source_spans.values()),
+            *(ids for ids, _ in reference_spans),
+            *(reference.at for reference in found),
+            *(reference.proposal for reference in found),
+        ],
+    )
+    buffer = io.StringIO()
+    csv.writer(buffer, lineterminator="\n").writerow(CSV_COLUMNS)
+    jsonl, table = [], [buffer.getvalue()]
+    for reference, count, on_items in zip(found, held, reference_spans):
+        lines, rows = written_lines(context, reference, count, on_items, source_spans, texts)
+        jsonl.append(lines)
+        table.append(rows)
+    return {f"{FILE}.jsonl": "".join(jsonl), f"{FILE}.csv": "".join(table)}
+
+
+def _strings(values: Sequence[Any]) -> np.ndarray:
+    """Return values (str) as a one-dimensional object array."""
+    return np.array([*values, None], dtype=object)[:-1]
+
+
+@dataclass(frozen=True, eq=False)
+class SpanTexts:
+    """The JSON text ``[start,end,"type"]`` of strict spans, each distinct span once: ``texts`` holds the n
+    texts, then the same n after a comma; ``position`` gives a strict id's place among the first n (-1: none)."""
+
+    texts: np.ndarray
+    position: np.ndarray
+
+    def of(self, ids: np.ndarray, after_comma: np.ndarray | bool = False) -> np.ndarray:
+        """Return the text of each strict id (>= 0), after a comma where ``after_comma``."""
+        return self.texts[self.position[ids] + (len(self.texts) // 2) * np.asarray(after_comma, dtype=np.int64)]
+
+
+def span_texts(counts: Any, ids: Iterable[np.ndarray]) -> SpanTexts:
+    """Return the text of every strict id among ``ids`` (-1 entries ignored), each made once."""
+    mark = np.zeros(len(counts._strict_start), dtype=bool)
+    for part in ids:
+        mark[part[part >= 0]] = True
+    distinct = np.flatnonzero(mark)
+    type_json = [orjson.dumps(str(name)).decode("utf-8") for name in counts.type_names]
+    texts = [
+        f"[{start},{end},{type_json[code]}]"
+        for start, end, code in zip(
+            counts._strict_start[distinct].tolist(),
+            counts._strict_end[distinct].tolist(),
+            counts._strict_type[distinct].tolist(),
+        )
+    ]
+    position = np.full(len(mark), -1, dtype=np.int64)
+    position[distinct] = np.arange(len(distinct))
+    return SpanTexts(_strings(texts + ["," + text for text in texts]), position)
+
+
+def _runs(starts: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Return the positions ``starts[k] .. starts[k] + lengths[k] - 1`` of every run laid end to end, and each
+    one's rank in its run."""
+    rank = np.arange(int(lengths.sum())) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    return np.repeat(starts, lengths) + rank, rank
+
+
+@dataclass
+class _Part:
+    """Pieces of every line in one place of it: per line ``counts`` pieces, ``values`` laid line after line."""
+
+    counts: np.ndarray
+    values: np.ndarray
+
+
+def _single(values: Sequence[str] | np.ndarray) -> _Part:
+    """One piece per line."""
+    values = values if isinstance(values, np.ndarray) else _strings(values)
+    return _Part(np.ones(len(values), dtype=np.int64), values)
+
+
+def _listed(
+    texts: SpanTexts, shown: np.ndarray, opening: Any, closing: str, ids: np.ndarray, lengths: np.ndarray
+) -> _Part:
+    """A JSON list of spans on each line ``shown``: its ``opening`` (one, or one per line), the line's ``lengths``
+    spans (strict ``ids``, laid line after line), the ``closing``; nothing on the other lines."""
+    counts = np.where(shown, lengths + 2, 0)
+    at = np.cumsum(counts) - counts
+    values = np.empty(int(counts.sum()), dtype=object)
+    values[at[shown]] = opening[shown] if isinstance(opening, np.ndarray) else opening
+    where, rank = _runs(at + 1, lengths)
+    values[where] = texts.of(ids, rank > 0)
+    values[(at + 1 + lengths)[shown]] = closing
+    return _Part(counts, values)
+
+
+def _laid(parts: Sequence[_Part]) -> str:
+    """Return the lines' pieces, part after part within a line, line after line, as one text."""
+    counts = np.stack([part.counts for part in parts])
+    before = np.cumsum(counts, axis=0) - counts  # pieces on the line before each part
+    line = counts.sum(axis=0)
+    start = np.cumsum(line) - line
+    pieces = np.empty(int(line.sum()), dtype=object)
+    for part, ahead in zip(parts, before):
+        pieces[_runs(start + ahead, part.counts)[0]] = part.values
+    return "".join(pieces.tolist())
+
+
+def spans_on(counts: Any, name: str, items: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Return a labelling's strict ids on ``items`` (item-major) and where each item's start among them (an
+    entry per item of the record, and one past the last)."""
+    wanted = np.zeros(counts.n_items, dtype=bool)
+    wanted[items] = True
+    ids = counts.ids("strict", name)
+    item_of = counts.item_of("strict", ids)
+    keep = wanted[item_of]
+    bounds = np.zeros(counts.n_items + 1, dtype=np.int64)
+    np.cumsum(np.bincount(item_of[keep], minlength=counts.n_items), out=bounds[1:])
+    return ids[keep], bounds
+
+
+def _runs_of(bounds: np.ndarray, items: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Return per entry of ``items`` where its spans start (``bounds`` of ``spans_on``) and how many."""
+    low = bounds[items]
+    return low, bounds[items + 1] - low
+
+
+def _patterns(votes: np.ndarray, sources: Sequence[str]) -> tuple[np.ndarray, list[list[str]]]:
+    """Return per candidate (column of ``votes``, a row per source) its pattern's code and each pattern's
+    sources, each distinct pattern once (found on the bits packed into 64-bit words)."""
+    if not votes.shape[1]:
+        return np.zeros(0, dtype=np.int64), []
+    packed = np.packbits(votes, axis=0)
+    words = np.zeros((votes.shape[1], -(-len(packed) // 8) * 8), dtype=np.uint8)
+    words[:, : len(packed)] = packed.T
+    keys = words.view(np.uint64)
+    if keys.shape[1] == 1:
+        _, first, code = np.unique(keys[:, 0], return_index=True, return_inverse=True)
+    else:
+        _, first, code = np.unique(keys, axis=0, return_index=True, return_inverse=True)
+    patterns = votes[:, first].T.tolist()
+    return code.reshape(-1), [[s for s, vote in zip(sources, pattern) if vote] for pattern in patterns]
+
+
+def _cells(texts: list[str]) -> list[str]:
+    """Return ``spreadsheet_cells`` of the texts, each distinct text made once."""
+    distinct = dict.fromkeys(texts)
+    made = dict(zip(distinct, spreadsheet_cells(list(distinct))))
+    return [made[text] for text in texts]
+
+
+def _json_strings(texts: list[str]) -> list[str]:
+    """Return each string as orjson writes it."""
+    if JSON_ESCAPED.search("".join(texts)) is None:
+        return ['"' + text + '"' for text in texts]  # nothing to escape: the usual ids
+    return [orjson.dumps(text).decode("utf-8") for text in texts]
+
+
+def written_lines(
+    context: AuditContext,
+    found: Candidates,
+    with_sources: int,
+    reference_spans: tuple[np.ndarray, np.ndarray],
+    source_spans: Mapping[str, tuple[np.ndarray, np.ndarray]],
+    texts: SpanTexts,
+) -> tuple[str, str]:
+    """Return the reference's candidates as the lines of the JSON Lines file and of the CSV: each what
+    ``rows_of`` gives (the first ``with_sources`` with the sources' spans) written as ``files`` writes it, built
+    column by column. ``reference_spans``: the reference's spans on its candidates' items, ``source_spans``: each
+    source's on (at least) those of the first ``with_sources`` (``spans_on``); ``texts``: the text of every
+    span written (``span_texts``)."""
+    counts, table = context.counts, context.record.table
+    n = found.n
+    if not n:
+        return "", ""
+    items = found.item
+    at, offer = found.at, found.proposal
+    place = np.where(at >= 0, at, offer)
+    starts = counts._strict_start[place].tolist()
+    ends = counts._strict_end[place].tolist()
+    type_names = [str(name) for name in counts.type_names]
+    type_json = [orjson.dumps(name).decode("utf-8") for name in type_names] + ["null"]
+    empty = csv_cell("")
+    type_cell = spreadsheet_cells(type_names) + [empty]
+    at_type = np.where(at >= 0, counts._strict_type[np.maximum(at, 0)], len(type_names)).tolist()
+    offer_type = np.where(offer >= 0, counts._strict_type[np.maximum(offer, 0)], len(type_names)).tolist()
+    null = _strings(["null"])[np.zeros(n, dtype=np.int64)]
+    at_json = np.where(at >= 0, texts.of(np.maximum(at, 0)), null).tolist()
+    offer_json = np.where(offer >= 0, texts.of(np.maximum(offer, 0)), null).tolist()
+    offer_start = np.where(offer >= 0, counts._strict_start[np.maximum(offer, 0)], 0).tolist()
+    offer_end = np.where(offer >= 0, counts._strict_end[np.maximum(offer, 0)], 0).tolist()
+    ids = [str(found_id) for found_id in table.ids[items].tolist()]
+    languages = table.language[items].tolist()
+    language_json = _json_strings([str(name) for name in table.languages])
+    language_cell = spreadsheet_cells([str(name) for name in table.languages])
+    kinds = found.kind.tolist()
+    kind_json = [orjson.dumps(kind).decode("utf-8") for kind in KINDS]
+    kind_cell = [csv_cell(kind) for kind in KINDS]
+    scores = found.score.tolist()
+    score_json = orjson.dumps(scores).decode("utf-8")[1:-1].split(",")
+    support, support_names = _patterns(found.support, found.sources)
+    opposed, opposed_names = _patterns(found.opposed, found.sources)
+    support_json = [orjson.dumps(names).decode("utf-8") for names in support_names]
+    opposed_json = [orjson.dumps(names).decode("utf-8") for names in opposed_names]
+    support_cell = [
+        f"{cell},{len(names)}"
+        for cell, names in zip(spreadsheet_cells(["; ".join(names) for names in support_names]), support_names)
+    ]
+    opposed_cell = [
+        f"{cell},{len(names)}"
+        for cell, names in zip(spreadsheet_cells(["; ".join(names) for names in opposed_names]), opposed_names)
+    ]
+    evidence = context.config.report.error_evidence
+    reference_json, evidence_json = (
+        orjson.dumps(found.reference).decode("utf-8"),
+        orjson.dumps(evidence).decode("utf-8"),
+    )
+    reference_cell, evidence_cell = spreadsheet_cells([found.reference])[0], csv_cell(evidence)
+    show_text = context.config.report.show_text and table.text is not None
+    row_texts = table.text[items].tolist() if show_text else [None] * n
+    text_json = ["" if text is None else ',"text":' + orjson.dumps(text).decode("utf-8") for text in row_texts]
+    text_cell = _cells(["" if text is None else text for text in row_texts])
+    heads = [
+        f'{{"reference":{reference_json},"rank":{rank},"score":{score},"id":{id_json},'
+        f'"language":{language_json[language]},"proposed":{kind_json[kind]},"start":{start},"end":{end},'
+        f'"type":{type_json[at_code]},"reference_span":{at_text},"proposed_span":{offer_text},'
+        f'"support":{support_json[s]},"opposed":{opposed_json[o]},"evidence":{evidence_json}{text},'
+        '"spans_reference":'
+        for rank, score, id_json, language, kind, start, end, at_code, at_text, offer_text, s, o, text in zip(
+            range(1, n + 1),
+            score_json,
+            _json_strings(ids),
+            languages,
+            kinds,
+            starts,
+            ends,
+            at_type,
+            at_json,
+            offer_json,
+            support.tolist(),
+            opposed.tolist(),
+            text_json,
+        )
+    ]
+    lines = [
+        f"{reference_cell},{rank},{score:.{SCORE_DECIMALS}f},{id_cell},{language_cell[language]},{kind_cell[kind]},"
+        f"{start},{end},{type_cell[at_code]},"
+        + (f"{low},{high},{type_cell[offer_code]}," if offer_code < len(type_names) else f"{empty},{empty},{empty},")
+        + f"{support_cell[s]},{opposed_cell[o]},{evidence_cell},{text}\n"
+        for rank, score, id_cell, language, kind, start, end, at_code, low, high, offer_code, s, o, text in zip(
+            range(1, n + 1),
+            scores,
+            spreadsheet_cells(ids),
+            languages,
+            kinds,
+            starts,
+            ends,
+            at_type,
+            offer_start,
+            offer_end,
+            offer_type,
+            support.tolist(),
+            opposed.tolist(),
+            text_cell,
+        )
+    ]
+    # the reference's spans on each row's item, and the same with the proposal made (in strict id order, which
+    # is Python's order of the [start, end, type] lists)
+    reference_ids, reference_bounds = reference_spans
+    low, length = _runs_of(reference_bounds, items)
+    row = np.repeat(np.arange(n), length)
+    on_item = reference_ids[_runs(low, length)[0]]
+    changed = on_item != at[row]
+    proposed_row = np.concatenate([row[changed], np.flatnonzero(offer >= 0)])
+    proposed = np.concatenate([on_item[changed], offer[offer >= 0]])
+    proposed = proposed[np.lexsort((proposed, proposed_row))]
+    every = np.ones(n, dtype=bool)
+    parts = [
+        _single(heads),
+        _listed(texts, every, "[", "]", on_item, length),
+        _listed(texts, every, ',"spans_proposed":[', "]", proposed, np.bincount(proposed_row, minlength=n)),
+    ]
+    held = np.arange(n) < with_sources
+    if with_sources:
+        parts.append(_single(_strings([',"spans_sources":{', ""])[np.where(held, 0, 1)]))
+        opened = np.zeros(n, dtype=bool)
+        for source in found.sources:
+            source_ids, source_bounds = source_spans[source]
+            first, lengths = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
+            first[:with_sources], lengths[:with_sources] = _runs_of(source_bounds, items[:with_sources])
+            present = held & counts.has(source)[items]
+            key = orjson.dumps(source).decode("utf-8") + ":["
+            opening = _strings([key, "," + key])[opened.astype(np.int64)]
+            parts.append(_listed(texts, present, opening, "]", source_ids[_runs(first, lengths)[0]], lengths))
+            opened |= present
+    parts.append(_single(_strings(["}}\n", "}\n"])[np.where(held, 0, 1)]))
+    return _laid(parts), "".join(lines)
 
 
 def summary(context: AuditContext) -> dict[str, Any]:
