@@ -51,6 +51,9 @@ SAMPLES = 30  # random continua for the expected disorder (pygamma's default n_s
 # intervals, never an estimate); each pair draws its own stream from it.
 CHANCE_SEED = 2015
 GRID = float(1 << 32)  # per-item disorders are rounded to multiples of 1 / GRID (see ``observed``)
+TWO_52 = float(1 << 52)  # a chance continuum's disorders add as integer multiples of 2⁻⁵² (see ``exact_sum``)
+STEPS = 8  # bucket steps before ``sorted_windows`` searches the needles left
+RANKS = 16  # candidate ranks per a-unit taken one at a time before ``chance_pairs`` takes the rest at once
 
 
 # --- units, dissimilarity and the best alignment ---------------------------------------------------
@@ -75,11 +78,10 @@ class Units:
         return Units(np.where(wrap, start - bound, start), np.where(wrap, end - bound, end), self.type, self.item)
 
 
-def dissimilarity(a: Units, b: Units, i: np.ndarray, j: np.ndarray) -> np.ndarray:
+def dissimilarity(a: Units | Line, b: Units | Line, i: np.ndarray | slice, j: np.ndarray | slice) -> np.ndarray:
     """Return the combined dissimilarity of units a[i] and b[j] (vectorised over the pairs)."""
-    positional = (np.abs(a.start[i] - b.start[j]) + np.abs(a.end[i] - b.end[j])) / (
-        (a.end[i] - a.start[i]) + (b.end[j] - b.start[j])
-    )
+    start_a, end_a, start_b, end_b = a.start[i], a.end[i], b.start[j], b.end[j]
+    positional = (np.abs(start_a - start_b) + np.abs(end_a - end_b)) / ((end_a - start_a) + (end_b - start_b))
     return (POSITIONAL * positional * positional + CATEGORICAL * (a.type[i] != b.type[j])) * DELTA_EMPTY
 
 
@@ -146,6 +148,185 @@ def best_alignment(a: Units, b: Units) -> tuple[np.ndarray, np.ndarray]:
             picked_rows, picked_columns = linear_sum_assignment(gain)
             disorder[owner[begin]] += gain[picked_rows, picked_columns].sum()
     return disorder, item
+
+
+@dataclass(frozen=True)
+class Line:
+    """One random annotator's units along a chance continuum in start order: start, end, type, and each unit's
+    index among the units it was drawn from (the order the exact assignment sees them in)."""
+
+    start: np.ndarray
+    end: np.ndarray
+    type: np.ndarray
+    index: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.start)
+
+    @staticmethod
+    def of(units: Units) -> Line:
+        """Return the units in start order (stable)."""
+        order = np.argsort(units.start, kind="stable")
+        return Line(units.start[order], units.end[order], units.type[order], order)
+
+    def shifted(self, pivot: float, bound: float) -> Line:
+        """Return ``Units.shifted`` of these units, still in start order: the units that wrap round (a stretch at
+        the end, the starts being sorted) move to the front, unless rounding would leave them out of order."""
+        start, end = self.start + pivot, self.end + pivot
+        cut = int(np.searchsorted(start, bound, side="right"))  # start > bound from here on
+        moved = Line(
+            np.concatenate([start[cut:] - bound, start[:cut]]),
+            np.concatenate([end[cut:] - bound, end[:cut]]),
+            np.concatenate([self.type[cut:], self.type[:cut]]),
+            np.concatenate([self.index[cut:], self.index[:cut]]),
+        )
+        if len(moved) > 1 and not (moved.start[1:] >= moved.start[:-1]).all():
+            order = np.argsort(moved.start, kind="stable")
+            moved = Line(moved.start[order], moved.end[order], moved.type[order], moved.index[order])
+        return moved
+
+
+def sorted_windows(values: np.ndarray, low: np.ndarray, high: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Return ``np.searchsorted(values, low, "left")`` and ``np.searchsorted(values, high, "right")`` for sorted
+    ``values``, found in buckets instead of by binary search (the same integers, a few passes over the arrays).
+
+    Any non-decreasing bucket function will do: the values in buckets below a needle's are below the needle, those
+    in buckets above it above it, so each answer starts at its bucket's edge and steps over the few values there
+    (the needles left after ``STEPS`` steps are searched).
+    """
+    n = len(values)
+    if not n or not len(low):
+        return np.zeros(len(low), np.int64), np.zeros(len(high), np.int64)
+    n_buckets = 2 * n  # about two buckets per value: few steps
+    spread = float(values[-1]) - float(values[0])
+    if not 0 < spread < math.inf:
+        return np.searchsorted(values, low, side="left"), np.searchsorted(values, high, side="right")
+    scale = n_buckets / spread
+
+    def bucket(x: np.ndarray) -> np.ndarray:
+        found = x - values[0]
+        found *= scale
+        np.clip(found, 0, n_buckets, out=found)
+        return found.astype(np.int64)  # truncated: still non-decreasing
+
+    below = np.zeros(n_buckets + 2, dtype=np.int64)  # below[k]: the values in buckets before k
+    np.cumsum(np.bincount(bucket(values), minlength=n_buckets + 1), out=below[1:])
+    padded = np.concatenate([[-np.inf], values, [np.inf]])
+    first, last = below[bucket(low)], below[bucket(high) + 1]
+    walk(first, low, padded[1:], values, "left")  # padded[1:][k]: the value at k (+inf at n)
+    walk(last, high, padded[:-1], values, "right")  # padded[:-1][k]: the value before k (-inf at 0)
+    return first, last
+
+
+def walk(answer: np.ndarray, needles: np.ndarray, passed: np.ndarray, values: np.ndarray, side: str) -> None:
+    """Step each answer of ``sorted_windows`` in place, up ("left") while ``passed[answer]`` is below its needle or
+    down ("right") while it is above, until it is ``np.searchsorted(values, needle, side)``."""
+    up = side == "left"
+
+    def beyond(at: np.ndarray, x: np.ndarray) -> np.ndarray:
+        return passed[at] < x if up else passed[at] > x
+
+    moving = np.flatnonzero(beyond(answer, needles))
+    for _ in range(STEPS):
+        if not len(moving):
+            return
+        answer[moving] += 1 if up else -1
+        moving = moving[beyond(answer[moving], needles[moving])]
+    answer[moving] = np.searchsorted(values, needles[moving], side=side)
+
+
+def chance_pairs(a: Line, b: Line) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Return ``candidate_pairs`` of a and b on a chance continuum (b in start order): the same pairs, costs to the
+    bit, from each a-unit's window of b-units (``sorted_windows``) taken one rank at a time: the first b-unit of
+    every window at once (most windows hold one or none), then the next of the windows holding more."""
+    if not len(a) or not len(b):
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0)
+    reach = np.sqrt(2.0) * ((a.end - a.start) + float((b.end - b.start).max())) + 1e-9
+    first, last = sorted_windows(b.start, a.start - reach, a.start + reach)
+    counts = last - first
+    nearest = np.minimum(first, len(b) - 1)
+    cost = dissimilarity(a, b, slice(None), nearest)
+    kept = np.flatnonzero((cost < 2 * DELTA_EMPTY) & (counts > 0))
+    found = [(kept, nearest[kept], cost[kept])]
+    rank = 1
+    rows = np.flatnonzero(counts > rank)
+    while len(rows):
+        if rank == RANKS:  # the rest at once: many b-units in a few windows
+            many = counts[rows] - rank
+            i = np.repeat(rows, many)
+            j = np.repeat(first[rows] + rank - np.cumsum(many) + many, many) + np.arange(int(many.sum()))
+            rows = rows[:0]
+        else:
+            i, j = rows, first[rows] + rank
+            rank += 1
+            rows = rows[counts[rows] > rank]
+        cost = dissimilarity(a, b, i, j)
+        kept = np.flatnonzero(cost < 2 * DELTA_EMPTY)
+        found.append((i[kept], j[kept], cost[kept]))
+    return tuple(np.concatenate(part) for part in zip(*found, strict=True))
+
+
+def chance_total(a: Line, b: Line) -> float:
+    """Return the best alignment's total disorder of a and b (``best_alignment``'s group disorders, the same floats,
+    summed exactly and rounded once, as ``math.fsum`` would).
+
+    A unit with no candidate is a group alone (Δ∅); a pair whose two units have no other candidate is a group of
+    its own; only the rest, a few, go to ``connected_components`` and the assignment, on their own units.
+    """
+    from scipy.optimize import linear_sum_assignment
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    i, j, cost = chance_pairs(a, b)
+    degree_a, degree_b = np.bincount(i, minlength=len(a)), np.bincount(j, minlength=len(b))
+    alone = len(a) + len(b) - np.count_nonzero(degree_a) - np.count_nonzero(degree_b)
+    single = (degree_a[i] == 1) & (degree_b[j] == 1)
+    # a group of one pair: 2 Δ∅ less the pair's gain, as best_alignment adds them
+    disorders = [2 * DELTA_EMPTY + (cost[single] - 2 * DELTA_EMPTY)]
+    several = ~single
+    if several.any():
+        i, j, gains = i[several], j[several], cost[several] - 2 * DELTA_EMPTY
+        nodes_a, row = np.unique(i, return_inverse=True)
+        nodes_b, column = np.unique(j, return_inverse=True)
+        n_a = len(nodes_a)
+        graph = coo_matrix((np.ones(len(i)), (row, n_a + column)), shape=(n_a + len(nodes_b),) * 2)
+        n_groups, group = connected_components(graph, directed=False)
+        rows_a = np.bincount(group[:n_a], minlength=n_groups)
+        rows_b = np.bincount(group[n_a:], minlength=n_groups)
+        owner = group[row]
+        units = (rows_a + rows_b) * DELTA_EMPTY
+        star = (rows_a == 1) | (rows_b == 1)
+        best = np.full(n_groups, np.inf)
+        np.minimum.at(best, owner, gains)
+        disorders.append(units[star] + best[star])
+        # larger groups: the exact assignment, rows and columns in the order of the units drawn from (as
+        # best_alignment sees them), so that ties and the sum of the chosen gains come out the same
+        by_group = np.argsort(owner, kind="stable")
+        bounds = np.searchsorted(owner[by_group], np.arange(n_groups + 1))
+        for one in np.flatnonzero(~star).tolist():
+            chosen = by_group[bounds[one] : bounds[one + 1]]
+            rows, picked_row = np.unique(a.index[i[chosen]], return_inverse=True)
+            columns, picked_column = np.unique(b.index[j[chosen]], return_inverse=True)
+            gain = np.zeros((len(rows), len(columns)))
+            gain[picked_row, picked_column] = gains[chosen]
+            assigned = linear_sum_assignment(gain)
+            disorders.append(np.array([units[one] + gain[assigned].sum()]))
+    return exact_sum(np.concatenate(disorders), alone * DELTA_EMPTY)
+
+
+def exact_sum(values: np.ndarray, whole: float) -> float:
+    """Return ``math.fsum`` of ``values`` and the whole number ``whole``: the exactly rounded sum. The values on a
+    grid of 2⁻⁵² below 2¹⁰ (nearly all: disorders of one pair, whole ones) add as integers, in two 31-bit halves;
+    the rest go to ``math.fsum`` one by one, with the integer sum cut into floats that hold it exactly."""
+    scaled = values * TWO_52
+    on_grid = (np.floor(scaled) == scaled) & (values >= 0) & (values < 1024)
+    grid = scaled[on_grid].astype(np.int64)
+    total = int(whole) * (1 << 52) + (int((grid >> 31).sum()) << 31) + int((grid & ((1 << 31) - 1)).sum())
+    pieces = []
+    while total:
+        pieces.append(math.ldexp(total & ((1 << 50) - 1), 50 * len(pieces) - 52))
+        total >>= 50
+    return math.fsum([*pieces, *values[~on_grid].tolist()])
 
 
 _SPANS: weakref.WeakKeyDictionary[ItemCounts, dict[str, np.ndarray]] = weakref.WeakKeyDictionary()
@@ -257,16 +438,14 @@ def chance_disorders(annotators: list[Units], bound: float, rng: np.random.Gener
     annotator's units (drawn with replacement) shifted by its pivot along [0, bound)."""
     everything = np.concatenate([units.end - units.start for units in annotators])
     spacing = float(everything.mean()) / 2 if len(everything) else 0.0
+    lines = [Line.of(units) for units in annotators]  # sorted once: each continuum only turns them round
     found = []
     for _ in range(samples):
         pivots = shuffled_pivots(rng, bound, spacing, 2)
-        chosen = [annotators[rng.integers(len(annotators))].shifted(pivot, bound) for pivot in pivots]
+        chosen = [lines[rng.integers(len(lines))].shifted(pivot, bound) for pivot in pivots]
         n_units = len(chosen[0]) + len(chosen[1])
-        disorder, _ = best_alignment(*chosen)
-        # fsum: exactly rounded, so the units' order (the record's line order) cannot move the last digit; the
-        # whole disorders (groups of units left alone) add exactly in float64 first, which leaves the sum as is
-        whole = np.floor(disorder) == disorder
-        total = math.fsum([float(disorder[whole].sum()), *disorder[~whole].tolist()])
+        # exactly rounded, so the units' order (the record's line order) cannot move the last digit
+        total = chance_total(*chosen)
         found.append(total / (n_units / 2) if n_units else np.nan)
     return np.array(found)
 
