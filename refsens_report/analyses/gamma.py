@@ -109,7 +109,6 @@ def best_alignment(a: Units, b: Units) -> tuple[np.ndarray, np.ndarray]:
     """Return the best alignment's disorder per unit group and the item of each group, as (disorder, item) per
     group: every unit of a and b is in one group (the connected pieces of the candidate pairs); a group's
     disorder is Δ∅ per unit left alone plus the dissimilarity of each aligned pair, the least such sum."""
-    from scipy.optimize import linear_sum_assignment
     from scipy.sparse import coo_matrix
     from scipy.sparse.csgraph import connected_components
 
@@ -139,15 +138,46 @@ def best_alignment(a: Units, b: Units) -> tuple[np.ndarray, np.ndarray]:
         rows_b = np.bincount(group[n_a:], minlength=n_groups)[owner[first]]
         star = (rows_a == 1) | (rows_b == 1)
         disorder[owner[first][star]] += np.minimum.reduceat(gains, first)[star]
-        for begin, end in zip(first[~star].tolist(), last[~star].tolist(), strict=True):
-            chosen = several[begin:end]
-            rows, row = np.unique(i[chosen], return_inverse=True)
-            columns, column = np.unique(j[chosen], return_inverse=True)
-            gain = np.zeros((len(rows), len(columns)))
-            gain[row, column] = gains[begin:end]
-            picked_rows, picked_columns = linear_sum_assignment(gain)
-            disorder[owner[begin]] += gain[picked_rows, picked_columns].sum()
+        larger = np.repeat(~star, last - first)
+        groups, gain = assignment_gains(owner[larger], i[several][larger], j[several][larger], gains[larger])
+        disorder[groups] += gain
     return disorder, item
+
+
+def assignment_gains(
+    group: np.ndarray, row: np.ndarray, column: np.ndarray, gain: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Return the groups of these edges (sorted) and the gain of each group's exact assignment: the group's
+    matrix of gains, its rows and columns the distinct ``row`` and ``column`` indices in increasing order,
+    through ``linear_sum_assignment``, and the chosen gains' numpy sum. The matrices are laid out for every group
+    at once; only the assignment itself runs per group."""
+    from scipy.optimize import linear_sum_assignment
+
+    if not len(group):
+        return np.zeros(0, np.int64), np.zeros(0)
+    group = group.astype(np.int64)
+
+    def ranks(index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        # each edge's rank among its group's distinct indices, and each group's number of them
+        keys, inverse = np.unique(group * (int(index.max()) + 1) + index, return_inverse=True)
+        key_group = keys // (int(index.max()) + 1)
+        first = np.searchsorted(key_group, key_group)
+        return (np.arange(len(keys)) - first)[inverse], np.bincount(key_group)
+
+    groups = np.unique(group)
+    row_rank, n_rows = ranks(row)
+    column_rank, n_columns = ranks(column)
+    sizes = n_rows * n_columns
+    offsets = np.cumsum(sizes) - sizes
+    flat = np.zeros(int(sizes.sum()))
+    flat[offsets[group] + row_rank * n_columns[group] + column_rank] = gain
+    found = []
+    for offset, size, n_row, n_column in zip(
+        *(part[groups].tolist() for part in (offsets, sizes, n_rows, n_columns)), strict=True
+    ):
+        matrix = flat[offset : offset + size].reshape(n_row, n_column)
+        found.append(matrix[linear_sum_assignment(matrix)].sum())
+    return groups, np.array(found, dtype=np.float64)
 
 
 @dataclass(frozen=True)
@@ -186,21 +216,19 @@ class Line:
         return moved
 
 
-def sorted_windows(values: np.ndarray, low: np.ndarray, high: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Return ``np.searchsorted(values, low, "left")`` and ``np.searchsorted(values, high, "right")`` for sorted
-    ``values``, found in buckets instead of by binary search (the same integers, a few passes over the arrays).
+def sorted_search(values: np.ndarray, needles: np.ndarray) -> np.ndarray:
+    """Return ``np.searchsorted(values, needles)`` (side "left") for sorted ``values``, found in buckets instead of
+    by binary search: the same integers, a few passes over the arrays.
 
-    Any non-decreasing bucket function will do: the values in buckets below a needle's are below the needle, those
-    in buckets above it above it, so each answer starts at its bucket's edge and steps over the few values there
+    Any non-decreasing bucket function will do: the values in buckets below a needle's are below the needle, so
+    each answer starts at its bucket's first value and steps over the few values there still below the needle
     (the needles left after ``STEPS`` steps are searched).
     """
     n = len(values)
-    if not n or not len(low):
-        return np.zeros(len(low), np.int64), np.zeros(len(high), np.int64)
+    spread = float(values[-1]) - float(values[0]) if n else 0.0
+    if not 0 < spread < math.inf or not len(needles):
+        return np.searchsorted(values, needles)
     n_buckets = 2 * n  # about two buckets per value: few steps
-    spread = float(values[-1]) - float(values[0])
-    if not 0 < spread < math.inf:
-        return np.searchsorted(values, low, side="left"), np.searchsorted(values, high, side="right")
     scale = n_buckets / spread
 
     def bucket(x: np.ndarray) -> np.ndarray:
@@ -211,58 +239,52 @@ def sorted_windows(values: np.ndarray, low: np.ndarray, high: np.ndarray) -> tup
 
     below = np.zeros(n_buckets + 2, dtype=np.int64)  # below[k]: the values in buckets before k
     np.cumsum(np.bincount(bucket(values), minlength=n_buckets + 1), out=below[1:])
-    padded = np.concatenate([[-np.inf], values, [np.inf]])
-    first, last = below[bucket(low)], below[bucket(high) + 1]
-    walk(first, low, padded[1:], values, "left")  # padded[1:][k]: the value at k (+inf at n)
-    walk(last, high, padded[:-1], values, "right")  # padded[:-1][k]: the value before k (-inf at 0)
-    return first, last
-
-
-def walk(answer: np.ndarray, needles: np.ndarray, passed: np.ndarray, values: np.ndarray, side: str) -> None:
-    """Step each answer of ``sorted_windows`` in place, up ("left") while ``passed[answer]`` is below its needle or
-    down ("right") while it is above, until it is ``np.searchsorted(values, needle, side)``."""
-    up = side == "left"
-
-    def beyond(at: np.ndarray, x: np.ndarray) -> np.ndarray:
-        return passed[at] < x if up else passed[at] > x
-
-    moving = np.flatnonzero(beyond(answer, needles))
+    answer = below[bucket(needles)]
+    padded = np.concatenate([values, [np.inf]])  # the value at each answer, +inf past the last
+    moving = np.flatnonzero(padded[answer] < needles)
     for _ in range(STEPS):
         if not len(moving):
-            return
-        answer[moving] += 1 if up else -1
-        moving = moving[beyond(answer[moving], needles[moving])]
-    answer[moving] = np.searchsorted(values, needles[moving], side=side)
+            return answer
+        answer[moving] += 1
+        moving = moving[padded[answer[moving]] < needles[moving]]
+    answer[moving] = np.searchsorted(values, needles[moving])
+    return answer
 
 
 def chance_pairs(a: Line, b: Line) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Return ``candidate_pairs`` of a and b on a chance continuum (b in start order): the same pairs, costs to the
-    bit, from each a-unit's window of b-units (``sorted_windows``) taken one rank at a time: the first b-unit of
-    every window at once (most windows hold one or none), then the next of the windows holding more."""
+    bit. Each a-unit's candidates are the b-units from its window's first (``sorted_search``) while they start
+    within reach, taken one rank at a time: the first of every window at once (most windows hold one or none),
+    then the next of the windows holding more; windows still open after ``RANKS`` ranks are searched to their end.
+    """
     if not len(a) or not len(b):
         return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0)
     reach = np.sqrt(2.0) * ((a.end - a.start) + float((b.end - b.start).max())) + 1e-9
-    first, last = sorted_windows(b.start, a.start - reach, a.start + reach)
-    counts = last - first
+    first = sorted_search(b.start, a.start - reach)
+    high = a.start + reach
+    # the first rank over every a-unit at once, with no index of the a-units (most windows hold one or none)
     nearest = np.minimum(first, len(b) - 1)
+    opened = (first < len(b)) & (b.start[nearest] <= high)
     cost = dissimilarity(a, b, slice(None), nearest)
-    kept = np.flatnonzero((cost < 2 * DELTA_EMPTY) & (counts > 0))
+    kept = np.flatnonzero(opened & (cost < 2 * DELTA_EMPTY))
     found = [(kept, nearest[kept], cost[kept])]
-    rank = 1
-    rows = np.flatnonzero(counts > rank)
-    while len(rows):
+    rows = np.flatnonzero(opened)
+    j = first[rows] + 1
+    for rank in range(1, RANKS + 1):
+        inside = j < len(b)
+        rows, j = rows[inside], j[inside]
         if rank == RANKS:  # the rest at once: many b-units in a few windows
-            many = counts[rows] - rank
-            i = np.repeat(rows, many)
-            j = np.repeat(first[rows] + rank - np.cumsum(many) + many, many) + np.arange(int(many.sum()))
-            rows = rows[:0]
+            many = np.searchsorted(b.start, high[rows], side="right") - j
+            rows, j = np.repeat(rows, many), np.repeat(j - np.cumsum(many) + many, many) + np.arange(int(many.sum()))
         else:
-            i, j = rows, first[rows] + rank
-            rank += 1
-            rows = rows[counts[rows] > rank]
-        cost = dissimilarity(a, b, i, j)
+            inside = b.start[j] <= high[rows]
+            rows, j = rows[inside], j[inside]
+        if not len(rows):
+            break
+        cost = dissimilarity(a, b, rows, j)
         kept = np.flatnonzero(cost < 2 * DELTA_EMPTY)
-        found.append((i[kept], j[kept], cost[kept]))
+        found.append((rows[kept], j[kept], cost[kept]))
+        j = j + 1
     return tuple(np.concatenate(part) for part in zip(*found, strict=True))
 
 
@@ -273,7 +295,6 @@ def chance_total(a: Line, b: Line) -> float:
     A unit with no candidate is a group alone (Δ∅); a pair whose two units have no other candidate is a group of
     its own; only the rest, a few, go to ``connected_components`` and the assignment, on their own units.
     """
-    from scipy.optimize import linear_sum_assignment
     from scipy.sparse import coo_matrix
     from scipy.sparse.csgraph import connected_components
 
@@ -301,16 +322,9 @@ def chance_total(a: Line, b: Line) -> float:
         disorders.append(units[star] + best[star])
         # larger groups: the exact assignment, rows and columns in the order of the units drawn from (as
         # best_alignment sees them), so that ties and the sum of the chosen gains come out the same
-        by_group = np.argsort(owner, kind="stable")
-        bounds = np.searchsorted(owner[by_group], np.arange(n_groups + 1))
-        for one in np.flatnonzero(~star).tolist():
-            chosen = by_group[bounds[one] : bounds[one + 1]]
-            rows, picked_row = np.unique(a.index[i[chosen]], return_inverse=True)
-            columns, picked_column = np.unique(b.index[j[chosen]], return_inverse=True)
-            gain = np.zeros((len(rows), len(columns)))
-            gain[picked_row, picked_column] = gains[chosen]
-            assigned = linear_sum_assignment(gain)
-            disorders.append(np.array([units[one] + gain[assigned].sum()]))
+        larger = ~star[owner]
+        groups, gain = assignment_gains(owner[larger], a.index[i[larger]], b.index[j[larger]], gains[larger])
+        disorders.append(units[groups] + gain)
     return exact_sum(np.concatenate(disorders), alone * DELTA_EMPTY)
 
 
