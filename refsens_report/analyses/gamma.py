@@ -27,6 +27,9 @@ import numpy as np
 
 from refsens_report.analyses.base import Analysis, AuditContext, Estimate, Section
 from refsens_report.analyses.pairs import (
+    distinct,
+    distinct_inverse,
+    distinct_spans,
     item_lengths,
     pair_applicability,
     pair_estimates,
@@ -159,12 +162,12 @@ def assignment_gains(
 
     def ranks(index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         # each edge's rank among its group's distinct indices, and each group's number of them
-        keys, inverse = np.unique(group * (int(index.max()) + 1) + index, return_inverse=True)
+        keys, inverse = distinct_inverse(group * (int(index.max()) + 1) + index)
         key_group = keys // (int(index.max()) + 1)
         first = np.searchsorted(key_group, key_group)
         return (np.arange(len(keys)) - first)[inverse], np.bincount(key_group)
 
-    groups = np.unique(group)
+    groups = distinct(group)
     row_rank, n_rows = ranks(row)
     column_rank, n_columns = ranks(column)
     sizes = n_rows * n_columns
@@ -307,8 +310,8 @@ def chance_total(a: Line, b: Line) -> float:
     several = ~single
     if several.any():
         i, j, gains = i[several], j[several], cost[several] - 2 * DELTA_EMPTY
-        nodes_a, row = np.unique(i, return_inverse=True)
-        nodes_b, column = np.unique(j, return_inverse=True)
+        nodes_a, row = distinct_inverse(i)
+        nodes_b, column = distinct_inverse(j)
         n_a = len(nodes_a)
         graph = coo_matrix((np.ones(len(i)), (row, n_a + column)), shape=(n_a + len(nodes_b),) * 2)
         n_groups, group = connected_components(graph, directed=False)
@@ -341,27 +344,6 @@ def exact_sum(values: np.ndarray, whole: float) -> float:
         pieces.append(math.ldexp(total & ((1 << 50) - 1), 50 * len(pieces) - 52))
         total >>= 50
     return math.fsum([*pieces, *values[~on_grid].tolist()])
-
-
-_SPANS: weakref.WeakKeyDictionary[ItemCounts, dict[str, np.ndarray]] = weakref.WeakKeyDictionary()
-
-
-def distinct_spans(counts: ItemCounts, name: str) -> np.ndarray:
-    """Return a labelling's distinct spans as rows (item, start, end, type), in that lexicographic order (computed
-    once per labelling and record: each pair and the chance continua filter them)."""
-    found = _SPANS.setdefault(counts, {})
-    if name not in found:
-        table = counts.table
-        if name not in table.names:
-            found[name] = np.zeros((0, 4), dtype=np.int64)
-        else:
-            mine = table.labelling == table.names.index(name)
-            rows = np.stack([table.item[mine], table.start[mine], table.end[mine], table.type[mine]], axis=1)
-            rows = rows.astype(np.int64)[
-                np.lexsort((table.type[mine], table.end[mine], table.start[mine], table.item[mine]))
-            ]
-            found[name] = rows[np.r_[True, (rows[1:] != rows[:-1]).any(axis=1)]] if len(rows) else rows
-    return found[name]
 
 
 def item_units(counts: ItemCounts, name: str, mask: np.ndarray, offsets: np.ndarray) -> Units:
@@ -483,6 +465,11 @@ def expected_disorder(
 def in_position_order(units: Units) -> Units:
     """Return the units ordered along the continuum (start, end, type): an order the record's line order cannot
     change, so every sum over a group of units adds in the same order."""
+    start, end, kind = units.start, units.end, units.type
+    later = start[1:] > start[:-1]
+    tied = start[1:] == start[:-1]
+    if (later | (tied & ((end[1:] > end[:-1]) | ((end[1:] == end[:-1]) & (kind[1:] >= kind[:-1]))))).all():
+        return units  # already in order (items laid end to end in the order they are numbered): the sort is a no-op
     order = np.lexsort((units.type, units.end, units.start))
     return Units(units.start[order], units.end[order], units.type[order], units.item[order])
 
