@@ -84,8 +84,20 @@ class Units:
 def dissimilarity(a: Units | Line, b: Units | Line, i: np.ndarray | slice, j: np.ndarray | slice) -> np.ndarray:
     """Return the combined dissimilarity of units a[i] and b[j] (vectorised over the pairs)."""
     start_a, end_a, start_b, end_b = a.start[i], a.end[i], b.start[j], b.end[j]
-    positional = (np.abs(start_a - start_b) + np.abs(end_a - end_b)) / ((end_a - start_a) + (end_b - start_b))
-    return (POSITIONAL * positional * positional + CATEGORICAL * (a.type[i] != b.type[j])) * DELTA_EMPTY
+    # (|Δstart| + |Δend|) / (length_a + length_b), then (POSITIONAL · p · p + CATEGORICAL · [types differ]) · Δ∅:
+    # each operation as written, in place where an operand is no longer needed
+    positional = np.abs(start_a - start_b)
+    apart = np.abs(end_a - end_b)
+    positional += apart
+    length = end_a - start_a
+    np.subtract(end_b, start_b, out=apart)
+    length += apart
+    positional /= length
+    cost = POSITIONAL * positional
+    cost *= positional
+    cost += CATEGORICAL * (a.type[i] != b.type[j])
+    cost *= DELTA_EMPTY
+    return cost
 
 
 def candidate_pairs(a: Units, b: Units) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
