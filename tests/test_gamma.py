@@ -133,6 +133,18 @@ def test_sorted_search_is_a_binary_search(seed):
     assert np.array_equal(gamma.sorted_search(values, needles), np.searchsorted(values, needles))
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_the_exact_sum_is_fsum(seed):
+    """Disorders on the 2⁻⁵² grid add as integers, the rest (tiny, huge, off the grid) through fsum: the same float."""
+    rng = np.random.default_rng(seed)
+    n = 5000
+    one_pair = 2.0 + (rng.random(n) * 2 - 2.0)  # 2 Δ∅ + (d − 2 Δ∅), d in [0, 2)
+    values = np.concatenate([one_pair, rng.random(50) * 1e-12, rng.random(50) * 5000, rng.integers(0, 9, 50) * 1.0])
+    rng.shuffle(values)
+    alone = float(rng.integers(0, 10**6))
+    assert gamma.exact_sum(values, alone) == math.fsum([*values.tolist(), *[1.0] * int(alone)])
+
+
 def random_items(seed: int, n: int) -> list[dict]:
     rng = random.Random(seed)
     items = []

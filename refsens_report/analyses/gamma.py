@@ -340,22 +340,28 @@ def chance_total(a: Line, b: Line) -> float:
         larger = ~star[owner]
         groups, gain = assignment_gains(owner[larger], a.index[i[larger]], b.index[j[larger]], gains[larger])
         disorders.append(units[groups] + gain)
-    return exact_sum(np.concatenate(disorders), alone * DELTA_EMPTY)
+    return exact_sum(np.concatenate(disorders), float(alone * DELTA_EMPTY))
 
 
 def exact_sum(values: np.ndarray, whole: float) -> float:
-    """Return ``math.fsum`` of ``values`` and the whole number ``whole``: the exactly rounded sum. The values on a
-    grid of 2⁻⁵² below 2¹⁰ (nearly all: disorders of one pair, whole ones) add as integers, in two 31-bit halves;
-    the rest go to ``math.fsum`` one by one, with the integer sum cut into floats that hold it exactly."""
+    """Return ``math.fsum`` of ``values`` and ``whole`` (the units left alone, Δ∅ each): the exactly rounded sum.
+    The values on a grid of 2⁻⁵² below 2¹⁰ (nearly all: disorders of one pair, whole ones) add as integers, in
+    two 31-bit halves; the rest go to ``math.fsum`` one by one, with the integer sum cut into floats that hold it
+    exactly."""
     scaled = values * TWO_52
     on_grid = (np.floor(scaled) == scaled) & (values >= 0) & (values < 1024)
     grid = scaled[on_grid].astype(np.int64)
-    total = int(whole) * (1 << 52) + (int((grid >> 31).sum()) << 31) + int((grid & ((1 << 31) - 1)).sum())
+    rest = values[~on_grid].tolist()
+    total = (int((grid >> 31).sum()) << 31) + int((grid & ((1 << 31) - 1)).sum())
+    if whole.is_integer():
+        total += int(whole) << 52
+    else:
+        rest.append(whole)
     pieces = []
     while total:
         pieces.append(math.ldexp(total & ((1 << 50) - 1), 50 * len(pieces) - 52))
         total >>= 50
-    return math.fsum([*pieces, *values[~on_grid].tolist()])
+    return math.fsum([*pieces, *rest])
 
 
 def item_units(counts: ItemCounts, name: str, mask: np.ndarray, offsets: np.ndarray) -> Units:
