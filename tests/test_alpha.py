@@ -11,7 +11,7 @@ import pytest
 from helpers import A, B, D, R, audit_items, by_language, item, pick, select
 
 from refsens_report import formatting
-from refsens_report.analyses import alpha
+from refsens_report.analyses import alpha, pairs
 from refsens_report.view import ResultsView
 
 TYPES = ("PER", "LOC", "ORG")
@@ -184,3 +184,17 @@ def test_the_run_length_coincidences_equal_a_per_character_count_on_long_texts(t
                 assert (found.agree[row, column], found.values[row, column]) == (agree, values)
             others = [c for c, category in enumerate(found.categories) if category not in expected]
             assert not found.agree[row, others].any() and not found.values[row, others].any()
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_shared_distinct_values_are_np_unique(seed):
+    """pairs.distinct and distinct_inverse (alpha's run boundaries and categories, gamma's groups) are np.unique."""
+    rng = np.random.default_rng(seed)
+    runs = [np.sort(rng.integers(0, [3, 50, 10**6, 2**40][seed], int(rng.integers(0, 3000)))) for _ in range(5)]
+    values = np.concatenate(runs)  # a few sorted runs end to end, as alpha's boundaries are
+    assert np.array_equal(pairs.distinct(values), np.unique(values))
+    found, inverse = pairs.distinct_inverse(values)
+    expected, expected_inverse = np.unique(values, return_inverse=True)
+    assert np.array_equal(found, expected) and np.array_equal(inverse, expected_inverse)
+    bits, code = alpha.categories(values)
+    assert np.array_equal(bits, expected) and np.array_equal(code, expected_inverse)

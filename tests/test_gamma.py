@@ -6,6 +6,7 @@ pygamma-agreement compiles with numba on import (tens of seconds): it is importe
 
 from __future__ import annotations
 
+import math
 import random
 
 import numpy as np
@@ -88,6 +89,60 @@ def test_gamma_agrees_with_pygamma_within_the_sampling_error(first, second):
     ours, theirs = 1 - observed / ours_chance.mean(), float(results.gamma)
     error = np.sqrt(ours_chance.var(ddof=1) / samples + theirs_chance.var(ddof=1) / samples)
     assert abs(ours - theirs) <= 4 * error * observed / ours_chance.mean() ** 2, (ours, theirs)
+
+
+def chance_by_best_alignment(annotators: list, bound: float, rng: np.random.Generator, samples: int) -> np.ndarray:
+    """The chance disorders as ``best_alignment`` gives them: each continuum's units shifted in place, every group's
+    disorder, then their ``math.fsum`` (what ``chance_disorders`` computed before it aligned continua its own way)."""
+    everything = np.concatenate([units.end - units.start for units in annotators])
+    spacing = float(everything.mean()) / 2
+    found = []
+    for _ in range(samples):
+        pivots = gamma.shuffled_pivots(rng, bound, spacing, 2)
+        chosen = [annotators[rng.integers(len(annotators))].shifted(pivot, bound) for pivot in pivots]
+        disorder, _ = gamma.best_alignment(*chosen)
+        found.append(math.fsum(disorder.tolist()) / ((len(chosen[0]) + len(chosen[1])) / 2))
+    return np.array(found)
+
+
+def crowded_units(rng: np.random.Generator, n: int, length: int, longest: int) -> gamma.Units:
+    """Units piled on a short axis: nested, crossing and repeated spans of three types, a few long ones, so that
+    continua hold groups of every kind (one pair, stars, larger assignments) and windows of many units."""
+    start = rng.integers(0, length, n)
+    end = np.minimum(start + rng.integers(1, 8, n) + (rng.random(n) < 0.05) * rng.integers(0, longest, n), length + 1)
+    return gamma.Units(start.astype(float), end.astype(float), rng.integers(0, 3, n), np.zeros(n, np.int64))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_chance_continua_are_the_best_alignments_to_the_bit(seed):
+    rng = np.random.default_rng(seed)
+    length = int(rng.integers(50, 3000))
+    annotators = [crowded_units(rng, int(rng.integers(1, 400)), length, 200 if seed % 2 else 20) for _ in range(2)]
+    ours = gamma.chance_disorders(annotators, float(length + 1), np.random.default_rng(seed), 20)
+    reference = chance_by_best_alignment(annotators, float(length + 1), np.random.default_rng(seed), 20)
+    assert ours.tobytes() == reference.tobytes()
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_sorted_search_is_a_binary_search(seed):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(0, 2000))
+    spread = [1, 5, 100, 10**6][seed % 4]  # from all equal (no buckets) to sparse; piles of equal values force searches
+    values = np.sort(np.repeat(rng.integers(0, spread, n), rng.integers(1, 30, n))).astype(float)
+    needles = rng.integers(-50, spread + 50, 3000).astype(float) + rng.choice([0.0, 0.5], 3000)
+    assert np.array_equal(gamma.sorted_search(values, needles), np.searchsorted(values, needles))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_exact_sum_is_fsum(seed):
+    """Disorders on the 2⁻⁵² grid add as integers, the rest (tiny, huge, off the grid) through fsum: the same float."""
+    rng = np.random.default_rng(seed)
+    n = 5000
+    one_pair = 2.0 + (rng.random(n) * 2 - 2.0)  # 2 Δ∅ + (d − 2 Δ∅), d in [0, 2)
+    values = np.concatenate([one_pair, rng.random(50) * 1e-12, rng.random(50) * 5000, rng.integers(0, 9, 50) * 1.0])
+    rng.shuffle(values)
+    alone = float(rng.integers(0, 10**6))
+    assert gamma.exact_sum(values, alone) == math.fsum([*values.tolist(), *[1.0] * int(alone)])
 
 
 def random_items(seed: int, n: int) -> list[dict]:

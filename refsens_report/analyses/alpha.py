@@ -18,6 +18,9 @@ import numpy as np
 
 from refsens_report.analyses.base import Analysis, AuditContext, Estimate, Section
 from refsens_report.analyses.pairs import (
+    distinct,
+    distinct_inverse,
+    distinct_spans,
     item_lengths,
     pair_applicability,
     pair_estimates,
@@ -53,35 +56,41 @@ def segments(counts: ItemCounts, names: tuple[str, ...], lengths: np.ndarray) ->
     """
     table = counts.table
     counted = lengths > 0
-    codes = [table.names.index(name) if name in table.names else -1 for name in names]
-    mine = np.isin(table.labelling, [code for code in codes if code >= 0]) & counted[table.item]
-    items = table.item[mine].astype(np.int64)
-    starts, ends = table.start[mine].astype(np.int64), table.end[mine].astype(np.int64)
-    types = table.type[mine].astype(np.int64)
+    # each labelling's distinct spans on the counted items (a span repeated covers the same characters)
+    spans = [rows[counted[rows[:, 0]]] for rows in (distinct_spans(counts, name) for name in names)]
+    items, starts, ends, types = (np.concatenate([rows[:, column] for rows in spans]) for column in range(4))
+    labelling = np.repeat(np.arange(len(names)), [len(rows) for rows in spans])
     if len(types) and len(table.type_names) > MAX_TYPE_BITS:
         types = np.minimum(types, MAX_TYPE_BITS)  # documented: many types fold into the last bit
     width = int(lengths.max(initial=0)) + 1  # a boundary's key: item * width + position, sorted by item then position
     kept = np.flatnonzero(counted)
     n_spans = len(items)
-    keys, where = np.unique(
+    keys, where = distinct_inverse(
         np.concatenate([items * width + starts, items * width + ends, kept * width, kept * width + lengths[kept]]),
-        return_inverse=True,
     )
     opens, closes = where[:n_spans], where[n_spans : 2 * n_spans]  # each span's boundaries among the keys
     run_item = keys[:-1] // width
     run_length = np.diff(keys)
     inside = run_item == keys[1:] // width  # a run ends at its item's next boundary (the last ends the item)
     values = []
-    labelling = table.labelling[mine]
-    for code in codes:
+    for code in range(len(names)):
         found = np.zeros(len(keys), dtype=np.int64)
         ours = labelling == code
-        for type_code in np.unique(types[ours]):
+        for type_code in distinct(types[ours]):
             chosen = ours & (types == type_code)
             depth = np.bincount(opens[chosen], minlength=len(keys)) - np.bincount(closes[chosen], minlength=len(keys))
             found |= (np.cumsum(depth) > 0).astype(np.int64) << int(type_code)
         values.append(found[:-1][inside])
     return (run_item[inside], run_length[inside], *values)
+
+
+def categories(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Return ``np.unique(values, return_inverse=True)``: the distinct values (sorted) and each value's index
+    among them. Few types make small values: then counted, not sorted."""
+    if len(values) and 0 <= int(values.min()) and int(values.max()) < max(4 * len(values), 1 << 16):
+        present = np.bincount(values) > 0
+        return np.flatnonzero(present).astype(values.dtype), (np.cumsum(present) - 1)[values]
+    return distinct_inverse(values)
 
 
 def category_name(bits: int, type_names: np.ndarray) -> str:
@@ -111,7 +120,7 @@ def coincidences(counts: ItemCounts, a: str, b: str) -> Coincidences:
         both = counts.has(a) & counts.has(b)
         lengths = np.where(both, item_lengths(counts), 0)
         item, length, value_a, value_b = segments(counts, (a, b), lengths)
-        bits, code = np.unique(np.concatenate([value_a, value_b, [0]]), return_inverse=True)
+        bits, code = categories(np.concatenate([value_a, value_b, [0]]))
         code_a, code_b = code[: len(value_a)], code[len(value_a) : 2 * len(value_a)]
         n_categories = len(bits)
         cell_a, cell_b = item * n_categories + code_a, item * n_categories + code_b

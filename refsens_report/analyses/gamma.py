@@ -27,6 +27,9 @@ import numpy as np
 
 from refsens_report.analyses.base import Analysis, AuditContext, Estimate, Section
 from refsens_report.analyses.pairs import (
+    distinct,
+    distinct_inverse,
+    distinct_spans,
     item_lengths,
     pair_applicability,
     pair_estimates,
@@ -51,6 +54,9 @@ SAMPLES = 30  # random continua for the expected disorder (pygamma's default n_s
 # intervals, never an estimate); each pair draws its own stream from it.
 CHANCE_SEED = 2015
 GRID = float(1 << 32)  # per-item disorders are rounded to multiples of 1 / GRID (see ``observed``)
+TWO_52 = float(1 << 52)  # a chance continuum's disorders add as integer multiples of 2⁻⁵² (see ``exact_sum``)
+STEPS = 8  # bucket steps before ``sorted_windows`` searches the needles left
+RANKS = 16  # candidate ranks per a-unit taken one at a time before ``chance_pairs`` takes the rest at once
 
 
 # --- units, dissimilarity and the best alignment ---------------------------------------------------
@@ -75,12 +81,23 @@ class Units:
         return Units(np.where(wrap, start - bound, start), np.where(wrap, end - bound, end), self.type, self.item)
 
 
-def dissimilarity(a: Units, b: Units, i: np.ndarray, j: np.ndarray) -> np.ndarray:
+def dissimilarity(a: Units | Line, b: Units | Line, i: np.ndarray | slice, j: np.ndarray | slice) -> np.ndarray:
     """Return the combined dissimilarity of units a[i] and b[j] (vectorised over the pairs)."""
-    positional = (np.abs(a.start[i] - b.start[j]) + np.abs(a.end[i] - b.end[j])) / (
-        (a.end[i] - a.start[i]) + (b.end[j] - b.start[j])
-    )
-    return (POSITIONAL * positional * positional + CATEGORICAL * (a.type[i] != b.type[j])) * DELTA_EMPTY
+    start_a, end_a, start_b, end_b = a.start[i], a.end[i], b.start[j], b.end[j]
+    # (|Δstart| + |Δend|) / (length_a + length_b), then (POSITIONAL · p · p + CATEGORICAL · [types differ]) · Δ∅:
+    # each operation as written, in place where an operand is no longer needed
+    positional = np.abs(start_a - start_b)
+    apart = np.abs(end_a - end_b)
+    positional += apart
+    length = end_a - start_a
+    np.subtract(end_b, start_b, out=apart)
+    length += apart
+    positional /= length
+    cost = POSITIONAL * positional
+    cost *= positional
+    cost += CATEGORICAL * (a.type[i] != b.type[j])
+    cost *= DELTA_EMPTY
+    return cost
 
 
 def candidate_pairs(a: Units, b: Units) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -107,7 +124,6 @@ def best_alignment(a: Units, b: Units) -> tuple[np.ndarray, np.ndarray]:
     """Return the best alignment's disorder per unit group and the item of each group, as (disorder, item) per
     group: every unit of a and b is in one group (the connected pieces of the candidate pairs); a group's
     disorder is Δ∅ per unit left alone plus the dissimilarity of each aligned pair, the least such sum."""
-    from scipy.optimize import linear_sum_assignment
     from scipy.sparse import coo_matrix
     from scipy.sparse.csgraph import connected_components
 
@@ -137,36 +153,215 @@ def best_alignment(a: Units, b: Units) -> tuple[np.ndarray, np.ndarray]:
         rows_b = np.bincount(group[n_a:], minlength=n_groups)[owner[first]]
         star = (rows_a == 1) | (rows_b == 1)
         disorder[owner[first][star]] += np.minimum.reduceat(gains, first)[star]
-        for begin, end in zip(first[~star].tolist(), last[~star].tolist(), strict=True):
-            chosen = several[begin:end]
-            rows, row = np.unique(i[chosen], return_inverse=True)
-            columns, column = np.unique(j[chosen], return_inverse=True)
-            gain = np.zeros((len(rows), len(columns)))
-            gain[row, column] = gains[begin:end]
-            picked_rows, picked_columns = linear_sum_assignment(gain)
-            disorder[owner[begin]] += gain[picked_rows, picked_columns].sum()
+        larger = np.repeat(~star, last - first)
+        groups, gain = assignment_gains(owner[larger], i[several][larger], j[several][larger], gains[larger])
+        disorder[groups] += gain
     return disorder, item
 
 
-_SPANS: weakref.WeakKeyDictionary[ItemCounts, dict[str, np.ndarray]] = weakref.WeakKeyDictionary()
+def assignment_gains(
+    group: np.ndarray, row: np.ndarray, column: np.ndarray, gain: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Return the groups of these edges (sorted) and the gain of each group's exact assignment: the group's
+    matrix of gains, its rows and columns the distinct ``row`` and ``column`` indices in increasing order,
+    through ``linear_sum_assignment``, and the chosen gains' numpy sum. The matrices are laid out for every group
+    at once; only the assignment itself runs per group."""
+    from scipy.optimize import linear_sum_assignment
+
+    if not len(group):
+        return np.zeros(0, np.int64), np.zeros(0)
+    group = group.astype(np.int64)
+
+    def ranks(index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        # each edge's rank among its group's distinct indices, and each group's number of them
+        keys, inverse = distinct_inverse(group * (int(index.max()) + 1) + index)
+        key_group = keys // (int(index.max()) + 1)
+        first = np.searchsorted(key_group, key_group)
+        return (np.arange(len(keys)) - first)[inverse], np.bincount(key_group)
+
+    groups = distinct(group)
+    row_rank, n_rows = ranks(row)
+    column_rank, n_columns = ranks(column)
+    sizes = n_rows * n_columns
+    offsets = np.cumsum(sizes) - sizes
+    flat = np.zeros(int(sizes.sum()))
+    flat[offsets[group] + row_rank * n_columns[group] + column_rank] = gain
+    found = []
+    for offset, size, n_row, n_column in zip(
+        *(part[groups].tolist() for part in (offsets, sizes, n_rows, n_columns)), strict=True
+    ):
+        matrix = flat[offset : offset + size].reshape(n_row, n_column)
+        found.append(matrix[linear_sum_assignment(matrix)].sum())
+    return groups, np.array(found, dtype=np.float64)
 
 
-def distinct_spans(counts: ItemCounts, name: str) -> np.ndarray:
-    """Return a labelling's distinct spans as rows (item, start, end, type), in that lexicographic order (computed
-    once per labelling and record: each pair and the chance continua filter them)."""
-    found = _SPANS.setdefault(counts, {})
-    if name not in found:
-        table = counts.table
-        if name not in table.names:
-            found[name] = np.zeros((0, 4), dtype=np.int64)
+@dataclass(frozen=True)
+class Line:
+    """One random annotator's units along a chance continuum in start order: start, end, type, and each unit's
+    index among the units it was drawn from (the order the exact assignment sees them in)."""
+
+    start: np.ndarray
+    end: np.ndarray
+    type: np.ndarray
+    index: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.start)
+
+    @staticmethod
+    def of(units: Units) -> Line:
+        """Return the units in start order (stable)."""
+        order = np.argsort(units.start, kind="stable")
+        return Line(units.start[order], units.end[order], units.type[order], order)
+
+    def shifted(self, pivot: float, bound: float) -> Line:
+        """Return ``Units.shifted`` of these units, still in start order: the units that wrap round (a stretch at
+        the end, the starts being sorted) move to the front, unless rounding would leave them out of order."""
+        start, end = self.start + pivot, self.end + pivot
+        cut = int(np.searchsorted(start, bound, side="right"))  # start > bound from here on
+        moved = Line(
+            np.concatenate([start[cut:] - bound, start[:cut]]),
+            np.concatenate([end[cut:] - bound, end[:cut]]),
+            np.concatenate([self.type[cut:], self.type[:cut]]),
+            np.concatenate([self.index[cut:], self.index[:cut]]),
+        )
+        if len(moved) > 1 and not (moved.start[1:] >= moved.start[:-1]).all():
+            order = np.argsort(moved.start, kind="stable")
+            moved = Line(moved.start[order], moved.end[order], moved.type[order], moved.index[order])
+        return moved
+
+
+def sorted_search(values: np.ndarray, needles: np.ndarray) -> np.ndarray:
+    """Return ``np.searchsorted(values, needles)`` (side "left") for sorted ``values``, found in buckets instead of
+    by binary search: the same integers, a few passes over the arrays.
+
+    Any non-decreasing bucket function will do: the values in buckets below a needle's are below the needle, so
+    each answer starts at its bucket's first value and steps over the few values there still below the needle
+    (the needles left after ``STEPS`` steps are searched).
+    """
+    n = len(values)
+    spread = float(values[-1]) - float(values[0]) if n else 0.0
+    if not 0 < spread < math.inf or not len(needles):
+        return np.searchsorted(values, needles)
+    n_buckets = 2 * n  # about two buckets per value: few steps
+    scale = n_buckets / spread
+
+    def bucket(x: np.ndarray) -> np.ndarray:
+        found = x - values[0]
+        found *= scale
+        np.clip(found, 0, n_buckets, out=found)
+        return found.astype(np.int64)  # truncated: still non-decreasing
+
+    below = np.zeros(n_buckets + 2, dtype=np.int64)  # below[k]: the values in buckets before k
+    np.cumsum(np.bincount(bucket(values), minlength=n_buckets + 1), out=below[1:])
+    answer = below[bucket(needles)]
+    padded = np.concatenate([values, [np.inf]])  # the value at each answer, +inf past the last
+    moving = np.flatnonzero(padded[answer] < needles)
+    for _ in range(STEPS):
+        if not len(moving):
+            return answer
+        answer[moving] += 1
+        moving = moving[padded[answer[moving]] < needles[moving]]
+    answer[moving] = np.searchsorted(values, needles[moving])
+    return answer
+
+
+def chance_pairs(a: Line, b: Line) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Return ``candidate_pairs`` of a and b on a chance continuum (b in start order): the same pairs, costs to the
+    bit. Each a-unit's candidates are the b-units from its window's first (``sorted_search``) while they start
+    within reach, taken one rank at a time: the first of every window at once (most windows hold one or none),
+    then the next of the windows holding more; windows still open after ``RANKS`` ranks are searched to their end.
+    """
+    if not len(a) or not len(b):
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0)
+    reach = np.sqrt(2.0) * ((a.end - a.start) + float((b.end - b.start).max())) + 1e-9
+    first = sorted_search(b.start, a.start - reach)
+    high = a.start + reach
+    # the first rank over every a-unit at once, with no index of the a-units (most windows hold one or none)
+    nearest = np.minimum(first, len(b) - 1)
+    opened = (first < len(b)) & (b.start[nearest] <= high)
+    cost = dissimilarity(a, b, slice(None), nearest)
+    kept = np.flatnonzero(opened & (cost < 2 * DELTA_EMPTY))
+    found = [(kept, nearest[kept], cost[kept])]
+    rows = np.flatnonzero(opened)
+    j = first[rows] + 1
+    for rank in range(1, RANKS + 1):
+        inside = j < len(b)
+        rows, j = rows[inside], j[inside]
+        if rank == RANKS:  # the rest at once: many b-units in a few windows
+            many = np.searchsorted(b.start, high[rows], side="right") - j
+            rows, j = np.repeat(rows, many), np.repeat(j - np.cumsum(many) + many, many) + np.arange(int(many.sum()))
         else:
-            mine = table.labelling == table.names.index(name)
-            rows = np.stack([table.item[mine], table.start[mine], table.end[mine], table.type[mine]], axis=1)
-            rows = rows.astype(np.int64)[
-                np.lexsort((table.type[mine], table.end[mine], table.start[mine], table.item[mine]))
-            ]
-            found[name] = rows[np.r_[True, (rows[1:] != rows[:-1]).any(axis=1)]] if len(rows) else rows
-    return found[name]
+            inside = b.start[j] <= high[rows]
+            rows, j = rows[inside], j[inside]
+        if not len(rows):
+            break
+        cost = dissimilarity(a, b, rows, j)
+        kept = np.flatnonzero(cost < 2 * DELTA_EMPTY)
+        found.append((rows[kept], j[kept], cost[kept]))
+        j = j + 1
+    return tuple(np.concatenate(part) for part in zip(*found, strict=True))
+
+
+def chance_total(a: Line, b: Line) -> float:
+    """Return the best alignment's total disorder of a and b (``best_alignment``'s group disorders, the same floats,
+    summed exactly and rounded once, as ``math.fsum`` would).
+
+    A unit with no candidate is a group alone (Δ∅); a pair whose two units have no other candidate is a group of
+    its own; only the rest, a few, go to ``connected_components`` and the assignment, on their own units.
+    """
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    i, j, cost = chance_pairs(a, b)
+    degree_a, degree_b = np.bincount(i, minlength=len(a)), np.bincount(j, minlength=len(b))
+    alone = len(a) + len(b) - np.count_nonzero(degree_a) - np.count_nonzero(degree_b)
+    single = (degree_a[i] == 1) & (degree_b[j] == 1)
+    # a group of one pair: 2 Δ∅ less the pair's gain, as best_alignment adds them
+    disorders = [2 * DELTA_EMPTY + (cost[single] - 2 * DELTA_EMPTY)]
+    several = ~single
+    if several.any():
+        i, j, gains = i[several], j[several], cost[several] - 2 * DELTA_EMPTY
+        nodes_a, row = distinct_inverse(i)
+        nodes_b, column = distinct_inverse(j)
+        n_a = len(nodes_a)
+        graph = coo_matrix((np.ones(len(i)), (row, n_a + column)), shape=(n_a + len(nodes_b),) * 2)
+        n_groups, group = connected_components(graph, directed=False)
+        rows_a = np.bincount(group[:n_a], minlength=n_groups)
+        rows_b = np.bincount(group[n_a:], minlength=n_groups)
+        owner = group[row]
+        units = (rows_a + rows_b) * DELTA_EMPTY
+        star = (rows_a == 1) | (rows_b == 1)
+        best = np.full(n_groups, np.inf)
+        np.minimum.at(best, owner, gains)
+        disorders.append(units[star] + best[star])
+        # larger groups: the exact assignment, rows and columns in the order of the units drawn from (as
+        # best_alignment sees them), so that ties and the sum of the chosen gains come out the same
+        larger = ~star[owner]
+        groups, gain = assignment_gains(owner[larger], a.index[i[larger]], b.index[j[larger]], gains[larger])
+        disorders.append(units[groups] + gain)
+    return exact_sum(np.concatenate(disorders), float(alone * DELTA_EMPTY))
+
+
+def exact_sum(values: np.ndarray, whole: float) -> float:
+    """Return ``math.fsum`` of ``values`` and ``whole`` (the units left alone, Δ∅ each): the exactly rounded sum.
+    The values on a grid of 2⁻⁵² below 2¹⁰ (nearly all: disorders of one pair, whole ones) add as integers, in
+    two 31-bit halves; the rest go to ``math.fsum`` one by one, with the integer sum cut into floats that hold it
+    exactly."""
+    scaled = values * TWO_52
+    on_grid = (np.floor(scaled) == scaled) & (values >= 0) & (values < 1024)
+    grid = scaled[on_grid].astype(np.int64)
+    rest = values[~on_grid].tolist()
+    total = (int((grid >> 31).sum()) << 31) + int((grid & ((1 << 31) - 1)).sum())
+    if whole.is_integer():
+        total += int(whole) << 52
+    else:
+        rest.append(whole)
+    pieces = []
+    while total:
+        pieces.append(math.ldexp(total & ((1 << 50) - 1), 50 * len(pieces) - 52))
+        total >>= 50
+    return math.fsum([*pieces, *rest])
 
 
 def item_units(counts: ItemCounts, name: str, mask: np.ndarray, offsets: np.ndarray) -> Units:
@@ -257,16 +452,14 @@ def chance_disorders(annotators: list[Units], bound: float, rng: np.random.Gener
     annotator's units (drawn with replacement) shifted by its pivot along [0, bound)."""
     everything = np.concatenate([units.end - units.start for units in annotators])
     spacing = float(everything.mean()) / 2 if len(everything) else 0.0
+    lines = [Line.of(units) for units in annotators]  # sorted once: each continuum only turns them round
     found = []
     for _ in range(samples):
         pivots = shuffled_pivots(rng, bound, spacing, 2)
-        chosen = [annotators[rng.integers(len(annotators))].shifted(pivot, bound) for pivot in pivots]
+        chosen = [lines[rng.integers(len(lines))].shifted(pivot, bound) for pivot in pivots]
         n_units = len(chosen[0]) + len(chosen[1])
-        disorder, _ = best_alignment(*chosen)
-        # fsum: exactly rounded, so the units' order (the record's line order) cannot move the last digit; the
-        # whole disorders (groups of units left alone) add exactly in float64 first, which leaves the sum as is
-        whole = np.floor(disorder) == disorder
-        total = math.fsum([float(disorder[whole].sum()), *disorder[~whole].tolist()])
+        # exactly rounded, so the units' order (the record's line order) cannot move the last digit
+        total = chance_total(*chosen)
         found.append(total / (n_units / 2) if n_units else np.nan)
     return np.array(found)
 
@@ -290,6 +483,11 @@ def expected_disorder(
 def in_position_order(units: Units) -> Units:
     """Return the units ordered along the continuum (start, end, type): an order the record's line order cannot
     change, so every sum over a group of units adds in the same order."""
+    start, end, kind = units.start, units.end, units.type
+    later = start[1:] > start[:-1]
+    tied = start[1:] == start[:-1]
+    if (later | (tied & ((end[1:] > end[:-1]) | ((end[1:] == end[:-1]) & (kind[1:] >= kind[:-1]))))).all():
+        return units  # already in order (items laid end to end in the order they are numbered): the sort is a no-op
     order = np.lexsort((units.type, units.end, units.start))
     return Units(units.start[order], units.end[order], units.type[order], units.item[order])
 

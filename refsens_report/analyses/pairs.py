@@ -52,6 +52,64 @@ def item_lengths(counts: ItemCounts) -> np.ndarray:
     return _LENGTHS[counts]
 
 
+def distinct(values: np.ndarray) -> np.ndarray:
+    """Return ``np.unique(values)`` for a 1-D array: sorted, then the first of each run of equal values (numpy's
+    own hashes the values first, a hundred times slower on large integer arrays)."""
+    ordered = np.sort(values)
+    return ordered[np.r_[True, ordered[1:] != ordered[:-1]]] if len(ordered) else ordered
+
+
+def distinct_inverse(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Return ``np.unique(values, return_inverse=True)`` for a 1-D array: a stable sort (quick on a few sorted
+    runs laid end to end), then each value's run number."""
+    order = np.argsort(values, kind="stable")
+    ordered = values[order]
+    new = np.r_[True, ordered[1:] != ordered[:-1]] if len(ordered) else np.zeros(0, dtype=bool)
+    inverse = np.empty(len(values), dtype=np.int64)
+    inverse[order] = np.cumsum(new) - 1
+    return ordered[new], inverse
+
+
+_SPANS: weakref.WeakKeyDictionary[ItemCounts, dict[str, np.ndarray]] = weakref.WeakKeyDictionary()
+
+
+def distinct_spans(counts: ItemCounts, name: str) -> np.ndarray:
+    """Return a labelling's distinct spans as rows (item, start, end, type), in that lexicographic order (computed
+    once per labelling and record: every pair's statistic, and every pair the labelling is in, filters them).
+
+    The four columns pack into one int64 key when they fit (item, then start and end below the largest end + 1,
+    then type): sorting it is their lexicographic sort, and equal keys are equal rows.
+    """
+    found = _SPANS.setdefault(counts, {})
+    if name not in found:
+        table = counts.table
+        if name not in table.names:
+            found[name] = np.zeros((0, 4), dtype=np.int64)
+            return found[name]
+        mine = np.flatnonzero(table.labelling == table.names.index(name))
+        item, start, end, kind = (
+            column[mine].astype(np.int64) for column in (table.item, table.start, table.end, table.type)
+        )
+        if not len(mine):
+            found[name] = np.zeros((0, 4), dtype=np.int64)
+            return found[name]
+        edge, kinds = int(end.max()) + 1, int(kind.max()) + 1
+        if (
+            min(int(start.min()), int(kind.min()), int(item.min())) >= 0
+            and (int(item.max()) + 1) * edge * edge * kinds < 1 << 62
+        ):
+            key = distinct(((item * edge + start) * edge + end) * kinds + kind)
+            rows = np.empty((len(key), 4), dtype=np.int64)
+            key, rows[:, 3] = np.divmod(key, kinds)
+            key, rows[:, 2] = np.divmod(key, edge)
+            rows[:, 0], rows[:, 1] = np.divmod(key, edge)
+        else:
+            rows = np.stack([item, start, end, kind], axis=1)[np.lexsort((kind, end, start, item))]
+            rows = rows[np.r_[True, (rows[1:] != rows[:-1]).any(axis=1)]]
+        found[name] = rows
+    return found[name]
+
+
 def pair_estimates(
     context: AuditContext, key: str, statistic: str, expr: Callable[[str, str, np.ndarray], Expr]
 ) -> list[Estimate]:
