@@ -29,6 +29,7 @@ import numpy as np
 from refsens_report import audit, estimator, subsets
 from refsens_report.analyses.registry import ANALYSES
 from refsens_report.config import load_config
+from refsens_report.table import ReleasedSpans
 
 MB = 1 << 20
 
@@ -85,7 +86,7 @@ class Stages:
 
 def deep_bytes(array: Any) -> int:
     """Return an array's bytes, with the str objects of an object array (a str's ``sys.getsizeof``)."""
-    if array is None:
+    if array is None or isinstance(array, ReleasedSpans):  # freed by the audit (SpanTable.release_spans)
         return 0
     if isinstance(array, np.ndarray) and array.dtype == object:
         return array.nbytes + sum(sys.getsizeof(value) for value in array.tolist() if value is not None)

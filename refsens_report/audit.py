@@ -55,7 +55,8 @@ def run_audit(config: Config, progress: bool = False, stopwatch: Stopwatch | Non
         record = load_record(config)
     if progress:
         stage_line("load", stopwatch.seconds["load"], f"{record.n_items:,} items")
-    return audit_record(record, config, progress=progress, stopwatch=stopwatch)
+    # the record is this audit's own: its span arrays are freed once the bootstrap no longer needs them
+    return audit_record(record, config, progress=progress, stopwatch=stopwatch, release_spans=True)
 
 
 def merged_by_stream(estimates: list[Estimate]) -> list[Estimate]:
@@ -78,9 +79,19 @@ def merged_by_stream(estimates: list[Estimate]) -> list[Estimate]:
 
 
 def audit_record(
-    record: Record, config: Config, progress: bool = False, stopwatch: Stopwatch | None = None
+    record: Record,
+    config: Config,
+    progress: bool = False,
+    stopwatch: Stopwatch | None = None,
+    release_spans: bool = False,
 ) -> AuditResults:
-    """Run every analysis of docs/method.md section 3 on a loaded record."""
+    """Run every analysis of docs/method.md section 3 on a loaded record.
+
+    ``release_spans``: the record is the audit's own (``run_audit`` loaded it), so its span arrays are freed
+    (``SpanTable.release_spans``) once every estimate is drawn: the analyses' finishing steps, summaries and
+    listings read the per-item counts, and the record's spans (40 bytes a span, 1.5 GB at a million items of
+    generate_scale's shape) are no longer held when the listings are built. A caller's record is left whole.
+    """
     stopwatch = stopwatch or Stopwatch()
     with stopwatch.stage("counts"), gc_paused():
         counts = ItemCounts(record.table, config.roles.all_names, column_kinds())
@@ -109,6 +120,8 @@ def audit_record(
                 )
             del estimate
         estimator.progress.finish()
+        if release_spans:  # every reader of the spans (the counts, the declared column kinds) has run
+            record.table.release_spans()
         for analysis in ANALYSES:  # in order: the band reads the swap's rows, the leaderboard the Holm-adjusted swings
             with stopwatch.stage("analyses"):
                 rows += analysis.finish(context, estimator, rows)
