@@ -121,7 +121,8 @@ def prepare(case: str, folder: Path, items: int) -> Path:
 
 
 def run_one(config_path: Path) -> dict:
-    """Audit and write one record in this process; return stage seconds, peak RSS and what ran."""
+    """Audit and write one record in this process, as ``refsens-report audit`` does (results.json and results.csv,
+    no listings: only the build writes them); return stage seconds, peak RSS and what ran."""
     from threadpoolctl import threadpool_info
 
     from refsens_report.audit import run_audit
@@ -131,7 +132,7 @@ def run_one(config_path: Path) -> dict:
 
     stopwatch = Stopwatch()
     started = time.perf_counter()
-    results = run_audit(load_config(config_path), stopwatch=stopwatch)
+    results = run_audit(load_config(config_path), stopwatch=stopwatch, with_listings=False)
     with tempfile.TemporaryDirectory() as out, stopwatch.stage("write"):
         write_results(results, Path(out) / "results")
     total = time.perf_counter() - started

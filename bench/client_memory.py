@@ -1,11 +1,12 @@
 """Where the audit's own process (the client of a Dask run) holds its memory, stage by stage and object by object.
 
-    PYTHONPATH=. .venv/bin/python bench/client_memory.py CONFIG [--json OUT.json]
+    PYTHONPATH=. .venv/bin/python bench/client_memory.py CONFIG [--listings] [--json OUT.json]
 
 Runs ``audit.run_audit`` on CONFIG in this process (for the client: a partitioned record with
 ``[engine] backend = "dask"``, as bench/bench_million.py's ``million-partitioned`` case writes it) with every stage
 wrapped: loading the record, the counts, the duplicate groups, the item sets, each analysis's ``estimates``,
-``finish``, ``summary`` and ``files``, each stream's bootstrap (``Estimator.estimate``) and the engine. For each it
+``finish``, ``summary`` and ``files`` (the listings: only with ``--listings``, as the build makes them;
+``refsens-report audit`` does not), each stream's bootstrap (``Estimator.estimate``) and the engine. For each it
 prints the process's resident memory before and after, and its peak while it ran (the kernel's VmHWM, reset before
 the stage through /proc/self/clear_refs; a stage's peak includes the stages it nests). Then, with the record and
 counts still held, the bytes of every array of the span table and of ``ItemCounts`` (its cached columns grouped by
@@ -134,6 +135,7 @@ def counts_bytes(counts: Any) -> dict[str, int]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("config", type=Path)
+    parser.add_argument("--listings", action="store_true", help="build the listings too, as the build does")
     parser.add_argument("--json", type=Path, help="write the figures here too")
     args = parser.parse_args()
     stages = Stages()
@@ -180,7 +182,7 @@ def main() -> None:
                 object.__setattr__(analysis, part, stages.wrap(f"{analysis.key}.{part}", function))
 
     started = time.perf_counter()
-    results = audit.run_audit(load_config(args.config))
+    results = audit.run_audit(load_config(args.config), with_listings=args.listings)
     total = time.perf_counter() - started
     peak = max(row["peak"] for row in stages.rows)
     order = sorted(stages.rows, key=lambda row: row["order"])

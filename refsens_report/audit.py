@@ -48,15 +48,25 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def run_audit(config: Config, progress: bool = False, stopwatch: Stopwatch | None = None) -> AuditResults:
-    """Load the configured record and audit it."""
+def run_audit(
+    config: Config, progress: bool = False, stopwatch: Stopwatch | None = None, with_listings: bool = True
+) -> AuditResults:
+    """Load the configured record and audit it.
+
+    ``with_listings``: compute the files the analyses list beside results.json (``AuditResults.files``: the
+    disagreement and gold-error listings). Only the build writes them; ``refsens-report audit`` and ``check``
+    skip them, which results.json and results.csv do not hold: at 200,000 items of generate_scale's shape they
+    are 336 MiB of text, and building them is where the audit's process peaks (docs/scale.md, "Not yet").
+    """
     stopwatch = stopwatch or Stopwatch()
     with stopwatch.stage("load"), gc_paused():
         record = load_record(config)
     if progress:
         stage_line("load", stopwatch.seconds["load"], f"{record.n_items:,} items")
     # the record is this audit's own: its span arrays are freed once the bootstrap no longer needs them
-    return audit_record(record, config, progress=progress, stopwatch=stopwatch, release_spans=True)
+    return audit_record(
+        record, config, progress=progress, stopwatch=stopwatch, release_spans=True, with_listings=with_listings
+    )
 
 
 def merged_by_stream(estimates: list[Estimate]) -> list[Estimate]:
@@ -84,6 +94,7 @@ def audit_record(
     progress: bool = False,
     stopwatch: Stopwatch | None = None,
     release_spans: bool = False,
+    with_listings: bool = True,
 ) -> AuditResults:
     """Run every analysis of docs/method.md section 3 on a loaded record.
 
@@ -91,6 +102,7 @@ def audit_record(
     (``SpanTable.release_spans``) once every estimate is drawn: the analyses' finishing steps, summaries and
     listings read the per-item counts, and the record's spans (40 bytes a span, 1.5 GB at a million items of
     generate_scale's shape) are no longer held when the listings are built. A caller's record is left whole.
+    ``with_listings``: as ``run_audit``'s (without them ``AuditResults.files`` is empty).
     """
     stopwatch = stopwatch or Stopwatch()
     with stopwatch.stage("counts"), gc_paused():
@@ -130,7 +142,10 @@ def audit_record(
     with stopwatch.stage("analyses"):
         summaries = {analysis.key: analysis.summary(context) for analysis in ANALYSES if analysis.summary}
         listings = {
-            name: text for analysis in ANALYSES if analysis.files for name, text in analysis.files(context).items()
+            name: text
+            for analysis in ANALYSES
+            if analysis.files and with_listings
+            for name, text in analysis.files(context).items()
         }
     applicability: dict[str, str | None] = {}
     for analysis in ANALYSES:

@@ -320,7 +320,7 @@ def _audit(args: argparse.Namespace) -> int:
     config = _config(args)
     stages = Stages(_progress(args), None)
     with stages.stage("audit"):
-        results = run_audit(config, progress=stages.progress)
+        results = run_audit(config, progress=stages.progress, with_listings=False)  # it writes no listing
     _refuse_published(args.out)  # a build may have published into it meanwhile
     paths = write_results(results, args.out)
     print(f"wrote {', '.join(str(path) for path in paths)}")
@@ -346,7 +346,7 @@ def _check(args: argparse.Namespace) -> int:
 
         stages = Stages(_progress(args), None)
         with stages.stage("audit"):
-            results = run_audit(config, progress=stages.progress).to_json_dict()
+            results = run_audit(config, progress=stages.progress, with_listings=False).to_json_dict()
     outcomes = check.evaluate_all(config.checks, ResultsView.from_json(results))
     _say(f"{check.title(results)}: release checks")
     for outcome in outcomes:

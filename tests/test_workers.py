@@ -16,7 +16,7 @@ import pytest
 
 distributed = pytest.importorskip("distributed")
 
-from refsens_report import audit, bootstrap, engine, workers  # noqa: E402
+from refsens_report import audit, bootstrap, engine, results, workers  # noqa: E402
 from refsens_report.cli import main  # noqa: E402
 from refsens_report.config import load_config  # noqa: E402
 from refsens_report.counts import Column  # noqa: E402
@@ -146,6 +146,22 @@ def test_a_callers_record_keeps_its_spans(simulated):
     first = audit.audit_record(record, config).rows
     assert not record.table.spans_released and record.table.n_spans == spans
     assert audit.audit_record(record, config).rows == first
+
+
+def test_audit_and_check_build_no_listing_and_write_the_same_results(simulated, tmp_path, monkeypatch):
+    """The listings (AuditResults.files) are the build's alone: without them results.json and results.csv are the
+    same, and ``refsens-report audit`` (like ``check``) does not build them, the client's peak at scale."""
+    config = load_config(config_for(simulated, simulated / "record.parquet", "listings.toml"))
+    config = replace(config, audit=replace(config.audit, resamples=20))
+    full, bare = audit.run_audit(config), audit.run_audit(config, with_listings=False)
+    assert full.files and not bare.files
+    assert results.results_json(bare) == results.results_json(full)
+    assert results.results_csv(bare.rows) == results.results_csv(full.rows)
+    asked = []
+    run = audit.run_audit
+    monkeypatch.setattr(audit, "run_audit", lambda *a, **k: asked.append(k["with_listings"]) or run(*a, **k))
+    audit_csv(config_for(simulated, simulated / "record.parquet", "listings.toml"), tmp_path / "out")
+    assert asked == [False] and not (tmp_path / "out" / "disagreements.jsonl").exists()
 
 
 def test_an_item_in_two_partitions_is_refused(cluster, simulated, tmp_path, capsys):
