@@ -121,7 +121,8 @@ def prepare(case: str, folder: Path, items: int) -> Path:
 
 
 def run_one(config_path: Path) -> dict:
-    """Audit and write one record in this process; return stage seconds, peak RSS and what ran."""
+    """Audit and write one record in this process, as ``refsens-report audit`` does (results.json and results.csv,
+    no listings: only the build writes them); return stage seconds, peak RSS and what ran."""
     from threadpoolctl import threadpool_info
 
     from refsens_report.audit import run_audit

@@ -70,14 +70,15 @@ def gc_frozen() -> Iterator[None]:
 
 @gc_frozen()
 def run_audit(config: Config, progress: bool = False, stopwatch: Stopwatch | None = None) -> AuditResults:
-    """Load the configured record and audit it."""
+    """Load the configured record and audit it. The record is the audit's own, so its span arrays are freed
+    once the bootstrap no longer needs them (``audit_record``'s ``release_spans``)."""
     stopwatch = stopwatch or Stopwatch()
     with stopwatch.stage("load"), gc_paused():
         record = load_record(config)
         gc.freeze()  # alive until the audit ends: out of the collector's passes (gc_frozen)
     if progress:
         stage_line("load", stopwatch.seconds["load"], f"{record.n_items:,} items")
-    return audit_record(record, config, progress=progress, stopwatch=stopwatch)
+    return audit_record(record, config, progress=progress, stopwatch=stopwatch, release_spans=True)
 
 
 def merged_by_stream(estimates: list[Estimate]) -> list[Estimate]:
@@ -101,9 +102,20 @@ def merged_by_stream(estimates: list[Estimate]) -> list[Estimate]:
 
 @gc_frozen()
 def audit_record(
-    record: Record, config: Config, progress: bool = False, stopwatch: Stopwatch | None = None
+    record: Record,
+    config: Config,
+    progress: bool = False,
+    stopwatch: Stopwatch | None = None,
+    release_spans: bool = False,
 ) -> AuditResults:
-    """Run every analysis of docs/method.md section 3 on a loaded record."""
+    """Run every analysis of docs/method.md section 3 on a loaded record.
+
+    ``release_spans``: the record is the audit's own (``run_audit`` loaded it), so its span arrays are freed
+    (``SpanTable.release_spans``) once every estimate is drawn: the analyses' finishing steps, summaries and
+    listings read the per-item counts, and the record's spans (40 bytes a span, 1.5 GB at a million items of
+    generate_scale's shape) are no longer held when the listings are built. A caller's record is left whole.
+    The listings (``AuditResults.files``) are rendered only when a build reads them (``FilesOnUse``).
+    """
     stopwatch = stopwatch or Stopwatch()
     with stopwatch.stage("counts"), gc_paused():
         counts = ItemCounts(record.table, config.roles.all_names, column_kinds())
@@ -133,6 +145,8 @@ def audit_record(
                 )
             del estimate
         estimator.progress.finish()
+        if release_spans:  # every reader of the spans (the counts, the declared column kinds) has run
+            record.table.release_spans()
         for analysis in ANALYSES:  # in order: the band reads the swap's rows, the leaderboard the Holm-adjusted swings
             with stopwatch.stage("analyses"):
                 rows += analysis.finish(context, estimator, rows)

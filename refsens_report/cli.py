@@ -320,7 +320,7 @@ def _audit(args: argparse.Namespace) -> int:
     config = _config(args)
     stages = Stages(_progress(args), None)
     with stages.stage("audit"):
-        results = run_audit(config, progress=stages.progress)
+        results = run_audit(config, progress=stages.progress)  # its listing files are never rendered
     _refuse_published(args.out)  # a build may have published into it meanwhile
     paths = write_results(results, args.out)
     print(f"wrote {', '.join(str(path) for path in paths)}")

@@ -17,6 +17,33 @@ from typing import Any
 
 import numpy as np
 
+# the per-span arrays: most of a record's memory (40 bytes a span), read by the counts and the analyses' plans only
+SPAN_ARRAYS = ("item", "labelling", "start", "end", "type")
+
+
+class ReleasedSpans:
+    """Stands for a span array the audit has freed (``SpanTable.release_spans``): any use raises, so a late
+    reader fails loudly instead of reading an empty array."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"<released span array {self.name!r}>"
+
+    def _refuse(self, *_: Any, **__: Any) -> Any:
+        raise RuntimeError(
+            f"the span table's {self.name!r} array was released once the bootstrap had drawn every estimate "
+            "(audit.run_audit): read spans before that, or through ItemCounts"
+        )
+
+    __len__ = __iter__ = __getitem__ = __array__ = _refuse
+
+    def __getattr__(self, attribute: str) -> Any:
+        return self._refuse()
+
 
 @dataclass(frozen=True, eq=False)
 class SpanTable:
@@ -54,6 +81,24 @@ class SpanTable:
     @property
     def n_spans(self) -> int:
         return len(self.item)
+
+    def release_spans(self) -> None:
+        """Free the per-span arrays (``SPAN_ARRAYS``), for every holder of this table at once (the record, its
+        ``ItemCounts``): the audit (a partitioned record's client too) holds no spans from the bootstrap's end
+        to the listings.
+
+        Only for a table nothing else will read spans from: ``audit.run_audit`` calls it on the record it loaded
+        itself, once every estimate is drawn (the counts, the analyses' declared column kinds and the plans are
+        built by then; the summaries and listings read ``ItemCounts``). Reading a span array afterwards raises
+        ``RuntimeError`` (``ReleasedSpans``). Ids, languages, presence, metadata and text stay.
+        """
+        for name in SPAN_ARRAYS:
+            object.__setattr__(self, name, ReleasedSpans(name))
+
+    @property
+    def spans_released(self) -> bool:
+        """Return whether ``release_spans`` has freed the span arrays."""
+        return isinstance(self.item, ReleasedSpans)
 
     @classmethod
     def from_items(cls, items: Sequence[Any]) -> SpanTable:

@@ -7,6 +7,7 @@ they are asked for) makes blocks straddle partitions. One LocalCluster of two wo
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -15,8 +16,9 @@ import pytest
 
 distributed = pytest.importorskip("distributed")
 
-from refsens_report import bootstrap, engine, workers  # noqa: E402
+from refsens_report import audit, bootstrap, engine, workers  # noqa: E402
 from refsens_report.cli import main  # noqa: E402
+from refsens_report.config import load_config  # noqa: E402
 from refsens_report.counts import Column  # noqa: E402
 from refsens_report.demo import write_simulation  # noqa: E402
 
@@ -104,6 +106,63 @@ def test_the_one_file_record_and_the_partitioned_one_audit_alike(cluster, simula
     single = audit_csv(config_for(simulated, simulated / "record.parquet", "single.toml"), tmp_path / "single")
     dask_table = f'\n[engine]\nbackend = "dask"\nscheduler = "{cluster.scheduler_address}"\n'
     assert audit_csv(config_for(simulated, folder, "dask-parts.toml", dask_table), tmp_path / "dask") == single
+
+
+def loaded_records(monkeypatch) -> list:
+    """Keep every record ``run_audit`` loads, to look at it after the audit."""
+    records: list = []
+    load = audit.load_record
+
+    def kept(config):
+        records.append(load(config))
+        return records[-1]
+
+    monkeypatch.setattr(audit, "load_record", kept)
+    return records
+
+
+def test_the_client_frees_the_records_spans_once_every_estimate_is_drawn(cluster, simulated, tmp_path, monkeypatch):
+    """A partitioned record's client lets go of the span arrays (most of its record) before the listings are
+    built: results.csv is still the local engine's, and a late reader of a span array fails loudly."""
+    monkeypatch.setattr(bootstrap, "BLOCK_ITEMS", BLOCK_ITEMS)
+    folder = tmp_path / "parts"
+    assert main(["convert", str(simulated / "record.jsonl"), str(folder), "--partition-items", "64"]) == 0
+    local = audit_csv(config_for(simulated, folder, "local-freed.toml"), tmp_path / "local")
+    records = loaded_records(monkeypatch)
+    dask_table = f'\n[engine]\nbackend = "dask"\nscheduler = "{cluster.scheduler_address}"\n'
+    assert audit_csv(config_for(simulated, folder, "dask-freed.toml", dask_table), tmp_path / "dask") == local
+    (table,) = [record.table for record in records]
+    assert table.spans_released and table.n_items == 600 and len(table.ids) == 600
+    with pytest.raises(RuntimeError, match="'start' array was released"):
+        table.start[:3]
+
+
+def test_a_callers_record_keeps_its_spans(simulated):
+    """audit_record on a record its caller holds (bench/coverage.py audits one record many times) frees nothing."""
+    config = load_config(config_for(simulated, simulated / "record.parquet", "kept.toml"))
+    config = replace(config, audit=replace(config.audit, resamples=20))
+    record = audit.load_record(config)
+    spans = record.table.n_spans
+    first = audit.audit_record(record, config).rows
+    assert not record.table.spans_released and record.table.n_spans == spans
+    assert audit.audit_record(record, config).rows == first
+
+
+def test_audit_renders_no_listing_and_a_build_renders_them_after_the_spans_are_freed(simulated, tmp_path, monkeypatch):
+    """The listings (AuditResults.files) are the build's alone: ``refsens-report audit`` never renders them (at
+    scale, the client's peak), and rendered later, from an audit whose record has let its spans go, they are
+    what the audit of a caller's whole record gives."""
+    config = load_config(config_for(simulated, simulated / "record.parquet", "listings.toml"))
+    config = replace(config, audit=replace(config.audit, resamples=20))
+    rendered = []
+    render = audit.analysis_files
+    monkeypatch.setattr(audit, "analysis_files", lambda context: rendered.append(1) or render(context))
+    audit_csv(config_for(simulated, simulated / "record.parquet", "listings.toml"), tmp_path / "out")
+    assert rendered == [] and not (tmp_path / "out" / "disagreements.jsonl").exists()
+    freed = audit.run_audit(config)
+    whole = audit.audit_record(audit.load_record(config), config)
+    assert dict(freed.files) == dict(whole.files) and "disagreements.jsonl" in freed.files
+    assert len(rendered) == 2
 
 
 def test_an_item_in_two_partitions_is_refused(cluster, simulated, tmp_path, capsys):
