@@ -71,7 +71,7 @@ def gc_frozen() -> Iterator[None]:
 @gc_frozen()
 def run_audit(config: Config, progress: bool = False, stopwatch: Stopwatch | None = None) -> AuditResults:
     """Load the configured record and audit it. The record is the audit's own, so its span arrays are freed
-    once the bootstrap no longer needs them (``audit_record``'s ``release_spans``)."""
+    once the counts and estimates are made, before the bootstrap (``audit_record``'s ``release_spans``)."""
     stopwatch = stopwatch or Stopwatch()
     with stopwatch.stage("load"), gc_paused():
         record = load_record(config)
@@ -111,9 +111,10 @@ def audit_record(
     """Run every analysis of docs/method.md section 3 on a loaded record.
 
     ``release_spans``: the record is the audit's own (``run_audit`` loaded it), so its span arrays are freed
-    (``SpanTable.release_spans``) once every estimate is drawn: the analyses' finishing steps, summaries and
-    listings read the per-item counts, and the record's spans (40 bytes a span, 1.5 GB at a million items of
-    generate_scale's shape) are no longer held when the listings are built. A caller's record is left whole.
+    (``SpanTable.release_spans``) once the counts and the analyses' estimates are made, before the bootstrap: from
+    there on everything reads the per-item counts, and the record's spans (40 bytes a span, 1.5 GB at a million
+    items of generate_scale's shape) are not held beside the bootstrap's count matrices, the audit's peak. A
+    caller's record is left whole.
     The listings (``AuditResults.files``) are rendered only when a build reads them (``FilesOnUse``).
     """
     stopwatch = stopwatch or Stopwatch()
@@ -131,6 +132,8 @@ def audit_record(
     with stopwatch.stage("counts"):  # what to estimate, and the count matrices some analyses list (by_type)
         plan = merged_by_stream([estimate for analysis in ANALYSES for estimate in analysis.estimates(context)])
     total_items = sum(int(e.mask.sum()) for e in plan if (e.stats or e.listed) and e.mask is not None)
+    if release_spans:  # every reader of the spans (the counts, the analyses' estimates and their caches) has run
+        record.table.release_spans()  # before the bootstrap, whose count matrices are the audit's peak
     rows: list[dict[str, Any]] = []
     # the engine (this machine's threads, or a Dask cluster) runs every bootstrap, the finishing ones too
     with open_engine(config, stopwatch, dask_run) as run:
@@ -145,8 +148,6 @@ def audit_record(
                 )
             del estimate
         estimator.progress.finish()
-        if release_spans:  # every reader of the spans (the counts, the declared column kinds) has run
-            record.table.release_spans()
         for analysis in ANALYSES:  # in order: the band reads the swap's rows, the leaderboard the Holm-adjusted swings
             with stopwatch.stage("analyses"):
                 rows += analysis.finish(context, estimator, rows)

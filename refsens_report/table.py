@@ -84,12 +84,13 @@ class SpanTable:
 
     def release_spans(self) -> None:
         """Free the per-span arrays (``SPAN_ARRAYS``), for every holder of this table at once (the record, its
-        ``ItemCounts``): the audit (a partitioned record's client too) holds no spans from the bootstrap's end
-        to the listings.
+        ``ItemCounts``): the audit (a partitioned record's client too) holds no spans beside the bootstrap's
+        count matrices, its peak, nor after them.
 
         Only for a table nothing else will read spans from: ``audit.run_audit`` calls it on the record it loaded
-        itself, once every estimate is drawn (the counts, the analyses' declared column kinds and the plans are
-        built by then; the summaries and listings read ``ItemCounts``). Reading a span array afterwards raises
+        itself once the counts and the analyses' estimates are made (their plans and the caches their columns
+        read, such as each labelling's distinct spans, are built by then; the bootstrap, summaries and listings
+        read ``ItemCounts``). Reading a span array afterwards raises
         ``RuntimeError`` (``ReleasedSpans``). Ids, languages, presence, metadata and text stay.
         """
         for name in SPAN_ARRAYS:
