@@ -165,6 +165,29 @@ def test_audit_renders_no_listing_and_a_build_renders_them_after_the_spans_are_f
     assert len(rendered) == 2
 
 
+def test_workers_keep_the_record_order_of_duplicates(cluster, simulated, tmp_path, monkeypatch):
+    """A record whose lines are reversed, partitioned (canonical order) and audited on the workers gives the local
+    engine's results on the reversed record itself: keep_first keeps the copy the record has first
+    (``record_order``), not the one canonical order puts first."""
+    monkeypatch.setattr(bootstrap, "BLOCK_ITEMS", BLOCK_ITEMS)
+    lines = (simulated / "record.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    reversed_record = simulated / "reversed.jsonl"
+    reversed_record.write_text("".join(reversed(lines)), encoding="utf-8")
+    folder = tmp_path / "parts"
+    assert main(["convert", str(reversed_record), str(folder), "--partition-items", "64"]) == 0
+    local_config = simulated / "reversed.toml"  # beside the simulation's datasheet, as config_for writes
+    local_config.write_text(
+        (simulated / "refsens.toml").read_text(encoding="utf-8").replace("record.jsonl", "reversed.jsonl"),
+        encoding="utf-8",
+    )
+    forward = audit_csv(config_for(simulated, simulated / "record.parquet", "forward.toml"), tmp_path / "forward")
+    local = audit_csv(local_config, tmp_path / "local")
+    dask_table = f'\n[engine]\nbackend = "dask"\nscheduler = "{cluster.scheduler_address}"\n'
+    remote = audit_csv(config_for(simulated, folder, "dask-reversed.toml", dask_table), tmp_path / "dask")
+    assert local != forward, "the order of the lines decides which copy of a duplicate keep_first keeps"
+    assert remote == local
+
+
 def test_an_item_in_two_partitions_is_refused(cluster, simulated, tmp_path, capsys):
     folder = cut(simulated, tmp_path / "parts", 3)
     table = pq.read_table(folder / "00.parquet")
