@@ -15,6 +15,7 @@ from typing import Any
 import orjson
 
 from refsens_report import __version__, formatting
+from refsens_report.errors import InputError
 
 # Schema 2 appended the ``type`` column (the span type of per-type rows, analysis ``by_type``; empty elsewhere).
 # Schema 4 appended ``n_clusters``: the clusters the bootstrap resampled beside ``n_items`` (equal to it when
@@ -212,15 +213,52 @@ def write_files(results: AuditResults, out_dir: str | Path) -> list[Path]:
 
 
 def read_results_csv(path: Path) -> list[dict[str, Any]]:
-    """Read results.csv back into rows with numbers parsed (for tools and tests)."""
-    with open(path, newline="", encoding="utf-8") as handle:
-        rows = list(csv.DictReader(handle))
-    parsed = []
-    for row in rows:
-        for column in NUMBER_COLUMNS:
-            row[column] = float(row[column]) if row[column] != "" else None
-        row["n_items"] = int(row["n_items"])
-        if row.get("n_clusters") not in (None, ""):  # schema 4 on
-            row["n_clusters"] = int(row["n_clusters"])
-        parsed.append(row)
+    """Read a results.csv back into rows (for tools, tests and ``frame.read_results``): every contract column,
+    older schemas read as docs/results.md says (no ``type``: type ""; no ``n_clusters``: ``n_items``), each
+    number the exact float the file holds (Python's ``float`` of its shortest round-trip text; None where
+    undefined). Raise ``InputError`` naming the file when it is not a results.csv this tool wrote, and the line of
+    a cell that is not a number."""
+    try:
+        with open(path, newline="", encoding="utf-8") as handle:
+            reader = csv.DictReader(handle)
+            header = reader.fieldnames or []
+            required = [column for column in COLUMNS if column not in ("type", "n_clusters")]
+            missing = [column for column in required if column not in header]
+            if missing:
+                raise InputError(
+                    f"{path}: no column {', '.join(missing)}; a results.csv has the columns {', '.join(COLUMNS)} "
+                    "(docs/results.md)"
+                )
+            parsed = [_parsed_row(path, reader.line_num, row) for row in reader]
+    except OSError as error:
+        raise InputError(f"{path}: cannot read it ({error.strerror or error})") from None
+    except UnicodeDecodeError:
+        raise InputError(f"{path}: not UTF-8 text, so not a results.csv refsens-report wrote") from None
+    except csv.Error as error:
+        raise InputError(f"{path}: not a results.csv refsens-report wrote ({error})") from None
     return parsed
+
+
+def _parsed_row(path: Path, line: int, row: dict[str, Any]) -> dict[str, Any]:
+    """Return one row of a results.csv with its numbers parsed (``read_results_csv``)."""
+    row.setdefault("type", "")  # schema 1
+    if row.get("n_clusters") is None:  # schema 3 or older: every item its own cluster
+        row["n_clusters"] = row["n_items"]
+    for column in COLUMNS:
+        value = row[column]
+        if value is None:  # a row with fewer cells than the header
+            raise InputError(f"{path}: line {line}: no {column}; every row has the header's columns")
+        if column in NUMBER_COLUMNS or column in COUNT_COLUMNS:
+            row[column] = _number(path, line, column, value, int if column in COUNT_COLUMNS else float)
+    return row
+
+
+def _number(path: Path, line: int, column: str, value: str, kind: type) -> Any:
+    """Return a cell's number (None for an empty float); raise ``InputError`` naming the line of one that is not."""
+    if value == "" and kind is float:
+        return None
+    try:
+        return kind(value)
+    except ValueError:
+        what = "a whole number" if kind is int else "a number (or empty: undefined)"
+        raise InputError(f"{path}: line {line}: {column} is {value!r}, not {what}") from None
