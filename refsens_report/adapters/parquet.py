@@ -18,8 +18,9 @@ counted from 1). ``refsens_report/convert.py`` writes such a file from any recor
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -38,9 +39,11 @@ from refsens_report.table import SpanTable, sorted_codes
 SPAN_COLUMNS = ("id", "language", "labelling", "start", "end", "type")  # required, in this order
 ITEM_COLUMNS = ("third_pass", "dup_key", "record_order")  # optional: one value per item, repeated on its rows
 TEXT_COLUMN = "text"  # optional: the item's text, on one of its rows at least (null or the same on the others)
+KEY_COLUMNS = ("id", "dup_key")  # strings of the items, many distinct: read as views (``_decoded``)
 STRING_COLUMNS = frozenset({"id", "language", "labelling", "type", "dup_key", TEXT_COLUMN})
 OFFSET_COLUMNS = frozenset({"start", "end"})
 INTEGER_COLUMNS = OFFSET_COLUMNS | {"record_order"}
+PAGE_VALUES = 4096 // 8  # int64 values in a memory page
 BATCH_ROWS = 1 << 21  # rows decoded at once: bounds the temporary arrays whatever the file's row groups
 
 
@@ -303,6 +306,48 @@ class _Keys:
         return merged.dictionary.to_pylist(), merged.indices.to_numpy().astype(np.int64)
 
 
+def _decoded(names: tuple[str, ...], batches: Iterator[Any], keys: Iterator[Any]) -> Iterator[Any]:
+    """Yield record batches of the columns ``names``: the key columns (ids, duplicate keys) from ``keys``, read as
+    string views and dictionary-encoded here, the others from ``batches``; both streams hold the same rows, each
+    batch cut where either stream's is.
+
+    A file may repeat a dictionary of every id of the record in each row group (pyarrow writes a dictionary
+    array's dictionary whole, as from a pandas categorical): read as a dictionary, each row group would decode all
+    of it (a million ids per row group of a million-item record, most of the reading time, growing as items x
+    row groups). Views decode only the rows' own strings, and encoding them keeps the batch's distinct ids.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    held: list[Any] = [None, None]  # each stream's batch being cut, and the rows of it already yielded
+    done = [0, 0]
+    streams = (batches, keys)
+    while True:
+        for k, stream in enumerate(streams):
+            while held[k] is None or done[k] == held[k].num_rows:
+                held[k], done[k] = next(stream, None), 0
+                if held[k] is None:
+                    break
+        if held[0] is None or held[1] is None:
+            if held[0] is not None or held[1] is not None:
+                raise ValueError("its columns hold different numbers of rows")
+            return
+        rows = min(held[0].num_rows - done[0], held[1].num_rows - done[1])
+        columns = {}
+        for k in (0, 1):
+            part = held[k].slice(done[k], rows)
+            done[k] += rows
+            for name, column in zip(part.schema.names, part.columns):
+                if k == 1 and not pa.types.is_dictionary(column.type) and not pa.types.is_null(column.type):
+                    encoded = pc.dictionary_encode(column)  # strings in the order the rows first use them
+                    values = encoded.dictionary  # a string (not view) dictionary, as read_dictionary gives
+                    if not pa.types.is_string(values.type):  # cast as bytes: not-UTF-8 is found and named later
+                        values = values.cast(pa.binary()).view(pa.string())
+                    column = pa.DictionaryArray.from_arrays(encoded.indices, values)
+                columns[name] = column
+        yield pa.RecordBatch.from_arrays([columns[name] for name in names], names=list(names))
+
+
 def _dictionary(column: Any) -> Any:
     """Return a string column dictionary-encoded (as read, or encoded here); None for a column of type null."""
     import pyarrow as pa
@@ -427,6 +472,7 @@ class _Builder:
         self.markers: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         self.texts: list[tuple[np.ndarray, Any, np.ndarray]] = []  # rows with a text: provisional item, text, row
         self.rows = 0  # rows read so far, over every file
+        self.decoded = 0  # rows decoded so far (the decoder's thread is ahead of ``rows`` by a batch)
         self.total_rows = 0
 
     def reserve(self, rows: int, display: str) -> None:
@@ -480,24 +526,35 @@ class _Builder:
 
         The next batch is decoded on a thread while this one is checked (both release the GIL).
         """
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
         file.first_row = self.rows
         self.files.append(file)
         self.item_columns.update(name for name in ITEM_COLUMNS if name in file.columns)
+        keys = [name for name in KEY_COLUMNS if name in file.dictionary]
+        with ExitStack() as opened:
+            try:  # the key columns have their own reader (``_decoded``)
+                handles = [opened.enter_context(open_regular(file.path)) for _ in range(2 if keys else 1)]
+            except OSError as error:
+                self.problems.add(f"{file.display}: cannot read the file ({error.strerror or error})")
+                return False
+            return self._read(file, keys, handles)
+
+    def _read(self, file: _File, keys: list[str], handles: list[Any]) -> bool:
+        """Read the batches of a file opened once, or twice with ``keys``, columns read as views (``_decoded``)."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
         try:
-            handle = open_regular(file.path)
-        except OSError as error:
-            self.problems.add(f"{file.display}: cannot read the file ({error.strerror or error})")
-            return False
-        try:
-            with handle, ThreadPoolExecutor(max_workers=1) as decoder:
-                parquet = pq.ParquetFile(handle, metadata=file.metadata, read_dictionary=list(file.dictionary))
-                batches = parquet.iter_batches(batch_size=BATCH_ROWS, columns=list(file.columns))
-                pending = decoder.submit(next, batches, None)
+            with ThreadPoolExecutor(max_workers=1) as decoder:
+                parquet = pq.ParquetFile(handles[0], metadata=file.metadata, read_dictionary=list(file.dictionary))
+                others = [name for name in file.columns if name not in keys]
+                batches = parquet.iter_batches(batch_size=BATCH_ROWS, columns=others)
+                if keys:
+                    views = pq.ParquetFile(handles[1], metadata=file.metadata, binary_type=pa.binary_view())
+                    batches = _decoded(file.columns, batches, views.iter_batches(batch_size=BATCH_ROWS, columns=keys))
+                self.decoded = self.rows
+                pending = decoder.submit(self._decode, batches)
                 while (batch := pending.result()) is not None:
-                    pending = decoder.submit(next, batches, None)
+                    pending = decoder.submit(self._decode, batches)
                     self._batch(batch, file)
                     self.rows += batch.num_rows
                     if len(self.problems) >= MAX_PROBLEMS - 1:
@@ -511,6 +568,21 @@ class _Builder:
             self.problems.add(f"{file.display}: not a readable Parquet file ({_first_line(error)})")
             self.problems.raise_if_any()  # a batch may be half read: nothing more can be said of the record
         return True
+
+    def _decode(self, batches: Iterator[Any]) -> Any:
+        """Return the next batch (None after the last), and touch the span arrays' pages its rows may fill.
+
+        Runs on the decoder's thread: a page of the arrays ``reserve`` allocated is made on its first write, and
+        making a million items' 1.5 GB of them was a third of the main thread's time. Its rows' spans land at
+        or before their rows' positions (markers are not spans), so the pages touched here are never those the
+        main thread is writing.
+        """
+        batch = next(batches, None)
+        if batch is not None:
+            first, self.decoded = self.decoded, self.decoded + batch.num_rows
+            for array in self.span.values():
+                array[first : self.decoded : PAGE_VALUES] = 0  # one value a page: the page is made, off the GIL
+        return batch
 
     def _batch(self, batch: Any, file: _File) -> None:
         """Check one batch and append its spans, markers and items (rows as positions in the batch)."""
