@@ -43,7 +43,6 @@ KEY_COLUMNS = ("id", "dup_key")  # strings of the items, many distinct: read as 
 STRING_COLUMNS = frozenset({"id", "language", "labelling", "type", "dup_key", TEXT_COLUMN})
 OFFSET_COLUMNS = frozenset({"start", "end"})
 INTEGER_COLUMNS = OFFSET_COLUMNS | {"record_order"}
-PAGE_VALUES = 4096 // 8  # int64 values in a memory page
 BATCH_ROWS = 1 << 21  # rows decoded at once: bounds the temporary arrays whatever the file's row groups
 
 
@@ -485,7 +484,6 @@ class _Builder:
         self.markers: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         self.texts: list[tuple[np.ndarray, Any, np.ndarray]] = []  # rows with a text: provisional item, text, row
         self.rows = 0  # rows read so far, over every file
-        self.decoded = 0  # rows decoded so far (the decoder's thread is ahead of ``rows`` by a batch)
         self.total_rows = 0
 
     def reserve(self, rows: int, display: str) -> None:
@@ -564,10 +562,9 @@ class _Builder:
                 if keys:
                     views = pq.ParquetFile(handles[1], metadata=file.metadata, binary_type=pa.binary_view())
                     batches = _decoded(file.columns, batches, views.iter_batches(batch_size=BATCH_ROWS, columns=keys))
-                self.decoded = self.rows
-                pending = decoder.submit(self._decode, batches)
+                pending = decoder.submit(next, batches, None)
                 while (batch := pending.result()) is not None:
-                    pending = decoder.submit(self._decode, batches)
+                    pending = decoder.submit(next, batches, None)
                     self._batch(batch, file)
                     self.rows += batch.num_rows
                     if len(self.problems) >= MAX_PROBLEMS - 1:
@@ -581,21 +578,6 @@ class _Builder:
             self.problems.add(f"{file.display}: not a readable Parquet file ({_first_line(error)})")
             self.problems.raise_if_any()  # a batch may be half read: nothing more can be said of the record
         return True
-
-    def _decode(self, batches: Iterator[Any]) -> Any:
-        """Return the next batch (None after the last), and touch the span arrays' pages its rows may fill.
-
-        Runs on the decoder's thread: a page of the arrays ``reserve`` allocated is made on its first write, and
-        making a million items' 1.5 GB of them was a third of the main thread's time. Its rows' spans land at
-        or before their rows' positions (markers are not spans), so the pages touched here are never those the
-        main thread is writing.
-        """
-        batch = next(batches, None)
-        if batch is not None:
-            first, self.decoded = self.decoded, self.decoded + batch.num_rows
-            for array in self.span.values():
-                array[first : self.decoded : PAGE_VALUES] = 0  # one value a page: the page is made, off the GIL
-        return batch
 
     def _batch(self, batch: Any, file: _File) -> None:
         """Check one batch and append its spans, markers and items (rows as positions in the batch)."""
