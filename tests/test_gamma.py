@@ -123,6 +123,21 @@ def test_the_chance_continua_are_the_best_alignments_to_the_bit(seed):
     assert ours.tobytes() == reference.tobytes()
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_the_chance_continua_do_not_depend_on_the_number_of_threads(seed):
+    """The continua are drawn first and aligned on threads afterwards: the same disorders on one thread or more."""
+    rng = np.random.default_rng(seed)
+    length = int(rng.integers(500, 3000))
+    annotators = [crowded_units(rng, int(rng.integers(50, 400)), length, 200 if seed % 2 else 20) for _ in range(2)]
+    found = [
+        gamma.chance_disorders(annotators, float(length + 1), np.random.default_rng(seed), 30, workers).tobytes()
+        for workers in (1, 2, 3)
+    ]
+    assert found[0] == found[1] == found[2]
+    reference = chance_by_best_alignment(annotators, float(length + 1), np.random.default_rng(seed), 30)
+    assert found[0] == reference.tobytes()
+
+
 def turned_round(line: gamma.Line, pivot: float, bound: float) -> tuple[np.ndarray, ...]:
     """What ``Line.shifted`` computed before it wrote each shifted unit in place: the whole line shifted, the
     wrapped stretch concatenated in front, a stable sort when the result is out of order. As (start, end, type,

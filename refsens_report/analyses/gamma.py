@@ -37,6 +37,7 @@ from refsens_report.analyses.pairs import (
     pair_sentences,
     pair_table,
     pairs,
+    threaded_map,
 )
 from refsens_report.config import Config
 from refsens_report.counts import Column, ColumnKind, ItemCounts
@@ -492,25 +493,40 @@ def shuffled_pivots(rng: np.random.Generator, bound: float, spacing: float, anno
     return pivots
 
 
-def chance_disorders(annotators: list[Units], bound: float, rng: np.random.Generator, samples: int) -> np.ndarray:
+def chance_disorders(
+    annotators: list[Units], bound: float, rng: np.random.Generator, samples: int, workers: int | None = None
+) -> np.ndarray:
     """Return the best-alignment disorder of ``samples`` random continua: each of two random annotators is a real
-    annotator's units (drawn with replacement) shifted by its pivot along [0, bound)."""
+    annotator's units (drawn with replacement) shifted by its pivot along [0, bound).
+
+    Every continuum's draws (pivots, then annotators) are taken from ``rng`` first, in order; the continua are
+    then aligned on ``workers`` threads (``threaded_map``), each on its own: the same disorders on any number."""
     everything = np.concatenate([units.end - units.start for units in annotators])
     spacing = float(everything.mean()) / 2 if len(everything) else 0.0
     lines = [Line.of(units) for units in annotators]  # sorted once: each continuum only turns them round
-    found = []
+    draws = []
     for _ in range(samples):
         pivots = shuffled_pivots(rng, bound, spacing, 2)
-        chosen = [lines[rng.integers(len(lines))].shifted(pivot, bound) for pivot in pivots]
+        draws.append([(int(rng.integers(len(lines))), pivot) for pivot in pivots])
+
+    def disorder(draw: list[tuple[int, float]]) -> float:
+        chosen = [lines[line].shifted(pivot, bound) for line, pivot in draw]
         n_units = len(chosen[0]) + len(chosen[1])
         # exactly rounded, so the units' order (the record's line order) cannot move the last digit
         total = chance_total(*chosen)
-        found.append(total / (n_units / 2) if n_units else np.nan)
-    return np.array(found)
+        return total / (n_units / 2) if n_units else np.nan
+
+    return np.array(threaded_map(disorder, draws, workers), dtype=np.float64)
 
 
 def expected_disorder(
-    counts: ItemCounts, a: str, b: str, mask: np.ndarray, seed: int = CHANCE_SEED, samples: int = SAMPLES
+    counts: ItemCounts,
+    a: str,
+    b: str,
+    mask: np.ndarray,
+    seed: int = CHANCE_SEED,
+    samples: int = SAMPLES,
+    workers: int | None = None,
 ) -> np.ndarray:
     """Return the chance disorders of a and b on the masked items laid end to end in id order (so the record's
     line order does not matter), one per random continuum."""
@@ -522,7 +538,8 @@ def expected_disorder(
     annotators = [in_position_order(item_units(counts, name, both, offsets)) for name in (a, b)]
     if not len(annotators[0]) + len(annotators[1]):
         return np.full(samples, np.nan)
-    return chance_disorders(annotators, float(lengths.sum()), np.random.default_rng(pair_seed(seed, a, b)), samples)
+    rng = np.random.default_rng(pair_seed(seed, a, b))
+    return chance_disorders(annotators, float(lengths.sum()), rng, samples, workers)
 
 
 def in_position_order(units: Units) -> Units:
