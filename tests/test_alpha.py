@@ -218,3 +218,20 @@ def test_threaded_map_is_map_in_order():
             np.arange(x * 1000).sum() for x in items
         ]
     assert pairs.threaded_map(str, [], 2) == [] and pairs.threaded_map(str, [3], 2) == ["3"]
+
+
+def test_threaded_map_raises_what_an_item_raises_and_stops_taking_items():
+    import time
+
+    done = []
+
+    def one(x: int) -> int:
+        if x == 3:
+            raise ValueError("item 3")
+        time.sleep(0.001)  # the other thread takes its next item meanwhile
+        done.append(x)
+        return x
+
+    with pytest.raises(ValueError, match="item 3"):
+        pairs.threaded_map(one, range(200), 2)
+    assert len(done) < 20

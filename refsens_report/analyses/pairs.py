@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import ctypes
 import itertools
-import os
 import weakref
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -17,6 +16,7 @@ import numpy as np
 
 from refsens_report import formatting
 from refsens_report.analyses.base import Analysis, AuditContext, Estimate, Section, Stat, section
+from refsens_report.bootstrap import WORKERS as BOOTSTRAP_WORKERS
 from refsens_report.config import Config
 from refsens_report.counts import ItemCounts
 from refsens_report.figures import Figure
@@ -27,9 +27,9 @@ from refsens_report.view import ResultsView
 
 T = TypeVar("T")
 R = TypeVar("R")
-# threads for the pairs' work (gamma's chance continua, alpha's coincidences): numpy releases the GIL in the
-# sorts, searches and element-wise passes they are made of
-WORKERS = max(1, min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1))
+# threads for the pairs' work (gamma's chance continua, alpha's coincidences), as many as the bootstrap's: numpy
+# releases the GIL in the sorts, searches and element-wise passes they are made of
+WORKERS = BOOTSTRAP_WORKERS
 NO_PAIR = "The record names neither two annotator passes nor two references, so there is no pair to compare."
 PRINTED_POOLED = " The PDF prints each pair's pooled row; the site and the CSV every language."
 
@@ -63,10 +63,16 @@ def threaded_map(function: Callable[[T], R], items: Iterable[T], workers: int | 
         return [function(item) for item in items]
     found: list[Any] = [None] * len(items)
     taken = itertools.count()  # next() is atomic: each item is taken once
+    failed = False
 
     def work() -> None:
-        while (index := next(taken)) < len(items):
-            found[index] = function(items[index])
+        nonlocal failed
+        while not failed and (index := next(taken)) < len(items):
+            try:
+                found[index] = function(items[index])
+            except BaseException:
+                failed = True  # the others take no new item
+                raise
 
     with ThreadPoolExecutor(workers - 1) as pool:
         helpers = [pool.submit(work) for _ in range(workers - 1)]
