@@ -61,6 +61,12 @@ COLLAPSE_SHARE = 0.8
 # Collapsing such a source must save more than that.
 WEIGHT_PASS_COLUMNS = 96
 FLOAT32_EXACT = 1 << 24  # every integer below this is exact in float32: sums of integer counts below it are too
+# A block's integer counts multiply in float32 when every sum a replicate drawing up to this many times the block's
+# items can form is exact (a replicate drawing more multiplies it in float64: ItemBlock.operand). A block's draws
+# stay within a percent of its items (they are multinomial over the stratum's blocks; only a block of a few items
+# can be drawn twice as often), so 2 loses nothing; 4 sent a million items' counts of 64 to 127, 48 of the
+# stream's columns, to float64 products at twice the cost per column or more (products 7 % faster without).
+FLOAT32_MARGIN = 2
 WORKERS = max(1, min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1))
 
 
@@ -289,17 +295,20 @@ def integral(matrix: np.ndarray) -> bool:
 
 
 def block_dtype(matrix: Any) -> type:
-    """Return the dtype a block's counts multiply in: float32 when every sum a replicate drawing up to 4x the
-    block's items can form is exact in it (integer counts only: real values always sum in float64)."""
+    """Return the dtype a block's counts multiply in: float32 when every sum a replicate drawing up to
+    ``FLOAT32_MARGIN`` times the block's items can form is exact in it (integer counts only: real values always
+    sum in float64)."""
     if issparse(matrix):
         exact32 = (
-            matrix.min() >= 0 and float(matrix.max()) * matrix.shape[0] * 4 < FLOAT32_EXACT if matrix.nnz else True
+            matrix.min() >= 0 and float(matrix.max()) * matrix.shape[0] * FLOAT32_MARGIN < FLOAT32_EXACT
+            if matrix.nnz
+            else True
         )
     else:
         exact32 = (
             integral(matrix)
             and matrix.min(initial=0) >= 0
-            and float(matrix.max(initial=0)) * len(matrix) * 4 < FLOAT32_EXACT
+            and float(matrix.max(initial=0)) * len(matrix) * FLOAT32_MARGIN < FLOAT32_EXACT
         )
     return np.float32 if exact32 else np.float64
 
@@ -311,8 +320,8 @@ def pattern_count(matrix: np.ndarray, grouping: tuple[np.ndarray, np.ndarray]) -
 
 def item_block(matrix: np.ndarray) -> ItemBlock:
     """Return a block of count rows ready to multiply: identical rows collapsed when that leaves at most
-    ``COLLAPSE_SHARE`` of them, float32 when exact for any replicate drawing up to 4x the block's items
-    (integer counts only: real values always sum in float64)."""
+    ``COLLAPSE_SHARE`` of them, float32 when exact for any replicate drawing up to ``FLOAT32_MARGIN`` times the
+    block's items (integer counts only: real values always sum in float64)."""
     dtype = block_dtype(matrix)
     if issparse(matrix):  # sparse per-type counts: no collapsing (their rows are mostly distinct anyway)
         return ItemBlock(None, matrix.astype(dtype).tocsr())
