@@ -298,3 +298,26 @@ def test_a_workspace_reused_across_blocks_and_chunks_changes_no_sum(monkeypatch)
             for source, count in zip(sources, [250, 120])
         ]
         assert all(np.array_equal(one, other) for one, other in zip(shared, alone))
+
+
+def test_a_replicate_drawing_a_float32_block_too_often_multiplies_it_in_float64(monkeypatch):
+    """Blocks are float32 for replicates drawing up to FLOAT32_MARGIN times their items; one drawing more is
+    multiplied in float64 (ItemBlock.operand), with weights counted in float64 beside the other sources' float32."""
+    block = bootstrap.item_block(np.full((100, 2), 1000.0))
+    assert block.counts.dtype == np.float32  # 1,000 x 100 items x the margin is below 2**24
+    assert block.operand(np.array([100, 8000])).dtype == np.float32
+    assert block.operand(np.array([100, 20_000])).dtype == np.float64  # 20,000 x 1,000 is not
+    # a margin below 1: about half of the replicates draw a block more often than it allows
+    monkeypatch.setattr(bootstrap, "FLOAT32_MARGIN", 0.9)
+    monkeypatch.setattr(bootstrap, "FLOAT32_EXACT", 4 * 97 + 1)  # the columns count up to 4
+    monkeypatch.setattr(bootstrap, "BLOCK_ITEMS", 97)
+    columns = _record_columns()
+    strata = [np.arange(0, 2000), np.arange(2000, 3000)]
+    seed = np.random.SeedSequence(6)
+    assert bootstrap.item_block(columns[:97]).counts.dtype == np.float32
+    expected = _item_level_sums(columns, strata, 300, seed, [1, 2], 97)
+    wide = np.repeat(columns, 30, axis=1)  # a second source sharing the draws, with float64 products of its own
+    found = bootstrap.resampled_sums(
+        [bootstrap.matrix_source(columns), bootstrap.matrix_source(wide)], strata, 300, seed, stratum_keys=[1, 2]
+    )
+    assert np.array_equal(found[0], expected) and np.array_equal(found[1], np.repeat(expected, 30, axis=2))
