@@ -91,15 +91,6 @@ def block_rows(block_size: int, replicates: int) -> int:
     return max(1, min(replicates, max(MIN_BLOCK_ROWS, BLOCK_CELLS // max(block_size, 1))))
 
 
-def draw_dtype(block_size: int) -> type:
-    """Return the integer type draws from a block are made in: int32 below 2**31 items (half the memory of int64).
-
-    numpy draws a bounded integer below 2**32 from the same 32-bit stream whatever the output type (Lemire's
-    method on ``next_uint32``), so int32 draws are the int64 draws, value for value and in the same order.
-    """
-    return np.int32 if block_size < 1 << 31 else np.int64
-
-
 def block_weights(
     block_size: int, totals: np.ndarray, rng: np.random.Generator
 ) -> Iterator[tuple[slice, np.ndarray, np.ndarray]]:
@@ -111,8 +102,7 @@ def block_weights(
     rows = block_rows(block_size, len(totals))
     for first in range(0, len(totals), rows):
         counts = totals[first : first + rows]
-        draws = rng.integers(0, block_size, size=int(counts.sum()), dtype=draw_dtype(block_size))
-        yield slice(first, first + len(counts)), draws, counts
+        yield slice(first, first + len(counts)), rng.integers(0, block_size, size=int(counts.sum())), counts
 
 
 def count_weights(
@@ -491,7 +481,7 @@ class Workspace:
         return found[:size].reshape(rows, width)
 
 
-DRAW_CELLS = 1 << 18  # draws made at once within a block's replicates (1 MiB as int32): counted while in cache
+DRAW_CELLS = 1 << 18  # draws made at once within a block's replicates (2 MiB): counted while in cache
 
 
 def chunk_sums(
@@ -550,7 +540,7 @@ def chunk_sums(
             for start in range(0, len(drawn), batch):
                 stop = min(start + batch, len(drawn))
                 begin = int(ends[start - 1]) if start else 0
-                draws = rng.integers(0, size, size=int(ends[stop - 1]) - begin, dtype=draw_dtype(size))
+                draws = rng.integers(0, size, size=int(ends[stop - 1]) - begin)
                 for (_, width), (codes, needed, weights) in mappings.items():
                     if needed > start:
                         upto = min(stop, needed)

@@ -272,13 +272,6 @@ def test_integer_rows_group_as_a_row_wise_unique(monkeypatch):
         monkeypatch.undo()
 
 
-def test_int32_draws_are_the_int64_draws():
-    for size in (1, 97, 33_334, 65_536, (1 << 31) - 1):
-        wide = np.random.default_rng(size).integers(0, size, size=100_000)
-        narrow = np.random.default_rng(size).integers(0, size, size=100_000, dtype=bootstrap.draw_dtype(size))
-        assert narrow.dtype == np.int32 and np.array_equal(wide, narrow)
-
-
 def test_a_workspace_reused_across_blocks_and_chunks_changes_no_sum(monkeypatch):
     monkeypatch.setattr(bootstrap, "BLOCK_ITEMS", 700)
     monkeypatch.setattr(bootstrap, "DRAW_CELLS", 1000)  # several draws per span of replicates
