@@ -195,6 +195,8 @@ def integer_digests(matrix: np.ndarray) -> np.ndarray | None:
     (their check in ``grouped`` catches it). The block is cast a few rows at a time, never as a whole.
     """
     n_rows, n_columns = matrix.shape
+    if not matrix.size:  # no columns: every row is the same empty row
+        return np.zeros((n_rows, 2))
     largest = max(abs(int(matrix.max())), abs(int(matrix.min())), 1)
     bound = (1 << 53) // (largest * max(n_columns, 1))
     if bound < 1 << 24:

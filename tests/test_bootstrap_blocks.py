@@ -314,3 +314,12 @@ def test_a_replicate_drawing_a_float32_block_too_often_multiplies_it_in_float64(
         [bootstrap.matrix_source(columns), bootstrap.matrix_source(wide)], strata, 300, seed, stratum_keys=[1, 2]
     )
     assert np.array_equal(found[0], expected) and np.array_equal(found[1], np.repeat(expected, 30, axis=2))
+
+
+def test_a_source_of_no_columns_draws_empty_sums():
+    """A stream whose every column is read off others still draws one empty matrix (ColumnPlan): large enough
+    for its rows to be sampled before grouping, it must group them (all alike) without reducing an empty block."""
+    columns = np.zeros((20_000, 0), dtype=np.uint8)
+    sums = bootstrap.resampled_sums(columns, [np.arange(20_000)], 10, np.random.SeedSequence(1))
+    assert sums.shape == (2, 11, 0)
+    assert bootstrap.grouped(columns)[0].tolist() == [0]
