@@ -212,23 +212,35 @@ def integer_digests(matrix: np.ndarray) -> np.ndarray | None:
     return digests
 
 
+def bit_digests(matrix: np.ndarray) -> np.ndarray:
+    """Return a hash per row of a real-valued block: its float64 values' bit patterns times random odd integers,
+    added with wrap-around in uint64 (integer arithmetic: the same key for the same bits in any order, with no
+    BLAS). A float dot product, used before, rounded identical rows differently depending on the kernel path a
+    row took, which depends on its position and on the BLAS threads: the grouping, and the last bit of a
+    collapsed block's sums, could differ from machine to machine. Rows of different bits (0.0 and -0.0 too)
+    hash apart but for a chance of about 2**-64 (``grouped`` checks)."""
+    n_rows, n_columns = matrix.shape
+    weights = np.random.default_rng(0x5EED).integers(0, 1 << 63, size=n_columns, dtype=np.uint64) * 2 + 1
+    key = np.zeros(n_rows, dtype=np.uint64)
+    for column in range(n_columns):
+        key += np.ascontiguousarray(matrix[:, column], dtype=np.float64).view(np.uint64) * weights[column]
+    return key
+
+
 def grouped(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Return (first, inverse): the first row of each distinct row (in sorted hash order), and each row's group.
 
-    Rows are grouped by a hash (``integer_digests`` for whole-number types; for real values their dot product
-    with random weights, one matrix-vector product), then checked against their group's first row: a
-    collision, however unlikely, falls back to an exact row-wise unique. (Identical real-valued rows whose
-    products round differently are merely not merged: still exact. That happens: the kernel path a row takes
-    depends on its position and on how many threads BLAS runs, so real values are grouped in the caller's BLAS
-    setting, as they always were.)
+    Rows are grouped by a hash (``integer_digests`` for whole-number types; ``bit_digests`` otherwise), then
+    checked against their group's first row: a collision, however unlikely, falls back to an exact row-wise
+    unique. Either hash gives identical rows the same key on any machine, so the groups, and with them the order
+    in which a real-valued block's sums add up, never depend on the BLAS library or its threads.
     """
     integer = np.issubdtype(matrix.dtype, np.integer) or matrix.dtype == np.bool_
     digests = integer_digests(matrix) if integer else None
     if digests is not None:
         key = digests.view(np.complex128).reshape(-1)  # both hashes, compared in order
     else:
-        weights = np.random.default_rng(0x5EED).random(matrix.shape[1]) + 1.0
-        key = (matrix.astype(np.float64) @ weights).view(np.int64)
+        key = bit_digests(matrix)
     _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
     inverse = inverse.reshape(-1)
     repeated = np.flatnonzero(first[inverse] != np.arange(len(inverse)))  # rows not first of their group

@@ -272,6 +272,30 @@ def test_integer_rows_group_as_a_row_wise_unique(monkeypatch):
         monkeypatch.undo()
 
 
+def test_real_rows_group_as_a_row_wise_unique_whatever_the_blas_threads():
+    """Real-valued rows are grouped by their bits (``bit_digests``: integer arithmetic, no BLAS), so identical rows
+    always share a group wherever they sit in the block, and the groups are the same on any number of BLAS
+    threads: a collapsed block's sums add up in the same order on every machine."""
+    from threadpoolctl import threadpool_limits
+
+    rng = np.random.default_rng(9)
+    distinct = rng.random((300, 7)) * 1e3
+    distinct[:3] = [[0.1] * 7, [0.1 + 2**-50] * 7, [0.0] * 7]  # rows a bit apart, and the zero row
+    matrix = distinct[rng.integers(0, 300, size=60_000)]
+    expected = len(np.unique(matrix, axis=0))
+    found = []
+    for threads in (1, 2):
+        with threadpool_limits(limits=threads, user_api="blas"):
+            first, inverse = bootstrap.grouped(matrix)
+        assert np.array_equal(matrix[first[inverse]], matrix) and len(first) == expected
+        found.append((first, inverse))
+    assert all(np.array_equal(a, b) for a, b in zip(*found))
+    # a row's key depends on its bits alone: the same row anywhere in a block, or in another block, hashes alike
+    keys = bootstrap.bit_digests(matrix)
+    assert np.array_equal(bootstrap.bit_digests(matrix[::-1]), keys[::-1])
+    assert len(np.unique(keys)) == expected
+
+
 def test_a_workspace_reused_across_blocks_and_chunks_changes_no_sum(monkeypatch):
     monkeypatch.setattr(bootstrap, "BLOCK_ITEMS", 700)
     monkeypatch.setattr(bootstrap, "DRAW_CELLS", 1000)  # several draws per span of replicates
