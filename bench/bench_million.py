@@ -4,7 +4,8 @@
     .venv/bin/python bench/bench_million.py --case million --case paper-parquet
     .venv/bin/python bench/bench_million.py --items 200000          # the leaderboard cases at another size
 
-Cases (each audited in a fresh subprocess, so its peak RSS is its own; records are generated first, untimed):
+Cases (each audited in a fresh subprocess, so its peak RSS is its own; records are generated first, untimed;
+audits of 500,000 items or more queue on a machine-wide lock, so benchmarks started side by side run one at a time):
   million        1,000,000 items x 20 outputs x 4 references, 6 languages, Parquet (bench/generate_scale.py),
                  B = 2,000, strict + relaxed. Goal: <= 60 s and <= 8 GB on 2 cores.
   million-easy   the same shape where, as in real benchmarks, most items (80 %) are easy for every labelling and
@@ -27,6 +28,7 @@ bootstrap, not analyses), the results' write, the total, peak RSS, and the BLAS 
 from __future__ import annotations
 
 import argparse
+import fcntl
 import json
 import os
 import resource
@@ -34,6 +36,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -120,6 +124,25 @@ def prepare(case: str, folder: Path, items: int) -> Path:
     return parquet
 
 
+QUEUED_ITEMS = 500_000  # an audit this large peaks near 8 GB: two at once on a 24 GB machine could exhaust it
+LOCK = Path(tempfile.gettempdir()) / "refsens-bench-million.lock"
+
+
+@contextmanager
+def one_at_a_time(queued: bool) -> Iterator[None]:
+    """Hold the machine-wide lock while a large audit runs, so that benchmarks started side by side (by several
+    engineers on one machine) queue instead of exhausting the memory and timing each other."""
+    if not queued:
+        yield
+        return
+    with LOCK.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
 def run_one(config_path: Path) -> dict:
     """Audit and write one record in this process, as ``refsens-report audit`` does (results.json and results.csv,
     no listings: only the build writes them); return stage seconds, peak RSS and what ran."""
@@ -178,7 +201,8 @@ def main() -> None:
         folder = args.folder or Path(scratch)
         for case in args.case or CASES:
             config = prepare(case, folder, args.items)
-            out = subprocess.run([sys.executable, __file__, "--child", str(config)], capture_output=True, text=True)
+            with one_at_a_time(args.items >= QUEUED_ITEMS):
+                out = subprocess.run([sys.executable, __file__, "--child", str(config)], capture_output=True, text=True)
             if out.returncode != 0:
                 print(
                     f"{case:<14} failed: "
