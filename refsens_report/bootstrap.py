@@ -9,9 +9,11 @@ swings are paired by construction.
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -59,6 +61,12 @@ COLLAPSE_SHARE = 0.8
 # Collapsing such a source must save more than that.
 WEIGHT_PASS_COLUMNS = 96
 FLOAT32_EXACT = 1 << 24  # every integer below this is exact in float32: sums of integer counts below it are too
+# A block's integer counts multiply in float32 when every sum a replicate drawing up to this many times the block's
+# items can form is exact (a replicate drawing more multiplies it in float64: ItemBlock.operand). A block's draws
+# stay within a percent of its items (they are multinomial over the stratum's blocks; only a block of a few items
+# can be drawn twice as often), so 2 loses nothing; 4 sent a million items' counts of 64 to 127, 48 of the
+# stream's columns, to float64 products at twice the cost per column or more (products 7 % faster without).
+FLOAT32_MARGIN = 2
 WORKERS = max(1, min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1))
 
 
@@ -97,18 +105,14 @@ def block_weights(
         yield slice(first, first + len(counts)), rng.integers(0, block_size, size=int(counts.sum())), counts
 
 
-def weights_of(
-    draws: np.ndarray, counts: np.ndarray, width: int, codes: np.ndarray | None = None, dtype: type = np.int64
-) -> np.ndarray:
-    """Return weights[replicate, column]: how often each column's items were drawn in each replicate.
-
-    Without ``codes`` the columns are the block's items; with them a draw of item i counts for column
-    ``codes[i]``, a code of ``width`` counting nowhere (an item whose counts are all zero). Counted a few
-    replicates at a time, so the counters (``BLOCK_CELLS``) stay in cache whatever the number of replicates.
-    """
+def count_weights(
+    draws: np.ndarray, counts: np.ndarray, width: int, codes: np.ndarray | None, outs: Sequence[np.ndarray]
+) -> None:
+    """Fill each of ``outs`` (rows ``len(counts)``, ``width`` columns, any dtype) with weights[replicate, column]:
+    how often each column's items were drawn in each replicate (``weights_of``). One count serves every dtype:
+    whole numbers, exact in each."""
     span = width + (codes is not None)
     found = draws if codes is None else codes[draws]
-    weights = np.empty((len(counts), width), dtype=dtype)
     group = max(1, WEIGHT_CELLS // max(span, 1))
     ends = np.cumsum(counts)
     for first in range(0, len(counts), group):
@@ -118,7 +122,21 @@ def weights_of(
         if stop - first > 1:  # one count for the group: each replicate's draws offset into its own row
             drawn = drawn + np.repeat(np.arange(stop - first, dtype=np.int64) * span, counts[first:stop])
         counted = np.bincount(drawn, minlength=(stop - first) * span).reshape(stop - first, span)
-        weights[first:stop] = counted[:, :width]
+        for out in outs:
+            out[first:stop] = counted[:, :width]
+
+
+def weights_of(
+    draws: np.ndarray, counts: np.ndarray, width: int, codes: np.ndarray | None = None, dtype: type = np.int64
+) -> np.ndarray:
+    """Return weights[replicate, column]: how often each column's items were drawn in each replicate.
+
+    Without ``codes`` the columns are the block's items; with them a draw of item i counts for column
+    ``codes[i]``, a code of ``width`` counting nowhere (an item whose counts are all zero). Counted a few
+    replicates at a time, so the counters (``BLOCK_CELLS``) stay in cache whatever the number of replicates.
+    """
+    weights = np.empty((len(counts), width), dtype=dtype)
+    count_weights(draws, counts, width, codes, [weights])
     return weights
 
 
@@ -142,52 +160,108 @@ class ItemBlock:
     codes: np.ndarray | None
     counts: np.ndarray
 
-    def add(
-        self, sums: np.ndarray, draws: np.ndarray, counts: np.ndarray, shared: dict[Any, np.ndarray] | None = None
-    ) -> None:
-        """Add the block's contribution for replicates drawing ``counts`` of ``draws`` each to ``sums`` (in place).
+    @cached_property
+    def top(self) -> float:
+        """Return the largest count: read once per block, not once per product (a pass over the whole block)."""
+        if not self.counts.shape[0] or (issparse(self.counts) and not self.counts.nnz):
+            return 0.0
+        return float(self.counts.max())
 
-        ``shared``: weights already counted for these draws by other sources' blocks (``chunk_sums``), keyed by
-        (codes, width): a source whose items map to the same columns reuses them, cast to its dtype (whole
-        numbers, exact in either) rather than counting the draws again.
-        """
-        if not self.counts.shape[0] or not len(counts):
-            return
-        matrix = self.counts
-        if matrix.dtype == np.float32 and int(counts.max()) * float(matrix.max()) >= FLOAT32_EXACT:
-            matrix = matrix.astype(np.float64)  # a replicate drawing this block unusually often: exact in float64
-        key = (None if self.codes is None else id(self.codes), matrix.shape[0])
-        weights = None if shared is None else shared.get(key)
-        if weights is None:
-            weights = weights_of(draws, counts, matrix.shape[0], self.codes, matrix.dtype.type)
-            if shared is not None:
-                shared[key] = weights
-        elif weights.dtype != matrix.dtype:
-            weights = weights.astype(matrix.dtype)
-        if issparse(matrix):  # per-type counts of many types: the work is the nonzero counts', not the cells'
-            sums += (matrix.T @ weights.T).T
-        else:
-            sums += weights @ matrix
+    def operand(self, counts: np.ndarray) -> np.ndarray:
+        """Return the matrix to multiply for replicates drawing ``counts`` of the block's items each: ``counts``,
+        or as float64 when a replicate draws the block so often that a float32 sum could pass ``FLOAT32_EXACT``."""
+        if self.counts.dtype == np.float32 and int(counts.max()) * self.top >= FLOAT32_EXACT:
+            return self.counts.astype(np.float64)  # a replicate drawing this block unusually often: exact in float64
+        return self.counts
 
 
-def collapse(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def multiply(sums: np.ndarray, weights: np.ndarray, matrix: Any) -> None:
+    """Add weights @ matrix to ``sums`` (in place): a block's contribution to its replicates' sums."""
+    if issparse(matrix):  # per-type counts of many types: the work is the nonzero counts', not the cells'
+        sums += (matrix.T @ weights.T).T
+    else:
+        sums += weights @ matrix
+
+
+DIGEST_ROWS = 2048  # rows of an integer block cast to float64 at once for their digests (8 MiB at 512 columns)
+
+
+def integer_digests(matrix: np.ndarray) -> np.ndarray | None:
+    """Return two hashes per row of an integer block (its dot products with two columns of random integer
+    weights, as float64), or None when its counts are too large for them to be exact.
+
+    Every partial sum is a whole number below 2**53, exact in float64 in any order: identical rows always hash
+    alike, whichever kernel path a row takes. Two unequal rows hash alike in both with a chance of about 2**-70
+    (their check in ``grouped`` catches it). The block is cast a few rows at a time, never as a whole.
+    """
+    n_rows, n_columns = matrix.shape
+    if not matrix.size:  # no columns: every row is the same empty row
+        return np.zeros((n_rows, 2))
+    largest = max(abs(int(matrix.max())), abs(int(matrix.min())), 1)
+    bound = (1 << 53) // (largest * max(n_columns, 1))
+    if bound < 1 << 24:
+        return None
+    weights = np.random.default_rng(0x5EED).integers(1, bound, size=(n_columns, 2)).astype(np.float64)
+    digests = np.empty((n_rows, 2))
+    rows = np.empty((min(n_rows, DIGEST_ROWS), n_columns))
+    with threadpool_limits(limits=1, user_api="blas"):  # exact in any order: BLAS threads would only wait (15x)
+        for first in range(0, n_rows, DIGEST_ROWS):
+            part = matrix[first : first + DIGEST_ROWS]
+            rows[: len(part)] = part
+            np.matmul(rows[: len(part)], weights, out=digests[first : first + len(part)])
+    return digests
+
+
+def bit_digests(matrix: np.ndarray) -> np.ndarray:
+    """Return a hash per row of a real-valued block: its float64 values' bit patterns times random odd integers,
+    added with wrap-around in uint64 (integer arithmetic: the same key for the same bits in any order, with no
+    BLAS). A float dot product, used before, rounded identical rows differently depending on the kernel path a
+    row took, which depends on its position and on the BLAS threads: the grouping, and the last bit of a
+    collapsed block's sums, could differ from machine to machine. Rows of different bits (0.0 and -0.0 too)
+    hash apart but for a chance of about 2**-64 (``grouped`` checks)."""
+    n_rows, n_columns = matrix.shape
+    weights = np.random.default_rng(0x5EED).integers(0, 1 << 63, size=n_columns, dtype=np.uint64) * 2 + 1
+    key = np.zeros(n_rows, dtype=np.uint64)
+    for column in range(n_columns):
+        key += np.ascontiguousarray(matrix[:, column], dtype=np.float64).view(np.uint64) * weights[column]
+    return key
+
+
+def grouped(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Return (first, inverse): the first row of each distinct row (in sorted hash order), and each row's group.
+
+    Rows are grouped by a hash (``integer_digests`` for whole-number types; ``bit_digests`` otherwise), then
+    checked against their group's first row: a collision, however unlikely, falls back to an exact row-wise
+    unique. Either hash gives identical rows the same key on any machine, so the groups, and with them the order
+    in which a real-valued block's sums add up, never depend on the BLAS library or its threads.
+    """
+    integer = np.issubdtype(matrix.dtype, np.integer) or matrix.dtype == np.bool_
+    digests = integer_digests(matrix) if integer else None
+    if digests is not None:
+        key = digests.view(np.complex128).reshape(-1)  # both hashes, compared in order
+    else:
+        key = bit_digests(matrix)
+    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    repeated = np.flatnonzero(first[inverse] != np.arange(len(inverse)))  # rows not first of their group
+    if not np.array_equal(matrix[repeated], matrix[first[inverse[repeated]]]):  # a collision: group the rows
+        _, first, inverse = np.unique(matrix, axis=0, return_index=True, return_inverse=True)
+        inverse = inverse.reshape(-1)
+    return first, inverse
+
+
+def collapse(
+    matrix: np.ndarray, grouping: tuple[np.ndarray, np.ndarray] | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """Return (codes, patterns): each row's distinct row (codes), zero rows coded ``len(patterns)``.
 
-    Rows are grouped by a hash (their dot product with random weights, one matrix-vector product), then
-    checked against their group's first row: a collision, however unlikely, falls back to an exact row-wise
-    unique. (Identical rows whose products round differently are merely not merged: still exact.) Patterns
-    are in order of first appearance.
+    Patterns are in order of first appearance (so they do not depend on the hash). ``grouping``: the rows'
+    ``grouped`` when already known.
     """
     n_rows, n_columns = matrix.shape
     if not n_rows:
         return np.zeros(0, np.int64), matrix[:0]
-    weights = np.random.default_rng(0x5EED).random(n_columns) + 1.0
-    digest = (matrix.astype(np.float64) @ weights).view(np.int64)
-    _, first, inverse = np.unique(digest, return_index=True, return_inverse=True)
-    inverse = inverse.reshape(-1)
-    if not np.array_equal(matrix, matrix[first[inverse]]):  # a hash collision: group the rows themselves
-        _, first, inverse = np.unique(matrix, axis=0, return_index=True, return_inverse=True)
-        inverse = inverse.reshape(-1)
+    first, inverse = grouping if grouping is not None else grouped(matrix)
     order = np.argsort(first, kind="stable")  # patterns in order of first appearance
     rank = np.empty_like(order)
     rank[order] = np.arange(len(order))
@@ -212,8 +286,8 @@ def mostly_distinct(matrix: np.ndarray) -> bool:
     if len(matrix) <= 4 * COLLAPSE_SAMPLE:
         return False
     sample = matrix[:: len(matrix) // COLLAPSE_SAMPLE][:COLLAPSE_SAMPLE]
-    codes, patterns = collapse(sample)
-    return len(patterns) + bool((codes == len(patterns)).any()) > 0.95 * len(sample)
+    first, _ = grouped(sample)
+    return len(first) > 0.95 * len(sample)
 
 
 def integral(matrix: np.ndarray) -> bool:
@@ -224,27 +298,79 @@ def integral(matrix: np.ndarray) -> bool:
     return bool(np.array_equal(matrix, np.floor(matrix)))
 
 
+def block_dtype(matrix: Any) -> type:
+    """Return the dtype a block's counts multiply in: float32 when every sum a replicate drawing up to
+    ``FLOAT32_MARGIN`` times the block's items can form is exact in it (integer counts only: real values always
+    sum in float64)."""
+    if issparse(matrix):
+        exact32 = (
+            matrix.min() >= 0 and float(matrix.max()) * matrix.shape[0] * FLOAT32_MARGIN < FLOAT32_EXACT
+            if matrix.nnz
+            else True
+        )
+    else:
+        exact32 = (
+            integral(matrix)
+            and matrix.min(initial=0) >= 0
+            and float(matrix.max(initial=0)) * len(matrix) * FLOAT32_MARGIN < FLOAT32_EXACT
+        )
+    return np.float32 if exact32 else np.float64
+
+
+def pattern_count(matrix: np.ndarray, grouping: tuple[np.ndarray, np.ndarray]) -> int:
+    """Return how many distinct nonzero rows a block has (its collapsed rows), from its ``grouped`` rows."""
+    return len(grouping[0]) - int(not matrix.any(axis=1).all())
+
+
 def item_block(matrix: np.ndarray) -> ItemBlock:
     """Return a block of count rows ready to multiply: identical rows collapsed when that leaves at most
-    ``COLLAPSE_SHARE`` of them, float32 when exact for any replicate drawing up to 4x the block's items
-    (integer counts only: real values always sum in float64)."""
-    codes: np.ndarray | None = None
-    counts = matrix
+    ``COLLAPSE_SHARE`` of them, float32 when exact for any replicate drawing up to ``FLOAT32_MARGIN`` times the
+    block's items (integer counts only: real values always sum in float64)."""
+    dtype = block_dtype(matrix)
     if issparse(matrix):  # sparse per-type counts: no collapsing (their rows are mostly distinct anyway)
-        exact32 = (
-            matrix.min() >= 0 and float(matrix.max()) * matrix.shape[0] * 4 < FLOAT32_EXACT if matrix.nnz else True
-        )
-        return ItemBlock(None, matrix.astype(np.float32 if exact32 else np.float64).tocsr())
+        return ItemBlock(None, matrix.astype(dtype).tocsr())
     if len(matrix) and not mostly_distinct(matrix):
-        found, patterns = collapse(matrix)
-        if len(patterns) <= COLLAPSE_SHARE * len(matrix):
-            codes, counts = found, patterns
-    exact32 = (
-        integral(counts)
-        and counts.min(initial=0) >= 0
-        and float(counts.max(initial=0)) * len(matrix) * 4 < FLOAT32_EXACT
-    )
-    return ItemBlock(codes, np.ascontiguousarray(counts, np.float32 if exact32 else np.float64))
+        grouping = grouped(matrix)
+        if pattern_count(matrix, grouping) <= COLLAPSE_SHARE * len(matrix):
+            codes, patterns = collapse(matrix, grouping)
+            return ItemBlock(codes, np.ascontiguousarray(patterns, dtype))
+    return ItemBlock(None, np.ascontiguousarray(matrix, dtype))
+
+
+def block_items(matrices: Sequence[Any], rows: int) -> list[ItemBlock]:
+    """Return one canonical block's sources ready to multiply: ``shared_weights([item_block(m) for m in
+    matrices], rows)``, the same blocks, without grouping the rows of a source whose collapse could not be kept.
+
+    A collapse is kept when every source's is (each counts its own weights) or when it saves more than
+    ``WEIGHT_PASS_COLUMNS`` columns; beside a source keeping a row per item, one of fewer columns never does.
+    So the wide sources are grouped first, and the narrow ones only while every source so far collapses.
+    """
+    dtypes = [block_dtype(matrix) for matrix in matrices]
+    cost = [matrix.shape[1] * (2 if dtype == np.float64 else 1) for matrix, dtype in zip(matrices, dtypes)]
+    found: dict[int, Any] = {}  # source -> (grouping, patterns) when its rows collapse, else None
+    for number, matrix in enumerate(matrices):
+        if issparse(matrix) or not len(matrix) or mostly_distinct(matrix):
+            found[number] = None
+    for number in sorted(set(range(len(matrices))) - set(found), key=lambda k: cost[k] < WEIGHT_PASS_COLUMNS):
+        if cost[number] < WEIGHT_PASS_COLUMNS and None in found.values():
+            found[number] = None  # it would be undone: a source beside it keeps a row per item
+            continue
+        matrix = matrices[number]
+        grouping = grouped(matrix)
+        patterns = pattern_count(matrix, grouping)
+        found[number] = (grouping, patterns) if patterns <= COLLAPSE_SHARE * len(matrix) else None
+    every = None not in found.values()
+    blocks = []
+    for number, matrix in enumerate(matrices):
+        collapsed = found[number]
+        if collapsed is not None and (every or cost[number] * (1 - collapsed[1] / max(rows, 1)) >= WEIGHT_PASS_COLUMNS):
+            codes, patterns = collapse(matrix, collapsed[0])
+            blocks.append(ItemBlock(codes, np.ascontiguousarray(patterns, dtypes[number])))
+        elif issparse(matrix):
+            blocks.append(ItemBlock(None, matrix.astype(dtypes[number]).tocsr()))
+        else:
+            blocks.append(ItemBlock(None, np.ascontiguousarray(matrix, dtypes[number])))
+    return blocks
 
 
 def expanded(block: ItemBlock) -> ItemBlock:
@@ -349,6 +475,29 @@ def block_totals(
     return rng.multinomial(n, np.asarray(sizes, dtype=np.float64) / n, size=count).astype(np.int64)
 
 
+class Workspace:
+    """One thread's weight matrices, reused from product to product (``chunk_sums``).
+
+    A million items' blocks weigh 128 replicates x 65,536 items: 32 MiB as float32 and 64 MiB as float64, each
+    above the allocator's threshold for reusing freed memory, so every fresh one was mapped and zeroed page by
+    page again. Each matrix starts at its buffer's start, whatever its shape.
+    """
+
+    def __init__(self) -> None:
+        self.buffers: dict[tuple[int, Any], np.ndarray] = {}
+
+    def array(self, slot: int, dtype: Any, rows: int, width: int) -> np.ndarray:
+        """Return an uninitialised C-ordered (rows, width) matrix of ``dtype``, the ``slot``-th of its dtype."""
+        key, size = (slot, np.dtype(dtype)), rows * width
+        found = self.buffers.get(key)
+        if found is None or found.size < size:
+            found = self.buffers[key] = np.empty(size, dtype=dtype)
+        return found[:size].reshape(rows, width)
+
+
+DRAW_CELLS = 1 << 18  # draws made at once within a block's replicates (2 MiB): counted while in cache
+
+
 def chunk_sums(
     sizes: Sequence[int],
     blocks: Sequence[Sequence[ItemBlock]],
@@ -357,6 +506,7 @@ def chunk_sums(
     chunk: int,
     counts: Sequence[int],
     only: Sequence[int] | None = None,
+    workspace: Workspace | None = None,
 ) -> list[np.ndarray]:
     """Return, per source, sums[replicate, column] of one stratum's chunk of replicates: the unit of work.
 
@@ -364,24 +514,55 @@ def chunk_sums(
     ``counts[source]``: how many of the chunk's replicates the source needs (0: none). Every source reads the
     same draws. ``only``: the blocks to sum (the others are left out), for a caller splitting one chunk's
     blocks across workers; the parts add up to the whole chunk's sums exactly (integer counts, exact sums).
+    ``workspace``: the calling thread's reusable weight matrices (``Workspace``).
+
+    Per block and span of replicates (``block_rows``), the draws are counted once into weights for every
+    source: one matrix per distinct item-to-row mapping (the item rows, or a collapsed source's codes) and
+    dtype its sources multiply in. Each source then multiplies its replicates' rows of them, as it would
+    multiply weights counted for it alone: the same products, to the bit.
     """
     count = max(counts)
     totals = block_totals(sizes, seed, stratum_key, chunk, count)
     sums = [np.zeros((wanted, source_columns(source)), dtype=np.float64) for wanted, source in zip(counts, blocks)]
+    space = workspace or Workspace()
     for number in range(len(sizes)) if only is None else only:
         rng = chunk_rng(seed, stratum_key, chunk) if number == 0 else chunk_rng(seed, stratum_key, chunk, number)
-        for replicates, draws, drawn in block_weights(sizes[number], totals[:, number], rng):
-            shared: dict[tuple[int, int], dict[Any, np.ndarray]] = {}  # per replicate span: weights counted so far
+        size = sizes[number]
+        rows = block_rows(size, count)
+        for first in range(0, count, rows):
+            drawn = totals[first : first + rows, number]
+            # per source: its replicates here, its matrix, and which weights it reads (their mapping and dtype)
+            products, mappings = [], {}  # mappings: (codes, width) -> [codes, replicates, {dtype: weights}]
             for wanted, source, total in zip(counts, blocks, sums):
-                stop = min(replicates.stop, wanted)
-                if stop > replicates.start:
-                    used = int(drawn[: stop - replicates.start].sum())
-                    source[number].add(
-                        total[replicates.start : stop],
-                        draws[:used],
-                        drawn[: stop - replicates.start],
-                        shared.setdefault((replicates.start, stop), {}),
-                    )
+                block, stop = source[number], min(first + len(drawn), wanted)
+                if stop <= first or not block.counts.shape[0]:
+                    continue
+                matrix = block.operand(drawn[: stop - first])
+                key = (None if block.codes is None else id(block.codes), matrix.shape[0])
+                mapping = mappings.setdefault(key, [block.codes, 0, {}])
+                mapping[1] = max(mapping[1], stop - first)
+                mapping[2].setdefault(matrix.dtype, None)
+                products.append((total[first:stop], matrix, key))
+            slots: dict[Any, int] = {}
+            for (_, width), mapping in mappings.items():
+                for dtype in mapping[2]:
+                    slots[dtype] = slots.get(dtype, -1) + 1
+                    mapping[2][dtype] = space.array(slots[dtype], dtype, mapping[1], width)
+            # the draws, a few replicates at a time (all of them: the next span's draws follow in the stream)
+            ends = np.cumsum(drawn)
+            batch = max(1, DRAW_CELLS // max(size, 1))
+            for start in range(0, len(drawn), batch):
+                stop = min(start + batch, len(drawn))
+                begin = int(ends[start - 1]) if start else 0
+                draws = rng.integers(0, size, size=int(ends[stop - 1]) - begin)
+                for (_, width), (codes, needed, weights) in mappings.items():
+                    if needed > start:
+                        upto = min(stop, needed)
+                        used = int(ends[upto - 1]) - begin
+                        outs = [found[start:upto] for found in weights.values()]
+                        count_weights(draws[:used], drawn[start:upto], width, codes, outs)
+            for total, matrix, key in products:
+                multiply(total, mappings[key][2][matrix.dtype][: len(total)], matrix)
     return sums
 
 
@@ -432,9 +613,12 @@ def resampled_sums(
         np.zeros((len(strata) + 1, count + 1, source.n_columns), dtype=np.float64)
         for count, source in zip(wanted, sources)
     ]
-    sizes, blocks = [], [[] for _ in sources]  # sizes[group][block]; blocks[source][group][block]
-    for group, members in enumerate(strata):
-        bounds = None if clusters is None else clusters[group]
+    sizes: list[list[int]] = []  # sizes[group][block]
+    blocks: list[list[list[ItemBlock]]] = [[] for _ in sources]  # blocks[source][group][block]
+
+    def prepare(group: int) -> None:
+        """Cut a stratum into its canonical blocks, each source's counts on each ready to multiply."""
+        members, bounds = strata[group], None if clusters is None else clusters[group]
         if bounds is None:  # every item its own cluster: blocks of items
             parts, part_bounds = canonical_blocks(members), None
         else:  # blocks of clusters: each block's items, and where its clusters start among them
@@ -444,19 +628,20 @@ def resampled_sums(
                 parts.append(members[edges[0] : edges[-1]])
                 part_bounds.append(edges - edges[0])
         sizes.append([len(part) if part_bounds is None else len(part_bounds[k]) - 1 for k, part in enumerate(parts)])
-        for source, total, found in zip(sources, sums, blocks):
-            stratum = []
-            for k, part in enumerate(parts):
+        for found in blocks:
+            found.append([])
+        for k, part in enumerate(parts):
+            matrices = []
+            for source, total in zip(sources, sums):
                 matrix = source.rows(part)
                 if part_bounds is not None:
                     matrix = cluster_rows(matrix, part_bounds[k])
                 total[group, 0] += np.asarray(matrix.sum(axis=0)).reshape(-1)
-                stratum.append(item_block(matrix))
-            found.append(stratum)
-        for k in range(len(parts)):  # sources sharing a block's weights: collapse only where it pays
-            kept = shared_weights([found[group][k] for found in blocks], sizes[group][k])
-            for found, block in zip(blocks, kept):
-                found[group][k] = block
+                matrices.append(matrix)
+            # sources sharing a block's weights: collapse only where it pays
+            for found, block in zip(blocks, block_items(matrices, sizes[group][k])):
+                found[group].append(block)
+
     # a unit per stratum and chunk of replicates that some source needs
     units = [(group, first) for group in range(len(strata)) for first in range(0, max(wanted), REPLICATE_CHUNK)]
 
@@ -471,13 +656,18 @@ def resampled_sums(
             progress(len(strata[group]) * min(REPLICATE_CHUNK, resamples - first) // max(resamples, 1))
 
     if run is not None:
+        for group in range(len(strata)):
+            prepare(group)
         counts = [counts_of(unit) for unit in units]
         for unit, chunk in zip(units, run(units, sizes, blocks, seed, stratum_keys, counts)):
             place(unit, chunk)
     else:
+        spaces = threading.local()  # each thread's weight matrices, reused by its units (freed with the pool)
 
         def draw(unit: tuple[int, int]) -> list[np.ndarray]:
             group, first = unit
+            if not hasattr(spaces, "space"):
+                spaces.space = Workspace()
             return chunk_sums(
                 sizes[group],
                 [found[group] for found in blocks],
@@ -485,8 +675,13 @@ def resampled_sums(
                 stratum_keys[group],
                 first // REPLICATE_CHUNK,
                 counts_of(unit),
+                workspace=spaces.space,
             )
 
+        # Every block is ready before the first product: a real-valued block's rows are grouped by a hash whose
+        # rounding depends on how many threads BLAS runs (``grouped``), so they are grouped as they always were.
+        for group in range(len(strata)):
+            prepare(group)
         # numpy releases the GIL while drawing, counting and multiplying: two threads measured 1.8x faster on
         # two cores. BLAS itself stays single-threaded: its threads only waited on each other in these many
         # small products (measured 10x slower on a loaded machine).

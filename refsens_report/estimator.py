@@ -23,6 +23,7 @@ from refsens_report import formatting
 from refsens_report.bootstrap import (
     BLOCK_ITEMS,
     FLOAT32_EXACT,
+    FLOAT32_MARGIN,
     bca_interval,
     bootstrap_p_value,
     matrix_source,
@@ -408,7 +409,7 @@ class Estimator:
                 copies.append((position, same))
                 done.add(position)
         # integer columns whose every sum over a block is exact in float32, then the others (float64)
-        limit = FLOAT32_EXACT / (4 * max(1, min(BLOCK_ITEMS, largest)))
+        limit = FLOAT32_EXACT / (FLOAT32_MARGIN * max(1, min(BLOCK_ITEMS, largest)))
         small = [
             position
             for position, column in enumerate(columns)

@@ -198,3 +198,40 @@ def test_the_shared_distinct_values_are_np_unique(seed):
     assert np.array_equal(found, expected) and np.array_equal(inverse, expected_inverse)
     bits, code = alpha.categories(values)
     assert np.array_equal(bits, expected) and np.array_equal(code, expected_inverse)
+
+
+def test_the_pairs_counted_on_threads_give_the_rows_of_one_thread(tmp_path, monkeypatch):
+    """alpha.estimates counts the pairs' coincidences on threads (pairs.threaded_map): the same rows on one."""
+    items = random_items(5, 80)
+    monkeypatch.setattr(pairs, "WORKERS", 2)
+    rows = [select(audit_items(tmp_path / "two", items).rows, analysis="alpha")]
+    monkeypatch.setattr(pairs, "WORKERS", 1)
+    rows.append(select(audit_items(tmp_path / "one", items).rows, analysis="alpha"))
+    assert rows[0] == rows[1] and len(rows[0]) > 2
+
+
+def test_threaded_map_is_map_in_order():
+    """threaded_map: the results of map, in the items' order, on any number of threads (and none for one item)."""
+    items = list(range(50))
+    for workers in (None, 1, 2, 7):
+        assert pairs.threaded_map(lambda x: np.arange(x * 1000).sum(), items, workers) == [
+            np.arange(x * 1000).sum() for x in items
+        ]
+    assert pairs.threaded_map(str, [], 2) == [] and pairs.threaded_map(str, [3], 2) == ["3"]
+
+
+def test_threaded_map_raises_what_an_item_raises_and_stops_taking_items():
+    import time
+
+    done = []
+
+    def one(x: int) -> int:
+        if x == 3:
+            raise ValueError("item 3")
+        time.sleep(0.001)  # the other thread takes its next item meanwhile
+        done.append(x)
+        return x
+
+    with pytest.raises(ValueError, match="item 3"):
+        pairs.threaded_map(one, range(200), 2)
+    assert len(done) < 20

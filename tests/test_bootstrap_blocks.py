@@ -214,3 +214,136 @@ def test_cluster_rows_sum_small_dtypes_without_wrapping():
     assert rows.tolist() == [[299 * 200, 299 * 200], [200, 200]]
     sparse = bootstrap.cluster_rows(csr_matrix(matrix.astype(np.float32)), np.array([0, 299, 300]))
     assert sparse.toarray().tolist() == rows.tolist()
+
+
+def _same_blocks(found, expected) -> bool:
+    return all(
+        (one.codes is None) == (other.codes is None)
+        and (one.codes is None or np.array_equal(one.codes, other.codes))
+        and one.counts.dtype == other.counts.dtype
+        and np.array_equal(one.counts, other.counts)
+        for one, other in zip(found, expected, strict=True)
+    )
+
+
+def test_block_items_are_the_item_blocks_with_the_unpaying_collapses_undone():
+    """block_items skips grouping a source whose collapse would be undone: the blocks are shared_weights'."""
+    rng = np.random.default_rng(11)
+    rows = 3000
+    distinct = rng.integers(0, 5, size=(rows, 40)).astype(np.uint8)
+    repeated = np.repeat(rng.integers(0, 3, size=(rows // 4, 6)).astype(np.uint8), 4, axis=0)
+    wide = np.repeat(repeated, 40, axis=1)
+    real = np.repeat(rng.random((rows // 5, 3)), 5, axis=0)  # real values: float64, 20 % distinct rows
+    zeros = np.zeros((rows, 4), dtype=np.uint16)
+    large = repeated.astype(np.int64) * 100_000  # integer counts too large for float32
+    cases = [
+        [distinct, repeated],
+        [repeated, distinct],
+        [repeated, real],
+        [wide, repeated, real],
+        [repeated, wide, zeros],
+        [zeros, real],
+        [large, repeated],
+        [real],
+        [distinct],
+        [distinct[:0], repeated[:0]],
+    ]
+    for matrices in cases:
+        expected = bootstrap.shared_weights([bootstrap.item_block(m) for m in matrices], len(matrices[0]))
+        assert _same_blocks(bootstrap.block_items(matrices, len(matrices[0])), expected)
+
+
+def test_integer_rows_group_as_a_row_wise_unique(monkeypatch):
+    rng = np.random.default_rng(5)
+    for matrix in (
+        np.repeat(rng.integers(0, 4, size=(500, 7)), 3, axis=0)[rng.permutation(1500)].astype(np.uint8),
+        rng.integers(0, 2, size=(2000, 3)).astype(bool),
+        np.repeat(rng.integers(-(1 << 40), 1 << 40, size=(50, 2)), 4, axis=0),  # too large for exact digests
+    ):
+        first, inverse = bootstrap.grouped(matrix)
+        _, expected = np.unique(matrix, axis=0, return_inverse=True)
+        # the same partition of the rows: each row's group's first row equals it, and groups are distinct rows
+        assert np.array_equal(matrix[first[inverse]], matrix)
+        assert len(first) == len(np.unique(expected))
+        # a hash collision (every row hashing alike) still groups the rows themselves
+        monkeypatch.setattr(bootstrap, "integer_digests", lambda m: np.zeros((len(m), 2)))
+        first, inverse = bootstrap.grouped(matrix)
+        assert np.array_equal(matrix[first[inverse]], matrix) and len(first) == len(np.unique(expected))
+        monkeypatch.undo()
+
+
+def test_real_rows_group_as_a_row_wise_unique_whatever_the_blas_threads():
+    """Real-valued rows are grouped by their bits (``bit_digests``: integer arithmetic, no BLAS), so identical rows
+    always share a group wherever they sit in the block, and the groups are the same on any number of BLAS
+    threads: a collapsed block's sums add up in the same order on every machine."""
+    from threadpoolctl import threadpool_limits
+
+    rng = np.random.default_rng(9)
+    distinct = rng.random((300, 7)) * 1e3
+    distinct[:3] = [[0.1] * 7, [0.1 + 2**-50] * 7, [0.0] * 7]  # rows a bit apart, and the zero row
+    matrix = distinct[rng.integers(0, 300, size=60_000)]
+    expected = len(np.unique(matrix, axis=0))
+    found = []
+    for threads in (1, 2):
+        with threadpool_limits(limits=threads, user_api="blas"):
+            first, inverse = bootstrap.grouped(matrix)
+        assert np.array_equal(matrix[first[inverse]], matrix) and len(first) == expected
+        found.append((first, inverse))
+    assert all(np.array_equal(a, b) for a, b in zip(*found))
+    # a row's key depends on its bits alone: the same row anywhere in a block, or in another block, hashes alike
+    keys = bootstrap.bit_digests(matrix)
+    assert np.array_equal(bootstrap.bit_digests(matrix[::-1]), keys[::-1])
+    assert len(np.unique(keys)) == expected
+
+
+def test_a_workspace_reused_across_blocks_and_chunks_changes_no_sum(monkeypatch):
+    monkeypatch.setattr(bootstrap, "BLOCK_ITEMS", 700)
+    monkeypatch.setattr(bootstrap, "DRAW_CELLS", 1000)  # several draws per span of replicates
+    columns = _record_columns()
+    real = np.random.default_rng(2).random((3000, 2))
+    members = np.arange(3000)
+    parts = bootstrap.canonical_blocks(members)
+    sizes = [len(part) for part in parts]
+    blocks = [bootstrap.block_items([columns[part], real[part]], len(part)) for part in parts]
+    sources = [[found[0] for found in blocks], [found[1] for found in blocks]]
+    seed = np.random.SeedSequence(8)
+    space = bootstrap.Workspace()
+    for chunk in range(3):
+        shared = bootstrap.chunk_sums(sizes, sources, seed, 1, chunk, [250, 120], workspace=space)
+        alone = [
+            bootstrap.chunk_sums(sizes, [source], seed, 1, chunk, [count])[0]
+            for source, count in zip(sources, [250, 120])
+        ]
+        assert all(np.array_equal(one, other) for one, other in zip(shared, alone))
+
+
+def test_a_replicate_drawing_a_float32_block_too_often_multiplies_it_in_float64(monkeypatch):
+    """Blocks are float32 for replicates drawing up to FLOAT32_MARGIN times their items; one drawing more is
+    multiplied in float64 (ItemBlock.operand), with weights counted in float64 beside the other sources' float32."""
+    block = bootstrap.item_block(np.full((100, 2), 1000.0))
+    assert block.counts.dtype == np.float32  # 1,000 x 100 items x the margin is below 2**24
+    assert block.operand(np.array([100, 8000])).dtype == np.float32
+    assert block.operand(np.array([100, 20_000])).dtype == np.float64  # 20,000 x 1,000 is not
+    # a margin below 1: about half of the replicates draw a block more often than it allows
+    monkeypatch.setattr(bootstrap, "FLOAT32_MARGIN", 0.9)
+    monkeypatch.setattr(bootstrap, "FLOAT32_EXACT", 4 * 97 + 1)  # the columns count up to 4
+    monkeypatch.setattr(bootstrap, "BLOCK_ITEMS", 97)
+    columns = _record_columns()
+    strata = [np.arange(0, 2000), np.arange(2000, 3000)]
+    seed = np.random.SeedSequence(6)
+    assert bootstrap.item_block(columns[:97]).counts.dtype == np.float32
+    expected = _item_level_sums(columns, strata, 300, seed, [1, 2], 97)
+    wide = np.repeat(columns, 30, axis=1)  # a second source sharing the draws, with float64 products of its own
+    found = bootstrap.resampled_sums(
+        [bootstrap.matrix_source(columns), bootstrap.matrix_source(wide)], strata, 300, seed, stratum_keys=[1, 2]
+    )
+    assert np.array_equal(found[0], expected) and np.array_equal(found[1], np.repeat(expected, 30, axis=2))
+
+
+def test_a_source_of_no_columns_draws_empty_sums():
+    """A stream whose every column is read off others still draws one empty matrix (ColumnPlan): large enough
+    for its rows to be sampled before grouping, it must group them (all alike) without reducing an empty block."""
+    columns = np.zeros((20_000, 0), dtype=np.uint8)
+    sums = bootstrap.resampled_sums(columns, [np.arange(20_000)], 10, np.random.SeedSequence(1))
+    assert sums.shape == (2, 11, 0)
+    assert bootstrap.grouped(columns)[0].tolist() == [0]

@@ -102,7 +102,7 @@ def test_untyped_counts_summed_from_per_type_counts_equal_the_multiplied_ones(sc
 def test_wide_integer_columns_drawn_apart_and_several_blocks_give_the_same_rows(scale_config, monkeypatch):
     # a float32 limit of 8 for the plan (the blocks keep theirs): counts of 8 or more go to the wide matrix;
     # blocks of 64 items: several per language, each drawn on its own stream
-    monkeypatch.setattr(estimator, "FLOAT32_EXACT", 4 * 200 * 8)
+    monkeypatch.setattr(estimator, "FLOAT32_EXACT", estimator.FLOAT32_MARGIN * 200 * 8)
     monkeypatch.setattr(bootstrap, "BLOCK_ITEMS", 64)
     planned, drawn = audited_both_ways(scale_config, monkeypatch)
     same_rows(planned, drawn)

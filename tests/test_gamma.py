@@ -123,6 +123,55 @@ def test_the_chance_continua_are_the_best_alignments_to_the_bit(seed):
     assert ours.tobytes() == reference.tobytes()
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_the_chance_continua_do_not_depend_on_the_number_of_threads(seed):
+    """The continua are drawn first and aligned on threads afterwards: the same disorders on one thread or more."""
+    rng = np.random.default_rng(seed)
+    length = int(rng.integers(500, 3000))
+    annotators = [crowded_units(rng, int(rng.integers(50, 400)), length, 200 if seed % 2 else 20) for _ in range(2)]
+    found = [
+        gamma.chance_disorders(annotators, float(length + 1), np.random.default_rng(seed), 30, workers).tobytes()
+        for workers in (1, 2, 3)
+    ]
+    assert found[0] == found[1] == found[2]
+    reference = chance_by_best_alignment(annotators, float(length + 1), np.random.default_rng(seed), 30)
+    assert found[0] == reference.tobytes()
+
+
+def turned_round(line: gamma.Line, pivot: float, bound: float) -> tuple[np.ndarray, ...]:
+    """What ``Line.shifted`` computed before it wrote each shifted unit in place: the whole line shifted, the
+    wrapped stretch concatenated in front, a stable sort when the result is out of order. As (start, end, type,
+    index) of every position."""
+    start, end = line.start + pivot, line.end + pivot
+    cut = int(np.searchsorted(start, bound, side="right"))
+    index = line.indices(np.arange(len(line)))
+    moved = [np.concatenate([part[cut:] - shift, part[:cut]]) for part, shift in ((start, bound), (end, bound))]
+    moved += [np.concatenate([part[cut:], part[:cut]]) for part in (line.type, index)]
+    if len(start) > 1 and not (moved[0][1:] >= moved[0][:-1]).all():
+        order = np.argsort(moved[0], kind="stable")
+        moved = [part[order] for part in moved]
+    return tuple(moved)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_shifted_line_is_the_line_turned_round(seed):
+    """Line.shifted, its units moved in place and its indices turned without a copy, gives the old computation:
+    fractional starts and pivots (sums that round), units beyond the bound (out of order once wrapped: sorted
+    again), repeated shifts (turns that add up) and empty lines."""
+    rng = np.random.default_rng(seed)
+    n = [0, 1, 2, 50, 500, 3000][seed]
+    bound = float(rng.uniform(10, 1e6)) if seed % 2 else float(rng.integers(10, 10**6))
+    reach = 1.3 if seed >= 4 else 1.0  # beyond the bound: the wrapped stretch overtakes the rest
+    start = rng.uniform(0, reach * bound, n) if seed % 2 else rng.integers(0, int(reach * bound), n).astype(float)
+    units = gamma.Units(start, start + rng.integers(1, 30, n), rng.integers(0, 5, n), np.zeros(n, np.int64))
+    line = gamma.Line.of(units)
+    for _ in range(4):
+        pivot = float(rng.uniform(0, bound)) if seed % 2 else float(rng.integers(0, int(bound)))
+        expected, line = turned_round(line, pivot, bound), line.shifted(pivot, bound)
+        found = (line.start, line.end, line.type, line.indices(np.arange(len(line))))
+        assert all(a.tobytes() == b.tobytes() for a, b in zip(found, expected, strict=True))
+
+
 @pytest.mark.parametrize("seed", range(8))
 def test_sorted_search_is_a_binary_search(seed):
     rng = np.random.default_rng(seed)

@@ -28,6 +28,7 @@ from refsens_report.analyses.pairs import (
     pair_sentences,
     pair_table,
     pairs,
+    threaded_map,
 )
 from refsens_report.config import Config
 from refsens_report.counts import Column, ColumnKind, ItemCounts
@@ -179,7 +180,18 @@ class Alpha(Expr):
 
 
 def estimates(context: AuditContext) -> list[Estimate]:
-    """Alpha per pair, on the corpus's and the audited items' streams (paired with agreement and the swap)."""
+    """Alpha per pair, on the corpus's and the audited items' streams (paired with agreement and the swap).
+
+    The pairs' coincidences are counted first, on threads (``threaded_map``); what they share (each labelling's
+    distinct spans, the item lengths) is computed and cached before, once."""
+    counts = context.counts
+    named = list(
+        dict.fromkeys((a, b) for subset, a, b in pairs(context.config) if getattr(context.subsets, subset) is not None)
+    )
+    for name in dict.fromkeys(name for pair in named for name in pair):
+        distinct_spans(counts, name)
+    item_lengths(counts)
+    threaded_map(lambda pair: coincidences(counts, *pair), named)
     return pair_estimates(
         context, KEY, "alpha", lambda a, b, mask: Alpha(a, b, coincidences(context.counts, a, b).categories)
     )

@@ -23,7 +23,7 @@ from refsens_report import formatting
 from refsens_report.analyses.base import DIFFERENCES, Analysis, AuditContext, Estimate, Rows, Section, Stat, section
 from refsens_report.analyses.type_confusion import shown_type
 from refsens_report.bootstrap import AUTO_MIN_RESAMPLES
-from refsens_report.counts import MANY_TYPES, RULE_NAMES, Column
+from refsens_report.counts import DENSE_CELLS, MANY_TYPES, RULE_NAMES, Column
 from refsens_report.estimator import BLOCK_VALUES, Estimator, Listed
 from refsens_report.figures import Figure
 from refsens_report.formulas import F1
@@ -53,12 +53,43 @@ def typed_rules(rules: tuple[str, ...] | list[str]) -> list[str]:
 
 def scored_types(context: AuditContext, mask: np.ndarray) -> np.ndarray:
     """Return the codes of the types with a span in some output or reference on the masked items (sorted)."""
+    return np.flatnonzero(_type_items(context, mask))
+
+
+def _type_items(context: AuditContext, mask: np.ndarray) -> np.ndarray:
+    """Return per type code the items of ``mask`` having a span of that type, summed over the outputs and
+    references (an item counted once per labelling having the type there): read off each labelling's strict
+    spans (an (item, type) cell marked once, however many spans it holds), as the nonzero cells of
+    ``ItemCounts.typed``'s size triples count them, without making the triples. Computed once per item set."""
     counts, roles = context.counts, context.config.roles
-    present = np.zeros(max(len(counts.type_names), 1), dtype=bool)
-    for name in dict.fromkeys(roles.outputs + roles.references):
-        items, codes, _ = counts.typed("size", "strict", name)
-        present[codes[mask[items]]] = True
-    return np.flatnonzero(present)
+    known = context.notes.get("by_type:items")
+    if known is not None and known[0] is mask:
+        return known[1]
+    n_types = max(len(counts.type_names), 1)
+    items_with = np.zeros(n_types, dtype=np.int64)
+    names = dict.fromkeys(roles.outputs + roles.references)
+    if counts.n_items * n_types > DENSE_CELLS:  # too many cells to mark: the triples
+        for name in names:
+            items, kinds, _ = counts.typed("size", "strict", name)
+            np.add.at(items_with, kinds[mask[items]], 1)
+    else:
+        marked = np.zeros(counts.n_items * n_types, dtype=bool)
+        for name in names:
+            items, kinds = _masked_spans(counts, name, mask)
+            cells = items.astype(np.int64) * n_types + kinds
+            marked[cells] = True
+            items_with += marked.reshape(-1, n_types).sum(axis=0)
+            marked[cells] = False
+    context.notes["by_type:items"] = (mask, items_with)
+    return items_with
+
+
+def _masked_spans(counts: Any, name: str, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Return the item and type code of each of a labelling's strict spans on the items of ``mask``."""
+    ids = counts.ids("strict", name)
+    items = counts.item_of("strict", ids)
+    keep = mask[items]
+    return items[keep], counts._strict_type[ids[keep]]
 
 
 def families(context: AuditContext, rules: list[str]) -> list[Column]:
@@ -119,10 +150,7 @@ def type_blocks(
     of its types (at most the sum of each type's items) x families x types.
     """
     counts = context.counts
-    items_with = np.zeros(max(len(counts.type_names), 1), dtype=np.int64)
-    for name in dict.fromkeys(context.config.roles.outputs + context.config.roles.references):
-        items, kinds, _ = counts.typed("size", "strict", name)
-        np.add.at(items_with, kinds[mask[items]], 1)  # an upper bound: an item counted once per labelling
+    items_with = _type_items(context, mask)  # an upper bound: an item counted once per labelling
     blocks: list[list[int]] = [[]]
     listed, at_most = 0, counts.n_items  # a block's matrix lists at most every item
     sparse = len(codes) > MANY_TYPES  # a sparse matrix holds each item's counts of its own types only
@@ -214,11 +242,12 @@ def span_counts(context: AuditContext, mask: np.ndarray, codes: np.ndarray) -> d
     names = [str(counts.type_names[code]) for code in sorted(codes)]
     languages = sorted({table.languages[code] for code in np.unique(table.language[mask])})
     spans: dict[str, dict[str, dict[str, int]]] = {}
+    n_types = max(len(counts.type_names), 1)
     for reference in context.config.roles.references:
-        items, kinds, values = counts.typed("size", "strict", reference)
-        keep = mask[items]
-        per = np.zeros((len(table.languages), max(len(counts.type_names), 1)), dtype=np.int64)
-        np.add.at(per, (table.language[items[keep]], kinds[keep]), values[keep])
+        items, kinds = _masked_spans(counts, reference, mask)  # a span each: its (item, type) cell's count summed
+        per = np.bincount(
+            table.language[items].astype(np.int64) * n_types + kinds, minlength=len(table.languages) * n_types
+        ).reshape(len(table.languages), n_types)
         position = {name: index for index, name in enumerate(counts.type_names)}
         spans[reference] = {
             **{

@@ -37,6 +37,7 @@ from refsens_report.analyses.pairs import (
     pair_sentences,
     pair_table,
     pairs,
+    threaded_map,
 )
 from refsens_report.config import Config
 from refsens_report.counts import Column, ColumnKind, ItemCounts
@@ -85,7 +86,8 @@ def dissimilarity(a: Units | Line, b: Units | Line, i: np.ndarray | slice, j: np
     """Return the combined dissimilarity of units a[i] and b[j] (vectorised over the pairs)."""
     start_a, end_a, start_b, end_b = a.start[i], a.end[i], b.start[j], b.end[j]
     # (|Δstart| + |Δend|) / (length_a + length_b), then (POSITIONAL · p · p + CATEGORICAL · [types differ]) · Δ∅:
-    # each operation as written, in place where an operand is no longer needed
+    # each operation as written, in place where an operand is no longer needed; a weight of 1 is left out (a
+    # product with 1.0 is exact: the same floats, one pass fewer)
     positional = np.abs(start_a - start_b)
     apart = np.abs(end_a - end_b)
     positional += apart
@@ -93,10 +95,15 @@ def dissimilarity(a: Units | Line, b: Units | Line, i: np.ndarray | slice, j: np
     np.subtract(end_b, start_b, out=apart)
     length += apart
     positional /= length
-    cost = POSITIONAL * positional
+    cost = POSITIONAL * positional if POSITIONAL != 1.0 else positional
     cost *= positional
-    cost += CATEGORICAL * (a.type[i] != b.type[j])
-    cost *= DELTA_EMPTY
+    differ = a.type[i] != b.type[j]
+    if CATEGORICAL != 1.0:
+        cost += CATEGORICAL * differ
+    else:
+        np.add(cost, differ, out=cost)
+    if DELTA_EMPTY != 1.0:
+        cost *= DELTA_EMPTY
     return cost
 
 
@@ -198,37 +205,67 @@ def assignment_gains(
 @dataclass(frozen=True)
 class Line:
     """One random annotator's units along a chance continuum in start order: start, end, type, and each unit's
-    index among the units it was drawn from (the order the exact assignment sees them in)."""
+    index among the units it was drawn from (the order the exact assignment sees them in), that of position k
+    being ``index[(k + turn) % len]``: a continuum turns its units round without copying the indices, which only
+    the few units of larger groups read (``indices``)."""
 
     start: np.ndarray
     end: np.ndarray
     type: np.ndarray
     index: np.ndarray
+    turn: int = 0
 
     def __len__(self) -> int:
         return len(self.start)
 
     @staticmethod
     def of(units: Units) -> Line:
-        """Return the units in start order (stable)."""
+        """Return the units in start order (stable), their type codes in the smallest integer type that holds them
+        (fewer bytes to turn round and gather; the same comparisons)."""
         order = np.argsort(units.start, kind="stable")
-        return Line(units.start[order], units.end[order], units.type[order], order)
+        kind = units.type[order]
+        if len(kind) and kind.min() >= 0:
+            kind = kind.astype(np.min_scalar_type(int(kind.max())))
+        return Line(units.start[order], units.end[order], kind, order)
+
+    def indices(self, positions: np.ndarray) -> np.ndarray:
+        """Return the index among the units drawn from of the units at these positions."""
+        if not self.turn:
+            return self.index[positions]
+        return self.index[(positions + self.turn) % len(self)]
 
     def shifted(self, pivot: float, bound: float) -> Line:
         """Return ``Units.shifted`` of these units, still in start order: the units that wrap round (a stretch at
-        the end, the starts being sorted) move to the front, unless rounding would leave them out of order."""
-        start, end = self.start + pivot, self.end + pivot
-        cut = int(np.searchsorted(start, bound, side="right"))  # start > bound from here on
-        moved = Line(
-            np.concatenate([start[cut:] - bound, start[:cut]]),
-            np.concatenate([end[cut:] - bound, end[:cut]]),
+        the end, the starts being sorted) move to the front, unless rounding would leave them out of order.
+
+        Each start and end is moved as ``Units.shifted`` does (+ pivot, then − bound where it wraps), written
+        straight into its place. Adding the pivot keeps the order of the starts, so each stretch stays sorted and
+        only where they meet can rounding break the order."""
+        n = len(self)
+        # the first unit whose shifted start is beyond the bound (start + pivot > bound, as Units.shifted tests
+        # it): the binary search's answer, moved where rounding makes the sum disagree with the difference
+        cut = int(np.searchsorted(self.start, bound - pivot, side="right"))
+        while cut < n and not self.start[cut] + pivot > bound:
+            cut += 1
+        while cut > 0 and self.start[cut - 1] + pivot > bound:
+            cut -= 1
+        wrapped = n - cut
+        start, end = np.empty_like(self.start), np.empty_like(self.end)
+        for moved, original in ((start, self.start), (end, self.end)):
+            np.add(original[cut:], pivot, out=moved[:wrapped])
+            moved[:wrapped] -= bound
+            np.add(original[:cut], pivot, out=moved[wrapped:])
+        line = Line(
+            start,
+            end,
             np.concatenate([self.type[cut:], self.type[:cut]]),
-            np.concatenate([self.index[cut:], self.index[:cut]]),
+            self.index,
+            (self.turn + cut) % n if n else 0,
         )
-        if len(moved) > 1 and not (moved.start[1:] >= moved.start[:-1]).all():
-            order = np.argsort(moved.start, kind="stable")
-            moved = Line(moved.start[order], moved.end[order], moved.type[order], moved.index[order])
-        return moved
+        if 0 < wrapped < n and start[wrapped - 1] > start[wrapped]:
+            order = np.argsort(start, kind="stable")
+            line = Line(start[order], end[order], line.type[order], line.indices(order))
+        return line
 
 
 def sorted_search(values: np.ndarray, needles: np.ndarray) -> np.ndarray:
@@ -274,26 +311,35 @@ def chance_pairs(a: Line, b: Line) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """
     if not len(a) or not len(b):
         return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0)
-    reach = np.sqrt(2.0) * ((a.end - a.start) + float((b.end - b.start).max())) + 1e-9
+    n_b = len(b)
+    reach = a.end - a.start  # √2 (length + b's longest) + 1e-9, in place
+    reach += float((b.end - b.start).max())
+    reach *= np.sqrt(2.0)
+    reach += 1e-9
     first = sorted_search(b.start, a.start - reach)
     high = a.start + reach
     # the first rank over every a-unit at once, with no index of the a-units (most windows hold one or none)
-    nearest = np.minimum(first, len(b) - 1)
-    opened = (first < len(b)) & (b.start[nearest] <= high)
+    nearest = np.minimum(first, n_b - 1)
+    opened = (first < n_b) & (b.start[nearest] <= high)
     cost = dissimilarity(a, b, slice(None), nearest)
     kept = np.flatnonzero(opened & (cost < 2 * DELTA_EMPTY))
     found = [(kept, nearest[kept], cost[kept])]
-    rows = np.flatnonzero(opened)
-    j = first[rows] + 1
+    # the windows holding a second b-unit, found over every a-unit at once too (b in start order: such a window
+    # holds a first); from there on, rank by rank over the windows still open (RANKS >= 2)
+    following = first + 1
+    rows = np.flatnonzero((following < n_b) & (b.start[np.minimum(following, n_b - 1)] <= high))
+    j = following[rows]
     for rank in range(1, RANKS + 1):
-        inside = j < len(b)
-        rows, j = rows[inside], j[inside]
-        if rank == RANKS:  # the rest at once: many b-units in a few windows
-            many = np.searchsorted(b.start, high[rows], side="right") - j
-            rows, j = np.repeat(rows, many), np.repeat(j - np.cumsum(many) + many, many) + np.arange(int(many.sum()))
-        else:
-            inside = b.start[j] <= high[rows]
+        if rank > 1:
+            inside = j < n_b
             rows, j = rows[inside], j[inside]
+            if rank == RANKS:  # the rest at once: many b-units in a few windows
+                many = np.searchsorted(b.start, high[rows], side="right") - j
+                rows = np.repeat(rows, many)
+                j = np.repeat(j - np.cumsum(many) + many, many) + np.arange(int(many.sum()))
+            else:
+                inside = b.start[j] <= high[rows]
+                rows, j = rows[inside], j[inside]
         if not len(rows):
             break
         cost = dissimilarity(a, b, rows, j)
@@ -338,7 +384,7 @@ def chance_total(a: Line, b: Line) -> float:
         # larger groups: the exact assignment, rows and columns in the order of the units drawn from (as
         # best_alignment sees them), so that ties and the sum of the chosen gains come out the same
         larger = ~star[owner]
-        groups, gain = assignment_gains(owner[larger], a.index[i[larger]], b.index[j[larger]], gains[larger])
+        groups, gain = assignment_gains(owner[larger], a.indices(i[larger]), b.indices(j[larger]), gains[larger])
         disorders.append(units[groups] + gain)
     return exact_sum(np.concatenate(disorders), float(alone * DELTA_EMPTY))
 
@@ -447,25 +493,40 @@ def shuffled_pivots(rng: np.random.Generator, bound: float, spacing: float, anno
     return pivots
 
 
-def chance_disorders(annotators: list[Units], bound: float, rng: np.random.Generator, samples: int) -> np.ndarray:
+def chance_disorders(
+    annotators: list[Units], bound: float, rng: np.random.Generator, samples: int, workers: int | None = None
+) -> np.ndarray:
     """Return the best-alignment disorder of ``samples`` random continua: each of two random annotators is a real
-    annotator's units (drawn with replacement) shifted by its pivot along [0, bound)."""
+    annotator's units (drawn with replacement) shifted by its pivot along [0, bound).
+
+    Every continuum's draws (pivots, then annotators) are taken from ``rng`` first, in order; the continua are
+    then aligned on ``workers`` threads (``threaded_map``), each on its own: the same disorders on any number."""
     everything = np.concatenate([units.end - units.start for units in annotators])
     spacing = float(everything.mean()) / 2 if len(everything) else 0.0
     lines = [Line.of(units) for units in annotators]  # sorted once: each continuum only turns them round
-    found = []
+    draws = []
     for _ in range(samples):
         pivots = shuffled_pivots(rng, bound, spacing, 2)
-        chosen = [lines[rng.integers(len(lines))].shifted(pivot, bound) for pivot in pivots]
+        draws.append([(int(rng.integers(len(lines))), pivot) for pivot in pivots])
+
+    def disorder(draw: list[tuple[int, float]]) -> float:
+        chosen = [lines[line].shifted(pivot, bound) for line, pivot in draw]
         n_units = len(chosen[0]) + len(chosen[1])
         # exactly rounded, so the units' order (the record's line order) cannot move the last digit
         total = chance_total(*chosen)
-        found.append(total / (n_units / 2) if n_units else np.nan)
-    return np.array(found)
+        return total / (n_units / 2) if n_units else np.nan
+
+    return np.array(threaded_map(disorder, draws, workers), dtype=np.float64)
 
 
 def expected_disorder(
-    counts: ItemCounts, a: str, b: str, mask: np.ndarray, seed: int = CHANCE_SEED, samples: int = SAMPLES
+    counts: ItemCounts,
+    a: str,
+    b: str,
+    mask: np.ndarray,
+    seed: int = CHANCE_SEED,
+    samples: int = SAMPLES,
+    workers: int | None = None,
 ) -> np.ndarray:
     """Return the chance disorders of a and b on the masked items laid end to end in id order (so the record's
     line order does not matter), one per random continuum."""
@@ -477,7 +538,8 @@ def expected_disorder(
     annotators = [in_position_order(item_units(counts, name, both, offsets)) for name in (a, b)]
     if not len(annotators[0]) + len(annotators[1]):
         return np.full(samples, np.nan)
-    return chance_disorders(annotators, float(lengths.sum()), np.random.default_rng(pair_seed(seed, a, b)), samples)
+    rng = np.random.default_rng(pair_seed(seed, a, b))
+    return chance_disorders(annotators, float(lengths.sum()), rng, samples, workers)
 
 
 def in_position_order(units: Units) -> Units:

@@ -129,16 +129,72 @@ def item_weight(counts: Any, reference: str, source: str, mask: np.ndarray, pool
     An item's two log-odds depend on its own few counts alone (its TP and reference spans; its FP and false
     candidates): each is computed once per pair of counts in their range (as the formula computes it for the
     items, so the same float) and looked up, unless the range is large."""
-    present = mask & counts.has(source)
-    tp = np.where(present, counts.tp("strict", source, reference), 0).astype(np.int64)
-    fp = np.where(present, counts.size("strict", source), 0).astype(np.int64) - tp
-    spans = np.where(present, counts.size("strict", reference), 0).astype(np.int64)
-    lacking = pool.lacking
-    false = np.zeros(counts.n_items, dtype=np.int64)
-    false[: len(lacking)] = lacking
-    false = np.where(present, false, 0)
-    odds = [_log_odds(tp, spans, 1, 2), _log_odds(fp, false, 1, 2)]
-    return np.where(present, odds[0] - odds[1], 0.0)
+    return _Weigher(counts, reference, mask, pool).weight(source)
+
+
+class _Weigher:
+    """``item_weight`` for one reference and pool, a source at a time: the reference's counts per item (its
+    spans and false candidates, as int32: the same integers, half the bytes) read once for every source, and
+    for a source present wherever the reference is, their sums and largest values too."""
+
+    def __init__(self, counts: Any, reference: str, mask: np.ndarray, pool: Pool):
+        self.counts, self.reference, self.mask = counts, reference, mask
+        self.items = int(np.count_nonzero(mask))
+        self.spans = counts.size("strict", reference).astype(np.int32, copy=False) * mask
+        lacking = pool.lacking
+        false = np.zeros(counts.n_items, dtype=np.int32)
+        false[: len(lacking)] = lacking
+        self.false = false * mask
+        self.known = {"spans": _Tries(self.spans), "false": _Tries(self.false)}
+
+    def weight(self, source: str) -> np.ndarray:
+        counts = self.counts
+        if self.items == counts.n_items and counts.has(source).all():  # every item counts: nothing masked
+            tp = counts.tp("strict", source, self.reference).astype(np.int32, copy=False)
+            fp = counts.size("strict", source).astype(np.int32, copy=False) - tp
+            return _odds(tp, self.known["spans"]) - _odds(fp, self.known["false"])
+        present = self.mask & counts.has(source)
+        everywhere = int(np.count_nonzero(present)) == self.items  # present on every item of the mask
+        tp = counts.tp("strict", source, self.reference).astype(np.int32, copy=False) * present
+        fp = counts.size("strict", source).astype(np.int32, copy=False) * present - tp
+        if everywhere:
+            spans, false = self.known["spans"], self.known["false"]
+        else:
+            spans, false = _Tries(self.spans * present), _Tries(self.false * present)
+        odds = [_odds(tp, spans), _odds(fp, false)]
+        return np.where(present, odds[0] - odds[1], 0.0)
+
+
+@dataclass(frozen=True, eq=False)
+class _Tries:
+    """Non-negative counts per item (the second of ``_log_odds``' pair), with their sum and largest value."""
+
+    values: np.ndarray
+
+    @cached_property
+    def total(self) -> Any:
+        return self.values.sum(dtype=np.int64)
+
+    @cached_property
+    def top(self) -> int:
+        return int(self.values.max(initial=0))
+
+
+def _odds(hits: np.ndarray, tries: _Tries) -> np.ndarray:
+    """``_log_odds(hits, tries.values, 1, 2)`` for non-negative counts: the same floats (the same formula on
+    the same integers, looked up per pair of counts when at most LOOKUP pairs span their range)."""
+    total_hits, total_tries, width = hits.sum(dtype=np.int64), tries.total, tries.top + 1
+    if len(hits) and (int(hits.max()) + 1) * width <= LOOKUP:
+        grid = np.arange((int(hits.max()) + 1) * width, dtype=np.int64)
+        with np.errstate(divide="ignore", invalid="ignore"):  # pairs no item has (more hits than tries)
+            rate = (total_hits - grid // width + 1) / (total_tries - grid % width + 2)
+            odds = np.log(rate / (1 - rate))
+        return odds[
+            hits * np.int32(width) + tries.values
+            if width * (int(hits.max()) + 1) < 2**31
+            else hits.astype(np.int64) * width + tries.values
+        ]
+    return _log_odds(hits.astype(np.int64), tries.values.astype(np.int64), 1, 2)
 
 
 LOOKUP = 1 << 16  # the most pairs of counts ``_log_odds`` computes once each and looks up
@@ -182,10 +238,13 @@ def weighted_sums(
     first = np.flatnonzero(runs)
     first_item, first_near = pool.item[first], near[:, first]
     empty = np.zeros(len(first))
+    weigher = _Weigher(counts, reference, mask, pool)
     for number, source in enumerate(sources):
-        weight = item_weight(counts, reference, source, mask, pool)
+        weight = weigher.weight(source)
         votes[having[number]] += weight[pool.item[having[number]]]
-        empty += np.where(~_bit(first_near, number), weight[first_item], 0)
+        bit = np.uint64(1) << np.uint64(number % 64)
+        clear = np.flatnonzero((first_near[number // 64] & bit) == 0)  # the runs it has nothing near: 0 elsewhere
+        empty[clear] += weight[first_item[clear]]
     return votes, empty[np.cumsum(runs) - 1]
 
 
@@ -200,12 +259,26 @@ class Places:
     first: np.ndarray  # positions into ids
     second: np.ndarray
     held: dict[str, np.ndarray] = field(default_factory=dict)  # per labelling, the positions of its spans
+    # with at most 64 labellings (``labels``, in the order first asked for): per place, bit g set when labels[g]
+    # has it (``bits``) and when labels[g] has a span sharing a character with it (``near``); each reference's
+    # pool reads its sources' bits off these (``_from_places``), not a pass per source and reference
+    labels: tuple[str, ...] = ()
+    bits: np.ndarray | None = None
+    near: np.ndarray | None = None
+    item: np.ndarray | None = None  # per place, its item
 
     def of(self, counts: Any, name: str) -> np.ndarray:
         """Return the positions of a labelling's spans among the places (found once per labelling)."""
         if name not in self.held:
             self.held[name] = self.position[counts.ids("strict", name)]
         return self.held[name]
+
+    @cached_property
+    def pairs(self) -> tuple[np.ndarray, np.ndarray]:
+        """The pairs of two different places sharing a character (``first``, ``second`` without a span paired
+        with itself, which never ranks), still sorted by the first."""
+        other = self.first != self.second
+        return self.first[other], self.second[other]
 
     @cached_property
     def position(self) -> np.ndarray:
@@ -220,7 +293,8 @@ class Places:
 def places_of(counts: Any, names: Iterable[str], notes: dict[str, Any] | None = None) -> Places:
     """Return the places of the labellings ``names``; with ``notes``, kept there and reused for any names
     among those of the last computed."""
-    names = frozenset(names)
+    ordered = list(names)
+    names = frozenset(ordered)
     known = notes.get("places") if notes is not None else None
     if known is not None and names <= known.names:
         return known
@@ -228,11 +302,18 @@ def places_of(counts: Any, names: Iterable[str], notes: dict[str, Any] | None = 
     for name in names:
         pooled[counts.ids("strict", name)] = True
     ids = np.flatnonzero(pooled)  # item-major, as overlap_edges needs
-    one, two = _overlaps(counts, ids, ids)
+    one, two = _overlaps(counts, ids, ids)  # the same spans both sides: gathered once
     index = np.int32 if len(ids) < 2**31 else np.int64
     first, second = one.astype(index), two.astype(index)
     order = np.argsort(first, kind="stable")
-    places = Places(names, ids, first[order], second[order])
+    labels = tuple(dict.fromkeys(ordered))
+    places = Places(names, ids, first[order], second[order], labels=labels, item=counts.item_of("strict", ids))
+    if len(labels) <= 64:  # one 64-bit word per place holds every labelling
+        bits = np.zeros(len(ids), dtype=np.uint64)
+        for number, name in enumerate(labels):
+            bits[places.of(counts, name)] |= np.uint64(1) << np.uint64(number)
+        object.__setattr__(places, "bits", bits)
+        object.__setattr__(places, "near", _overlapping(places.first, places.second, bits[None, :])[0])
     if notes is not None:
         notes["places"] = places
     return places
@@ -252,6 +333,59 @@ def _source_bits(
         bits[number // 64, found] |= np.uint64(1) << np.uint64(number % 64)
         having.append(found)
     return bits, having
+
+
+def _extracted(bits: np.ndarray, labels: Sequence[str], names: Sequence[str]) -> np.ndarray:
+    """Return ``bits`` (bit g for labels[g]) renumbered: bit k for names[k] (every name among the labels), one
+    shift per run of names whose labels follow each other (the sources of a reference: one or two runs)."""
+    found = np.zeros(len(bits), dtype=np.uint64)
+    at = {label: number for number, label in enumerate(labels)}
+    number = 0
+    while number < len(names):
+        stop = number + 1
+        while stop < len(names) and at[names[stop]] == at[names[number]] + stop - number:
+            stop += 1
+        shift = at[names[number]] - number
+        moved = bits >> np.uint64(shift) if shift >= 0 else bits << np.uint64(-shift)
+        found |= moved & np.uint64(((1 << (stop - number)) - 1) << number)
+        number = stop
+    return found
+
+
+def _from_places(
+    counts: Any, places: Places, reference: str, sources: Sequence[str], mask: np.ndarray, every_pair: bool = False
+) -> tuple[Pool, np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[np.ndarray]]:
+    """Return what ``candidates_of`` finds per reference with ``pool_of``, ``_pool_edges``, ``_source_bits`` and
+    ``_overlapping``, read off the places' bits (``Places.bits``/``near``, at most 64 labellings, the reference
+    and its sources among them): (the pool, the pairs of pool spans sharing a character (``one``, ``two``; a
+    span with itself left out unless ``every_pair``: it never ranks), which sources have each pool span, which
+    have one sharing a character with it, each source's pool positions). The same pool, pairs and bits: the
+    pool is the places the reference or a source has on the items of ``mask``, in the places' order (strict id
+    order)."""
+    at = {label: number for number, label in enumerate(places.labels)}
+    wanted = np.uint64(sum(1 << at[name] for name in {reference, *sources}))
+    keep = mask[places.item] & ((places.bits & wanted) != 0)
+    ours = ((places.bits >> np.uint64(at[reference])) & np.uint64(1)).astype(bool)
+    first, second = (places.first, places.second) if every_pair else places.pairs
+    if keep.all():  # the pool is every place
+        pool = Pool(places.ids, places.item, ours)
+        one, two = first, second
+        bits, near = places.bits, places.near
+        having = [places.of(counts, source) for source in sources]
+    else:
+        pool = Pool(places.ids[keep], places.item[keep], ours[keep])
+        local = np.full(len(places.ids), -1, dtype=np.int64)
+        local[keep] = np.arange(len(pool.ids))
+        one, two = local[first], local[second]
+        both = (one >= 0) & (two >= 0)
+        one, two = one[both], two[both]  # still sorted by one
+        bits, near = places.bits[keep], places.near[keep]
+        having = []
+        for source in sources:
+            found = local[places.of(counts, source)]
+            having.append(found[found >= 0])
+    bits, near = (_extracted(found, places.labels, sources)[None, :] for found in (bits, near))
+    return pool, one, two, bits, near, having
 
 
 def _bit(bits: np.ndarray, number: int, at: np.ndarray | slice = slice(None)) -> np.ndarray:
@@ -289,9 +423,9 @@ def _overlaps(counts: Any, first: np.ndarray, second: np.ndarray) -> tuple[np.nd
     item = counts._id_item["strict"]
     spans = [
         (item[ids], counts._strict_start[ids], counts._strict_end[ids], np.zeros(len(ids), dtype=np.int64))
-        for ids in (first, second)
+        for ids in ((first,) if first is second else (first, second))
     ]
-    return overlap_edges(spans[0], spans[1])
+    return overlap_edges(spans[0], spans[-1])
 
 
 def _first_per(group: np.ndarray, *keys: np.ndarray) -> np.ndarray:
@@ -360,15 +494,19 @@ def candidates_of(
     counts, table = context.counts, context.record.table
     sources = sources_of(context, reference)
     mask = mask & counts.has(reference)
-    pool = pool_of(counts, reference, sources, mask)
-    ids = pool.ids
     roles = context.config.roles
     places = places_of(
         counts, [*roles.outputs, *roles.references, reference, *sources], context.notes.setdefault(KEY, {})
     )
-    local, one, two = _pool_edges(places, ids)  # the pool's pairs of spans sharing a character
-    bits, having = _source_bits(counts, sources, places, local, len(ids))  # which sources have each pool span
-    near = _overlapping(one, two, bits)  # which sources have a span overlapping it
+    if places.bits is not None:  # read off the places' bits
+        pool, one, two, bits, near, having = _from_places(counts, places, reference, sources, mask, extra is not None)
+        ids = pool.ids
+    else:
+        pool = pool_of(counts, reference, sources, mask)
+        ids = pool.ids
+        local, one, two = _pool_edges(places, ids)  # the pool's pairs of spans sharing a character
+        bits, having = _source_bits(counts, sources, places, local, len(ids))  # which sources have each pool span
+        near = _overlapping(one, two, bits)  # which sources have a span overlapping it
     # per pool span: the weight of the sources having it (votes) and of those with nothing overlapping it (empty)
     if weigh is None and not equal_weights:
         votes, empty = weighted_sums(counts, reference, sources, mask, pool, having, near)
@@ -384,11 +522,13 @@ def candidates_of(
     # a reference span against the heaviest other state of its place: a span it lacks overlapping it, or nothing
     spans, others = np.flatnonzero(pool.ours), np.flatnonzero(~pool.ours)
     rank = np.cumsum(pool.ours) - 1, np.cumsum(~pool.ours) - 1  # a pool position's index into spans / others
-    across = pool.ours[one] & ~pool.ours[two]
+    ours_one, ours_two = pool.ours[one], pool.ours[two]
+    across = ours_one & ~ours_two
     edge_span, edge_other = rank[0][one[across]], rank[1][two[across]]
     proposal = np.full(len(spans), -1, dtype=np.int64)
     best = empty[spans].copy()
-    first = _heaviest_per(edge_span, edge_other, votes[others][edge_other])
+    votes_others = votes[others]
+    first = _heaviest_per(edge_span, edge_other, votes_others[edge_other])
     rival = others[edge_other[first]]
     heavier = votes[rival] > best[edge_span[first]]  # a span must outweigh nothing there
     proposal[edge_span[first][heavier]] = rival[heavier]
@@ -397,11 +537,10 @@ def candidates_of(
     # overlapping span it lacks is heavier (equal: the first in span order)
     lacking = np.ones(len(others), dtype=bool)
     lacking[edge_other] = False
-    among = ~pool.ours[one] & ~pool.ours[two]
+    among = ~(ours_one | ours_two)
     edge_one, edge_two = rank[1][one[among]], rank[1][two[among]]
-    heavier_neighbour = (votes[others][edge_two] > votes[others][edge_one]) | (
-        (votes[others][edge_two] == votes[others][edge_one]) & (edge_two < edge_one)
-    )
+    votes_one, votes_two = votes_others[edge_one], votes_others[edge_two]
+    heavier_neighbour = (votes_two > votes_one) | ((votes_two == votes_one) & (edge_two < edge_one))
     lacking[edge_one[heavier_neighbour]] = False
     missing = others[lacking]
     at = np.concatenate([spans, np.full(len(missing), -1, dtype=np.int64)])  # pool positions, -1: none
@@ -421,8 +560,8 @@ def candidates_of(
     # (the ids ranked among the candidates' items alone: the same order, without sorting every item's id)
     listed, where = np.unique(item, return_inverse=True)
     by_id = python_order([str(found) for found in table.ids[listed].tolist()])[where]
-    by_language = python_order(table.languages)[table.language]
-    order = np.lexsort((offer, kind, np.where(at >= 0, at, offer), by_id, by_language[item], -score))
+    by_language = python_order(table.languages)[table.language[item]]
+    order = np.lexsort((offer, kind, np.where(at >= 0, at, offer), by_id, by_language, -score))
     item, at, offer, kind, score = item[order], at[order], offer[order], kind[order], score[order]
     support, opposed = _votes(counts, sources, mask, item, at_pool[order], offer_pool[order], kind, bits, near)
     return Candidates(reference, tuple(sources), item, at, offer, kind, score, support, opposed)
@@ -462,11 +601,14 @@ def _votes(
     missing, spurious = kind == KINDS.index("missing"), kind == KINDS.index("spurious")
     place = np.where(at >= 0, at, offer)
     at_some, offer_some = np.maximum(at, 0), np.maximum(offer, 0)
+    # the candidates' words, read once (not a gather from every pool span's word per source)
+    near, bits_at, bits_offer = near[:, place], bits[:, at_some], bits[:, offer_some]
+    on_mask = mask[item]
     for row, source in enumerate(sources):
-        here = (mask & counts.has(source))[item]
-        clear = ~_bit(near, row, place)
-        with_reference = _bit(bits, row, at_some) & (at >= 0)
-        with_proposal = _bit(bits, row, offer_some) & (offer >= 0)
+        here = on_mask & counts.has(source)[item]
+        clear = ~_bit(near, row)
+        with_reference = _bit(bits_at, row) & (at >= 0)
+        with_proposal = _bit(bits_offer, row) & (offer >= 0)
         support[row] = here & np.where(spurious, clear, with_proposal)
         opposed[row] = here & np.where(missing, clear, with_reference)
     return support, opposed
