@@ -103,18 +103,26 @@ def _encode_spans(
     radices = [int(column.max()) + 1 for column in columns]
     if np.prod(np.array(radices, dtype=object)) >= 2**62:  # offsets too large for one key: a row-wise unique each
         return _encode(columns), _encode(columns[:3])
-    key = np.zeros(len(items), dtype=np.int64)
-    for column, radix in zip(columns, radices):
-        key = key * radix + column
+    # every step in place or into a buffer reused: each array is a span's 8 bytes (300 MB at a million items),
+    # and a fresh one is page faults (most of this function's time) and memory
+    key = items.astype(np.int64)
+    for column, radix in zip(columns[1:], radices[1:]):
+        key *= radix
+        key += column
     order = np.argsort(key)
     ordered = key[order]
+    numbers = key  # the key's buffer, free now, takes each span's number along the sorted order
     found = []
-    for sorted_key in (ordered, ordered // radices[-1]):
-        new = np.empty(len(sorted_key), dtype=bool)
-        new[0] = True
-        np.not_equal(sorted_key[1:], sorted_key[:-1], out=new[1:])
+    new = np.empty(len(items), dtype=bool)
+    new[0] = True
+    for rule in ("strict", "relaxed"):
+        if rule == "relaxed":
+            np.floor_divide(ordered, radices[-1], out=ordered)
+        np.not_equal(ordered[1:], ordered[:-1], out=new[1:])
+        np.cumsum(new, out=numbers)
+        numbers -= 1
         ids = np.empty(len(items), dtype=np.int64)
-        ids[order] = np.cumsum(new) - 1
+        ids[order] = numbers
         found.append((ids, order[new]))
     return found[0], found[1]
 
@@ -167,7 +175,9 @@ class ItemCounts:
         for code, column in enumerate(table_code):
             if column >= 0:
                 self.present[:, code] = table.present[:, column]
-        ours = np.full(len(table.names) + 1, -1, dtype=np.int64)
+        # our labelling code per span, in the smallest type that holds it (the stable counting sort below
+        # reads int16; a span's 2 bytes, not 8)
+        ours = np.full(len(table.names) + 1, -1, dtype=np.int16 if len(self.names) < 2**15 else np.int64)
         ours[table_code[table_code >= 0]] = np.flatnonzero(table_code >= 0)
         labelling = ours[table.labelling]
         kept = labelling >= 0
@@ -176,19 +186,21 @@ class ItemCounts:
         else:
             items_array, starts_array, ends_array = table.item[kept], table.start[kept], table.end[kept]
             table_types, labelling = table.type[kept], labelling[kept]
-        labelling = labelling.astype(np.int64)
         # type codes in sorted order of the types the named labellings use, so ids (and the type-confusion
         # table) depend neither on record order nor on labellings no role names
         used = np.zeros(len(table.type_names), dtype=bool)
         used[table_types] = True
         self.type_names = table.type_names[used]
-        type_codes = (
-            (np.cumsum(used) - 1)[table_types].astype(np.int64) if len(table_types) else table_types.astype(np.int64)
-        )
+        if used.all() and table_types.dtype == np.int64:  # the table's codes already (its types are sorted)
+            type_codes = table_types
+        elif len(table_types):
+            type_codes = (np.cumsum(used) - 1)[table_types].astype(np.int64, copy=False)
+        else:
+            type_codes = table_types.astype(np.int64)
 
         # spans grouped by labelling (a stable counting sort: record order kept within each), so a labelling's
         # span ids are a slice, not a pass over every span
-        by_labelling = np.argsort(labelling.astype(np.int16 if len(self.names) < 2**15 else np.int64), kind="stable")
+        by_labelling = np.argsort(labelling, kind="stable")
         self._by_labelling = np.concatenate([[0], np.cumsum(np.bincount(labelling, minlength=len(self.names)))])
         (strict_id, strict_first), (relaxed_id, relaxed_first) = _encode_spans(
             items_array, starts_array, ends_array, type_codes

@@ -310,6 +310,51 @@ def test_a_malformed_span_table_names_the_row(case, tmp_path, capsys):
     refused(project(tmp_path, change(good_rows())), capsys, *expected)
 
 
+@pytest.mark.parametrize("batch_rows", [parquet.BATCH_ROWS, 4])
+def test_a_whole_record_dictionary_in_every_row_group_reads_as_plain_strings(batch_rows, tmp_path, monkeypatch):
+    """Ids and duplicate keys written as one dictionary of every value, repeated in each 3-row row group (as
+    pyarrow writes a pandas categorical), are read as views and encoded per batch (``_decoded``): the other
+    columns' batches end at each row group, the keys' every 4 rows, and the rows must stay together."""
+    monkeypatch.setattr(parquet, "BATCH_ROWS", batch_rows)
+    rows = good_rows()
+    keys = [f"k{row[0]}" for row in rows]
+    plain = project(tmp_path / "plain", rows, dup_key=keys)
+
+    def categorical(values: list[str]) -> pa.DictionaryArray:
+        dictionary = sorted(set(values)) + ["never-used"]
+        return pa.DictionaryArray.from_arrays(pa.array([dictionary.index(v) for v in values], pa.int32()), dictionary)
+
+    columns = {name: [row[k] for row in rows] for k, name in enumerate(COLUMNS)}
+    table = pa.table({**columns, "id": categorical(columns["id"]), "dup_key": categorical(keys)})
+    path = tmp_path / "whole" / "record.parquet"
+    path.parent.mkdir()
+    pq.write_table(table, path, row_group_size=3)
+    assert pq.read_metadata(path).num_row_groups > 1
+    whole = project(path.parent)
+    expected, got = load_record(load_config(plain)).table, load_record(load_config(whole)).table
+    assert list(got.ids) == list(expected.ids) and np.array_equal(got.present, expected.present)
+    for name in ("item", "labelling", "start", "end", "type", "language"):
+        assert np.array_equal(getattr(got, name), getattr(expected, name)), name
+    per_item = ["ken-1", "ken-2", "kde-1"]
+    assert got.meta_values("dup_key").tolist() == expected.meta_values("dup_key").tolist() == per_item
+
+
+def test_decoded_joins_two_streams_cut_at_different_rows():
+    """The rows of both streams stay together whatever their batches, and the keys come back dictionary-encoded
+    in the order of first use; streams of different lengths are a damaged file."""
+    ids = ["a", "b", "a", None, "c", "b", "d"]
+    others = pa.record_batch({"start": pa.array(range(len(ids)), pa.int64())})
+    keys = pa.record_batch({"id": pa.array(ids, pa.string_view())})
+    cut = [others.slice(0, 2), others.slice(2, 0), others.slice(2, 4), others.slice(6)]
+    joined = list(parquet._decoded(("id", "start"), iter(cut), iter([keys.slice(0, 3), keys.slice(3)])))
+    assert [batch.num_rows for batch in joined] == [2, 1, 3, 1]
+    assert [v for batch in joined for v in batch.column("start").to_pylist()] == list(range(len(ids)))
+    assert [v for batch in joined for v in batch.column("id").to_pylist()] == ids
+    assert joined[0].column("id").type == pa.dictionary(pa.int32(), pa.string())
+    with pytest.raises(ValueError, match="different numbers of rows"):
+        list(parquet._decoded(("id", "start"), iter([others]), iter([keys.slice(0, 3)])))
+
+
 @pytest.mark.parametrize(
     "column, values, expected",
     [

@@ -18,8 +18,9 @@ counted from 1). ``refsens_report/convert.py`` writes such a file from any recor
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -38,6 +39,7 @@ from refsens_report.table import SpanTable, sorted_codes
 SPAN_COLUMNS = ("id", "language", "labelling", "start", "end", "type")  # required, in this order
 ITEM_COLUMNS = ("third_pass", "dup_key", "record_order")  # optional: one value per item, repeated on its rows
 TEXT_COLUMN = "text"  # optional: the item's text, on one of its rows at least (null or the same on the others)
+KEY_COLUMNS = ("id", "dup_key")  # strings of the items, many distinct: read as views (``_decoded``)
 STRING_COLUMNS = frozenset({"id", "language", "labelling", "type", "dup_key", TEXT_COLUMN})
 OFFSET_COLUMNS = frozenset({"start", "end"})
 INTEGER_COLUMNS = OFFSET_COLUMNS | {"record_order"}
@@ -79,7 +81,20 @@ def load(options: ParquetOptions, duplicate_key: str) -> Record:
         assert file is not None
         if not builder.read(file):
             break
-    return Record(columnar=builder.table(options.source.display), sources=(options.source,))
+    record = Record(columnar=builder.table(options.source.display), sources=(options.source,))
+    _release_arrow_memory()
+    return record
+
+
+def _release_arrow_memory() -> None:
+    """Give back to the system the memory Arrow's allocator keeps after the batches are freed.
+
+    Its allocator (mimalloc) holds freed pages for reuse: after reading a million items, hundreds of MB that
+    nothing reads again would otherwise stay with the process until the bootstrap's peak.
+    """
+    import pyarrow as pa
+
+    pa.default_memory_pool().release_unused()
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -303,6 +318,48 @@ class _Keys:
         return merged.dictionary.to_pylist(), merged.indices.to_numpy().astype(np.int64)
 
 
+def _decoded(names: tuple[str, ...], batches: Iterator[Any], keys: Iterator[Any]) -> Iterator[Any]:
+    """Yield record batches of the columns ``names``: the key columns (ids, duplicate keys) from ``keys``, read as
+    string views and dictionary-encoded here, the others from ``batches``; both streams hold the same rows, each
+    batch cut where either stream's is.
+
+    A file may repeat a dictionary of every id of the record in each row group (pyarrow writes a dictionary
+    array's dictionary whole, as from a pandas categorical): read as a dictionary, each row group would decode all
+    of it (a million ids per row group of a million-item record, most of the reading time, growing as items x
+    row groups). Views decode only the rows' own strings, and encoding them keeps the batch's distinct ids.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    held: list[Any] = [None, None]  # each stream's batch being cut, and the rows of it already yielded
+    done = [0, 0]
+    streams = (batches, keys)
+    while True:
+        for k, stream in enumerate(streams):
+            while held[k] is None or done[k] == held[k].num_rows:
+                held[k], done[k] = next(stream, None), 0
+                if held[k] is None:
+                    break
+        if held[0] is None or held[1] is None:
+            if held[0] is not None or held[1] is not None:
+                raise ValueError("its columns hold different numbers of rows")
+            return
+        rows = min(held[0].num_rows - done[0], held[1].num_rows - done[1])
+        columns = {}
+        for k in (0, 1):
+            part = held[k].slice(done[k], rows)
+            done[k] += rows
+            for name, column in zip(part.schema.names, part.columns):
+                if k == 1 and not pa.types.is_dictionary(column.type) and not pa.types.is_null(column.type):
+                    encoded = pc.dictionary_encode(column)  # strings in the order the rows first use them
+                    values = encoded.dictionary  # a string (not view) dictionary, as read_dictionary gives
+                    if not pa.types.is_string(values.type):  # cast as bytes: not-UTF-8 is found and named later
+                        values = values.cast(pa.binary()).view(pa.string())
+                    column = pa.DictionaryArray.from_arrays(encoded.indices, values)
+                columns[name] = column
+        yield pa.RecordBatch.from_arrays([columns[name] for name in names], names=list(names))
+
+
 def _dictionary(column: Any) -> Any:
     """Return a string column dictionary-encoded (as read, or encoded here); None for a column of type null."""
     import pyarrow as pa
@@ -480,21 +537,31 @@ class _Builder:
 
         The next batch is decoded on a thread while this one is checked (both release the GIL).
         """
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
         file.first_row = self.rows
         self.files.append(file)
         self.item_columns.update(name for name in ITEM_COLUMNS if name in file.columns)
+        keys = [name for name in KEY_COLUMNS if name in file.dictionary]
+        with ExitStack() as opened:
+            try:  # the key columns have their own reader (``_decoded``)
+                handles = [opened.enter_context(open_regular(file.path)) for _ in range(2 if keys else 1)]
+            except OSError as error:
+                self.problems.add(f"{file.display}: cannot read the file ({error.strerror or error})")
+                return False
+            return self._read(file, keys, handles)
+
+    def _read(self, file: _File, keys: list[str], handles: list[Any]) -> bool:
+        """Read the batches of a file opened once, or twice with ``keys``, columns read as views (``_decoded``)."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
         try:
-            handle = open_regular(file.path)
-        except OSError as error:
-            self.problems.add(f"{file.display}: cannot read the file ({error.strerror or error})")
-            return False
-        try:
-            with handle, ThreadPoolExecutor(max_workers=1) as decoder:
-                parquet = pq.ParquetFile(handle, metadata=file.metadata, read_dictionary=list(file.dictionary))
-                batches = parquet.iter_batches(batch_size=BATCH_ROWS, columns=list(file.columns))
+            with ThreadPoolExecutor(max_workers=1) as decoder:
+                parquet = pq.ParquetFile(handles[0], metadata=file.metadata, read_dictionary=list(file.dictionary))
+                others = [name for name in file.columns if name not in keys]
+                batches = parquet.iter_batches(batch_size=BATCH_ROWS, columns=others)
+                if keys:
+                    views = pq.ParquetFile(handles[1], metadata=file.metadata, binary_type=pa.binary_view())
+                    batches = _decoded(file.columns, batches, views.iter_batches(batch_size=BATCH_ROWS, columns=keys))
                 pending = decoder.submit(next, batches, None)
                 while (batch := pending.result()) is not None:
                     pending = decoder.submit(next, batches, None)
