@@ -27,7 +27,7 @@ from refsens_report.view import ResultsView
 
 T = TypeVar("T")
 R = TypeVar("R")
-# threads for the pairs' work (gamma's chance continua, alpha's coincidences), as many as the bootstrap's: numpy
+# threads for the pairs' work (each statistic's per-pair or per-sample passes), as many as the bootstrap's: numpy
 # releases the GIL in the sorts, searches and element-wise passes they are made of
 WORKERS = BOOTSTRAP_WORKERS
 NO_PAIR = "The record names neither two annotator passes nor two references, so there is no pair to compare."
