@@ -325,16 +325,9 @@ def pattern_count(matrix: np.ndarray, grouping: tuple[np.ndarray, np.ndarray]) -
 def item_block(matrix: np.ndarray) -> ItemBlock:
     """Return a block of count rows ready to multiply: identical rows collapsed when that leaves at most
     ``COLLAPSE_SHARE`` of them, float32 when exact for any replicate drawing up to ``FLOAT32_MARGIN`` times the
-    block's items (integer counts only: real values always sum in float64)."""
-    dtype = block_dtype(matrix)
-    if issparse(matrix):  # sparse per-type counts: no collapsing (their rows are mostly distinct anyway)
-        return ItemBlock(None, matrix.astype(dtype).tocsr())
-    if len(matrix) and not mostly_distinct(matrix):
-        grouping = grouped(matrix)
-        if pattern_count(matrix, grouping) <= COLLAPSE_SHARE * len(matrix):
-            codes, patterns = collapse(matrix, grouping)
-            return ItemBlock(codes, np.ascontiguousarray(patterns, dtype))
-    return ItemBlock(None, np.ascontiguousarray(matrix, dtype))
+    block's items (integer counts only: real values always sum in float64). A source alone in its block
+    (``block_items``)."""
+    return block_items([matrix], len(matrix))[0]
 
 
 def block_items(matrices: Sequence[Any], rows: int) -> list[ItemBlock]:
@@ -616,8 +609,8 @@ def resampled_sums(
     sizes: list[list[int]] = []  # sizes[group][block]
     blocks: list[list[list[ItemBlock]]] = [[] for _ in sources]  # blocks[source][group][block]
 
-    def prepare(group: int) -> None:
-        """Cut a stratum into its canonical blocks, each source's counts on each ready to multiply."""
+    # each stratum cut into its canonical blocks, each source's counts on each ready to multiply
+    for group in range(len(strata)):
         members, bounds = strata[group], None if clusters is None else clusters[group]
         if bounds is None:  # every item its own cluster: blocks of items
             parts, part_bounds = canonical_blocks(members), None
@@ -656,8 +649,6 @@ def resampled_sums(
             progress(len(strata[group]) * min(REPLICATE_CHUNK, resamples - first) // max(resamples, 1))
 
     if run is not None:
-        for group in range(len(strata)):
-            prepare(group)
         counts = [counts_of(unit) for unit in units]
         for unit, chunk in zip(units, run(units, sizes, blocks, seed, stratum_keys, counts)):
             place(unit, chunk)
@@ -678,10 +669,6 @@ def resampled_sums(
                 workspace=spaces.space,
             )
 
-        # Every block is ready before the first product: a real-valued block's rows are grouped by a hash whose
-        # rounding depends on how many threads BLAS runs (``grouped``), so they are grouped as they always were.
-        for group in range(len(strata)):
-            prepare(group)
         # numpy releases the GIL while drawing, counting and multiplying: two threads measured 1.8x faster on
         # two cores. BLAS itself stays single-threaded: its threads only waited on each other in these many
         # small products (measured 10x slower on a loaded machine).
