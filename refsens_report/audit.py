@@ -211,7 +211,8 @@ def input_files(record: Record, config: Config) -> dict[str, Path]:
     files: dict[str, Path] = {}
     for source in sources:
         if source.path.is_dir():
-            inside = sorted(path for path in source.path.rglob("*") if path.is_file())
+            # in Path order, by parts: a URL's paths (files.remote_path) do not compare
+            inside = sorted((path for path in source.path.rglob("*") if path.is_file()), key=lambda path: path.parts)
             named = [
                 (
                     f"{source.name.rstrip('/')}/{path.relative_to(source.path).as_posix()}",

@@ -11,16 +11,19 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, BinaryIO
+from pathlib import Path, PurePath, PurePosixPath
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 if TYPE_CHECKING:
     from refsens_report.errors import ProblemList
 
 SYMLINK_LOOP = "a symlink loop"
+URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]+://")  # a scheme: an fsspec URL (s3://, gs://, file://, memory://)
+REMOTE_EXTRA = "pip install 'refsens-report[remote]'"
 
 
 @dataclass(frozen=True)
@@ -96,6 +99,8 @@ def path_problem(path: Path, kind: str = "file") -> str | None:
     "is not a folder", "cannot be read (Permission denied)"; a missing path gives just "not found", which
     callers word themselves ("file not found: ...").
     """
+    if is_remote(path):
+        return _remote_problem(path, kind)
     try:
         mode = os.stat(path).st_mode
     except FileNotFoundError:
@@ -134,6 +139,13 @@ def text_files(folder: Path, display: str, problems: ProblemList) -> Iterator[tu
 
 def open_regular(path: Path) -> BinaryIO:
     """Open a regular file for reading in binary; raise ``OSError`` (its strerror says why) for anything else."""
+    if is_remote(path):
+        if problem := _remote_problem(path, "file"):
+            raise UnreadableFile(errno.ENOENT if problem == "not found" else errno.EIO, problem, str(path))
+        try:
+            return path.open("rb")
+        except OSError as error:
+            raise UnreadableFile(error.errno or errno.EIO, _reason(error), str(path)) from None
     try:
         mode = os.stat(path).st_mode
     except OSError as error:
@@ -153,6 +165,58 @@ def open_regular(path: Path) -> BinaryIO:
         handle.close()
         raise UnreadableFile(errno.EINVAL, f"{_kind(mode)}, not a regular file", str(path))
     return handle
+
+
+def is_url(value: str) -> bool:
+    """Return whether a config path is a URL (``s3://bucket/record``): read through fsspec, not the local disk."""
+    return URL.match(value) is not None
+
+
+def is_remote(path: Any) -> bool:
+    """Return whether a path is one ``remote_path`` made (a universal_pathlib path, not a local ``Path``)."""
+    return not isinstance(path, PurePath)
+
+
+def remote_path(url: str) -> Path:
+    """Return a URL as a path with ``pathlib``'s reading methods (universal_pathlib over fsspec).
+
+    Raise ``UnreadableFile`` saying what to install when universal_pathlib, or the package fsspec needs for
+    the URL's scheme (s3fs for ``s3://``, gcsfs for ``gs://``), is missing.
+    """
+    try:
+        from upath import UPath
+    except ImportError:
+        raise UnreadableFile(
+            errno.EINVAL, f"reading a URL needs universal_pathlib and fsspec: {REMOTE_EXTRA}", url
+        ) from None
+    try:
+        path = UPath(url)
+        _ = path.fs  # the filesystem made now: a missing package is said here, not at the first read
+    except (ImportError, ValueError) as error:  # fsspec: "Install s3fs to access S3", or an unknown protocol
+        raise UnreadableFile(errno.EINVAL, str(error).strip() or type(error).__name__, url) from None
+    return path  # type: ignore[return-value]
+
+
+def readable_path(value: str) -> Path:
+    """Return a path ``path_string`` wrote (on a Dask worker, say): a local path, or a URL's."""
+    return remote_path(value) if is_url(value) else Path(value)
+
+
+def path_string(path: Path) -> str:
+    """Return a path as a string another process can read back (``readable_path``): a URL, or absolute."""
+    return str(path) if is_remote(path) else str(path.resolve())
+
+
+def _remote_problem(path: Any, kind: str) -> str | None:
+    """``path_problem`` for a remote path: found, and a file or a folder as ``kind`` asks."""
+    try:
+        if path.is_file():
+            return None if kind in ("file", "any") else "is not a folder"
+        if path.is_dir():
+            return None if kind in ("folder", "any") else "is not a file"
+    except OSError as error:  # the store refused (credentials, network): its words
+        return f"cannot be read ({_reason(error)})"
+    return "not found"
 
 
 def read_bytes(path: Path) -> bytes:

@@ -72,7 +72,7 @@ def make_row(**values: Any) -> dict[str, Any]:
 def sha256_file(path: Path) -> str:
     """Return the SHA-256 hex digest of a file, read in blocks."""
     digest = hashlib.sha256()
-    with open(path, "rb") as handle:
+    with path.open("rb") as handle:  # a local Path, or a URL's (files.remote_path)
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()

@@ -20,7 +20,6 @@ from __future__ import annotations
 import operator
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -43,9 +42,9 @@ def partition_counts(
     from refsens_report.adapters import parquet
     from refsens_report.adapters.label_map import apply_label_map
     from refsens_report.analyses.registry import ANALYSES
-    from refsens_report.files import InputPath
+    from refsens_report.files import InputPath, readable_path
 
-    record = parquet.load(parquet.ParquetOptions(InputPath(Path(path), display)), duplicate_key)
+    record = parquet.load(parquet.ParquetOptions(InputPath(readable_path(path), display)), duplicate_key)
     record = apply_label_map(record, dict(label_map))
     kinds = {kind.name: kind for analysis in ANALYSES for kind in analysis.columns}
     return ItemCounts(record.table, names, kinds)
@@ -317,15 +316,16 @@ class PartitionedRun(DaskRun):
 
 
 def partition_files(config: Any) -> PartitionFiles | None:
-    """Return the files of a partitioned record the config reads (a folder of Parquet span tables), or None."""
-    if config.record_format != "parquet" or not config.record_options.source.path.is_dir():
+    """Return the files of a partitioned record the config reads (a folder or a glob of Parquet span tables, local
+    or at a URL), or None."""
+    from refsens_report.files import path_string
+
+    if config.record_format != "parquet" or not config.record_options.partitioned:
         return None
-    source = config.record_options.source
-    paths = sorted(source.path.glob("*.parquet"))
-    folder = source.display.rstrip("/")
+    files = config.record_options.files()
     return PartitionFiles(
-        tuple(str(path.resolve()) for path in paths),
-        tuple(f"{folder}/{path.name}" for path in paths),
+        tuple(path_string(file.path) for file in files),
+        tuple(file.display for file in files),
         tuple(config.roles.all_names),
         config.audit.duplicate_key,
         dict(config.label_map),

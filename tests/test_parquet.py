@@ -8,6 +8,8 @@ keep absent and present-empty labellings apart, refuse every malformed table wit
 
 from __future__ import annotations
 
+import json
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -905,3 +907,107 @@ def test_text_on_any_row_and_repeated_reads_as_one_text(tmp_path):
     record = load_record(load_config(project(tmp_path, rows, text=text)))
     assert record.table.text.tolist() == ["Bob", None, None]
     assert record.item(0).text == "Bob"
+
+
+# ----------------------------------------------------------------------------------------------------------
+# a glob, and a URL read through fsspec (universal_pathlib): the same record as the folder
+
+
+@pytest.fixture(scope="module")
+def partitioned(tmp_path_factory) -> Path:
+    """The simulated demo (300 items) as convert's folder of 64-item partitions; return its config."""
+    folder = tmp_path_factory.mktemp("partitioned")
+    assert main(["simulate", str(folder), "--seed", "0", "--items", "300"]) == 0
+    assert main(["convert", str(folder / "record.jsonl"), str(folder / "parts"), "--partition-items", "64"]) == 0
+    return as_parquet_config(folder / "refsens.toml", "parts")
+
+
+def reading(config: Path, path: str, name: str) -> Path:
+    """Return a copy of ``config`` whose record path is ``path``."""
+    copy = config.with_name(name)
+    copy.write_text(config.read_text().replace('path = "parts"', f'path = "{path}"'))
+    return copy
+
+
+def audited(config: Path, out: Path) -> tuple[bytes, dict]:
+    assert main(["audit", str(config), "--out", str(out), "--resamples", "200", "--quiet"]) == 0
+    return (out / "results.csv").read_bytes(), json.loads((out / "results.json").read_text())["inputs"]
+
+
+@pytest.fixture
+def in_memory(partitioned):
+    """The partitions copied into fsspec's in-memory filesystem (a stand-in for object storage)."""
+    fsspec = pytest.importorskip("fsspec")
+    pytest.importorskip("upath")
+    memory = fsspec.filesystem("memory")
+    for path in sorted((partitioned.parent / "parts").iterdir()):
+        memory.pipe(f"/refsens-test/parts/{path.name}", path.read_bytes())
+    yield "memory://refsens-test/parts"
+    memory.rm("/refsens-test", recursive=True)
+
+
+@pytest.mark.parametrize(
+    "written",
+    [
+        "{folder}/part-*.parquet",
+        "file://{folder}",
+        "file://{folder}/part-0000[0-9].parquet",
+        "{memory}",
+        "{memory}/*.parquet",
+    ],
+)
+def test_a_glob_or_a_url_reads_the_same_record_as_the_folder(written, partitioned, in_memory, tmp_path):
+    """results.csv byte for byte; the provenance names each file as written: a glob's files, a URL's."""
+    folder = partitioned.parent / "parts"
+    expected, inputs = audited(partitioned, tmp_path / "folder")
+    assert "parts/manifest.json" in inputs and "parts/part-00005.parquet" in inputs
+    path = written.format(folder=folder, memory=in_memory)
+    found, named = audited(reading(partitioned, path, f"{tmp_path.name}.toml"), tmp_path / "other")
+    assert found == expected
+    files = sorted(name for name in named if name.endswith(".parquet"))
+    root = path.rsplit("/", 1)[0] if "*" in path or "[" in path else path
+    assert files == [f"{root}/part-0000{k}.parquet" for k in range(6)], files
+    assert named[files[0]] == inputs["parts/part-00000.parquet"]  # the same bytes hashed
+    assert (f"{root}/manifest.json" in named) == (root == path)  # a folder is all of it; a glob only its files
+
+
+def test_a_glob_reads_only_the_files_it_matches(partitioned, tmp_path):
+    config = reading(partitioned, "parts/part-0000[0-1].parquet", "two.toml")
+    record = load_record(load_config(config))  # the manifest's other files are not missing: not asked for
+    listed = json.loads((partitioned.parent / "parts" / "manifest.json").read_text())["partitions"]
+    assert record.n_items == listed[0]["items"] + listed[1]["items"] < 300
+    assert [source.name for source in record.sources] == ["parts/part-00000.parquet", "parts/part-00001.parquet"]
+
+
+@pytest.mark.parametrize(
+    ("written", "expected"),
+    [
+        ("parts/nothing-*.parquet", "parts/nothing-*.parquet: no file matches this pattern"),
+        ("parts/*", "parts/manifest.json: not a Parquet file"),
+        ("elsewhere/*.parquet", "'record.path': folder not found: elsewhere"),
+        ("file:///nonexistent-refsens/parts", "'record.path': not found: file:///nonexistent-refsens/parts"),
+        ("nosuchscheme://bucket/parts", "'record.path': Unsupported filesystem: 'nosuchscheme'"),
+    ],
+)
+def test_a_glob_or_url_that_reads_nothing_is_refused(written, expected, partitioned, capsys):
+    refused(reading(partitioned, written, "refused.toml"), capsys, expected)
+
+
+def test_a_url_needs_the_package_of_its_scheme(partitioned, capsys):
+    try:
+        import s3fs  # noqa: F401
+    except ImportError:
+        refused(reading(partitioned, "s3://bucket/parts", "s3.toml"), capsys, "Install s3fs to access S3")
+    else:
+        pytest.skip("s3fs is installed: reading s3:// would go to the network")
+
+
+def test_a_url_is_a_parquet_records_path_only(tmp_path, capsys):
+    config = write_project(tmp_path, [item("en-1", "en")])
+    config.write_text(config.read_text().replace('path = "record.jsonl"', 'path = "file:///tmp/record.jsonl"'))
+    refused(config, capsys, "a URL is read only as a Parquet record's path")
+
+
+def test_a_url_without_universal_pathlib_says_what_to_install(partitioned, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "upath", None)  # as if not installed: importing it raises ImportError
+    refused(reading(partitioned, "file:///tmp/parts", "no-upath.toml"), capsys, "pip install 'refsens-report[remote]'")

@@ -47,7 +47,7 @@ def simulated(tmp_path_factory) -> Path:
     return folder
 
 
-def config_for(simulated: Path, record: Path, name: str, engine_table: str = "") -> Path:
+def config_for(simulated: Path, record: Path | str, name: str, engine_table: str = "") -> Path:
     text = (
         (simulated / "refsens.toml").read_text(encoding="utf-8").replace('path = "record.jsonl"', f'path = "{record}"')
     )
@@ -73,8 +73,12 @@ def audit_csv(config: Path, out: Path) -> bytes:
     return (out / "results.csv").read_bytes()
 
 
-@pytest.mark.parametrize("partitioning", ["cut:1", "cut:3", "cut:7", "convert:65536", "convert:32"])
+@pytest.mark.parametrize(
+    "partitioning", ["cut:1", "cut:3", "cut:7", "convert:65536", "convert:32", "url:32", "glob:32"]
+)
 def test_workers_give_the_local_results_for_any_partitioning(partitioning, cluster, simulated, tmp_path, monkeypatch):
+    """url: the folder read through fsspec (a file:// URL, as an object store's would be); glob: its files by a
+    pattern. The workers read the files by the same path as the client."""
     monkeypatch.setattr(bootstrap, "BLOCK_ITEMS", BLOCK_ITEMS)
     how, number = partitioning.split(":")
     folder = tmp_path / "parts"
@@ -82,6 +86,9 @@ def test_workers_give_the_local_results_for_any_partitioning(partitioning, clust
         cut(simulated, folder, int(number))
     else:
         assert main(["convert", str(simulated / "record.jsonl"), str(folder), "--partition-items", number]) == 0
+    if how in ("url", "glob"):
+        pytest.importorskip("upath")
+        folder = f"file://{folder}" if how == "url" else f"{folder}/part-*.parquet"  # type: ignore[assignment]
     local = audit_csv(config_for(simulated, folder, f"local-{tmp_path.name}.toml"), tmp_path / "local")
     remote: list[int] = []
     built = workers.PartitionedRun._remote_blocks

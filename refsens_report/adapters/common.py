@@ -11,7 +11,7 @@ from typing import Any
 
 from refsens_report import formatting
 from refsens_report.adapters.label_map import mapped_types
-from refsens_report.files import InputPath, as_written, path_problem, resolve
+from refsens_report.files import InputPath, UnreadableFile, as_written, is_url, path_problem, remote_path, resolve
 from refsens_report.names import name_problem, shown
 from refsens_report.options import OptionReader
 from refsens_report.record import Item
@@ -21,25 +21,45 @@ DUP_KEYS = ("none", "text")
 
 
 def read_path(
-    reader: OptionReader, base_dir: Path, key: str, kind: str = "file", required: bool = True
+    reader: OptionReader,
+    base_dir: Path,
+    key: str,
+    kind: str = "file",
+    required: bool = True,
+    remote: bool = False,
+    written: str | None = None,
 ) -> InputPath | None:
     """Read a path relative to the config that must name an existing file or folder (``kind``, or "any").
 
-    A symlink loop, a FIFO or a device is refused here, before anything opens it.
+    A symlink loop, a FIFO or a device is refused here, before anything opens it. With ``remote``, a URL
+    (``s3://bucket/record``, any scheme fsspec reads) is a path too, checked the same way through fsspec.
+    ``written``: the path to read instead of the key's whole value (the folder of a glob the caller split).
     """
-    value = reader.string(key, required=required)
+    value = reader.string(key, required=required) if written is None else written
     if value is None:
         return None
-    resolved, problem = resolve(base_dir, value)
-    problem = problem or path_problem(resolved, kind)
-    if problem == "not found":  # and where that is: a relative path reads differently from every other folder
+    if is_url(value):
+        if not remote:
+            reader.fail(key, f'a URL is read only as a Parquet record\'s path (format = "parquet"): {value}')
+            return None
+        try:
+            resolved, problem, where, name = remote_path(value), None, "", value
+        except UnreadableFile as error:
+            reader.fail(key, f"{error.strerror}: {value}")
+            return None
+    else:
+        resolved, problem = resolve(base_dir, value)
+        # where a relative path is: it reads differently from every other folder
         where = "" if Path(value).is_absolute() else f" (that is {resolved}, relative to the config's folder)"
+        name = as_written(value)
+    problem = problem or path_problem(resolved, kind)
+    if problem == "not found":
         reader.fail(key, f"{'not' if kind == 'any' else kind + ' not'} found: {value}{where}")
         return None
     if problem:
         reader.fail(key, f"{problem}: {value}")
         return None
-    return InputPath(resolved, value, as_written(value))
+    return InputPath(resolved, value, name)
 
 
 def read_language(reader: OptionReader, default: str | None = None) -> str:

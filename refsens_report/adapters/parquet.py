@@ -18,6 +18,7 @@ counted from 1). ``refsens_report/convert.py`` writes such a file from any recor
 
 from __future__ import annotations
 
+import glob
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
@@ -48,15 +49,46 @@ BATCH_ROWS = 1 << 21  # rows decoded at once: bounds the temporary arrays whatev
 
 @dataclass(frozen=True)
 class ParquetOptions:
-    """The checked `[record]` keys of a Parquet span table: a file, or a folder of ``*.parquet`` files."""
+    """The checked `[record]` keys of a Parquet span table: a file, a folder of ``*.parquet`` files, or a glob.
+
+    ``source`` is the file or the folder; a glob (``parts/*.parquet``) is the folder before its first part with a
+    wildcard, and ``pattern`` the rest. Any of them may be a URL fsspec reads (``s3://bucket/parts``).
+    """
 
     source: InputPath
+    pattern: str = ""
+
+    @property
+    def partitioned(self) -> bool:
+        """Whether the record is several files (a folder or a glob): the Dask workers then read them."""
+        return bool(self.pattern) or self.source.path.is_dir()
+
+    def files(self) -> list[InputPath]:
+        """Return the record's files in name order: the file, the folder's ``*.parquet`` files, or the glob's."""
+        source = self.source
+        if not self.partitioned:
+            return [source]
+        found = sorted(source.path.glob(self.pattern or "*.parquet"), key=lambda path: path.parts)  # Path order
+        folder, name = source.display.rstrip("/"), source.name.rstrip("/")
+        inside = [path.relative_to(source.path).as_posix() for path in found]
+        return [InputPath(path, f"{folder}/{part}", f"{name}/{part}") for path, part in zip(found, inside)]
 
 
 def read_options(reader: OptionReader, base_dir: Path) -> ParquetOptions | None:
     """Read `[record]` for format = "parquet"; bad keys are reported through ``reader``."""
-    source = read_path(reader, base_dir, "path", kind="any")
-    return None if source is None else ParquetOptions(source)
+    folder, pattern = split_glob(reader.string("path") or "")
+    source = read_path(reader, base_dir, "path", kind="folder" if pattern else "any", remote=True, written=folder)
+    return None if source is None else ParquetOptions(source, pattern)
+
+
+def split_glob(value: str) -> tuple[str, str]:
+    """Return a path's folder before its first part with a wildcard (``*``, ``?``, ``[``), and the rest;
+    (value, "") when it has none."""
+    parts = value.split("/")
+    wild = next((k for k, part in enumerate(parts) if glob.has_magic(part)), None)
+    if wild is None:
+        return value, ""
+    return "/".join(parts[:wild]) or ".", "/".join(parts[wild:])
 
 
 def load(options: ParquetOptions, duplicate_key: str) -> Record:
@@ -64,11 +96,11 @@ def load(options: ParquetOptions, duplicate_key: str) -> Record:
 
     ``dup_key`` is stored as the item metadata ``duplicate_key`` (`[audit] duplicate_key`), as the audit reads it.
     """
-    files = _files(options.source)
+    files = _files(options)
     builder = _Builder(duplicate_key)
-    opened = [_open(path, display, builder.problems) for display, path in files]
-    if options.source.path.is_dir():  # a partitioned record (convert --partition-items): each file as listed
-        listed = partitions.check_files(options.source.path, options.source.display, [path.name for _, path in files])
+    opened = [_open(file.path, file.display, builder.problems) for file in files]
+    if options.partitioned and not options.pattern:  # convert --partition-items' folder: each file as listed
+        listed = partitions.check_files(options.source.path, options.source.display, [file.path.name for file in files])
         for file in opened:
             if listed is not None and file is not None and file.rows != listed[file.path.name].rows:
                 builder.problems.add(
@@ -81,7 +113,9 @@ def load(options: ParquetOptions, duplicate_key: str) -> Record:
         assert file is not None
         if not builder.read(file):
             break
-    record = Record(columnar=builder.table(options.source.display), sources=(options.source,))
+    # a glob's files are the record's (the provenance hashes those); a folder's are all of it, manifest included
+    sources = tuple(files) if options.pattern else (options.source,)
+    record = Record(columnar=builder.table(options.source.display), sources=sources)
     _release_arrow_memory()
     return record
 
@@ -114,18 +148,21 @@ class _File:
     first_row: int = 0  # its first row's position among the rows of every file
 
 
-def _files(source: InputPath) -> list[tuple[str, Path]]:
-    """Return (display, path) of the file, or of each ``*.parquet`` file of the folder in name order."""
-    if not source.path.is_dir():
-        return [(source.display, source.path)]
-    folder = source.display.rstrip("/")
-    files = [(f"{folder}/{path.name}", path) for path in sorted(source.path.glob("*.parquet"))]
+def _files(options: ParquetOptions) -> list[InputPath]:
+    """Return the record's files (``ParquetOptions.files``); refuse a folder or glob with none, or with one that
+    is not a readable file."""
+    files = options.files()
     if not files:
-        raise InputError(f"{folder}: no .parquet files in this folder")
+        where = options.source.display.rstrip("/")
+        raise InputError(
+            f"{where}/{options.pattern}: no file matches this pattern"
+            if options.pattern
+            else f"{where}: no .parquet files in this folder"
+        )
     problems = ProblemList()
-    for display, path in files:
-        if problem := path_problem(path, "file"):
-            problems.add(f"{display}: {'is a broken symlink' if problem == 'not found' else problem}")
+    for file in files:
+        if file is not options.source and (problem := path_problem(file.path, "file")):
+            problems.add(f"{file.display}: {'is a broken symlink' if problem == 'not found' else problem}")
     problems.raise_if_any()
     return files
 
