@@ -8,6 +8,7 @@ Every input adapter (``refsens_report.adapters``) produces this same model.
 from __future__ import annotations
 
 import json
+from array import array
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
@@ -394,7 +395,9 @@ def load_jsonl(source: InputPath | Path) -> Record:
     except OSError as error:
         raise InputError(f"{display}: cannot read the record ({error.strerror})") from None
     items: list[Item] = []
-    numbers: list[int] = []  # each item's line
+    # each item's line, in an array: a list would keep an int object per line among the spans' offsets, which
+    # SpanTable.from_items reads next (10-25 ms slower on 25,000 items)
+    numbers = array("q")
     stopped_at = None
     for number, line in enumerate(raw.split(b"\n"), start=1):
         if len(problems) >= MAX_PROBLEMS - 1:
