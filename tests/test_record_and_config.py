@@ -503,3 +503,27 @@ def test_a_local_cluster_of_more_workers_than_four_per_core_is_refused(tmp_path,
     ), err
     config.write_text(config_text(extra=engine.format(8)), encoding="utf-8")
     assert load_config(config).engine.workers == 8
+
+
+def test_the_fast_path_reads_each_line_as_the_general_path_does(tmp_path):
+    """load_jsonl takes a well-formed line through ``_fast_item`` and anything else through ``parse_item``: on
+    awkward lines (present-but-empty and absent labellings, no meta, text with a span at its end, an id with a
+    no-break space that only the general path accepts) both give the same items, in record order."""
+    import orjson
+
+    from refsens_report.errors import ProblemList
+    from refsens_report.record import _fast_item, load_jsonl, parse_item
+
+    lines = [
+        item("en-1", "en", text="abcd", **{A: [[0, 4, "X"], [1, 2, "Y Z"]], B: [], D: None}),
+        {"id": "en-2", "language": "en", "labellings": {}},
+        item("en\u00a03", "en", meta={"third_pass": True, "k": None}, **{A: [[0, 2**53, "X"]], "other name": []}),
+        item("de-4", "de", meta={}, **{D: [[3, 4, "\u00e9t\u00e9"]], A: [[0, 1, "X"], [0, 1, "X"]]}),
+    ]
+    path = write_record(tmp_path / "record.jsonl", ["", *lines, "  "])
+    problems = ProblemList()
+    general = [parse_item(orjson.loads(orjson.dumps(line)), f"line {n}", problems) for n, line in enumerate(lines)]
+    assert not problems and [_fast_item(line) is None for line in lines] == [False, False, True, False]
+    loaded = load_jsonl(path).items
+    assert loaded == tuple(general)
+    assert [list(one.labellings) for one in loaded] == [list(one.labellings) for one in general]  # names in order

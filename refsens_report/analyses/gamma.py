@@ -39,6 +39,7 @@ from refsens_report.analyses.pairs import (
     pairs,
     threaded_map,
 )
+from refsens_report.compiled import compiled_module
 from refsens_report.config import Config
 from refsens_report.counts import Column, ColumnKind, ItemCounts
 from refsens_report.figures import Figure
@@ -173,10 +174,9 @@ def assignment_gains(
     matrix of gains, its rows and columns the distinct ``row`` and ``column`` indices in increasing order,
     through ``linear_sum_assignment``, and the chosen gains' numpy sum. The matrices are laid out for every group
     at once; only the assignment itself runs per group."""
-    from scipy.optimize import linear_sum_assignment
-
     if not len(group):
         return np.zeros(0, np.int64), np.zeros(0)
+    linear_sum_assignment = compiled_module("scipy.optimize._lsap").linear_sum_assignment
     group = group.astype(np.int64)
 
     def ranks(index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
