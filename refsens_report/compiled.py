@@ -18,8 +18,19 @@ import threading
 from importlib.machinery import EXTENSION_SUFFIXES
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 _LOADING = threading.Lock()  # two threads asking at once load the module once
+
+
+def compiled_function(module: str, name: str, public: str) -> Any:
+    """Return the function ``name`` of the compiled ``module``, loaded alone (``compiled_module``), or from the
+    package ``public`` that exports it when that fails: a private module may be renamed or moved by a release of
+    its library, and the audit must not depend on it."""
+    try:
+        return getattr(compiled_module(module), name)
+    except (ImportError, AttributeError):
+        return getattr(importlib.import_module(public), name)
 
 
 def compiled_module(name: str) -> ModuleType:

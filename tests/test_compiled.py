@@ -57,3 +57,20 @@ def test_a_module_that_imports_its_package_as_it_starts_is_imported_as_usual():
     """A Cython module imports its package when it starts: loaded alone it cannot be, so it is imported as usual
     (the package included) and works; nothing half-loaded is left in ``sys.modules``."""
     subprocess.run([sys.executable, "-c", PACKAGE_FIRST], check=True)
+
+
+FALLBACK = """
+import scipy.optimize
+from refsens_report.compiled import compiled_function
+
+gone = compiled_function("scipy.optimize._gone", "linear_sum_assignment", "scipy.optimize")
+assert gone is scipy.optimize.linear_sum_assignment
+moved = compiled_function("scipy.optimize._lsap", "minimize", "scipy.optimize")  # not in that module
+assert moved is scipy.optimize.minimize
+"""
+
+
+def test_a_private_module_gone_from_the_library_falls_back_to_the_public_function():
+    """A release that renames the compiled module, or moves the function out of it, costs the import, not the
+    audit: the function comes from the package that exports it."""
+    subprocess.run([sys.executable, "-c", FALLBACK], check=True)

@@ -39,7 +39,7 @@ from refsens_report.analyses.pairs import (
     pairs,
     threaded_map,
 )
-from refsens_report.compiled import compiled_module
+from refsens_report.compiled import compiled_function
 from refsens_report.config import Config
 from refsens_report.counts import Column, ColumnKind, ItemCounts
 from refsens_report.figures import Figure
@@ -176,7 +176,7 @@ def assignment_gains(
     at once; only the assignment itself runs per group."""
     if not len(group):
         return np.zeros(0, np.int64), np.zeros(0)
-    linear_sum_assignment = compiled_module("scipy.optimize._lsap").linear_sum_assignment
+    linear_sum_assignment = compiled_function("scipy.optimize._lsap", "linear_sum_assignment", "scipy.optimize")
     group = group.astype(np.int64)
 
     def ranks(index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
