@@ -417,19 +417,12 @@ def _all_null(rows: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _lookup(lookup: np.ndarray, column: Any) -> tuple[np.ndarray, np.ndarray | None]:
-    """Return each row's code through ``lookup`` (its last entry, -1, for null rows) and the null rows.
+    """Return each row's code through ``lookup`` (its last entry, -1, for null rows) and the null rows."""
+    import pyarrow.compute as pc
 
-    A null row's index is whatever the file left in its slot: looked up clipped into range, then set to -1
-    (not filled in a copy of the indices first)."""
     indices = column.indices
     null = _null_mask(indices)
-    if null is None:
-        codes = lookup[indices.to_numpy()]
-    else:
-        offset = indices.offset
-        values = np.frombuffer(indices.buffers()[1], indices.type.to_pandas_dtype())[offset : offset + len(indices)]
-        codes = np.take(lookup, values, mode="clip")
-        codes[null] = lookup[-1]
+    codes = lookup[(indices if null is None else pc.fill_null(indices, len(lookup) - 1)).to_numpy()]
     if column.dictionary.null_count:  # a null string in the dictionary itself
         null = codes < 0
     return codes, null
