@@ -244,10 +244,10 @@ def weighted_sums(
     for number, source in enumerate(sources):
         weight = weigher.weight(source)
         on = pool.item[having[number]] if having_item is None else having_item[number]
-        votes[having[number]] += weight[on]
+        np.add.at(votes, having[number], weight[on])  # positions distinct: as +=, and faster (one pass)
         bit = np.uint64(1) << np.uint64(number % 64)
         clear = np.flatnonzero((first_near[number // 64] & bit) == 0)  # the runs it has nothing near: 0 elsewhere
-        empty[clear] += weight[first_item[clear]]
+        np.add.at(empty, clear, weight[first_item[clear]])
     return votes, empty[np.cumsum(runs) - 1]
 
 
