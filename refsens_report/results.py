@@ -49,20 +49,25 @@ LABEL_COLUMNS = tuple(
 NUMBER_COLUMNS = ("estimate", "ci_low", "ci_high", "p_value", "p_holm")
 
 
+# a row before its values: every contract column, in order (``make_row`` copies it)
+_EMPTY_ROW: dict[str, Any] = {
+    **{column: "" for column in COLUMNS},
+    **{column: None for column in NUMBER_COLUMNS},
+    "n_items": 0,
+    "n_clusters": None,
+}
+_KNOWN_COLUMNS = frozenset(COLUMNS)
+
+
 def make_row(**values: Any) -> dict[str, Any]:
-    """Return a row with every contract column: empty text, None for undefined numbers."""
-    row: dict[str, Any] = {column: "" for column in COLUMNS}
-    for column in NUMBER_COLUMNS:
-        row[column] = None
-    row["n_items"] = 0
-    row["n_clusters"] = None
-    unknown = set(values) - set(COLUMNS)
-    if unknown:
-        raise KeyError(f"not a results column: {sorted(unknown)}")
-    row.update(values)
+    """Return a row with every contract column: empty text, None for undefined numbers (NaN included)."""
+    if not _KNOWN_COLUMNS.issuperset(values):
+        raise KeyError(f"not a results column: {sorted(set(values) - _KNOWN_COLUMNS)}")
+    row = {**_EMPTY_ROW, **values}
     for column in NUMBER_COLUMNS:
         value = row[column]
-        row[column] = None if value is None or (isinstance(value, float) and math.isnan(value)) else float(value)
+        if value is not None:
+            row[column] = None if isinstance(value, float) and math.isnan(value) else float(value)
     row["n_items"] = int(row["n_items"])
     # without a cluster key every item is its own cluster: a row not told otherwise counts its items
     row["n_clusters"] = row["n_items"] if row["n_clusters"] is None else int(row["n_clusters"])

@@ -634,6 +634,22 @@ def test_listings_equal_a_line_by_line_reference_on_random_records(tmp_path: Pat
     assert reference_listings(columns) == (expected_files, expected_summary)
 
 
+def test_the_summary_makes_no_span_list_and_the_files_make_each_once(tmp_path: Path, monkeypatch) -> None:
+    """A pair's span lists are made when the files first read them (the summary reads none), then kept."""
+    config = write_project(tmp_path, random_record(random.Random(5)), **ROLES_CASES[0])
+    expected_files, expected_summary = reference_listings(audit_context(config))
+    made = []
+    span_lists = disagreements._span_lists
+    monkeypatch.setattr(disagreements, "_span_lists", lambda *given: made.append(given[1]) or span_lists(*given))
+    context = audit_context(config)
+    assert disagreements.summary(context) == expected_summary and made == []
+    pairs = [pair for listing in disagreements.listings(context) for pair in listing.pairs]
+    assert len(pairs) == 2 and all(pair.n_lines for pair in pairs)
+    assert disagreements.files(context) == expected_files == disagreements.files(context)
+    assert sorted(made) == sorted(name for pair in pairs for name in (pair.comparison.first, pair.comparison.second))
+    assert all(list(pair.spans) == list(disagreements.SPAN_KEYS) for pair in pairs)
+
+
 def test_csv_cells_are_what_the_csv_module_writes() -> None:
     rng = random.Random(0)
     alphabet = ["a", "é", ",", '"', "\n", "\r", " ", "\t", "=", "'", "\x00", "\u2028", ";"]

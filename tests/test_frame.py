@@ -13,7 +13,7 @@ from refsens_report.cli import main
 from refsens_report.demo import write_simulation
 from refsens_report.errors import InputError
 from refsens_report.frame import read_results, results_frame
-from refsens_report.results import COLUMNS, LABEL_COLUMNS, NUMBER_COLUMNS, read_results_csv
+from refsens_report.results import COLUMNS, LABEL_COLUMNS, NUMBER_COLUMNS, make_row, read_results_csv
 
 
 @pytest.fixture(scope="module")
@@ -101,3 +101,28 @@ def test_a_bad_number_is_named(audited, tmp_path):
     with pytest.raises(InputError) as raised:
         read_results(path)
     assert str(raised.value) == f"{path}: line 2: estimate is 'about 70', not a number (or empty: undefined)"
+
+
+def test_make_row_fills_and_converts_as_the_contract_says():
+    """Every column in contract order; undefined numbers None (a float NaN too, a float32 NaN, not a float,
+    converted as float() does); counts as int, n_clusters the items unless given; an unknown column refused."""
+    row = make_row(
+        analysis="swap",
+        estimate=np.float64(0.25),
+        ci_low=float("nan"),
+        ci_high=np.float64("nan"),
+        p_value=np.float32(0.5),
+        p_holm=1,
+        n_items=np.int64(7),
+    )
+    assert list(row) == list(COLUMNS)
+    assert row["analysis"] == "swap" and row["output"] == "" and row["type"] == ""
+    assert row["estimate"] == 0.25 and type(row["estimate"]) is float
+    assert row["ci_low"] is None and row["ci_high"] is None
+    assert row["p_value"] == 0.5 and type(row["p_value"]) is float and row["p_holm"] == 1.0
+    assert row["n_items"] == 7 and type(row["n_items"]) is int and row["n_clusters"] == 7
+    assert make_row(n_items=9, n_clusters=np.int32(4))["n_clusters"] == 4
+    assert math.isnan(make_row(estimate=np.float32("nan"))["estimate"])  # not a Python float: float() of it
+    assert make_row()["estimate"] is None and make_row()["n_items"] == 0
+    with pytest.raises(KeyError, match="not a results column"):
+        make_row(estimates=1.0)

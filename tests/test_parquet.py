@@ -348,11 +348,18 @@ def test_decoded_joins_two_streams_cut_at_different_rows():
     others = pa.record_batch({"start": pa.array(range(len(ids)), pa.int64())})
     keys = pa.record_batch({"id": pa.array(ids, pa.string_view())})
     cut = [others.slice(0, 2), others.slice(2, 0), others.slice(2, 4), others.slice(6)]
-    joined = list(parquet._decoded(("id", "start"), iter(cut), iter([keys.slice(0, 3), keys.slice(3)])))
+    found = list(parquet._decoded(("id", "start"), iter(cut), iter([keys.slice(0, 3), keys.slice(3)])))
+    assert all(encoded == {"id"} for _, encoded in found)
+    joined = [batch for batch, _ in found]
     assert [batch.num_rows for batch in joined] == [2, 1, 3, 1]
     assert [v for batch in joined for v in batch.column("start").to_pylist()] == list(range(len(ids)))
     assert [v for batch in joined for v in batch.column("id").to_pylist()] == ids
     assert joined[0].column("id").type == pa.dictionary(pa.int32(), pa.string())
+    keys_read = parquet._Keys()  # the dictionaries as encoded: the provisional codes in the order of first use
+    codes = [keys_read.encode(batch.column("id"), first_use=True)[0].tolist() for batch in joined]
+    assert codes == [[0, 1], [2], [-1, 3, 4], [5]]
+    assert [keys_read.value(code) for code in range(6)] == ["a", "b", "a", "c", "b", "d"]
+    assert keys_read.merge()[0] == ["a", "b", "c", "d"]
     with pytest.raises(ValueError, match="different numbers of rows"):
         list(parquet._decoded(("id", "start"), iter([others]), iter([keys.slice(0, 3)])))
 

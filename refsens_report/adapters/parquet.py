@@ -313,8 +313,13 @@ class _Keys:
         self.starts: list[int] = []  # the provisional code of each chunk's first string
         self.count = 0
 
-    def encode(self, column: Any) -> tuple[np.ndarray, np.ndarray | None]:
-        """Return each row's provisional code (-1 where null) and where the column is null (None: nowhere)."""
+    def encode(self, column: Any, first_use: bool = False) -> tuple[np.ndarray, np.ndarray | None]:
+        """Return each row's provisional code (-1 where null) and where the column is null (None: nowhere).
+
+        ``first_use``: the column is dictionary-encoded as ``_decoded`` encodes, its dictionary distinct strings
+        in the order the rows first use them, none null: they are the provisional codes' strings as they are,
+        without hashing the rows and the strings again.
+        """
         import pyarrow as pa
         import pyarrow.compute as pc
 
@@ -322,6 +327,11 @@ class _Keys:
         if column is None:
             return _all_null(rows)
         indices, dictionary = column.indices, column.dictionary
+        if first_use:
+            self.chunks.append(dictionary.cast(pa.large_string()))
+            self.starts.append(self.count)
+            self.count += len(dictionary)
+            return _lookup(np.append(np.arange(self.count - len(dictionary), self.count), -1), column)
         used = pc.unique(indices).drop_null()
         if not len(used):
             return _all_null(len(column))
@@ -355,10 +365,13 @@ class _Keys:
         return merged.dictionary.to_pylist(), merged.indices.to_numpy().astype(np.int64)
 
 
-def _decoded(names: tuple[str, ...], batches: Iterator[Any], keys: Iterator[Any]) -> Iterator[Any]:
-    """Yield record batches of the columns ``names``: the key columns (ids, duplicate keys) from ``keys``, read as
-    string views and dictionary-encoded here, the others from ``batches``; both streams hold the same rows, each
-    batch cut where either stream's is.
+def _decoded(
+    names: tuple[str, ...], batches: Iterator[Any], keys: Iterator[Any]
+) -> Iterator[tuple[Any, frozenset[str]]]:
+    """Yield record batches of the columns ``names``, each with the names of the columns encoded here: the key
+    columns (ids, duplicate keys) from ``keys``, read as string views and dictionary-encoded here (their
+    dictionaries distinct, in the order the rows first use them: ``_Keys.encode``'s ``first_use``), the others
+    from ``batches``; both streams hold the same rows, each batch cut where either stream's is.
 
     A file may repeat a dictionary of every id of the record in each row group (pyarrow writes a dictionary
     array's dictionary whole, as from a pandas categorical): read as a dictionary, each row group would decode all
@@ -382,19 +395,20 @@ def _decoded(names: tuple[str, ...], batches: Iterator[Any], keys: Iterator[Any]
                 raise ValueError("its columns hold different numbers of rows")
             return
         rows = min(held[0].num_rows - done[0], held[1].num_rows - done[1])
-        columns = {}
+        columns, encoded = {}, set()
         for k in (0, 1):
             part = held[k].slice(done[k], rows)
             done[k] += rows
             for name, column in zip(part.schema.names, part.columns):
                 if k == 1 and not pa.types.is_dictionary(column.type) and not pa.types.is_null(column.type):
-                    encoded = pc.dictionary_encode(column)  # strings in the order the rows first use them
-                    values = encoded.dictionary  # a string (not view) dictionary, as read_dictionary gives
+                    found = pc.dictionary_encode(column)  # strings in the order the rows first use them
+                    values = found.dictionary  # a string (not view) dictionary, as read_dictionary gives
                     if not pa.types.is_string(values.type):  # cast as bytes: not-UTF-8 is found and named later
                         values = values.cast(pa.binary()).view(pa.string())
-                    column = pa.DictionaryArray.from_arrays(encoded.indices, values)
+                    column = pa.DictionaryArray.from_arrays(found.indices, values)
+                    encoded.add(name)
                 columns[name] = column
-        yield pa.RecordBatch.from_arrays([columns[name] for name in names], names=list(names))
+        yield pa.RecordBatch.from_arrays([columns[name] for name in names], names=list(names)), frozenset(encoded)
 
 
 def _dictionary(column: Any) -> Any:
@@ -595,14 +609,16 @@ class _Builder:
             with ThreadPoolExecutor(max_workers=1) as decoder:
                 parquet = pq.ParquetFile(handles[0], metadata=file.metadata, read_dictionary=list(file.dictionary))
                 others = [name for name in file.columns if name not in keys]
-                batches = parquet.iter_batches(batch_size=BATCH_ROWS, columns=others)
+                read = parquet.iter_batches(batch_size=BATCH_ROWS, columns=others)
+                batches: Iterator[tuple[Any, frozenset[str]]] = ((batch, frozenset()) for batch in read)
                 if keys:
                     views = pq.ParquetFile(handles[1], metadata=file.metadata, binary_type=pa.binary_view())
-                    batches = _decoded(file.columns, batches, views.iter_batches(batch_size=BATCH_ROWS, columns=keys))
+                    batches = _decoded(file.columns, read, views.iter_batches(batch_size=BATCH_ROWS, columns=keys))
                 pending = decoder.submit(next, batches, None)
-                while (batch := pending.result()) is not None:
+                while (found := pending.result()) is not None:
                     pending = decoder.submit(next, batches, None)
-                    self._batch(batch, file)
+                    batch, encoded = found
+                    self._batch(batch, file, encoded)
                     self.rows += batch.num_rows
                     if len(self.problems) >= MAX_PROBLEMS - 1:
                         if self.rows < self.total_rows:
@@ -616,8 +632,9 @@ class _Builder:
             self.problems.raise_if_any()  # a batch may be half read: nothing more can be said of the record
         return True
 
-    def _batch(self, batch: Any, file: _File) -> None:
-        """Check one batch and append its spans, markers and items (rows as positions in the batch)."""
+    def _batch(self, batch: Any, file: _File, encoded: frozenset[str] = frozenset()) -> None:
+        """Check one batch and append its spans, markers and items (rows as positions in the batch); ``encoded``:
+        the key columns ``_decoded`` encoded."""
         import pyarrow as pa
 
         base = self.rows
@@ -637,7 +654,7 @@ class _Builder:
 
         new_from = {names: len(names) for names in (self.languages, self.labellings)}
         first_item = self.ids.count
-        item, item_null = self.ids.encode(columns["id"])
+        item, item_null = self.ids.encode(columns["id"], "id" in encoded)
         language, language_null = self.languages.encode(columns["language"])
         labelling, labelling_null = self.labellings.encode(columns["labelling"])
         span_type, type_null = self.types.encode(columns["type"])
@@ -689,7 +706,7 @@ class _Builder:
         if "third_pass" in columns:
             values["third_pass"] = _flags(columns["third_pass"])
         if "dup_key" in columns:
-            values["dup_key"] = self.dup_keys.encode(columns["dup_key"])[0]
+            values["dup_key"] = self.dup_keys.encode(columns["dup_key"], "dup_key" in encoded)[0]
         if "record_order" in columns:
             order, order_null = _offsets(columns["record_order"])
             flag(np.flatnonzero(order < 0), lambda k: f"'record_order' is {int(order[k])}; it counts from 0")
