@@ -440,3 +440,35 @@ def test_span_ids_are_the_same_on_the_ranked_path_of_offsets_too_large_for_one_k
         assert {(int(i), int(s) - offset, int(e) - offset, int(t)) for i, s, e, t in strict} == spans
         relaxed = counts._id_item["relaxed"][counts._strict_to_relaxed]
         assert np.array_equal(relaxed, counts._id_item["strict"])
+
+
+def test_the_common_spans_of_many_pairs_are_the_intersections_whatever_is_still_marked():
+    """ItemCounts.common keeps the ids of the labellings used last marked, a bit each (MARK_SLOTS), and unmarks the
+    one used least recently for a new one: over more labellings than bits and pairs in a random order, every
+    intersection is np.intersect1d of the two sorted id sets, and tp its count per item."""
+    import numpy as np
+
+    from refsens_report.counts import MARK_SLOTS, ItemCounts
+    from refsens_report.record import Item
+
+    rng = random.Random(5)
+    names = [f"l{number}" for number in range(MARK_SLOTS + 5)]
+    items = []
+    for number in range(60):
+        labellings = {}
+        for name in names:
+            spans = []
+            for _ in range(rng.randint(0, 5)):
+                start = rng.randrange(0, 12)
+                spans.append((start, rng.randint(start + 1, 14), rng.choice(["PER", "LOC"])))
+            labellings[name] = tuple(spans)
+        items.append(Item(f"i{number:02d}", "en", labellings))
+    counts = ItemCounts(items, names)
+    asked = [(a, b) for a in names for b in names if a != b] * 2
+    rng.shuffle(asked)
+    for a, b in asked:
+        for rule in ("strict", "relaxed"):
+            found = counts.common(rule, a, b)
+            assert np.array_equal(found, np.intersect1d(counts.ids(rule, a), counts.ids(rule, b)))
+            per_item = np.bincount(counts.item_of(rule, found), minlength=len(items))
+            assert np.array_equal(counts.tp(rule, a, b), per_item)
