@@ -273,7 +273,7 @@ class ItemCounts:
             code = self.names.index(name)
             ids = self._span_id[rule][self._by_labelling[code] : self._by_labelling[code + 1]]
             ids = ids.astype(np.int64)  # a copy, as int64 (the ids every reader gets)
-            ids.sort()  # sorted by item already: only each item's few spans move
+            ids.sort(kind="stable")  # sorted by item already: a merge of short runs (the default: 8-16x slower)
             self._cache[key] = ids[np.concatenate([[True], ids[1:] != ids[:-1]])] if len(ids) else ids
         return self._cache[key]
 
