@@ -88,9 +88,11 @@ def _encode(columns: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _encode_spans(
-    items: np.ndarray, starts: np.ndarray, ends: np.ndarray, types: np.ndarray
+    items: np.ndarray, starts: np.ndarray, ends: np.ndarray, types: np.ndarray, rows: np.ndarray
 ) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
-    """Return the strict and the relaxed (id per span, a span of each id) in one sort.
+    """Return the strict and the relaxed (id per span, a span of each id) in one sort, both in the order of
+    ``rows`` (a permutation of the spans: ItemCounts' by labelling): the id of the span ``rows[k]`` at k (int32
+    below 2**31 ids), and of each id a k whose span has it.
 
     The strict key orders spans by (item, start, end, type) and the relaxed key is the strict key without its
     last digit, so along the strict order the relaxed key never decreases: one sort numbers both. Which span
@@ -102,14 +104,21 @@ def _encode_spans(
         return empty, empty
     radices = [int(column.max()) + 1 for column in columns]
     if np.prod(np.array(radices, dtype=object)) >= 2**62:  # offsets too large for one key: a row-wise unique each
-        return _encode(columns), _encode(columns[:3])
+        position = np.empty(len(rows), dtype=np.int64)  # each span's k
+        position[rows] = np.arange(len(rows))
+        (strict, strict_first), (relaxed, relaxed_first) = _encode(columns), _encode(columns[:3])
+        return (strict[rows], position[strict_first]), (relaxed[rows], position[relaxed_first])
     # every step in place or into a buffer reused: each array is a span's 8 bytes (300 MB at a million items),
     # and a fresh one is page faults (most of this function's time) and memory
     key = items.astype(np.int64)
     for column, radix in zip(columns[1:], radices[1:]):
         key *= radix
         key += column
-    order = np.argsort(key)
+    # the keys in the order of ``rows``, numbered there: no gather of each rule's ids into that order after.
+    # By labelling, the keys are a few sorted runs (each labelling's spans in record order, item by item): a
+    # stable sort (merging runs) is quicker than the default
+    key = key[rows]
+    order = np.argsort(key, kind="stable")
     ordered = key[order]
     numbers = key  # the key's buffer, free now, takes each span's number along the sorted order
     found = []
@@ -121,7 +130,7 @@ def _encode_spans(
         np.not_equal(ordered[1:], ordered[:-1], out=new[1:])
         np.cumsum(new, out=numbers)
         numbers -= 1
-        ids = np.empty(len(items), dtype=np.int64)
+        ids = np.empty(len(items), dtype=np.int32 if int(numbers[-1]) < 2**31 else np.int64)
         ids[order] = numbers
         found.append((ids, order[new]))
     return found[0], found[1]
@@ -137,6 +146,9 @@ DENSE_CELLS = 1 << 24
 
 # Rows of a per-type count matrix copied from column order into row order at once (``_typed_dense``): a few MB.
 ROW_BLOCK_BYTES = 1 << 22
+
+# Labellings whose span ids stay marked per rule, a bit of one byte per span id each (``ItemCounts.common``).
+MARK_SLOTS = 8
 
 # Per-item counts are small: int32 holds any (2**31 spans on one item is beyond any record), at half the memory
 # of int64 (a million items x 200 cached count columns: 0.8 GB, not 1.6).
@@ -202,20 +214,24 @@ class ItemCounts:
         # span ids are a slice, not a pass over every span
         by_labelling = np.argsort(labelling, kind="stable")
         self._by_labelling = np.concatenate([[0], np.cumsum(np.bincount(labelling, minlength=len(self.names)))])
+        # each span's id, by labelling (int32 below 2**31 ids: half the memory; ``ids`` reads them as int64), and
+        # the position by labelling of a span of each id (``first``), then its row of the table (``row``)
         (strict_id, strict_first), (relaxed_id, relaxed_first) = _encode_spans(
-            items_array, starts_array, ends_array, type_codes
+            items_array, starts_array, ends_array, type_codes, by_labelling
         )
-        self._span_id = {"strict": strict_id[by_labelling], "relaxed": relaxed_id[by_labelling]}
-        self._id_item = {"strict": items_array[strict_first], "relaxed": items_array[relaxed_first]}
+        self._span_id = {"strict": strict_id, "relaxed": relaxed_id}
+        strict_row, relaxed_row = by_labelling[strict_first], by_labelling[relaxed_first]
+        self._id_item = {"strict": items_array[strict_row], "relaxed": items_array[relaxed_row]}
         self._n_ids = {"strict": len(strict_first), "relaxed": len(relaxed_first)}
         # strict id -> relaxed id and type, for the type-confusion table
-        self._strict_to_relaxed = relaxed_id[strict_first] if len(strict_first) else np.zeros(0, np.int64)
-        self._strict_type = type_codes[strict_first] if len(strict_first) else np.zeros(0, np.int64)
+        self._strict_to_relaxed = relaxed_id[strict_first].astype(np.int64)
+        self._strict_type = type_codes[strict_row] if len(strict_row) else np.zeros(0, np.int64)
         # strict id -> start and end, for overlap matching
-        self._strict_start = starts_array[strict_first] if len(strict_first) else np.zeros(0, np.int64)
-        self._strict_end = ends_array[strict_first] if len(strict_first) else np.zeros(0, np.int64)
+        self._strict_start = starts_array[strict_row] if len(strict_row) else np.zeros(0, np.int64)
+        self._strict_end = ends_array[strict_row] if len(strict_row) else np.zeros(0, np.int64)
         self._cache: dict[object, np.ndarray] = {}
-        self._marks: dict[str, np.ndarray] = {}  # per rule, a cleared mask over the span ids (``common``)
+        self._marks: dict[str, np.ndarray] = {}  # per rule, a byte of labellings' marks per span id (``_mark``)
+        self._slots: dict[str, dict[str, np.uint8]] = {}  # per rule, the labellings marked and their bits
         self._derived: dict[str, np.ndarray] = {}  # derived labelling -> present per item (``derive``)
 
     # -- derived labellings ----------------------------------------------------------------------------
@@ -256,7 +272,8 @@ class ItemCounts:
         if key not in self._cache:
             code = self.names.index(name)
             ids = self._span_id[rule][self._by_labelling[code] : self._by_labelling[code + 1]]
-            ids = np.sort(ids)  # sorted by item already: only each item's few spans move
+            ids = ids.astype(np.int64)  # a copy, as int64 (the ids every reader gets)
+            ids.sort(kind="stable")  # sorted by item already: a merge of short runs (the default: 8-16x slower)
             self._cache[key] = ids[np.concatenate([[True], ids[1:] != ids[:-1]])] if len(ids) else ids
         return self._cache[key]
 
@@ -276,17 +293,38 @@ class ItemCounts:
         return self._cache[key]
 
     def common(self, rule: str, a: str, b: str) -> np.ndarray:
-        """Return the span ids in both labellings under a set rule (strict or relaxed).
+        """Return the span ids in both labellings under a set rule (strict or relaxed), sorted.
 
-        Marks a's ids in a mask kept per rule and clears them after: O(|a| + |b|), not O(all span ids).
+        One labelling's ids are marked (``_mark``) and the other's read: O(|b|) when one of them is marked
+        already (a reference, for every output compared with it), O(|a| + |b|) at most; never O(all span ids).
         """
+        if b in self._slots.setdefault(rule, {}) and a not in self._slots[rule]:
+            a, b = b, a
+        bit = self._mark(rule, a)
+        ids_b = self.ids(rule, b)
+        return ids_b[(self._marks[rule][ids_b] & bit) != 0]
+
+    def _mark(self, rule: str, name: str) -> np.uint8:
+        """Return the bit that marks a labelling's span ids under a rule, marking them first if they are not.
+
+        A byte per span id holds the marks of the ``MARK_SLOTS`` labellings used last, a bit each; the one used
+        least recently is unmarked to make room."""
+        slots = self._slots.setdefault(rule, {})  # labelling -> its bit, the one used least recently first
+        if name in slots:
+            slots[name] = slots.pop(name)
+            return slots[name]
         if rule not in self._marks:
-            self._marks[rule] = np.zeros(self._n_ids[rule], dtype=bool)
-        mark, ids_a, ids_b = self._marks[rule], self.ids(rule, a), self.ids(rule, b)
-        mark[ids_a] = True
-        found = ids_b[mark[ids_b]]
-        mark[ids_a] = False
-        return found
+            self._marks[rule] = np.zeros(self._n_ids[rule], dtype=np.uint8)
+        mark = self._marks[rule]
+        if len(slots) < MARK_SLOTS:
+            bit = np.uint8(1 << len(slots))
+        else:
+            oldest = next(iter(slots))
+            bit = slots.pop(oldest)
+            mark[self.ids(rule, oldest)] &= ~bit
+        mark[self.ids(rule, name)] |= bit
+        slots[name] = bit
+        return bit
 
     def tp(self, rule: str, a: str, b: str) -> np.ndarray:
         """Return |A_i ∩ B_i| per item under the rule."""

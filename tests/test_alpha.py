@@ -200,6 +200,28 @@ def test_the_shared_distinct_values_are_np_unique(seed):
     assert np.array_equal(bits, expected) and np.array_equal(code, expected_inverse)
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_the_covered_stretches_are_the_union_of_each_types_spans(seed):
+    """alpha.covered (each type's spans merged into disjoint stretches of runs, its bits added where a stretch
+    starts and taken away where it ends) gives every run the bits of the types whose spans cover it: nested,
+    touching and repeated spans, up to 300 type codes (a radix sort on 16 bits)."""
+    rng = np.random.default_rng(seed)
+    n_runs, n_spans = int(rng.integers(1, 400)), int(rng.integers(0, 300))
+    opens = np.sort(rng.integers(0, n_runs, n_spans))
+    closes = np.minimum(opens + rng.integers(1, 60, n_spans), n_runs)
+    types = rng.integers(0, [3, 8, 62, 300][seed], n_spans)
+    first, last, kind = alpha.covered(opens, closes, types)
+    assert (first < last).all() and len(set(zip(first.tolist(), kind.tolist()))) == len(first)
+    for code in np.unique(types).tolist():  # the stretches of each type: disjoint, and their union is its spans'
+        expected = np.zeros(n_runs, dtype=bool)
+        for start, end in zip(opens[types == code].tolist(), closes[types == code].tolist()):
+            expected[start:end] = True
+        found = np.zeros(n_runs, dtype=np.int64)
+        for start, end in zip(first[kind == code].tolist(), last[kind == code].tolist()):
+            found[start:end] += 1
+        assert np.array_equal(found, expected.astype(np.int64))
+
+
 def test_the_pairs_counted_on_threads_give_the_rows_of_one_thread(tmp_path, monkeypatch):
     """alpha.estimates counts the pairs' coincidences on threads (pairs.threaded_map): the same rows on one."""
     items = random_items(5, 80)

@@ -393,3 +393,82 @@ def test_overlap_matching_equals_brute_force_whatever_the_order(pairs, rnd):
         for arrays in (span_arrays(first), span_arrays(second))
     ]
     assert overlap_true_positives(*shifted, len(pairs)).tolist() == expected
+
+
+def test_span_ids_are_the_same_on_the_ranked_path_of_offsets_too_large_for_one_key(tmp_path):
+    """ItemCounts numbers the spans by labelling in one sort of an int64 key (ids in int32); offsets too large to
+    share that key take a row-wise unique instead: the same ids, sizes, intersections and type-confusion cells,
+    and every id's item, type and relaxed id agree with a span of the labellings that has it."""
+    import dataclasses
+
+    import numpy as np
+
+    from refsens_report.counts import ItemCounts
+    from refsens_report.load import load_record
+
+    rng = random.Random(11)
+    items = []
+    for number in range(40):
+        labellings = {}
+        for name in (A, B, D, R):
+            spans = []
+            for _ in range(rng.randint(0, 6)):
+                start = rng.randrange(0, 30)
+                spans.append([start, rng.randint(start + 1, 34), rng.choice(["PER", "LOC", "ORG"])])
+            labellings[name] = spans + spans[:1]  # a repeated span
+        items.append(item(f"i{number:03d}", "en", text="x" * 40, **labellings))
+    config = load_config(write_project(tmp_path, items))
+    table = load_record(config).table
+    far = dataclasses.replace(table, start=table.start + 2**61, end=table.end + 2**61)
+    names = config.roles.all_names
+    near_counts, far_counts = ItemCounts(table, names), ItemCounts(far, names)
+    for rule in ("strict", "relaxed"):
+        for name in names:
+            ids = near_counts.ids(rule, name)
+            assert ids.dtype == np.int64 and np.array_equal(ids, far_counts.ids(rule, name))
+            assert np.array_equal(near_counts.size(rule, name), far_counts.size(rule, name))
+        for a, b in ((A, B), (D, R), (A, R)):
+            assert np.array_equal(near_counts.tp(rule, a, b), far_counts.tp(rule, a, b))
+    every = np.arange(table.n_items)
+    assert near_counts.type_confusion(A, B, every) == far_counts.type_confusion(A, B, every)
+    for counts, offset in ((near_counts, 0), (far_counts, 2**61)):
+        spans = {
+            (int(one), int(start) - offset, int(end) - offset, int(kind))
+            for one, start, end, kind in zip(table.item, counts.table.start, counts.table.end, table.type)
+        }
+        strict = zip(counts._id_item["strict"], counts._strict_start, counts._strict_end, counts._strict_type)
+        assert {(int(i), int(s) - offset, int(e) - offset, int(t)) for i, s, e, t in strict} == spans
+        relaxed = counts._id_item["relaxed"][counts._strict_to_relaxed]
+        assert np.array_equal(relaxed, counts._id_item["strict"])
+
+
+def test_the_common_spans_of_many_pairs_are_the_intersections_whatever_is_still_marked():
+    """ItemCounts.common keeps the ids of the labellings used last marked, a bit each (MARK_SLOTS), and unmarks the
+    one used least recently for a new one: over more labellings than bits and pairs in a random order, every
+    intersection is np.intersect1d of the two sorted id sets, and tp its count per item."""
+    import numpy as np
+
+    from refsens_report.counts import MARK_SLOTS, ItemCounts
+    from refsens_report.record import Item
+
+    rng = random.Random(5)
+    names = [f"l{number}" for number in range(MARK_SLOTS + 5)]
+    items = []
+    for number in range(60):
+        labellings = {}
+        for name in names:
+            spans = []
+            for _ in range(rng.randint(0, 5)):
+                start = rng.randrange(0, 12)
+                spans.append((start, rng.randint(start + 1, 14), rng.choice(["PER", "LOC"])))
+            labellings[name] = tuple(spans)
+        items.append(Item(f"i{number:02d}", "en", labellings))
+    counts = ItemCounts(items, names)
+    asked = [(a, b) for a in names for b in names if a != b] * 2
+    rng.shuffle(asked)
+    for a, b in asked:
+        for rule in ("strict", "relaxed"):
+            found = counts.common(rule, a, b)
+            assert np.array_equal(found, np.intersect1d(counts.ids(rule, a), counts.ids(rule, b)))
+            per_item = np.bincount(counts.item_of(rule, found), minlength=len(items))
+            assert np.array_equal(counts.tp(rule, a, b), per_item)

@@ -18,7 +18,6 @@ import numpy as np
 
 from refsens_report.analyses.base import Analysis, AuditContext, Estimate, Section
 from refsens_report.analyses.pairs import (
-    distinct,
     distinct_inverse,
     distinct_spans,
     item_lengths,
@@ -31,7 +30,7 @@ from refsens_report.analyses.pairs import (
     threaded_map,
 )
 from refsens_report.config import Config
-from refsens_report.counts import Column, ColumnKind, ItemCounts
+from refsens_report.counts import Column, ColumnKind, ItemCounts, smallest_unsigned
 from refsens_report.figures import Figure
 from refsens_report.formatting import StatKind
 from refsens_report.formulas import Env, Expr
@@ -52,8 +51,9 @@ def segments(counts: ItemCounts, names: tuple[str, ...], lengths: np.ndarray) ->
 
     The runs are cut at every span boundary of the named labellings and at each item's start and end
     (``lengths``: characters per item, 0 for an item not counted), so memory and work go with the spans, never
-    with the characters: a character's value is its run's. Every span adds 1 at its start and takes it away at
-    its end on its own (labelling, type), so a running sum over the sorted boundaries is each run's depth.
+    with the characters: a character's value is its run's. A labelling's spans of one type cover a union of
+    disjoint stretches of runs (``covered``); each stretch adds its type's bit where it starts and takes it away
+    where it ends, so one running sum over the runs is every run's set of types.
     """
     table = counts.table
     counted = lengths > 0
@@ -75,14 +75,32 @@ def segments(counts: ItemCounts, names: tuple[str, ...], lengths: np.ndarray) ->
     inside = run_item == keys[1:] // width  # a run ends at its item's next boundary (the last ends the item)
     values = []
     for code in range(len(names)):
-        found = np.zeros(len(keys), dtype=np.int64)
         ours = labelling == code
-        for type_code in distinct(types[ours]):
-            chosen = ours & (types == type_code)
-            depth = np.bincount(opens[chosen], minlength=len(keys)) - np.bincount(closes[chosen], minlength=len(keys))
-            found |= (np.cumsum(depth) > 0).astype(np.int64) << int(type_code)
-        values.append(found[:-1][inside])
+        first, last, kind = covered(opens[ours], closes[ours], types[ours])
+        bits = np.left_shift(1, kind, dtype=np.int64)
+        change = np.zeros(len(keys), dtype=np.int64)
+        np.add.at(change, first, bits)
+        np.add.at(change, last, -bits)
+        values.append(np.cumsum(change[:-1])[inside])
     return (run_item[inside], run_length[inside], *values)
+
+
+def covered(opens: np.ndarray, closes: np.ndarray, types: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Return the stretches [first, last) of runs that spans [opens, closes) of each type cover, disjoint within a
+    type, and their type: the union of the type's spans. ``opens`` never decreases (the spans in start order).
+
+    Taken type by type (a stable sort keeps each type's spans in start order: a radix sort on the type codes in
+    their smallest type), a span begins a new stretch unless it opens before the furthest close so far; the
+    stretch ends at that furthest close. Each type's runs are offset beyond the previous type's, so one running
+    maximum serves every type."""
+    order = np.argsort(types.astype(smallest_unsigned(types)), kind="stable")
+    kind = types[order]
+    offset = kind * (int(closes.max(initial=0)) + 1)
+    opens, closes = opens[order] + offset, closes[order] + offset
+    furthest = np.maximum.accumulate(closes)
+    begins = np.flatnonzero(np.r_[True, opens[1:] > furthest[:-1]]) if len(opens) else np.zeros(0, dtype=np.int64)
+    ends = np.r_[begins[1:] - 1, len(opens) - 1] if len(begins) else begins
+    return opens[begins] - offset[begins], furthest[ends] - offset[begins], kind[begins]
 
 
 def categories(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -532,7 +532,7 @@ def expected_disorder(
     line order does not matter), one per random continuum."""
     both = mask & counts.has(a) & counts.has(b)
     lengths = np.where(both, item_lengths(counts), 0)
-    order = np.argsort(counts.table.ids, kind="stable")
+    order = id_order(counts)
     offsets = np.zeros(counts.n_items, dtype=np.int64)
     offsets[order] = np.concatenate([[0], np.cumsum(lengths[order])[:-1]])
     annotators = [in_position_order(item_units(counts, name, both, offsets)) for name in (a, b)]
@@ -540,6 +540,17 @@ def expected_disorder(
         return np.full(samples, np.nan)
     rng = np.random.default_rng(pair_seed(seed, a, b))
     return chance_disorders(annotators, float(lengths.sum()), rng, samples, workers)
+
+
+_ID_ORDER: weakref.WeakKeyDictionary[ItemCounts, np.ndarray] = weakref.WeakKeyDictionary()
+
+
+def id_order(counts: ItemCounts) -> np.ndarray:
+    """Return the items in the order of their ids (a stable sort of the id strings: computed once per record, not
+    per pair; a million ids not in order take about a second)."""
+    if counts not in _ID_ORDER:
+        _ID_ORDER[counts] = np.argsort(counts.table.ids, kind="stable")
+    return _ID_ORDER[counts]
 
 
 def in_position_order(units: Units) -> Units:

@@ -123,10 +123,17 @@ def distinct_inverse(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     runs laid end to end), then each value's run number."""
     order = np.argsort(values, kind="stable")
     ordered = values[order]
-    new = np.r_[True, ordered[1:] != ordered[:-1]] if len(ordered) else np.zeros(0, dtype=bool)
+    new = np.empty(len(values), dtype=bool)
+    new[:1] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=new[1:])
+    found = ordered[new]
+    # each value's run number, in buffers already made (alpha's boundaries at a million items: 90 MB each)
+    numbers = ordered if ordered.dtype == np.int64 else np.empty(len(values), dtype=np.int64)
+    np.cumsum(new, out=numbers)
+    numbers -= 1
     inverse = np.empty(len(values), dtype=np.int64)
-    inverse[order] = np.cumsum(new) - 1
-    return ordered[new], inverse
+    inverse[order] = numbers
+    return found, inverse
 
 
 _SPANS: weakref.WeakKeyDictionary[ItemCounts, dict[str, np.ndarray]] = weakref.WeakKeyDictionary()
