@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import os
 import threading
+from collections import deque
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -656,8 +657,8 @@ def resampled_sums(
     sizes: list[list[int]] = []  # sizes[group][block]
     blocks: list[list[list[ItemBlock]]] = [[] for _ in sources]  # blocks[source][group][block]
 
-    # each stratum cut into its canonical blocks, each source's counts on each ready to multiply
-    for group in range(len(strata)):
+    def prepare(group: int) -> None:
+        """Cut a stratum into its canonical blocks, each source's counts on each ready to multiply."""
         members, bounds = strata[group], None if clusters is None else clusters[group]
         if bounds is None:  # every item its own cluster: blocks of items
             parts, part_bounds = canonical_blocks(members), None
@@ -668,8 +669,7 @@ def resampled_sums(
                 parts.append(members[edges[0] : edges[-1]])
                 part_bounds.append(edges - edges[0])
         sizes.append([len(part) if part_bounds is None else len(part_bounds[k]) - 1 for k, part in enumerate(parts)])
-        for found in blocks:
-            found.append([])
+        ready: list[list[ItemBlock]] = [[] for _ in sources]
         for k, part in enumerate(parts):
             matrices = []
             for source, total in zip(sources, sums):
@@ -679,11 +679,14 @@ def resampled_sums(
                 total[group, 0] += np.asarray(matrix.sum(axis=0)).reshape(-1)
                 matrices.append(matrix)
             # sources sharing a block's weights: collapse only where it pays
-            for found, block in zip(blocks, block_items(matrices, sizes[group][k])):
-                found[group].append(block)
+            for found, block in zip(ready, block_items(matrices, sizes[group][k])):
+                found.append(block)
+        for found, prepared in zip(blocks, ready):
+            found.append(prepared)
 
     # a unit per stratum and chunk of replicates that some source needs
-    units = [(group, first) for group in range(len(strata)) for first in range(0, max(wanted), REPLICATE_CHUNK)]
+    def units_of(group: int) -> list[tuple[int, int]]:
+        return [(group, first) for first in range(0, max(wanted), REPLICATE_CHUNK)]
 
     def counts_of(unit: tuple[int, int]) -> list[int]:
         return [max(0, min(REPLICATE_CHUNK, count - unit[1])) for count in wanted]
@@ -696,6 +699,9 @@ def resampled_sums(
             progress(len(strata[group]) * min(REPLICATE_CHUNK, resamples - first) // max(resamples, 1))
 
     if run is not None:
+        for group in range(len(strata)):
+            prepare(group)
+        units = [unit for group in range(len(strata)) for unit in units_of(group)]
         counts = [counts_of(unit) for unit in units]
         for unit, chunk in zip(units, run(units, sizes, blocks, seed, stratum_keys, counts)):
             place(unit, chunk)
@@ -718,10 +724,19 @@ def resampled_sums(
 
         # numpy releases the GIL while drawing, counting and multiplying: two threads measured 1.8x faster on
         # two cores. BLAS itself stays single-threaded: its threads only waited on each other in these many
-        # small products (measured 10x slower on a loaded machine).
+        # small products (measured 10x slower on a loaded machine). Each stratum's units start as soon as its
+        # blocks are ready, so the threads draw while this thread prepares the next stratum (the blocks, and
+        # so the sums, are the same in any order: the rows are grouped by exact digests).
         with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(WORKERS) as pool:
-            for unit, chunk in zip(units, pool.map(draw, units)):
-                place(unit, chunk)
+            pending: deque[tuple[tuple[int, int], Future]] = deque()
+            for group in range(len(strata)):
+                prepare(group)
+                pending.extend((unit, pool.submit(draw, unit)) for unit in units_of(group))
+                while pending and pending[0][1].done():  # the progress moves on while the strata are prepared
+                    unit, future = pending.popleft()
+                    place(unit, future.result())
+            for unit, future in pending:
+                place(unit, future.result())
     for total in sums:
         total[-1] = total[:-1].sum(axis=0)
     return sums[0] if single else sums
