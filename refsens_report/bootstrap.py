@@ -722,21 +722,30 @@ def resampled_sums(
                 workspace=spaces.space,
             )
 
+        pending: deque[tuple[tuple[int, int], Future]] = deque()
+
+        def settle(before: int) -> None:
+            """Place the finished units in order, waiting for those of the strata before ``before``; a stratum's
+            blocks are released once its last unit is placed."""
+            while pending and (pending[0][0][0] < before or pending[0][1].done()):
+                unit, future = pending.popleft()
+                place(unit, future.result())
+                if not pending or pending[0][0][0] != unit[0]:
+                    for found in blocks:
+                        found[unit[0]] = []
+
         # numpy releases the GIL while drawing, counting and multiplying: two threads measured 1.8x faster on
         # two cores. BLAS itself stays single-threaded: its threads only waited on each other in these many
         # small products (measured 10x slower on a loaded machine). Each stratum's units start as soon as its
         # blocks are ready, so the threads draw while this thread prepares the next stratum (the blocks, and
-        # so the sums, are the same in any order: the rows are grouped by exact digests).
+        # so the sums, are the same in any order: the rows are grouped by exact digests); it prepares one only
+        # when the strata before the previous one are drawn, so at most two strata's blocks are held at once.
         with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(WORKERS) as pool:
-            pending: deque[tuple[tuple[int, int], Future]] = deque()
             for group in range(len(strata)):
+                settle(group - 1)
                 prepare(group)
                 pending.extend((unit, pool.submit(draw, unit)) for unit in units_of(group))
-                while pending and pending[0][1].done():  # the progress moves on while the strata are prepared
-                    unit, future = pending.popleft()
-                    place(unit, future.result())
-            for unit, future in pending:
-                place(unit, future.result())
+            settle(len(strata))
     for total in sums:
         total[-1] = total[:-1].sum(axis=0)
     return sums[0] if single else sums
