@@ -373,3 +373,17 @@ def test_whole_numbers_stored_small_multiply_slab_by_slab_as_the_whole_block(mon
         expected = np.zeros((9, 5))
         expected += multiplied @ np.ascontiguousarray(counts, dtype)  # the whole block cast up front
         assert np.array_equal(found, expected)
+
+
+@pytest.mark.parametrize("workers", [1, 2, 3])
+def test_strata_drawn_while_the_next_are_prepared_give_the_definitions_sums(monkeypatch, workers):
+    """Each stratum's units start as soon as its blocks are ready and its blocks go once it is drawn: with many
+    strata of several blocks, the sums are still the item-level definition's, whatever the threads."""
+    monkeypatch.setattr(bootstrap, "WORKERS", workers)
+    monkeypatch.setattr(bootstrap, "BLOCK_ITEMS", 150)
+    columns = _record_columns()
+    strata = [np.arange(k, 3000, 5) for k in range(5)]
+    seed = np.random.SeedSequence(13)
+    expected = _item_level_sums(columns, strata, 520, seed, [3, 1, 4, 15, 9], 150)
+    found = bootstrap.resampled_sums(columns, strata, 520, seed, stratum_keys=[3, 1, 4, 15, 9])
+    assert np.array_equal(found, expected)
