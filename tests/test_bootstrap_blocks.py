@@ -121,9 +121,9 @@ def test_collapse_groups_identical_rows_and_drops_zero_rows():
 
 def test_float32_is_used_only_where_every_sum_is_exact():
     small = bootstrap.item_block(np.full((100, 2), 3.0))
-    assert small.counts.dtype == np.float32
+    assert small.dtype == np.float32
     large = bootstrap.item_block(np.full((100, 2), float(1 << 20)))
-    assert large.counts.dtype == np.float64
+    assert large.dtype == np.float64
 
 
 def test_sources_drawn_together_equal_each_drawn_alone(monkeypatch):
@@ -321,9 +321,9 @@ def test_a_replicate_drawing_a_float32_block_too_often_multiplies_it_in_float64(
     """Blocks are float32 for replicates drawing up to FLOAT32_MARGIN times their items; one drawing more is
     multiplied in float64 (ItemBlock.operand), with weights counted in float64 beside the other sources' float32."""
     block = bootstrap.item_block(np.full((100, 2), 1000.0))
-    assert block.counts.dtype == np.float32  # 1,000 x 100 items x the margin is below 2**24
-    assert block.operand(np.array([100, 8000])).dtype == np.float32
-    assert block.operand(np.array([100, 20_000])).dtype == np.float64  # 20,000 x 1,000 is not
+    assert block.dtype == np.float32  # 1,000 x 100 items x the margin is below 2**24
+    assert block.operand(np.array([100, 8000])) == np.float32
+    assert block.operand(np.array([100, 20_000])) == np.float64  # 20,000 x 1,000 is not
     # a margin below 1: about half of the replicates draw a block more often than it allows
     monkeypatch.setattr(bootstrap, "FLOAT32_MARGIN", 0.9)
     monkeypatch.setattr(bootstrap, "FLOAT32_EXACT", 4 * 97 + 1)  # the columns count up to 4
@@ -331,7 +331,7 @@ def test_a_replicate_drawing_a_float32_block_too_often_multiplies_it_in_float64(
     columns = _record_columns()
     strata = [np.arange(0, 2000), np.arange(2000, 3000)]
     seed = np.random.SeedSequence(6)
-    assert bootstrap.item_block(columns[:97]).counts.dtype == np.float32
+    assert bootstrap.item_block(columns[:97]).dtype == np.float32
     expected = _item_level_sums(columns, strata, 300, seed, [1, 2], 97)
     wide = np.repeat(columns, 30, axis=1)  # a second source sharing the draws, with float64 products of its own
     found = bootstrap.resampled_sums(
@@ -347,3 +347,43 @@ def test_a_source_of_no_columns_draws_empty_sums():
     sums = bootstrap.resampled_sums(columns, [np.arange(20_000)], 10, np.random.SeedSequence(1))
     assert sums.shape == (2, 11, 0)
     assert bootstrap.grouped(columns)[0].tolist() == [0]
+
+
+@pytest.mark.parametrize("slab_cells", [1 << 17, 7, 40])
+def test_whole_numbers_stored_small_multiply_slab_by_slab_as_the_whole_block(monkeypatch, slab_cells):
+    """Counts kept in their smallest unsigned type and cast a slab of rows at a time (uneven last slab, one row per
+    slab) give the product of the whole block cast up front, to the bit: float32, float64, and large counts
+    whose float64 sums could round (then one product of the whole block, as before)."""
+    monkeypatch.setattr(bootstrap, "SLAB_CELLS", slab_cells)
+    monkeypatch.setattr(bootstrap, "COLLAPSE_SHARE", 0.0)  # a row per item: the weights are the items'
+    rng = np.random.default_rng(4)
+    weights = rng.poisson(1.0, size=(9, 301))
+    cases = [
+        (rng.integers(0, 4, size=(301, 5)), np.float32),
+        (rng.random((301, 5)) < 0.3, np.float32),
+        (rng.integers(0, 1 << 30, size=(301, 5)), np.float64),
+        (rng.integers(1 << 62, 1 << 63, size=(301, 5), dtype=np.uint64), np.float64),  # sums above 2**53
+    ]
+    for counts, dtype in cases:
+        block = bootstrap.item_block(counts)
+        assert block.dtype == dtype and block.counts.itemsize <= counts.itemsize
+        found = np.zeros((9, 5))
+        multiplied = weights.astype(dtype)
+        bootstrap.multiply(found, multiplied, block, block.dtype, 9, bootstrap.Workspace())
+        expected = np.zeros((9, 5))
+        expected += multiplied @ np.ascontiguousarray(counts, dtype)  # the whole block cast up front
+        assert np.array_equal(found, expected)
+
+
+@pytest.mark.parametrize("workers", [1, 2, 3])
+def test_strata_drawn_while_the_next_are_prepared_give_the_definitions_sums(monkeypatch, workers):
+    """Each stratum's units start as soon as its blocks are ready and its blocks go once it is drawn: with many
+    strata of several blocks, the sums are still the item-level definition's, whatever the threads."""
+    monkeypatch.setattr(bootstrap, "WORKERS", workers)
+    monkeypatch.setattr(bootstrap, "BLOCK_ITEMS", 150)
+    columns = _record_columns()
+    strata = [np.arange(k, 3000, 5) for k in range(5)]
+    seed = np.random.SeedSequence(13)
+    expected = _item_level_sums(columns, strata, 520, seed, [3, 1, 4, 15, 9], 150)
+    found = bootstrap.resampled_sums(columns, strata, 520, seed, stratum_keys=[3, 1, 4, 15, 9])
+    assert np.array_equal(found, expected)
