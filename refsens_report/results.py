@@ -10,12 +10,15 @@ import os
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 
 from refsens_report import __version__, formatting
 from refsens_report.errors import InputError
+
+K = TypeVar("K")
+V = TypeVar("V")
 
 # Schema 2 appended the ``type`` column (the span type of per-type rows, analysis ``by_type``; empty elsewhere).
 # Schema 4 appended ``n_clusters``: the clusters the bootstrap resampled beside ``n_items`` (equal to it when
@@ -83,32 +86,36 @@ def sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
-class FilesOnUse(Mapping[str, str]):
+class OnUse(Mapping[K, V]):
+    """A mapping made by ``make`` when it is first read; ``make``, and the objects it holds, are let go then."""
+
+    def __init__(self, make: Callable[[], dict[K, V]]):
+        self._make: Callable[[], dict[K, V]] | None = make
+        self._made: dict[K, V] = {}
+
+    def _mapping(self) -> dict[K, V]:
+        if self._make is not None:
+            self._made, self._make = self._make(), None
+        return self._made
+
+    def __getitem__(self, key: K) -> V:
+        return self._mapping()[key]
+
+    def __iter__(self) -> Iterator[K]:
+        return iter(self._mapping())
+
+    def __len__(self) -> int:
+        return len(self._mapping())
+
+
+class FilesOnUse(OnUse[str, str]):
     """The files the analyses list beside results.json (name -> text), rendered when first read.
 
     Only a build writes them (``write_files``); ``refsens-report audit`` writes results.json and results.csv
     alone, so it never pays for them (the disagreement and gold-error listings: about 0.2 s of the 25,000-item
-    paper-shape audit, 13 MB of text). ``render`` returns them all; the audit's objects it holds are let go
+    paper-shape audit, 13 MB of text). ``make`` returns them all; the audit's objects it holds are let go
     once it has run.
     """
-
-    def __init__(self, render: Callable[[], dict[str, str]]):
-        self._render: Callable[[], dict[str, str]] | None = render
-        self._texts: dict[str, str] = {}
-
-    def _rendered(self) -> dict[str, str]:
-        if self._render is not None:
-            self._texts, self._render = self._render(), None
-        return self._texts
-
-    def __getitem__(self, name: str) -> str:
-        return self._rendered()[name]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._rendered())
-
-    def __len__(self) -> int:
-        return len(self._rendered())
 
 
 @dataclass

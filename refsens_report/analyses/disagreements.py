@@ -24,6 +24,7 @@ import io
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +35,7 @@ from refsens_report import __version__, browser, formatting
 from refsens_report.analyses.base import DIFFERENCES, Analysis, AuditContext, Section
 from refsens_report.figures import Figure
 from refsens_report.record import POOLED
+from refsens_report.results import OnUse
 from refsens_report.tables import FORMULA_STARTS, Table, count_cell, label, mark_repeats, spreadsheet_safe
 from refsens_report.view import ResultsView
 
@@ -186,7 +188,7 @@ def pair_of(context: AuditContext, comparison: Comparison) -> Pair:
         items=items,
         only_first=size_first - shared,
         only_second=size_second - shared,
-        spans=PairSpans(counts, first, second, differing),
+        spans=OnUse(partial(pair_spans, counts, first, second, differing)),
         scored=scored,
         tp=tp,
         fn=fn,
@@ -194,34 +196,15 @@ def pair_of(context: AuditContext, comparison: Comparison) -> Pair:
     )
 
 
-class PairSpans(Mapping[str, SpanLists]):
-    """A pair's four span lists (``SPAN_KEYS``), made when first read: the files read them all, the summary none
-    (at 200,000 items about half of what the summary's pairs cost)."""
-
-    def __init__(self, counts: Any, first: str, second: str, differing: np.ndarray):
-        self._pair: tuple[Any, str, str, np.ndarray] | None = (counts, first, second, differing)
-        self._lists: dict[str, SpanLists] = {}
-
-    def _made(self) -> dict[str, SpanLists]:
-        if self._pair is not None:
-            counts, first, second, differing = self._pair
-            in_first, in_second = (np.zeros(len(counts._strict_start), dtype=bool) for _ in range(2))
-            in_first[counts.ids("strict", first)] = True
-            in_second[counts.ids("strict", second)] = True
-            spans_first, only_first = _span_lists(counts, first, differing, in_second)
-            spans_second, only_second = _span_lists(counts, second, differing, in_first)
-            self._lists = dict(zip(SPAN_KEYS, (spans_first, spans_second, only_first, only_second)))
-            self._pair = None
-        return self._lists
-
-    def __getitem__(self, key: str) -> SpanLists:
-        return self._made()[key]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._made())
-
-    def __len__(self) -> int:
-        return len(self._made())
+def pair_spans(counts: Any, first: str, second: str, differing: np.ndarray) -> dict[str, SpanLists]:
+    """Return a pair's four span lists (``SPAN_KEYS``). A ``Pair`` makes them when first read (``OnUse``): the
+    files read them all, the summary none (at 200,000 items about half of what the summary's pairs cost)."""
+    in_first, in_second = (np.zeros(len(counts._strict_start), dtype=bool) for _ in range(2))
+    in_first[counts.ids("strict", first)] = True
+    in_second[counts.ids("strict", second)] = True
+    spans_first, only_first = _span_lists(counts, first, differing, in_second)
+    spans_second, only_second = _span_lists(counts, second, differing, in_first)
+    return dict(zip(SPAN_KEYS, (spans_first, spans_second, only_first, only_second)))
 
 
 def python_order(names: Sequence[str]) -> np.ndarray:
