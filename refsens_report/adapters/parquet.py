@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -58,9 +59,10 @@ class ParquetOptions:
     source: InputPath
     pattern: str = ""
 
-    @property
+    @cached_property
     def partitioned(self) -> bool:
-        """Whether the record is several files (a folder or a glob): the Dask workers then read them."""
+        """Whether the record is several files (a folder or a glob): the Dask workers then read them (asked once:
+        at a URL, a round trip to the store)."""
         return bool(self.pattern) or self.source.path.is_dir()
 
     def files(self) -> list[InputPath]:

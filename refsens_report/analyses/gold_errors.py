@@ -368,14 +368,14 @@ def _extracted(bits: np.ndarray, labels: Sequence[str], names: Sequence[str]) ->
 
 def _from_places(
     counts: Any, places: Places, reference: str, sources: Sequence[str], mask: np.ndarray, every_pair: bool = False
-) -> tuple[Pool, np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[np.ndarray], list[np.ndarray]]:
+) -> tuple[Pool, np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[np.ndarray], list[np.ndarray] | None]:
     """Return what ``candidates_of`` finds per reference with ``pool_of``, ``_pool_edges``, ``_source_bits`` and
     ``_overlapping``, read off the places' bits (``Places.bits``/``near``, at most 64 labellings, the reference
     and its sources among them): (the pool, the pairs of pool spans sharing a character (``one``, ``two``; a
     span with itself left out unless ``every_pair``: it never ranks), which sources have each pool span, which
-    have one sharing a character with it, each source's pool positions, and their items). The same pool, pairs
-    and bits: the pool is the places the reference or a source has on the items of ``mask``, in the places'
-    order (strict id order)."""
+    have one sharing a character with it, each source's pool positions, and their items when the pool is every
+    place, else None). The same pool, pairs and bits: the pool is the places the reference or a source has on
+    the items of ``mask``, in the places' order (strict id order)."""
     at = {label: number for number, label in enumerate(places.labels)}
     wanted = np.uint64(sum(1 << at[name] for name in {reference, *sources}))
     keep = mask[places.item] & ((places.bits & wanted) != 0)
@@ -399,7 +399,7 @@ def _from_places(
         for source in sources:
             found = local[places.of(counts, source)]
             having.append(found[found >= 0])
-        having_item = [pool.item[found] for found in having]
+        having_item = None  # weighted_sums reads them off the pool
     bits, near = (_extracted(found, places.labels, sources)[None, :] for found in (bits, near))
     return pool, one, two, bits, near, having, having_item
 
