@@ -493,6 +493,25 @@ def test_a_flood_of_bad_rows_is_capped(tmp_path, capsys):
     assert len(err.strip().splitlines()) <= MAX_PROBLEMS + 1
 
 
+@pytest.mark.parametrize("batch_rows", [parquet.BATCH_ROWS, 4])
+def test_markers_are_checked_against_the_spans_of_every_batch(batch_rows, tmp_path, capsys, monkeypatch):
+    """Markers are checked batch by batch: a marker repeated in another batch is no conflict, a marker beside
+    spans of any batch is one, and the conflicts are capped as every problem is, however the batches cut them."""
+    monkeypatch.setattr(parquet, "BATCH_ROWS", batch_rows)
+    twice = good_rows() + [("en-1", "en", R, *NULL)]  # the reviewer's marker on en-1 again, 10 rows after
+    table = load_record(load_config(project(tmp_path / "twice", twice))).table
+    assert table.has(R).tolist() == [True, True, True]
+    rows = rows_of(*[(f"en-{k}", "en", {A: [(0, 3, "PER")], B: [], D: [], R: []}) for k in range(300)])
+    rows += [(f"en-{k}", "en", A, *NULL) for k in range(300)]
+    err = refused(
+        project(tmp_path / "beside", rows),
+        capsys,
+        "record.parquet: row 1,201: labelling 'annotator_a' of item 'en-0' is marked present with no spans",
+        f"record.parquet: {300 - MAX_PROBLEMS + 1:,} more rows with problems, not listed",
+    )
+    assert len(err.strip().splitlines()) == MAX_PROBLEMS
+
+
 def test_role_names_and_unknown_labellings_work_as_for_jsonl(tmp_path, capsys):
     """A role's labelling on no item is an error; a labelling no role names is a note ("not audited")."""
     rows = [row for row in good_rows() if row[2] != R] + [("en-1", "en", "model_x", 0, 3, "PER")]

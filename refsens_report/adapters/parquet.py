@@ -944,23 +944,30 @@ class _Builder:
         return items
 
     def _check_markers(self, present: np.ndarray, item_of: np.ndarray, ids: list[str]) -> None:
-        """Report a marker row (present, no spans) of a labelling that other rows give spans; mark the rest."""
-        item, labelling, row = (np.concatenate(parts) for parts in zip(*self.markers))
-        item = item_of[item]
-        both = np.flatnonzero(present[item, labelling])
-        self._report(
-            [
+        """Report a marker row (present, no spans) of a labelling that other rows give spans; mark the rest.
+
+        Batch by batch, every batch checked before any is marked (two marker rows of one labelling and item are
+        not a conflict): concatenated, a million items' markers were 5 million rows of three int64 arrays,
+        fresh pages for one pass (0.3 s of system time)."""
+        found: list[tuple[int, str]] = []
+        conflicts = 0
+        for item, labelling, row in self.markers:
+            _renumber(item, item_of)  # the batch's own array (``_batch`` gathered it)
+            both = np.flatnonzero(present[item, labelling])
+            conflicts += len(both)
+            found.extend(
                 (
                     int(row[k]),
                     f"labelling '{self.labellings.values[labelling[k]]}' of item '{ids[item[k]]}' is "
                     "marked present with no spans (null start, end and type), but other rows give it spans; drop "
                     "this row",
                 )
-                for k in both[:MAX_PROBLEMS]
-            ]
-        )
-        self.hidden += max(len(both) - MAX_PROBLEMS, 0)
-        present[item, labelling] = True
+                for k in both[: MAX_PROBLEMS - len(found)]
+            )
+        self._report(found)
+        self.hidden += max(conflicts - MAX_PROBLEMS, 0)
+        for item, labelling, _ in self.markers:
+            present[item, labelling] = True
 
 
 def _renumber(codes: np.ndarray, mapping: np.ndarray) -> None:
