@@ -110,16 +110,16 @@ def _encode_spans(
         return (strict[rows], position[strict_first]), (relaxed[rows], position[relaxed_first])
     # every step in place or into a buffer reused: each array is a span's 8 bytes (300 MB at a million items),
     # and a fresh one is page faults (most of this function's time) and memory
-    key = items.astype(np.int64)
+    spare = items.astype(np.int64)
     for column, radix in zip(columns[1:], radices[1:]):
-        key *= radix
-        key += column
+        spare *= radix
+        spare += column
     # the keys in the order of ``rows``, numbered there: no gather of each rule's ids into that order after.
     # By labelling, the keys are a few sorted runs (each labelling's spans in record order, item by item): a
     # stable sort (merging runs) is quicker than the default
-    key = key[rows]
+    key = spare[rows]
     order = np.argsort(key, kind="stable")
-    ordered = key[order]
+    ordered = np.take(key, order, out=spare, mode="clip")  # into the table-order keys' buffer, free now
     numbers = key  # the key's buffer, free now, takes each span's number along the sorted order
     found = []
     new = np.empty(len(items), dtype=bool)
@@ -146,6 +146,9 @@ DENSE_CELLS = 1 << 24
 
 # Rows of a per-type count matrix copied from column order into row order at once (``_typed_dense``): a few MB.
 ROW_BLOCK_BYTES = 1 << 22
+
+# Candidate pairs of spans tested at once in ``overlap_edges``: each block's temporary arrays are 2 MB.
+EDGE_BLOCK = 1 << 18
 
 # Labellings whose span ids stay marked per rule, a bit of one byte per span id each (``ItemCounts.common``).
 MARK_SLOTS = 8
@@ -675,12 +678,15 @@ SpanArrays = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]  # item, star
 
 
 def overlap_edges(a: SpanArrays, b: SpanArrays) -> tuple[np.ndarray, np.ndarray]:
-    """Return every pair (index into a, index into b) of spans with the same item and type sharing a character.
+    """Return every pair (index into a, index into b) of spans with the same item and type sharing a character,
+    ordered by a, then by b's (item, start) order.
 
     Spans are half-open ``[start, end)``: two spans share a character when each starts before the other ends.
     With b's spans in (item, start) order, an a-span's candidates are the b-spans of its item that start
     before it ends and after its start minus b's longest span (the others end before it starts): two binary
-    searches, then the candidates of another type or ending too early are dropped.
+    searches, then the candidates of another type or ending too early are dropped. The candidates are tested
+    ``EDGE_BLOCK`` at a time: only the pairs and the mark of those kept are as long as all of them (at a
+    million items about 12 million, each int64 array 100 MB of fresh pages).
     """
     item_a, start_a, end_a, type_a = a
     item_b, start_b, end_b, type_b = b
@@ -691,8 +697,11 @@ def overlap_edges(a: SpanArrays, b: SpanArrays) -> tuple[np.ndarray, np.ndarray]
     top = int(max(end_a.max(), start_b.max())) + 1
     if (int(max(item_a.max(), item_b.max())) + 1) * top < 2**62:
         # one int64 key per position: item, then offset (the common case, no sorting of positions needed)
-        key_b = item_b * top + start_b
-        low, high = item_a * top + low_a, item_a * top + end_a
+        key_b = item_b * top
+        key_b += start_b
+        low = item_a * top
+        high = low + end_a
+        low += low_a
     else:  # offsets too large to share a key with the item: rank them first
         _, rank = np.unique(np.concatenate([start_b, low_a, end_a]), return_inverse=True)
         top = int(rank.max()) + 1
@@ -706,11 +715,24 @@ def overlap_edges(a: SpanArrays, b: SpanArrays) -> tuple[np.ndarray, np.ndarray]
     first = np.searchsorted(key_b, low, side="left")
     candidates = np.searchsorted(key_b, high, side="left") - first
     edge_a = np.repeat(np.arange(len(item_a)), candidates)
-    within = np.arange(len(edge_a)) - np.repeat(np.cumsum(candidates) - candidates, candidates)
-    edge_b = np.repeat(first, candidates) + within
-    if order is not None:
-        edge_b = order[edge_b]
-    shared = (type_b[edge_b] == type_a[edge_a]) & (end_b[edge_b] > start_a[edge_a])
+    # a candidate's position in key_b: its a-span's first, plus its place among the candidates (added per block)
+    first -= np.cumsum(candidates) - candidates
+    edge_b = np.repeat(first, candidates)
+    # one type among all the spans (a caller matching any type passes zeros): every candidate has the same type
+    one_type = int(type_a.min()) == int(type_a.max()) == int(type_b.min()) == int(type_b.max())
+    shared = np.empty(len(edge_a), dtype=bool)
+    for low_edge in range(0, len(edge_a), EDGE_BLOCK):
+        part = slice(low_edge, low_edge + EDGE_BLOCK)
+        found_b = edge_b[part]
+        found_b += np.arange(low_edge, low_edge + len(found_b))
+        if order is not None:
+            found_b[:] = order[found_b]
+        found_a = edge_a[part]
+        np.greater(end_b[found_b], start_a[found_a], out=shared[part])
+        if not one_type:
+            shared[part] &= type_b[found_b] == type_a[found_a]
+    if shared.all():
+        return edge_a, edge_b
     return edge_a[shared], edge_b[shared]
 
 
