@@ -589,14 +589,11 @@ class ItemCounts:
         grouped: dict[str, list[tuple[int, Column]]] = {}
         for number, family in enumerate(families):
             grouped.setdefault(family.a, []).append((number, family))
-        spans: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
-        for name in grouped:  # per labelling, its spans of the codes' types: ids, type position, item, block bounds
-            ids = self.ids("strict", name)
-            column = position[kind[ids]]
-            if not (column >= 0).all():
-                ids, column = ids[column >= 0], column[column >= 0]
-            items = item[ids]
-            spans[name] = (ids, column, items, np.searchsorted(items, edges))
+        # strict ids are numbered item by item: each block's ids are a range, found in a labelling's sorted ids
+        # by a binary search (its spans' items and types are gathered a block at a time, not held whole)
+        id_edges = np.searchsorted(item, edges)
+        spans = {name: self.ids("strict", name) for name in grouped}
+        bounds = {name: np.searchsorted(ids, id_edges).tolist() for name, ids in spans.items()}
         marks: dict[str, np.ndarray] = {}  # per labelling named second by a tp family: a mark per strict id
         for family in families:
             if family.kind != "size" and family.b not in marks:
@@ -611,11 +608,13 @@ class ItemCounts:
             size = high - low
             flat = block.reshape(-1, order="F")
             for name, group in grouped.items():
-                ids, column, items, bounds = spans[name]
-                part = slice(int(bounds[len(listed)]), int(bounds[len(listed) + 1]))
-                cells = column[part] * size + (items[part] - low)  # type position, then item, in the block
+                ids = spans[name][bounds[name][len(listed)] : bounds[name][len(listed) + 1]]
+                column = position[kind[ids]]
+                if not (column >= 0).all():  # spans of types not among the codes
+                    ids, column = ids[column >= 0], column[column >= 0]
+                cells = column * size + (item[ids] - low)  # type position, then item, in the block
                 for number, family in group:
-                    found = cells if family.kind == "size" else cells[marks[family.b][ids[part]]]
+                    found = cells if family.kind == "size" else cells[marks[family.b][ids]]
                     cut = flat[number * width * size : (number + 1) * width * size]
                     cut[found] = 1
                     if np.count_nonzero(cut) != len(found):  # two spans in one cell: count them
