@@ -195,10 +195,10 @@ class ItemCounts:
         ours = np.full(len(table.names) + 1, -1, dtype=np.int16 if len(self.names) < 2**15 else np.int64)
         ours[table_code[table_code >= 0]] = np.flatnonzero(table_code >= 0)
         labelling = ours[table.labelling]
-        kept = labelling >= 0
-        if kept.all():
+        if not len(labelling) or labelling.min() >= 0:  # every span counted (a reduction: no mark of every span)
             items_array, starts_array, ends_array, table_types = table.item, table.start, table.end, table.type
         else:
+            kept = labelling >= 0
             items_array, starts_array, ends_array = table.item[kept], table.start[kept], table.end[kept]
             table_types, labelling = table.type[kept], labelling[kept]
         # type codes in sorted order of the types the named labellings use, so ids (and the type-confusion

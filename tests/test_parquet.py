@@ -177,8 +177,11 @@ def test_absent_and_present_empty_labellings_round_trip_exactly(batch_rows, tmp_
     assert run_audit(load_config(parquet_config)).rows == run_audit(load_config(config)).rows
 
 
-def test_items_come_in_order_of_first_appearance_and_keep_their_rows_order(tmp_path):
-    """An item's rows need not be together: items by first row, each one's spans in file order."""
+@pytest.mark.parametrize("batch_rows", [parquet.BATCH_ROWS, 2])
+def test_items_come_in_order_of_first_appearance_and_keep_their_rows_order(batch_rows, tmp_path, monkeypatch):
+    """An item's rows need not be together: items by first row, each one's spans in file order (in slices of 2
+    spans, the rows apart are found across two slices)."""
+    monkeypatch.setattr(parquet, "BATCH_ROWS", batch_rows)
     rows = rows_of(
         ("b", "en", {A: [(5, 6, "X")]}),
         ("a", "en", {A: [(0, 1, "Y")]}),

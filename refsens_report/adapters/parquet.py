@@ -833,7 +833,10 @@ class _Builder:
         span = {name: array[: self.n_spans] for name, array in self.span.items()}
         _renumber(span["item"], item_of)
         present = np.zeros((len(ids), len(self.labellings)), dtype=bool)
+        apart = False  # an item's rows apart (brought together below), checked a slice at a time as present is set
         for first in range(0, self.n_spans, BATCH_ROWS):
+            item = span["item"][max(first - 1, 0) : first + BATCH_ROWS]  # from the slice before's last row
+            apart = apart or bool((item[1:] < item[:-1]).any())
             present[span["item"][first : first + BATCH_ROWS], span["labelling"][first : first + BATCH_ROWS]] = True
         if self.markers:
             self._check_markers(present, item_of, ids)
@@ -844,7 +847,7 @@ class _Builder:
             )
         problems.raise_if_any()
 
-        if (span["item"][1:] < span["item"][:-1]).any():  # an item's rows apart: bring them together
+        if apart:
             order = np.argsort(span["item"], kind="stable")
             span = {name: array[order] for name, array in span.items()}
         languages, language = sorted_codes(np.array(self.languages.values, dtype=object), items["language"])
