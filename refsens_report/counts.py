@@ -692,15 +692,18 @@ def overlap_edges(a: SpanArrays, b: SpanArrays) -> tuple[np.ndarray, np.ndarray]
     if not len(item_a) or not len(item_b):
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
     longest = int((end_b - start_b).max())
-    low_a = np.maximum(start_a - longest + 1, 0)
+    low_a = start_a.astype(np.int64)  # a copy, the a-spans' lowest start of a b-span sharing a character
+    low_a -= longest - 1
+    np.maximum(low_a, 0, out=low_a)
     top = int(max(end_a.max(), start_b.max())) + 1
     if (int(max(item_a.max(), item_b.max())) + 1) * top < 2**62:
-        # one int64 key per position: item, then offset (the common case, no sorting of positions needed)
+        # one int64 key per position: item, then offset (the common case, no sorting of positions needed); each
+        # step in place, as the pairs below (at a million items each array of the spans is 40 MB)
         key_b = item_b * top
         key_b += start_b
-        low = item_a * top
-        high = low + end_a
-        low += low_a
+        low, high = low_a, item_a * top
+        low += high
+        high += end_a
     else:  # offsets too large to share a key with the item: rank them first
         _, rank = np.unique(np.concatenate([start_b, low_a, end_a]), return_inverse=True)
         top = int(rank.max()) + 1
@@ -712,10 +715,13 @@ def overlap_edges(a: SpanArrays, b: SpanArrays) -> tuple[np.ndarray, np.ndarray]
         order = np.argsort(key_b, kind="stable")
         key_b = key_b[order]
     first = np.searchsorted(key_b, low, side="left")
-    candidates = np.searchsorted(key_b, high, side="left") - first
+    candidates = np.searchsorted(key_b, high, side="left")
+    candidates -= first
     edge_a = np.repeat(np.arange(len(item_a)), candidates)
     # a candidate's position in key_b: its a-span's first, plus its place among the candidates (added per block)
-    first -= np.cumsum(candidates) - candidates
+    before = np.cumsum(candidates)
+    before -= candidates
+    first -= before
     edge_b = np.repeat(first, candidates)
     # one type among all the spans (a caller matching any type passes zeros): every candidate has the same type
     one_type = int(type_a.min()) == int(type_a.max()) == int(type_b.min()) == int(type_b.max())
