@@ -110,16 +110,16 @@ def _encode_spans(
         return (strict[rows], position[strict_first]), (relaxed[rows], position[relaxed_first])
     # every step in place or into a buffer reused: each array is a span's 8 bytes (300 MB at a million items),
     # and a fresh one is page faults (most of this function's time) and memory
-    key = items.astype(np.int64)
+    spare = items.astype(np.int64)
     for column, radix in zip(columns[1:], radices[1:]):
-        key *= radix
-        key += column
+        spare *= radix
+        spare += column
     # the keys in the order of ``rows``, numbered there: no gather of each rule's ids into that order after.
     # By labelling, the keys are a few sorted runs (each labelling's spans in record order, item by item): a
     # stable sort (merging runs) is quicker than the default
-    key = key[rows]
+    key = spare[rows]
     order = np.argsort(key, kind="stable")
-    ordered = key[order]
+    ordered = np.take(key, order, out=spare, mode="clip")  # into the table-order keys' buffer, free now
     numbers = key  # the key's buffer, free now, takes each span's number along the sorted order
     found = []
     new = np.empty(len(items), dtype=bool)
@@ -146,6 +146,9 @@ DENSE_CELLS = 1 << 24
 
 # Rows of a per-type count matrix copied from column order into row order at once (``_typed_dense``): a few MB.
 ROW_BLOCK_BYTES = 1 << 22
+
+# Candidate pairs of spans tested at once in ``overlap_edges``: each block's temporary arrays are 2 MB.
+EDGE_BLOCK = 1 << 18
 
 # Labellings whose span ids stay marked per rule, a bit of one byte per span id each (``ItemCounts.common``).
 MARK_SLOTS = 8
@@ -192,10 +195,10 @@ class ItemCounts:
         ours = np.full(len(table.names) + 1, -1, dtype=np.int16 if len(self.names) < 2**15 else np.int64)
         ours[table_code[table_code >= 0]] = np.flatnonzero(table_code >= 0)
         labelling = ours[table.labelling]
-        kept = labelling >= 0
-        if kept.all():
+        if not len(labelling) or labelling.min() >= 0:  # every span counted (a reduction: no mark of every span)
             items_array, starts_array, ends_array, table_types = table.item, table.start, table.end, table.type
         else:
+            kept = labelling >= 0
             items_array, starts_array, ends_array = table.item[kept], table.start[kept], table.end[kept]
             table_types, labelling = table.type[kept], labelling[kept]
         # type codes in sorted order of the types the named labellings use, so ids (and the type-confusion
@@ -586,14 +589,11 @@ class ItemCounts:
         grouped: dict[str, list[tuple[int, Column]]] = {}
         for number, family in enumerate(families):
             grouped.setdefault(family.a, []).append((number, family))
-        spans: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
-        for name in grouped:  # per labelling, its spans of the codes' types: ids, type position, item, block bounds
-            ids = self.ids("strict", name)
-            column = position[kind[ids]]
-            if not (column >= 0).all():
-                ids, column = ids[column >= 0], column[column >= 0]
-            items = item[ids]
-            spans[name] = (ids, column, items, np.searchsorted(items, edges))
+        # strict ids are numbered item by item: each block's ids are a range, found in a labelling's sorted ids
+        # by a binary search (its spans' items and types are gathered a block at a time, not held whole)
+        id_edges = np.searchsorted(item, edges)
+        spans = {name: self.ids("strict", name) for name in grouped}
+        bounds = {name: np.searchsorted(ids, id_edges).tolist() for name, ids in spans.items()}
         marks: dict[str, np.ndarray] = {}  # per labelling named second by a tp family: a mark per strict id
         for family in families:
             if family.kind != "size" and family.b not in marks:
@@ -608,11 +608,13 @@ class ItemCounts:
             size = high - low
             flat = block.reshape(-1, order="F")
             for name, group in grouped.items():
-                ids, column, items, bounds = spans[name]
-                part = slice(int(bounds[len(listed)]), int(bounds[len(listed) + 1]))
-                cells = column[part] * size + (items[part] - low)  # type position, then item, in the block
+                ids = spans[name][bounds[name][len(listed)] : bounds[name][len(listed) + 1]]
+                column = position[kind[ids]]
+                if not (column >= 0).all():  # spans of types not among the codes
+                    ids, column = ids[column >= 0], column[column >= 0]
+                cells = column * size + (item[ids] - low)  # type position, then item, in the block
                 for number, family in group:
-                    found = cells if family.kind == "size" else cells[marks[family.b][ids[part]]]
+                    found = cells if family.kind == "size" else cells[marks[family.b][ids]]
                     cut = flat[number * width * size : (number + 1) * width * size]
                     cut[found] = 1
                     if np.count_nonzero(cut) != len(found):  # two spans in one cell: count them
@@ -675,24 +677,33 @@ SpanArrays = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]  # item, star
 
 
 def overlap_edges(a: SpanArrays, b: SpanArrays) -> tuple[np.ndarray, np.ndarray]:
-    """Return every pair (index into a, index into b) of spans with the same item and type sharing a character.
+    """Return every pair (index into a, index into b) of spans with the same item and type sharing a character,
+    ordered by a, then by b's (item, start) order.
 
     Spans are half-open ``[start, end)``: two spans share a character when each starts before the other ends.
     With b's spans in (item, start) order, an a-span's candidates are the b-spans of its item that start
     before it ends and after its start minus b's longest span (the others end before it starts): two binary
-    searches, then the candidates of another type or ending too early are dropped.
+    searches, then the candidates of another type or ending too early are dropped. The candidates are tested
+    ``EDGE_BLOCK`` at a time: only the pairs and the mark of those kept are as long as all of them (at a
+    million items about 12 million, each int64 array 100 MB of fresh pages).
     """
     item_a, start_a, end_a, type_a = a
     item_b, start_b, end_b, type_b = b
     if not len(item_a) or not len(item_b):
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
     longest = int((end_b - start_b).max())
-    low_a = np.maximum(start_a - longest + 1, 0)
+    low_a = start_a.astype(np.int64)  # a copy, the a-spans' lowest start of a b-span sharing a character
+    low_a -= longest - 1
+    np.maximum(low_a, 0, out=low_a)
     top = int(max(end_a.max(), start_b.max())) + 1
     if (int(max(item_a.max(), item_b.max())) + 1) * top < 2**62:
-        # one int64 key per position: item, then offset (the common case, no sorting of positions needed)
-        key_b = item_b * top + start_b
-        low, high = item_a * top + low_a, item_a * top + end_a
+        # one int64 key per position: item, then offset (the common case, no sorting of positions needed); each
+        # step in place, as the pairs below (at a million items each array of the spans is 40 MB)
+        key_b = item_b * top
+        key_b += start_b
+        low, high = low_a, item_a * top
+        low += high
+        high += end_a
     else:  # offsets too large to share a key with the item: rank them first
         _, rank = np.unique(np.concatenate([start_b, low_a, end_a]), return_inverse=True)
         top = int(rank.max()) + 1
@@ -704,13 +715,29 @@ def overlap_edges(a: SpanArrays, b: SpanArrays) -> tuple[np.ndarray, np.ndarray]
         order = np.argsort(key_b, kind="stable")
         key_b = key_b[order]
     first = np.searchsorted(key_b, low, side="left")
-    candidates = np.searchsorted(key_b, high, side="left") - first
+    candidates = np.searchsorted(key_b, high, side="left")
+    candidates -= first
     edge_a = np.repeat(np.arange(len(item_a)), candidates)
-    within = np.arange(len(edge_a)) - np.repeat(np.cumsum(candidates) - candidates, candidates)
-    edge_b = np.repeat(first, candidates) + within
-    if order is not None:
-        edge_b = order[edge_b]
-    shared = (type_b[edge_b] == type_a[edge_a]) & (end_b[edge_b] > start_a[edge_a])
+    # a candidate's position in key_b: its a-span's first, plus its place among the candidates (added per block)
+    before = np.cumsum(candidates)
+    before -= candidates
+    first -= before
+    edge_b = np.repeat(first, candidates)
+    # one type among all the spans (a caller matching any type passes zeros): every candidate has the same type
+    one_type = int(type_a.min()) == int(type_a.max()) == int(type_b.min()) == int(type_b.max())
+    shared = np.empty(len(edge_a), dtype=bool)
+    for low_edge in range(0, len(edge_a), EDGE_BLOCK):
+        part = slice(low_edge, low_edge + EDGE_BLOCK)
+        found_b = edge_b[part]
+        found_b += np.arange(low_edge, low_edge + len(found_b))
+        if order is not None:
+            found_b[:] = order[found_b]
+        found_a = edge_a[part]
+        np.greater(end_b[found_b], start_a[found_a], out=shared[part])
+        if not one_type:
+            shared[part] &= type_b[found_b] == type_a[found_a]
+    if shared.all():
+        return edge_a, edge_b
     return edge_a[shared], edge_b[shared]
 
 

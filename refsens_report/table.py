@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-# the per-span arrays: most of a record's memory (40 bytes a span), read by the counts and the analyses' plans only
+# the per-span arrays: most of a record's memory (34-40 bytes a span), read by the counts and the analyses' plans only
 SPAN_ARRAYS = ("item", "labelling", "start", "end", "type")
 
 
@@ -52,10 +52,11 @@ class SpanTable:
     Items: ``ids`` (str, record order), ``language`` (code into ``languages``, sorted), ``present[item, name]``
     (labelling ``names[name]`` is present on the item, possibly with no span). Spans, ordered by item (record
     order, then as read): ``item``, ``labelling`` (code into ``names``), ``start``, ``end``, ``type`` (code into
-    ``type_names``, sorted). ``meta[key]``: per item, the value of a metadata key (None where the item does not
-    give it); ``text``: per item, its text or None (None as a whole when no item has text). ``record_order``: per
-    item, its place in the record it was converted from, where the items are in another order (a partitioned
-    record is in canonical order); the duplicate policies' first and last follow it. None: the table's order.
+    ``type_names``, sorted), each int64 but ``labelling``, which may be narrower (the Parquet record's is int16).
+    ``meta[key]``: per item, the value of a metadata key (None where the item does not give it); ``text``: per
+    item, its text or None (None as a whole when no item has text). ``record_order``: per item, its place in the
+    record it was converted from, where the items are in another order (a partitioned record is in canonical
+    order); the duplicate policies' first and last follow it. None: the table's order.
     """
 
     ids: np.ndarray

@@ -159,6 +159,30 @@ def test_per_type_counts_sum_back_to_the_pooled_counts(seed):
         assert np.array_equal(dense, counts.values(family))
 
 
+@pytest.mark.parametrize("block_bytes", [1 << 22, 7])
+def test_the_dense_per_type_matrix_equals_the_triples_for_some_of_the_types(block_bytes, monkeypatch):
+    """The per-type matrix, counted a block of items at a time (blocks of one item at 7 bytes), for two of the
+    types out of their order: each family's columns hold its (item, type, count) triples, and only the items
+    with a count are listed."""
+    from refsens_report import counts as counts_module
+
+    monkeypatch.setattr(counts_module, "ROW_BLOCK_BYTES", block_bytes)
+    counts = ItemCounts(random_items(3, 150), (A, B, D, R))
+    codes = np.array([2, 0])
+    families = [Column("tp", "strict", A, D), Column("size", "strict", A), Column("tp", "strict", B, D)]
+    families += [Column("size", "strict", D), Column("tp", "strict", A, R)]
+    listed, values = counts.typed_matrix(families, codes)
+    expected = np.zeros((counts.n_items, len(families) * len(codes)), dtype=np.int64)
+    for number, family in enumerate(families):
+        items, types, numbers = counts.typed(family.kind, family.rule, family.a, family.b)
+        for k, code in enumerate(codes):
+            chosen = types == code
+            expected[items[chosen], number * len(codes) + k] = numbers[chosen]
+    assert listed.tolist() == np.flatnonzero(expected.any(axis=1)).tolist()
+    assert values.dtype == np.uint8 and np.array_equal(values, expected[listed])
+    assert (values > 1).any()  # some cell counts two spans of one type
+
+
 def test_overlap_per_type_is_a_maximum_matching_within_the_type():
     """A LOC prediction covering two LOC gold spans earns one TP of LOC; an ORG span overlapping it earns none."""
     record = [

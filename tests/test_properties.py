@@ -395,6 +395,49 @@ def test_overlap_matching_equals_brute_force_whatever_the_order(pairs, rnd):
     assert overlap_true_positives(*shifted, len(pairs)).tolist() == expected
 
 
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.tuples(overlap_spans, overlap_spans), min_size=1, max_size=5),
+    st.randoms(use_true_random=False),
+    st.sampled_from([1, 3, 1 << 18]),
+    st.booleans(),
+)
+def test_overlap_edges_are_every_overlapping_pair_in_order(pairs, rnd, block, one_type):
+    """The pairs overlap_edges lists, tested a block of candidates at a time (blocks of 1 and 3 cut every run of
+    candidates), are the brute-force pairs of same-type spans sharing a character, ordered by a, then by b's
+    (item, start) order, b's spans in any order; with one type among all spans the type test is skipped."""
+    import numpy as np
+
+    from refsens_report import counts
+
+    first = span_arrays([a for a, _ in pairs])
+    second = [(index, *span) for index, (_, b) in enumerate(pairs) for span in b]
+    rnd.shuffle(second)  # b in any order: overlap_edges sorts it by (item, start), keeping ties in b's order
+    second = tuple(
+        np.array([row[k] if k < 3 else ("LOC", "PER").index(row[k]) for row in second], dtype=np.int64).reshape(-1)
+        for k in range(4)
+    )
+    if one_type:
+        first, second = ((*arrays[:3], np.zeros_like(arrays[3])) for arrays in (first, second))
+    b_order = sorted(range(len(second[0])), key=lambda j: (second[0][j], second[1][j], j))
+    expected = [
+        (i, j)
+        for i in range(len(first[0]))
+        for j in b_order
+        if first[0][i] == second[0][j]
+        and first[3][i] == second[3][j]
+        and first[1][i] < second[2][j]
+        and second[1][j] < first[2][i]
+    ]
+    saved = counts.EDGE_BLOCK
+    counts.EDGE_BLOCK = block
+    try:
+        edge_a, edge_b = counts.overlap_edges(first, second)
+    finally:
+        counts.EDGE_BLOCK = saved
+    assert list(zip(edge_a.tolist(), edge_b.tolist())) == expected
+
+
 def test_span_ids_are_the_same_on_the_ranked_path_of_offsets_too_large_for_one_key(tmp_path):
     """ItemCounts numbers the spans by labelling in one sort of an int64 key (ids in int32); offsets too large to
     share that key take a row-wise unique instead: the same ids, sizes, intersections and type-confusion cells,
