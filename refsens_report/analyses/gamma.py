@@ -433,8 +433,9 @@ def continuum_pass(
     i = np.empty(room + 1, np.int64)  # one more: a pair costed and not kept is written past the last kept
     j = np.empty(room + 1, np.int64)
     cost = np.empty(room + 1)
-    degree_a = np.zeros(n_a, np.int64)
-    degree_b = np.zeros(n_b, np.int64)
+    # each b-unit's kept pairs, 0, 1 or 2 for more (all that matters): one byte each, fewer fresh pages to touch per
+    # continuum (an a-unit's pairs are consecutive: its degree is read off them)
+    degree_b = np.zeros(n_b, np.uint8)
     kept = first = 0
     for row in range(n_a if n_b else 0):
         reach = end_a[row] - start_a[row]  # √2 (length + b's longest) + 1e-9, as chance_pairs computes it
@@ -478,24 +479,23 @@ def continuum_pass(
             at = min(kept, room)  # past room: counted, not kept
             i[at], j[at], cost[at] = row, nearest, found
             kept += keep
-            degree_a[row] += keep
-            degree_b[nearest] += keep
+            degree_b[nearest] = min(degree_b[nearest] + keep, 2)
             column += 1
             if column >= n_b or start_b[column] > high:
                 break
     if kept > room:
         return i[:0], j[:0], cost[:0], cost[:0], 0, 0, 0, kept
-    alone = 0
-    for row in range(n_a):
-        if degree_a[row] == 0:
-            alone += 1
+    alone = n_a
     for column in range(n_b):
         if degree_b[column] == 0:
             alone += 1
     rest = np.empty(kept)
-    n_rest, several, high_sum, low_sum = 0, 0, 0, 0
-    for pair in range(kept):
-        if degree_a[i[pair]] == 1 and degree_b[j[pair]] == 1:
+    n_rest, several, high_sum, low_sum, previous = 0, 0, 0, 0, -1
+    for pair in range(kept):  # pairs in row order, each moved at most to its own place or before: none read is moved
+        row = i[pair]
+        alone -= row != previous  # an a-unit with pairs
+        following = i[pair + 1] if pair + 1 < kept else -1
+        if row != previous and row != following and degree_b[j[pair]] == 1:
             value = 2 * DELTA_EMPTY + (cost[pair] - 2 * DELTA_EMPTY)  # a group of one pair, as chance_total has it
             scaled = value * TWO_52
             if np.floor(scaled) == scaled and value >= 0 and value < 1024:
@@ -506,8 +506,9 @@ def continuum_pass(
                 rest[n_rest] = value
                 n_rest += 1
         else:
-            i[several], j[several], cost[several] = i[pair], j[pair], cost[pair]
+            i[several], j[several], cost[several] = row, j[pair], cost[pair]
             several += 1
+        previous = row
     return i[:several], j[:several], cost[:several], rest[:n_rest], high_sum, low_sum, alone, kept
 
 
