@@ -103,6 +103,24 @@ def test_a_crowded_continuum_asks_for_more_room_and_keeps_every_pair(monkeypatch
     assert assert_same_continuum(a, b, monkeypatch) > len(a) + len(b)
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_a_shift_into_the_last_continuum_s_arrays_is_a_fresh_shift(seed):
+    """Each continuum shifts a line into the arrays of the last one shifted from it (on that thread): the same
+    units as a shift into fresh arrays, also after a shift that sorted its units again (fractional starts and
+    units beyond the bound make the wrapped stretch overtake the rest)."""
+    rng = np.random.default_rng(seed)
+    n, bound = int(rng.integers(1, 2000)), float(rng.uniform(10, 1e5))
+    start = rng.uniform(0, 1.3 * bound, n)
+    units = line(start, start + rng.integers(0, 30, n), rng.integers(0, 5, n))
+    last = None
+    for _ in range(6):
+        pivot = float(rng.uniform(0, bound))
+        expected, last = units.shifted(pivot, bound), units.shifted(pivot, bound, last)
+        for part in ("start", "end", "type"):
+            assert getattr(last, part).tobytes() == getattr(expected, part).tobytes()
+        assert np.array_equal(last.indices(np.arange(n)), expected.indices(np.arange(n)))
+
+
 def crowded_units(rng: np.random.Generator, n: int, length: int) -> gamma.Units:
     """Nested, crossing and repeated units of three types on a short axis, a few long ones (groups of every kind)."""
     start = rng.integers(0, length, n)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import threading
 import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -238,9 +239,11 @@ class Line:
             return self.index[positions]
         return self.index[(positions + self.turn) % len(self)]
 
-    def shifted(self, pivot: float, bound: float) -> Line:
+    def shifted(self, pivot: float, bound: float, into: Line | None = None) -> Line:
         """Return ``Units.shifted`` of these units, still in start order: the units that wrap round (a stretch at
-        the end, the starts being sorted) move to the front, unless rounding would leave them out of order.
+        the end, the starts being sorted) move to the front, unless rounding would leave them out of order. Written
+        into the arrays of ``into`` (a line of this one's length and dtypes, whose units are no longer needed) when
+        given: a continuum after another reuses their pages instead of touching fresh ones.
 
         Each start and end is moved as ``Units.shifted`` does (+ pivot, then − bound where it wraps), written
         straight into its place. Adding the pivot keeps the order of the starts, so each stretch stays sorted and
@@ -254,18 +257,15 @@ class Line:
         while cut > 0 and self.start[cut - 1] + pivot > bound:
             cut -= 1
         wrapped = n - cut
-        start, end = np.empty_like(self.start), np.empty_like(self.end)
+        if into is None:
+            into = Line(np.empty_like(self.start), np.empty_like(self.end), np.empty_like(self.type), self.index)
+        start, end, kind = into.start, into.end, into.type
         for moved, original in ((start, self.start), (end, self.end)):
             np.add(original[cut:], pivot, out=moved[:wrapped])
             moved[:wrapped] -= bound
             np.add(original[:cut], pivot, out=moved[wrapped:])
-        line = Line(
-            start,
-            end,
-            np.concatenate([self.type[cut:], self.type[:cut]]),
-            self.index,
-            (self.turn + cut) % n if n else 0,
-        )
+        kind[:wrapped], kind[wrapped:] = self.type[cut:], self.type[:cut]
+        line = Line(start, end, kind, self.index, (self.turn + cut) % n if n else 0)
         if 0 < wrapped < n and start[wrapped - 1] > start[wrapped]:
             order = np.argsort(start, kind="stable")
             line = Line(start[order], end[order], line.type[order], line.indices(order))
@@ -632,11 +632,15 @@ def chance_disorders(
         pivots = shuffled_pivots(rng, bound, spacing, 2)
         draws.append([(int(rng.integers(len(lines))), pivot) for pivot in pivots])
 
+    done = threading.local()  # each thread's lines of its last continuum, by side and annotator drawn
+
     def disorder(draw: list[tuple[int, float]]) -> float:
-        chosen = [lines[line].shifted(pivot, bound) for line, pivot in draw]
+        last = done.__dict__  # their arrays take the next shifts of the same units (no fresh pages to touch)
+        chosen = [lines[line].shifted(pivot, bound, last.get((side, line))) for side, (line, pivot) in enumerate(draw)]
         n_units = len(chosen[0]) + len(chosen[1])
         # exactly rounded, so the units' order (the record's line order) cannot move the last digit
         total = chance_total(*chosen)
+        last.update({(side, line): found for side, ((line, _), found) in enumerate(zip(draw, chosen, strict=True))})
         return total / (n_units / 2) if n_units else np.nan
 
     return np.array(threaded_map(disorder, draws, workers), dtype=np.float64)
