@@ -61,9 +61,10 @@ TWO_52 = float(1 << 52)  # a chance continuum's disorders add as integer multipl
 STEPS = 8  # bucket steps before ``sorted_windows`` searches the needles left
 RANKS = 16  # candidate ranks per a-unit taken one at a time before ``chance_pairs`` takes the rest at once
 SQRT_2 = math.sqrt(2.0)  # a window's reach is √2 (length_a + length_b): the float np.sqrt(2.0) gives too
-# units of a chance continuum (both lines) from which ``continuum_pass`` runs compiled, when numba is installed:
-# below, numba's import and first call (a cached compile) cost more than its pass saves (docs/scale.md, branch jit)
-COMPILED_UNITS = 20_000
+# units of a chance continuum (both lines) from which ``continuum_pass`` runs compiled, when numba is installed: it
+# saves about 12 ns a unit, and numba's import and cached compilation cost 0.33 s once per process, so a record
+# below this (the paper's shape: 166,000) stays on numpy and never imports numba (docs/scale.md, branch jit)
+COMPILED_UNITS = 500_000
 
 
 # --- units, dissimilarity and the best alignment ---------------------------------------------------
