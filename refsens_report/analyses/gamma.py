@@ -58,9 +58,9 @@ SAMPLES = 30  # random continua for the expected disorder (pygamma's default n_s
 CHANCE_SEED = 2015
 GRID = float(1 << 32)  # per-item disorders are rounded to multiples of 1 / GRID (see ``observed``)
 TWO_52 = float(1 << 52)  # a chance continuum's disorders add as integer multiples of 2⁻⁵² (see ``exact_sum``)
-STEPS = 8  # bucket steps before ``sorted_windows`` searches the needles left
+STEPS = 8  # steps before a binary search (``sorted_search``: from a bucket; ``continuum_pass``: the last window)
 RANKS = 16  # candidate ranks per a-unit taken one at a time before ``chance_pairs`` takes the rest at once
-SQRT_2 = math.sqrt(2.0)  # a window's reach is √2 (length_a + length_b): the float np.sqrt(2.0) gives too
+SQRT_2 = math.sqrt(2.0)  # a window reaches √2 (length_a + length_b) either side (the float np.sqrt(2.0) gives)
 # units of a chance continuum (both lines) from which ``continuum_pass`` runs compiled, when numba is installed: it
 # saves about 12 ns a unit, and numba's import and cached compilation cost 0.33 s once per process, so a record
 # below this (the paper's shape: 166,000) stays on numpy and never imports numba (docs/scale.md, branch jit)
