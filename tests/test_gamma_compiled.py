@@ -22,7 +22,7 @@ def line(start, end, kind) -> gamma.Line:
     """A line of these units in start order (as ``chance_disorders`` makes them)."""
     start = np.asarray(start, float)
     n = len(start)
-    return gamma.Line.of(gamma.Units(start, np.asarray(end, float), np.asarray(kind), np.zeros(n, np.int64)))
+    return gamma.Line.of(gamma.Units(start, np.asarray(end, float), np.asarray(kind, np.int64), np.zeros(n, np.int64)))
 
 
 def total(a: gamma.Line, b: gamma.Line, threshold: int, monkeypatch: pytest.MonkeyPatch) -> float:
