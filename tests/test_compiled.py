@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 ASSIGNMENT = """
 import sys
 import numpy as np
@@ -74,3 +76,30 @@ def test_a_private_module_gone_from_the_library_falls_back_to_the_public_functio
     """A release that renames the compiled module, or moves the function out of it, costs the import, not the
     audit: the function comes from the package that exports it."""
     subprocess.run([sys.executable, "-c", FALLBACK], check=True)
+
+
+NOWHERE_TO_CACHE = """
+import numpy as np
+import numba.core.caching
+from refsens_report.compiled import jitted
+
+numba.core.caching.CacheImpl._locator_classes = []  # no place to write the cache (a read-only install, no home)
+
+
+def twice(values):
+    total = 0.0
+    for value in values:
+        total += 2 * value
+    return total
+
+
+compiled = jitted(twice)
+assert compiled is not None and compiled(np.arange(4.0)) == 12.0
+"""
+
+
+def test_a_function_compiles_without_a_place_to_cache_it_and_says_nothing():
+    """Where numba finds nowhere to write its cache, the function is compiled anyway, with no warning printed."""
+    pytest.importorskip("numba")
+    out = subprocess.run([sys.executable, "-c", NOWHERE_TO_CACHE], check=True, capture_output=True, text=True)
+    assert out.stderr == ""

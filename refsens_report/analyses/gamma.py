@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import threading
 import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -39,7 +40,7 @@ from refsens_report.analyses.pairs import (
     pairs,
     threaded_map,
 )
-from refsens_report.compiled import compiled_function
+from refsens_report.compiled import compiled_function, jitted
 from refsens_report.config import Config
 from refsens_report.counts import Column, ColumnKind, ItemCounts
 from refsens_report.figures import Figure
@@ -57,8 +58,13 @@ SAMPLES = 30  # random continua for the expected disorder (pygamma's default n_s
 CHANCE_SEED = 2015
 GRID = float(1 << 32)  # per-item disorders are rounded to multiples of 1 / GRID (see ``observed``)
 TWO_52 = float(1 << 52)  # a chance continuum's disorders add as integer multiples of 2⁻⁵² (see ``exact_sum``)
-STEPS = 8  # bucket steps before ``sorted_windows`` searches the needles left
+STEPS = 8  # steps before a binary search (``sorted_search``: from a bucket; ``continuum_pass``: the last window)
 RANKS = 16  # candidate ranks per a-unit taken one at a time before ``chance_pairs`` takes the rest at once
+SQRT_2 = math.sqrt(2.0)  # a window reaches √2 (length_a + length_b) either side (the float np.sqrt(2.0) gives)
+# units of a chance continuum (both lines) from which ``continuum_pass`` runs compiled, when numba is installed: it
+# saves about 12 ns a unit, and numba's import and cached compilation cost 0.33 s once per process, so a record
+# below this (the paper's shape: 166,000) stays on numpy and never imports numba (docs/scale.md, branch jit)
+COMPILED_UNITS = 500_000
 
 
 # --- units, dissimilarity and the best alignment ---------------------------------------------------
@@ -118,7 +124,7 @@ def candidate_pairs(a: Units, b: Units) -> tuple[np.ndarray, np.ndarray, np.ndar
         return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0)
     order = np.argsort(b.start, kind="stable")
     starts = b.start[order]
-    reach = np.sqrt(2.0) * ((a.end - a.start) + float((b.end - b.start).max())) + 1e-9
+    reach = SQRT_2 * ((a.end - a.start) + float((b.end - b.start).max())) + 1e-9
     first = np.searchsorted(starts, a.start - reach, side="left")
     counts = np.searchsorted(starts, a.start + reach, side="right") - first
     i = np.repeat(np.arange(len(a)), counts)
@@ -234,9 +240,11 @@ class Line:
             return self.index[positions]
         return self.index[(positions + self.turn) % len(self)]
 
-    def shifted(self, pivot: float, bound: float) -> Line:
+    def shifted(self, pivot: float, bound: float, into: Line | None = None) -> Line:
         """Return ``Units.shifted`` of these units, still in start order: the units that wrap round (a stretch at
-        the end, the starts being sorted) move to the front, unless rounding would leave them out of order.
+        the end, the starts being sorted) move to the front, unless rounding would leave them out of order. Written
+        into the arrays of ``into`` (a line of this one's length and dtypes, whose units are no longer needed) when
+        given: a continuum after another reuses their pages instead of touching fresh ones.
 
         Each start and end is moved as ``Units.shifted`` does (+ pivot, then − bound where it wraps), written
         straight into its place. Adding the pivot keeps the order of the starts, so each stretch stays sorted and
@@ -250,18 +258,15 @@ class Line:
         while cut > 0 and self.start[cut - 1] + pivot > bound:
             cut -= 1
         wrapped = n - cut
-        start, end = np.empty_like(self.start), np.empty_like(self.end)
+        if into is None:
+            into = Line(np.empty_like(self.start), np.empty_like(self.end), np.empty_like(self.type), self.index)
+        start, end, kind = into.start, into.end, into.type
         for moved, original in ((start, self.start), (end, self.end)):
             np.add(original[cut:], pivot, out=moved[:wrapped])
             moved[:wrapped] -= bound
             np.add(original[:cut], pivot, out=moved[wrapped:])
-        line = Line(
-            start,
-            end,
-            np.concatenate([self.type[cut:], self.type[:cut]]),
-            self.index,
-            (self.turn + cut) % n if n else 0,
-        )
+        kind[:wrapped], kind[wrapped:] = self.type[cut:], self.type[:cut]
+        line = Line(start, end, kind, self.index, (self.turn + cut) % n if n else 0)
         if 0 < wrapped < n and start[wrapped - 1] > start[wrapped]:
             order = np.argsort(start, kind="stable")
             line = Line(start[order], end[order], line.type[order], line.indices(order))
@@ -314,7 +319,7 @@ def chance_pairs(a: Line, b: Line) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     n_b = len(b)
     reach = a.end - a.start  # √2 (length + b's longest) + 1e-9, in place
     reach += float((b.end - b.start).max())
-    reach *= np.sqrt(2.0)
+    reach *= SQRT_2
     reach += 1e-9
     first = sorted_search(b.start, a.start - reach)
     high = a.start + reach
@@ -354,20 +359,30 @@ def chance_total(a: Line, b: Line) -> float:
     summed exactly and rounded once, as ``math.fsum`` would).
 
     A unit with no candidate is a group alone (Δ∅); a pair whose two units have no other candidate is a group of
-    its own; only the rest, a few, go to ``connected_components`` and the assignment, on their own units.
+    its own; only the rest, a few, go to ``connected_components`` and the assignment, on their own units. From
+    ``COMPILED_UNITS`` units on, and with numba installed, ``continuum_pass`` does all but those few in one
+    compiled pass; otherwise numpy does (``chance_pairs``): the same floats either way.
     """
     from scipy.sparse import coo_matrix
     from scipy.sparse.csgraph import connected_components
 
-    i, j, cost = chance_pairs(a, b)
-    degree_a, degree_b = np.bincount(i, minlength=len(a)), np.bincount(j, minlength=len(b))
-    alone = len(a) + len(b) - np.count_nonzero(degree_a) - np.count_nonzero(degree_b)
-    single = (degree_a[i] == 1) & (degree_b[j] == 1)
-    # a group of one pair: 2 Δ∅ less the pair's gain, as best_alignment adds them
-    disorders = [2 * DELTA_EMPTY + (cost[single] - 2 * DELTA_EMPTY)]
-    several = ~single
-    if several.any():
-        i, j, gains = i[several], j[several], cost[several] - 2 * DELTA_EMPTY
+    compiled = jitted(continuum_pass) if len(a) + len(b) >= COMPILED_UNITS else None
+    if compiled is not None:
+        lines = (a.start, a.end, a.type, b.start, b.end, b.type)
+        i, j, cost, rest, high, low, alone, kept = compiled(*lines, len(a) + len(b))
+        if kept > len(a) + len(b):  # more pairs than units (crowded lines): again, with room for them all
+            i, j, cost, rest, high, low, alone, kept = compiled(*lines, kept)
+        disorders, counted = [rest], (int(high) << 31) + int(low)
+    else:
+        i, j, cost = chance_pairs(a, b)
+        degree_a, degree_b = np.bincount(i, minlength=len(a)), np.bincount(j, minlength=len(b))
+        alone = len(a) + len(b) - np.count_nonzero(degree_a) - np.count_nonzero(degree_b)
+        single = (degree_a[i] == 1) & (degree_b[j] == 1)
+        # a group of one pair: 2 Δ∅ less the pair's gain, as best_alignment adds them
+        disorders, counted = [2 * DELTA_EMPTY + (cost[single] - 2 * DELTA_EMPTY)], 0
+        i, j, cost = i[~single], j[~single], cost[~single]
+    if len(i):
+        gains = cost - 2 * DELTA_EMPTY
         nodes_a, row = distinct_inverse(i)
         nodes_b, column = distinct_inverse(j)
         n_a = len(nodes_a)
@@ -386,19 +401,128 @@ def chance_total(a: Line, b: Line) -> float:
         larger = ~star[owner]
         groups, gain = assignment_gains(owner[larger], a.indices(i[larger]), b.indices(j[larger]), gains[larger])
         disorders.append(units[groups] + gain)
-    return exact_sum(np.concatenate(disorders), float(alone * DELTA_EMPTY))
+    return exact_sum(np.concatenate(disorders), float(alone * DELTA_EMPTY), counted)
 
 
-def exact_sum(values: np.ndarray, whole: float) -> float:
-    """Return ``math.fsum`` of ``values`` and ``whole`` (the units left alone, Δ∅ each): the exactly rounded sum.
-    The values on a grid of 2⁻⁵² below 2¹⁰ (nearly all: disorders of one pair, whole ones) add as integers, in
-    two 31-bit halves; the rest go to ``math.fsum`` one by one, with the integer sum cut into floats that hold it
-    exactly."""
+def continuum_pass(
+    start_a: np.ndarray,
+    end_a: np.ndarray,
+    type_a: np.ndarray,
+    start_b: np.ndarray,
+    end_b: np.ndarray,
+    type_b: np.ndarray,
+    room: int,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int, int, int, int]:
+    """What ``chance_total`` computes before the groups of several pairs, in one pass per line: plain loops for
+    numba (``compiled.jitted``), b's units in start order, ``room`` pairs at most.
+
+    Each a-unit's window starts at the first b-unit starting at or after its start less its reach (``sorted_search``'s
+    integers: stepped to from the last a-unit's, the a-units being in start order, or a binary search beyond
+    ``STEPS`` steps) and runs while the b-units start within reach; each pair's cost is ``dissimilarity``'s, the
+    same operations in the same order, kept below 2 Δ∅ (``chance_pairs``). Each window's first b-unit is costed
+    whether or not it is within reach (most windows hold one or none: no branch to mispredict). The degrees counted on
+    the way, a second loop over the kept pairs sums the groups of one pair as ``exact_sum`` does (its 2⁻⁵² grid as
+    two integer halves) and moves the others to the front. Returns those pairs (i, j, cost), the one-pair
+    disorders off the grid, the two halves of the grid's integer sum, the units with no candidate, and the number
+    of pairs kept: when it exceeds ``room``, nothing else holds and the caller asks again with that room (the
+    arrays are not grown in the loop, which would slow every step of it).
+    """
+    n_a, n_b = len(start_a), len(start_b)
+    longest = -np.inf
+    for column in range(n_b):
+        longest = max(longest, end_b[column] - start_b[column])
+    i = np.empty(room + 1, np.int64)  # one more: a pair costed and not kept is written past the last kept
+    j = np.empty(room + 1, np.int64)
+    cost = np.empty(room + 1)
+    # each b-unit's kept pairs, 0, 1 or 2 for more (all that matters): one byte each, fewer fresh pages to touch per
+    # continuum (an a-unit's pairs are consecutive: its degree is read off them)
+    degree_b = np.zeros(n_b, np.uint8)
+    kept = first = 0
+    for row in range(n_a if n_b else 0):
+        reach = end_a[row] - start_a[row]  # √2 (length + b's longest) + 1e-9, as chance_pairs computes it
+        reach += longest
+        reach *= SQRT_2
+        reach += 1e-9
+        low, high = start_a[row] - reach, start_a[row] + reach
+        if first < n_b and start_b[first] < low:
+            bottom, top = first + 1, n_b
+        else:
+            bottom, top = 0, first
+        for _ in range(STEPS):
+            if bottom < first and start_b[first - 1] >= low:
+                first -= 1
+            elif first < top and start_b[first] < low:
+                first += 1
+            else:
+                bottom = top = first
+                break
+        while bottom < top:
+            middle = (bottom + top) >> 1
+            if start_b[middle] < low:
+                bottom = middle + 1
+            else:
+                top = middle
+        first = column = bottom
+        while True:  # the first b-unit with no branch (out of reach or past the end: costed, not kept), then the rest
+            nearest = min(column, n_b - 1)
+            positional = abs(start_a[row] - start_b[nearest])  # dissimilarity's operations, in its order
+            positional += abs(end_a[row] - end_b[nearest])
+            length = end_a[row] - start_a[row]
+            length += end_b[nearest] - start_b[nearest]
+            positional /= length
+            found = POSITIONAL * positional if POSITIONAL != 1.0 else positional
+            found *= positional
+            differ = 1.0 if type_a[row] != type_b[nearest] else 0.0
+            found += CATEGORICAL * differ if CATEGORICAL != 1.0 else differ
+            if DELTA_EMPTY != 1.0:
+                found *= DELTA_EMPTY
+            keep = (column < n_b) & (start_b[nearest] <= high) & (found < 2 * DELTA_EMPTY)
+            at = min(kept, room)  # past room: counted, not kept
+            i[at], j[at], cost[at] = row, nearest, found
+            kept += keep
+            degree_b[nearest] = min(degree_b[nearest] + keep, 2)
+            column += 1
+            if column >= n_b or start_b[column] > high:
+                break
+    if kept > room:
+        return i[:0], j[:0], cost[:0], cost[:0], 0, 0, 0, kept
+    alone = n_a
+    for column in range(n_b):
+        if degree_b[column] == 0:
+            alone += 1
+    rest = np.empty(kept)
+    n_rest, several, high_sum, low_sum, previous = 0, 0, 0, 0, -1
+    for pair in range(kept):  # pairs in row order, each moved at most to its own place or before: none read is moved
+        row = i[pair]
+        alone -= row != previous  # an a-unit with pairs
+        following = i[pair + 1] if pair + 1 < kept else -1
+        if row != previous and row != following and degree_b[j[pair]] == 1:
+            value = 2 * DELTA_EMPTY + (cost[pair] - 2 * DELTA_EMPTY)  # a group of one pair, as chance_total has it
+            scaled = value * TWO_52
+            if np.floor(scaled) == scaled and value >= 0 and value < 1024:
+                grid = np.int64(scaled)
+                high_sum += grid >> 31
+                low_sum += grid & ((1 << 31) - 1)
+            else:
+                rest[n_rest] = value
+                n_rest += 1
+        else:
+            i[several], j[several], cost[several] = row, j[pair], cost[pair]
+            several += 1
+        previous = row
+    return i[:several], j[:several], cost[:several], rest[:n_rest], high_sum, low_sum, alone, kept
+
+
+def exact_sum(values: np.ndarray, whole: float, counted: int = 0) -> float:
+    """Return ``math.fsum`` of ``values``, ``whole`` (the units left alone, Δ∅ each) and ``counted`` · 2⁻⁵² (values
+    already summed on the grid, ``continuum_pass``): the exactly rounded sum. The values on a grid of 2⁻⁵² below
+    2¹⁰ (nearly all: disorders of one pair, whole ones) add as integers, in two 31-bit halves; the rest go to
+    ``math.fsum`` one by one, with the integer sum cut into floats that hold it exactly."""
     scaled = values * TWO_52
     on_grid = (np.floor(scaled) == scaled) & (values >= 0) & (values < 1024)
     grid = scaled[on_grid].astype(np.int64)
     rest = values[~on_grid].tolist()
-    total = (int((grid >> 31).sum()) << 31) + int((grid & ((1 << 31) - 1)).sum())
+    total = counted + (int((grid >> 31).sum()) << 31) + int((grid & ((1 << 31) - 1)).sum())
     if whole.is_integer():
         total += int(whole) << 52
     else:
@@ -509,11 +633,15 @@ def chance_disorders(
         pivots = shuffled_pivots(rng, bound, spacing, 2)
         draws.append([(int(rng.integers(len(lines))), pivot) for pivot in pivots])
 
+    done = threading.local()  # each thread's lines of its last continuum, by side and annotator drawn
+
     def disorder(draw: list[tuple[int, float]]) -> float:
-        chosen = [lines[line].shifted(pivot, bound) for line, pivot in draw]
+        last = done.__dict__  # their arrays take the next shifts of the same units (no fresh pages to touch)
+        chosen = [lines[line].shifted(pivot, bound, last.get((side, line))) for side, (line, pivot) in enumerate(draw)]
         n_units = len(chosen[0]) + len(chosen[1])
         # exactly rounded, so the units' order (the record's line order) cannot move the last digit
         total = chance_total(*chosen)
+        last.update({(side, line): found for side, ((line, _), found) in enumerate(zip(draw, chosen, strict=True))})
         return total / (n_units / 2) if n_units else np.nan
 
     return np.array(threaded_map(disorder, draws, workers), dtype=np.float64)
