@@ -185,9 +185,6 @@ def main() -> None:
     parser.add_argument("--child", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        # this folder off the path: its coverage.py would shadow the package numba imports (numba, the extra
-        # ``fast``, would then fail to import and the audit would run without it)
-        sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != HERE]
         print(json.dumps(run_one(args.child)))
         return
     coretype = os.environ.get("OPENBLAS_CORETYPE")

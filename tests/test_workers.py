@@ -145,7 +145,7 @@ def test_the_client_frees_the_records_spans_once_every_estimate_is_drawn(cluster
 
 
 def test_a_callers_record_keeps_its_spans(simulated):
-    """audit_record on a record its caller holds (bench/coverage.py audits one record many times) frees nothing."""
+    """audit_record on a record its caller holds (bench/coverage_study.py audits a record many times) frees nothing."""
     config = load_config(config_for(simulated, simulated / "record.parquet", "kept.toml"))
     config = replace(config, audit=replace(config.audit, resamples=20))
     record = audit.load_record(config)

@@ -148,7 +148,7 @@ None. Spans are character offsets into `text`; every span lies inside its text.
 ## Uses
 
 Trying refsens-report, testing it, and checking that its intervals cover the simulator's known values (the
-coverage study in `bench/coverage.py`). Not for training or evaluating PII detectors: the text is
+coverage study in `bench/coverage_study.py`). Not for training or evaluating PII detectors: the text is
 formulaic and the labels encode the simulator's assumptions, not any real annotation guideline.
 
 ## Distribution

@@ -1,8 +1,8 @@
 """Coverage study: do the audit's nominal 95 % intervals cover the simulator's true values 95 % of the time?
 
-    .venv/bin/python bench/coverage.py                       # 200 records of 6,000 items, 500 replicates
-    .venv/bin/python bench/coverage.py --records 50 --jobs 2
-    .venv/bin/python bench/coverage.py --block-items 40   # strata drawn in canonical blocks of 40 items
+    .venv/bin/python bench/coverage_study.py                       # 200 records of 6,000 items, 500 replicates
+    .venv/bin/python bench/coverage_study.py --records 50 --jobs 2
+    .venv/bin/python bench/coverage_study.py --block-items 40   # strata drawn in canonical blocks of 40 items
 
 ``--block-items`` makes every stratum draw the way a stratum of over 65,536 items does (block totals, then
 each block on its own stream), so the study checks that scheme's coverage on records small enough to repeat.
