@@ -165,7 +165,9 @@ class Progress:
 
 
 class Stopwatch:
-    """Wall time per pipeline stage, for the benchmark script and the build log.
+    """Wall time per pipeline stage, for the benchmark script and the build log, and the CPU time the process
+    spent meanwhile (``cpu``: every thread's, user and system; a stage that keeps two cores busy takes about
+    twice its wall time, one that runs on one core about its wall time).
 
     Stages nest (the per-type bootstrap runs inside the analyses): time spent in an inner stage counts for it
     alone, so the stages add up to the whole.
@@ -173,20 +175,23 @@ class Stopwatch:
 
     def __init__(self) -> None:
         self.seconds: dict[str, float] = {}
-        self._inner: list[float] = []  # per open stage, the time its inner stages took
+        self.cpu: dict[str, float] = {}
+        self._inner: list[tuple[float, float]] = []  # per open stage, the wall and CPU time its inner stages took
 
     @contextmanager
     def stage(self, name: str) -> Iterator[None]:
-        started = time.perf_counter()
-        self._inner.append(0.0)
+        started, started_cpu = time.perf_counter(), time.process_time()
+        self._inner.append((0.0, 0.0))
         try:
             yield
         finally:
-            elapsed = time.perf_counter() - started
-            inner = self._inner.pop()
+            elapsed, elapsed_cpu = time.perf_counter() - started, time.process_time() - started_cpu
+            inner, inner_cpu = self._inner.pop()
             self.seconds[name] = self.seconds.get(name, 0.0) + elapsed - inner
+            self.cpu[name] = self.cpu.get(name, 0.0) + elapsed_cpu - inner_cpu
             if self._inner:
-                self._inner[-1] += elapsed
+                outer, outer_cpu = self._inner[-1]
+                self._inner[-1] = (outer + elapsed, outer_cpu + elapsed_cpu)
 
 
 class Stages:
