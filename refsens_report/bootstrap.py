@@ -8,7 +8,6 @@ swings are paired by construction.
 
 from __future__ import annotations
 
-import os
 import threading
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
@@ -26,6 +25,7 @@ from scipy.sparse import csr_matrix, issparse
 from threadpoolctl import threadpool_limits
 
 from refsens_report.config import POLICIES
+from refsens_report.threads import WORKERS
 
 # Each item set's stream number is part of its seed: fixed, so adding an item set never moves another's draws.
 SUBSET_STREAMS = {
@@ -68,7 +68,6 @@ FLOAT32_EXACT = 1 << 24  # every integer below this is exact in float32: sums of
 # can be drawn twice as often), so 2 loses nothing; 4 sent a million items' counts of 64 to 127, 48 of the
 # stream's columns, to float64 products at twice the cost per column or more (products 7 % faster without).
 FLOAT32_MARGIN = 2
-WORKERS = max(1, min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1))
 
 
 def subset_seed(seed: int, subset: str) -> np.random.SeedSequence:
