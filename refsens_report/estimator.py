@@ -37,6 +37,7 @@ from refsens_report.counts import Column, ItemCounts
 from refsens_report.formulas import Env, Expr
 from refsens_report.record import POOLED, Record
 from refsens_report.results import make_row
+from refsens_report.threads import threaded_map
 
 
 @dataclass(frozen=True)
@@ -362,7 +363,7 @@ class Estimator:
         """
         counts = self.counts
         integer = [counts.is_integer(column) for column in columns]
-        values = {column: counts.integers(column) for column, whole in zip(columns, integer) if whole}
+        values = self.integer_columns([column for column, whole in zip(columns, integer) if whole])
         derived: list[tuple[int, int, np.ndarray]] = []
         done: set[int] = set()
         for number, one in enumerate(listed):
@@ -430,6 +431,15 @@ class Estimator:
         if not parts and not derived:  # no column at all: one empty matrix keeps the draws' shape
             parts = [(np.zeros(0, dtype=np.int64), counts.matrix([]))]
         return ColumnPlan(len(columns), parts, copies, derived)
+
+    def integer_columns(self, columns: list[Column]) -> dict[Column, np.ndarray]:
+        """Return the integer columns' per-item values, by column: the built-in kinds (intersections and sizes:
+        numpy passes without the GIL) computed on ``threads.WORKERS`` threads, each on its own, the kinds the
+        analyses declare on this thread (their own caches are theirs). Each column is the same array either way."""
+        counts = self.counts
+        built_in = [column for column in columns if column.kind not in counts.kinds]
+        found = dict(zip(built_in, threaded_map(counts.integers, built_in)))
+        return {column: found[column] if column in found else counts.integers(column) for column in columns}
 
     def estimate(
         self, stats: list[Stat], mask: np.ndarray, subset: str, stream: str, listed: tuple[Listed, ...] = ()
