@@ -29,7 +29,6 @@ from refsens_report.load import fitting_resamples, load_record
 from refsens_report.record import POOLED, Record, note_kinds
 from refsens_report.results import AuditResults, FilesOnUse, sha256_file
 from refsens_report.subsets import DuplicateGroups, build_subsets
-from refsens_report.threads import threaded_map
 from refsens_report.workers import dask_run
 
 
@@ -130,8 +129,8 @@ def audit_record(
     context = AuditContext(config, record, counts, groups, defective, subsets)
     config = context.config = replace(config, audit=replace(config.audit, resamples=resolved_resamples(context)))
 
-    with stopwatch.stage("counts"):  # what to estimate, and the count matrices some analyses list
-        plan = merged_by_stream(all_estimates(context))
+    with stopwatch.stage("counts"):  # what to estimate, and the count matrices some analyses list (by_type)
+        plan = merged_by_stream([estimate for analysis in ANALYSES for estimate in analysis.estimates(context)])
     total_items = sum(int(e.mask.sum()) for e in plan if (e.stats or e.listed) and e.mask is not None)
     if release_spans:  # every reader of the spans (the counts, the analyses' estimates and their caches) has run
         record.table.release_spans()  # before the bootstrap, whose count matrices are the audit's peak
@@ -177,16 +176,6 @@ def audit_record(
     results.timings = stopwatch.seconds
     results.files = FilesOnUse(lambda: analysis_files(context))  # only a build writes them: rendered when read
     return results
-
-
-def all_estimates(context: AuditContext) -> list[Estimate]:
-    """Return every analysis's estimates, in registry order. The analyses that may (``Analysis.concurrent``) make
-    theirs on a second thread (``threads.threaded_map``), in order, while this one makes the others', in order."""
-    groups = [[analysis for analysis in ANALYSES if analysis.concurrent is concurrent] for concurrent in (False, True)]
-    made: dict[str, list[Estimate]] = {}
-    for found in threaded_map(lambda group: [(one.key, one.estimates(context)) for one in group], groups):
-        made.update(found)
-    return [estimate for analysis in ANALYSES for estimate in made[analysis.key]]
 
 
 def analysis_files(context: AuditContext) -> dict[str, str]:

@@ -13,23 +13,19 @@ from __future__ import annotations
 import math
 import subprocess
 import sys
-import time
 from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from refsens_report import audit, bootstrap, counts, estimator, threads
-from refsens_report.analyses.base import AuditContext
-from refsens_report.analyses.registry import ANALYSES, column_kinds
+from refsens_report import bootstrap, counts, estimator, threads
 from refsens_report.audit import run_audit
 from refsens_report.config import load_config
 from refsens_report.counts import Column, ItemCounts
 from refsens_report.demo import write_simulation
 from refsens_report.estimator import ColumnPlan, Estimator, Listed, Progress, Stopwatch
 from refsens_report.load import load_record
-from refsens_report.subsets import DuplicateGroups, build_subsets
 
 ROOT = Path(__file__).resolve().parent.parent
 plans: list[ColumnPlan] = []
@@ -133,46 +129,6 @@ def test_the_audit_on_one_thread_and_on_three_gives_the_same_rows_and_files(scal
         (rows, summaries, files), (rows_3, summaries_3, files_3) = audited
         same_rows(rows, rows_3)
         assert repr(summaries) == repr(summaries_3) and files == files_3 and files
-
-
-def test_the_estimates_made_beside_the_others_come_in_registry_order(scale_config, monkeypatch):
-    """``audit.all_estimates``: the analyses that may (``Analysis.concurrent``) make their estimates on a second
-    thread; made to finish last, they still come in registry order, the same statistics and count matrices as
-    every analysis's made in order on one thread."""
-    config = load_config(scale_config)
-    record = load_record(config)
-    counts = ItemCounts(record.table, config.roles.all_names, column_kinds())
-    groups = DuplicateGroups.from_record(record, config.audit.duplicate_key)
-    context = AuditContext(config, record, counts, groups, [], build_subsets(counts, groups, set(), config))
-    concurrent = [analysis.key for analysis in ANALYSES if analysis.concurrent]
-    assert concurrent, "no analysis makes its estimates beside the others"
-
-    def slowly(analysis):
-        def estimates(context):
-            time.sleep(0.3)  # the other thread's analyses are made meanwhile
-            return analysis.estimates(context)
-
-        return replace(analysis, estimates=estimates, concurrent=True)
-
-    # the first analysis with estimates too, so that order matters: its estimates come first, though made last
-    first = next(analysis for analysis in ANALYSES if analysis.estimates(context))
-    beside = tuple(slowly(one) if one.concurrent or one is first else one for one in ANALYSES)
-    monkeypatch.setattr(audit, "ANALYSES", beside)
-    monkeypatch.setattr(threads, "WORKERS", 2)
-    found = audit.all_estimates(context)
-    expected = [estimate for analysis in ANALYSES for estimate in analysis.estimates(context)]
-    assert len(found) == len(expected) and any(estimate.listed for estimate in found)
-
-    def labels(estimate):
-        stats = [(stat.analysis, stat.statistic, stat.expr.columns()) for stat in estimate.stats]
-        return estimate.stream, estimate.subset, stats
-
-    for one, other in zip(found, expected):
-        assert labels(one) == labels(other)
-        assert np.array_equal(one.mask, other.mask)
-        assert [listed.key for listed in one.listed] == [listed.key for listed in other.listed]
-        for mine, theirs in zip(one.listed, other.listed):
-            assert np.array_equal(mine.items, theirs.items) and np.array_equal(mine.values, theirs.values)
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])

@@ -280,10 +280,6 @@ class Analysis:
     title, question: the section's heading and first sentence.
     methods: its definition in the Methods text (Markdown list items; '' when another analysis's covers it).
     estimates: the statistics to estimate, each on its item set.
-    concurrent: whether its ``estimates`` may run on a thread beside the other analyses' (``audit.all_estimates``:
-        numpy's passes without the GIL, on the second core). Such an analysis reads the record, the config and the
-        counts, fills no cache but the counts' (which threads may fill at once: ``counts.MARKING``) and its own
-        ``AuditContext.notes``, and writes nothing another analysis's ``estimates`` reads.
     finish: rows computed from the estimated rows (after every analysis before it has finished).
     applicability: results.json ``applicability`` entries: None, or the sentence saying why it does not apply.
     summary: what results.json says beside the rows under the analysis's key (None: nothing).
@@ -319,7 +315,6 @@ class Analysis:
     section: Callable[[ResultsView, Mapping[str, Figure]], Section]
     methods: str = ""
     estimates: Callable[[AuditContext], list[Estimate]] = _nothing
-    concurrent: bool = False
     finish: Callable[[AuditContext, Estimator, Rows], Rows] = _nothing
     applicability: Callable[[AuditContext], dict[str, str | None]] | None = None
     summary: Callable[[AuditContext], Any] | None = None

@@ -663,7 +663,6 @@ ANALYSIS = Analysis(
   replicates of the swap's own draws (paired with it replicate by replicate). The report names the types
   that move most: those with the largest |delta| whose interval excludes zero.""",
     estimates=estimates,
-    concurrent=True,  # the per-type count matrices: numpy passes over the counts, beside the pairs' statistics
     finish=finish,
     applicability=applicability,
     summary=summary,
