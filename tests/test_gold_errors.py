@@ -10,7 +10,6 @@ import csv
 import io
 import json
 import math
-import time
 from pathlib import Path
 
 import numpy as np
@@ -18,7 +17,7 @@ import orjson
 import pytest
 from helpers import audit_items, item, write_project
 
-from refsens_report import browser, threads
+from refsens_report import browser
 from refsens_report.analyses import gold_errors
 from refsens_report.analyses.base import AuditContext
 from refsens_report.config import load_config
@@ -466,30 +465,3 @@ def test_the_heaviest_per_group_is_the_sorts_first() -> None:
         weight[rng.random(200) < 0.1] = -0.0
         expected = gold_errors._first_per(group, position, -weight)
         assert np.array_equal(gold_errors._heaviest_per(group, position, weight), expected)
-
-
-def test_the_references_found_on_threads_are_those_of_one_thread(tmp_path: Path, monkeypatch) -> None:
-    """Each reference's candidates are found on threads: the first reference made to finish last, they come back
-    in the config's order, the same arrays as on one thread, and the files are the same bytes."""
-    lines, outputs = awkward_record(3)
-    roles = {"annotators": None, "outputs": outputs[1:], "references": ("gold", "alt", outputs[0])}
-    one_by_one = gold_errors.candidates_of
-
-    def first_finishes_last(context, reference, mask, **options):
-        if reference == "gold":
-            time.sleep(0.2)
-        return one_by_one(context, reference, mask, **options)
-
-    monkeypatch.setattr(gold_errors, "candidates_of", first_finishes_last)
-    found, files = [], []
-    for workers in (1, 3):
-        monkeypatch.setattr(threads, "WORKERS", workers)
-        context = context_of(tmp_path / str(workers), lines, **roles)
-        found.append(gold_errors.candidates(context))
-        files.append(gold_errors.files(context))
-    assert [one.reference for one in found[1]] == ["gold", "alt", outputs[0]] and files[0] == files[1]
-    for one, other in zip(*found):
-        assert one.sources == other.sources and one.n > 0
-        for name in ("item", "at", "proposal", "kind", "score", "support", "opposed"):
-            mine, theirs = getattr(one, name), getattr(other, name)
-            assert mine.dtype == theirs.dtype and np.array_equal(mine, theirs), name

@@ -59,7 +59,6 @@ from refsens_report.analyses.disagreements import (
 from refsens_report.counts import overlap_edges
 from refsens_report.figures import Figure
 from refsens_report.tables import Table, count_cell, label, mark_repeats
-from refsens_report.threads import threaded_map
 from refsens_report.view import ResultsView
 
 KEY = "gold_errors"
@@ -634,20 +633,18 @@ def _votes(
 
 
 def candidates(context: AuditContext) -> list[Candidates]:
-    """Return every reference's candidates, in config order (computed once; the summary and the files read them).
-
-    The references' candidates are found on threads (``threaded_map``: numpy's passes run without the GIL), each
-    on its own and on the places every reference shares, found first; the list keeps the config's order.
-    """
+    """Return every reference's candidates, in config order (computed once; the summary and the files read them)."""
     notes = context.notes.setdefault(KEY, {})
     if "candidates" not in notes:
         mask = items_of(context)
-        roles = context.config.roles
-        references = [reference for reference in roles.references if sources_of(context, reference)]
-        if mask is not None and references:
-            places_of(context.counts, [*roles.outputs, *roles.references], notes)  # what each reference's reads
         notes["candidates"] = (
-            [] if mask is None else threaded_map(lambda reference: candidates_of(context, reference, mask), references)
+            []
+            if mask is None
+            else [
+                candidates_of(context, reference, mask)
+                for reference in context.config.roles.references
+                if sources_of(context, reference)
+            ]
         )
     return notes["candidates"]
 
