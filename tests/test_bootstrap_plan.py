@@ -117,8 +117,8 @@ def test_the_demo_record_audits_to_the_same_rows(tmp_path, monkeypatch):
 
 def test_the_audit_on_one_thread_and_on_three_gives_the_same_rows_and_files(scale_config, tmp_path, monkeypatch):
     """The work outside the bootstrap that runs on ``threads.WORKERS`` threads (the plan's count columns, the
-    pairs' statistics, the gold-error candidates per reference) gives the rows, summaries and listings of one
-    thread, to the bit, on the scale record and on the demo."""
+    pairs' statistics) gives the rows, summaries and listings of one thread, to the bit, on the scale record and
+    on the demo."""
     write_simulation(tmp_path, items=300, seed=5)
     for config in (scale_config, tmp_path / "refsens.toml"):
         audited = []
