@@ -1,5 +1,5 @@
 """The machine's threads for work that numpy does without the GIL: the bootstrap's chunks, and independent pieces
-of the other stages (the pairs' statistics, the column plan's count columns, per-reference passes).
+of the other stages (the pairs' statistics, the column plan's count columns, the percentile intervals' rows).
 
 ``threaded_map`` keeps the items' order, so whatever its results are combined into is combined in the same order
 on any number of threads: the same numbers to the bit.
@@ -16,8 +16,7 @@ from typing import Any, TypeVar
 
 T = TypeVar("T")
 R = TypeVar("R")
-# threads per process: the cores this process may run on, at most 4 (the bootstrap's products and the stages'
-# element-wise passes gain little beyond; more would only split the memory bandwidth)
+# threads per process: the cores this process may run on, at most 4 (as the bootstrap has always taken)
 WORKERS = max(1, min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1))
 
 
