@@ -23,6 +23,9 @@ audits of 500,000 items or more queue on a machine-wide lock, so benchmarks star
 The table gives wall seconds per stage of ``audit.run_audit`` (stages nest: the per-type bootstrap counts as
 bootstrap, not analyses), the results' write, the total, peak RSS, and the BLAS kernel that ran
 (threadpoolctl; OPENBLAS_CORETYPE, when set, is printed: see the environment notes on benchmarking with it).
+Under each case a "cpu" line gives the CPU seconds of every thread of the process in the same stages
+(``Stopwatch.cpu``): about the wall seconds where a stage ran on one core, up to twice them where it kept
+both cores of a 2-core machine busy, below them where it waited (for the disk, or for a core other jobs held).
 """
 
 from __future__ import annotations
@@ -154,11 +157,11 @@ def run_one(config_path: Path) -> dict:
     from refsens_report.results import write_results
 
     stopwatch = Stopwatch()
-    started = time.perf_counter()
+    started, started_cpu = time.perf_counter(), time.process_time()
     results = run_audit(load_config(config_path), stopwatch=stopwatch)
     with tempfile.TemporaryDirectory() as out, stopwatch.stage("write"):
         write_results(results, Path(out) / "results")
-    total = time.perf_counter() - started
+    total, total_cpu = time.perf_counter() - started, time.process_time() - started_cpu
     blas = [
         f"{info['internal_api']} {info.get('architecture', '')}".strip()
         for info in threadpool_info()
@@ -166,7 +169,9 @@ def run_one(config_path: Path) -> dict:
     ]
     return {
         "stages": stopwatch.seconds,
+        "cpu": stopwatch.cpu,
         "total": total,
+        "total_cpu": total_cpu,
         "rows": len(results.rows),
         "items": results.record["items"],
         "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
@@ -216,6 +221,11 @@ def main() -> None:
                 + " ".join(f"{stages.get(stage, 0):9.1f}" for stage in STAGES)
                 + f" {figures['total']:8.1f} {figures['peak_mb'] / 1024:8.2f} {figures['children_mb'] / 1024:9.2f}"
                 + f" {figures['rows']:>7,}  {figures['blas']}",
+            )
+            print(
+                f"{'  cpu':<14} {'':>9} "
+                + " ".join(f"{figures['cpu'].get(stage, 0):9.1f}" for stage in STAGES)
+                + f" {figures['total_cpu']:8.1f}",
                 flush=True,
             )
 

@@ -11,6 +11,7 @@ re-weights these counts; nothing recomputes span sets or matchings per replicate
 
 from __future__ import annotations
 
+import threading
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -152,6 +153,9 @@ EDGE_BLOCK = 1 << 18
 
 # Labellings whose span ids stay marked per rule, a bit of one byte per span id each (``ItemCounts.common``).
 MARK_SLOTS = 8
+# Held while a labelling's span ids are marked and the marks read (``ItemCounts.common``), so that threads asking
+# for count columns at once (``threads.threaded_map``) never see a bit another thread is moving.
+MARKING = threading.Lock()
 
 # Per-item counts are small: int32 holds any (2**31 spans on one item is beyond any record), at half the memory
 # of int64 (a million items x 200 cached count columns: 0.8 GB, not 1.6).
@@ -300,12 +304,16 @@ class ItemCounts:
 
         One labelling's ids are marked (``_mark``) and the other's read: O(|b|) when one of them is marked
         already (a reference, for every output compared with it), O(|a| + |b|) at most; never O(all span ids).
+        The marks are shared, so this runs under ``MARKING``: threads may ask at once.
         """
-        if b in self._slots.setdefault(rule, {}) and a not in self._slots[rule]:
-            a, b = b, a
-        bit = self._mark(rule, a)
-        ids_b = self.ids(rule, b)
-        return ids_b[(self._marks[rule][ids_b] & bit) != 0]
+        for name in (a, b):
+            self.ids(rule, name)  # sorted once, before the lock: not under it
+        with MARKING:
+            if b in self._slots.setdefault(rule, {}) and a not in self._slots[rule]:
+                a, b = b, a
+            bit = self._mark(rule, a)
+            ids_b = self.ids(rule, b)
+            return ids_b[(self._marks[rule][ids_b] & bit) != 0]
 
     def _mark(self, rule: str, name: str) -> np.uint8:
         """Return the bit that marks a labelling's span ids under a rule, marking them first if they are not.

@@ -37,6 +37,7 @@ from refsens_report.counts import Column, ItemCounts
 from refsens_report.formulas import Env, Expr
 from refsens_report.record import POOLED, Record
 from refsens_report.results import make_row
+from refsens_report.threads import threaded_map
 
 
 @dataclass(frozen=True)
@@ -165,7 +166,9 @@ class Progress:
 
 
 class Stopwatch:
-    """Wall time per pipeline stage, for the benchmark script and the build log.
+    """Wall time per pipeline stage, for the benchmark script and the build log, and the CPU time the process
+    spent meanwhile (``cpu``: every thread's, user and system; a stage that keeps two cores busy takes about
+    twice its wall time, one that runs on one core about its wall time).
 
     Stages nest (the per-type bootstrap runs inside the analyses): time spent in an inner stage counts for it
     alone, so the stages add up to the whole.
@@ -173,20 +176,23 @@ class Stopwatch:
 
     def __init__(self) -> None:
         self.seconds: dict[str, float] = {}
-        self._inner: list[float] = []  # per open stage, the time its inner stages took
+        self.cpu: dict[str, float] = {}
+        self._inner: list[tuple[float, float]] = []  # per open stage, the wall and CPU time its inner stages took
 
     @contextmanager
     def stage(self, name: str) -> Iterator[None]:
-        started = time.perf_counter()
-        self._inner.append(0.0)
+        started, started_cpu = time.perf_counter(), time.process_time()
+        self._inner.append((0.0, 0.0))
         try:
             yield
         finally:
-            elapsed = time.perf_counter() - started
-            inner = self._inner.pop()
+            elapsed, elapsed_cpu = time.perf_counter() - started, time.process_time() - started_cpu
+            inner, inner_cpu = self._inner.pop()
             self.seconds[name] = self.seconds.get(name, 0.0) + elapsed - inner
+            self.cpu[name] = self.cpu.get(name, 0.0) + elapsed_cpu - inner_cpu
             if self._inner:
-                self._inner[-1] += elapsed
+                outer, outer_cpu = self._inner[-1]
+                self._inner[-1] = (outer + elapsed, outer_cpu + elapsed_cpu)
 
 
 class Stages:
@@ -357,7 +363,7 @@ class Estimator:
         """
         counts = self.counts
         integer = [counts.is_integer(column) for column in columns]
-        values = {column: counts.integers(column) for column, whole in zip(columns, integer) if whole}
+        values = self.integer_columns([column for column, whole in zip(columns, integer) if whole])
         derived: list[tuple[int, int, np.ndarray]] = []
         done: set[int] = set()
         for number, one in enumerate(listed):
@@ -425,6 +431,15 @@ class Estimator:
         if not parts and not derived:  # no column at all: one empty matrix keeps the draws' shape
             parts = [(np.zeros(0, dtype=np.int64), counts.matrix([]))]
         return ColumnPlan(len(columns), parts, copies, derived)
+
+    def integer_columns(self, columns: list[Column]) -> dict[Column, np.ndarray]:
+        """Return the integer columns' per-item values, by column: the built-in kinds (intersections and sizes:
+        numpy passes without the GIL) computed on ``threads.WORKERS`` threads, each on its own, the kinds the
+        analyses declare on this thread (their own caches are theirs). Each column is the same array either way."""
+        counts = self.counts
+        built_in = [column for column in columns if column.kind not in counts.kinds]
+        found = dict(zip(built_in, threaded_map(counts.integers, built_in)))
+        return {column: found[column] if column in found else counts.integers(column) for column in columns}
 
     def estimate(
         self, stats: list[Stat], mask: np.ndarray, subset: str, stream: str, listed: tuple[Listed, ...] = ()

@@ -24,6 +24,7 @@ from seqeval.metrics import f1_score
 from seqeval.scheme import IOB2
 from statsmodels.stats.multitest import multipletests
 
+from refsens_report import bootstrap, threads
 from refsens_report.bootstrap import bootstrap_p_value, holm, percentile_interval
 
 TYPES = ("PER", "LOC", "ORG")
@@ -465,6 +466,22 @@ def test_percentile_interval_matches_np_quantile(seed, confidence):
         expected = np.quantile(defined, [(1 - confidence) / 2, (1 + confidence) / 2])  # numpy's linear default
         assert low[index] == pytest.approx(expected[0], rel=1e-12, abs=1e-12), index
         assert high[index] == pytest.approx(expected[1], rel=1e-12, abs=1e-12), index
+
+
+@pytest.mark.parametrize("workers", [2, 3])
+def test_percentile_interval_in_parts_on_threads_is_that_of_one_thread(monkeypatch, workers):
+    """The complete rows taken in parts on threads (a part of 101 replicates or more each, here): the same floats
+    as on one thread, in every row's place, with the partly defined and undefined rows among them."""
+    values = np.concatenate([random_replicates(seed) for seed in range(12)])  # 36 x 4 rows, ties and NaNs
+    monkeypatch.setattr(bootstrap, "QUANTILE_VALUES", 101)
+    for confidence in (0.95, 0.5):
+        found = []
+        for count in (1, workers):
+            monkeypatch.setattr(bootstrap, "WORKERS", count)
+            monkeypatch.setattr(threads, "WORKERS", count)
+            found.append(percentile_interval(values, confidence))
+        for one, other in zip(*found):
+            assert np.array_equal(one, other, equal_nan=True) and not np.isnan(one).all()
 
 
 def test_percentile_interval_exactly_half_defined_is_kept():

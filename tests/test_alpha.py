@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from helpers import A, B, D, R, audit_items, by_language, item, pick, select
 
-from refsens_report import formatting
+from refsens_report import formatting, threads
 from refsens_report.analyses import alpha, pairs
 from refsens_report.view import ResultsView
 
@@ -223,37 +223,10 @@ def test_the_covered_stretches_are_the_union_of_each_types_spans(seed):
 
 
 def test_the_pairs_counted_on_threads_give_the_rows_of_one_thread(tmp_path, monkeypatch):
-    """alpha.estimates counts the pairs' coincidences on threads (pairs.threaded_map): the same rows on one."""
+    """alpha.estimates counts the pairs' coincidences on threads (threads.threaded_map): the same rows on one."""
     items = random_items(5, 80)
-    monkeypatch.setattr(pairs, "WORKERS", 2)
+    monkeypatch.setattr(threads, "WORKERS", 2)
     rows = [select(audit_items(tmp_path / "two", items).rows, analysis="alpha")]
-    monkeypatch.setattr(pairs, "WORKERS", 1)
+    monkeypatch.setattr(threads, "WORKERS", 1)
     rows.append(select(audit_items(tmp_path / "one", items).rows, analysis="alpha"))
     assert rows[0] == rows[1] and len(rows[0]) > 2
-
-
-def test_threaded_map_is_map_in_order():
-    """threaded_map: the results of map, in the items' order, on any number of threads (and none for one item)."""
-    items = list(range(50))
-    for workers in (None, 1, 2, 7):
-        assert pairs.threaded_map(lambda x: np.arange(x * 1000).sum(), items, workers) == [
-            np.arange(x * 1000).sum() for x in items
-        ]
-    assert pairs.threaded_map(str, [], 2) == [] and pairs.threaded_map(str, [3], 2) == ["3"]
-
-
-def test_threaded_map_raises_what_an_item_raises_and_stops_taking_items():
-    import time
-
-    done = []
-
-    def one(x: int) -> int:
-        if x == 3:
-            raise ValueError("item 3")
-        time.sleep(0.001)  # the other thread takes its next item meanwhile
-        done.append(x)
-        return x
-
-    with pytest.raises(ValueError, match="item 3"):
-        pairs.threaded_map(one, range(200), 2)
-    assert len(done) < 20

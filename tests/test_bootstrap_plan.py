@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from refsens_report import bootstrap, estimator
+from refsens_report import bootstrap, counts, estimator, threads
 from refsens_report.audit import run_audit
 from refsens_report.config import load_config
 from refsens_report.counts import Column, ItemCounts
@@ -113,6 +113,53 @@ def test_the_demo_record_audits_to_the_same_rows(tmp_path, monkeypatch):
     write_simulation(tmp_path, items=300, seed=3)
     planned, drawn = audited_both_ways(tmp_path / "refsens.toml", monkeypatch)
     same_rows(planned, drawn)
+
+
+def test_the_audit_on_one_thread_and_on_three_gives_the_same_rows_and_files(scale_config, tmp_path, monkeypatch):
+    """The work outside the bootstrap that runs on ``threads.WORKERS`` threads (the plan's count columns, the
+    pairs' statistics) gives the rows, summaries and listings of one thread, to the bit, on the scale record and
+    on the demo."""
+    write_simulation(tmp_path, items=300, seed=5)
+    for config in (scale_config, tmp_path / "refsens.toml"):
+        audited = []
+        for workers in (1, 3):
+            monkeypatch.setattr(threads, "WORKERS", workers)
+            results = run_audit(load_config(config))
+            audited.append((results.rows, results.summaries, dict(results.files.items())))
+        (rows, summaries, files), (rows_3, summaries_3, files_3) = audited
+        same_rows(rows, rows_3)
+        assert repr(summaries) == repr(summaries_3) and files == files_3 and files
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_count_columns_asked_from_threads_at_once_are_those_of_one(scale_config, monkeypatch, seed):
+    """Threads asking an ``ItemCounts`` for intersections at once, in a random order, with two mark slots (so a
+    labelling's marks are evicted while other threads mark and read theirs), get the columns one thread gets."""
+    monkeypatch.setattr(counts, "MARK_SLOTS", 2)
+    config = load_config(scale_config)
+    record = load_record(config)
+    names = config.roles.all_names
+    columns = [
+        Column(kind, rule=rule, a=a, b=b)
+        for kind in ("tp", "equal")
+        for rule in ("strict", "relaxed")
+        for number, a in enumerate(names)
+        for b in names[number + 1 :]
+        if kind == "tp" or rule == "strict"
+    ]
+    columns += [Column("size", rule=rule, a=name) for rule in ("strict", "relaxed") for name in names]
+    np.random.default_rng(seed).shuffle(columns)
+    alone = ItemCounts(record.table, names)
+    expected = [alone.integers(column) for column in columns]
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # the threads take turns between numpy's passes, not after 5 ms of them
+    try:
+        found = threads.threaded_map(ItemCounts(record.table, names).integers, columns * 3, 4)
+    finally:
+        sys.setswitchinterval(interval)
+    assert len(found) == 3 * len(expected) > 120
+    for one, other in zip(found, expected * 3):
+        assert one.dtype == other.dtype and np.array_equal(one, other)
 
 
 def test_a_column_is_read_off_others_only_where_the_data_says_so(scale_config, monkeypatch):

@@ -153,6 +153,7 @@ CONTRACT_CORE = (
     "tables",
     "latex",
     "config",
+    "threads",
 )
 # What is still named, and why it is not moved (each entry must still be needed: the test says when one is not).
 STILL_NAMED = {

@@ -27,7 +27,6 @@ from refsens_report.analyses.pairs import (
     pair_sentences,
     pair_table,
     pairs,
-    threaded_map,
 )
 from refsens_report.config import Config
 from refsens_report.counts import Column, ColumnKind, ItemCounts, smallest_unsigned
@@ -35,6 +34,7 @@ from refsens_report.figures import Figure
 from refsens_report.formatting import StatKind
 from refsens_report.formulas import Env, Expr
 from refsens_report.tables import Table
+from refsens_report.threads import threaded_map
 from refsens_report.view import ResultsView
 
 KEY = "alpha"

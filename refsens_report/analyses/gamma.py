@@ -38,7 +38,6 @@ from refsens_report.analyses.pairs import (
     pair_sentences,
     pair_table,
     pairs,
-    threaded_map,
 )
 from refsens_report.compiled import compiled_function, jitted
 from refsens_report.config import Config
@@ -47,6 +46,7 @@ from refsens_report.figures import Figure
 from refsens_report.formatting import StatKind
 from refsens_report.formulas import Env, Expr
 from refsens_report.tables import Table
+from refsens_report.threads import threaded_map
 from refsens_report.view import ResultsView
 
 KEY = "gamma"

@@ -5,18 +5,14 @@ applicability, and their table, sentence and section (each analysis brings its s
 
 from __future__ import annotations
 
-import ctypes
-import itertools
 import weakref
-from collections.abc import Callable, Iterable, Mapping
-from concurrent.futures import ThreadPoolExecutor
-from typing import Any, TypeVar
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import numpy as np
 
 from refsens_report import formatting
 from refsens_report.analyses.base import Analysis, AuditContext, Estimate, Section, Stat, section
-from refsens_report.bootstrap import WORKERS as BOOTSTRAP_WORKERS
 from refsens_report.config import Config
 from refsens_report.counts import ItemCounts
 from refsens_report.figures import Figure
@@ -25,63 +21,8 @@ from refsens_report.record import POOLED
 from refsens_report.tables import Table, label, mark_repeats, n_cell, pooled_first, pooled_in_print, stat_cell
 from refsens_report.view import ResultsView
 
-T = TypeVar("T")
-R = TypeVar("R")
-# threads for the pairs' work (each statistic's per-pair or per-sample passes), as many as the bootstrap's: numpy
-# releases the GIL in the sorts, searches and element-wise passes they are made of
-WORKERS = BOOTSTRAP_WORKERS
 NO_PAIR = "The record names neither two annotator passes nor two references, so there is no pair to compare."
 PRINTED_POOLED = " The PDF prints each pair's pooled row; the site and the CSV every language."
-
-
-def _malloc_trim() -> Callable[[int], int] | None:
-    """Return glibc's ``malloc_trim``, or None where the C library has none (macOS, Windows, musl)."""
-    try:
-        trim = ctypes.CDLL(None).malloc_trim
-    except (OSError, AttributeError, TypeError):
-        return None
-    trim.argtypes, trim.restype = [ctypes.c_size_t], ctypes.c_int
-    return trim
-
-
-MALLOC_TRIM = _malloc_trim()
-
-
-def threaded_map(function: Callable[[T], R], items: Iterable[T], workers: int | None = None) -> list[R]:
-    """Return ``list(map(function, items))``, computed on ``workers`` threads (``WORKERS``), in order: the calling
-    thread and ``workers`` − 1 more, each taking the next item left.
-
-    Memory: a thread's allocations come from its own glibc malloc arena, whose free pages stay with the process
-    (two pool threads took the million-item audit's peak, reached later in the bootstrap, from 7.75 to 8.4-8.8
-    GB; ``malloc_trim`` gives back the free pages inside the arenas, not the top of a thread's heap: 7.85 GB).
-    So the calling thread is a worker too: with two, one more thread, which takes the arena a finished thread
-    (the Parquet reader's) left; then the free pages are given back.
-    """
-    items = list(items)
-    workers = min(WORKERS if workers is None else workers, len(items))
-    if workers <= 1:
-        return [function(item) for item in items]
-    found: list[Any] = [None] * len(items)
-    taken = itertools.count()  # next() is atomic: each item is taken once
-    failed = False
-
-    def work() -> None:
-        nonlocal failed
-        while not failed and (index := next(taken)) < len(items):
-            try:
-                found[index] = function(items[index])
-            except BaseException:
-                failed = True  # the others take no new item
-                raise
-
-    with ThreadPoolExecutor(workers - 1) as pool:
-        helpers = [pool.submit(work) for _ in range(workers - 1)]
-        work()
-        for helper in helpers:
-            helper.result()
-    if MALLOC_TRIM is not None:
-        MALLOC_TRIM(0)
-    return found
 
 
 def pairs(config: Config) -> list[tuple[str, str, str]]:
