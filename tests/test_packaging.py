@@ -25,6 +25,20 @@ def test_every_subpackage_is_listed_for_the_wheel():
     assert "refsens_report.templates" in listed
 
 
+def test_every_example_folder_ships_its_config_without_a_setuptools_warning():
+    """`refsens-report example NAME` reads examples/NAME/refsens.toml from the wheel. setuptools takes a folder
+    whose name is an identifier for a package: unless it is listed, every install prints "Package would be
+    ignored" for it (and a later setuptools may leave its files out)."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    assert "*/refsens.toml" in config["package-data"]["refsens_report.examples"]
+    folders = [path.parent.name for path in (ROOT / "examples").glob("*/refsens.toml")]
+    assert len(folders) >= 3, folders
+    unlisted = {
+        name for name in folders if name.isidentifier() and f"refsens_report.examples.{name}" not in config["packages"]
+    }
+    assert unlisted == set(), f"list these in pyproject.toml [tool.setuptools] packages: {sorted(unlisted)}"
+
+
 def test_templates_are_mapped_into_the_package():
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
     assert config["package-dir"]["refsens_report.templates"] == "templates"
