@@ -4,9 +4,10 @@
     PYTHONPATH=. .venv/bin/python bench/gold_errors_scale.py /tmp/scale200k/refsens.toml [--profile]
 
 Loads the record and its counts (untimed), then times ``gold_errors.candidates``, ``files`` and ``summary``
-(wall and CPU time) and prints each reference's number of candidates and the SHA-256 of the files and the
-summary (so two versions of the analysis can be checked for the same output). ``--profile``: under cProfile,
-the top functions.
+(wall and CPU time; ``files`` and ``summary`` each compute the candidates again, a reference at a time, as an
+audit's summary and a build's files do) and prints each reference's number of candidates and the SHA-256 of
+the files and the summary (so two versions of the analysis can be checked for the same output). ``--profile``:
+under cProfile, the top functions.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ def main() -> None:
     if args.profile:
         profile.enable()
     started, cpu_started = time.perf_counter(), time.process_time()
-    found = gold_errors.candidates(context)
+    found = list(gold_errors.candidates(context))
     found_at, cpu_found = time.perf_counter(), time.process_time()
     files = gold_errors.files(context)
     files_at, cpu_files = time.perf_counter(), time.process_time()

@@ -635,19 +635,25 @@ def test_listings_equal_a_line_by_line_reference_on_random_records(tmp_path: Pat
 
 
 def test_the_summary_makes_no_span_list_and_the_files_make_each_once(tmp_path: Path, monkeypatch) -> None:
-    """A pair's span lists are made when the files first read them (the summary reads none), then kept."""
+    """A pair's span lists are made when the files read them (the summary reads none, nor makes a listing), once
+    per build of the files; the audit keeps no listing between the summary and the files."""
     config = write_project(tmp_path, random_record(random.Random(5)), **ROLES_CASES[0])
     expected_files, expected_summary = reference_listings(audit_context(config))
-    made = []
-    span_lists = disagreements._span_lists
+    made, listed = [], []
+    span_lists, listing_of = disagreements._span_lists, disagreements.listing_of
     monkeypatch.setattr(disagreements, "_span_lists", lambda *given: made.append(given[1]) or span_lists(*given))
+    monkeypatch.setattr(disagreements, "listing_of", lambda *given: listed.append(given[1]) or listing_of(*given))
     context = audit_context(config)
-    assert disagreements.summary(context) == expected_summary and made == []
+    assert disagreements.summary(context) == expected_summary and made == [] and listed == []
+    assert context.notes.get(disagreements.KEY, {}) == {}
     pairs = [pair for listing in disagreements.listings(context) for pair in listing.pairs]
-    assert len(pairs) == 2 and all(pair.n_lines for pair in pairs)
-    assert disagreements.files(context) == expected_files == disagreements.files(context)
+    assert len(pairs) == 2 and all(pair.n_lines for pair in pairs) and made == []
+    listed.clear()
+    assert disagreements.files(context) == expected_files
     assert sorted(made) == sorted(name for pair in pairs for name in (pair.comparison.first, pair.comparison.second))
-    assert all(list(pair.spans) == list(disagreements.SPAN_KEYS) for pair in pairs)
+    assert listed == ["disagreements", "annotator-disagreements"]
+    assert disagreements.files(context) == expected_files  # made again: nothing was kept
+    assert len(made) == 8 and all(list(pair.spans) == list(disagreements.SPAN_KEYS) for pair in pairs)
 
 
 def test_csv_cells_are_what_the_csv_module_writes() -> None:

@@ -336,7 +336,7 @@ def test_the_candidates_page_reads_the_file_no_further_than_it_shows(tmp_path: P
 def rows_written(context: AuditContext) -> dict[str, str]:
     """The files as ``rows_of`` describes them, written row by row: each row by orjson, the CSV by the csv
     module (what ``files`` wrote before it was built column by column; it must write the same bytes)."""
-    found = gold_errors.candidates(context)
+    found = list(gold_errors.candidates(context))
     held = np.clip(browser.BROWSER_LINES - (np.cumsum([f.n for f in found]) - [f.n for f in found]), 0, None)
     rows = [row for f, count in zip(found, held.tolist()) for row in gold_errors.rows_of(context, f, None, count)]
     buffer = io.StringIO()
@@ -465,3 +465,31 @@ def test_the_heaviest_per_group_is_the_sorts_first() -> None:
         weight[rng.random(200) < 0.1] = -0.0
         expected = gold_errors._first_per(group, position, -weight)
         assert np.array_equal(gold_errors._heaviest_per(group, position, weight), expected)
+
+
+def test_the_summary_and_the_files_keep_no_candidates(tmp_path: Path, monkeypatch) -> None:
+    """The summary keeps what it prints of each reference (its counts and top TOP, those of all its candidates
+    computed at once), the files every candidate (the rows written); neither leaves candidates or places in the
+    audit's notes, and each computes every reference's candidates once."""
+    monkeypatch.setattr(gold_errors, "TOP", 3)
+    lines, outputs = awkward_record(1)
+    context = context_of(tmp_path, lines, annotators=None, outputs=outputs, references=("gold", "alt"))
+    everything = list(gold_errors.candidates(context))
+    assert len(everything) == 2 and all(found.n > 3 for found in everything)
+    made = []
+    candidates_of = gold_errors.candidates_of
+    monkeypatch.setattr(gold_errors, "candidates_of", lambda *given: made.append(given[1]) or candidates_of(*given))
+    summary = gold_errors.summary(context)
+    assert made == ["gold", "alt"] and context.notes[gold_errors.KEY] == {}
+    for entry, found in zip(summary["references"], everything, strict=True):
+        assert (entry["reference"], entry["candidates"]) == (found.reference, found.n)
+        assert entry["kinds"] == {kind: int((found.kind == code).sum()) for code, kind in enumerate(gold_errors.KINDS)}
+        assert entry["items_with_candidates"] == len(set(found.item.tolist()))
+        rows = gold_errors.rows_of(context, found, 3)
+        assert [(top["rank"], top["id"], top["score"]) for top in entry["top"]] == [
+            (row["rank"], row["id"], row["score"]) for row in rows
+        ]
+    expected = rows_written(context)
+    made.clear()
+    assert gold_errors.files(context) == expected
+    assert made == ["gold", "alt"] and context.notes[gold_errors.KEY] == {}

@@ -163,13 +163,22 @@ def _per_item(item_of: np.ndarray, items: np.ndarray, n_items: int) -> np.ndarra
     return np.bincount(item_of, minlength=n_items)[items]
 
 
-def pair_of(context: AuditContext, comparison: Comparison) -> Pair:
-    """Return the comparison's lines, unsorted: one per item of its item set on which the strict sets differ."""
+def differing_of(context: AuditContext, comparison: Comparison) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Return a comparison's differing items (a mask over the record) and, on each of them, how many strict spans
+    only the first labelling has and only the second: what the summary counts, without a ``Pair``'s columns."""
     counts, first, second = context.counts, comparison.first, comparison.second
     differing = _mask(context, comparison) & counts.has(first) & counts.has(second) & ~counts.equal(first, second)
     items = np.flatnonzero(differing)
-    size_first, size_second = counts.size("strict", first)[items], counts.size("strict", second)[items]
     shared = counts.tp("strict", first, second)[items]
+    return differing, counts.size("strict", first)[items] - shared, counts.size("strict", second)[items] - shared
+
+
+def pair_of(context: AuditContext, comparison: Comparison) -> Pair:
+    """Return the comparison's lines, unsorted: one per item of its item set on which the strict sets differ."""
+    counts, first, second = context.counts, comparison.first, comparison.second
+    differing, only_first, only_second = differing_of(context, comparison)
+    items = np.flatnonzero(differing)
+    size_first, size_second = counts.size("strict", first)[items], counts.size("strict", second)[items]
     outputs = tuple(dict.fromkeys(scored_outputs(context, comparison)))
     scored = np.zeros((len(outputs), len(items)), dtype=bool)
     tp = np.zeros((len(outputs), len(items)), dtype=np.int64)
@@ -186,8 +195,8 @@ def pair_of(context: AuditContext, comparison: Comparison) -> Pair:
         comparison=comparison,
         outputs=outputs,
         items=items,
-        only_first=size_first - shared,
-        only_second=size_second - shared,
+        only_first=only_first,
+        only_second=only_second,
         spans=OnUse(partial(pair_spans, counts, first, second, differing)),
         scored=scored,
         tp=tp,
@@ -328,16 +337,14 @@ def _output_spans(counts: Any, pairs: Sequence[Pair], order: np.ndarray) -> np.n
     return pieces
 
 
-def listings(context: AuditContext) -> list[Listing]:
-    """Return the listings of this audit (computed once; the summary and the files read them)."""
-    if "listings" not in context.notes.setdefault(KEY, {}):
-        found = []
-        for kind, stem in (("references", REFERENCES_FILE), ("annotators", ANNOTATORS_FILE)):
-            chosen = [comparison for comparison in comparisons(context) if comparison.kind == kind]
-            if chosen:
-                found.append(listing_of(context, stem, kind, chosen))
-        context.notes[KEY]["listings"] = found
-    return context.notes[KEY]["listings"]
+def listings(context: AuditContext) -> Iterator[Listing]:
+    """Yield the listings of this audit, each computed when asked for and kept by no one here: a build's files
+    make them a listing at a time (the summary counts the pairs without them), so nothing holds every
+    disagreement pair once the file is written (at a million items they were about 0.4 GB kept to the audit's end)."""
+    for kind, stem in (("references", REFERENCES_FILE), ("annotators", ANNOTATORS_FILE)):
+        chosen = [comparison for comparison in comparisons(context) if comparison.kind == kind]
+        if chosen:
+            yield listing_of(context, stem, kind, chosen)
 
 
 # --- the files: each line as text -------------------------------------------------------------------
@@ -660,48 +667,52 @@ def listing_csv(listing: Listing) -> str:
 
 
 def files(context: AuditContext) -> dict[str, str]:
-    """Return the listing files written beside results.json: name -> text."""
+    """Return the listing files written beside results.json: name -> text, a listing at a time."""
     written = {}
     for listing in listings(context):
         written[f"{listing.stem}.jsonl"] = listing_jsonl(listing, context.counts)
         written[f"{listing.stem}.csv"] = listing_csv(listing)
+        del listing  # let go before the next listing is made
     return written
 
 
 def summary(context: AuditContext) -> dict[str, Any]:
-    """results.json "disagreements": per comparison, how many items differ and how many spans only one has."""
+    """results.json "disagreements": per comparison, how many items differ and how many spans only one has
+    (counted a comparison at a time, from ``differing_of``: no listing is made)."""
     table = context.record.table
     found = []
-    for listing in listings(context):
-        for pair in listing.pairs:
-            comparison = pair.comparison
-            mask = _mask(context, comparison)
-            languages, members = context_strata(context, mask)
-            compared = {language: len(m) for language, m in zip(languages, members)}
-            compared[POOLED] = int(mask.sum())
-            language = table.language[pair.items]
+    text = False  # whether a listing has a text: an item it lists has one, shown
+    for comparison in comparisons(context):
+        differing, only_first, only_second = differing_of(context, comparison)
+        items = np.flatnonzero(differing)
+        if context.config.report.show_text and table.text is not None and not text:
+            text = any(found_text is not None for found_text in table.text[items].tolist())
+        mask = _mask(context, comparison)
+        languages, members = context_strata(context, mask)
+        compared = {language: len(m) for language, m in zip(languages, members)}
+        compared[POOLED] = int(mask.sum())
+        language = table.language[items]
 
-            def per_language(values: np.ndarray) -> dict[str, int]:
-                tally = np.zeros(len(table.languages), dtype=np.int64)
-                np.add.at(tally, language, values)
-                counted = {name: int(tally[table.languages.index(name)]) for name in languages}
-                counted[POOLED] = int(values.sum())
-                return counted
+        def per_language(values: np.ndarray) -> dict[str, int]:
+            tally = np.zeros(len(table.languages), dtype=np.int64)
+            np.add.at(tally, language, values)
+            counted = {name: int(tally[table.languages.index(name)]) for name in languages}
+            counted[POOLED] = int(values.sum())
+            return counted
 
-            found.append(
-                {
-                    "kind": comparison.kind,
-                    "first": comparison.first,
-                    "second": comparison.second,
-                    "subset": comparison.subset,
-                    "file": listing.stem,
-                    "items": compared,
-                    "differing": per_language(np.ones(pair.n_lines, dtype=np.int64)),
-                    "only_first": per_language(pair.only_first),
-                    "only_second": per_language(pair.only_second),
-                }
-            )
-    text = any(listing.texts is not None for listing in listings(context))
+        found.append(
+            {
+                "kind": comparison.kind,
+                "first": comparison.first,
+                "second": comparison.second,
+                "subset": comparison.subset,
+                "file": comparison.stem,
+                "items": compared,
+                "differing": per_language(np.ones(len(items), dtype=np.int64)),
+                "only_first": per_language(only_first),
+                "only_second": per_language(only_second),
+            }
+        )
     return {"show_text": context.config.report.show_text, "text": text, "comparisons": found}
 
 

@@ -34,9 +34,9 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from functools import cached_property
+from functools import cached_property, partial
 from typing import Any
 
 import numpy as np
@@ -632,21 +632,22 @@ def _votes(
     return support, opposed
 
 
-def candidates(context: AuditContext) -> list[Candidates]:
-    """Return every reference's candidates, in config order (computed once; the summary and the files read them)."""
+def candidates(context: AuditContext) -> Iterator[Candidates]:
+    """Yield every reference's candidates, in config order, each computed when asked for and kept by no one here:
+    the summary keeps what it prints of each (counts and the top TOP) and a build's files compute them again,
+    a reference at a time, so nothing holds every reference's candidates (at a million items of
+    generate_scale's shape they were about 1 GB kept to the audit's end). The places the references share
+    (``places_of``) are let go once the last reference is done."""
+    mask = items_of(context)
+    if mask is None:
+        return
     notes = context.notes.setdefault(KEY, {})
-    if "candidates" not in notes:
-        mask = items_of(context)
-        notes["candidates"] = (
-            []
-            if mask is None
-            else [
-                candidates_of(context, reference, mask)
-                for reference in context.config.roles.references
-                if sources_of(context, reference)
-            ]
-        )
-    return notes["candidates"]
+    try:
+        for reference in context.config.roles.references:
+            if sources_of(context, reference):
+                yield candidates_of(context, reference, mask)
+    finally:
+        notes.pop("places", None)
 
 
 # --- the candidates as rows: the files and results.json ----------------------------------------------
@@ -775,35 +776,29 @@ CSV_COLUMNS = (
 
 
 def files(context: AuditContext) -> dict[str, str]:
-    """Return the candidate files written beside results.json: every candidate of every reference, by rank."""
-    found = candidates(context)
-    if not found:
-        return {}
+    """Return the candidate files written beside results.json: every candidate of every reference, by rank,
+    computed and written a reference at a time (``candidates``)."""
     counts = context.counts
-    # the first browser.BROWSER_LINES rows, those the browser holds, carry the sources' spans: each labelling's
-    # spans on those rows' items are found once, whichever references' rows they are
-    held = np.cumsum([reference.n for reference in found]) - [reference.n for reference in found]
-    held = np.clip(browser.BROWSER_LINES - held, 0, None).tolist()
-    shown = np.concatenate([reference.item[:count] for reference, count in zip(found, held)])
-    names = dict.fromkeys(source for reference, count in zip(found, held) if count for source in reference.sources)
-    source_spans = {name: spans_on(counts, name, shown) for name in names}
-    reference_spans = [spans_on(counts, reference.reference, reference.item) for reference in found]
-    texts = span_texts(
-        counts,
-        [
-            *(ids for ids, _ in source_spans.values()),
-            *(ids for ids, _ in reference_spans),
-            *(reference.at for reference in found),
-            *(reference.proposal for reference in found),
-        ],
-    )
     buffer = io.StringIO()
     csv.writer(buffer, lineterminator="\n").writerow(CSV_COLUMNS)
     jsonl, table = [], [buffer.getvalue()]
-    for reference, count, on_items in zip(found, held, reference_spans):
-        lines, rows = written_lines(context, reference, count, on_items, source_spans, texts)
+    ahead = 0  # the candidates of the references before this one
+    for reference in candidates(context):
+        # the first browser.BROWSER_LINES rows, those the browser holds, carry the sources' spans
+        held = max(browser.BROWSER_LINES - ahead, 0)
+        ahead += reference.n
+        shown = reference.item[:held]
+        source_spans = {name: spans_on(counts, name, shown) for name in reference.sources} if held else {}
+        reference_spans = spans_on(counts, reference.reference, reference.item)
+        texts = span_texts(
+            counts, [*(ids for ids, _ in source_spans.values()), reference_spans[0], reference.at, reference.proposal]
+        )
+        lines, rows = written_lines(context, reference, held, reference_spans, source_spans, texts)
         jsonl.append(lines)
         table.append(rows)
+        del reference, shown, source_spans, reference_spans, texts  # let go before the next reference's are made
+    if len(table) == 1:  # no reference has sources
+        return {}
     return {f"{FILE}.jsonl": "".join(jsonl), f"{FILE}.csv": "".join(table)}
 
 
@@ -1086,49 +1081,50 @@ def written_lines(
 
 def summary(context: AuditContext) -> dict[str, Any]:
     """results.json "gold_errors": per reference, its sources, how many candidates of each kind on how many
-    items, and the top TOP (with the words of the two spans and a little context unless show_text = false)."""
+    items, and the top TOP (with the words of the two spans and a little context unless show_text = false).
+    Each reference's candidates are let go once its entry is made (``map`` holds none while the next is found)."""
     table = context.record.table
     show_text = context.config.report.show_text
-    found = []
-    for reference in candidates(context):
-        top = []
-        for row in rows_of(context, reference, TOP):
-            entry = {
-                key: row[key]
-                for key in (
-                    "rank",
-                    "score",
-                    "id",
-                    "language",
-                    "proposed",
-                    "start",
-                    "end",
-                    "reference_span",
-                    "proposed_span",
-                )
-            }
-            entry["support"], entry["opposed"] = len(row["support"]), len(row["opposed"])
-            if "text" in row:
-                entry["context"] = _context(row["text"], row["reference_span"], row["proposed_span"])
-            top.append(entry)
-        mask = items_of(context) & context.counts.has(reference.reference)
-        found.append(
-            {
-                "reference": reference.reference,
-                "sources": list(reference.sources),
-                "items": int(mask.sum()),
-                "candidates": reference.n,
-                "items_with_candidates": int(len(np.unique(reference.item))),
-                "kinds": {name: int((reference.kind == code).sum()) for code, name in enumerate(KINDS)},
-                "top": top,
-            }
-        )
     return {
         "evidence": context.config.report.error_evidence,
         "show_text": show_text,
         "text": bool(show_text and table.text is not None),
         "file": FILE,
-        "references": found,
+        "references": list(map(partial(_summary_of, context), candidates(context))),
+    }
+
+
+def _summary_of(context: AuditContext, reference: Candidates) -> dict[str, Any]:
+    """Return one reference's entry of the summary: its counts and its top TOP candidates."""
+    top = []
+    for row in rows_of(context, reference, TOP):
+        entry = {
+            key: row[key]
+            for key in (
+                "rank",
+                "score",
+                "id",
+                "language",
+                "proposed",
+                "start",
+                "end",
+                "reference_span",
+                "proposed_span",
+            )
+        }
+        entry["support"], entry["opposed"] = len(row["support"]), len(row["opposed"])
+        if "text" in row:
+            entry["context"] = _context(row["text"], row["reference_span"], row["proposed_span"])
+        top.append(entry)
+    mask = items_of(context) & context.counts.has(reference.reference)
+    return {
+        "reference": reference.reference,
+        "sources": list(reference.sources),
+        "items": int(mask.sum()),
+        "candidates": reference.n,
+        "items_with_candidates": int(len(np.unique(reference.item))),
+        "kinds": {name: int((reference.kind == code).sum()) for code, name in enumerate(KINDS)},
+        "top": top,
     }
 
 
