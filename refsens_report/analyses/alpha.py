@@ -130,8 +130,8 @@ class Coincidences:
     """Per item and category: ordered value pairs agreeing on the category, and values in it."""
 
     categories: tuple[str, ...]
-    agree: np.ndarray  # item, category
-    values: np.ndarray  # item, category
+    agree: np.ndarray  # item, category (an unsigned integer type holding them)
+    values: np.ndarray  # item, category (the same type)
 
 
 _FOUND: weakref.WeakKeyDictionary[ItemCounts, dict[tuple[str, str], Coincidences]] = weakref.WeakKeyDictionary()
@@ -154,7 +154,8 @@ def counted_coincidences(counts: ItemCounts, a: str, b: str, block: int = BLOCK)
     item's counts exactly: the runs, their values and the per-block sums live for one block (at a million items
     a whole pair's took about 0.8 GB, two pairs on two threads). Each block's categories are its own; its counts
     are kept in the smallest unsigned type holding them until the record's categories (their union, sorted as
-    ``categories`` sorts them) are known and the columns are laid out."""
+    ``categories`` sorts them) are known and the columns are laid out, in the widest of the blocks' types (the
+    columns are read as ``COUNT_DTYPE``: the same integers)."""
     lengths = np.where(counts.has(a) & counts.has(b), item_lengths(counts), 0)
     spans = [distinct_spans(counts, name) for name in (a, b)]
     firsts = np.arange(0, counts.n_items, block)
@@ -176,8 +177,9 @@ def counted_coincidences(counts: ItemCounts, a: str, b: str, block: int = BLOCK)
         kind = smallest_unsigned(values)  # agree ≤ values: both coders' characters in c count in each
         blocks.append((first, bits, agree.astype(kind), values.astype(kind)))
     bits = distinct(np.concatenate([np.zeros(1, dtype=np.int64), *(found for _, found, _, _ in blocks)]))
-    agree = np.zeros((counts.n_items, len(bits)), dtype=np.int64)
-    values = np.zeros((counts.n_items, len(bits)), dtype=np.int64)
+    kind = np.result_type(np.uint8, *(block_values.dtype for _, _, _, block_values in blocks))  # the widest block's
+    agree = np.zeros((counts.n_items, len(bits)), dtype=kind)
+    values = np.zeros((counts.n_items, len(bits)), dtype=kind)
     for first, found, block_agree, block_values in blocks:
         columns = np.searchsorted(bits, found)
         rows = slice(first, first + len(block_agree) // len(found))
