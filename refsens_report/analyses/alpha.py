@@ -151,11 +151,11 @@ def counted_coincidences(counts: ItemCounts, a: str, b: str, block: int = BLOCK)
     """Count the pair's coincidences per item, ``block`` items at a time (uncached).
 
     The counts are sums over each item's runs, and an item's runs are its own, so blocks of items give every
-    item's counts exactly: the runs, their values and the per-block sums live for one block (at a million items
-    a whole pair's took about 0.8 GB, two pairs on two threads). Each block's categories are its own; its counts
-    are kept in the smallest unsigned type holding them until the record's categories (their union, sorted as
-    ``categories`` sorts them) are known and the columns are laid out, in the widest of the blocks' types (the
-    columns are read as ``COUNT_DTYPE``: the same integers)."""
+    item's counts exactly: the runs, their values and the per-block sums live for one block (whole pairs took
+    alpha's estimates 1.6 GB above their start at a million items, two pairs at a time on two threads). Each
+    block's categories are its own; its counts are kept in the smallest unsigned type holding them until the
+    record's categories (their union, sorted as ``categories`` sorts them) are known and the columns are laid
+    out, in the widest of the blocks' types (the columns are read as ``COUNT_DTYPE``: the same integers)."""
     lengths = np.where(counts.has(a) & counts.has(b), item_lengths(counts), 0)
     spans = [distinct_spans(counts, name) for name in (a, b)]
     firsts = np.arange(0, counts.n_items, block)
