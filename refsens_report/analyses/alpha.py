@@ -135,7 +135,7 @@ class Coincidences:
 
 
 _FOUND: weakref.WeakKeyDictionary[ItemCounts, dict[tuple[str, str], Coincidences]] = weakref.WeakKeyDictionary()
-BLOCK = 1 << 15  # items per block of a pair's coincidences: what a block's runs hold, not the record's
+BLOCK = 1 << 13  # items per block of a pair's coincidences: what a block's runs hold, not the record's
 
 
 def coincidences(counts: ItemCounts, a: str, b: str) -> Coincidences:
