@@ -175,7 +175,7 @@ def test_the_run_length_coincidences_equal_a_per_character_count_on_long_texts(t
     order = {str(one): index for index, one in enumerate(counts.table.ids)}
     for a, b in ((A, B), (D, R), (A, R)):
         found = alpha.coincidences(counts, a, b)
-        assert found.agree.dtype == found.values.dtype == np.int64
+        assert found.agree.dtype == found.values.dtype and np.issubdtype(found.agree.dtype, np.unsignedinteger)
         for one in items:
             row = order[one["id"]]
             expected = per_item_coincidences(one, a, b, type_names)
@@ -230,3 +230,55 @@ def test_the_pairs_counted_on_threads_give_the_rows_of_one_thread(tmp_path, monk
     monkeypatch.setattr(threads, "WORKERS", 1)
     rows.append(select(audit_items(tmp_path / "one", items).rows, analysis="alpha"))
     assert rows[0] == rows[1] and len(rows[0]) > 2
+
+
+@pytest.mark.parametrize("types", [("PER",), TYPES])
+def test_the_coincidences_counted_in_blocks_of_items_equal_one_block(tmp_path, types):
+    """alpha.counted_coincidences counts a pair block by block of items (a block's runs, not the record's, in
+    memory): blocks of one item, of a few and one block of every item give the same categories and columns, and
+    each item's equal the per-character reading, with empty and absent labellings and blocks whose items have no
+    span or are not counted (one coder absent), with one type or several."""
+    from helpers import write_project
+
+    from refsens_report.config import load_config
+    from refsens_report.counts import ItemCounts
+    from refsens_report.load import load_record
+
+    rng = random.Random(len(types))
+    items = []
+    for number in range(23):
+        length = rng.randint(3, 30)
+        labellings = {}
+        for name in (A, B, D, R):
+            roll = rng.random()
+            if roll < 0.15:
+                labellings[name] = None  # absent: the item is not counted for the pairs with this coder
+            elif roll < 0.35 or 8 <= number < 12:
+                labellings[name] = []  # present, no span: a block of items with no span at all
+            else:
+                spans = []
+                for _ in range(rng.randint(1, 4)):
+                    start = rng.randrange(0, length - 1)
+                    spans.append([start, rng.randint(start + 1, length), rng.choice(types)])
+                labellings[name] = spans
+        items.append(item(f"i{number:03d}", "en", text="x" * length, **labellings))
+    config = load_config(write_project(tmp_path, items))
+    counts = ItemCounts(load_record(config).table, config.roles.all_names)
+    type_names = [str(one) for one in counts.table.type_names]
+    order = {str(one): index for index, one in enumerate(counts.table.ids)}
+    for a, b in ((A, B), (D, R), (A, R)):
+        whole = alpha.counted_coincidences(counts, a, b, block=counts.n_items)
+        for block in (1, 2, 5):
+            found = alpha.counted_coincidences(counts, a, b, block=block)
+            assert found.categories == whole.categories
+            assert found.agree.dtype == found.values.dtype == whole.agree.dtype
+            assert np.array_equal(found.agree, whole.agree) and np.array_equal(found.values, whole.values)
+        both = counts.has(a) & counts.has(b)
+        for one in items:
+            row = order[one["id"]]
+            expected = per_item_coincidences(one, a, b, type_names) if both[row] else {}
+            for category, (agree, values) in expected.items():
+                column = whole.categories.index(category)
+                assert (whole.agree[row, column], whole.values[row, column]) == (agree, values)
+            others = [c for c, category in enumerate(whole.categories) if category not in expected]
+            assert not whole.agree[row, others].any() and not whole.values[row, others].any()

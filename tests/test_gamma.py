@@ -79,7 +79,9 @@ def test_gamma_agrees_with_pygamma_within_the_sampling_error(first, second):
     four combined standard errors (a false alarm about once in 15,000 runs), and pygamma's seed is pinned."""
     samples = 200
     end = max(e for _, e, _ in first + second)
-    ours_chance = gamma.chance_disorders([units(first), units(second)], float(end), np.random.default_rng(7), samples)
+    ours_chance = gamma.chance_disorders(
+        *gamma.chance_lines([units(first), units(second)]), float(end), np.random.default_rng(7), samples
+    )
     np.random.seed(0)
     results = continuum(first, second).compute_gamma(
         pygamma.CombinedCategoricalDissimilarity(), n_samples=samples, sampler=ShuffleContinuumSampler()
@@ -118,7 +120,7 @@ def test_the_chance_continua_are_the_best_alignments_to_the_bit(seed):
     rng = np.random.default_rng(seed)
     length = int(rng.integers(50, 3000))
     annotators = [crowded_units(rng, int(rng.integers(1, 400)), length, 200 if seed % 2 else 20) for _ in range(2)]
-    ours = gamma.chance_disorders(annotators, float(length + 1), np.random.default_rng(seed), 20)
+    ours = gamma.chance_disorders(*gamma.chance_lines(annotators), float(length + 1), np.random.default_rng(seed), 20)
     reference = chance_by_best_alignment(annotators, float(length + 1), np.random.default_rng(seed), 20)
     assert ours.tobytes() == reference.tobytes()
 
@@ -130,7 +132,9 @@ def test_the_chance_continua_do_not_depend_on_the_number_of_threads(seed):
     length = int(rng.integers(500, 3000))
     annotators = [crowded_units(rng, int(rng.integers(50, 400)), length, 200 if seed % 2 else 20) for _ in range(2)]
     found = [
-        gamma.chance_disorders(annotators, float(length + 1), np.random.default_rng(seed), 30, workers).tobytes()
+        gamma.chance_disorders(
+            *gamma.chance_lines(annotators), float(length + 1), np.random.default_rng(seed), 30, workers
+        ).tobytes()
         for workers in (1, 2, 3)
     ]
     assert found[0] == found[1] == found[2]

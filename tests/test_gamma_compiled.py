@@ -138,7 +138,9 @@ def test_the_chance_disorders_compiled_are_the_numpy_path_s_to_the_bit(seed, mon
 
     def disorders(threshold: int, workers: int) -> bytes:
         monkeypatch.setattr(gamma, "COMPILED_UNITS", threshold)
-        return gamma.chance_disorders(annotators, float(length + 1), np.random.default_rng(seed), 20, workers).tobytes()
+        return gamma.chance_disorders(
+            *gamma.chance_lines(annotators), float(length + 1), np.random.default_rng(seed), 20, workers
+        ).tobytes()
 
     expected = disorders(NUMPY_ONLY, 1)
     assert disorders(0, 1) == expected
@@ -150,12 +152,15 @@ def test_without_numba_the_numpy_path_gives_the_same_disorders(monkeypatch):
     numpy, with the same numbers."""
     rng = np.random.default_rng(11)
     annotators = [crowded_units(rng, 400, 1500) for _ in range(2)]
-    expected = gamma.chance_disorders(annotators, 1501.0, np.random.default_rng(3), 10).tobytes()
+    expected = gamma.chance_disorders(*gamma.chance_lines(annotators), 1501.0, np.random.default_rng(3), 10).tobytes()
     monkeypatch.setitem(sys.modules, "numba", None)  # ``import numba`` raises ImportError
     monkeypatch.setattr(compiled, "_JITTED", {})
     monkeypatch.setattr(gamma, "COMPILED_UNITS", 0)
     assert compiled.jitted(gamma.continuum_pass) is None
-    assert gamma.chance_disorders(annotators, 1501.0, np.random.default_rng(3), 10).tobytes() == expected
+    assert (
+        gamma.chance_disorders(*gamma.chance_lines(annotators), 1501.0, np.random.default_rng(3), 10).tobytes()
+        == expected
+    )
 
 
 SMALL_AUDIT = """
@@ -167,7 +172,7 @@ rng = np.random.default_rng(0)
 start = rng.integers(0, 10_000, 2_000).astype(float)
 units = gamma.Units(start, start + 3, rng.integers(0, 3, 2_000), np.zeros(2_000, np.int64))
 assert 2 * len(units) < gamma.COMPILED_UNITS
-gamma.chance_disorders([units, units], 10_003.0, rng, 5)
+gamma.chance_disorders(*gamma.chance_lines([units, units]), 10_003.0, rng, 5)
 assert "numba" not in sys.modules, "numba imported for continua below the threshold"
 """
 

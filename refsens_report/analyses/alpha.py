@@ -18,6 +18,7 @@ import numpy as np
 
 from refsens_report.analyses.base import Analysis, AuditContext, Estimate, Section
 from refsens_report.analyses.pairs import (
+    distinct,
     distinct_inverse,
     distinct_spans,
     item_lengths,
@@ -45,23 +46,22 @@ MAX_TYPE_BITS = 62  # a character's types as bits of an int64; beyond this many 
 # --- the per-item coincidence counts ---------------------------------------------------------------
 
 
-def segments(counts: ItemCounts, names: tuple[str, ...], lengths: np.ndarray) -> tuple[np.ndarray, ...]:
-    """Return the items' characters as runs of constant value: each run's item, its length, and per labelling in
-    ``names`` the set of span types covering it, as bits of an int64 (type code t is bit t; 0: no span).
+def segments(spans: list[np.ndarray], lengths: np.ndarray, n_types: int) -> tuple[np.ndarray, ...]:
+    """Return the characters of items 0, 1, ... (``lengths``: characters per item, 0 for an item not counted) as
+    runs of constant value: each run's item, its length, and per labelling's ``spans`` (rows item, start, end, type
+    as ``pairs.distinct_spans`` gives them, items numbered as ``lengths``) the set of span types covering it, as
+    bits of an int64 (type code t is bit t; 0: no span). ``n_types``: the record's type names.
 
-    The runs are cut at every span boundary of the named labellings and at each item's start and end
-    (``lengths``: characters per item, 0 for an item not counted), so memory and work go with the spans, never
-    with the characters: a character's value is its run's. A labelling's spans of one type cover a union of
-    disjoint stretches of runs (``covered``); each stretch adds its type's bit where it starts and takes it away
-    where it ends, so one running sum over the runs is every run's set of types.
+    The runs are cut at every span boundary of the labellings and at each item's start and end, so memory and
+    work go with the spans, never with the characters: a character's value is its run's. A labelling's spans of
+    one type cover a union of disjoint stretches of runs (``covered``); each stretch adds its type's bit where it
+    starts and takes it away where it ends, so one running sum over the runs is every run's set of types.
     """
-    table = counts.table
     counted = lengths > 0
-    # each labelling's distinct spans on the counted items (a span repeated covers the same characters)
-    spans = [rows[counted[rows[:, 0]]] for rows in (distinct_spans(counts, name) for name in names)]
+    spans = [rows[counted[rows[:, 0]]] for rows in spans]  # a span on an item not counted adds no boundary
     items, starts, ends, types = (np.concatenate([rows[:, column] for rows in spans]) for column in range(4))
-    labelling = np.repeat(np.arange(len(names)), [len(rows) for rows in spans])
-    if len(types) and len(table.type_names) > MAX_TYPE_BITS:
+    labelling = np.repeat(np.arange(len(spans)), [len(rows) for rows in spans])
+    if len(types) and n_types > MAX_TYPE_BITS:
         types = np.minimum(types, MAX_TYPE_BITS)  # documented: many types fold into the last bit
     width = int(lengths.max(initial=0)) + 1  # a boundary's key: item * width + position, sorted by item then position
     kept = np.flatnonzero(counted)
@@ -74,7 +74,7 @@ def segments(counts: ItemCounts, names: tuple[str, ...], lengths: np.ndarray) ->
     run_length = np.diff(keys)
     inside = run_item == keys[1:] // width  # a run ends at its item's next boundary (the last ends the item)
     values = []
-    for code in range(len(names)):
+    for code in range(len(spans)):
         ours = labelling == code
         first, last, kind = covered(opens[ours], closes[ours], types[ours])
         bits = np.left_shift(1, kind, dtype=np.int64)
@@ -112,6 +112,12 @@ def categories(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return distinct_inverse(values)
 
 
+def characters(cells: np.ndarray, weights: np.ndarray, size: int) -> np.ndarray:
+    """Return the characters per cell (item × category) of ``size`` cells: a sum of run lengths, exact in float64
+    (far below 2⁵³)."""
+    return np.bincount(cells, weights=weights, minlength=size).astype(np.int64)
+
+
 def category_name(bits: int, type_names: np.ndarray) -> str:
     """Return a category's name: its types joined by '+', or '' (no span)."""
     return "+".join(
@@ -124,11 +130,12 @@ class Coincidences:
     """Per item and category: ordered value pairs agreeing on the category, and values in it."""
 
     categories: tuple[str, ...]
-    agree: np.ndarray  # item, category
-    values: np.ndarray  # item, category
+    agree: np.ndarray  # item, category (an unsigned integer type holding them)
+    values: np.ndarray  # item, category (the same type)
 
 
 _FOUND: weakref.WeakKeyDictionary[ItemCounts, dict[tuple[str, str], Coincidences]] = weakref.WeakKeyDictionary()
+BLOCK = 1 << 13  # items per block of a pair's coincidences: what a block's runs hold, not the record's
 
 
 def coincidences(counts: ItemCounts, a: str, b: str) -> Coincidences:
@@ -136,25 +143,50 @@ def coincidences(counts: ItemCounts, a: str, b: str) -> Coincidences:
     both labellings are present (elsewhere zero)."""
     found = _FOUND.setdefault(counts, {})
     if (a, b) not in found:
-        both = counts.has(a) & counts.has(b)
-        lengths = np.where(both, item_lengths(counts), 0)
-        item, length, value_a, value_b = segments(counts, (a, b), lengths)
+        found[(a, b)] = counted_coincidences(counts, a, b)
+    return found[(a, b)]
+
+
+def counted_coincidences(counts: ItemCounts, a: str, b: str, block: int = BLOCK) -> Coincidences:
+    """Count the pair's coincidences per item, ``block`` items at a time (uncached).
+
+    The counts are sums over each item's runs, and an item's runs are its own, so blocks of items give every
+    item's counts exactly: the runs, their values and the per-block sums live for one block (whole pairs took
+    alpha's estimates 1.6 GB above their start at a million items, two pairs at a time on two threads). Each
+    block's categories are its own; its counts are kept in the smallest unsigned type holding them until the
+    record's categories (their union, sorted as ``categories`` sorts them) are known and the columns are laid
+    out, in the widest of the blocks' types (the columns are read as ``COUNT_DTYPE``: the same integers)."""
+    lengths = np.where(counts.has(a) & counts.has(b), item_lengths(counts), 0)
+    spans = [distinct_spans(counts, name) for name in (a, b)]
+    firsts = np.arange(0, counts.n_items, block)
+    bounds = [np.searchsorted(rows[:, 0], np.r_[firsts, counts.n_items]) for rows in spans]
+    n_types = len(counts.table.type_names)
+    blocks = []
+    for number, first in enumerate(firsts.tolist()):
+        mine = lengths[first : first + block]
+        ours = [rows[bound[number] : bound[number + 1]] - [first, 0, 0, 0] for rows, bound in zip(spans, bounds)]
+        item, length, value_a, value_b = segments(ours, mine, n_types)
         bits, code = categories(np.concatenate([value_a, value_b, [0]]))
         code_a, code_b = code[: len(value_a)], code[len(value_a) : 2 * len(value_a)]
         n_categories = len(bits)
         cell_a, cell_b = item * n_categories + code_a, item * n_categories + code_b
-        size = counts.n_items * n_categories
+        size = len(mine) * n_categories
         agreeing = code_a == code_b
-
-        def characters(cells: np.ndarray, weights: np.ndarray) -> np.ndarray:
-            # the characters per (item, category): a sum of run lengths, exact in float64 (far below 2⁵³)
-            return np.bincount(cells, weights=weights, minlength=size).astype(np.int64)
-
-        agree = 2 * characters(cell_a[agreeing], length[agreeing]).reshape(counts.n_items, n_categories)
-        values = characters(cell_a, length) + characters(cell_b, length)
-        names = tuple(category_name(int(one), counts.table.type_names) for one in bits)
-        found[(a, b)] = Coincidences(names, agree, values.reshape(counts.n_items, n_categories))
-    return found[(a, b)]
+        agree = 2 * characters(cell_a[agreeing], length[agreeing], size)
+        values = characters(cell_a, length, size) + characters(cell_b, length, size)
+        kind = smallest_unsigned(values)  # agree ≤ values: both coders' characters in c count in each
+        blocks.append((first, bits, agree.astype(kind), values.astype(kind)))
+    bits = distinct(np.concatenate([np.zeros(1, dtype=np.int64), *(found for _, found, _, _ in blocks)]))
+    kind = np.result_type(np.uint8, *(block_values.dtype for _, _, _, block_values in blocks))  # the widest block's
+    agree = np.zeros((counts.n_items, len(bits)), dtype=kind)
+    values = np.zeros((counts.n_items, len(bits)), dtype=kind)
+    for first, found, block_agree, block_values in blocks:
+        columns = np.searchsorted(bits, found)
+        rows = slice(first, first + len(block_agree) // len(found))
+        agree[rows, columns] = block_agree.reshape(-1, len(found))
+        values[rows, columns] = block_values.reshape(-1, len(found))
+    names = tuple(category_name(int(one), counts.table.type_names) for one in bits)
+    return Coincidences(names, agree, values)
 
 
 def _column(counts: ItemCounts, column: Column, field: str) -> np.ndarray:

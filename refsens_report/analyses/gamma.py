@@ -617,17 +617,23 @@ def shuffled_pivots(rng: np.random.Generator, bound: float, spacing: float, anno
     return pivots
 
 
+def chance_lines(annotators: list[Units]) -> tuple[list[Line], float]:
+    """Return the real annotators' units as lines (sorted once: each continuum only turns them round) and the
+    pivots' spacing, half the units' mean length: all ``chance_disorders`` needs of them."""
+    everything = np.concatenate([units.end - units.start for units in annotators])
+    spacing = float(everything.mean()) / 2 if len(everything) else 0.0
+    return [Line.of(units) for units in annotators], spacing
+
+
 def chance_disorders(
-    annotators: list[Units], bound: float, rng: np.random.Generator, samples: int, workers: int | None = None
+    lines: list[Line], spacing: float, bound: float, rng: np.random.Generator, samples: int, workers: int | None = None
 ) -> np.ndarray:
     """Return the best-alignment disorder of ``samples`` random continua: each of two random annotators is a real
-    annotator's units (drawn with replacement) shifted by its pivot along [0, bound).
+    annotator's line (drawn with replacement) shifted by its pivot along [0, bound); ``lines`` and ``spacing``
+    as ``chance_lines`` gives them.
 
     Every continuum's draws (pivots, then annotators) are taken from ``rng`` first, in order; the continua are
     then aligned on ``workers`` threads (``threaded_map``), each on its own: the same disorders on any number."""
-    everything = np.concatenate([units.end - units.start for units in annotators])
-    spacing = float(everything.mean()) / 2 if len(everything) else 0.0
-    lines = [Line.of(units) for units in annotators]  # sorted once: each continuum only turns them round
     draws = []
     for _ in range(samples):
         pivots = shuffled_pivots(rng, bound, spacing, 2)
@@ -666,8 +672,13 @@ def expected_disorder(
     annotators = [in_position_order(item_units(counts, name, both, offsets)) for name in (a, b)]
     if not len(annotators[0]) + len(annotators[1]):
         return np.full(samples, np.nan)
+    lines, spacing = chance_lines(annotators)
+    bound = float(lengths.sum())
+    # only the lines are aligned: the units (48 bytes a unit with the spans they view, about 150 MB a pair at a
+    # million items) and the per-item arrays are not held beside the continua
+    del annotators, both, lengths, offsets
     rng = np.random.default_rng(pair_seed(seed, a, b))
-    return chance_disorders(annotators, float(lengths.sum()), rng, samples, workers)
+    return chance_disorders(lines, spacing, bound, rng, samples, workers)
 
 
 _ID_ORDER: weakref.WeakKeyDictionary[ItemCounts, np.ndarray] = weakref.WeakKeyDictionary()
