@@ -144,16 +144,24 @@ def per_item_coincidences(one: dict, a: str, b: str, type_names: list[str]) -> d
     return counted
 
 
-def test_the_run_length_coincidences_equal_a_per_character_count_on_long_texts(tmp_path):
-    """alpha.coincidences works on runs of constant value between span boundaries (memory goes with the spans,
-    never the characters): on long texts with nested, touching and repeated spans its columns equal an array of
-    every character per item."""
+def counted(tmp_path, items: list[dict]) -> tuple:
+    """Return the counts of a record of these items, its type names and each item id's row."""
     from helpers import write_project
 
     from refsens_report.config import load_config
     from refsens_report.counts import ItemCounts
     from refsens_report.load import load_record
 
+    config = load_config(write_project(tmp_path, items))
+    counts = ItemCounts(load_record(config).table, config.roles.all_names)
+    type_names = [str(one) for one in counts.table.type_names]
+    return counts, type_names, {str(one): index for index, one in enumerate(counts.table.ids)}
+
+
+def test_the_run_length_coincidences_equal_a_per_character_count_on_long_texts(tmp_path):
+    """alpha.coincidences works on runs of constant value between span boundaries (memory goes with the spans,
+    never the characters): on long texts with nested, touching and repeated spans its columns equal an array of
+    every character per item."""
     rng = random.Random(3)
     items = []
     for number in range(12):
@@ -169,10 +177,7 @@ def test_the_run_length_coincidences_equal_a_per_character_count_on_long_texts(t
                 spans.append([spans[0][1], min(length, spans[0][1] + 7), spans[0][2]])  # one touching it
             labellings[name] = spans
         items.append(item(f"i{number:03d}", "en", text="x" * length, **labellings))
-    config = load_config(write_project(tmp_path, items))
-    counts = ItemCounts(load_record(config).table, config.roles.all_names)
-    type_names = [str(one) for one in counts.table.type_names]
-    order = {str(one): index for index, one in enumerate(counts.table.ids)}
+    counts, type_names, order = counted(tmp_path, items)
     for a, b in ((A, B), (D, R), (A, R)):
         found = alpha.coincidences(counts, a, b)
         assert found.agree.dtype == found.values.dtype and np.issubdtype(found.agree.dtype, np.unsignedinteger)
@@ -238,12 +243,6 @@ def test_the_coincidences_counted_in_blocks_of_items_equal_one_block(tmp_path, t
     memory): blocks of one item, of a few and one block of every item give the same categories and columns, and
     each item's equal the per-character reading, with empty and absent labellings and blocks whose items have no
     span or are not counted (one coder absent), with one type or several."""
-    from helpers import write_project
-
-    from refsens_report.config import load_config
-    from refsens_report.counts import ItemCounts
-    from refsens_report.load import load_record
-
     rng = random.Random(len(types))
     items = []
     for number in range(23):
@@ -262,10 +261,7 @@ def test_the_coincidences_counted_in_blocks_of_items_equal_one_block(tmp_path, t
                     spans.append([start, rng.randint(start + 1, length), rng.choice(types)])
                 labellings[name] = spans
         items.append(item(f"i{number:03d}", "en", text="x" * length, **labellings))
-    config = load_config(write_project(tmp_path, items))
-    counts = ItemCounts(load_record(config).table, config.roles.all_names)
-    type_names = [str(one) for one in counts.table.type_names]
-    order = {str(one): index for index, one in enumerate(counts.table.ids)}
+    counts, type_names, order = counted(tmp_path, items)
     for a, b in ((A, B), (D, R), (A, R)):
         whole = alpha.counted_coincidences(counts, a, b, block=counts.n_items)
         for block in (1, 2, 5):
