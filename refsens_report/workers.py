@@ -26,7 +26,7 @@ import numpy as np
 
 from refsens_report import bootstrap
 from refsens_report.config import Config
-from refsens_report.counts import Column, ItemCounts
+from refsens_report.counts import Column, ItemCounts, smallest_unsigned
 from refsens_report.engine import DaskRun, _added, block_groups, default_partitions, partial_sums
 from refsens_report.errors import InputError
 
@@ -104,6 +104,33 @@ class RemoteColumns(bootstrap.Source):
     places: tuple[int, ...] = ()
     local: bootstrap.Source | None = None
     local_places: tuple[int, ...] = ()
+
+
+def client_columns(counts: ItemCounts, columns: Sequence[Column]) -> bootstrap.Source:
+    """Return the client's columns as a source whose ``rows(items)`` is ``counts.matrix(columns)[items]`` (the same
+    values in the same dtype: float64 when a column is real-valued, else the smallest unsigned type holding them
+    all), cut straight from each column, kept in its own smallest type: no matrix of the whole record (at a million
+    items, 72 columns of float64 built in column order and copied into row order: 1.2 GB at the client's peak)."""
+    kept = []
+    for column in columns:
+        if counts.is_integer(column):
+            values = counts.integers(column)
+            kept.append(values.astype(smallest_unsigned(values), copy=False))
+        else:
+            kept.append(counts.real(column))
+    if all(counts.is_integer(column) for column in columns):
+        top = max([int(values.max()) for values in kept if len(values)] + [0])
+        dtype = np.dtype(smallest_unsigned(np.array([top])))
+    else:
+        dtype = np.dtype(np.float64)
+
+    def rows(items: np.ndarray) -> np.ndarray:
+        matrix = np.empty((len(items), len(kept)), dtype=dtype)
+        for position, values in enumerate(kept):
+            matrix[:, position] = values[items]
+        return matrix
+
+    return bootstrap.Source(len(kept), rows)
 
 
 def _rows_stay_on_the_workers(items: np.ndarray) -> np.ndarray:
@@ -188,7 +215,7 @@ class PartitionedRun(DaskRun):
             return None
         rest = [k for k in range(len(columns)) if k not in set(remote)]
         self._ids = counts.table.ids
-        local = bootstrap.matrix_source(counts.matrix([columns[k] for k in rest])) if rest else None
+        local = client_columns(counts, [columns[k] for k in rest]) if rest else None
         return RemoteColumns(
             len(columns),
             _rows_stay_on_the_workers,

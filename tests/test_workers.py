@@ -19,7 +19,7 @@ distributed = pytest.importorskip("distributed")
 from refsens_report import audit, bootstrap, engine, workers  # noqa: E402
 from refsens_report.cli import main  # noqa: E402
 from refsens_report.config import load_config  # noqa: E402
-from refsens_report.counts import Column  # noqa: E402
+from refsens_report.counts import Column, ColumnKind, ItemCounts  # noqa: E402
 from refsens_report.demo import write_simulation  # noqa: E402
 
 BLOCK_ITEMS = 16
@@ -214,3 +214,35 @@ def test_only_per_item_counts_of_the_records_labellings_are_computed_on_workers(
     assert not workers.per_item(Column("tp", "strict", "gold", "sys", type="PER"), names)
     assert not workers.per_item(Column("tp", "strict", "gold", "what-if"), names)
     assert not workers.per_item(Column("alpha_agree", a="gold"), names)
+
+
+def test_the_clients_columns_give_each_block_the_rows_of_the_whole_records_matrix(simulated):
+    """``client_columns`` cuts a block's rows straight from each column: the rows and the dtype of
+    ``ItemCounts.matrix`` (one matrix of the whole record), for small counts, wide ones, flags, per-type counts and
+    real values, on items out of order, repeated, and none."""
+    config = load_config(config_for(simulated, simulated / "record.parquet", "columns.toml"))
+    table = audit.load_record(config).table
+    kinds = {
+        "wide": ColumnKind("wide", lambda counts, column: counts.integers(Column("size", "strict", column.a)) * 300),
+        "third": ColumnKind(
+            "third", lambda counts, column: counts.integers(Column("size", "strict", column.a)) / 3, integer=False
+        ),
+    }
+    counts = ItemCounts(table, config.roles.all_names, kinds)
+    first, second = config.roles.all_names[:2]
+    small = [
+        Column("size", "strict", first),
+        Column("tp", "overlap", first, second),
+        Column("flag", a="third_pass"),
+        Column("size", "strict", second, type=str(counts.type_names[0])),
+    ]
+    rng = np.random.default_rng(0)
+    picks = [rng.integers(0, counts.n_items, 50), np.arange(counts.n_items)[::-1], np.zeros(0, dtype=np.int64)]
+    for columns in (small, small + [Column("wide", a=first)], small + [Column("third", a=second)]):
+        whole = counts.matrix(columns)  # uint8, uint16, float64
+        source = workers.client_columns(counts, columns)
+        assert source.n_columns == len(columns)
+        for items in picks:
+            rows = source.rows(items)
+            assert rows.dtype == whole.dtype and rows.shape == (len(items), len(columns))
+            assert np.array_equal(rows, whole[items])
