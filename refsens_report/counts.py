@@ -173,6 +173,12 @@ def smallest_unsigned(values: np.ndarray) -> type:
     return next(kind for kind in (np.uint8, np.uint16, np.uint32, np.uint64) if top <= np.iinfo(kind).max)
 
 
+def common_unsigned(columns: Sequence[np.ndarray]) -> type:
+    """Return the smallest unsigned integer type holding every value of these columns (non-negative integers):
+    the type of ``ItemCounts.matrix`` of integer columns."""
+    return smallest_unsigned(np.array([max([int(values.max()) for values in columns if len(values)] + [0])]))
+
+
 class ItemCounts:
     """Span-set counts per item for every pair of labellings the audit asks about, cached."""
 
@@ -410,8 +416,7 @@ class ItemCounts:
                 matrix[:, position] = self.integers(column) if self.is_integer(column) else self.real(column)
             return np.ascontiguousarray(matrix)
         found = [self.integers(column) for column in columns]
-        top = max([int(values.max()) for values in found if len(values)] + [0])
-        matrix = np.empty((self.n_items, len(columns)), dtype=smallest_unsigned(np.array([top])), order="F")
+        matrix = np.empty((self.n_items, len(columns)), dtype=common_unsigned(found), order="F")
         for position, values in enumerate(found):
             matrix[:, position] = values  # contiguous in column order, then one copy into row order
         return np.ascontiguousarray(matrix)

@@ -26,7 +26,7 @@ import numpy as np
 
 from refsens_report import bootstrap
 from refsens_report.config import Config
-from refsens_report.counts import Column, ItemCounts, smallest_unsigned
+from refsens_report.counts import Column, ItemCounts, common_unsigned, smallest_unsigned
 from refsens_report.engine import DaskRun, _added, block_groups, default_partitions, partial_sums
 from refsens_report.errors import InputError
 
@@ -118,11 +118,8 @@ def client_columns(counts: ItemCounts, columns: Sequence[Column]) -> bootstrap.S
             kept.append(values.astype(smallest_unsigned(values), copy=False))
         else:
             kept.append(counts.real(column))
-    if all(counts.is_integer(column) for column in columns):
-        top = max([int(values.max()) for values in kept if len(values)] + [0])
-        dtype = np.dtype(smallest_unsigned(np.array([top])))
-    else:
-        dtype = np.dtype(np.float64)
+    integer = all(counts.is_integer(column) for column in columns)
+    dtype = np.dtype(common_unsigned(kept) if integer else np.float64)
 
     def rows(items: np.ndarray) -> np.ndarray:
         matrix = np.empty((len(items), len(kept)), dtype=dtype)
