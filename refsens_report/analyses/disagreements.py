@@ -267,10 +267,7 @@ def listing_of(context: AuditContext, stem: str, kind: str, chosen: Sequence[Com
     language = table.language[listed]
     by_language = python_order(table.languages)[language][entry]
     order = np.lexsort((python_order(ids)[entry], by_language, number, -spans, -impact))
-    texts = None
-    if context.config.report.show_text and table.text is not None:
-        texts = table.text[listed].tolist()
-        texts = texts if any(text is not None for text in texts) else None
+    texts = shown_texts(context, listed)
     outputs = tuple(dict.fromkeys(output for comparison in chosen for output in scored_outputs(context, comparison)))
     return Listing(
         stem=stem,
@@ -286,6 +283,16 @@ def listing_of(context: AuditContext, stem: str, kind: str, chosen: Sequence[Com
         languages=table.languages,
         order=order,
     )
+
+
+def shown_texts(context: AuditContext, items: np.ndarray) -> list[str | None] | None:
+    """Return the texts of these items as a listing shows them, None where withheld: ``show_text = false``, a
+    record without text, or none of these items with one."""
+    table = context.record.table
+    if not context.config.report.show_text or table.text is None:
+        return None
+    texts = table.text[items].tolist()
+    return texts if any(text is not None for text in texts) else None
 
 
 def spans_json(counts: Any, name: str, items: np.ndarray) -> dict[int, str]:
@@ -685,8 +692,7 @@ def summary(context: AuditContext) -> dict[str, Any]:
     for comparison in comparisons(context):
         differing, only_first, only_second = differing_of(context, comparison)
         items = np.flatnonzero(differing)
-        if context.config.report.show_text and table.text is not None and not text:
-            text = any(found_text is not None for found_text in table.text[items].tolist())
+        text = text or shown_texts(context, items) is not None
         mask = _mask(context, comparison)
         languages, members = context_strata(context, mask)
         compared = {language: len(m) for language, m in zip(languages, members)}
