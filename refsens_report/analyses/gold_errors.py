@@ -1269,7 +1269,7 @@ def _partitioned(context: AuditContext, each_partition: Callable[..., list[Any]]
                 sum(part[0] for part in parts),
                 sum(part[1] for part in parts),
                 [sum(counted) for counted in zip(*(part[2] for part in parts))],
-                _merged(context, reference, [row for part in parts for row in part[3]]),
+                _merged(context, [row for part in parts for row in part[3]]),
             )
         )
     return entries
@@ -1339,7 +1339,7 @@ def _partition_candidates(
     return found
 
 
-def _merged(context: AuditContext, reference: str, rows: Sequence[tuple[Any, ...]]) -> list[dict[str, Any]]:
+def _merged(context: AuditContext, rows: Sequence[tuple[Any, ...]]) -> list[dict[str, Any]]:
     """Return the first TOP of the partitions' top rows of a reference (``_partition_candidates``) by the record's
     order, as ``rows_of`` gives them: score, then language and id (as Python compares strings), then the place,
     the kind and the proposal by strict id, which on one item orders spans by (start, end, type code); type codes
