@@ -128,24 +128,27 @@ def summary_of(out: Path) -> str:
     return json.dumps(json.loads((out / "results.json").read_text(encoding="utf-8"))[gold_errors.KEY])
 
 
-def awkward_record(simulated: Path, rare: int) -> Path:
+def awkward_record(simulated: Path, rare: int, unaudited: int) -> Path:
     """Write the simulation's record with a type only its first ``rare`` items have: the delivered reference's
     spans there are of type "AAA" (the first of the record's sorted types: every other type's code is one less
     in a partition without it), so its candidates there (the sources' types at the same places) rank among
-    candidates of other types."""
+    candidates of other types; and the reviewer reference absent from its first ``unaudited`` items (which are
+    then not audited)."""
     lines = (simulated / "record.jsonl").read_text(encoding="utf-8").splitlines()
     written = []
     for number, line in enumerate(lines):
         item = json.loads(line)
         if number < rare and "delivered" in item["labellings"]:
             item["labellings"]["delivered"] = [[start, end, "AAA"] for start, end, _ in item["labellings"]["delivered"]]
+        if number < unaudited:
+            item["labellings"].pop("reviewer", None)
         written.append(json.dumps(item, ensure_ascii=False))
-    path = simulated / f"awkward-{rare}.jsonl"
+    path = simulated / f"awkward-{rare}-{unaudited}.jsonl"
     path.write_text("\n".join(written) + "\n", encoding="utf-8")
     return path
 
 
-@pytest.mark.parametrize("evidence", ["outputs and references", "outputs"])
+@pytest.mark.parametrize("evidence", ["outputs and references", "outputs", "outputs, no text"])
 @pytest.mark.parametrize("partitioning", ["cut:3", "convert:32"])
 def test_the_workers_find_every_gold_error_candidate_the_local_engine_finds(
     partitioning, evidence, cluster, simulated, tmp_path, monkeypatch
@@ -153,10 +156,10 @@ def test_the_workers_find_every_gold_error_candidate_the_local_engine_finds(
     """results.json's gold-error summary from the partitions' candidates (found on the workers with the record's
     sums, each partition's top merged on the client) is the local engine's byte for byte: every candidate's rank,
     score, spans, votes and context (TOP raised above every reference's candidates), with a type only some
-    partitions have, a reference absent from some items (the simulation's reviewer) and ``error_evidence =
-    "outputs"``."""
+    partitions have, a reference absent from some items (so that no item of the first cut file is audited),
+    ``error_evidence = "outputs"`` and ``show_text = false``."""
     monkeypatch.setattr(gold_errors, "TOP", 100_000)
-    record = awkward_record(simulated, 40)
+    record = awkward_record(simulated, 40, 10)
     how, number = partitioning.split(":")
     folder = tmp_path / "parts"
     if how == "cut":
@@ -164,7 +167,7 @@ def test_the_workers_find_every_gold_error_candidate_the_local_engine_finds(
         table = pq.read_table(tmp_path / "awkward.parquet")
         ids = np.array(table.column("id").to_pylist(), dtype=object)
         starts = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]])
-        bounds = [int(starts[k]) for k in (0, 10, 300)] + [len(ids)]  # the rare type in the first two files
+        bounds = [int(starts[k]) for k in (0, 10, 300)] + [len(ids)]  # no item audited in the first file
         folder.mkdir()
         for part, (first, stop) in enumerate(zip(bounds[:-1], bounds[1:])):
             pq.write_table(table.slice(first, stop - first), folder / f"{part:02d}.parquet")
@@ -172,7 +175,8 @@ def test_the_workers_find_every_gold_error_candidate_the_local_engine_finds(
         assert main(["convert", str(record), str(folder), "--partition-items", number]) == 0
     text = (simulated / "refsens.toml").read_text(encoding="utf-8")
     text = text.replace('path = "record.jsonl"', f'path = "{folder}"').replace('format = "jsonl"', 'format = "parquet"')
-    evidence_line = '\nerror_evidence = "outputs"' if evidence == "outputs" else ""
+    evidence_line = '\nerror_evidence = "outputs"' if "references" not in evidence else ""
+    evidence_line += "\nshow_text = false" if evidence.endswith("no text") else ""
     text = text.replace('datasheet = "datasheet.md"', f'datasheet = "{simulated / "datasheet.md"}"{evidence_line}')
     (tmp_path / "local.toml").write_text(text, encoding="utf-8")
     dask_table = f'\n[engine]\nbackend = "dask"\nscheduler = "{cluster.scheduler_address}"\n'
@@ -186,7 +190,8 @@ def test_the_workers_find_every_gold_error_candidate_the_local_engine_finds(
         assert ran == ([] if name == "local" else ["_partition_sums", "_partition_candidates"])
     local = json.loads(summary_of(tmp_path / "local"))
     assert summary_of(tmp_path / "dask") == summary_of(tmp_path / "local")
-    assert local["evidence"] == ("outputs" if evidence == "outputs" else "outputs+references")
+    assert local["evidence"] == ("outputs+references" if "references" in evidence else "outputs")
+    assert local["text"] is not evidence.endswith("no text")
     references = local["references"]
     assert [reference["reference"] for reference in references] == ["delivered", "reviewer"]
     listed = [entry for reference in references for entry in reference["top"]]
