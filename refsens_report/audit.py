@@ -151,10 +151,13 @@ def audit_record(
         for analysis in ANALYSES:  # in order: the band reads the swap's rows, the leaderboard the Holm-adjusted swings
             with stopwatch.stage("analyses"):
                 rows += analysis.finish(context, estimator, rows)
+        # the summaries while the engine is open: a partitioned record's may be computed where its counts are
+        context.engine = run
+        with stopwatch.stage("analyses"):
+            summaries = {analysis.key: analysis.summary(context) for analysis in ANALYSES if analysis.summary}
+        context.engine = None  # closed: the build's listings, rendered later, are computed here
     rows.sort(key=lambda row: ORDER[row["analysis"]])  # stable: keeps each analysis's own order
 
-    with stopwatch.stage("analyses"):
-        summaries = {analysis.key: analysis.summary(context) for analysis in ANALYSES if analysis.summary}
     applicability: dict[str, str | None] = {}
     for analysis in ANALYSES:
         applicability.update(analysis.why_not(context))

@@ -202,6 +202,18 @@ class PartitionedRun(DaskRun):
             self._counts = futures
         return self._counts
 
+    def each_partition(
+        self, function: Callable[..., Any], ids: np.ndarray, per_item: Sequence[np.ndarray], *args: Any
+    ) -> list[Any]:
+        """Return ``function(counts, first, *cut, *args)`` run on every partition's worker, in partition order:
+        ``counts`` its ItemCounts, ``first`` the record's index of its first item, ``cut`` each array of
+        ``per_item`` (one entry per item of the record) cut to its items. ``ids``: as for ``counts``."""
+        futures = [
+            self.client.submit(function, counts, first, *(values[first:stop] for values in per_item), *args, pure=False)
+            for counts, first, stop in zip(self.counts(ids), self.offsets[:-1].tolist(), self.offsets[1:].tolist())
+        ]
+        return self.client.gather(futures)
+
     def column_source(self, columns: Sequence[Column], counts: ItemCounts) -> RemoteColumns | None:
         """Return the statistics' count columns as a source whose blocks the workers assemble
         (``Estimator.environment``), or None (the client computes them all) when none is a per-item count of

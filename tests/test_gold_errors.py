@@ -493,3 +493,23 @@ def test_the_summary_and_the_files_keep_no_candidates(tmp_path: Path, monkeypatc
     made.clear()
     assert gold_errors.files(context) == expected
     assert made == ["gold", "alt"] and context.notes[gold_errors.KEY] == {}
+
+
+@pytest.mark.parametrize("lookup", [1 << 16, 0])
+def test_the_log_odds_of_a_part_with_the_records_sums_are_the_records(monkeypatch, lookup: int) -> None:
+    """``_odds`` on some items of a record, given the record's two sums (a partition's weights, found on its
+    worker), gives each item the float it gets on the whole record, whether the pairs of counts are looked up
+    (each part has its own largest counts, so its own table) or computed per item (LOOKUP 0); and the lookup
+    gives the formula's floats."""
+    rng = np.random.default_rng(3)
+    tries = rng.integers(0, 40, 5000).astype(np.int32)
+    hits = np.minimum(rng.integers(0, 40, 5000), tries).astype(np.int32)
+    hits[:100], tries[:100] = 0, 0
+    whole = gold_errors._odds(hits, gold_errors._Tries(tries))
+    direct = gold_errors._log_odds(hits.astype(np.int64), tries.astype(np.int64), 1, 2)
+    monkeypatch.setattr(gold_errors, "LOOKUP", lookup)
+    assert whole.tobytes() == direct.tobytes()
+    for part in (slice(0, 100), slice(50, 1234), slice(4000, 5000), rng.permutation(5000)[:777]):
+        total_hits, total_tries = np.int64(hits.sum()), np.int64(tries.sum())
+        found = gold_errors._odds(hits[part], gold_errors._Tries(tries[part], total_tries), total_hits)
+        assert found.tobytes() == whole[part].tobytes()

@@ -7,6 +7,7 @@ they are asked for) makes blocks straddle partitions. One LocalCluster of two wo
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from pathlib import Path
 
@@ -17,6 +18,7 @@ import pytest
 distributed = pytest.importorskip("distributed")
 
 from refsens_report import audit, bootstrap, engine, workers  # noqa: E402
+from refsens_report.analyses import gold_errors  # noqa: E402
 from refsens_report.cli import main  # noqa: E402
 from refsens_report.config import load_config  # noqa: E402
 from refsens_report.counts import Column, ColumnKind, ItemCounts  # noqa: E402
@@ -98,11 +100,105 @@ def test_workers_give_the_local_results_for_any_partitioning(partitioning, clust
         return built(self, counts, source, parts)
 
     monkeypatch.setattr(workers.PartitionedRun, "_remote_blocks", spied)
+    ran = on_partitions(monkeypatch)
     dask_table = f'\n[engine]\nbackend = "dask"\nscheduler = "{cluster.scheduler_address}"\n'
     assert (
         audit_csv(config_for(simulated, folder, f"dask-{tmp_path.name}.toml", dask_table), tmp_path / "dask") == local
     )
     assert remote and max(remote) == 7, "the count blocks were built on the workers (7 blocks of 16 in 100 items)"
+    assert summary_of(tmp_path / "dask") == summary_of(tmp_path / "local")
+    assert ran == ["_partition_sums", "_partition_candidates"], "the gold-error candidates were found on the workers"
+
+
+def on_partitions(monkeypatch) -> list[str]:
+    """Record the functions ``PartitionedRun.each_partition`` runs on the partitions."""
+    ran: list[str] = []
+    each = workers.PartitionedRun.each_partition
+
+    def spied(self, function, *args):
+        ran.append(function.__name__)
+        return each(self, function, *args)
+
+    monkeypatch.setattr(workers.PartitionedRun, "each_partition", spied)
+    return ran
+
+
+def summary_of(out: Path) -> str:
+    """Return results.json's gold-error summary, as written."""
+    return json.dumps(json.loads((out / "results.json").read_text(encoding="utf-8"))[gold_errors.KEY])
+
+
+def awkward_record(simulated: Path, rare: int, unaudited: int) -> Path:
+    """Write the simulation's record with a type only its first ``rare`` items have: the delivered reference's
+    spans there are of type "AAA" (the first of the record's sorted types: every other type's code is one less
+    in a partition without it), so its candidates there (the sources' types at the same places) rank among
+    candidates of other types; and the reviewer reference absent from its first ``unaudited`` items (which are
+    then not audited)."""
+    lines = (simulated / "record.jsonl").read_text(encoding="utf-8").splitlines()
+    written = []
+    for number, line in enumerate(lines):
+        item = json.loads(line)
+        if number < rare and "delivered" in item["labellings"]:
+            item["labellings"]["delivered"] = [[start, end, "AAA"] for start, end, _ in item["labellings"]["delivered"]]
+        if number < unaudited:
+            item["labellings"].pop("reviewer", None)
+        written.append(json.dumps(item, ensure_ascii=False))
+    path = simulated / f"awkward-{rare}-{unaudited}.jsonl"
+    path.write_text("\n".join(written) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("evidence", ["outputs and references", "outputs", "outputs, no text"])
+@pytest.mark.parametrize("partitioning", ["cut:3", "convert:32"])
+def test_the_workers_find_every_gold_error_candidate_the_local_engine_finds(
+    partitioning, evidence, cluster, simulated, tmp_path, monkeypatch
+):
+    """results.json's gold-error summary from the partitions' candidates (found on the workers with the record's
+    sums, each partition's top merged on the client) is the local engine's byte for byte: every candidate's rank,
+    score, spans, votes and context (TOP raised above every reference's candidates), with a type only some
+    partitions have, a reference absent from some items (so that no item of the first cut file is audited),
+    ``error_evidence = "outputs"`` and ``show_text = false``."""
+    monkeypatch.setattr(gold_errors, "TOP", 100_000)
+    record = awkward_record(simulated, 40, 10)
+    how, number = partitioning.split(":")
+    folder = tmp_path / "parts"
+    if how == "cut":
+        assert main(["convert", str(record), str(tmp_path / "awkward.parquet")]) == 0
+        table = pq.read_table(tmp_path / "awkward.parquet")
+        ids = np.array(table.column("id").to_pylist(), dtype=object)
+        starts = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]])
+        bounds = [int(starts[k]) for k in (0, 10, 300)] + [len(ids)]  # no item audited in the first file
+        folder.mkdir()
+        for part, (first, stop) in enumerate(zip(bounds[:-1], bounds[1:])):
+            pq.write_table(table.slice(first, stop - first), folder / f"{part:02d}.parquet")
+    else:
+        assert main(["convert", str(record), str(folder), "--partition-items", number]) == 0
+    text = (simulated / "refsens.toml").read_text(encoding="utf-8")
+    text = text.replace('path = "record.jsonl"', f'path = "{folder}"').replace('format = "jsonl"', 'format = "parquet"')
+    evidence_line = '\nerror_evidence = "outputs"' if "references" not in evidence else ""
+    evidence_line += "\nshow_text = false" if evidence.endswith("no text") else ""
+    text = text.replace('datasheet = "datasheet.md"', f'datasheet = "{simulated / "datasheet.md"}"{evidence_line}')
+    (tmp_path / "local.toml").write_text(text, encoding="utf-8")
+    dask_table = f'\n[engine]\nbackend = "dask"\nscheduler = "{cluster.scheduler_address}"\n'
+    (tmp_path / "dask.toml").write_text(text + dask_table, encoding="utf-8")
+    for name in ("local", "dask"):
+        ran = on_partitions(monkeypatch)
+        assert (
+            main(["audit", str(tmp_path / f"{name}.toml"), "--out", str(tmp_path / name), "-q", "--resamples", "20"])
+            == 0
+        )
+        assert ran == ([] if name == "local" else ["_partition_sums", "_partition_candidates"])
+    local = json.loads(summary_of(tmp_path / "local"))
+    assert summary_of(tmp_path / "dask") == summary_of(tmp_path / "local")
+    assert local["evidence"] == ("outputs+references" if "references" in evidence else "outputs")
+    assert local["text"] is not evidence.endswith("no text")
+    references = local["references"]
+    assert [reference["reference"] for reference in references] == ["delivered", "reviewer"]
+    listed = [entry for reference in references for entry in reference["top"]]
+    assert len(listed) == sum(reference["candidates"] for reference in references) > 40
+    assert any((entry["reference_span"] or [])[2:] == ["AAA"] for entry in listed), "the rare type is listed"
+    scores = [entry["score"] for entry in listed]
+    assert len(set(scores)) < len(scores), "ties in score are broken by language, id and place"
 
 
 def test_the_one_file_record_and_the_partitioned_one_audit_alike(cluster, simulated, tmp_path, monkeypatch):

@@ -57,6 +57,9 @@ class AuditContext:
     subsets: Subsets
     # what an analysis's finish learned for results.json beside the rows (its summary), by analysis key
     notes: dict[str, Any] = field(default_factory=dict)
+    # the engine while it is open (``engine.open_engine``'s run; None: this machine's threads): a partitioned
+    # record's (``workers.PartitionedRun``) runs functions where each partition's counts are
+    engine: Any = None
 
     @property
     def has_annotators(self) -> bool:

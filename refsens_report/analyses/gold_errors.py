@@ -135,10 +135,21 @@ def item_weight(counts: Any, reference: str, source: str, mask: np.ndarray, pool
 class _Weigher:
     """``item_weight`` for one reference and pool, a source at a time: the reference's counts per item (its
     spans and false candidates, as int32: the same integers, half the bytes) read once for every source, and
-    for a source present wherever the reference is, their sums and largest values too."""
+    for a source present wherever the reference is, their sums and largest values too.
 
-    def __init__(self, counts: Any, reference: str, mask: np.ndarray, pool: Pool):
-        self.counts, self.reference, self.mask = counts, reference, mask
+    ``totals``, when the counts are a part of the record (a partition's): per source, the record's ``sums``, which
+    the weights take in place of the part's own. An item's weight depends on its own counts and these four sums
+    alone, so each item's is the float the whole record's counts give."""
+
+    def __init__(
+        self,
+        counts: Any,
+        reference: str,
+        mask: np.ndarray,
+        pool: Pool,
+        totals: Mapping[str, Sequence[int]] | None = None,
+    ):
+        self.counts, self.reference, self.mask, self.totals = counts, reference, mask, totals
         self.items = int(np.count_nonzero(mask))
         self.spans = counts.size("strict", reference).astype(np.int32, copy=False) * mask
         lacking = pool.lacking
@@ -149,41 +160,70 @@ class _Weigher:
 
     def weight(self, source: str) -> np.ndarray:
         counts = self.counts
-        if self.items == counts.n_items and counts.has(source).all():  # every item counts: nothing masked
+        whole = None if self.totals is None else [np.int64(total) for total in self.totals[source]]
+        if whole is None and self.items == counts.n_items and counts.has(source).all():  # nothing masked
             tp = counts.tp("strict", source, self.reference).astype(np.int32, copy=False)
             fp = counts.size("strict", source).astype(np.int32, copy=False) - tp
             return _odds(tp, self.known["spans"]) - _odds(fp, self.known["false"])
-        present = self.mask & counts.has(source)
-        everywhere = int(np.count_nonzero(present)) == self.items  # present on every item of the mask
-        tp = counts.tp("strict", source, self.reference).astype(np.int32, copy=False) * present
-        fp = counts.size("strict", source).astype(np.int32, copy=False) * present - tp
+        present, tp, fp = self._counted(source)
+        everywhere = whole is None and int(np.count_nonzero(present)) == self.items  # on every item of the mask
         if everywhere:
             spans, false = self.known["spans"], self.known["false"]
-        else:
+        elif whole is None:
             spans, false = _Tries(self.spans * present), _Tries(self.false * present)
-        odds = [_odds(tp, spans), _odds(fp, false)]
+        else:
+            spans, false = _Tries(self.spans * present, whole[1]), _Tries(self.false * present, whole[3])
+        odds = [
+            _odds(tp, spans, None if whole is None else whole[0]),
+            _odds(fp, false, None if whole is None else whole[2]),
+        ]
         return np.where(present, odds[0] - odds[1], 0.0)
+
+    def _counted(self, source: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Return where the source is present on the mask's items, and its TP and FP against the reference
+        there (0 elsewhere)."""
+        counts = self.counts
+        present = self.mask & counts.has(source)
+        tp = counts.tp("strict", source, self.reference).astype(np.int32, copy=False) * present
+        fp = counts.size("strict", source).astype(np.int32, copy=False) * present - tp
+        return present, tp, fp
+
+    def sums(self, source: str) -> tuple[int, int, int, int]:
+        """Return the source's four sums over the items where it is present, which its weight on any item reads
+        besides the item's own counts: its TP, the reference's spans, its FP and the reference's false
+        candidates (``totals``: a partition's sums add up to the record's)."""
+        present, tp, fp = self._counted(source)
+        return (
+            int(tp.sum(dtype=np.int64)),
+            int((self.spans * present).sum(dtype=np.int64)),
+            int(fp.sum(dtype=np.int64)),
+            int((self.false * present).sum(dtype=np.int64)),
+        )
 
 
 @dataclass(frozen=True, eq=False)
 class _Tries:
-    """Non-negative counts per item (the second of ``_log_odds``' pair), with their sum and largest value."""
+    """Non-negative counts per item (the second of ``_log_odds``' pair), with their sum and largest value.
+    ``whole``: the sum over the whole record, when the counts are a part of it."""
 
     values: np.ndarray
+    whole: Any = None
 
     @cached_property
     def total(self) -> Any:
-        return self.values.sum(dtype=np.int64)
+        return self.values.sum(dtype=np.int64) if self.whole is None else self.whole
 
     @cached_property
     def top(self) -> int:
         return int(self.values.max(initial=0))
 
 
-def _odds(hits: np.ndarray, tries: _Tries) -> np.ndarray:
+def _odds(hits: np.ndarray, tries: _Tries, whole: Any = None) -> np.ndarray:
     """``_log_odds(hits, tries.values, 1, 2)`` for non-negative counts: the same floats (the same formula on
-    the same integers, looked up per pair of counts when at most LOOKUP pairs span their range)."""
-    total_hits, total_tries, width = hits.sum(dtype=np.int64), tries.total, tries.top + 1
+    the same integers, looked up per pair of counts when at most LOOKUP pairs span their range). ``whole``: the
+    hits summed over the whole record, when the counts are a part of it (as ``tries.whole``)."""
+    total_hits = hits.sum(dtype=np.int64) if whole is None else whole
+    total_tries, width = tries.total, tries.top + 1
     if len(hits) and (int(hits.max()) + 1) * width <= LOOKUP:
         grid = np.arange((int(hits.max()) + 1) * width, dtype=np.int64)
         with np.errstate(divide="ignore", invalid="ignore"):  # pairs no item has (more hits than tries)
@@ -194,17 +234,20 @@ def _odds(hits: np.ndarray, tries: _Tries) -> np.ndarray:
             if width * (int(hits.max()) + 1) < 2**31
             else hits.astype(np.int64) * width + tries.values
         ]
-    return _log_odds(hits.astype(np.int64), tries.values.astype(np.int64), 1, 2)
+    return _log_odds(hits.astype(np.int64), tries.values.astype(np.int64), 1, 2, (total_hits, total_tries))
 
 
 LOOKUP = 1 << 16  # the most pairs of counts ``_log_odds`` computes once each and looks up
 
 
-def _log_odds(hits: np.ndarray, tries: np.ndarray, add: int, add_tries: int) -> np.ndarray:
+def _log_odds(
+    hits: np.ndarray, tries: np.ndarray, add: int, add_tries: int, totals: tuple[Any, Any] | None = None
+) -> np.ndarray:
     """Return per item log(rate / (1 - rate)) of rate = (hits summed - hits + add) / (tries summed - tries +
     add_tries): the rate over the other items, add-one smoothed; computed once per pair (hits, tries) of the
-    items (the same float as per item), then looked up, when there are at most LOOKUP pairs in their range."""
-    total_hits, total_tries = hits.sum(), tries.sum()
+    items (the same float as per item), then looked up, when there are at most LOOKUP pairs in their range.
+    ``totals``: the two sums, when given (over the whole record, the items a part of it)."""
+    total_hits, total_tries = (hits.sum(), tries.sum()) if totals is None else totals
     if len(hits) and hits.min() >= 0 and tries.min() >= 0:
         width = int(tries.max()) + 1
         if (int(hits.max()) + 1) * width <= LOOKUP:
@@ -226,13 +269,14 @@ def weighted_sums(
     having: Sequence[np.ndarray],
     near: np.ndarray,
     having_item: Sequence[np.ndarray] | None = None,
+    totals: Mapping[str, Sequence[int]] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Return per pool span the ``leave_one_out_weight`` of the sources having it summed (``having``: each
     source's pool positions; ``having_item``, when the caller has them: their items), and of those with nothing
     overlapping it (``near`` unset) summed. The sums add the sources one after another in their order, each
     weight the same float, as adding every source's weight or 0 to every span does (so every score is the same
     float); but a source's weight goes only to the spans it has, and the empty sums are taken once per run of
-    spans on one item with the same sources near them."""
+    spans on one item with the same sources near them. ``totals``: as ``_Weigher``'s, for a part of the record."""
     votes, size = np.zeros(len(pool.ids)), len(pool.ids)
     runs = np.ones(size, dtype=bool)
     if size:
@@ -240,7 +284,7 @@ def weighted_sums(
     first = np.flatnonzero(runs)
     first_item, first_near = pool.item[first], near[:, first]
     empty = np.zeros(len(first))
-    weigher = _Weigher(counts, reference, mask, pool)
+    weigher = _Weigher(counts, reference, mask, pool, totals)
     for number, source in enumerate(sources):
         weight = weigher.weight(source)
         on = pool.item[having[number]] if having_item is None else having_item[number]
@@ -507,13 +551,41 @@ def candidates_of(
     which it may add a source's), returning None or a function of the reference's spans, their proposals and the
     missing spans (pool positions) giving terms added to their scores (the benchmark's comparisons,
     bench/gold_errors_conll.py)."""
-    counts, table = context.counts, context.record.table
-    sources = sources_of(context, reference)
-    mask = mask & counts.has(reference)
     roles = context.config.roles
-    places = places_of(
-        counts, [*roles.outputs, *roles.references, reference, *sources], context.notes.setdefault(KEY, {})
+    return ranked(
+        context.counts,
+        context.record.table,
+        reference,
+        sources_of(context, reference),
+        [*roles.outputs, *roles.references],
+        mask,
+        context.notes.setdefault(KEY, {}),
+        equal_weights,
+        weigh,
+        extra,
     )
+
+
+def ranked(
+    counts: Any,
+    table: Any,
+    reference: str,
+    sources: Sequence[str],
+    labellings: Sequence[str],
+    mask: np.ndarray,
+    notes: dict[str, Any],
+    equal_weights: bool = False,
+    weigh: Callable[..., np.ndarray] | None = None,
+    extra: Callable[..., Callable[..., tuple[np.ndarray, np.ndarray]] | None] | None = None,
+    totals: Mapping[str, Sequence[int]] | None = None,
+) -> Candidates:
+    """``candidates_of`` on ``counts`` and their record's ``table``: the reference's ``sources``; ``labellings``:
+    the outputs and references, whose places (``places_of``, kept in ``notes``) every reference's pool reads.
+    ``totals``: when the counts are a part of the record (a partition's), the record's sums the weights read
+    (``_Weigher``): the candidates are then the record's on the part's items, with the same scores, in the
+    record's order restricted to them."""
+    mask = mask & counts.has(reference)
+    places = places_of(counts, [*labellings, reference, *sources], notes)
     if places.bits is not None:  # read off the places' bits
         found = _from_places(counts, places, reference, sources, mask, extra is not None)
         pool, one, two, bits, near, having, having_item = found
@@ -527,7 +599,7 @@ def candidates_of(
         having_item = None
     # per pool span: the weight of the sources having it (votes) and of those with nothing overlapping it (empty)
     if weigh is None and not equal_weights:
-        votes, empty = weighted_sums(counts, reference, sources, mask, pool, having, near, having_item)
+        votes, empty = weighted_sums(counts, reference, sources, mask, pool, having, near, having_item, totals)
     else:
         votes, empty = np.zeros(len(ids)), np.zeros(len(ids))
         for number, source in enumerate(sources):
@@ -1082,22 +1154,51 @@ def written_lines(
 def summary(context: AuditContext) -> dict[str, Any]:
     """results.json "gold_errors": per reference, its sources, how many candidates of each kind on how many
     items, and the top TOP (with the words of the two spans and a little context unless show_text = false).
-    Each reference's candidates are let go once its entry is made (``map`` holds none while the next is found)."""
+    Each reference's candidates are let go once its entry is made (``map`` holds none while the next is found).
+    With a partitioned record on Dask workers, the workers find them (``_partitioned``)."""
     table = context.record.table
     show_text = context.config.report.show_text
+    each_partition = getattr(context.engine, "each_partition", None)
     return {
         "evidence": context.config.report.error_evidence,
         "show_text": show_text,
         "text": bool(show_text and table.text is not None),
         "file": FILE,
-        "references": list(map(partial(_summary_of, context), candidates(context))),
+        "references": (
+            list(map(partial(_summary_of, context), candidates(context)))
+            if each_partition is None
+            else _partitioned(context, each_partition)
+        ),
     }
 
 
 def _summary_of(context: AuditContext, reference: Candidates) -> dict[str, Any]:
     """Return one reference's entry of the summary: its counts and its top TOP candidates."""
+    mask = items_of(context) & context.counts.has(reference.reference)
+    return _entry(
+        reference.reference,
+        reference.sources,
+        int(mask.sum()),
+        reference.n,
+        int(len(np.unique(reference.item))),
+        [int((reference.kind == code).sum()) for code in range(len(KINDS))],
+        rows_of(context, reference, TOP),
+    )
+
+
+def _entry(
+    reference: str,
+    sources: Sequence[str],
+    items: int,
+    candidates: int,
+    items_with_candidates: int,
+    kinds: Sequence[int],
+    rows: Iterable[Mapping[str, Any]],
+) -> dict[str, Any]:
+    """Return a reference's entry of the summary from its counts (``kinds``: per code into KINDS) and its top
+    rows (as ``rows_of`` gives them)."""
     top = []
-    for row in rows_of(context, reference, TOP):
+    for row in rows:
         entry = {
             key: row[key]
             for key in (
@@ -1116,16 +1217,163 @@ def _summary_of(context: AuditContext, reference: Candidates) -> dict[str, Any]:
         if "text" in row:
             entry["context"] = _context(row["text"], row["reference_span"], row["proposed_span"])
         top.append(entry)
-    mask = items_of(context) & context.counts.has(reference.reference)
     return {
-        "reference": reference.reference,
-        "sources": list(reference.sources),
-        "items": int(mask.sum()),
-        "candidates": reference.n,
-        "items_with_candidates": int(len(np.unique(reference.item))),
-        "kinds": {name: int((reference.kind == code).sum()) for code, name in enumerate(KINDS)},
+        "reference": reference,
+        "sources": list(sources),
+        "items": items,
+        "candidates": candidates,
+        "items_with_candidates": items_with_candidates,
+        "kinds": dict(zip(KINDS, kinds)),
         "top": top,
     }
+
+
+# --- a partitioned record: the candidates found where its counts are -----------------------------------
+#
+# A candidate depends on its item's spans and on its sources' weights there, and a weight on an item on the
+# item's own counts and four sums over the record (``_Weigher.sums``). So the workers first sum those per
+# partition (``_partition_sums``); the client adds them up (integers: exact) and the workers then find each
+# partition's candidates with the record's sums (``_partition_candidates``): the record's candidates on its
+# items, with the same scores. Each partition returns its counts and its first TOP by the record's order; the
+# client merges those (``_merged``). Only the build's files still compute the candidates on the client.
+
+
+def _partitioned(context: AuditContext, each_partition: Callable[..., list[Any]]) -> list[dict[str, Any]]:
+    """Return the summary's reference entries of a partitioned record, found on the workers (``each_partition``:
+    ``workers.PartitionedRun.each_partition``), the same as ``_summary_of`` gives from the whole record's."""
+    mask = items_of(context)
+    if mask is None:
+        return []
+    roles = context.config.roles
+    evidence = [(reference, tuple(sources_of(context, reference))) for reference in roles.references]
+    evidence = [(reference, sources) for reference, sources in evidence if sources]
+    if not evidence:
+        return []
+    ids = context.record.table.ids
+    sums = each_partition(_partition_sums, ids, [mask], evidence)
+    totals = [
+        [tuple(map(sum, zip(*(part[number][1][k] for part in sums)))) for k in range(len(sources))]
+        for number, (_, sources) in enumerate(evidence)
+    ]
+    found = each_partition(
+        _partition_candidates, ids, [mask], evidence, [*roles.outputs, *roles.references], totals, TOP
+    )
+    entries = []
+    for number, (reference, sources) in enumerate(evidence):
+        parts = [part[number] for part in found]
+        entries.append(
+            _entry(
+                reference,
+                sources,
+                sum(part[number][0] for part in sums),
+                sum(part[0] for part in parts),
+                sum(part[1] for part in parts),
+                [sum(counted) for counted in zip(*(part[2] for part in parts))],
+                _merged(context, [row for part in parts for row in part[3]]),
+            )
+        )
+    return entries
+
+
+def _partition_sums(
+    counts: Any, first: int, mask: np.ndarray, evidence: Sequence[tuple[str, Sequence[str]]]
+) -> list[tuple[int, list[tuple[int, int, int, int]]]]:
+    """On a worker: per reference (with its sources), the partition's items of ``mask`` where it is present, and
+    each source's ``_Weigher.sums`` there."""
+    found = []
+    for reference, sources in evidence:
+        here = mask & counts.has(reference)
+        if not here.any():
+            found.append((0, [(0, 0, 0, 0)] * len(sources)))
+            continue
+        weigher = _Weigher(counts, reference, here, pool_of(counts, reference, sources, here))
+        found.append((int(np.count_nonzero(here)), [weigher.sums(source) for source in sources]))
+    return found
+
+
+def _partition_candidates(
+    counts: Any,
+    first: int,
+    mask: np.ndarray,
+    evidence: Sequence[tuple[str, Sequence[str]]],
+    labellings: Sequence[str],
+    totals: Sequence[Sequence[Sequence[int]]],
+    top: int,
+) -> list[tuple[int, int, list[int], list[tuple[Any, ...]]]]:
+    """On a worker: per reference, its candidates on the partition's items of ``mask`` (``ranked`` with the
+    record's ``totals`` of each source): how many, on how many items, how many of each kind, and the first
+    ``top`` (the partition's order is the record's, restricted to them) as (score, the record's item, kind code,
+    the reference's span, the proposed span (``_span_lists``), the sources for, the sources against)."""
+    notes: dict[str, Any] = {}
+    found = []
+    for (reference, sources), whole in zip(evidence, totals):
+        if not (mask & counts.has(reference)).any():
+            found.append((0, 0, [0] * len(KINDS), []))
+            continue
+        made = ranked(
+            counts, counts.table, reference, sources, labellings, mask, notes, totals=dict(zip(sources, whole))
+        )
+        shown = min(top, made.n)
+        rows = [
+            (
+                score,
+                first + item,
+                kind,
+                at,
+                offer,
+                [s for s, vote in zip(sources, votes) if vote],
+                [s for s, vote in zip(sources, against) if vote],
+            )
+            for score, item, kind, at, offer, votes, against in zip(
+                made.score[:shown].tolist(),
+                made.item[:shown].tolist(),
+                made.kind[:shown].tolist(),
+                _span_lists(counts, made.at[:shown]),
+                _span_lists(counts, made.proposal[:shown]),
+                made.support[:, :shown].T.tolist(),
+                made.opposed[:, :shown].T.tolist(),
+            )
+        ]
+        kinds = np.bincount(made.kind, minlength=len(KINDS)).tolist()
+        found.append((made.n, int(len(np.unique(made.item))), kinds, rows))
+    return found
+
+
+def _merged(context: AuditContext, rows: Sequence[tuple[Any, ...]]) -> list[dict[str, Any]]:
+    """Return the first TOP of the partitions' top rows of a reference (``_partition_candidates``) by the record's
+    order, as ``rows_of`` gives them: score, then language and id (as Python compares strings), then the place,
+    the kind and the proposal by strict id, which on one item orders spans by (start, end, type code); type codes
+    follow the record's sorted type names, so comparing the names (a partition's codes are its own) orders them
+    alike."""
+    table = context.record.table
+    show_text = context.config.report.show_text and table.text is not None
+    languages = [str(name) for name in table.languages]
+
+    def key(row: tuple[Any, ...]) -> tuple[Any, ...]:
+        score, item, kind, at, offer = row[:5]
+        place = at if at is not None else offer
+        return (-score, languages[table.language[item]], str(table.ids[item]), item, place, kind, offer or [])
+
+    found = []
+    for rank, (score, item, kind, at, offer, support, opposed) in enumerate(sorted(rows, key=key)[:TOP], start=1):
+        place = at if at is not None else offer
+        row = {
+            "rank": rank,
+            "score": score,
+            "id": str(table.ids[item]),
+            "language": table.languages[table.language[item]],
+            "proposed": KINDS[kind],
+            "start": place[0],
+            "end": place[1],
+            "reference_span": at,
+            "proposed_span": offer,
+            "support": support,
+            "opposed": opposed,
+        }
+        if show_text:
+            row["text"] = table.text[item]
+        found.append(row)
+    return found
 
 
 def _context(text: str, *spans: list[Any] | None) -> list[str]:
