@@ -15,7 +15,7 @@ import threading
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -88,42 +88,41 @@ def _encode(columns: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     return inverse.reshape(-1).astype(np.int64), first.astype(np.int64)
 
 
-def _encode_spans(
-    items: np.ndarray, starts: np.ndarray, ends: np.ndarray, types: np.ndarray, rows: np.ndarray
-) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
-    """Return the strict and the relaxed (id per span, a span of each id) in one sort, both in the order of
-    ``rows`` (a permutation of the spans: ItemCounts' by labelling): the id of the span ``rows[k]`` at k (int32
-    below 2**31 ids), and of each id a k whose span has it.
+# Spans numbered at once by ``_encode_spans`` (whole items): each block's keys, orders and ids are a few MB.
+ENCODE_BLOCK = 1 << 18
+
+
+class Numbered(NamedTuple):
+    """The record's spans numbered under the strict and the relaxed rule (``_encode_spans``)."""
+
+    bounds: np.ndarray  # each labelling's first position in the spans by labelling, then their number
+    used: np.ndarray  # per type code of the table, whether a counted span has it
+    strict_id: np.ndarray  # per span by labelling, its strict id (int32 below 2**31 spans)
+    relaxed_id: np.ndarray  # ... its relaxed id
+    strict_row: np.ndarray  # per strict id, the table row of a span having it
+    relaxed_row: np.ndarray  # per relaxed id, the table row of a span having it
+    strict_to_relaxed: np.ndarray  # per strict id, its relaxed id (int64)
+
+
+def _encode_block(columns: Sequence[np.ndarray]) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
+    """Return the strict and the relaxed (id per span, a span of each id) of spans given as their (item, start,
+    end, type) columns, non-negative, ids from 0 in the order of (item, start, end, type) and (item, start, end).
 
     The strict key orders spans by (item, start, end, type) and the relaxed key is the strict key without its
-    last digit, so along the strict order the relaxed key never decreases: one sort numbers both. Which span
-    stands for an id does not matter (they agree on item, offsets and, under strict, type).
+    last digit, so along the strict order the relaxed key never decreases: one sort numbers both.
     """
-    columns = [items, starts, ends, types]
-    if not len(items):
-        empty = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
-        return empty, empty
     radices = [int(column.max()) + 1 for column in columns]
     if np.prod(np.array(radices, dtype=object)) >= 2**62:  # offsets too large for one key: a row-wise unique each
-        position = np.empty(len(rows), dtype=np.int64)  # each span's k
-        position[rows] = np.arange(len(rows))
-        (strict, strict_first), (relaxed, relaxed_first) = _encode(columns), _encode(columns[:3])
-        return (strict[rows], position[strict_first]), (relaxed[rows], position[relaxed_first])
-    # every step in place or into a buffer reused: each array is a span's 8 bytes (300 MB at a million items),
-    # and a fresh one is page faults (most of this function's time) and memory
-    spare = items.astype(np.int64)
+        return _encode(columns), _encode(columns[:3])
+    key = columns[0].astype(np.int64)
     for column, radix in zip(columns[1:], radices[1:]):
-        spare *= radix
-        spare += column
-    # the keys in the order of ``rows``, numbered there: no gather of each rule's ids into that order after.
-    # By labelling, the keys are a few sorted runs (each labelling's spans in record order, item by item): a
-    # stable sort (merging runs) is quicker than the default
-    key = spare[rows]
-    order = np.argsort(key, kind="stable")
-    ordered = np.take(key, order, out=spare, mode="clip")  # into the table-order keys' buffer, free now
+        key *= radix
+        key += column
+    order = np.argsort(key)
+    ordered = key[order]
     numbers = key  # the key's buffer, free now, takes each span's number along the sorted order
     found = []
-    new = np.empty(len(items), dtype=bool)
+    new = np.empty(len(key), dtype=bool)
     new[0] = True
     for rule in ("strict", "relaxed"):
         if rule == "relaxed":
@@ -131,10 +130,88 @@ def _encode_spans(
         np.not_equal(ordered[1:], ordered[:-1], out=new[1:])
         np.cumsum(new, out=numbers)
         numbers -= 1
-        ids = np.empty(len(items), dtype=np.int32 if int(numbers[-1]) < 2**31 else np.int64)
+        ids = np.empty(len(key), dtype=np.int64)
         ids[order] = numbers
         found.append((ids, order[new]))
     return found[0], found[1]
+
+
+def _encode_spans(table: SpanTable, labelling_code: np.ndarray, n_names: int) -> Numbered:
+    """Number the table's counted spans under the strict and the relaxed rule, a block of whole items at a time.
+
+    ``labelling_code``: per labelling of the table, its code among the ``n_names`` counted (-1: its spans are
+    not counted). Type codes are those of the types the counted spans use, in sorted order (``Numbered.used``).
+    The spans by labelling are the counted ones grouped by labelling, a stable counting sort: record order kept
+    within each, so a labelling's ids are a slice.
+
+    The table's spans are ordered by item, the keys' first digit, so a block of whole items (``ENCODE_BLOCK``
+    spans or so) holds a range of each rule's ids: each block is numbered alone (``_encode_block``), its item
+    digit counted from its first item, after the ids of the blocks before. Each block's keys, orders and ids are
+    a few MB, and no array of the whole record is made but the ids and maps kept (the whole record's keys and
+    orders were four arrays of 8 bytes a span: 1.7 GB at a million items). Which span stands for an id does
+    not matter (they agree on item, offsets and, under strict, type).
+    """
+    items, n_spans = table.item, table.n_spans
+    edges = [0]
+    if n_spans:
+        firsts = np.searchsorted(items, items[::ENCODE_BLOCK], side="left")  # each block starts on an item's first
+        edges = np.unique(np.concatenate([[0], firsts, [n_spans]])).tolist()
+    blocks = list(zip(edges[:-1], edges[1:]))
+    # first pass: each labelling's number of counted spans, and the types they use
+    per_labelling = np.zeros(n_names, dtype=np.int64)
+    used = np.zeros(len(table.type_names), dtype=bool)
+    for low, high in blocks:
+        codes = labelling_code[table.labelling[low:high]]
+        counted = codes >= 0
+        per_labelling += np.bincount(codes[counted], minlength=n_names)
+        used[table.type[low:high][counted]] = True
+    type_code = np.cumsum(used) - 1
+    bounds = np.concatenate([[0], np.cumsum(per_labelling)])
+    id_type = np.int32 if bounds[-1] < 2**31 else np.int64
+    strict_id, relaxed_id = np.empty(bounds[-1], dtype=id_type), np.empty(bounds[-1], dtype=id_type)
+    placed = bounds[:-1].copy()  # per labelling, its spans by labelling placed so far
+    strict_rows, relaxed_rows, to_relaxed = [], [], []
+    n_strict = n_relaxed = 0
+    last_item = -1
+    for low, high in blocks:
+        codes = labelling_code[table.labelling[low:high]]
+        columns = [table.item[low:high], table.start[low:high], table.end[low:high], table.type[low:high]]
+        rows = None  # the block's counted rows, if not all of them
+        if bool((codes < 0).any()):
+            rows = np.flatnonzero(codes >= 0)
+            codes, columns = codes[rows], [column[rows] for column in columns]
+            rows += low
+            if not len(rows):
+                continue
+        item = columns[0]
+        if bool((item[1:] < item[:-1]).any()) or int(item[0]) < last_item:
+            raise ValueError("the span table's spans are not ordered by item")
+        last_item = int(item[-1])
+        columns[0] = item - item[0]
+        if not used.all():
+            columns[3] = type_code[columns[3]]
+        (strict, strict_first), (relaxed, relaxed_first) = _encode_block(columns)
+        strict += n_strict
+        relaxed += n_relaxed
+        # the block's spans by labelling: after each labelling's spans of the blocks before, in record order
+        order = np.argsort(codes, kind="stable")
+        codes = codes[order]
+        counted = np.bincount(codes, minlength=n_names)
+        place = (placed - (np.cumsum(counted) - counted))[codes]
+        place += np.arange(len(order))
+        strict_id[place] = strict[order]
+        relaxed_id[place] = relaxed[order]
+        placed += counted
+        to_relaxed.append(relaxed[strict_first])
+        strict_rows.append(strict_first + low if rows is None else rows[strict_first])
+        relaxed_rows.append(relaxed_first + low if rows is None else rows[relaxed_first])
+        n_strict += len(strict_first)
+        n_relaxed += len(relaxed_first)
+    joined = (
+        np.concatenate(found) if found else np.zeros(0, np.int64) for found in (strict_rows, relaxed_rows, to_relaxed)
+    )
+    strict_row, relaxed_row, strict_to_relaxed = joined
+    return Numbered(bounds, used, strict_id, relaxed_id, strict_row, relaxed_row, strict_to_relaxed)
 
 
 # Above this many span types, per-type counts are kept sparse (by_type's count matrices) and the type-confusion
@@ -200,48 +277,29 @@ class ItemCounts:
         for code, column in enumerate(table_code):
             if column >= 0:
                 self.present[:, code] = table.present[:, column]
-        # our labelling code per span, in the smallest type that holds it (the stable counting sort below
-        # reads int16; a span's 2 bytes, not 8)
-        ours = np.full(len(table.names) + 1, -1, dtype=np.int16 if len(self.names) < 2**15 else np.int64)
-        ours[table_code[table_code >= 0]] = np.flatnonzero(table_code >= 0)
-        labelling = ours[table.labelling]
-        if not len(labelling) or labelling.min() >= 0:  # every span counted (a reduction: no mark of every span)
-            items_array, starts_array, ends_array, table_types = table.item, table.start, table.end, table.type
-        else:
-            kept = labelling >= 0
-            items_array, starts_array, ends_array = table.item[kept], table.start[kept], table.end[kept]
-            table_types, labelling = table.type[kept], labelling[kept]
+        # our labelling code per labelling of the table (-1: its spans are not counted)
+        labelling_code = np.full(len(table.names), -1, dtype=np.int16 if len(self.names) < 2**15 else np.int64)
+        labelling_code[table_code[table_code >= 0]] = np.flatnonzero(table_code >= 0)
+        # each counted span's ids, by labelling (a slice each: ``ids``), and of each id a table row having it;
         # type codes in sorted order of the types the named labellings use, so ids (and the type-confusion
         # table) depend neither on record order nor on labellings no role names
-        used = np.zeros(len(table.type_names), dtype=bool)
-        used[table_types] = True
-        self.type_names = table.type_names[used]
-        if used.all() and table_types.dtype == np.int64:  # the table's codes already (its types are sorted)
-            type_codes = table_types
-        elif len(table_types):
-            type_codes = (np.cumsum(used) - 1)[table_types].astype(np.int64, copy=False)
-        else:
-            type_codes = table_types.astype(np.int64)
-
-        # spans grouped by labelling (a stable counting sort: record order kept within each), so a labelling's
-        # span ids are a slice, not a pass over every span
-        by_labelling = np.argsort(labelling, kind="stable")
-        self._by_labelling = np.concatenate([[0], np.cumsum(np.bincount(labelling, minlength=len(self.names)))])
-        # each span's id, by labelling (int32 below 2**31 ids: half the memory; ``ids`` reads them as int64), and
-        # the position by labelling of a span of each id (``first``), then its row of the table (``row``)
-        (strict_id, strict_first), (relaxed_id, relaxed_first) = _encode_spans(
-            items_array, starts_array, ends_array, type_codes, by_labelling
-        )
-        self._span_id = {"strict": strict_id, "relaxed": relaxed_id}
-        strict_row, relaxed_row = by_labelling[strict_first], by_labelling[relaxed_first]
-        self._id_item = {"strict": items_array[strict_row], "relaxed": items_array[relaxed_row]}
-        self._n_ids = {"strict": len(strict_first), "relaxed": len(relaxed_first)}
+        numbered = _encode_spans(table, labelling_code, len(self.names))
+        self.type_names = table.type_names[numbered.used]
+        self._by_labelling = numbered.bounds
+        self._span_id = {"strict": numbered.strict_id, "relaxed": numbered.relaxed_id}
+        strict_row, relaxed_row = numbered.strict_row, numbered.relaxed_row
+        # the per-id maps as int64 whatever the table's types (their readers' keys and products are int64)
+        self._id_item = {
+            "strict": table.item[strict_row].astype(np.int64, copy=False),
+            "relaxed": table.item[relaxed_row].astype(np.int64, copy=False),
+        }
+        self._n_ids = {"strict": len(strict_row), "relaxed": len(relaxed_row)}
         # strict id -> relaxed id and type, for the type-confusion table
-        self._strict_to_relaxed = relaxed_id[strict_first].astype(np.int64)
-        self._strict_type = type_codes[strict_row] if len(strict_row) else np.zeros(0, np.int64)
+        self._strict_to_relaxed = numbered.strict_to_relaxed
+        self._strict_type = (np.cumsum(numbered.used) - 1)[table.type[strict_row]]
         # strict id -> start and end, for overlap matching
-        self._strict_start = starts_array[strict_row] if len(strict_row) else np.zeros(0, np.int64)
-        self._strict_end = ends_array[strict_row] if len(strict_row) else np.zeros(0, np.int64)
+        self._strict_start = table.start[strict_row].astype(np.int64, copy=False)
+        self._strict_end = table.end[strict_row].astype(np.int64, copy=False)
         self._cache: dict[object, np.ndarray] = {}
         self._marks: dict[str, np.ndarray] = {}  # per rule, a byte of labellings' marks per span id (``_mark``)
         self._slots: dict[str, dict[str, np.uint8]] = {}  # per rule, the labellings marked and their bits
