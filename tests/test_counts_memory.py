@@ -1,4 +1,5 @@
-"""ItemCounts' span numbering, made a block of items at a time, against a numbering of the span tuples in Python."""
+"""ItemCounts' span numbering, made a block of items at a time, against a numbering of the span tuples in Python; and
+the span table's narrow types (int32 and int16 where the values fit), which must widen where they do not."""
 
 from __future__ import annotations
 
@@ -7,11 +8,17 @@ import random
 
 import numpy as np
 import pytest
+from helpers import A, B, D, R, item, write_project
 
 from refsens_report import counts as counts_module
+from refsens_report.adapters import parquet
+from refsens_report.analyses.pairs import distinct_spans, item_lengths
+from refsens_report.cli import main
+from refsens_report.config import load_config
 from refsens_report.counts import ItemCounts
+from refsens_report.load import load_record
 from refsens_report.record import Item
-from refsens_report.table import SpanTable
+from refsens_report.table import SPAN_ARRAYS, SPAN_TYPES, SpanTable
 
 NAMES = ("out", "ref", "other")
 TYPES = ("LOC", "ORG", "PER", "ZZZ")
@@ -120,3 +127,89 @@ def test_an_empty_record_has_no_ids():
     counts = ItemCounts(table, ("out", "ref"))
     assert counts.ids("strict", "out").tolist() == counts.ids("relaxed", "ref").tolist() == []
     assert counts.size("strict", "out").tolist() == [0, 0]
+
+
+def shifted_items(seed: int, shift: int) -> list[Item]:
+    """``random_items`` with every offset moved by ``shift``."""
+    return [
+        Item(
+            one.id,
+            one.language,
+            {name: tuple((s + shift, e + shift, k) for s, e, k in spans) for name, spans in one.labellings.items()},
+        )
+        for one in random_items(seed)
+    ]
+
+
+def test_an_ordinary_table_is_narrow():
+    """Items, offsets and codes that fit take SpanTable's narrow types, whoever made the table."""
+    table = SpanTable.from_items(random_items(4))
+    assert {name: getattr(table, name).dtype.type for name in SPAN_ARRAYS} == SPAN_TYPES
+
+
+@pytest.mark.parametrize(
+    ("shift", "wide"),
+    [(2**31 - 25, False), (2**31 - 12, True), (2**40, True)],  # the last end 2**31 - 1; ends past it; far past
+)
+def test_offsets_at_the_int32_limit_are_numbered_as_small_ones(monkeypatch, shift, wide):
+    """Offsets up to 2**31 - 1 stay int32, beyond they keep int64; either way every id and map is that of the same
+    spans with small offsets (keys and products are formed in int64: nothing wraps round)."""
+    monkeypatch.setattr(counts_module, "ENCODE_BLOCK", 5)
+    table = SpanTable.from_items(shifted_items(5, shift))
+    assert table.start.dtype == table.end.dtype == (np.int64 if wide else np.int32)
+    assert int(table.end.max()) >= 2**31 if wide else int(table.end.max()) == 2**31 - 1
+    counts = ItemCounts(table, NAMES)
+    check_numbering(counts, expected_numbering(SpanTable.from_items(random_items(5)), NAMES), offset=shift)
+    small = ItemCounts(SpanTable.from_items(random_items(5)), NAMES)
+    assert np.array_equal(item_lengths(counts), item_lengths(small) + shift * (item_lengths(small) > 0))
+    for name in NAMES:
+        near, far = distinct_spans(small, name), distinct_spans(counts, name)
+        assert np.array_equal(far[:, 1:3] - shift, near[:, 1:3]) and np.array_equal(far[:, [0, 3]], near[:, [0, 3]])
+
+
+def test_item_codes_beyond_int32_keep_the_table_wide_and_are_numbered_as_small_ones(monkeypatch):
+    """Item codes past 2**31 (made by moving them: no record that large is built) keep int64, and each block's
+    item digit, counted from its first item, numbers them as the small ones."""
+    monkeypatch.setattr(counts_module, "ENCODE_BLOCK", 4)
+    table = SpanTable.from_items(random_items(6))
+    shift = 2**31 - 30
+    far = dataclasses.replace(table, item=table.item.astype(np.int64) + shift)
+    assert far.item.dtype == np.int64 and table.item.dtype == np.int32
+    counts, expected = ItemCounts(far, NAMES), expected_numbering(table, NAMES)
+    assert counts._span_id["strict"].tolist() == expected["strict"]
+    assert counts._span_id["relaxed"].tolist() == expected["relaxed"]
+    assert (counts._id_item["strict"] - shift).tolist() == [key[0] for key in expected["strict_keys"]]
+    assert (counts._id_item["relaxed"] - shift).tolist() == expected["relaxed_items"]
+
+
+@pytest.mark.parametrize("batch_rows", [parquet.BATCH_ROWS, 2])
+def test_a_parquet_record_widens_its_offsets_at_the_first_batch_past_int32(tmp_path, monkeypatch, batch_rows):
+    """The Parquet reader fills arrays of SpanTable's narrow types batch by batch: an offset past 2**31 in a later
+    batch widens the offsets read so far, and the table holds the JSON Lines record's values."""
+    monkeypatch.setattr(parquet, "BATCH_ROWS", batch_rows)
+    items = [
+        item("a", "en", **{A: [[0, 3, "PER"]], B: [[0, 3, "PER"]], D: [[1, 3, "LOC"]], R: [[0, 3, "PER"]]}),
+        item("b", "en", **{A: [[2, 5, "LOC"]], B: [], D: [[2, 5, "LOC"]], R: [[2, 5, "LOC"]]}),
+        item(
+            "c",
+            "en",
+            **{A: [[2**31 + 4, 2**31 + 9, "PER"]], B: [[7, 9, "PER"]], D: [], R: [[2**31 + 4, 2**31 + 9, "PER"]]},
+        ),
+    ]
+    config = write_project(tmp_path, items)
+    assert main(["convert", str(config), str(tmp_path / "record.parquet")]) == 0
+    columnar = config.with_name("parquet.toml")
+    text = config.read_text().replace('path = "record.jsonl"', 'path = "record.parquet"')
+    columnar.write_text(text.replace('format = "jsonl"', 'format = "parquet"'))
+    jsonl, read = load_record(load_config(config)).table, load_record(load_config(columnar)).table
+    assert read.start.dtype == read.end.dtype == np.int64 and read.item.dtype == np.int32
+    for name in SPAN_ARRAYS:
+        assert getattr(read, name).dtype == getattr(jsonl, name).dtype
+        assert getattr(read, name).tolist() == getattr(jsonl, name).tolist()
+    names = (A, B, D, R)
+    one, other = ItemCounts(jsonl, names), ItemCounts(read, names)
+    for rule in ("strict", "relaxed"):
+        for name in names:
+            assert np.array_equal(one.ids(rule, name), other.ids(rule, name))
+    assert other.tp("overlap", A, R).tolist() == [1, 1, 1]
+    assert other._strict_start.max() == 2**31 + 4
