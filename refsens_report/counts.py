@@ -65,115 +65,84 @@ class ColumnKind:
     integer: bool = True
 
 
-def _encode(columns: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    """Return (compact id per row, first row index of each id) for rows of non-negative integer columns.
-
-    Ids are ordered lexicographically by the columns, so the first column (the item) is the most
-    significant digit. A mixed-radix int64 key is used when it fits, else a row-wise unique.
-    """
-    if len(columns[0]) == 0:
-        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    radices = [int(column.max()) + 1 for column in columns]
-    capacity = 1
-    for radix in radices:
-        capacity *= radix
-    if capacity < 2**62:
-        key = np.zeros(len(columns[0]), dtype=np.int64)
-        for column, radix in zip(columns, radices):
-            key = key * radix + column
-        _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
-    else:
-        stacked = np.stack(columns, axis=1)
-        _, first, inverse = np.unique(stacked, axis=0, return_index=True, return_inverse=True)
-    return inverse.reshape(-1).astype(np.int64), first.astype(np.int64)
-
-
 # Spans numbered at once by ``_encode_spans`` (whole items): each block's keys, orders and ids are a few MB.
 ENCODE_BLOCK = 1 << 18
 
 
 class Numbered(NamedTuple):
-    """The record's spans numbered under the strict and the relaxed rule (``_encode_spans``)."""
+    """The record's counted spans numbered under the strict and the relaxed rule (``_encode_spans``)."""
 
-    bounds: np.ndarray  # each labelling's first position in the spans by labelling, then their number
     used: np.ndarray  # per type code of the table, whether a counted span has it
-    strict_id: np.ndarray  # per span by labelling, its strict id (int32 below 2**31 spans)
-    relaxed_id: np.ndarray  # ... its relaxed id
+    ids: list[np.ndarray]  # per counted labelling, its strict ids, sorted and unique (int64)
     strict_row: np.ndarray  # per strict id, the table row of a span having it
     relaxed_row: np.ndarray  # per relaxed id, the table row of a span having it
     strict_to_relaxed: np.ndarray  # per strict id, its relaxed id (int64)
 
 
-def _encode_block(columns: Sequence[np.ndarray]) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
-    """Return the strict and the relaxed (id per span, a span of each id) of spans given as their (item, start,
-    end, type) columns, non-negative, ids from 0 in the order of (item, start, end, type) and (item, start, end).
+def _encode_block(columns: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
+    """Number spans given as their (item, start, end, type) columns of non-negative integers, in the order of
+    (item, start, end, type) under strict and of (item, start, end) under relaxed, from 0.
 
-    The strict key orders spans by (item, start, end, type) and the relaxed key is the strict key without its
-    last digit, so along the strict order the relaxed key never decreases: one sort numbers both.
+    Returns (the spans in strict order, the strict id of each along it, a span of each strict id, a span of each
+    relaxed id, each strict id's relaxed id). The strict key orders spans by (item, start, end, type) and the
+    relaxed key is the strict key without its last digit, so along the strict order the relaxed key never
+    decreases: one sort numbers both. Columns too large for one int64 key are sorted as they are (``lexsort``).
     """
     radices = [int(column.max()) + 1 for column in columns]
-    if np.prod(np.array(radices, dtype=object)) >= 2**62:  # offsets too large for one key: a row-wise unique each
-        return _encode(columns), _encode(columns[:3])
-    key = columns[0].astype(np.int64)
-    for column, radix in zip(columns[1:], radices[1:]):
-        key *= radix
-        key += column
-    order = np.argsort(key)
-    ordered = key[order]
-    numbers = key  # the key's buffer, free now, takes each span's number along the sorted order
-    found = []
-    new = np.empty(len(key), dtype=bool)
-    new[0] = True
-    for rule in ("strict", "relaxed"):
-        if rule == "relaxed":
-            np.floor_divide(ordered, radices[-1], out=ordered)
-        np.not_equal(ordered[1:], ordered[:-1], out=new[1:])
-        np.cumsum(new, out=numbers)
-        numbers -= 1
-        ids = np.empty(len(key), dtype=np.int64)
-        ids[order] = numbers
-        found.append((ids, order[new]))
-    return found[0], found[1]
+    new_relaxed = np.empty(len(columns[0]), dtype=bool)  # the first span of each relaxed id along the order
+    new_relaxed[0] = True
+    if np.prod(np.array(radices, dtype=object)) >= 2**62:  # offsets too large for one key
+        order = np.lexsort(columns[::-1])
+        ordered = [column[order] for column in columns]
+        np.any([column[1:] != column[:-1] for column in ordered[:3]], axis=0, out=new_relaxed[1:])
+        new_strict = new_relaxed.copy()
+        new_strict[1:] |= ordered[3][1:] != ordered[3][:-1]
+    else:
+        key = columns[0].astype(np.int64)
+        for column, radix in zip(columns[1:], radices[1:]):
+            key *= radix
+            key += column
+        order = np.argsort(key)
+        key = key[order]
+        new_strict = np.empty(len(key), dtype=bool)
+        new_strict[0] = True
+        np.not_equal(key[1:], key[:-1], out=new_strict[1:])
+        np.floor_divide(key, radices[-1], out=key)
+        np.not_equal(key[1:], key[:-1], out=new_relaxed[1:])
+    strict = np.cumsum(new_strict)
+    strict -= 1
+    relaxed = np.cumsum(new_relaxed)[new_strict]
+    relaxed -= 1
+    return order, strict, order[new_strict], order[new_relaxed], relaxed
 
 
 def _encode_spans(table: SpanTable, labelling_code: np.ndarray, n_names: int) -> Numbered:
     """Number the table's counted spans under the strict and the relaxed rule, a block of whole items at a time.
 
     ``labelling_code``: per labelling of the table, its code among the ``n_names`` counted (-1: its spans are
-    not counted). Type codes are those of the types the counted spans use, in sorted order (``Numbered.used``).
-    The spans by labelling are the counted ones grouped by labelling, a stable counting sort: record order kept
-    within each, so a labelling's ids are a slice.
+    not counted). The type digit is the table's type code: ``ItemCounts``' codes (the used types', in sorted
+    order) are in the same order, so the ids are the same.
 
     The table's spans are ordered by item, the keys' first digit, so a block of whole items (``ENCODE_BLOCK``
     spans or so) holds a range of each rule's ids: each block is numbered alone (``_encode_block``), its item
-    digit counted from its first item, after the ids of the blocks before. Each block's keys, orders and ids are
-    a few MB, and no array of the whole record is made but the ids and maps kept (the whole record's keys and
-    orders were four arrays of 8 bytes a span: 1.7 GB at a million items). Which span stands for an id does
-    not matter (they agree on item, offsets and, under strict, type).
+    digit counted from its first item, after the ids of the blocks before, and each labelling's strict ids in
+    the block, sorted and unique, follow its ids of the blocks before. A block's keys and orders are a few MB;
+    no array of the whole record is made but the ids and maps kept (the whole record's keys and orders were
+    four arrays of 8 bytes a span, 1.7 GB at a million items, and each span's strict and relaxed ids were kept
+    besides each labelling's ids). Which span stands for an id does not matter (they agree on item, offsets
+    and, under strict, type).
     """
     items, n_spans = table.item, table.n_spans
     edges = [0]
     if n_spans:
         firsts = np.searchsorted(items, items[::ENCODE_BLOCK], side="left")  # each block starts on an item's first
         edges = np.unique(np.concatenate([[0], firsts, [n_spans]])).tolist()
-    blocks = list(zip(edges[:-1], edges[1:]))
-    # first pass: each labelling's number of counted spans, and the types they use
-    per_labelling = np.zeros(n_names, dtype=np.int64)
     used = np.zeros(len(table.type_names), dtype=bool)
-    for low, high in blocks:
-        codes = labelling_code[table.labelling[low:high]]
-        counted = codes >= 0
-        per_labelling += np.bincount(codes[counted], minlength=n_names)
-        used[table.type[low:high][counted]] = True
-    type_code = np.cumsum(used) - 1
-    bounds = np.concatenate([[0], np.cumsum(per_labelling)])
-    id_type = np.int32 if bounds[-1] < 2**31 else np.int64
-    strict_id, relaxed_id = np.empty(bounds[-1], dtype=id_type), np.empty(bounds[-1], dtype=id_type)
-    placed = bounds[:-1].copy()  # per labelling, its spans by labelling placed so far
+    ids: list[list[np.ndarray]] = [[] for _ in range(n_names)]
     strict_rows, relaxed_rows, to_relaxed = [], [], []
     n_strict = n_relaxed = 0
     last_item = -1
-    for low, high in blocks:
+    for low, high in zip(edges[:-1], edges[1:]):
         codes = labelling_code[table.labelling[low:high]]
         columns = [table.item[low:high], table.start[low:high], table.end[low:high], table.type[low:high]]
         rows = None  # the block's counted rows, if not all of them
@@ -188,30 +157,30 @@ def _encode_spans(table: SpanTable, labelling_code: np.ndarray, n_names: int) ->
             raise ValueError("the span table's spans are not ordered by item")
         last_item = int(item[-1])
         columns[0] = item - item[0]
-        if not used.all():
-            columns[3] = type_code[columns[3]]
-        (strict, strict_first), (relaxed, relaxed_first) = _encode_block(columns)
-        strict += n_strict
-        relaxed += n_relaxed
-        # the block's spans by labelling: after each labelling's spans of the blocks before, in record order
-        order = np.argsort(codes, kind="stable")
+        used[columns[3]] = True
+        order, strict, strict_first, relaxed_first, relaxed = _encode_block(columns)
+        # each labelling's strict ids: the spans in strict order, grouped by labelling by a stable sort (each
+        # group's ids stay in order), then each (labelling, id) once
         codes = codes[order]
-        counted = np.bincount(codes, minlength=n_names)
-        place = (placed - (np.cumsum(counted) - counted))[codes]
-        place += np.arange(len(order))
-        strict_id[place] = strict[order]
-        relaxed_id[place] = relaxed[order]
-        placed += counted
-        to_relaxed.append(relaxed[strict_first])
+        grouped = np.argsort(codes, kind="stable")
+        codes, strict = codes[grouped], strict[grouped]
+        once = np.empty(len(strict), dtype=bool)
+        once[0] = True
+        once[1:] = (strict[1:] != strict[:-1]) | (codes[1:] != codes[:-1])
+        codes, strict = codes[once], strict[once]
+        strict += n_strict
+        cuts = np.searchsorted(codes, np.arange(n_names + 1)).tolist()
+        for code in np.flatnonzero(np.diff(cuts)).tolist():
+            ids[code].append(strict[cuts[code] : cuts[code + 1]])
+        to_relaxed.append(relaxed + n_relaxed)
         strict_rows.append(strict_first + low if rows is None else rows[strict_first])
         relaxed_rows.append(relaxed_first + low if rows is None else rows[relaxed_first])
         n_strict += len(strict_first)
         n_relaxed += len(relaxed_first)
-    joined = (
-        np.concatenate(found) if found else np.zeros(0, np.int64) for found in (strict_rows, relaxed_rows, to_relaxed)
-    )
-    strict_row, relaxed_row, strict_to_relaxed = joined
-    return Numbered(bounds, used, strict_id, relaxed_id, strict_row, relaxed_row, strict_to_relaxed)
+    joined = [np.concatenate(found) if found else np.zeros(0, np.int64) for found in (strict_rows, relaxed_rows)]
+    strict_to_relaxed = np.concatenate(to_relaxed) if to_relaxed else np.zeros(0, np.int64)
+    labelled = [np.concatenate(found) if found else np.zeros(0, np.int64) for found in ids]
+    return Numbered(used, labelled, joined[0], joined[1], strict_to_relaxed)
 
 
 # Above this many span types, per-type counts are kept sparse (by_type's count matrices) and the type-confusion
@@ -280,13 +249,14 @@ class ItemCounts:
         # our labelling code per labelling of the table (-1: its spans are not counted)
         labelling_code = np.full(len(table.names), -1, dtype=np.int16 if len(self.names) < 2**15 else np.int64)
         labelling_code[table_code[table_code >= 0]] = np.flatnonzero(table_code >= 0)
-        # each counted span's ids, by labelling (a slice each: ``ids``), and of each id a table row having it;
-        # type codes in sorted order of the types the named labellings use, so ids (and the type-confusion
-        # table) depend neither on record order nor on labellings no role names
+        # each labelling's strict ids (``ids``), and of each id a table row having it; type codes in sorted order
+        # of the types the named labellings use, so ids (and the type-confusion table) depend neither on record
+        # order nor on labellings no role names
         numbered = _encode_spans(table, labelling_code, len(self.names))
         self.type_names = table.type_names[numbered.used]
-        self._by_labelling = numbered.bounds
-        self._span_id = {"strict": numbered.strict_id, "relaxed": numbered.relaxed_id}
+        self._cache: dict[object, np.ndarray] = {
+            ("ids", "strict", name): ids for name, ids in zip(self.names, numbered.ids)
+        }
         strict_row, relaxed_row = numbered.strict_row, numbered.relaxed_row
         # the per-id maps as int64 whatever the table's types (their readers' keys and products are int64)
         self._id_item = {
@@ -300,7 +270,6 @@ class ItemCounts:
         # strict id -> start and end, for overlap matching
         self._strict_start = table.start[strict_row].astype(np.int64, copy=False)
         self._strict_end = table.end[strict_row].astype(np.int64, copy=False)
-        self._cache: dict[object, np.ndarray] = {}
         self._marks: dict[str, np.ndarray] = {}  # per rule, a byte of labellings' marks per span id (``_mark``)
         self._slots: dict[str, dict[str, np.uint8]] = {}  # per rule, the labellings marked and their bits
         self._derived: dict[str, np.ndarray] = {}  # derived labelling -> present per item (``derive``)
@@ -337,15 +306,20 @@ class ItemCounts:
 
     # -- span sets -----------------------------------------------------------------------------------
     def ids(self, rule: str, name: str) -> np.ndarray:
-        """Return the sorted unique span ids of a labelling under a rule (repeats count once)."""
+        """Return the sorted unique span ids of a labelling under a rule (repeats count once).
+
+        The strict ones are made with the counts (``_encode_spans``); the relaxed ones are the strict ones'
+        relaxed ids, once each: along the strict ids the relaxed id never decreases, so they come sorted.
+        """
         rule = SET_RULE[rule]
         key = ("ids", rule, name)
         if key not in self._cache:
-            code = self.names.index(name)
-            ids = self._span_id[rule][self._by_labelling[code] : self._by_labelling[code + 1]]
-            ids = ids.astype(np.int64)  # a copy, as int64 (the ids every reader gets)
-            ids.sort(kind="stable")  # sorted by item already: a merge of short runs (the default: 8-16x slower)
-            self._cache[key] = ids[np.concatenate([[True], ids[1:] != ids[:-1]])] if len(ids) else ids
+            if rule == "strict":
+                raise ValueError(f"{name!r} is neither a labelling of the counts nor a derived one")
+            relaxed = self._strict_to_relaxed[self.ids("strict", name)]
+            self._cache[key] = (
+                relaxed[np.concatenate([[True], relaxed[1:] != relaxed[:-1]])] if len(relaxed) else relaxed
+            )
         return self._cache[key]
 
     def has(self, name: str) -> np.ndarray:

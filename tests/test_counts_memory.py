@@ -56,24 +56,24 @@ def expected_numbering(table: SpanTable, names: tuple[str, ...]) -> dict[str, ob
     types = sorted({span[4] for span in spans})
     strict = sorted({(one, start, end, types.index(kind)) for one, _, start, end, kind in spans})
     relaxed = sorted({key[:3] for key in strict})
-    by_labelling = [span for name in names for span in spans if span[1] == name]
-    keys = [(one, start, end, types.index(kind)) for one, _, start, end, kind in by_labelling]
+    keys = {
+        name: {(one, start, end, types.index(kind)) for one, own, start, end, kind in spans if own == name}
+        for name in names
+    }
     return {
         "types": types,
-        "strict": [strict.index(key) for key in keys],
-        "relaxed": [relaxed.index(key[:3]) for key in keys],
+        "strict": {name: sorted(strict.index(key) for key in keys[name]) for name in names},
+        "relaxed": {name: sorted({relaxed.index(key[:3]) for key in keys[name]}) for name in names},
         "strict_keys": strict,
         "relaxed_items": [key[0] for key in relaxed],
-        "bounds": np.cumsum([0] + [sum(span[1] == name for span in spans) for name in names]).tolist(),
     }
 
 
 def check_numbering(counts: ItemCounts, expected: dict[str, object], offset: int = 0) -> None:
     """Assert every id and per-id map of ``counts`` equals the expected numbering (offsets shifted by ``offset``)."""
     assert counts.type_names.tolist() == expected["types"]
-    assert counts._by_labelling.tolist() == expected["bounds"]
-    assert counts._span_id["strict"].tolist() == expected["strict"]
-    assert counts._span_id["relaxed"].tolist() == expected["relaxed"]
+    for rule in ("strict", "relaxed"):
+        assert {name: counts.ids(rule, name).tolist() for name in expected[rule]} == expected[rule]
     strict = list(
         zip(
             counts._id_item["strict"].tolist(),
@@ -94,8 +94,8 @@ def check_numbering(counts: ItemCounts, expected: dict[str, object], offset: int
 @pytest.mark.parametrize("seed", [0, 1])
 def test_the_numbering_by_blocks_of_items_is_the_numbering_of_the_span_tuples(monkeypatch, block, seed):
     """Whatever the block (one span: each item alone, or a block cut inside an item and moved to its first
-    span, or the whole record), with spans of a labelling no role names left out, the ids, each labelling's
-    slice and every per-id map are those of the sorted span tuples."""
+    span, or the whole record), with spans of a labelling no role names left out, each labelling's ids and
+    every per-id map are those of the sorted span tuples."""
     monkeypatch.setattr(counts_module, "ENCODE_BLOCK", block)
     table = SpanTable.from_items(random_items(seed))
     names = ("ref", "out")  # "other" not counted; names in another order than the table's
@@ -104,7 +104,7 @@ def test_the_numbering_by_blocks_of_items_is_the_numbering_of_the_span_tuples(mo
 
 @pytest.mark.parametrize("block", [2, 1 << 20])
 def test_offsets_too_large_for_one_key_are_numbered_by_blocks_too(monkeypatch, block):
-    """Offsets near 2**61 take the row-wise unique in each block: the same numbering."""
+    """Offsets near 2**61 are sorted as columns (no int64 key holds them) in each block: the same numbering."""
     monkeypatch.setattr(counts_module, "ENCODE_BLOCK", block)
     table = SpanTable.from_items(random_items(2))
     far = dataclasses.replace(table, start=table.start.astype(np.int64) + 2**61, end=table.end.astype(np.int64) + 2**61)
@@ -127,6 +127,8 @@ def test_an_empty_record_has_no_ids():
     counts = ItemCounts(table, ("out", "ref"))
     assert counts.ids("strict", "out").tolist() == counts.ids("relaxed", "ref").tolist() == []
     assert counts.size("strict", "out").tolist() == [0, 0]
+    with pytest.raises(ValueError, match="neither a labelling"):
+        counts.ids("relaxed", "nobody")
 
 
 def shifted_items(seed: int, shift: int) -> list[Item]:
@@ -176,8 +178,8 @@ def test_item_codes_beyond_int32_keep_the_table_wide_and_are_numbered_as_small_o
     far = dataclasses.replace(table, item=table.item.astype(np.int64) + shift)
     assert far.item.dtype == np.int64 and table.item.dtype == np.int32
     counts, expected = ItemCounts(far, NAMES), expected_numbering(table, NAMES)
-    assert counts._span_id["strict"].tolist() == expected["strict"]
-    assert counts._span_id["relaxed"].tolist() == expected["relaxed"]
+    for rule in ("strict", "relaxed"):
+        assert {name: counts.ids(rule, name).tolist() for name in NAMES} == expected[rule]
     assert (counts._id_item["strict"] - shift).tolist() == [key[0] for key in expected["strict_keys"]]
     assert (counts._id_item["relaxed"] - shift).tolist() == expected["relaxed_items"]
 
