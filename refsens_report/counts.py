@@ -179,7 +179,10 @@ def _encode_spans(table: SpanTable, labelling_code: np.ndarray, n_names: int) ->
         n_relaxed += len(relaxed_first)
     joined = [np.concatenate(found) if found else np.zeros(0, np.int64) for found in (strict_rows, relaxed_rows)]
     strict_to_relaxed = np.concatenate(to_relaxed) if to_relaxed else np.zeros(0, np.int64)
-    labelled = [np.concatenate(found) if found else np.zeros(0, np.int64) for found in ids]
+    labelled = []
+    for found in ids:  # each labelling's parts freed once joined: not every labelling's ids twice at once
+        labelled.append(np.concatenate(found) if found else np.zeros(0, np.int64))
+        found.clear()
     return Numbered(used, labelled, joined[0], joined[1], strict_to_relaxed)
 
 
