@@ -11,6 +11,7 @@ import pytest
 from helpers import A, B, D, R, item, write_project
 
 from refsens_report import counts as counts_module
+from refsens_report import table as table_module
 from refsens_report.adapters import parquet
 from refsens_report.analyses.pairs import distinct_spans, item_lengths
 from refsens_report.cli import main
@@ -18,7 +19,7 @@ from refsens_report.config import load_config
 from refsens_report.counts import ItemCounts
 from refsens_report.load import load_record
 from refsens_report.record import Item
-from refsens_report.table import SPAN_ARRAYS, SPAN_TYPES, SpanTable
+from refsens_report.table import SPAN_ARRAYS, SPAN_TYPES, SpanTable, code_counts
 
 NAMES = ("out", "ref", "other")
 TYPES = ("LOC", "ORG", "PER", "ZZZ")
@@ -215,3 +216,11 @@ def test_a_parquet_record_widens_its_offsets_at_the_first_batch_past_int32(tmp_p
             assert np.array_equal(one.ids(rule, name), other.ids(rule, name))
     assert other.tp("overlap", A, R).tolist() == [1, 1, 1]
     assert other._strict_start.max() == 2**31 + 4
+
+
+@pytest.mark.parametrize("piece", [1, 7, 1 << 20])
+def test_codes_counted_a_slice_at_a_time_are_bincount(monkeypatch, piece):
+    monkeypatch.setattr(table_module, "COUNT_SLICE", piece)
+    codes = SpanTable.from_items(random_items(7)).type
+    assert code_counts(codes, 6).tolist() == np.bincount(codes.astype(np.int64), minlength=6).tolist()
+    assert code_counts(codes[:0], 3).tolist() == [0, 0, 0]
