@@ -111,9 +111,11 @@ def table_bytes(table: Any) -> dict[str, int]:
 
 def counts_bytes(counts: Any) -> dict[str, int]:
     """Return the bytes of ItemCounts' arrays: the span ids and their maps, and the cache by kind of column."""
-    found = {"present": counts.present.nbytes, "_by_labelling": counts._by_labelling.nbytes}
+    found = {"present": counts.present.nbytes}
+    if hasattr(counts, "_span_id"):  # each span's ids, before branch compact
+        found["_by_labelling"] = counts._by_labelling.nbytes
     for attribute in ("_span_id", "_id_item"):
-        for rule, array in getattr(counts, attribute).items():
+        for rule, array in getattr(counts, attribute, {}).items():
             found[f"{attribute}[{rule}]"] = array.nbytes
     for attribute in ("_strict_to_relaxed", "_strict_type", "_strict_start", "_strict_end"):
         found[attribute] = getattr(counts, attribute).nbytes

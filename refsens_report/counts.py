@@ -15,7 +15,7 @@ import threading
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -65,76 +65,125 @@ class ColumnKind:
     integer: bool = True
 
 
-def _encode(columns: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    """Return (compact id per row, first row index of each id) for rows of non-negative integer columns.
+# Spans numbered at once by ``_encode_spans`` (whole items): each block's keys, orders and ids are a few MB.
+ENCODE_BLOCK = 1 << 18
 
-    Ids are ordered lexicographically by the columns, so the first column (the item) is the most
-    significant digit. A mixed-radix int64 key is used when it fits, else a row-wise unique.
+
+class Numbered(NamedTuple):
+    """The record's counted spans numbered under the strict and the relaxed rule (``_encode_spans``)."""
+
+    used: np.ndarray  # per type code of the table, whether a counted span has it
+    ids: list[np.ndarray]  # per counted labelling, its strict ids, sorted and unique (int64)
+    strict_row: np.ndarray  # per strict id, the table row of a span having it
+    relaxed_row: np.ndarray  # per relaxed id, the table row of a span having it
+    strict_to_relaxed: np.ndarray  # per strict id, its relaxed id (int64)
+
+
+def _encode_block(columns: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
+    """Number spans given as their (item, start, end, type) columns of non-negative integers, in the order of
+    (item, start, end, type) under strict and of (item, start, end) under relaxed, from 0.
+
+    Returns (the spans in strict order, the strict id of each along it, a span of each strict id, a span of each
+    relaxed id, each strict id's relaxed id). The strict key orders spans by (item, start, end, type) and the
+    relaxed key is the strict key without its last digit, so along the strict order the relaxed key never
+    decreases: one sort numbers both. Columns too large for one int64 key are sorted as they are (``lexsort``).
     """
-    if len(columns[0]) == 0:
-        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
     radices = [int(column.max()) + 1 for column in columns]
-    capacity = 1
-    for radix in radices:
-        capacity *= radix
-    if capacity < 2**62:
-        key = np.zeros(len(columns[0]), dtype=np.int64)
-        for column, radix in zip(columns, radices):
-            key = key * radix + column
-        _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    new_relaxed = np.empty(len(columns[0]), dtype=bool)  # the first span of each relaxed id along the order
+    new_relaxed[0] = True
+    if np.prod(np.array(radices, dtype=object)) >= 2**62:  # offsets too large for one key
+        order = np.lexsort(columns[::-1])
+        ordered = [column[order] for column in columns]
+        np.any([column[1:] != column[:-1] for column in ordered[:3]], axis=0, out=new_relaxed[1:])
+        new_strict = new_relaxed.copy()
+        new_strict[1:] |= ordered[3][1:] != ordered[3][:-1]
     else:
-        stacked = np.stack(columns, axis=1)
-        _, first, inverse = np.unique(stacked, axis=0, return_index=True, return_inverse=True)
-    return inverse.reshape(-1).astype(np.int64), first.astype(np.int64)
+        key = columns[0].astype(np.int64)
+        for column, radix in zip(columns[1:], radices[1:]):
+            key *= radix
+            key += column
+        order = np.argsort(key)
+        key = key[order]
+        new_strict = np.empty(len(key), dtype=bool)
+        new_strict[0] = True
+        np.not_equal(key[1:], key[:-1], out=new_strict[1:])
+        np.floor_divide(key, radices[-1], out=key)
+        np.not_equal(key[1:], key[:-1], out=new_relaxed[1:])
+    strict = np.cumsum(new_strict)
+    strict -= 1
+    relaxed = np.cumsum(new_relaxed)[new_strict]
+    relaxed -= 1
+    return order, strict, order[new_strict], order[new_relaxed], relaxed
 
 
-def _encode_spans(
-    items: np.ndarray, starts: np.ndarray, ends: np.ndarray, types: np.ndarray, rows: np.ndarray
-) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
-    """Return the strict and the relaxed (id per span, a span of each id) in one sort, both in the order of
-    ``rows`` (a permutation of the spans: ItemCounts' by labelling): the id of the span ``rows[k]`` at k (int32
-    below 2**31 ids), and of each id a k whose span has it.
+def _encode_spans(table: SpanTable, labelling_code: np.ndarray, n_names: int) -> Numbered:
+    """Number the table's counted spans under the strict and the relaxed rule, a block of whole items at a time.
 
-    The strict key orders spans by (item, start, end, type) and the relaxed key is the strict key without its
-    last digit, so along the strict order the relaxed key never decreases: one sort numbers both. Which span
-    stands for an id does not matter (they agree on item, offsets and, under strict, type).
+    ``labelling_code``: per labelling of the table, its code among the ``n_names`` counted (-1: its spans are
+    not counted). The type digit is the table's type code: ``ItemCounts``' codes (the used types', in sorted
+    order) are in the same order, so the ids are the same.
+
+    The table's spans are ordered by item, the keys' first digit, so a block of whole items (``ENCODE_BLOCK``
+    spans or so) holds a range of each rule's ids: each block is numbered alone (``_encode_block``), its item
+    digit counted from its first item, after the ids of the blocks before, and each labelling's strict ids in
+    the block, sorted and unique, follow its ids of the blocks before. A block's keys and orders are a few MB;
+    no array of the whole record is made but the ids and maps kept (the whole record's keys and orders were
+    four arrays of 8 bytes a span, 1.7 GB at a million items, and each span's strict and relaxed ids were kept
+    besides each labelling's ids). Which span stands for an id does not matter (they agree on item, offsets
+    and, under strict, type).
     """
-    columns = [items, starts, ends, types]
-    if not len(items):
-        empty = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
-        return empty, empty
-    radices = [int(column.max()) + 1 for column in columns]
-    if np.prod(np.array(radices, dtype=object)) >= 2**62:  # offsets too large for one key: a row-wise unique each
-        position = np.empty(len(rows), dtype=np.int64)  # each span's k
-        position[rows] = np.arange(len(rows))
-        (strict, strict_first), (relaxed, relaxed_first) = _encode(columns), _encode(columns[:3])
-        return (strict[rows], position[strict_first]), (relaxed[rows], position[relaxed_first])
-    # every step in place or into a buffer reused: each array is a span's 8 bytes (300 MB at a million items),
-    # and a fresh one is page faults (most of this function's time) and memory
-    spare = items.astype(np.int64)
-    for column, radix in zip(columns[1:], radices[1:]):
-        spare *= radix
-        spare += column
-    # the keys in the order of ``rows``, numbered there: no gather of each rule's ids into that order after.
-    # By labelling, the keys are a few sorted runs (each labelling's spans in record order, item by item): a
-    # stable sort (merging runs) is quicker than the default
-    key = spare[rows]
-    order = np.argsort(key, kind="stable")
-    ordered = np.take(key, order, out=spare, mode="clip")  # into the table-order keys' buffer, free now
-    numbers = key  # the key's buffer, free now, takes each span's number along the sorted order
-    found = []
-    new = np.empty(len(items), dtype=bool)
-    new[0] = True
-    for rule in ("strict", "relaxed"):
-        if rule == "relaxed":
-            np.floor_divide(ordered, radices[-1], out=ordered)
-        np.not_equal(ordered[1:], ordered[:-1], out=new[1:])
-        np.cumsum(new, out=numbers)
-        numbers -= 1
-        ids = np.empty(len(items), dtype=np.int32 if int(numbers[-1]) < 2**31 else np.int64)
-        ids[order] = numbers
-        found.append((ids, order[new]))
-    return found[0], found[1]
+    items, n_spans = table.item, table.n_spans
+    edges = [0]
+    if n_spans:
+        firsts = np.searchsorted(items, items[::ENCODE_BLOCK], side="left")  # each block starts on an item's first
+        edges = np.unique(np.concatenate([[0], firsts, [n_spans]])).tolist()
+    used = np.zeros(len(table.type_names), dtype=bool)
+    ids: list[list[np.ndarray]] = [[] for _ in range(n_names)]
+    strict_rows, relaxed_rows, to_relaxed = [], [], []
+    n_strict = n_relaxed = 0
+    last_item = -1
+    for low, high in zip(edges[:-1], edges[1:]):
+        codes = labelling_code[table.labelling[low:high]]
+        columns = [table.item[low:high], table.start[low:high], table.end[low:high], table.type[low:high]]
+        rows = None  # the block's counted rows, if not all of them
+        if bool((codes < 0).any()):
+            rows = np.flatnonzero(codes >= 0)
+            codes, columns = codes[rows], [column[rows] for column in columns]
+            rows += low
+            if not len(rows):
+                continue
+        item = columns[0]
+        if bool((item[1:] < item[:-1]).any()) or int(item[0]) < last_item:
+            raise ValueError("the span table's spans are not ordered by item")
+        last_item = int(item[-1])
+        columns[0] = item - item[0]
+        used[columns[3]] = True
+        order, strict, strict_first, relaxed_first, relaxed = _encode_block(columns)
+        # each labelling's strict ids: the spans in strict order, grouped by labelling by a stable sort (each
+        # group's ids stay in order), then each (labelling, id) once
+        codes = codes[order]
+        grouped = np.argsort(codes, kind="stable")
+        codes, strict = codes[grouped], strict[grouped]
+        once = np.empty(len(strict), dtype=bool)
+        once[0] = True
+        once[1:] = (strict[1:] != strict[:-1]) | (codes[1:] != codes[:-1])
+        codes, strict = codes[once], strict[once]
+        strict += n_strict
+        cuts = np.searchsorted(codes, np.arange(n_names + 1)).tolist()
+        for code in np.flatnonzero(np.diff(cuts)).tolist():
+            ids[code].append(strict[cuts[code] : cuts[code + 1]])
+        to_relaxed.append(relaxed + n_relaxed)
+        strict_rows.append(strict_first + low if rows is None else rows[strict_first])
+        relaxed_rows.append(relaxed_first + low if rows is None else rows[relaxed_first])
+        n_strict += len(strict_first)
+        n_relaxed += len(relaxed_first)
+    joined = [np.concatenate(found) if found else np.zeros(0, np.int64) for found in (strict_rows, relaxed_rows)]
+    strict_to_relaxed = np.concatenate(to_relaxed) if to_relaxed else np.zeros(0, np.int64)
+    labelled = []
+    for found in ids:  # each labelling's parts freed once joined: not every labelling's ids twice at once
+        labelled.append(np.concatenate(found) if found else np.zeros(0, np.int64))
+        found.clear()
+    return Numbered(used, labelled, joined[0], joined[1], strict_to_relaxed)
 
 
 # Above this many span types, per-type counts are kept sparse (by_type's count matrices) and the type-confusion
@@ -200,49 +249,30 @@ class ItemCounts:
         for code, column in enumerate(table_code):
             if column >= 0:
                 self.present[:, code] = table.present[:, column]
-        # our labelling code per span, in the smallest type that holds it (the stable counting sort below
-        # reads int16; a span's 2 bytes, not 8)
-        ours = np.full(len(table.names) + 1, -1, dtype=np.int16 if len(self.names) < 2**15 else np.int64)
-        ours[table_code[table_code >= 0]] = np.flatnonzero(table_code >= 0)
-        labelling = ours[table.labelling]
-        if not len(labelling) or labelling.min() >= 0:  # every span counted (a reduction: no mark of every span)
-            items_array, starts_array, ends_array, table_types = table.item, table.start, table.end, table.type
-        else:
-            kept = labelling >= 0
-            items_array, starts_array, ends_array = table.item[kept], table.start[kept], table.end[kept]
-            table_types, labelling = table.type[kept], labelling[kept]
-        # type codes in sorted order of the types the named labellings use, so ids (and the type-confusion
-        # table) depend neither on record order nor on labellings no role names
-        used = np.zeros(len(table.type_names), dtype=bool)
-        used[table_types] = True
-        self.type_names = table.type_names[used]
-        if used.all() and table_types.dtype == np.int64:  # the table's codes already (its types are sorted)
-            type_codes = table_types
-        elif len(table_types):
-            type_codes = (np.cumsum(used) - 1)[table_types].astype(np.int64, copy=False)
-        else:
-            type_codes = table_types.astype(np.int64)
-
-        # spans grouped by labelling (a stable counting sort: record order kept within each), so a labelling's
-        # span ids are a slice, not a pass over every span
-        by_labelling = np.argsort(labelling, kind="stable")
-        self._by_labelling = np.concatenate([[0], np.cumsum(np.bincount(labelling, minlength=len(self.names)))])
-        # each span's id, by labelling (int32 below 2**31 ids: half the memory; ``ids`` reads them as int64), and
-        # the position by labelling of a span of each id (``first``), then its row of the table (``row``)
-        (strict_id, strict_first), (relaxed_id, relaxed_first) = _encode_spans(
-            items_array, starts_array, ends_array, type_codes, by_labelling
-        )
-        self._span_id = {"strict": strict_id, "relaxed": relaxed_id}
-        strict_row, relaxed_row = by_labelling[strict_first], by_labelling[relaxed_first]
-        self._id_item = {"strict": items_array[strict_row], "relaxed": items_array[relaxed_row]}
-        self._n_ids = {"strict": len(strict_first), "relaxed": len(relaxed_first)}
+        # our labelling code per labelling of the table (-1: its spans are not counted)
+        labelling_code = np.full(len(table.names), -1, dtype=np.int16 if len(self.names) < 2**15 else np.int64)
+        labelling_code[table_code[table_code >= 0]] = np.flatnonzero(table_code >= 0)
+        # each labelling's strict ids (``ids``), and of each id a table row having it; type codes in sorted order
+        # of the types the named labellings use, so ids (and the type-confusion table) depend neither on record
+        # order nor on labellings no role names
+        numbered = _encode_spans(table, labelling_code, len(self.names))
+        self.type_names = table.type_names[numbered.used]
+        self._cache: dict[object, np.ndarray] = {
+            ("ids", "strict", name): ids for name, ids in zip(self.names, numbered.ids)
+        }
+        strict_row, relaxed_row = numbered.strict_row, numbered.relaxed_row
+        # the per-id maps as int64 whatever the table's types (their readers' keys and products are int64)
+        self._id_item = {
+            "strict": table.item[strict_row].astype(np.int64, copy=False),
+            "relaxed": table.item[relaxed_row].astype(np.int64, copy=False),
+        }
+        self._n_ids = {"strict": len(strict_row), "relaxed": len(relaxed_row)}
         # strict id -> relaxed id and type, for the type-confusion table
-        self._strict_to_relaxed = relaxed_id[strict_first].astype(np.int64)
-        self._strict_type = type_codes[strict_row] if len(strict_row) else np.zeros(0, np.int64)
+        self._strict_to_relaxed = numbered.strict_to_relaxed
+        self._strict_type = (np.cumsum(numbered.used) - 1)[table.type[strict_row]]
         # strict id -> start and end, for overlap matching
-        self._strict_start = starts_array[strict_row] if len(strict_row) else np.zeros(0, np.int64)
-        self._strict_end = ends_array[strict_row] if len(strict_row) else np.zeros(0, np.int64)
-        self._cache: dict[object, np.ndarray] = {}
+        self._strict_start = table.start[strict_row].astype(np.int64, copy=False)
+        self._strict_end = table.end[strict_row].astype(np.int64, copy=False)
         self._marks: dict[str, np.ndarray] = {}  # per rule, a byte of labellings' marks per span id (``_mark``)
         self._slots: dict[str, dict[str, np.uint8]] = {}  # per rule, the labellings marked and their bits
         self._derived: dict[str, np.ndarray] = {}  # derived labelling -> present per item (``derive``)
@@ -279,15 +309,20 @@ class ItemCounts:
 
     # -- span sets -----------------------------------------------------------------------------------
     def ids(self, rule: str, name: str) -> np.ndarray:
-        """Return the sorted unique span ids of a labelling under a rule (repeats count once)."""
+        """Return the sorted unique span ids of a labelling under a rule (repeats count once).
+
+        The strict ones are made with the counts (``_encode_spans``); the relaxed ones are the strict ones'
+        relaxed ids, once each: along the strict ids the relaxed id never decreases, so they come sorted.
+        """
         rule = SET_RULE[rule]
         key = ("ids", rule, name)
         if key not in self._cache:
-            code = self.names.index(name)
-            ids = self._span_id[rule][self._by_labelling[code] : self._by_labelling[code + 1]]
-            ids = ids.astype(np.int64)  # a copy, as int64 (the ids every reader gets)
-            ids.sort(kind="stable")  # sorted by item already: a merge of short runs (the default: 8-16x slower)
-            self._cache[key] = ids[np.concatenate([[True], ids[1:] != ids[:-1]])] if len(ids) else ids
+            if rule == "strict":
+                raise ValueError(f"{name!r} is neither a labelling of the counts nor a derived one")
+            relaxed = self._strict_to_relaxed[self.ids("strict", name)]
+            self._cache[key] = (
+                relaxed[np.concatenate([[True], relaxed[1:] != relaxed[:-1]])] if len(relaxed) else relaxed
+            )
         return self._cache[key]
 
     def has(self, name: str) -> np.ndarray:

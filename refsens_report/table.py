@@ -17,8 +17,29 @@ from typing import Any
 
 import numpy as np
 
-# the per-span arrays: most of a record's memory (34-40 bytes a span), read by the counts and the analyses' plans only
+# the per-span arrays: most of a record's memory, read by the counts and the analyses' plans only
 SPAN_ARRAYS = ("item", "labelling", "start", "end", "type")
+# Their types while their values fit (``narrowest``), else int64: a span's 16 bytes, not 34 (a million items' 38
+# million spans, 0.6 GB, not 1.3). Readers that form wider values (keys of item and offsets, products) cast first.
+SPAN_TYPES = {"item": np.int32, "labelling": np.int16, "start": np.int32, "end": np.int32, "type": np.int16}
+
+# Span codes counted at once by ``code_counts``: each slice's int64 copy is 8 MB.
+COUNT_SLICE = 1 << 20
+
+
+def holds(kind: type, values: np.ndarray) -> bool:
+    """Return whether the integer type ``kind`` holds every one of the integer ``values``."""
+    if not len(values) or np.can_cast(values.dtype, kind):
+        return True
+    limits = np.iinfo(kind)
+    return limits.min <= int(values.min()) and int(values.max()) <= limits.max
+
+
+def narrowest(name: str, values: np.ndarray) -> np.ndarray:
+    """Return the span array ``name`` in its type of ``SPAN_TYPES`` if that holds its values, else as int64 (no
+    copy when it is in that type already)."""
+    kind = SPAN_TYPES[name] if holds(SPAN_TYPES[name], values) else np.int64
+    return values.astype(kind, copy=False)
 
 
 class ReleasedSpans:
@@ -52,7 +73,8 @@ class SpanTable:
     Items: ``ids`` (str, record order), ``language`` (code into ``languages``, sorted), ``present[item, name]``
     (labelling ``names[name]`` is present on the item, possibly with no span). Spans, ordered by item (record
     order, then as read): ``item``, ``labelling`` (code into ``names``), ``start``, ``end``, ``type`` (code into
-    ``type_names``, sorted), each int64 but ``labelling``, which may be narrower (the Parquet record's is int16).
+    ``type_names``, sorted), each in its type of ``SPAN_TYPES`` (int32, the codes int16) where its values fit,
+    else int64: the table narrows them when it is made (``narrowest``).
     ``meta[key]``: per item, the value of a metadata key (None where the item does not give it); ``text``: per
     item, its text or None (None as a whole when no item has text). ``record_order``: per item, its place in the
     record it was converted from, where the items are in another order (a partitioned record is in canonical
@@ -74,6 +96,10 @@ class SpanTable:
     text: np.ndarray | None = None
     items: Sequence[Any] | None = None  # the Item objects it was made from, if any (their meta, on demand)
     record_order: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        for name in SPAN_ARRAYS:
+            object.__setattr__(self, name, narrowest(name, getattr(self, name)))
 
     @property
     def n_items(self) -> int:
@@ -179,7 +205,9 @@ class SpanTable:
 
     def item_spans(self, index: int) -> dict[str, tuple[tuple[int, int, str], ...]]:
         """Return the labellings present on one item, each with its spans as (start, end, type) tuples."""
-        first, stop = np.searchsorted(self.item, [index, index + 1])
+        # a key of the array's own type: another would make searchsorted cast the whole array on each call
+        key = self.item.dtype.type(index)
+        first, stop = np.searchsorted(self.item, key), np.searchsorted(self.item, key, side="right")
         spans: dict[str, list[tuple[int, int, str]]] = {
             name: [] for code, name in enumerate(self.names) if self.present[index, code]
         }
@@ -188,6 +216,15 @@ class SpanTable:
                 (int(self.start[k]), int(self.end[k]), str(self.type_names[self.type[k]]))
             )
         return {name: tuple(found) for name, found in spans.items()}
+
+
+def code_counts(codes: np.ndarray, n_codes: int) -> np.ndarray:
+    """Return how many of ``codes`` (a span array's) are each of 0 .. n_codes - 1: ``np.bincount`` a slice at a time,
+    as it first copies its whole input into int64 (8 bytes a span of a narrow array, 300 MB at a million items)."""
+    found = np.zeros(n_codes, dtype=np.int64)
+    for first in range(0, len(codes), COUNT_SLICE):
+        found += np.bincount(codes[first : first + COUNT_SLICE], minlength=n_codes)
+    return found
 
 
 def sorted_codes(uniques: np.ndarray, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -766,7 +766,7 @@ def test_a_footer_claiming_more_rows_than_memory_holds_is_refused_before_reading
     assert done.returncode == 2, done.stderr
     assert done.stderr.strip() == (
         "error: record.parquet: the Parquet footers claim 20,000,000,000 rows, more than "
-        "memory can hold (633 GiB of span arrays)"
+        "memory can hold (298 GiB of span arrays)"
     ), done.stderr
 
 

@@ -462,7 +462,7 @@ def test_span_ids_are_the_same_on_the_ranked_path_of_offsets_too_large_for_one_k
         items.append(item(f"i{number:03d}", "en", text="x" * 40, **labellings))
     config = load_config(write_project(tmp_path, items))
     table = load_record(config).table
-    far = dataclasses.replace(table, start=table.start + 2**61, end=table.end + 2**61)
+    far = dataclasses.replace(table, start=table.start.astype(np.int64) + 2**61, end=table.end.astype(np.int64) + 2**61)
     names = config.roles.all_names
     near_counts, far_counts = ItemCounts(table, names), ItemCounts(far, names)
     for rule in ("strict", "relaxed"):

@@ -22,7 +22,7 @@ from refsens_report.formatting import counted
 from refsens_report.names import name_problem, shown
 from refsens_report.options import OptionReader
 from refsens_report.record import Record, Span
-from refsens_report.table import SpanTable, sorted_codes
+from refsens_report.table import SpanTable, code_counts, sorted_codes
 
 KEY = "label_map"
 
@@ -146,7 +146,7 @@ def map_table(table: SpanTable, mapping: Mapping[str, str], counts: MapCounts) -
     targets = [mapping.get(name, name) for name in names]
     if targets == names:
         return table
-    per_type = np.bincount(table.type, minlength=len(names))
+    per_type = code_counts(table.type, len(names))
     dropped = np.array([not target for target in targets], dtype=bool)
     for code, (name, target) in enumerate(zip(names, targets)):
         if target and target != name and per_type[code]:

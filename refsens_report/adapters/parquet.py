@@ -36,7 +36,7 @@ from refsens_report.files import open_regular, path_problem
 from refsens_report.names import name_problem
 from refsens_report.options import OptionReader
 from refsens_report.record import MAX_OFFSET, POOLED, Record, check_span, describe_json
-from refsens_report.table import SpanTable, sorted_codes
+from refsens_report.table import SPAN_TYPES, SpanTable, holds, sorted_codes
 
 SPAN_COLUMNS = ("id", "language", "labelling", "start", "end", "type")  # required, in this order
 ITEM_COLUMNS = ("third_pass", "dup_key", "record_order")  # optional: one value per item, repeated on its rows
@@ -46,9 +46,6 @@ STRING_COLUMNS = frozenset({"id", "language", "labelling", "type", "dup_key", TE
 OFFSET_COLUMNS = frozenset({"start", "end"})
 INTEGER_COLUMNS = OFFSET_COLUMNS | {"record_order"}
 BATCH_ROWS = 1 << 21  # rows decoded at once: bounds the temporary arrays whatever the file's row groups
-# The span arrays' types (SpanTable's): int64, but a span's labelling code int16 while the record's labelling names
-# fit (``_Builder._batch`` widens it past them): a million items' 38 million spans, 230 MB fewer fresh pages
-SPAN_TYPES = {"item": np.int64, "labelling": np.int16, "start": np.int64, "end": np.int64, "type": np.int64}
 
 
 @dataclass(frozen=True)
@@ -534,7 +531,8 @@ class _Builder:
         self.item_columns: set[str] = set()
         # per provisional item: its language, third_pass and dup_key codes (-1: null) and its first row
         self.item: dict[str, list[np.ndarray]] = {name: [] for name in (*self.ITEM_VALUES, "first_row")}
-        # spans in file order (the first n_spans rows of arrays sized for every row); markers apart, with their rows
+        # spans in file order (the first n_spans rows of arrays sized for every row), in SpanTable's types (``_store``
+        # widens one past them); markers apart, with their rows
         self.n_spans = 0
         self.span = {name: np.zeros(0, dtype=kind) for name, kind in SPAN_TYPES.items()}
         self.markers: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
@@ -663,8 +661,6 @@ class _Builder:
         item, item_null = self.ids.encode(columns["id"], "id" in encoded)
         language, language_null = self.languages.encode(columns["language"])
         labelling, labelling_null = self.labellings.encode(columns["labelling"])
-        if len(self.labellings) > np.iinfo(self.span["labelling"].dtype).max + 1:  # codes beyond the type: int64
-            self.span["labelling"] = self.span["labelling"].astype(np.int64)
         span_type, type_null = self.types.encode(columns["type"])
         start, start_null = _offsets(columns["start"])
         end, end_null = _offsets(columns["end"])
@@ -798,6 +794,8 @@ class _Builder:
                 for name, array in self.span.items()
             }
         for name, column in values.items():
+            if not holds(self.span[name].dtype.type, column):  # a value beyond the type (never in practice): int64
+                self.span[name] = self.span[name].astype(np.int64)
             target = self.span[name][self.n_spans : stop]
             if rows is None:
                 target[:] = column
