@@ -323,23 +323,24 @@ def test_per_type_counts_are_computed_on_the_workers(
     items, sparse, cluster, simulated, rare_type, tmp_path, monkeypatch
 ):
     """The dense per-type count matrices are never built on the client of a partitioned Dask run (the workers
-    compute their columns, by type name, where a partition may lack a type): results.csv and results.json are the
-    local engine's, byte for byte, whatever the partitioning. Sparse ones (many types, here every count of more
-    than one type) are the client's, drawn beside the workers' columns."""
+    compute their columns, by type name, where a partition may lack a type): results.csv is the local engine's,
+    byte for byte, and so is every entry of results.json but the config's text and hash, whatever the
+    partitioning. Sparse ones (more than ``MANY_TYPES`` scored types; here, more than one) are the client's,
+    drawn beside the workers' columns."""
     monkeypatch.setattr(bootstrap, "BLOCK_ITEMS", BLOCK_ITEMS)
     if sparse:
         monkeypatch.setattr("refsens_report.analyses.by_type.MANY_TYPES", 1)
     folder = tmp_path / "parts"
     assert main(["convert", str(simulated / "rare.jsonl"), str(folder), "--partition-items", items]) == 0
     assert any(RARE not in types for types in partition_types(folder)), "a partition lacks the type"
-    local = audit_csv(config_for(simulated, folder, f"local-rare-{items}.toml"), tmp_path / "local")
+    local = audit_csv(config_for(simulated, folder, f"local-{tmp_path.name}.toml"), tmp_path / "local")
     built: list[int] = []
     typed_matrix = ItemCounts.typed_matrix
     monkeypatch.setattr(
         ItemCounts, "typed_matrix", lambda self, *args, **kwargs: built.append(1) or typed_matrix(self, *args, **kwargs)
     )
     dask_table = f'\n[engine]\nbackend = "dask"\nscheduler = "{cluster.scheduler_address}"\n'
-    config = config_for(simulated, folder, f"dask-rare-{items}.toml", dask_table)
+    config = config_for(simulated, folder, f"dask-{tmp_path.name}.toml", dask_table)
     assert audit_csv(config, tmp_path / "dask") == local
     assert without_config(tmp_path / "dask" / "results.json") == without_config(tmp_path / "local" / "results.json")
     assert bool(built) == sparse, "the client built no dense per-type count matrix"
