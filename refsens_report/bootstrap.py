@@ -360,11 +360,11 @@ def pattern_count(matrix: np.ndarray, grouping: tuple[np.ndarray, np.ndarray]) -
 
 
 def item_block(matrix: np.ndarray) -> ItemBlock:
-    """Return a block of count rows ready to multiply: identical rows collapsed when that leaves at most
-    ``COLLAPSE_SHARE`` of them, float32 when exact for any replicate drawing up to ``FLOAT32_MARGIN`` times the
-    block's items (integer counts only: real values always sum in float64). A source alone in its block
-    (``block_items``)."""
-    return block_items([matrix], len(matrix))[0]
+    """Return a block of count rows (a dense or a sparse matrix) ready to multiply: identical rows collapsed when
+    that leaves at most ``COLLAPSE_SHARE`` of them, float32 when exact for any replicate drawing up to
+    ``FLOAT32_MARGIN`` times the block's items (integer counts only: real values always sum in float64). A source
+    alone in its block (``block_items``)."""
+    return block_items([matrix], matrix.shape[0])[0]
 
 
 def block_items(matrices: Sequence[Any], rows: int) -> list[ItemBlock]:

@@ -67,15 +67,26 @@ class Listed:
 
     ``values[k, c]`` is column c on item ``items[k]`` (items not listed count zero); ``resamples``: the
     stream's first replicates it needs. Drawn together, it shares every draw with the stream's statistics.
+    ``items`` and ``values`` may be None with ``build`` giving them when the client draws the matrix: a
+    partitioned record's workers then compute the ``columns`` in its place, and the client never holds it
+    (``Estimator.listed_source``).
     """
 
     key: str
-    items: np.ndarray
-    values: np.ndarray
+    items: np.ndarray | None
+    values: Any
     resamples: int
     # what each column of ``values`` counts, when known (per-type counts): a drawn column that is their sum on
     # every item (an untyped count is the sum of its per-type counts) is then summed from theirs, not drawn
     columns: tuple[Column, ...] = ()
+    build: Callable[[], tuple[np.ndarray, Any]] | None = None  # (items, values), when not given
+
+    def made(self) -> Listed:
+        """Return this matrix with its ``items`` and ``values`` built (``build``), when they are not given."""
+        if self.values is not None or self.build is None:
+            return self
+        items, values = self.build()
+        return replace(self, items=items, values=values, build=None)
 
 
 @dataclass(frozen=True)
@@ -278,6 +289,15 @@ class Estimator:
             return None
         return self.run.column_source(columns, self.counts)
 
+    def listed_source(self, one: Listed) -> Any:
+        """Return a listed matrix as a source to draw: its columns as the workers compute them
+        (``remote_columns``) when its matrix is left to build and its columns are known, else its matrix."""
+        remote = self.remote_columns(list(one.columns)) if one.values is None and one.columns else None
+        if remote is not None:
+            return replace(remote, resamples=one.resamples)
+        made = one.made()
+        return matrix_source(made.values, made.items, made.resamples)
+
     def draw(
         self,
         sources: list[Any],
@@ -334,10 +354,11 @@ class Estimator:
         resamples = self.config.audit.resamples
         remote = self.remote_columns(columns)
         if remote is not None:  # a partitioned record's workers compute the columns where its items are
-            sources = [remote] + [matrix_source(one.values, one.items, one.resamples) for one in listed]
+            sources = [remote] + [self.listed_source(one) for one in listed]
             (sums, *listed_sums), drawn_items = self.draw(sources, mask, stream, resamples, self.progress.stage(stream))
         else:
             with self.stopwatch.stage("counts"):
+                listed = tuple(one.made() for one in listed)
                 plan = self.column_plan(columns, mask, listed, resamples, max(len(items) for items in members))
             sources = [matrix_source(matrix) for _, matrix in plan.parts]
             sources += [matrix_source(one.values, one.items, one.resamples) for one in listed]

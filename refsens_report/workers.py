@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -56,9 +56,38 @@ def partition_shape(counts: ItemCounts) -> tuple[int, str, str]:
     return counts.n_items, str(ids[0]) if len(ids) else "", str(ids[-1]) if len(ids) else ""
 
 
-def partition_rows(counts: ItemCounts, columns: Sequence[Column], local: np.ndarray) -> np.ndarray:
-    """Return the columns' values on some of a partition's items (their positions in the partition)."""
-    return counts.matrix(list(columns))[local]
+def partition_matrix(counts: ItemCounts, columns: Sequence[Column]) -> np.ndarray:
+    """Return the columns' values on every item of a partition, as a matrix [item, column] of a dtype holding them.
+
+    A per-type column names its type (the record's type names, sorted, are not the partition's: a partition
+    may lack a type, which then counts zero on its items). The per-type columns are read off one
+    ``ItemCounts.typed_matrix`` of their families and of the types the partition has (one pass over its spans);
+    the others are ``ItemCounts.matrix``'s.
+    """
+    typed = [k for k, column in enumerate(columns) if column.type]
+    untyped = [k for k, column in enumerate(columns) if not column.type]
+    whole = counts.matrix([columns[k] for k in untyped])
+    if not typed:
+        return whole
+    families = list(dict.fromkeys(replace(columns[k], type="") for k in typed))
+    has = set(counts.type_names.tolist())
+    names = [name for name in dict.fromkeys(columns[k].type for k in typed) if name in has]
+    items, values = (
+        counts.typed_matrix(families, [counts.type_code(name) for name in names])
+        if names
+        else (np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.uint8))  # no span of these types here
+    )
+    matrix = np.zeros((counts.n_items, len(columns)), dtype=np.result_type(whole, values))
+    matrix[:, untyped] = whole
+    place = {(family, name): f * len(names) + k for f, family in enumerate(families) for k, name in enumerate(names)}
+    found = [(k, place[replace(columns[k], type=""), columns[k].type]) for k in typed if columns[k].type in has]
+    matrix[np.ix_(items, [k for k, _ in found])] = values[:, [at for _, at in found]]
+    return matrix
+
+
+def partition_rows(matrix: np.ndarray, local: np.ndarray) -> np.ndarray:
+    """Return a partition's rows of a matrix of its items (``partition_matrix``): some items' values."""
+    return matrix[local]
 
 
 def assembled_block(
@@ -135,15 +164,16 @@ def _rows_stay_on_the_workers(items: np.ndarray) -> np.ndarray:
 
 
 # the column kinds whose value on an item depends on that item's spans and metadata alone (counts.ItemCounts):
-# a partition computes them as the whole record would. Not: per-type columns (a type a partition lacks has no
-# code there), the kinds analyses declare (alpha's categories are the record's), labellings derived from the
-# record's span ids (what-if references: the ids are the client's)
+# a partition computes them as the whole record would, per-type ``tp`` and ``size`` too (named by their type:
+# ``partition_matrix``). Not: the kinds analyses declare (alpha's categories are the record's), labellings derived
+# from the record's span ids (what-if references: the ids are the client's)
 PER_ITEM_KINDS = frozenset({"tp", "size", "equal", "equal_any", "flag", "unadjudicated_split", "silent"})
+TYPED_KINDS = frozenset({"tp", "size"})  # the kinds with per-type counts (``ItemCounts.typed``)
 
 
 def per_item(column: Column, names: Sequence[str]) -> bool:
     """Return whether a partition computes the column's values on its items as the whole record does."""
-    if column.kind not in PER_ITEM_KINDS or column.type:
+    if column.kind not in PER_ITEM_KINDS or (column.type and column.kind not in TYPED_KINDS):
         return False
     if column.kind == "flag":
         return True  # an item's metadata
@@ -236,9 +266,11 @@ class PartitionedRun(DaskRun):
         )
 
     def _remote_blocks(
-        self, counts: list[Any], source: RemoteColumns, parts: list[np.ndarray]
+        self, matrices: Sequence[Any], source: RemoteColumns, parts: list[np.ndarray]
     ) -> tuple[list[Any], list[Any]]:
-        """Return (a future per canonical block: its ItemBlock; a future per block: its column sums)."""
+        """Return (a future per canonical block: its ItemBlock; a future per block: its column sums).
+
+        ``matrices``: a future per partition of its matrix of the source's columns (``partition_matrix``)."""
         blocks, sums = [], []
         for members in parts:
             owner = np.searchsorted(self.offsets, members, side="right") - 1
@@ -246,7 +278,7 @@ class PartitionedRun(DaskRun):
             for partition in np.unique(owner).tolist():
                 place = np.flatnonzero(owner == partition)
                 local = members[place] - self.offsets[partition]
-                pieces.append(self.client.submit(partition_rows, counts[partition], source.columns, local, pure=False))
+                pieces.append(self.client.submit(partition_rows, matrices[partition], local, pure=False))
                 rows.append(place)
             given = None
             if source.local is not None:
@@ -295,6 +327,13 @@ class PartitionedRun(DaskRun):
             np.zeros((len(strata) + 1, count + 1, source.n_columns), dtype=np.float64)
             for count, source in zip(wanted, sources)
         ]
+        # per source computed on the workers, a future per partition of its matrix: computed once for every block
+        partition_matrices = [
+            [self.client.submit(partition_matrix, partition, source.columns, pure=False) for partition in counts]
+            if isinstance(source, RemoteColumns)
+            else []
+            for source in sources
+        ]
         sizes: list[list[int]] = []
         handles: list[list[list[Any]]] = [[] for _ in sources]  # [source][group][block]: a future of its ItemBlock
         block_sums: list[list[list[Any]]] = [[] for _ in sources]  # [source][group][block]: its sums, or a future
@@ -303,7 +342,7 @@ class PartitionedRun(DaskRun):
             sizes.append([len(part) for part in parts])
             for number, source in enumerate(sources):
                 if isinstance(source, RemoteColumns):
-                    found, totals = self._remote_blocks(counts, source, parts)
+                    found, totals = self._remote_blocks(partition_matrices[number], source, parts)
                 else:
                     matrices = [source.rows(part) for part in parts]
                     totals = [np.asarray(matrix.sum(axis=0)).reshape(-1) for matrix in matrices]
@@ -311,6 +350,7 @@ class PartitionedRun(DaskRun):
                     del matrices
                 handles[number].append(found)
                 block_sums[number].append(totals)
+        del partition_matrices  # each goes from its worker once the blocks' rows are cut from it
         for number, total in enumerate(sums):  # the point estimates, block by block in the local engine's order
             for group, totals in enumerate(block_sums[number]):
                 for found in self.client.gather(totals) if totals and not isinstance(totals[0], np.ndarray) else totals:

@@ -307,7 +307,9 @@ def test_only_per_item_counts_of_the_records_labellings_are_computed_on_workers(
     names = ("gold", "sys")
     assert workers.per_item(Column("tp", "strict", "gold", "sys"), names)
     assert workers.per_item(Column("flag", a="third_pass"), names)
-    assert not workers.per_item(Column("tp", "strict", "gold", "sys", type="PER"), names)
+    assert workers.per_item(Column("tp", "strict", "gold", "sys", type="PER"), names)
+    assert workers.per_item(Column("size", "overlap", "gold", type="PER"), names)
+    assert not workers.per_item(Column("equal", "", "gold", "sys", type="PER"), names)
     assert not workers.per_item(Column("tp", "strict", "gold", "what-if"), names)
     assert not workers.per_item(Column("alpha_agree", a="gold"), names)
 
@@ -342,3 +344,101 @@ def test_the_clients_columns_give_each_block_the_rows_of_the_whole_records_matri
             rows = source.rows(items)
             assert rows.dtype == whole.dtype and rows.shape == (len(items), len(columns))
             assert np.array_equal(rows, whole[items])
+
+
+RARE = "RARE_TYPE"  # a span type only the record's first items have: most partitions lack it
+
+
+@pytest.fixture(scope="module")
+def rare_type(simulated) -> Path:
+    """The simulated record with one type renamed on the spans of its first 30 items every role labels (audited
+    items): a type most partitions lack, converted into partitions of 64 items."""
+    config = load_config(simulated / "refsens.toml")
+    lines = (simulated / "record.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    kind = json.loads(lines[0])["labellings"]["delivered"][0][2]
+    renamed, audited = [], 0
+    for line in lines:
+        item = json.loads(line)
+        if audited < 30 and set(config.roles.all_names) <= set(item["labellings"]):
+            audited += 1
+            item["labellings"] = {
+                name: [[start, end, RARE if label == kind else label] for start, end, label in spans]
+                for name, spans in item["labellings"].items()
+            }
+        renamed.append(json.dumps(item, ensure_ascii=False) + "\n")
+    (simulated / "rare.jsonl").write_text("".join(renamed), encoding="utf-8")
+    folder = simulated / "rare-parts"
+    assert main(["convert", str(simulated / "rare.jsonl"), str(folder), "--partition-items", "64"]) == 0
+    return folder
+
+
+def partition_types(folder: Path) -> list[set[str]]:
+    """Return each partition file's span types, in file order."""
+    return [
+        set(pq.read_table(path, columns=["type"]).column("type").to_pylist()) - {None}
+        for path in sorted(folder.glob("*.parquet"))
+    ]
+
+
+def without_config(path: Path) -> dict:
+    """Return results.json without what names the config file (the engine's table differs by construction)."""
+    found = json.loads(path.read_text(encoding="utf-8"))
+    return {key: value for key, value in found.items() if key not in ("config_toml", "inputs")}
+
+
+def test_a_partitions_per_type_counts_are_the_whole_records_rows(simulated, rare_type):
+    """``partition_matrix`` reads the per-type columns off the partition's ``typed_matrix`` by type name: its
+    rows are those of the whole record's ``ItemCounts.matrix`` (each per-type column counted on its own,
+    ``ItemCounts.typed``), strict and overlap, beside untyped columns, in partitions lacking a type too."""
+    config = load_config(config_for(simulated, rare_type, "rare-columns.toml"))
+    table = audit.load_record(config).table
+    names = config.roles.all_names
+    whole = ItemCounts(table, names)
+    first, second = names[:2]
+    types = [RARE, str(whole.type_names[0]), str(whole.type_names[-1])]
+    columns = [Column("size", "strict", first), Column("tp", "strict", second, first, type=RARE)]
+    columns += [Column("tp", rule, first, second, type=kind) for rule in ("strict", "overlap") for kind in types]
+    columns += [Column("size", "strict", second, type=kind) for kind in types] + [Column("flag", a="third_pass")]
+    expected = whole.matrix(columns)
+    paths = sorted(rare_type.glob("*.parquet"))
+    lacking = [RARE not in found for found in partition_types(rare_type)]
+    assert any(lacking) and not all(lacking), "some partitions lack the type, some have it"
+    offset = 0
+    for path in paths:
+        counts = workers.partition_counts(str(path), path.name, names, config.audit.duplicate_key, {})
+        found = workers.partition_matrix(counts, columns)
+        assert found.shape == (counts.n_items, len(columns))
+        assert np.array_equal(found, expected[offset : offset + counts.n_items])
+        offset += counts.n_items
+    assert offset == whole.n_items and expected[:, 1:].any()
+
+
+@pytest.mark.parametrize("items, sparse", [("32", False), ("128", False), ("512", False), ("128", True)])
+def test_per_type_counts_are_computed_on_the_workers(
+    items, sparse, cluster, simulated, rare_type, tmp_path, monkeypatch
+):
+    """The dense per-type count matrices are never built on the client of a partitioned Dask run (the workers
+    compute their columns, by type name, where a partition may lack a type): results.csv is the local engine's,
+    byte for byte, and so is every entry of results.json but the config's text and hash, whatever the
+    partitioning. Sparse ones (more than ``MANY_TYPES`` scored types; here, more than one) are the client's,
+    drawn beside the workers' columns."""
+    monkeypatch.setattr(bootstrap, "BLOCK_ITEMS", BLOCK_ITEMS)
+    if sparse:
+        monkeypatch.setattr("refsens_report.analyses.by_type.MANY_TYPES", 1)
+    folder = tmp_path / "parts"
+    assert main(["convert", str(simulated / "rare.jsonl"), str(folder), "--partition-items", items]) == 0
+    assert any(RARE not in types for types in partition_types(folder)), "a partition lacks the type"
+    local = audit_csv(config_for(simulated, folder, f"local-{tmp_path.name}.toml"), tmp_path / "local")
+    built: list[int] = []
+    typed_matrix = ItemCounts.typed_matrix
+    monkeypatch.setattr(
+        ItemCounts, "typed_matrix", lambda self, *args, **kwargs: built.append(1) or typed_matrix(self, *args, **kwargs)
+    )
+    dask_table = f'\n[engine]\nbackend = "dask"\nscheduler = "{cluster.scheduler_address}"\n'
+    config = config_for(simulated, folder, f"dask-{tmp_path.name}.toml", dask_table)
+    assert audit_csv(config, tmp_path / "dask") == local
+    assert without_config(tmp_path / "dask" / "results.json") == without_config(tmp_path / "local" / "results.json")
+    assert bool(built) == sparse, "the client built no dense per-type count matrix"
+    assert RARE in {
+        row["type"] for row in json.loads((tmp_path / "dask" / "results.json").read_text())["rows"] if row.get("type")
+    }

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import replace
+from functools import partial
 from itertools import combinations
 from typing import Any
 
@@ -184,19 +185,24 @@ def plan(context: AuditContext) -> tuple[list[str], list[Column], list[np.ndarra
 
 
 def estimates(context: AuditContext) -> list[Estimate]:
-    """The per-type count matrices, drawn with the swap's stream (same items): one draw for both."""
+    """The per-type count matrices, drawn with the swap's stream (same items): one draw for both.
+
+    Each column is named (family f's count of type k), so the stream's untyped counts can be summed from these,
+    and a dense matrix is built only where the client draws it (``Listed.build``): a partitioned record's
+    workers compute its columns instead. A sparse one (many types) is built here.
+    """
     planned = plan(context)
     if planned is None:
         return []
     _, needed, blocks, resamples = planned
-    sparse = many_types(blocks)
-    # each column named (family f's count of type k), so the stream's untyped counts can be summed from these
+    sparse, counts = many_types(blocks), context.counts
     listed = tuple(
         Listed(
             f"by_type:{number}",
-            *context.counts.typed_matrix(needed, block, sparse),
+            *(counts.typed_matrix(needed, block, sparse) if sparse else (None, None)),
             resamples,
-            tuple(replace(family, type=str(context.counts.type_names[code])) for family in needed for code in block),
+            tuple(replace(family, type=str(counts.type_names[code])) for family in needed for code in block),
+            None if sparse else partial(counts.typed_matrix, needed, block),
         )
         for number, block in enumerate(blocks)
     )
