@@ -73,10 +73,17 @@ class Numbered(NamedTuple):
     """The record's counted spans numbered under the strict and the relaxed rule (``_encode_spans``)."""
 
     used: np.ndarray  # per type code of the table, whether a counted span has it
-    ids: list[np.ndarray]  # per counted labelling, its strict ids, sorted and unique (int64)
+    ids: list[np.ndarray]  # per counted labelling, its strict ids, sorted and unique (``id_dtype``)
     strict_row: np.ndarray  # per strict id, the table row of a span having it
     relaxed_row: np.ndarray  # per relaxed id, the table row of a span having it
-    strict_to_relaxed: np.ndarray  # per strict id, its relaxed id (int64)
+    strict_to_relaxed: np.ndarray  # per strict id, its relaxed id (``id_dtype``)
+
+
+def id_dtype(n_spans: int) -> type:
+    """Return the integer type of span ids (and of any index into them) for a table of ``n_spans`` spans: int32
+    when they fit (every id is below the number of spans; half the bytes of int64), else int64. A reader forming a
+    wider value from ids (a key of an id and an offset, a product) casts to int64 first."""
+    return np.int32 if n_spans < 2**31 else np.int64
 
 
 def _encode_block(columns: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
@@ -133,6 +140,7 @@ def _encode_spans(table: SpanTable, labelling_code: np.ndarray, n_names: int) ->
     and, under strict, type).
     """
     items, n_spans = table.item, table.n_spans
+    index = id_dtype(n_spans)
     edges = [0]
     if n_spans:
         firsts = np.searchsorted(items, items[::ENCODE_BLOCK], side="left")  # each block starts on an item's first
@@ -169,19 +177,21 @@ def _encode_spans(table: SpanTable, labelling_code: np.ndarray, n_names: int) ->
         once[1:] = (strict[1:] != strict[:-1]) | (codes[1:] != codes[:-1])
         codes, strict = codes[once], strict[once]
         strict += n_strict
+        strict = strict.astype(index)
         cuts = np.searchsorted(codes, np.arange(n_names + 1)).tolist()
         for code in np.flatnonzero(np.diff(cuts)).tolist():
             ids[code].append(strict[cuts[code] : cuts[code + 1]])
-        to_relaxed.append(relaxed + n_relaxed)
+        relaxed += n_relaxed
+        to_relaxed.append(relaxed.astype(index))
         strict_rows.append(strict_first + low if rows is None else rows[strict_first])
         relaxed_rows.append(relaxed_first + low if rows is None else rows[relaxed_first])
         n_strict += len(strict_first)
         n_relaxed += len(relaxed_first)
     joined = [np.concatenate(found) if found else np.zeros(0, np.int64) for found in (strict_rows, relaxed_rows)]
-    strict_to_relaxed = np.concatenate(to_relaxed) if to_relaxed else np.zeros(0, np.int64)
+    strict_to_relaxed = np.concatenate(to_relaxed) if to_relaxed else np.zeros(0, index)
     labelled = []
     for found in ids:  # each labelling's parts freed once joined: not every labelling's ids twice at once
-        labelled.append(np.concatenate(found) if found else np.zeros(0, np.int64))
+        labelled.append(np.concatenate(found) if found else np.zeros(0, index))
         found.clear()
     return Numbered(used, labelled, joined[0], joined[1], strict_to_relaxed)
 
@@ -207,7 +217,7 @@ MARK_SLOTS = 8
 MARKING = threading.Lock()
 
 # Per-item counts are small: int32 holds any (2**31 spans on one item is beyond any record), at half the memory
-# of int64 (a million items x 200 cached count columns: 0.8 GB, not 1.6).
+# of int64. The count columns ``ItemCounts`` caches take less still (``narrowest``: most fit a byte).
 COUNT_DTYPE = np.int32
 
 
@@ -220,6 +230,13 @@ def smallest_unsigned(values: np.ndarray) -> type:
     """Return the smallest unsigned integer type holding every value (non-negative integers)."""
     top = int(values.max()) if len(values) else 0
     return next(kind for kind in (np.uint8, np.uint16, np.uint32, np.uint64) if top <= np.iinfo(kind).max)
+
+
+def narrowest(values: np.ndarray) -> np.ndarray:
+    """Return non-negative integers (per-item counts) in the smallest unsigned type holding them, not copied when
+    they are in it already. How ``ItemCounts`` caches its count columns: a reader forming a value they may not hold
+    (a difference, a product, a sum) casts first."""
+    return values.astype(smallest_unsigned(values), copy=False)
 
 
 def common_unsigned(columns: Sequence[np.ndarray]) -> type:
@@ -261,18 +278,20 @@ class ItemCounts:
             ("ids", "strict", name): ids for name, ids in zip(self.names, numbered.ids)
         }
         strict_row, relaxed_row = numbered.strict_row, numbered.relaxed_row
-        # the per-id maps as int64 whatever the table's types (their readers' keys and products are int64)
-        self._id_item = {
-            "strict": table.item[strict_row].astype(np.int64, copy=False),
-            "relaxed": table.item[relaxed_row].astype(np.int64, copy=False),
-        }
+        # the per-id maps in the table's types (int32 items and offsets unless the record needs int64) and the
+        # ids in ``id_dtype``: at a million items 0.5 GB as int64, half that as they are. A reader forming a
+        # wider value from them (a key of item and offset, item x types) casts to int64 first
+        self._id_dtype = id_dtype(table.n_spans)
+        self._id_item = {"strict": table.item[strict_row], "relaxed": table.item[relaxed_row]}
         self._n_ids = {"strict": len(strict_row), "relaxed": len(relaxed_row)}
-        # strict id -> relaxed id and type, for the type-confusion table
+        # strict id -> relaxed id and type (int16 codes unless there are 2**15 types or more), for the
+        # type-confusion table
         self._strict_to_relaxed = numbered.strict_to_relaxed
-        self._strict_type = (np.cumsum(numbered.used) - 1)[table.type[strict_row]]
+        type_code = np.cumsum(numbered.used) - 1
+        self._strict_type = type_code.astype(np.int16 if len(type_code) < 2**15 else np.int32)[table.type[strict_row]]
         # strict id -> start and end, for overlap matching
-        self._strict_start = table.start[strict_row].astype(np.int64, copy=False)
-        self._strict_end = table.end[strict_row].astype(np.int64, copy=False)
+        self._strict_start = table.start[strict_row]
+        self._strict_end = table.end[strict_row]
         self._marks: dict[str, np.ndarray] = {}  # per rule, a byte of labellings' marks per span id (``_mark``)
         self._slots: dict[str, dict[str, np.uint8]] = {}  # per rule, the labellings marked and their bits
         self._derived: dict[str, np.ndarray] = {}  # derived labelling -> present per item (``derive``)
@@ -289,7 +308,7 @@ class ItemCounts:
         is the projection of its strict set, so ``tp``, ``size`` and ``equal`` (and every column built on them)
         treat it like a labelling of the record. It is not one of ``names``, the record's labellings.
         """
-        strict = self._marked("strict", np.asarray(strict_ids, dtype=np.int64))
+        strict = self._marked("strict", np.asarray(strict_ids))
         present = np.asarray(present, dtype=bool)
         if name in self.names:
             raise ValueError(f"derived labelling {name!r} would hide the record's labelling of that name")
@@ -302,10 +321,11 @@ class ItemCounts:
         self._cache[("ids", "relaxed", name)] = self._marked("relaxed", self._strict_to_relaxed[strict])
 
     def _marked(self, rule: str, ids: np.ndarray) -> np.ndarray:
-        """Return span ids sorted and unique: mark and read back, O(ids) (np.unique sorts or hashes, ~20x slower)."""
+        """Return span ids sorted and unique, in the ids' type: mark and read back, O(ids) (np.unique sorts or
+        hashes, ~20x slower)."""
         mark = np.zeros(self._n_ids[rule], dtype=bool)
         mark[ids] = True
-        return np.flatnonzero(mark)
+        return np.flatnonzero(mark).astype(self._id_dtype, copy=False)
 
     # -- span sets -----------------------------------------------------------------------------------
     def ids(self, rule: str, name: str) -> np.ndarray:
@@ -332,12 +352,13 @@ class ItemCounts:
         return self.present[:, self.names.index(name)]
 
     def size(self, rule: str, name: str) -> np.ndarray:
-        """Return |L_i| per item under the rule (0 where absent); under overlap the strict size."""
+        """Return |L_i| per item under the rule (0 where absent); under overlap the strict size. In the smallest
+        unsigned type holding them (``narrowest``): cast before a difference."""
         rule = SET_RULE[rule]
         key = ("size", rule, name)
         if key not in self._cache:
             ids = self.ids(rule, name)
-            self._cache[key] = np.bincount(self._id_item[rule][ids], minlength=self.n_items).astype(COUNT_DTYPE)
+            self._cache[key] = narrowest(np.bincount(self._id_item[rule][ids], minlength=self.n_items))
         return self._cache[key]
 
     def common(self, rule: str, a: str, b: str) -> np.ndarray:
@@ -379,17 +400,17 @@ class ItemCounts:
         return bit
 
     def tp(self, rule: str, a: str, b: str) -> np.ndarray:
-        """Return |A_i ∩ B_i| per item under the rule."""
+        """Return |A_i ∩ B_i| per item under the rule, in the smallest unsigned type holding them (``narrowest``)."""
         if a > b:  # symmetric: cache once per unordered pair
             a, b = b, a
         key = ("tp", rule, a, b)
         if key not in self._cache:
             if rule == "overlap":
-                self._cache[key] = self._overlap_tp(a, b).astype(COUNT_DTYPE)
+                self._cache[key] = narrowest(self._overlap_tp(a, b))
             else:
-                self._cache[key] = np.bincount(
-                    self._id_item[rule][self.common(rule, a, b)], minlength=self.n_items
-                ).astype(COUNT_DTYPE)
+                self._cache[key] = narrowest(
+                    np.bincount(self._id_item[rule][self.common(rule, a, b)], minlength=self.n_items)
+                )
         return self._cache[key]
 
     def _overlap_tp(self, a: str, b: str) -> np.ndarray:
@@ -463,7 +484,13 @@ class ItemCounts:
                 raise ValueError(f"column kind {column.kind!r} is real-valued: read it with values()")
             key = ("declared", column)
             if key not in self._cache:
-                self._cache[key] = np.asarray(self.kinds[column.kind].values(self, column)).astype(COUNT_DTYPE)
+                # kept in the smallest unsigned type holding them (most are 0/1 or a few: a byte an item, not four;
+                # a million items x 66 such columns: 63 MB, not 252), which ``workers.client_columns`` then keeps
+                # as it is; a reader forming a wider value casts first
+                values = np.asarray(self.kinds[column.kind].values(self, column))
+                if len(values) and int(values.min()) < 0:
+                    raise ValueError(f"column kind {column.kind!r} gave a negative count")
+                self._cache[key] = narrowest(values)
             return self._cache[key]
         if column.type:
             items, codes, numbers = self.typed(column.kind, column.rule, column.a, column.b)
@@ -548,8 +575,8 @@ class ItemCounts:
         ids_a, ids_b = self.ids("strict", a), self.ids("strict", b)
         n_types = max(len(self.type_names), 1)
         item, kind = self._id_item["strict"], self._strict_type
-        cell_a = item[ids_a] * n_types + kind[ids_a]
-        cell_b = item[ids_b] * n_types + kind[ids_b]
+        cell_a = item[ids_a].astype(np.int64) * n_types + kind[ids_a]  # int64 before the product
+        cell_b = item[ids_b].astype(np.int64) * n_types + kind[ids_b]
         cells, group = np.unique(np.concatenate([cell_a, cell_b]), return_inverse=True)
         group = group.reshape(-1).astype(np.int64)
         matched = overlap_true_positives(
@@ -639,7 +666,8 @@ class ItemCounts:
             grouped.setdefault(family.a, []).append((number, family))
         # strict ids are numbered item by item: each block's ids are a range, found in a labelling's sorted ids
         # by a binary search (its spans' items and types are gathered a block at a time, not held whole)
-        id_edges = np.searchsorted(item, edges)
+        # (keys in the arrays' own types: a key of another type casts the whole array on every search)
+        id_edges = np.searchsorted(item, edges.astype(item.dtype)).astype(self._id_dtype)
         spans = {name: self.ids("strict", name) for name in grouped}
         bounds = {name: np.searchsorted(ids, id_edges).tolist() for name, ids in spans.items()}
         marks: dict[str, np.ndarray] = {}  # per labelling named second by a tp family: a mark per strict id
@@ -747,17 +775,21 @@ def overlap_edges(a: SpanArrays, b: SpanArrays) -> tuple[np.ndarray, np.ndarray]
     if (int(max(item_a.max(), item_b.max())) + 1) * top < 2**62:
         # one int64 key per position: item, then offset (the common case, no sorting of positions needed); each
         # step in place, as the pairs below (at a million items each array of the spans is 40 MB)
-        key_b = item_b * top
+        key_b = item_b.astype(np.int64)  # int64 before the product (items and offsets may be int32)
+        key_b *= top
         key_b += start_b
-        low, high = low_a, item_a * top
+        high = item_a.astype(np.int64)
+        high *= top
+        low = low_a
         low += high
         high += end_a
     else:  # offsets too large to share a key with the item: rank them first
         _, rank = np.unique(np.concatenate([start_b, low_a, end_a]), return_inverse=True)
         top = int(rank.max()) + 1
         n_b, n_a = len(start_b), len(start_a)
-        key_b = item_b * top + rank[:n_b]
-        low, high = item_a * top + rank[n_b : n_b + n_a], item_a * top + rank[n_b + n_a :]
+        key_b = item_b.astype(np.int64) * top + rank[:n_b]
+        low = item_a.astype(np.int64) * top + rank[n_b : n_b + n_a]
+        high = item_a.astype(np.int64) * top + rank[n_b + n_a :]
     order = None
     if len(key_b) > 1 and not bool(np.all(key_b[1:] >= key_b[:-1])):  # ItemCounts' ids come sorted already
         order = np.argsort(key_b, kind="stable")

@@ -26,7 +26,7 @@ import numpy as np
 
 from refsens_report import bootstrap
 from refsens_report.config import Config
-from refsens_report.counts import Column, ItemCounts, common_unsigned, smallest_unsigned
+from refsens_report.counts import Column, ItemCounts, common_unsigned, narrowest
 from refsens_report.engine import DaskRun, _added, block_groups, default_partitions, partial_sums
 from refsens_report.errors import InputError
 
@@ -143,8 +143,7 @@ def client_columns(counts: ItemCounts, columns: Sequence[Column]) -> bootstrap.S
     kept = []
     for column in columns:
         if counts.is_integer(column):
-            values = counts.integers(column)
-            kept.append(values.astype(smallest_unsigned(values), copy=False))
+            kept.append(narrowest(counts.integers(column)))  # ItemCounts' own array when it caches it so
         else:
             kept.append(counts.real(column))
     integer = all(counts.is_integer(column) for column in columns)

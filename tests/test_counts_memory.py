@@ -16,7 +16,7 @@ from refsens_report.adapters import parquet
 from refsens_report.analyses.pairs import distinct_spans, item_lengths
 from refsens_report.cli import main
 from refsens_report.config import load_config
-from refsens_report.counts import ItemCounts
+from refsens_report.counts import Column, ColumnKind, ItemCounts
 from refsens_report.load import load_record
 from refsens_report.record import Item
 from refsens_report.table import SPAN_ARRAYS, SPAN_TYPES, SpanTable, code_counts
@@ -87,8 +87,15 @@ def check_numbering(counts: ItemCounts, expected: dict[str, object], offset: int
     assert counts._id_item["relaxed"].tolist() == expected["relaxed_items"]
     relaxed_keys = sorted({key[:3] for key in expected["strict_keys"]})
     assert counts._strict_to_relaxed.tolist() == [relaxed_keys.index(key[:3]) for key in expected["strict_keys"]]
-    for array in (counts._id_item["strict"], counts._strict_start, counts._strict_type, counts._strict_to_relaxed):
-        assert array.dtype == np.int64
+    # ids in int32 (fewer than 2**31 spans), the per-id maps in the table's types, type codes in int16
+    for array in (
+        counts._strict_to_relaxed,
+        *(counts.ids(rule, name) for rule in ("strict", "relaxed") for name in expected[rule]),
+    ):
+        assert array.dtype == np.int32
+    assert counts._id_item["strict"].dtype == counts._id_item["relaxed"].dtype == counts.table.item.dtype
+    assert counts._strict_start.dtype == counts._strict_end.dtype == counts.table.start.dtype
+    assert counts._strict_type.dtype == np.int16
 
 
 @pytest.mark.parametrize("block", [1, 3, 7, 64, 1 << 20])
@@ -168,6 +175,49 @@ def test_offsets_at_the_int32_limit_are_numbered_as_small_ones(monkeypatch, shif
     for name in NAMES:
         near, far = distinct_spans(small, name), distinct_spans(counts, name)
         assert np.array_equal(far[:, 1:3] - shift, near[:, 1:3]) and np.array_equal(far[:, [0, 3]], near[:, [0, 3]])
+
+
+@pytest.mark.parametrize("shift", [2**31 - 25, 2**40])
+def test_overlap_and_per_type_counts_near_the_int32_limit_are_those_of_small_offsets(monkeypatch, shift):
+    """Ids, items and offsets kept int32 (and type codes int16): the overlap rule's keys (item x offset) and the
+    per-type cells are formed in int64, so every count of spans whose offsets reach the int32 limit, or pass it, is
+    that of the same spans with small offsets (an int32 key would wrap round from the second item on)."""
+    monkeypatch.setattr(counts_module, "ENCODE_BLOCK", 5)
+    far = ItemCounts(SpanTable.from_items(shifted_items(5, shift)), NAMES)
+    near = ItemCounts(SpanTable.from_items(random_items(5)), NAMES)
+    every = np.arange(near.n_items)
+    for a, b in (("out", "ref"), ("ref", "other"), ("out", "other")):
+        assert far.tp("overlap", a, b).sum() > 0
+        assert np.array_equal(far.tp("overlap", a, b), near.tp("overlap", a, b))
+        for rule in ("strict", "overlap"):
+            for found, wanted in zip(far.typed("tp", rule, a, b), near.typed("tp", rule, a, b)):
+                assert np.array_equal(found, wanted)
+        assert far.type_confusion(a, b, every) == near.type_confusion(a, b, every)
+        families = [Column("size", "strict", a), Column("tp", "strict", a, b)]
+        for found, wanted in zip(far.typed_matrix(families, [0, 1, 2]), near.typed_matrix(families, [0, 1, 2])):
+            assert np.array_equal(found, wanted)
+
+
+def test_a_declared_integer_column_is_kept_in_its_smallest_unsigned_type():
+    """A column kind an analysis declares is cached in the smallest unsigned type holding its values (their
+    values those the kind computed), and a kind giving a negative count is refused, not wrapped round."""
+    kinds = {
+        "few": ColumnKind("few", lambda counts, column: counts.size("strict", column.a).astype(np.int64)),
+        "many": ColumnKind("many", lambda counts, column: counts.size("strict", column.a).astype(np.int64) * 300),
+        "flag": ColumnKind("flag", lambda counts, column: counts.size("strict", column.a) > 1),
+        "negative": ColumnKind("negative", lambda counts, column: -counts.size("strict", column.a).astype(np.int64)),
+    }
+    counts = ItemCounts(SpanTable.from_items(random_items(7)), NAMES, kinds)
+    size = counts.size("strict", "out").astype(np.int64)
+    for kind, dtype, wanted in (("few", np.uint8, size), ("many", np.uint16, size * 300), ("flag", np.uint8, size > 1)):
+        values = counts.integers(Column(kind, a="out"))
+        assert values.dtype == dtype and np.array_equal(values, wanted)
+    assert (
+        counts.matrix([Column("many", a="out"), Column("few", a="out")]).tolist()
+        == np.stack([size * 300, size], axis=1).tolist()
+    )
+    with pytest.raises(ValueError, match="negative count"):
+        counts.integers(Column("negative", a="out"))
 
 
 def test_item_codes_beyond_int32_keep_the_table_wide_and_are_numbered_as_small_ones(monkeypatch):

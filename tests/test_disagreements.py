@@ -431,9 +431,11 @@ def reference_listings(context) -> tuple[dict[str, str], dict]:
         differing = mask & counts.has(first) & counts.has(second) & ~counts.equal(first, second)
         changes = {}
         for output in disagreements.scored_outputs(context, comparison):
-            tp_first, tp_second = counts.tp("strict", output, first), counts.tp("strict", output, second)
+            # in int64: the counts are kept in their smallest unsigned type, where a difference wraps round
+            tp_first, tp_second = (counts.tp("strict", output, name).astype(np.int64) for name in (first, second))
+            size_first, size_second = (counts.size("strict", name).astype(np.int64) for name in (first, second))
             tp = tp_second - tp_first
-            fn = (counts.size("strict", second) - tp_second) - (counts.size("strict", first) - tp_first)
+            fn = (size_second - tp_second) - (size_first - tp_first)
             changes[output] = (counts.has(output), tp, -tp, fn)
         lines = []
         for index in np.flatnonzero(differing):

@@ -468,7 +468,7 @@ def test_span_ids_are_the_same_on_the_ranked_path_of_offsets_too_large_for_one_k
     for rule in ("strict", "relaxed"):
         for name in names:
             ids = near_counts.ids(rule, name)
-            assert ids.dtype == np.int64 and np.array_equal(ids, far_counts.ids(rule, name))
+            assert ids.dtype == np.int32 and np.array_equal(ids, far_counts.ids(rule, name))
             assert np.array_equal(near_counts.size(rule, name), far_counts.size(rule, name))
         for a, b in ((A, B), (D, R), (A, R)):
             assert np.array_equal(near_counts.tp(rule, a, b), far_counts.tp(rule, a, b))

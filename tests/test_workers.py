@@ -321,7 +321,9 @@ def test_the_clients_columns_give_each_block_the_rows_of_the_whole_records_matri
     config = load_config(config_for(simulated, simulated / "record.parquet", "columns.toml"))
     table = audit.load_record(config).table
     kinds = {
-        "wide": ColumnKind("wide", lambda counts, column: counts.integers(Column("size", "strict", column.a)) * 300),
+        "wide": ColumnKind(
+            "wide", lambda counts, column: counts.integers(Column("size", "strict", column.a)).astype(np.int64) * 300
+        ),
         "third": ColumnKind(
             "third", lambda counts, column: counts.integers(Column("size", "strict", column.a)) / 3, integer=False
         ),

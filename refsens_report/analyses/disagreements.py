@@ -169,7 +169,7 @@ def differing_of(context: AuditContext, comparison: Comparison) -> tuple[np.ndar
     counts, first, second = context.counts, comparison.first, comparison.second
     differing = _mask(context, comparison) & counts.has(first) & counts.has(second) & ~counts.equal(first, second)
     items = np.flatnonzero(differing)
-    shared = counts.tp("strict", first, second)[items]
+    shared = counts.tp("strict", first, second)[items].astype(np.int64)  # the counts are narrow: differences in int64
     return differing, counts.size("strict", first)[items] - shared, counts.size("strict", second)[items] - shared
 
 
@@ -178,7 +178,7 @@ def pair_of(context: AuditContext, comparison: Comparison) -> Pair:
     counts, first, second = context.counts, comparison.first, comparison.second
     differing, only_first, only_second = differing_of(context, comparison)
     items = np.flatnonzero(differing)
-    size_first, size_second = counts.size("strict", first)[items], counts.size("strict", second)[items]
+    size_first, size_second = (counts.size("strict", name)[items].astype(np.int64) for name in (first, second))
     outputs = tuple(dict.fromkeys(scored_outputs(context, comparison)))
     scored = np.zeros((len(outputs), len(items)), dtype=bool)
     tp = np.zeros((len(outputs), len(items)), dtype=np.int64)
@@ -186,7 +186,7 @@ def pair_of(context: AuditContext, comparison: Comparison) -> Pair:
     impact = np.zeros(len(items), dtype=np.int64)  # |ΔTP| + |ΔFP| + |ΔFN| summed over the outputs listed
     for row, output in enumerate(outputs):
         # per item: the output's counts against the second labelling minus those against the first (strict)
-        tp_first, tp_second = counts.tp("strict", output, first)[items], counts.tp("strict", output, second)[items]
+        tp_first, tp_second = (counts.tp("strict", output, name)[items].astype(np.int64) for name in (first, second))
         scored[row] = counts.has(output)[items]
         tp[row] = tp_second - tp_first
         fn[row] = (size_second - tp_second) - (size_first - tp_first)
