@@ -18,6 +18,7 @@ import numpy as np
 
 from refsens_report.analyses.base import Analysis, AuditContext, Estimate, Section
 from refsens_report.analyses.pairs import (
+    cache_spans,
     distinct,
     distinct_inverse,
     distinct_spans,
@@ -233,14 +234,13 @@ def estimates(context: AuditContext) -> list[Estimate]:
     """Alpha per pair, on the corpus's and the audited items' streams (paired with agreement and the swap).
 
     The pairs' coincidences are counted first, on threads (``threaded_map``); what they share (each labelling's
-    distinct spans, the item lengths) is computed and cached before, once."""
+    distinct spans, the item lengths) is computed and cached before, once (``pairs.cache_spans``, which the audit
+    has run already, before it freed the record's spans)."""
     counts = context.counts
     named = list(
         dict.fromkeys((a, b) for subset, a, b in pairs(context.config) if getattr(context.subsets, subset) is not None)
     )
-    for name in dict.fromkeys(name for pair in named for name in pair):
-        distinct_spans(counts, name)
-    item_lengths(counts)
+    cache_spans(context)
     threaded_map(lambda pair: coincidences(counts, *pair), named)
     return pair_estimates(
         context, KEY, "alpha", lambda a, b, mask: Alpha(a, b, coincidences(context.counts, a, b).categories)
@@ -288,6 +288,7 @@ ANALYSIS = Analysis(
   alpha on characters, a character's value the set of span types covering it, "no span" a value; from the
   coincidence counts summed over items, alpha = ((n − 1) Σ_c o_cc − Σ_c n_c (n_c − 1)) / (n (n − 1) −
   Σ_c n_c (n_c − 1)), n the values; the bootstrap re-weights the per-item counts.""",
+    spans=cache_spans,
     estimates=estimates,
     applicability=pair_applicability(KEY),
     section=_section,

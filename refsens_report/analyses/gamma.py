@@ -28,6 +28,7 @@ import numpy as np
 
 from refsens_report.analyses.base import Analysis, AuditContext, Estimate, Section
 from refsens_report.analyses.pairs import (
+    cache_spans,
     distinct,
     distinct_inverse,
     distinct_spans,
@@ -789,6 +790,7 @@ ANALYSIS = Analysis(
   δ_observed / δ_expected, δ_observed = Σ disorder / (Σ spans / 2). δ_expected: the mean disorder of
   {SAMPLES} shuffled continua (the paper's section 5.2; items end to end in id order, a fixed seed), computed once on
   the whole item set and held fixed in the bootstrap, which re-weights the per-item disorders.""",
+    spans=cache_spans,
     estimates=estimates,
     applicability=pair_applicability(KEY),
     section=_section,

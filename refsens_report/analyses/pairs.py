@@ -117,6 +117,16 @@ def distinct_spans(counts: ItemCounts, name: str) -> np.ndarray:
     return found[name]
 
 
+def cache_spans(context: AuditContext) -> None:
+    """Cache what the pairs' statistics read of the record's spans (``Analysis.spans``): each paired labelling's
+    distinct spans and the items' lengths, so that their estimates and columns read no span of the record."""
+    counts = context.counts
+    paired = (pair for subset, *pair in pairs(context.config) if getattr(context.subsets, subset) is not None)
+    for name in dict.fromkeys(name for pair in paired for name in pair):
+        distinct_spans(counts, name)
+    item_lengths(counts)
+
+
 def pair_estimates(
     context: AuditContext, key: str, statistic: str, expr: Callable[[str, str, np.ndarray], Expr]
 ) -> list[Estimate]:
