@@ -278,3 +278,29 @@ def test_the_coincidences_counted_in_blocks_of_items_equal_one_block(tmp_path, t
                 assert (whole.agree[row, column], whole.values[row, column]) == (agree, values)
             others = [c for c, category in enumerate(whole.categories) if category not in expected]
             assert not whole.agree[row, others].any() and not whole.values[row, others].any()
+
+
+def test_a_pairs_coincidences_are_let_go_once_every_column_is_read(tmp_path):
+    """alpha's cached coincidences of a pair are dropped once ItemCounts has read each of its columns (it keeps
+    them): the columns read equal a fresh count, and a column asked again counts the pair anew, the same values."""
+    from helpers import write_project
+
+    from refsens_report.analyses.registry import column_kinds
+    from refsens_report.config import load_config
+    from refsens_report.counts import Column, ItemCounts
+    from refsens_report.load import load_record
+
+    config = load_config(write_project(tmp_path, random_items(9, 40)))
+    counts = ItemCounts(load_record(config).table, config.roles.all_names, column_kinds())
+    fresh = alpha.counted_coincidences(counts, A, B)
+    columns = [
+        (Column(kind, a=A, b=B, c=category), field, number)
+        for number, category in enumerate(fresh.categories)
+        for kind, field in (("alpha_agree", "agree"), ("alpha_values", "values"))
+    ]
+    for done, (column, field, number) in enumerate(columns, 1):
+        assert np.array_equal(counts.integers(column), getattr(fresh, field)[:, number])
+        assert ((A, B) in alpha._FOUND[counts]) == (done < len(columns))
+    column, field, number = columns[0]
+    again = alpha.COLUMNS[0].values(counts, column)
+    assert np.array_equal(again, fresh.agree[:, number]) and (A, B) in alpha._FOUND[counts]

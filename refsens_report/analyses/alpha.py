@@ -29,6 +29,7 @@ from refsens_report.analyses.pairs import (
     pair_sentences,
     pair_table,
     pairs,
+    served,
 )
 from refsens_report.config import Config
 from refsens_report.counts import Column, ColumnKind, ItemCounts, smallest_unsigned
@@ -191,8 +192,12 @@ def counted_coincidences(counts: ItemCounts, a: str, b: str, block: int = BLOCK)
 
 
 def _column(counts: ItemCounts, column: Column, field: str) -> np.ndarray:
+    """Return one column of the pair's coincidences (a copy: the pair's counts are let go once every column of
+    theirs has been read, ``pairs.served``)."""
     found = coincidences(counts, column.a, column.b)
-    return getattr(found, field)[:, found.categories.index(column.c)]
+    values = getattr(found, field)[:, found.categories.index(column.c)].copy()
+    served(_FOUND, counts, (column.a, column.b), (field, column.c), 2 * len(found.categories))
+    return values
 
 
 COLUMNS = (

@@ -39,6 +39,7 @@ from refsens_report.analyses.pairs import (
     pair_sentences,
     pair_table,
     pairs,
+    served,
 )
 from refsens_report.compiled import compiled_function, jitted
 from refsens_report.config import Config
@@ -706,7 +707,9 @@ def in_position_order(units: Units) -> Units:
 
 
 def _column(counts: ItemCounts, column: Column) -> np.ndarray:
+    """Return the pair's observed disorders or units per item (let go once both have been read, ``pairs.served``)."""
     found = observed(counts, column.a, column.b)
+    served(_OBSERVED, counts, (column.a, column.b), column.kind, len(COLUMNS))
     return found.disorder if column.kind == "gamma_disorder" else found.units
 
 
