@@ -166,7 +166,10 @@ def counted_coincidences(counts: ItemCounts, a: str, b: str, block: int = BLOCK)
     blocks = []
     for number, first in enumerate(firsts.tolist()):
         mine = lengths[first : first + block]
-        ours = [rows[bound[number] : bound[number + 1]] - [first, 0, 0, 0] for rows, bound in zip(spans, bounds)]
+        ours = [
+            rows[bound[number] : bound[number + 1]].astype(np.int64) - [first, 0, 0, 0]
+            for rows, bound in zip(spans, bounds)
+        ]
         item, length, value_a, value_b = segments(ours, mine, n_types)
         bits, code = categories(np.concatenate([value_a, value_b, [0]]))
         code_a, code_b = code[: len(value_a)], code[len(value_a) : 2 * len(value_a)]

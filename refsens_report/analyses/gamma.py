@@ -539,7 +539,7 @@ def exact_sum(values: np.ndarray, whole: float, counted: int = 0) -> float:
 def item_units(counts: ItemCounts, name: str, mask: np.ndarray, offsets: np.ndarray) -> Units:
     """Return a labelling's distinct spans on the masked items as units at ``offsets[item] + position``."""
     spans = distinct_spans(counts, name)
-    spans = spans[mask[spans[:, 0]]]
+    spans = spans[mask[spans[:, 0]]].astype(np.int64)  # the cache's rows may be int32: positions and codes in int64
     item = spans[:, 0]
     return Units(
         (offsets[item] + spans[:, 1]).astype(np.float64),

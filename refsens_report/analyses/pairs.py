@@ -18,6 +18,7 @@ from refsens_report.counts import ItemCounts
 from refsens_report.figures import Figure
 from refsens_report.formulas import Expr
 from refsens_report.record import POOLED
+from refsens_report.table import holds
 from refsens_report.tables import Table, label, mark_repeats, n_cell, pooled_first, pooled_in_print, stat_cell
 from refsens_report.view import ResultsView
 
@@ -85,7 +86,10 @@ def distinct_spans(counts: ItemCounts, name: str) -> np.ndarray:
     once per labelling and record: every pair's statistic, and every pair the labelling is in, filters them).
 
     The four columns pack into one int64 key when they fit (item, then start and end below the largest end + 1,
-    then type): sorting it is their lexicographic sort, and equal keys are equal rows.
+    then type): sorting it is their lexicographic sort, and equal keys are equal rows. The rows are kept as int32
+    when every value fits, else int64 (``table.holds``): 16 bytes a distinct span, not 32 (the paired labellings'
+    cache, held from before the estimates to the end of the audit: 0.2 GB at a million items as int64). Readers
+    forming keys, offsets or sums from them cast first.
     """
     found = _SPANS.setdefault(counts, {})
     if name not in found:
@@ -113,7 +117,7 @@ def distinct_spans(counts: ItemCounts, name: str) -> np.ndarray:
         else:
             rows = np.stack([item, start, end, kind], axis=1)[np.lexsort((kind, end, start, item))]
             rows = rows[np.r_[True, (rows[1:] != rows[:-1]).any(axis=1)]]
-        found[name] = rows
+        found[name] = rows.astype(np.int32) if holds(np.int32, rows) else rows
     return found[name]
 
 
