@@ -304,3 +304,20 @@ def test_a_pairs_coincidences_are_let_go_once_every_column_is_read(tmp_path):
     column, field, number = columns[0]
     again = alpha.COLUMNS[0].values(counts, column)
     assert np.array_equal(again, fresh.agree[:, number]) and (A, B) in alpha._FOUND[counts]
+
+
+def test_the_distinct_spans_are_np_unique_of_the_labellings_rows(tmp_path):
+    """pairs.distinct_spans (a packed key sorted in place, kept as int32) equals numpy's unique rows of each
+    labelling's (item, start, end, type), duplicates and nested spans included."""
+    items = random_items(11, 60)
+    for one in items[:20]:
+        for name in (A, B):
+            one["labellings"][name] = one["labellings"][name] * 2  # each span twice: duplicates to drop
+    counts, _, _ = counted(tmp_path, items)
+    table = counts.table
+    for code, name in enumerate(table.names):
+        mine = table.labelling == code
+        expected = np.unique(np.stack([table.item, table.start, table.end, table.type], axis=1)[mine], axis=0)
+        found = pairs.distinct_spans(counts, name)
+        assert found.dtype == np.int32 and np.array_equal(found, expected)
+        assert len(found) < mine.sum() if name in (A, B) else len(found) == mine.sum() > 0
