@@ -18,7 +18,7 @@ from refsens_report.counts import ItemCounts
 from refsens_report.figures import Figure
 from refsens_report.formulas import Expr
 from refsens_report.record import POOLED
-from refsens_report.table import holds
+from refsens_report.table import COUNT_SLICE, holds
 from refsens_report.tables import Table, label, mark_repeats, n_cell, pooled_first, pooled_in_print, stat_cell
 from refsens_report.view import ResultsView
 
@@ -46,8 +46,8 @@ def item_lengths(counts: ItemCounts) -> np.ndarray:
     if counts not in _LENGTHS:
         table = counts.table
         ends = np.zeros(table.n_items, dtype=np.int64)
-        if len(table.item):
-            np.maximum.at(ends, table.item, table.end.astype(np.int64))
+        for first in range(0, len(table.item), COUNT_SLICE):  # a slice's ends in int64 at a time, not the record's
+            np.maximum.at(ends, table.item[first : first + COUNT_SLICE], table.end[first : first + COUNT_SLICE])
         ends.flags.writeable = False  # shared by the analyses
         _LENGTHS[counts] = ends
     return _LENGTHS[counts]
