@@ -321,3 +321,42 @@ def test_the_distinct_spans_are_np_unique_of_the_labellings_rows(tmp_path):
         found = pairs.distinct_spans(counts, name)
         assert found.dtype == np.int32 and np.array_equal(found, expected)
         assert len(found) < mine.sum() if name in (A, B) else len(found) == mine.sum() > 0
+
+
+def test_the_distinct_spans_go_once_every_awaited_pair_of_both_statistics_is_served(tmp_path):
+    """pairs.cache_spans awaits each pair of each statistic that registers it; the distinct spans stay until the
+    last pair's columns are read through ItemCounts, then go. Every column read equals a fresh count."""
+    from types import SimpleNamespace
+
+    from helpers import write_project
+
+    from refsens_report.analyses import gamma
+    from refsens_report.analyses.registry import column_kinds
+    from refsens_report.config import load_config
+    from refsens_report.counts import Column, ItemCounts
+    from refsens_report.load import load_record
+
+    config = load_config(write_project(tmp_path, random_items(13, 40)))
+    counts = ItemCounts(load_record(config).table, config.roles.all_names, column_kinds())
+    everything = np.ones(counts.n_items, dtype=bool)
+    context = SimpleNamespace(
+        counts=counts, config=config, subsets=SimpleNamespace(audited=everything, corpus=everything)
+    )
+    pairs.cache_spans(context, alpha._FOUND)
+    pairs.cache_spans(context, gamma._OBSERVED)
+    named = [(a, b) for _, a, b in pairs.pairs(config)]
+    reads = []
+    for a, b in named:
+        fresh, observed = alpha.counted_coincidences(counts, a, b), gamma.observed(counts, a, b)
+        for number, category in enumerate(fresh.categories):
+            reads.append((Column("alpha_agree", a=a, b=b, c=category), fresh.agree[:, number]))
+            reads.append((Column("alpha_values", a=a, b=b, c=category), fresh.values[:, number]))
+        reads += [
+            (Column("gamma_disorder", a=a, b=b), observed.disorder),
+            (Column("gamma_units", a=a, b=b), observed.units),
+        ]
+    assert len(named) == 2  # the annotator passes and the references
+    for done, (column, expected) in enumerate(reads, 1):
+        read = counts.real(column) if column.kind == "gamma_disorder" else counts.integers(column)
+        assert np.array_equal(read, expected)
+        assert (counts in pairs._SPANS) == (done < len(reads))

@@ -248,7 +248,7 @@ def estimates(context: AuditContext) -> list[Estimate]:
     named = list(
         dict.fromkeys((a, b) for subset, a, b in pairs(context.config) if getattr(context.subsets, subset) is not None)
     )
-    cache_spans(context)
+    cache_spans(context, _FOUND)
     threaded_map(lambda pair: coincidences(counts, *pair), named)
     return pair_estimates(
         context, KEY, "alpha", lambda a, b, mask: Alpha(a, b, coincidences(context.counts, a, b).categories)
@@ -296,7 +296,7 @@ ANALYSIS = Analysis(
   alpha on characters, a character's value the set of span types covering it, "no span" a value; from the
   coincidence counts summed over items, alpha = ((n − 1) Σ_c o_cc − Σ_c n_c (n_c − 1)) / (n (n − 1) −
   Σ_c n_c (n_c − 1)), n the values; the bootstrap re-weights the per-item counts.""",
-    spans=cache_spans,
+    spans=lambda context: cache_spans(context, _FOUND),
     estimates=estimates,
     applicability=pair_applicability(KEY),
     section=_section,

@@ -793,7 +793,7 @@ ANALYSIS = Analysis(
   δ_observed / δ_expected, δ_observed = Σ disorder / (Σ spans / 2). δ_expected: the mean disorder of
   {SAMPLES} shuffled continua (the paper's section 5.2; items end to end in id order, a fixed seed), computed once on
   the whole item set and held fixed in the bootstrap, which re-weights the per-item disorders.""",
-    spans=cache_spans,
+    spans=lambda context: cache_spans(context, _OBSERVED),
     estimates=estimates,
     applicability=pair_applicability(KEY),
     section=_section,

@@ -130,16 +130,21 @@ def distinct_spans(counts: ItemCounts, name: str) -> np.ndarray:
     return found[name]
 
 
-def cache_spans(context: AuditContext) -> None:
+def cache_spans(context: AuditContext, cache: weakref.WeakKeyDictionary) -> None:
     """Cache what the pairs' statistics read of the record's spans (``Analysis.spans``): each paired labelling's
-    distinct spans and the items' lengths, so that their estimates and columns read no span of the record."""
+    distinct spans and the items' lengths, so that their estimates and columns read no span of the record.
+    ``cache``: the statistic's own cache of per-pair values (``served``); the distinct spans are let go once
+    every statistic's entry of every pair has been served."""
     counts = context.counts
-    paired = (pair for subset, *pair in pairs(context.config) if getattr(context.subsets, subset) is not None)
+    paired = [tuple(pair) for subset, *pair in pairs(context.config) if getattr(context.subsets, subset) is not None]
+    _AWAITED.setdefault(counts, set()).update((id(cache), *pair) for pair in paired)
     for name in dict.fromkeys(name for pair in paired for name in pair):
         distinct_spans(counts, name)
     item_lengths(counts)
 
 
+# per counts: the entries (cache, pair) whose columns are not yet all served, and each entry's columns served
+_AWAITED: weakref.WeakKeyDictionary[ItemCounts, set[tuple[int, str, str]]] = weakref.WeakKeyDictionary()
 _SERVED: weakref.WeakKeyDictionary[ItemCounts, dict[tuple[int, str, str], set[Any]]] = weakref.WeakKeyDictionary()
 
 
@@ -148,14 +153,21 @@ def served(cache: weakref.WeakKeyDictionary, counts: ItemCounts, pair: tuple[str
     the counts, then the pair) serves, has been read; once all have been, drop the entry. ``ItemCounts`` keeps
     every column it reads from an analysis (its cache of declared and real columns) and never asks for it again,
     so the entry would only sit beside its own copies (at a million items, the two pair statistics' per-item
-    counts: about 0.2 GB, from the bootstrap to the end of the audit). Asked again, the entry is made anew from
-    the distinct spans: the same values."""
+    counts: about 0.2 GB, from the bootstrap to the end of the audit). Once every entry ``cache_spans`` awaits
+    is served, the distinct spans go too (0.1 GB at a million items). Asked again, an entry is made anew from
+    the distinct spans, read again from the record: the same values, or ``ReleasedSpans``' error once the audit
+    has freed the record's spans."""
     key = (id(cache), *pair)
     done = _SERVED.setdefault(counts, {}).setdefault(key, set())
     done.add(column)
     if len(done) >= of:
         cache.get(counts, {}).pop(pair, None)
         del _SERVED[counts][key]
+        awaited = _AWAITED.get(counts, set())
+        if key in awaited:
+            awaited.discard(key)
+            if not awaited:
+                _SPANS.pop(counts, None)
 
 
 def pair_estimates(
