@@ -4,7 +4,8 @@
 
 Runs ``audit.run_audit`` on CONFIG in this process (for the client: a partitioned record with
 ``[engine] backend = "dask"``, as bench/bench_million.py's ``million-partitioned`` case writes it) with every stage
-wrapped: loading the record, the counts, the duplicate groups, the item sets, each analysis's ``estimates``,
+wrapped: loading the record, the counts, the duplicate groups, the item sets, each analysis's ``spans`` (what it
+caches of the record's spans before they are freed), ``estimates``,
 ``finish``, ``summary`` and ``files`` (the listings: only with ``--listings``, as the build makes them;
 ``refsens-report audit`` does not), each stream's bootstrap (``Estimator.estimate``) and the engine. For each it
 prints the process's resident memory before and after, and its peak while it ran (the kernel's VmHWM, reset before
@@ -178,7 +179,7 @@ def main() -> None:
         estimator.Estimator.estimate_listed,
     )
     for analysis in ANALYSES:
-        for part in ("estimates", "finish", "summary", "files"):
+        for part in ("spans", "estimates", "finish", "summary", "files"):
             function = getattr(analysis, part)
             if function is not None:
                 object.__setattr__(analysis, part, stages.wrap(f"{analysis.key}.{part}", function))

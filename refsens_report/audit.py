@@ -71,7 +71,8 @@ def gc_frozen() -> Iterator[None]:
 @gc_frozen()
 def run_audit(config: Config, progress: bool = False, stopwatch: Stopwatch | None = None) -> AuditResults:
     """Load the configured record and audit it. The record is the audit's own, so its span arrays are freed
-    once the counts and estimates are made, before the bootstrap (``audit_record``'s ``release_spans``)."""
+    once the counts are made and the analyses have cached what they read of them (``audit_record``'s
+    ``release_spans``)."""
     stopwatch = stopwatch or Stopwatch()
     with stopwatch.stage("load"), gc_paused():
         record = load_record(config)
@@ -111,9 +112,10 @@ def audit_record(
     """Run every analysis of docs/method.md section 3 on a loaded record.
 
     ``release_spans``: the record is the audit's own (``run_audit`` loaded it), so its span arrays are freed
-    (``SpanTable.release_spans``) once the counts and the analyses' estimates are made, before the bootstrap: from
-    there on everything reads the per-item counts, and the record's spans (40 bytes a span, 1.5 GB at a million
-    items of generate_scale's shape) are not held beside the bootstrap's count matrices, the audit's peak. A
+    (``SpanTable.release_spans``) once the counts and item sets are made and the analyses that read spans have
+    cached what they need (``Analysis.spans``), before any estimate: from there on everything reads the per-item
+    counts and those caches, and the record's spans (16 bytes a span, 0.6 GB at a million items of
+    generate_scale's shape) are not held beside the estimates' work nor the bootstrap's count matrices. A
     caller's record is left whole.
     The listings (``AuditResults.files``) are rendered only when a build reads them (``FilesOnUse``).
     """
@@ -130,10 +132,13 @@ def audit_record(
     config = context.config = replace(config, audit=replace(config.audit, resamples=resolved_resamples(context)))
 
     with stopwatch.stage("counts"):  # what to estimate, and the count matrices some analyses list (by_type)
+        for analysis in ANALYSES:
+            if analysis.spans is not None:
+                analysis.spans(context)
+        if release_spans:  # every reader of the spans (the counts, the item sets, the analyses' caches) has run
+            record.table.release_spans()  # before the estimates: their caches and the bootstrap are the peak
         plan = merged_by_stream([estimate for analysis in ANALYSES for estimate in analysis.estimates(context)])
     total_items = sum(int(e.mask.sum()) for e in plan if (e.stats or e.listed) and e.mask is not None)
-    if release_spans:  # every reader of the spans (the counts, the analyses' estimates and their caches) has run
-        record.table.release_spans()  # before the bootstrap, whose count matrices are the audit's peak
     rows: list[dict[str, Any]] = []
     # the engine (this machine's threads, or a Dask cluster) runs every bootstrap, the finishing ones too
     with open_engine(config, stopwatch, dask_run) as run:

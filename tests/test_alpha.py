@@ -278,3 +278,85 @@ def test_the_coincidences_counted_in_blocks_of_items_equal_one_block(tmp_path, t
                 assert (whole.agree[row, column], whole.values[row, column]) == (agree, values)
             others = [c for c, category in enumerate(whole.categories) if category not in expected]
             assert not whole.agree[row, others].any() and not whole.values[row, others].any()
+
+
+def test_a_pairs_coincidences_are_let_go_once_every_column_is_read(tmp_path):
+    """alpha's cached coincidences of a pair are dropped once ItemCounts has read each of its columns (it keeps
+    them): the columns read equal a fresh count, and a column asked again counts the pair anew, the same values."""
+    from helpers import write_project
+
+    from refsens_report.analyses.registry import column_kinds
+    from refsens_report.config import load_config
+    from refsens_report.counts import Column, ItemCounts
+    from refsens_report.load import load_record
+
+    config = load_config(write_project(tmp_path, random_items(9, 40)))
+    counts = ItemCounts(load_record(config).table, config.roles.all_names, column_kinds())
+    fresh = alpha.counted_coincidences(counts, A, B)
+    columns = [
+        (Column(kind, a=A, b=B, c=category), field, number)
+        for number, category in enumerate(fresh.categories)
+        for kind, field in (("alpha_agree", "agree"), ("alpha_values", "values"))
+    ]
+    for done, (column, field, number) in enumerate(columns, 1):
+        assert np.array_equal(counts.integers(column), getattr(fresh, field)[:, number])
+        assert ((A, B) in alpha._FOUND[counts]) == (done < len(columns))
+    column, field, number = columns[0]
+    again = alpha.COLUMNS[0].values(counts, column)
+    assert np.array_equal(again, fresh.agree[:, number]) and (A, B) in alpha._FOUND[counts]
+
+
+def test_the_distinct_spans_are_np_unique_of_the_labellings_rows(tmp_path):
+    """pairs.distinct_spans (a packed key sorted in place, kept as int32) equals numpy's unique rows of each
+    labelling's (item, start, end, type), duplicates and nested spans included."""
+    items = random_items(11, 60)
+    for one in items[:20]:
+        for name in (A, B):
+            one["labellings"][name] = one["labellings"][name] * 2  # each span twice: duplicates to drop
+    counts, _, _ = counted(tmp_path, items)
+    table = counts.table
+    for code, name in enumerate(table.names):
+        mine = table.labelling == code
+        expected = np.unique(np.stack([table.item, table.start, table.end, table.type], axis=1)[mine], axis=0)
+        found = pairs.distinct_spans(counts, name)
+        assert found.dtype == np.int32 and np.array_equal(found, expected)
+        assert len(found) < mine.sum() if name in (A, B) else len(found) == mine.sum() > 0
+
+
+def test_the_distinct_spans_go_once_every_awaited_pair_of_both_statistics_is_served(tmp_path):
+    """pairs.cache_spans awaits each pair of each statistic that registers it; the distinct spans stay until the
+    last pair's columns are read through ItemCounts, then go. Every column read equals a fresh count."""
+    from types import SimpleNamespace
+
+    from helpers import write_project
+
+    from refsens_report.analyses import gamma
+    from refsens_report.analyses.registry import column_kinds
+    from refsens_report.config import load_config
+    from refsens_report.counts import Column, ItemCounts
+    from refsens_report.load import load_record
+
+    config = load_config(write_project(tmp_path, random_items(13, 40)))
+    counts = ItemCounts(load_record(config).table, config.roles.all_names, column_kinds())
+    everything = np.ones(counts.n_items, dtype=bool)
+    context = SimpleNamespace(
+        counts=counts, config=config, subsets=SimpleNamespace(audited=everything, corpus=everything)
+    )
+    pairs.cache_spans(context, alpha._FOUND)
+    pairs.cache_spans(context, gamma._OBSERVED)
+    named = [(a, b) for _, a, b in pairs.pairs(config)]
+    reads = []
+    for a, b in named:
+        fresh, observed = alpha.counted_coincidences(counts, a, b), gamma.observed(counts, a, b)
+        for number, category in enumerate(fresh.categories):
+            reads.append((Column("alpha_agree", a=a, b=b, c=category), fresh.agree[:, number]))
+            reads.append((Column("alpha_values", a=a, b=b, c=category), fresh.values[:, number]))
+        reads += [
+            (Column("gamma_disorder", a=a, b=b), observed.disorder),
+            (Column("gamma_units", a=a, b=b), observed.units),
+        ]
+    assert len(named) == 2  # the annotator passes and the references
+    for done, (column, expected) in enumerate(reads, 1):
+        read = counts.real(column) if column.kind == "gamma_disorder" else counts.integers(column)
+        assert np.array_equal(read, expected)
+        assert (counts in pairs._SPANS) == (done < len(reads))

@@ -174,6 +174,7 @@ def test_offsets_at_the_int32_limit_are_numbered_as_small_ones(monkeypatch, shif
     assert np.array_equal(item_lengths(counts), item_lengths(small) + shift * (item_lengths(small) > 0))
     for name in NAMES:
         near, far = distinct_spans(small, name), distinct_spans(counts, name)
+        assert near.dtype == np.int32 and far.dtype == (np.int64 if wide else np.int32)  # kept narrow where it fits
         assert np.array_equal(far[:, 1:3] - shift, near[:, 1:3]) and np.array_equal(far[:, [0, 3]], near[:, [0, 3]])
 
 

@@ -269,3 +269,24 @@ def test_identical_labellings_have_gamma_one_and_the_section_says_it(tmp_path):
     assert any(
         "Gamma agreement of the spans (pooled): annotator_a – annotator_b 1.000" in p for p in section.paragraphs
     )
+
+
+def test_a_pairs_observed_disorders_are_let_go_once_both_columns_are_read(tmp_path):
+    """gamma's cached observed disorders of a pair are dropped once ItemCounts has read both its columns (it keeps
+    them): the columns equal a fresh alignment's, and asked again the pair is aligned anew, the same values."""
+    from helpers import write_project
+
+    from refsens_report.analyses.registry import column_kinds
+    from refsens_report.config import load_config
+    from refsens_report.counts import Column, ItemCounts
+    from refsens_report.load import load_record
+
+    config = load_config(write_project(tmp_path, random_items(4, 40)))
+    counts = ItemCounts(load_record(config).table, config.roles.all_names, column_kinds())
+    disorder, units = Column("gamma_disorder", a=A, b=B), Column("gamma_units", a=A, b=B)
+    fresh = gamma.observed(counts, A, B)
+    assert np.array_equal(counts.real(disorder), fresh.disorder) and (A, B) in gamma._OBSERVED[counts]
+    assert np.array_equal(counts.integers(units), fresh.units) and (A, B) not in gamma._OBSERVED[counts]
+    assert fresh.units.sum() > 0 and fresh.disorder.sum() > 0
+    again = gamma.COLUMNS[1].values(counts, units)
+    assert np.array_equal(again, fresh.units) and (A, B) in gamma._OBSERVED[counts]

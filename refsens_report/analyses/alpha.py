@@ -18,6 +18,7 @@ import numpy as np
 
 from refsens_report.analyses.base import Analysis, AuditContext, Estimate, Section
 from refsens_report.analyses.pairs import (
+    cache_spans,
     distinct,
     distinct_inverse,
     distinct_spans,
@@ -28,6 +29,7 @@ from refsens_report.analyses.pairs import (
     pair_sentences,
     pair_table,
     pairs,
+    served,
 )
 from refsens_report.config import Config
 from refsens_report.counts import Column, ColumnKind, ItemCounts, smallest_unsigned
@@ -164,7 +166,10 @@ def counted_coincidences(counts: ItemCounts, a: str, b: str, block: int = BLOCK)
     blocks = []
     for number, first in enumerate(firsts.tolist()):
         mine = lengths[first : first + block]
-        ours = [rows[bound[number] : bound[number + 1]] - [first, 0, 0, 0] for rows, bound in zip(spans, bounds)]
+        ours = [
+            rows[bound[number] : bound[number + 1]].astype(np.int64) - [first, 0, 0, 0]
+            for rows, bound in zip(spans, bounds)
+        ]
         item, length, value_a, value_b = segments(ours, mine, n_types)
         bits, code = categories(np.concatenate([value_a, value_b, [0]]))
         code_a, code_b = code[: len(value_a)], code[len(value_a) : 2 * len(value_a)]
@@ -190,8 +195,12 @@ def counted_coincidences(counts: ItemCounts, a: str, b: str, block: int = BLOCK)
 
 
 def _column(counts: ItemCounts, column: Column, field: str) -> np.ndarray:
+    """Return one column of the pair's coincidences (a copy: the pair's counts are let go once every column of
+    theirs has been read, ``pairs.served``)."""
     found = coincidences(counts, column.a, column.b)
-    return getattr(found, field)[:, found.categories.index(column.c)]
+    values = getattr(found, field)[:, found.categories.index(column.c)].copy()
+    served(_FOUND, counts, (column.a, column.b), (field, column.c), 2 * len(found.categories))
+    return values
 
 
 COLUMNS = (
@@ -233,14 +242,13 @@ def estimates(context: AuditContext) -> list[Estimate]:
     """Alpha per pair, on the corpus's and the audited items' streams (paired with agreement and the swap).
 
     The pairs' coincidences are counted first, on threads (``threaded_map``); what they share (each labelling's
-    distinct spans, the item lengths) is computed and cached before, once."""
+    distinct spans, the item lengths) is computed and cached before, once (``pairs.cache_spans``, which the audit
+    has run already, before it freed the record's spans)."""
     counts = context.counts
     named = list(
         dict.fromkeys((a, b) for subset, a, b in pairs(context.config) if getattr(context.subsets, subset) is not None)
     )
-    for name in dict.fromkeys(name for pair in named for name in pair):
-        distinct_spans(counts, name)
-    item_lengths(counts)
+    cache_spans(context, _FOUND)
     threaded_map(lambda pair: coincidences(counts, *pair), named)
     return pair_estimates(
         context, KEY, "alpha", lambda a, b, mask: Alpha(a, b, coincidences(context.counts, a, b).categories)
@@ -288,6 +296,7 @@ ANALYSIS = Analysis(
   alpha on characters, a character's value the set of span types covering it, "no span" a value; from the
   coincidence counts summed over items, alpha = ((n − 1) Σ_c o_cc − Σ_c n_c (n_c − 1)) / (n (n − 1) −
   Σ_c n_c (n_c − 1)), n the values; the bootstrap re-weights the per-item counts.""",
+    spans=lambda context: cache_spans(context, _FOUND),
     estimates=estimates,
     applicability=pair_applicability(KEY),
     section=_section,

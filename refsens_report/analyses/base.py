@@ -282,6 +282,9 @@ class Analysis:
     key: the results' ``analysis`` column and the section's anchor.
     title, question: the section's heading and first sentence.
     methods: its definition in the Methods text (Markdown list items; '' when another analysis's covers it).
+    spans: reads what its estimates and count columns need of the record's spans into its own caches, once the
+        counts are made and before any analysis's estimates: an audit of a record it loaded frees the spans then
+        (``SpanTable.release_spans``), so that no estimate holds them (None: it reads no span).
     estimates: the statistics to estimate, each on its item set.
     finish: rows computed from the estimated rows (after every analysis before it has finished).
     applicability: results.json ``applicability`` entries: None, or the sentence saying why it does not apply.
@@ -317,6 +320,7 @@ class Analysis:
     question: str
     section: Callable[[ResultsView, Mapping[str, Figure]], Section]
     methods: str = ""
+    spans: Callable[[AuditContext], None] | None = None
     estimates: Callable[[AuditContext], list[Estimate]] = _nothing
     finish: Callable[[AuditContext, Estimator, Rows], Rows] = _nothing
     applicability: Callable[[AuditContext], dict[str, str | None]] | None = None

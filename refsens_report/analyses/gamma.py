@@ -28,6 +28,7 @@ import numpy as np
 
 from refsens_report.analyses.base import Analysis, AuditContext, Estimate, Section
 from refsens_report.analyses.pairs import (
+    cache_spans,
     distinct,
     distinct_inverse,
     distinct_spans,
@@ -38,6 +39,7 @@ from refsens_report.analyses.pairs import (
     pair_sentences,
     pair_table,
     pairs,
+    served,
 )
 from refsens_report.compiled import compiled_function, jitted
 from refsens_report.config import Config
@@ -537,7 +539,7 @@ def exact_sum(values: np.ndarray, whole: float, counted: int = 0) -> float:
 def item_units(counts: ItemCounts, name: str, mask: np.ndarray, offsets: np.ndarray) -> Units:
     """Return a labelling's distinct spans on the masked items as units at ``offsets[item] + position``."""
     spans = distinct_spans(counts, name)
-    spans = spans[mask[spans[:, 0]]]
+    spans = spans[mask[spans[:, 0]]].astype(np.int64)  # the cache's rows may be int32: positions and codes in int64
     item = spans[:, 0]
     return Units(
         (offsets[item] + spans[:, 1]).astype(np.float64),
@@ -705,7 +707,9 @@ def in_position_order(units: Units) -> Units:
 
 
 def _column(counts: ItemCounts, column: Column) -> np.ndarray:
+    """Return the pair's observed disorders or units per item (let go once both have been read, ``pairs.served``)."""
     found = observed(counts, column.a, column.b)
+    served(_OBSERVED, counts, (column.a, column.b), column.kind, len(COLUMNS))
     return found.disorder if column.kind == "gamma_disorder" else found.units
 
 
@@ -789,6 +793,7 @@ ANALYSIS = Analysis(
   δ_observed / δ_expected, δ_observed = Σ disorder / (Σ spans / 2). δ_expected: the mean disorder of
   {SAMPLES} shuffled continua (the paper's section 5.2; items end to end in id order, a fixed seed), computed once on
   the whole item set and held fixed in the bootstrap, which re-weights the per-item disorders.""",
+    spans=lambda context: cache_spans(context, _OBSERVED),
     estimates=estimates,
     applicability=pair_applicability(KEY),
     section=_section,

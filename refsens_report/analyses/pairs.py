@@ -18,6 +18,7 @@ from refsens_report.counts import ItemCounts
 from refsens_report.figures import Figure
 from refsens_report.formulas import Expr
 from refsens_report.record import POOLED
+from refsens_report.table import COUNT_SLICE, holds
 from refsens_report.tables import Table, label, mark_repeats, n_cell, pooled_first, pooled_in_print, stat_cell
 from refsens_report.view import ResultsView
 
@@ -45,8 +46,8 @@ def item_lengths(counts: ItemCounts) -> np.ndarray:
     if counts not in _LENGTHS:
         table = counts.table
         ends = np.zeros(table.n_items, dtype=np.int64)
-        if len(table.item):
-            np.maximum.at(ends, table.item, table.end.astype(np.int64))
+        for first in range(0, len(table.item), COUNT_SLICE):  # a slice's ends in int64 at a time, not the record's
+            np.maximum.at(ends, table.item[first : first + COUNT_SLICE], table.end[first : first + COUNT_SLICE])
         ends.flags.writeable = False  # shared by the analyses
         _LENGTHS[counts] = ends
     return _LENGTHS[counts]
@@ -85,7 +86,10 @@ def distinct_spans(counts: ItemCounts, name: str) -> np.ndarray:
     once per labelling and record: every pair's statistic, and every pair the labelling is in, filters them).
 
     The four columns pack into one int64 key when they fit (item, then start and end below the largest end + 1,
-    then type): sorting it is their lexicographic sort, and equal keys are equal rows.
+    then type): sorting it is their lexicographic sort, and equal keys are equal rows. The rows are kept as int32
+    when every value of the labelling's spans fits, else int64 (``table.holds``): 16 bytes a distinct span, not 32
+    (the paired labellings' cache, held from before the estimates to the end of the audit: 0.2 GB at a million
+    items as int64). Readers forming keys, offsets or sums from them cast first.
     """
     found = _SPANS.setdefault(counts, {})
     if name not in found:
@@ -94,27 +98,76 @@ def distinct_spans(counts: ItemCounts, name: str) -> np.ndarray:
             found[name] = np.zeros((0, 4), dtype=np.int64)
             return found[name]
         mine = np.flatnonzero(table.labelling == table.names.index(name))
-        item, start, end, kind = (
-            column[mine].astype(np.int64) for column in (table.item, table.start, table.end, table.type)
-        )
+        # the labelling's spans in the table's own types; the key is formed in int64 in place, one array at a time
+        # (four int64 copies and each product's fresh array took 0.35 GB above the table at a million items)
+        item, start, end, kind = (column[mine] for column in (table.item, table.start, table.end, table.type))
         if not len(mine):
             found[name] = np.zeros((0, 4), dtype=np.int64)
             return found[name]
+        del mine
+        narrow = np.int32 if all(holds(np.int32, column) for column in (item, start, end, kind)) else np.int64
         edge, kinds = int(end.max()) + 1, int(kind.max()) + 1
         if (
             min(int(start.min()), int(kind.min()), int(item.min())) >= 0
             and (int(item.max()) + 1) * edge * edge * kinds < 1 << 62
         ):
-            key = distinct(((item * edge + start) * edge + end) * kinds + kind)
-            rows = np.empty((len(key), 4), dtype=np.int64)
+            key = item.astype(np.int64)  # ((item * edge + start) * edge + end) * kinds + kind
+            del item
+            for factor, column in ((edge, start), (edge, end), (kinds, kind)):
+                key *= factor
+                key += column
+            del start, end, kind
+            key = distinct(key)
+            rows = np.empty((len(key), 4), dtype=narrow)
             key, rows[:, 3] = np.divmod(key, kinds)
             key, rows[:, 2] = np.divmod(key, edge)
             rows[:, 0], rows[:, 1] = np.divmod(key, edge)
         else:
+            item, start, end, kind = (column.astype(np.int64) for column in (item, start, end, kind))
             rows = np.stack([item, start, end, kind], axis=1)[np.lexsort((kind, end, start, item))]
-            rows = rows[np.r_[True, (rows[1:] != rows[:-1]).any(axis=1)]]
+            rows = rows[np.r_[True, (rows[1:] != rows[:-1]).any(axis=1)]].astype(narrow)
         found[name] = rows
     return found[name]
+
+
+def cache_spans(context: AuditContext, cache: weakref.WeakKeyDictionary) -> None:
+    """Cache what the pairs' statistics read of the record's spans (``Analysis.spans``): each paired labelling's
+    distinct spans and the items' lengths, so that their estimates and columns read no span of the record.
+    ``cache``: the statistic's own cache of per-pair values (``served``); the distinct spans are let go once
+    every statistic's entry of every pair has been served."""
+    counts = context.counts
+    paired = [tuple(pair) for subset, *pair in pairs(context.config) if getattr(context.subsets, subset) is not None]
+    _AWAITED.setdefault(counts, set()).update((id(cache), *pair) for pair in paired)
+    for name in dict.fromkeys(name for pair in paired for name in pair):
+        distinct_spans(counts, name)
+    item_lengths(counts)
+
+
+# per counts: the entries (cache, pair) whose columns are not yet all served, and each entry's columns served
+_AWAITED: weakref.WeakKeyDictionary[ItemCounts, set[tuple[int, str, str]]] = weakref.WeakKeyDictionary()
+_SERVED: weakref.WeakKeyDictionary[ItemCounts, dict[tuple[int, str, str], set[Any]]] = weakref.WeakKeyDictionary()
+
+
+def served(cache: weakref.WeakKeyDictionary, counts: ItemCounts, pair: tuple[str, str], column: Any, of: int) -> None:
+    """Note that ``column``, one of the ``of`` columns a pair's entry in ``cache`` (its per-item values, keyed by
+    the counts, then the pair) serves, has been read; once all have been, drop the entry. ``ItemCounts`` keeps
+    every column it reads from an analysis (its cache of declared and real columns) and never asks for it again,
+    so the entry would only sit beside its own copies (at a million items, the two pair statistics' per-item
+    counts: about 0.2 GB, from the bootstrap to the end of the audit). Once every entry ``cache_spans`` awaits
+    is served, the distinct spans go too (0.1 GB at a million items). Asked again, an entry is made anew from
+    the distinct spans, read again from the record: the same values, or ``ReleasedSpans``' error once the audit
+    has freed the record's spans."""
+    key = (id(cache), *pair)
+    done = _SERVED.setdefault(counts, {}).setdefault(key, set())
+    done.add(column)
+    if len(done) >= of:
+        cache.get(counts, {}).pop(pair, None)
+        del _SERVED[counts][key]
+        awaited = _AWAITED.get(counts, set())
+        if key in awaited:
+            awaited.discard(key)
+            if not awaited:
+                _SPANS.pop(counts, None)
 
 
 def pair_estimates(
