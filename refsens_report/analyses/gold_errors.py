@@ -56,7 +56,7 @@ from refsens_report.analyses.disagreements import (
     spreadsheet_cells,
     text_windows,
 )
-from refsens_report.counts import overlap_edges
+from refsens_report.counts import id_dtype, overlap_edges
 from refsens_report.figures import Figure
 from refsens_report.tables import Table, count_cell, label, mark_repeats
 from refsens_report.view import ResultsView
@@ -326,7 +326,7 @@ class Places:
         reference whose pool is every place; int32 when the items fit, as the positions)."""
         if name not in self.held_item:
             item = counts.item_of("strict", counts.ids("strict", name))
-            self.held_item[name] = item.astype(np.int32) if counts.n_items < 2**31 else item
+            self.held_item[name] = item.astype(id_dtype(counts.n_items), copy=False)
         return self.held_item[name]
 
     @cached_property
@@ -340,7 +340,7 @@ class Places:
     def position(self) -> np.ndarray:
         """Per strict id up to the last place's, its position among the places (-1: none): looked up, where a
         binary search per span strays over the whole array."""
-        index = np.int32 if len(self.ids) < 2**31 else np.int64
+        index = id_dtype(len(self.ids))
         position = np.full(int(self.ids[-1]) + 1 if len(self.ids) else 0, -1, dtype=index)
         position[self.ids] = np.arange(len(self.ids), dtype=index)
         return position
@@ -359,7 +359,7 @@ def places_of(counts: Any, names: Iterable[str], notes: dict[str, Any] | None = 
         pooled[counts.ids("strict", name)] = True
     ids = np.flatnonzero(pooled)  # item-major, as overlap_edges needs
     one, two = _overlaps(counts, ids, ids)  # the same spans both sides: gathered once
-    index = np.int32 if len(ids) < 2**31 else np.int64
+    index = id_dtype(len(ids))
     first, second = one.astype(index), two.astype(index)
     if len(first) > 1 and not bool(np.all(first[1:] >= first[:-1])):  # overlap_edges gives them sorted already
         order = np.argsort(first, kind="stable")
