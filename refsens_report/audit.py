@@ -121,27 +121,28 @@ def audit_record(
     """
     stopwatch = stopwatch or Stopwatch()
     with stopwatch.stage("counts"), gc_paused():
-        counts = ItemCounts(record.table, config.roles.all_names, column_kinds())
-        groups = DuplicateGroups.from_record(record, config.audit.duplicate_key)
-        defective = groups.defective(record, counts, config)
-        defective_ids = {item_id for group in defective for item_id in group.items}
-        subsets = build_subsets(counts, groups, defective_ids, config)
+        context = audit_context(record, config)
         gc.freeze()  # the counts and item sets, alive until the audit ends (gc_frozen)
+    counts, subsets = context.counts, context.subsets
     as_used = config.as_used()  # resamples as written ("auto" or a number); results.json's resamples says the B used
-    context = AuditContext(config, record, counts, groups, defective, subsets)
     config = context.config = replace(config, audit=replace(config.audit, resamples=resolved_resamples(context)))
 
-    with stopwatch.stage("counts"):  # what to estimate, and the count matrices some analyses list (by_type)
-        for analysis in ANALYSES:
-            if analysis.spans is not None:
-                analysis.spans(context)
-        if release_spans:  # every reader of the spans (the counts, the item sets, the analyses' caches) has run
-            record.table.release_spans()  # before the estimates: their caches and the bootstrap are the peak
-        plan = merged_by_stream([estimate for analysis in ANALYSES for estimate in analysis.estimates(context)])
-    total_items = sum(int(e.mask.sum()) for e in plan if (e.stats or e.listed) and e.mask is not None)
     rows: list[dict[str, Any]] = []
-    # the engine (this machine's threads, or a Dask cluster) runs every bootstrap, the finishing ones too
+    # the engine (this machine's threads, or a Dask cluster) runs every bootstrap, the finishing ones too; it is
+    # open from the estimates on, so that a partitioned record's workers serve what the client's counts do not
+    # hold (the outputs' spans: ``ItemCounts.unheld``) to any analysis
     with open_engine(config, stopwatch, dask_run) as run:
+        context.engine = run
+        if counts.unheld:
+            run.attach(counts)
+        with stopwatch.stage("counts"):  # what to estimate, and the count matrices some analyses list (by_type)
+            for analysis in ANALYSES:
+                if analysis.spans is not None:
+                    analysis.spans(context)
+            if release_spans:  # every reader of the spans (the counts, the item sets, the analyses' caches) has run
+                record.table.release_spans()  # before the estimates: their caches and the bootstrap are the peak
+            plan = merged_by_stream([estimate for analysis in ANALYSES for estimate in analysis.estimates(context)])
+        total_items = sum(int(e.mask.sum()) for e in plan if (e.stats or e.listed) and e.mask is not None)
         estimator = Estimator(
             record, counts, config, Progress(progress, total_items, config.audit.resamples), stopwatch, run
         )
@@ -157,10 +158,10 @@ def audit_record(
             with stopwatch.stage("analyses"):
                 rows += analysis.finish(context, estimator, rows)
         # the summaries while the engine is open: a partitioned record's may be computed where its counts are
-        context.engine = run
         with stopwatch.stage("analyses"):
             summaries = {analysis.key: analysis.summary(context) for analysis in ANALYSES if analysis.summary}
-        context.engine = None  # closed: the build's listings, rendered later, are computed here
+        described = record_summary(record, counts, subsets, estimator)
+        context.engine = counts.fetch = None  # closed: the build's listings, rendered later, are computed here
     rows.sort(key=lambda row: ORDER[row["analysis"]])  # stable: keeps each analysis's own order
 
     applicability: dict[str, str | None] = {}
@@ -177,13 +178,33 @@ def audit_record(
         confidence=config.audit.confidence,
         inputs=input_hashes(files),
         input_files=files,
-        record=record_summary(record, counts, subsets, estimator),
+        record=described,
         summaries=summaries,
         applicability=applicability,
     )
     results.timings = stopwatch.seconds
-    results.files = FilesOnUse(lambda: analysis_files(context))  # only a build writes them: rendered when read
+    # only a build writes them: rendered when read. Without the outputs' spans (a partitioned record's client), the
+    # record is read again whole for them: the gold-error listings show every source's spans
+    results.files = FilesOnUse(lambda: analysis_files(listing_context(context)))
     return results
+
+
+def listing_context(context: AuditContext) -> AuditContext:
+    """Return the context the listings are rendered from: the audit's, or, when its counts do not hold the
+    outputs' spans (a partitioned record's Dask client), one of the record read again whole."""
+    if not context.counts.unheld:
+        return context
+    return audit_context(load_record(context.config, frozenset()), context.config)
+
+
+def audit_context(record: Record, config: Config) -> AuditContext:
+    """Return the audit's context of a loaded record: its counts, duplicate groups and item sets."""
+    counts = ItemCounts(record.table, config.roles.all_names, column_kinds())
+    groups = DuplicateGroups.from_record(record, config.audit.duplicate_key)
+    defective = groups.defective(record, counts, config)
+    defective_ids = {item_id for group in defective for item_id in group.items}
+    subsets = build_subsets(counts, groups, defective_ids, config)
+    return AuditContext(config, record, counts, groups, defective, subsets)
 
 
 def analysis_files(context: AuditContext) -> dict[str, str]:
@@ -266,7 +287,7 @@ def record_summary(record: Record, counts: ItemCounts, subsets: Any, estimator: 
         "languages": list(record.languages),
         "items_per_language": {k: v for k, v in per_language(every).items() if k != POOLED},
         "labellings": {name: int(counts.has(name).sum()) for name in counts.names},
-        "spans": {name: len(counts.ids("strict", name)) for name in counts.names},  # repeats once, as every rule
+        "spans": counts.span_counts(counts.names),  # repeats once, as every rule
         "subsets": {name: per_language(mask) for name, mask in subsets.named().items()},
         # what the bootstrap resamples (docs/method.md section 4): the cluster key, and the clusters per item set
         # (without a key every item is its own cluster: the counts are the item sets' sizes)

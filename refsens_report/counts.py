@@ -15,7 +15,7 @@ import threading
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
@@ -52,6 +52,10 @@ class Column:
     c: str = ""
     others: tuple[str, ...] = ()
     type: str = ""  # a ``tp`` or ``size`` count of this span type only (strict or overlap); "" counts every type
+
+    def labellings(self) -> tuple[str, ...]:
+        """Return the labellings the column reads (a flag's ``a`` names item metadata, not a labelling)."""
+        return () if self.kind == "flag" else tuple(name for name in (self.a, self.b, self.c, *self.others) if name)
 
 
 @dataclass(frozen=True)
@@ -245,6 +249,29 @@ def common_unsigned(columns: Sequence[np.ndarray]) -> type:
     return smallest_unsigned(np.array([max([int(values.max()) for values in columns if len(values)] + [0])]))
 
 
+class UnheldSpans(RuntimeError):
+    """A labelling's spans were read where the table does not hold them (``SpanTable.unheld``)."""
+
+    def __init__(self, name: str):
+        super().__init__(
+            f"the spans of {name!r} are on the Dask workers, not in this process (a partitioned record's client "
+            "holds the references' and annotators' spans only): read its per-item counts (ItemCounts.integers)"
+        )
+
+
+class Fetch(Protocol):
+    """Where an ``ItemCounts`` without some labellings' spans gets what needs them (``workers.PartitionedRun``)."""
+
+    def column(self, column: Column) -> np.ndarray:
+        """Return a column's per-item values on every item of the record, as ``ItemCounts.integers`` gives them."""
+
+    def span_counts(self, names: Sequence[str]) -> dict[str, int]:
+        """Return each labelling's number of distinct strict spans (``len(ids("strict", name))``)."""
+
+    def typed(self, kind: str, rule: str, a: str, b: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Return ``ItemCounts.typed``'s triples over the record, in its type codes (the arguments normalised)."""
+
+
 class ItemCounts:
     """Span-set counts per item for every pair of labellings the audit asks about, cached."""
 
@@ -273,9 +300,17 @@ class ItemCounts:
         # of the types the named labellings use, so ids (and the type-confusion table) depend neither on record
         # order nor on labellings no role names
         numbered = _encode_spans(table, labelling_code, len(self.names))
-        self.type_names = table.type_names[numbered.used]
-        self._cache: dict[object, np.ndarray] = {
-            ("ids", "strict", name): ids for name, ids in zip(self.names, numbered.ids)
+        # labellings whose spans the table does not hold (a partitioned record's client: ``workers.unheld_names``):
+        # their types are used all the same, their columns come from ``fetch``, and their spans cannot be read
+        self.unheld = frozenset(table.unheld) & set(self.names)
+        self.fetch: Fetch | None = None
+        used = numbered.used
+        if self.unheld and table.unheld_spans is not None:
+            away = [table.names.index(name) for name in sorted(self.unheld)]
+            used = used | (table.unheld_spans[away].sum(axis=0) > 0)
+        self.type_names = table.type_names[used]
+        self._cache: dict[object, Any] = {
+            ("ids", "strict", name): ids for name, ids in zip(self.names, numbered.ids) if name not in self.unheld
         }
         strict_row, relaxed_row = numbered.strict_row, numbered.relaxed_row
         # the per-id maps in the table's types (int32 items and offsets unless the record needs int64) and the
@@ -287,7 +322,7 @@ class ItemCounts:
         # strict id -> relaxed id and type (int16 codes unless there are 2**15 types or more), for the
         # type-confusion table
         self._strict_to_relaxed = numbered.strict_to_relaxed
-        type_code = np.cumsum(numbered.used) - 1
+        type_code = np.cumsum(used) - 1
         self._strict_type = type_code.astype(np.int16 if len(type_code) < 2**15 else np.int32)[table.type[strict_row]]
         # strict id -> start and end, for overlap matching
         self._strict_start = table.start[strict_row]
@@ -295,6 +330,7 @@ class ItemCounts:
         self._marks: dict[str, np.ndarray] = {}  # per rule, a byte of labellings' marks per span id (``_mark``)
         self._slots: dict[str, dict[str, np.uint8]] = {}  # per rule, the labellings marked and their bits
         self._derived: dict[str, np.ndarray] = {}  # derived labelling -> present per item (``derive``)
+        self.derivations: list[Callable[[ItemCounts], None]] = []  # what made them (``derive_with``)
 
     # -- derived labellings ----------------------------------------------------------------------------
     def item_of(self, rule: str, ids: np.ndarray) -> np.ndarray:
@@ -320,6 +356,18 @@ class ItemCounts:
         self._cache[("ids", "strict", name)] = strict
         self._cache[("ids", "relaxed", name)] = self._marked("relaxed", self._strict_to_relaxed[strict])
 
+    def derive_with(self, make: Callable[[ItemCounts], None]) -> None:
+        """Run ``make(self)``, which adds derived labellings (``derive``) from this counts' own, and keep it: a
+        partitioned record's workers run it on their partitions' counts for the columns of those labellings that
+        read spans this one does not hold (``Fetch``). ``make`` must be a picklable function of the counts alone,
+        computed item by item (a partition derives what the whole record would on its items)."""
+        make(self)
+        self.derivations.append(make)
+
+    def knows(self, name: str) -> bool:
+        """Return whether ``name`` is one of the counts' labellings or a derived one."""
+        return name in self.names or name in self._derived
+
     def _marked(self, rule: str, ids: np.ndarray) -> np.ndarray:
         """Return span ids sorted and unique, in the ids' type: mark and read back, O(ids) (np.unique sorts or
         hashes, ~20x slower)."""
@@ -337,6 +385,8 @@ class ItemCounts:
         rule = SET_RULE[rule]
         key = ("ids", rule, name)
         if key not in self._cache:
+            if name in self.unheld:
+                raise UnheldSpans(name)
             if rule == "strict":
                 raise ValueError(f"{name!r} is neither a labelling of the counts nor a derived one")
             relaxed = self._strict_to_relaxed[self.ids("strict", name)]
@@ -344,6 +394,18 @@ class ItemCounts:
                 relaxed[np.concatenate([[True], relaxed[1:] != relaxed[:-1]])] if len(relaxed) else relaxed
             )
         return self._cache[key]
+
+    def span_counts(self, names: Sequence[str]) -> dict[str, int]:
+        """Return each labelling's number of distinct strict spans (repeats once, as under every rule)."""
+        away = [name for name in names if name in self.unheld]
+        fetched = self._fetch(away[0]).span_counts(away) if away else {}
+        return {name: fetched[name] if name in fetched else len(self.ids("strict", name)) for name in names}
+
+    def _fetch(self, name: str) -> Fetch:
+        """Return where what needs an unheld labelling's spans comes from; raise if nothing serves it."""
+        if self.fetch is None:
+            raise UnheldSpans(name)
+        return self.fetch
 
     def has(self, name: str) -> np.ndarray:
         """Return whether the labelling is present on each item."""
@@ -479,6 +541,11 @@ class ItemCounts:
 
     def integers(self, column: Column) -> np.ndarray:
         """Return the per-item values of a column as non-negative integers or booleans (counts and flags)."""
+        if self.unheld and column.kind not in self.kinds and self.unheld.intersection(column.labellings()):
+            key = ("fetched", column)
+            if key not in self._cache:
+                self._cache[key] = self._fetch(sorted(self.unheld.intersection(column.labellings()))[0]).column(column)
+            return self._cache[key]
         if column.kind in self.kinds:
             if not self.kinds[column.kind].integer:
                 raise ValueError(f"column kind {column.kind!r} is real-valued: read it with values()")
@@ -535,7 +602,9 @@ class ItemCounts:
             a, b = b, a
         key = ("typed", kind, rule if kind == "tp" else "strict", a, b if kind == "tp" else "")
         if key not in self._cache:
-            if kind == "size":
+            if self.unheld.intersection(key[3:]):
+                self._cache[key] = self._fetch(key[3]).typed(*key[1:])
+            elif kind == "size":
                 self._cache[key] = self._per_item_and_type(self.ids("strict", a))
             elif kind == "tp" and rule == "strict":
                 self._cache[key] = self._per_item_and_type(self.common("strict", a, b))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from refsens_report.adapters import ADAPTERS
+from refsens_report.adapters import ADAPTERS, parquet
 from refsens_report.adapters.label_map import apply_label_map
 from refsens_report.analyses.registry import ANALYSES
 from refsens_report.bootstrap import AUTO_MIN_RESAMPLES
@@ -13,6 +13,7 @@ from refsens_report.config import Config
 from refsens_report.errors import ProblemList
 from refsens_report.names import name_problem
 from refsens_report.record import POOLED, Record
+from refsens_report.workers import unheld_names
 
 # The bootstrap keeps, per item set, sums of shape (languages + 1, resamples + 1, columns) in float64
 # (bootstrap.resampled_sums); columns grow with the labellings scored against each other. A config whose
@@ -20,9 +21,12 @@ from refsens_report.record import POOLED, Record
 BOOTSTRAP_MEMORY_BUDGET = 4 * 2**30  # bytes
 
 
-def load_record(config: Config) -> Record:
-    """Load the record with the configured adapter; raise ``InputError`` if it cannot be audited."""
-    record = read_record(config)
+def load_record(config: Config, unheld: frozenset[str] | None = None) -> Record:
+    """Load the record with the configured adapter; raise ``InputError`` if it cannot be audited.
+
+    ``unheld``: the labellings whose spans are checked and counted but not kept (``SpanTable.unheld``); by
+    default those a partitioned record's Dask client leaves on the workers (``workers.unheld_names``)."""
+    record = read_record(config, unheld_names(config) if unheld is None else unheld)
     check_names(record)
     check_roles(record, config)
     check_bootstrap_size(record, config)
@@ -31,10 +35,14 @@ def load_record(config: Config) -> Record:
     return note_unused_labellings(record, config)
 
 
-def read_record(config: Config) -> Record:
+def read_record(config: Config, unheld: frozenset[str] = frozenset()) -> Record:
     """Read the record with the configured adapter and apply `[record] label_map`: the record the audit sees,
-    before it is checked against the roles (what `convert` writes)."""
-    record = ADAPTERS[config.record_format].load(config.record_options, config.audit.duplicate_key)
+    before it is checked against the roles (what `convert` writes). ``unheld``: as ``load_record``'s (a Parquet
+    record's only)."""
+    if unheld:
+        record = parquet.load(config.record_options, config.audit.duplicate_key, unheld)
+    else:
+        record = ADAPTERS[config.record_format].load(config.record_options, config.audit.duplicate_key)
     return apply_label_map(record, config.label_map)
 
 

@@ -75,6 +75,10 @@ class SpanTable:
     order, then as read): ``item``, ``labelling`` (code into ``names``), ``start``, ``end``, ``type`` (code into
     ``type_names``, sorted), each in its type of ``SPAN_TYPES`` (int32, the codes int16) where its values fit,
     else int64: the table narrows them when it is made (``narrowest``).
+    ``unheld``: labellings whose spans the table counts but does not hold (their presence it does): a
+    partitioned record's Dask client reads the outputs' spans on the workers only (``workers.unheld_names``);
+    ``unheld_spans[labelling, type]`` counts them, by code into ``names`` and ``type_names``; ``unheld_ends``
+    gives each item's furthest end among them (0: none).
     ``meta[key]``: per item, the value of a metadata key (None where the item does not give it); ``text``: per
     item, its text or None (None as a whole when no item has text). ``record_order``: per item, its place in the
     record it was converted from, where the items are in another order (a partitioned record is in canonical
@@ -96,6 +100,9 @@ class SpanTable:
     text: np.ndarray | None = None
     items: Sequence[Any] | None = None  # the Item objects it was made from, if any (their meta, on demand)
     record_order: np.ndarray | None = None
+    unheld: tuple[str, ...] = ()
+    unheld_spans: np.ndarray | None = None
+    unheld_ends: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         for name in SPAN_ARRAYS:

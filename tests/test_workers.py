@@ -12,12 +12,14 @@ from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
 distributed = pytest.importorskip("distributed")
 
 from refsens_report import audit, bootstrap, engine, workers  # noqa: E402
+from refsens_report import counts as counts_module  # noqa: E402
 from refsens_report.analyses import gold_errors  # noqa: E402
 from refsens_report.cli import main  # noqa: E402
 from refsens_report.config import load_config  # noqa: E402
@@ -107,7 +109,9 @@ def test_workers_give_the_local_results_for_any_partitioning(partitioning, clust
     )
     assert remote and max(remote) == 7, "the count blocks were built on the workers (7 blocks of 16 in 100 items)"
     assert summary_of(tmp_path / "dask") == summary_of(tmp_path / "local")
-    assert ran == ["_partition_sums", "_partition_candidates"], "the gold-error candidates were found on the workers"
+    found = gold_error_steps(ran)
+    assert found == ["_partition_sums", "_partition_candidates"], "the gold-error candidates were found on the workers"
+    assert "partition_column" in ran, "the outputs' columns the client reads came from the workers"
 
 
 def on_partitions(monkeypatch) -> list[str]:
@@ -121,6 +125,11 @@ def on_partitions(monkeypatch) -> list[str]:
 
     monkeypatch.setattr(workers.PartitionedRun, "each_partition", spied)
     return ran
+
+
+def gold_error_steps(ran: list[str]) -> list[str]:
+    """Return the gold-error summary's functions among those run on the partitions, in order."""
+    return [name for name in ran if name in ("_partition_sums", "_partition_candidates")]
 
 
 def summary_of(out: Path) -> str:
@@ -187,7 +196,7 @@ def test_the_workers_find_every_gold_error_candidate_the_local_engine_finds(
             main(["audit", str(tmp_path / f"{name}.toml"), "--out", str(tmp_path / name), "-q", "--resamples", "20"])
             == 0
         )
-        assert ran == ([] if name == "local" else ["_partition_sums", "_partition_candidates"])
+        assert gold_error_steps(ran) == ([] if name == "local" else ["_partition_sums", "_partition_candidates"])
     local = json.loads(summary_of(tmp_path / "local"))
     assert summary_of(tmp_path / "dask") == summary_of(tmp_path / "local")
     assert local["evidence"] == ("outputs+references" if "references" in evidence else "outputs")
@@ -216,8 +225,8 @@ def loaded_records(monkeypatch) -> list:
     records: list = []
     load = audit.load_record
 
-    def kept(config):
-        records.append(load(config))
+    def kept(config, *args):
+        records.append(load(config, *args))
         return records[-1]
 
     monkeypatch.setattr(audit, "load_record", kept)
@@ -238,6 +247,140 @@ def test_the_client_frees_the_records_spans_once_every_estimate_is_drawn(cluster
     assert table.spans_released and table.n_items == 600 and len(table.ids) == 600
     with pytest.raises(RuntimeError, match="'start' array was released"):
         table.start[:3]
+
+
+OUTPUT_TYPE = "OUTPUT_ONLY"  # a span type only the models' outputs use, on some items, beyond any reference's span
+
+
+def test_the_client_reads_no_outputs_spans(cluster, simulated, tmp_path, monkeypatch):
+    """The client of a partitioned record's Dask run holds the references' and annotators' spans only
+    (``workers.unheld_names``): the outputs' are checked and counted as they are read, then left to the workers,
+    which serve the columns, the per-type items and the span counts the client reads of them. results.csv and
+    results.json are the local engine's, with a type only the outputs use and spans ending beyond every other
+    labelling's (an item's length is its furthest span end); the build's listings, which read the record again
+    whole, are the local audit's."""
+    monkeypatch.setattr(bootstrap, "BLOCK_ITEMS", BLOCK_ITEMS)
+    config = load_config(simulated / "refsens.toml")
+    models = [name for name in config.roles.outputs if name not in config.roles.annotators]
+    lines = (simulated / "record.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    changed = []
+    for number, line in enumerate(lines):
+        item = json.loads(line)
+        if number % 5 == 0:
+            for name in models[:2]:
+                if name in item["labellings"]:
+                    item["labellings"][name].append([len(item["text"]) - 1, len(item["text"]), OUTPUT_TYPE])
+        changed.append(json.dumps(item, ensure_ascii=False) + "\n")
+    (simulated / "outputs-only.jsonl").write_text("".join(changed), encoding="utf-8")
+    folder = tmp_path / "parts"
+    assert main(["convert", str(simulated / "outputs-only.jsonl"), str(folder), "--partition-items", "64"]) == 0
+    local_config = config_for(simulated, folder, "local-unheld.toml")
+    local = audit_csv(local_config, tmp_path / "local")
+    records = loaded_records(monkeypatch)
+    ran = on_partitions(monkeypatch)
+    dask_table = f'\n[engine]\nbackend = "dask"\nscheduler = "{cluster.scheduler_address}"\n'
+    dask_config = config_for(simulated, folder, "dask-unheld.toml", dask_table)
+    assert audit_csv(dask_config, tmp_path / "dask") == local
+    assert without_config(tmp_path / "dask" / "results.json") == without_config(tmp_path / "local" / "results.json")
+    assert OUTPUT_TYPE.encode() in local, "the type only outputs use has rows"
+    (table,) = [record.table for record in records]
+    assert set(table.unheld) == set(models) and table.unheld_spans is not None
+    assert table.unheld_spans[:, list(table.type_names).index(OUTPUT_TYPE)].sum() > 0
+    assert {"partition_column", "partition_type_items", "partition_span_counts"} <= set(ran)
+    whole = audit.load_record(load_config(local_config))
+    assert table.n_items == whole.table.n_items and np.array_equal(table.present, whole.table.present)
+    outputs = [whole.table.names.index(name) for name in models]
+    away = int(np.isin(whole.table.labelling, outputs).sum())
+    assert 0 < away < whole.table.n_spans and int(table.unheld_spans.sum()) == away, "every output's span set aside"
+
+    def listings(path: Path) -> dict:
+        found = replace(load_config(path), audit=replace(load_config(path).audit, resamples=20))
+        return dict(audit.run_audit(found).files)
+
+    records.clear()
+    remote = listings(dask_config)
+    assert [set(record.table.unheld) for record in records] == [set(models), set()], "read again whole for them"
+    assert remote == listings(local_config) and "gold-error-candidates.jsonl" in remote
+
+
+def with_record_table(path: Path, lines: str) -> Path:
+    """Add lines to a config's [record] table (it ends the table written before [roles])."""
+    text = path.read_text(encoding="utf-8").replace("\n[roles]", f"{lines}\n[roles]", 1)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_a_label_map_that_renames_types_keeps_the_outputs_spans_on_the_workers(cluster, simulated, tmp_path):
+    """A label map renaming types (two into one, one into a new name) maps the client's counts of the outputs'
+    spans too: results.csv and results.json, the map's note included, are the local engine's. One that drops a
+    type words its note from every span, so the client then reads them all (``workers.unheld_names``)."""
+    folder = tmp_path / "parts"
+    assert main(["convert", str(simulated / "record.jsonl"), str(folder), "--partition-items", "64"]) == 0
+    types = sorted(
+        set(pq.read_table(simulated / "record.parquet", columns=["type"]).column("type").to_pylist()) - {None}
+    )
+    renames = f'label_map = {{ {types[0]} = "{types[1]}", {types[2]} = "RENAMED" }}'
+    local = with_record_table(config_for(simulated, folder, "local-renamed.toml"), renames)
+    dask_table = f'\n[engine]\nbackend = "dask"\nscheduler = "{cluster.scheduler_address}"\n'
+    remote = with_record_table(config_for(simulated, folder, "dask-renamed.toml", dask_table), renames)
+    assert workers.unheld_names(load_config(remote)), "the outputs' spans stay on the workers"
+    assert audit_csv(remote, tmp_path / "dask") == audit_csv(local, tmp_path / "local")
+    found = without_config(tmp_path / "dask" / "results.json")
+    assert found == without_config(tmp_path / "local" / "results.json")
+    assert any("record.label_map: renamed" in note for note in found["record"]["notes"])
+    dropping = with_record_table(
+        config_for(simulated, folder, "dask-dropped.toml", dask_table), f'label_map = {{ {types[0]} = "" }}'
+    )
+    assert workers.unheld_names(load_config(dropping)) == frozenset()
+
+
+def test_the_clients_counts_refuse_to_read_an_outputs_spans(simulated, tmp_path):
+    """Without the workers (nothing attached), an output's spans and columns raise, naming it: never an empty
+    set, which would count as an output that marked nothing. The references' read as always."""
+    folder = tmp_path / "parts"
+    assert main(["convert", str(simulated / "record.jsonl"), str(folder), "--partition-items", "64"]) == 0
+    config = load_config(config_for(simulated, folder, "unheld.toml", '\n[engine]\nbackend = "dask"\nworkers = 1\n'))
+    model = sorted(workers.unheld_names(config))[0]
+    table = audit.load_record(config).table
+    counts = ItemCounts(table, config.roles.all_names)
+    whole = ItemCounts(audit.load_record(config, frozenset()).table, config.roles.all_names)
+    assert model in counts.unheld and not whole.unheld
+    with pytest.raises(counts_module.UnheldSpans, match=f"the spans of '{model}' are on the Dask workers"):
+        counts.ids("strict", model)
+    with pytest.raises(counts_module.UnheldSpans, match=model):
+        counts.integers(Column("size", "strict", model))
+    with pytest.raises(counts_module.UnheldSpans, match=model):
+        counts.typed("size", "strict", model)
+    reference = config.roles.primary
+    assert np.array_equal(counts.size("strict", reference), whole.size("strict", reference))
+    assert list(counts.type_names) == list(whole.type_names)
+    assert np.array_equal(counts.present, whole.present)
+
+
+def test_a_bad_span_of_an_output_is_reported_by_the_worker_that_reads_it(cluster, simulated, tmp_path, capsys):
+    """The client checks the outputs' rows as it reads them but not their ends against the item's text (it
+    keeps no output span): the worker reading that partition does, and the audit stops with its message, exit 2.
+    validate reads every span itself."""
+    folder = tmp_path / "parts"
+    assert main(["convert", str(simulated / "record.jsonl"), str(folder), "--partition-items", "64"]) == 0
+    config = load_config(simulated / "refsens.toml")
+    model = [name for name in config.roles.outputs if name not in config.roles.annotators][0]
+    path = sorted(folder.glob("part-*.parquet"))[1]
+    table = pq.read_table(path)
+    ends = table.column("end").to_pylist()
+    row = next(k for k, name in enumerate(table.column("labelling").to_pylist()) if name == model and ends[k])
+    ends[row] += 100_000
+    pq.write_table(
+        table.set_column(table.schema.get_field_index("end"), "end", pa.array(ends, table.schema.field("end").type)),
+        path,
+    )
+    dask_table = f'\n[engine]\nbackend = "dask"\nscheduler = "{cluster.scheduler_address}"\n'
+    bad = config_for(simulated, folder, "dask-bad.toml", dask_table)
+    capsys.readouterr()
+    for command in (["audit", str(bad), "--out", str(tmp_path / "out"), "--quiet"], ["validate", str(bad)]):
+        assert main(command) == 2
+        err = capsys.readouterr().err
+        assert f"{path.name}: row" in err and "beyond the text" in err and "Traceback" not in err, err
 
 
 def test_a_callers_record_keeps_its_spans(simulated):

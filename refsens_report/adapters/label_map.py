@@ -148,6 +148,11 @@ def map_table(table: SpanTable, mapping: Mapping[str, str], counts: MapCounts) -
         return table
     per_type = code_counts(table.type, len(names))
     dropped = np.array([not target for target in targets], dtype=bool)
+    unheld = table.unheld_spans  # the spans the table counts but does not hold (``SpanTable.unheld``)
+    if unheld is not None:
+        if unheld[:, dropped].any():
+            raise ValueError("a label map that drops a type needs every span (workers.unheld_names)")
+        per_type = per_type + unheld.sum(axis=0)
     for code, (name, target) in enumerate(zip(names, targets)):
         if target and target != name and per_type[code]:
             counts.renamed[(name, target)] += int(per_type[code])
@@ -170,4 +175,10 @@ def map_table(table: SpanTable, mapping: Mapping[str, str], counts: MapCounts) -
     if keep is not None:
         spans = {name: values[keep] for name, values in spans.items()}
     type_names, type_codes = sorted_codes(np.array(kept, dtype=object), local[spans.pop("type")])
-    return replace(table, **spans, type=type_codes, type_names=type_names)
+    if unheld is not None:  # each kept type's counts under its new name
+        position = np.searchsorted(type_names, np.array(kept, dtype=object))
+        mapped = np.zeros((unheld.shape[0], len(type_names)), dtype=unheld.dtype)
+        for code in np.flatnonzero(~dropped):
+            mapped[:, position[local[code]]] += unheld[:, code]
+        unheld = mapped
+    return replace(table, **spans, type=type_codes, type_names=type_names, unheld_spans=unheld)

@@ -93,13 +93,15 @@ def split_glob(value: str) -> tuple[str, str]:
     return "/".join(parts[:wild]) or ".", "/".join(parts[wild:])
 
 
-def load(options: ParquetOptions, duplicate_key: str) -> Record:
+def load(options: ParquetOptions, duplicate_key: str, unheld: frozenset[str] = frozenset()) -> Record:
     """Read the span table into a columnar ``Record``; raise ``InputError`` listing the problems with their rows.
 
     ``dup_key`` is stored as the item metadata ``duplicate_key`` (`[audit] duplicate_key`), as the audit reads it.
+    ``unheld``: labellings whose spans are checked and counted but not kept (``SpanTable.unheld``): a
+    partitioned record's Dask client, whose workers hold the outputs' spans (``workers.unheld_names``).
     """
     files = _files(options)
-    builder = _Builder(duplicate_key)
+    builder = _Builder(duplicate_key, unheld)
     opened = [_open(file.path, file.display, builder.problems) for file in files]
     if options.partitioned and not options.pattern:  # convert --partition-items' folder: each file as listed
         listed = partitions.check_files(options.source.path, options.source.display, [file.path.name for file in files])
@@ -520,8 +522,14 @@ class _Builder:
 
     ITEM_VALUES = ("language", *ITEM_COLUMNS)
 
-    def __init__(self, duplicate_key: str) -> None:
+    def __init__(self, duplicate_key: str, unheld: frozenset[str] = frozenset()) -> None:
         self.duplicate_key = duplicate_key
+        # the labellings whose span rows are set aside (``_set_aside``): per provisional item and labelling code,
+        # whether it had such a row; per labelling code and provisional type code, how many
+        self.unheld = unheld
+        self.aside_present = np.zeros((0, 0), dtype=bool)
+        self.aside_spans = np.zeros((0, 0), dtype=np.int64)
+        self.aside_end = np.zeros((0, 1), dtype=np.int64)  # per provisional item, its set-aside spans' furthest end
         self.problems = ProblemList()
         self.hidden = 0  # problems found beyond those listed
         self.files: list[_File] = []
@@ -725,12 +733,41 @@ class _Builder:
 
         known = [~null for null in (item_null, labelling_null) if null is not None]
         keep = _every([mask for mask in (is_span, *known) if mask is not None])
+        if self.unheld:
+            keep = self._set_aside(keep, item, labelling, span_type, end)
         self._store(keep, item=item, labelling=labelling, start=start, end=end, type=span_type)
         if marker is not None:
             marked = np.flatnonzero(_every([marker, *known]))
             if len(marked):
                 self.markers.append((item[marked], labelling[marked], base + marked))
         self._report(found)
+
+    def _set_aside(
+        self, keep: np.ndarray | None, item: np.ndarray, labelling: np.ndarray, span_type: np.ndarray, end: np.ndarray
+    ) -> np.ndarray | None:
+        """Return ``keep`` without the span rows of the ``unheld`` labellings, having noted their items (the
+        labelling is present there) and their furthest end, and counted them by labelling and type. They were
+        checked as every row is."""
+        unheld = np.array([name in self.unheld for name in self.labellings.values], dtype=bool)
+        if not unheld.any():
+            return keep
+        aside = unheld[np.maximum(labelling, 0)]
+        if keep is not None:
+            aside &= keep
+        rows = np.flatnonzero(aside)
+        if not len(rows):
+            return keep
+        n_names, n_types = len(self.labellings), len(self.types)
+        self.aside_present = _grown(self.aside_present, (self.ids.count, n_names))
+        self.aside_spans = _grown(self.aside_spans, (n_names, n_types), exact=True)
+        self.aside_end = _grown(self.aside_end, (self.ids.count, 1))
+        names, items = labelling[rows], item[rows]
+        self.aside_present[items, names] = True
+        runs = np.flatnonzero(np.r_[True, items[1:] != items[:-1]])  # an item's rows come together, mostly
+        np.maximum.at(self.aside_end[:, 0], items[runs], np.maximum.reduceat(end[rows], runs))
+        cells = names.astype(np.int64) * n_types + span_type[rows]
+        self.aside_spans[:n_names, :n_types] += np.bincount(cells, minlength=n_names * n_types).reshape(n_names, -1)
+        return ~aside if keep is None else keep & ~aside
 
     def _items(
         self,
@@ -842,6 +879,9 @@ class _Builder:
             item = span["item"][max(first - 1, 0) : first + BATCH_ROWS]  # from the slice before's last row
             apart = apart or bool((item[1:] < item[:-1]).any())
             present[span["item"][first : first + BATCH_ROWS], span["labelling"][first : first + BATCH_ROWS]] = True
+        aside = self.aside_present
+        for code in range(aside.shape[1]):  # the set-aside spans' labellings are present where they were
+            present[item_of[np.flatnonzero(aside[: len(item_of), code])], code] = True
         if self.markers:
             self._check_markers(present, item_of, ids)
         text = self._text(item_of, ids, span) if self.texts else None
@@ -857,6 +897,14 @@ class _Builder:
         languages, language = sorted_codes(np.array(self.languages.values, dtype=object), items["language"])
         type_names, renumbered = sorted_codes(np.array(self.types.values, dtype=object), np.arange(len(self.types)))
         _renumber(span["type"], renumbered)
+        unheld_spans = unheld_ends = None
+        if self.unheld:
+            unheld_spans = np.zeros((len(self.labellings), len(type_names)), dtype=np.int64)
+            counted = self.aside_spans
+            unheld_spans[: counted.shape[0], renumbered[: counted.shape[1]]] = counted
+            unheld_ends = np.zeros(len(ids), dtype=np.int64)
+            held = min(len(item_of), len(self.aside_end))
+            np.maximum.at(unheld_ends, item_of[:held], self.aside_end[:held, 0])
         meta: dict[str, np.ndarray] = {}
         if "dup_key" in self.item_columns:
             meta[self.duplicate_key] = np.array([*items["dup_key_values"], None], dtype=object)[items["dup_key"]]
@@ -878,6 +926,9 @@ class _Builder:
             meta=meta,
             text=text,
             record_order=record_order,
+            unheld=tuple(name for name in self.labellings.values if name in self.unheld),
+            unheld_spans=unheld_spans,
+            unheld_ends=unheld_ends,
         )
 
     def _text(self, item_of: np.ndarray, ids: list[str], span: dict[str, np.ndarray]) -> np.ndarray:
@@ -975,6 +1026,16 @@ class _Builder:
         self.hidden += max(conflicts - MAX_PROBLEMS, 0)
         for item, labelling, _ in self.markers:
             present[item, labelling] = True
+
+
+def _grown(array: np.ndarray, shape: tuple[int, int], exact: bool = False) -> np.ndarray:
+    """Return ``array`` with at least ``shape`` (zeros added; rows doubled unless ``exact``), or itself."""
+    if array.shape[0] >= shape[0] and array.shape[1] >= shape[1]:
+        return array
+    rows = shape[0] if exact or array.shape[0] >= shape[0] else max(shape[0], 2 * array.shape[0])
+    grown = np.zeros((max(rows, array.shape[0]), max(shape[1], array.shape[1])), dtype=array.dtype)
+    grown[: array.shape[0], : array.shape[1]] = array
+    return grown
 
 
 def _renumber(codes: np.ndarray, mapping: np.ndarray) -> None:

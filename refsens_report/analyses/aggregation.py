@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import partial
 from itertools import combinations
 from typing import TYPE_CHECKING, Any
 
@@ -215,7 +216,7 @@ def estimates(context: AuditContext) -> list[Estimate]:
     """The what-ifs are measured on the audited items, on the swap's stream (paired with every swap row)."""
     if not applies(context):
         return []
-    derive_references(context.counts, context.config)
+    context.counts.derive_with(partial(derive_references, config=context.config))
     return [Estimate(statistics(context.config), context.subsets.audited, "audited", "audited")]
 
 

@@ -68,7 +68,13 @@ def _type_items(context: AuditContext, mask: np.ndarray) -> np.ndarray:
         return known[1]
     n_types = max(len(counts.type_names), 1)
     items_with = np.zeros(n_types, dtype=np.int64)
-    names = dict.fromkeys(roles.outputs + roles.references)
+    every = list(dict.fromkeys(roles.outputs + roles.references))
+    names = [name for name in every if name not in counts.unheld]
+    if len(names) < len(every):  # a partitioned record's outputs: counted where their spans are (by type name)
+        away = [name for name in every if name in counts.unheld]
+        for found in context.engine.each_partition(partition_type_items, counts.table.ids, [mask], away):
+            for name, number in found.items():
+                items_with[counts.type_code(name)] += number
     if counts.n_items * n_types > DENSE_CELLS:  # too many cells to mark: the triples
         for name in names:
             items, kinds, _ = counts.typed("size", "strict", name)
@@ -83,6 +89,16 @@ def _type_items(context: AuditContext, mask: np.ndarray) -> np.ndarray:
             marked[cells] = False
     context.notes["by_type:items"] = (mask, items_with)
     return items_with
+
+
+def partition_type_items(counts: Any, first: int, mask: np.ndarray, names: list[str]) -> dict[str, int]:
+    """Return ``_type_items`` of a partition's items (on its Dask worker) for some labellings, by type name."""
+    n_types = max(len(counts.type_names), 1)
+    items_with = np.zeros(n_types, dtype=np.int64)
+    for name in names:
+        items, kinds = _masked_spans(counts, name, mask)
+        items_with += np.bincount(np.unique(items.astype(np.int64) * n_types + kinds) % n_types, minlength=n_types)
+    return {str(counts.type_names[code]): int(items_with[code]) for code in np.flatnonzero(items_with)}
 
 
 def _masked_spans(counts: Any, name: str, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -41,11 +41,11 @@ _LENGTHS: weakref.WeakKeyDictionary[ItemCounts, np.ndarray] = weakref.WeakKeyDic
 
 def item_lengths(counts: ItemCounts) -> np.ndarray:
     """Return each item's length in characters: the furthest span end of any labelling on it (computed once per
-    record). Not its text's: a record read from columns (Parquet) carries no text, and it must give the same
-    numbers as its JSONL."""
+    record; the spans the table does not hold too, ``SpanTable.unheld_ends``). Not its text's: a record read
+    from columns (Parquet) carries no text, and it must give the same numbers as its JSONL."""
     if counts not in _LENGTHS:
         table = counts.table
-        ends = np.zeros(table.n_items, dtype=np.int64)
+        ends = np.zeros(table.n_items, dtype=np.int64) if table.unheld_ends is None else table.unheld_ends.copy()
         for first in range(0, len(table.item), COUNT_SLICE):  # a slice's ends in int64 at a time, not the record's
             np.maximum.at(ends, table.item[first : first + COUNT_SLICE], table.end[first : first + COUNT_SLICE])
         ends.flags.writeable = False  # shared by the analyses
