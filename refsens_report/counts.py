@@ -667,7 +667,11 @@ class ItemCounts:
         n_types = max(len(self.type_names), 1)
         if sparse:
             return self._typed_sparse(families, codes)
-        if self.n_items * n_types <= DENSE_CELLS and all(family.rule != "overlap" for family in families):
+        if (
+            self.n_items * n_types <= DENSE_CELLS
+            and all(family.rule != "overlap" for family in families)
+            and not any(self.unheld.intersection(family.labellings()) for family in families)  # its triples: fetched
+        ):
             return self._typed_dense(families, codes)
         position = np.full(n_types, -1, dtype=np.int64)
         position[codes] = np.arange(len(codes))

@@ -310,6 +310,21 @@ def with_record_table(path: Path, lines: str) -> Path:
     return path
 
 
+def test_the_cluster_bootstrap_of_a_partitioned_record_reads_the_outputs_columns_from_the_workers(
+    cluster, simulated, tmp_path
+):
+    """``[record] cluster``: the client draws every column itself (clusters straddle the canonical blocks), the
+    outputs' per-item and per-type counts fetched from the workers: results.csv is the local engine's."""
+    folder = tmp_path / "parts"
+    assert main(["convert", str(simulated / "record.jsonl"), str(folder), "--partition-items", "64"]) == 0
+    clusters = 'cluster = "dup_key"'  # the items' duplicate key: duplicates are resampled together
+    local = with_record_table(config_for(simulated, folder, "local-clusters.toml"), clusters)
+    dask_table = f'\n[engine]\nbackend = "dask"\nscheduler = "{cluster.scheduler_address}"\n'
+    remote = with_record_table(config_for(simulated, folder, "dask-clusters.toml", dask_table), clusters)
+    assert audit_csv(remote, tmp_path / "dask") == audit_csv(local, tmp_path / "local")
+    assert b"\nby_type," in (tmp_path / "dask" / "results.csv").read_bytes(), "per-type counts were drawn too"
+
+
 def test_a_label_map_that_renames_types_keeps_the_outputs_spans_on_the_workers(cluster, simulated, tmp_path):
     """A label map renaming types (two into one, one into a new name) maps the client's counts of the outputs'
     spans too: results.csv and results.json, the map's note included, are the local engine's. One that drops a
