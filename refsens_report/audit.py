@@ -125,16 +125,16 @@ def audit_record(
         gc.freeze()  # the counts and item sets, alive until the audit ends (gc_frozen)
     counts, subsets = context.counts, context.subsets
     as_used = config.as_used()  # resamples as written ("auto" or a number); results.json's resamples says the B used
-    config = context.config = replace(config, audit=replace(config.audit, resamples=resolved_resamples(context)))
-
     rows: list[dict[str, Any]] = []
     # the engine (this machine's threads, or a Dask cluster) runs every bootstrap, the finishing ones too; it is
-    # open from the estimates on, so that a partitioned record's workers serve what the client's counts do not
-    # hold (the outputs' spans: ``ItemCounts.unheld``) to any analysis
+    # open from the first analysis on (the automatic B reads the interaction's point estimates), so that a
+    # partitioned record's workers serve what the client's counts do not hold (the outputs' spans:
+    # ``ItemCounts.unheld``) to any analysis
     with open_engine(config, stopwatch, dask_run) as run:
         context.engine = run
         if counts.unheld:
             run.attach(counts)
+        config = context.config = replace(config, audit=replace(config.audit, resamples=resolved_resamples(context)))
         with stopwatch.stage("counts"):  # what to estimate, and the count matrices some analyses list (by_type)
             for analysis in ANALYSES:
                 if analysis.spans is not None:

@@ -8,6 +8,7 @@ they are asked for) makes blocks straddle partitions. One LocalCluster of two wo
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -323,6 +324,24 @@ def test_the_cluster_bootstrap_of_a_partitioned_record_reads_the_outputs_columns
     remote = with_record_table(config_for(simulated, folder, "dask-clusters.toml", dask_table), clusters)
     assert audit_csv(remote, tmp_path / "dask") == audit_csv(local, tmp_path / "local")
     assert b"\nby_type," in (tmp_path / "dask" / "results.csv").read_bytes(), "per-type counts were drawn too"
+
+
+def test_the_automatic_resamples_read_the_outputs_scores_from_the_workers(cluster, simulated, tmp_path, monkeypatch):
+    """``resamples = "auto"`` sizes the Holm family from the interaction's point estimates (the outputs' ranking)
+    before any estimate: the engine is open by then, so the client reads the outputs' columns from the workers
+    and finds the family the local engine finds (B capped here, to keep the test short)."""
+    folder = tmp_path / "parts"
+    assert main(["convert", str(simulated / "record.jsonl"), str(folder), "--partition-items", "64"]) == 0
+    families: list[int] = []
+    monkeypatch.setattr(audit, "auto_resamples", lambda tests, *_: families.append(tests) or 200)
+    dask_table = f'\n[engine]\nbackend = "dask"\nscheduler = "{cluster.scheduler_address}"\n'
+    found = []
+    for name, table in (("local", ""), ("dask", dask_table)):
+        path = config_for(simulated, folder, f"{name}-auto.toml", table)
+        path.write_text(re.sub(r"(?m)^resamples = .*$", 'resamples = "auto"', path.read_text(encoding="utf-8")))
+        assert main(["audit", str(path), "--out", str(tmp_path / name), "--quiet"]) == 0
+        found.append((tmp_path / name / "results.csv").read_bytes())
+    assert found[0] == found[1] and len(families) == 2 and families[0] == families[1] > 0
 
 
 def test_a_label_map_that_renames_types_keeps_the_outputs_spans_on_the_workers(cluster, simulated, tmp_path):
