@@ -19,7 +19,7 @@ import numpy as np
 
 # the per-span arrays: most of a record's memory, read by the counts and the analyses' plans only
 SPAN_ARRAYS = ("item", "labelling", "start", "end", "type")
-# Their types while their values fit (``narrowest``), else int64: a span's 16 bytes, not 34 (a million items' 38
+# Their types while their values fit (``span_array``), else int64: a span's 16 bytes, not 34 (a million items' 38
 # million spans, 0.6 GB, not 1.3). Readers that form wider values (keys of item and offsets, products) cast first.
 SPAN_TYPES = {"item": np.int32, "labelling": np.int16, "start": np.int32, "end": np.int32, "type": np.int16}
 
@@ -35,7 +35,7 @@ def holds(kind: type, values: np.ndarray) -> bool:
     return limits.min <= int(values.min()) and int(values.max()) <= limits.max
 
 
-def narrowest(name: str, values: np.ndarray) -> np.ndarray:
+def span_array(name: str, values: np.ndarray) -> np.ndarray:
     """Return the span array ``name`` in its type of ``SPAN_TYPES`` if that holds its values, else as int64 (no
     copy when it is in that type already)."""
     kind = SPAN_TYPES[name] if holds(SPAN_TYPES[name], values) else np.int64
@@ -74,7 +74,7 @@ class SpanTable:
     (labelling ``names[name]`` is present on the item, possibly with no span). Spans, ordered by item (record
     order, then as read): ``item``, ``labelling`` (code into ``names``), ``start``, ``end``, ``type`` (code into
     ``type_names``, sorted), each in its type of ``SPAN_TYPES`` (int32, the codes int16) where its values fit,
-    else int64: the table narrows them when it is made (``narrowest``).
+    else int64: the table narrows them when it is made (``span_array``).
     ``unheld``: labellings whose spans the table counts but does not hold (their presence it does): a
     partitioned record's Dask client reads the outputs' spans on the workers only (``workers.unheld_names``);
     ``unheld_spans[labelling, type]`` counts them, by code into ``names`` and ``type_names``; ``unheld_ends``
@@ -106,7 +106,7 @@ class SpanTable:
 
     def __post_init__(self) -> None:
         for name in SPAN_ARRAYS:
-            object.__setattr__(self, name, narrowest(name, getattr(self, name)))
+            object.__setattr__(self, name, span_array(name, getattr(self, name)))
 
     @property
     def n_items(self) -> int:
