@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from refsens_report import partitions
+from refsens_report.adapters import parquet
 from refsens_report.bootstrap import BLOCK_ITEMS
 from refsens_report.config import AuditSettings, load_config
 from refsens_report.errors import InputError
@@ -330,6 +331,21 @@ def _item_columns(table: Any, duplicate_key: str, notes: list[str], reordered: b
         columns["dup_key"] = np.array([value if isinstance(value, str) else None for value in keys], dtype=object)
         if reordered or table.record_order is not None:  # keep_first and keep_last follow the record's order
             columns["record_order"] = np.arange(table.n_items) if table.record_order is None else table.record_order
+    for key in table.meta_keys():
+        if key in ("third_pass", duplicate_key):
+            continue
+        values = table.meta_values(key)
+        kinds = {type(value) for value in values.tolist() if value is not None}
+        if kinds <= {str} or kinds <= {int}:  # integers as their decimal text, which orders the clusters the same
+            columns[parquet.META_PREFIX + key] = np.array(
+                [None if value is None else str(value) for value in values.tolist()], dtype=object
+            )
+        else:
+            found = " and ".join(sorted(kind.__name__ for kind in kinds))
+            notes.append(
+                f"convert: meta '{key}' is not written (its values are {found}: a Parquet record carries a key "
+                "whose values are all strings or all integers)"
+            )
     return columns
 
 
@@ -353,13 +369,13 @@ def _schema(columns: dict[str, np.ndarray]) -> Any:
         fields.append(("record_order", pa.int64()))
     if "text" in columns:
         fields.append(("text", pa.large_string()))
+    fields += [(name, string) for name in columns if name.startswith(parquet.META_PREFIX)]
     return pa.schema(fields)
 
 
 def _row_groups(table: Any, rows: _Rows, columns: dict[str, np.ndarray], row_group_rows: int) -> Iterator[Any]:
     """Yield the row groups as Arrow tables: about ``row_group_rows`` rows each, never an item split in two."""
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     item_starts = np.concatenate([[0], np.flatnonzero(rows.item[1:] != rows.item[:-1]) + 1, [len(rows.item)]])
     languages = pa.array(table.languages, pa.string())
@@ -384,8 +400,7 @@ def _row_groups(table: Any, rows: _Rows, columns: dict[str, np.ndarray], row_gro
             flags = columns["third_pass"][item]
             arrays["third_pass"] = pa.array(flags == 1, pa.bool_(), mask=flags < 0)
         if "dup_key" in columns:
-            keys = pc.dictionary_encode(pa.array(columns["dup_key"][group_items].tolist(), pa.string()))
-            arrays["dup_key"] = keys.take(local)
+            arrays["dup_key"] = _per_item_strings(columns["dup_key"], group_items, local)
         if "record_order" in columns:
             arrays["record_order"] = pa.array(columns["record_order"][item], pa.int64())
         if "text" in columns:  # each item's text once, on its first row
@@ -393,8 +408,20 @@ def _row_groups(table: Any, rows: _Rows, columns: dict[str, np.ndarray], row_gro
             texts = np.full(len(item), None, dtype=object)
             texts[first_row] = columns["text"][item[first_row]]
             arrays["text"] = pa.array(texts.tolist(), pa.large_string())
+        for name in columns:  # after the others, as ``_schema`` lists them
+            if name.startswith(parquet.META_PREFIX):
+                arrays[name] = _per_item_strings(columns[name], group_items, local)
         yield pa.table(arrays)
         first = stop
+
+
+def _per_item_strings(values: np.ndarray, group_items: np.ndarray, local: Any) -> Any:
+    """Return an item column of strings (or None) on each row of a row group: dictionary-encoded, each distinct
+    value once (``group_items``: the group's items; ``local``: each row's position among them)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    return pc.dictionary_encode(pa.array(values[group_items].tolist(), pa.string())).take(local)
 
 
 def _at(values: np.ndarray, span: np.ndarray) -> np.ndarray:

@@ -183,6 +183,13 @@ class SpanTable:
             items=items,
         )
 
+    def meta_keys(self) -> list[str]:
+        """Return the item metadata keys some item gives, sorted."""
+        keys = set(self.meta)
+        for item in self.items or ():
+            keys.update(item.meta)
+        return sorted(keys)
+
     def meta_values(self, key: str) -> np.ndarray:
         """Return each item's metadata value for ``key`` (None where it gives none), as an object array."""
         if key in self.meta:

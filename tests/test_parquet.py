@@ -248,6 +248,47 @@ def test_a_folder_of_files_is_one_record_and_string_columns_may_be_any_string_ty
         assert np.array_equal(getattr(record.table, name), getattr(whole.table, name)), name
 
 
+def test_meta_columns_are_the_items_metadata_and_may_cluster_them(tmp_path, capsys):
+    """``meta.<key>`` (string) is item metadata ``key``, absent where null; ``[record] cluster`` may name it.
+    Given both as a ``meta.`` column and as the column that carries it (dup_key), it is refused."""
+    rows = good_rows()
+    documents = ["d1"] * 4 + [None] * 5 + ["d2"] * 4  # en-2: no document (its rows null)
+    config = project(tmp_path, rows, **{"meta.document": documents})
+    record = load_record(load_config(config))
+    assert record.table.meta_values("document").tolist() == ["d1", None, "d2"]
+    clustered = project(tmp_path / "clustered", rows, extra='\ncluster = "document"', **{"meta.document": documents})
+    assert main(["validate", str(clustered)]) == 2
+    assert "1 of 3 items have no meta 'document' ('en-2')" in capsys.readouterr().err
+    twice = project(tmp_path / "twice", rows, dup_key=["k"] * len(rows), **{"meta.dup_key": ["k"] * len(rows)})
+    refused(twice, capsys, "the columns 'meta.dup_key' and 'dup_key' both give the items' meta 'dup_key': keep one")
+
+
+def test_convert_writes_string_and_integer_metadata_and_the_clusters_audit_alike(tmp_path, capsys):
+    """convert writes each metadata key whose values are strings, or integers (as their decimal text, which
+    orders the clusters as the numbers' JSON text does), as a ``meta.<key>`` column; other keys get a note.
+    Clustered by an integer key, the Parquet record audits to the JSON Lines record's results.csv."""
+    assert main(["simulate", str(tmp_path), "--seed", "0", "--items", "600"]) == 0
+    lines = (tmp_path / "record.jsonl").read_text(encoding="utf-8").splitlines()
+    with open(tmp_path / "record.jsonl", "w", encoding="utf-8") as handle:
+        for number, line in enumerate(lines):
+            item = json.loads(line)
+            item["meta"].update(document=number // 7, source=f"s{number % 3}", mixed=1 if number % 2 else "one")
+            handle.write(json.dumps(item, ensure_ascii=False) + "\n")
+    config = tmp_path / "refsens.toml"
+    config.write_text(config.read_text().replace('format = "jsonl"', 'format = "jsonl"\ncluster = "document"', 1))
+    assert main(["convert", str(config), str(tmp_path / "record.parquet")]) == 0
+    assert "convert: meta 'mixed' is not written (its values are int and str: a Parquet record carries a key " in (
+        capsys.readouterr().out
+    )
+    names = pq.read_schema(tmp_path / "record.parquet").names
+    assert "meta.document" in names and "meta.source" in names and "meta.mixed" not in names
+    table = load_record(load_config(as_parquet_config(config))).table
+    assert table.meta_values("document")[:8].tolist() == ["0"] * 7 + ["1"]
+    for name, path in (("jsonl", config), ("pq", as_parquet_config(config))):
+        assert main(["audit", str(path), "--out", str(tmp_path / name), "--resamples", "200", "-q"]) == 0
+    assert (tmp_path / "jsonl" / "results.csv").read_bytes() == (tmp_path / "pq" / "results.csv").read_bytes()
+
+
 def test_dup_key_is_stored_under_the_configured_duplicate_key(tmp_path):
     rows = good_rows()
     keys = ["k"] * 4 + [None] * (len(rows) - 4)
@@ -408,6 +449,11 @@ def test_decoded_joins_two_streams_cut_at_different_rows():
             "row 4: item 'en-1' has third_pass null here, but true at row 1",
         ),
         ("dup_key", ["a"] * 4 + ["b"] + ["a"] * 8, 'row 6: item \'en-2\' has dup_key "a" here, but "b" at row 5'),
+        (
+            "meta.document",
+            ["d1"] * 4 + ["d2"] + ["d1"] * 8,
+            'row 6: item \'en-2\' has meta.document "d1" here, but "d2" at row 5',
+        ),
     ],
 )
 def test_item_columns_must_agree_on_every_row_of_an_item(column, values, expected, tmp_path, capsys):
@@ -447,6 +493,7 @@ def test_a_disagreement_across_files_names_both(tmp_path, capsys, monkeypatch):
         ),
         ("type", pa.array([b"PER"]), "the column 'type' is binary, expected string"),
         ("third_pass", pa.array(["yes"]), "the column 'third_pass' is string, expected bool"),
+        ("meta.document", pa.array([7]), "the column 'meta.document' is int64, expected string"),
     ],
 )
 def test_a_column_of_the_wrong_type_says_which_type_was_expected(column, values, expected, tmp_path, capsys):

@@ -315,15 +315,28 @@ def test_the_cluster_bootstrap_of_a_partitioned_record_reads_the_outputs_columns
     cluster, simulated, tmp_path
 ):
     """``[record] cluster``: the client draws every column itself (clusters straddle the canonical blocks), the
-    outputs' per-item and per-type counts fetched from the workers: results.csv is the local engine's."""
+    outputs' per-item and per-type counts fetched from the workers. Documents of 5 items, an integer key in the
+    JSON Lines record that convert writes as a ``meta.document`` column: results.csv is the JSON Lines record's,
+    audited locally, and the partitioned record's, locally and on the workers."""
+    lines = (simulated / "record.jsonl").read_text(encoding="utf-8").splitlines()
+    with open(simulated / "documents.jsonl", "w", encoding="utf-8") as handle:
+        for number, line in enumerate(lines):
+            item = json.loads(line)
+            item["meta"]["document"] = number // 5
+            handle.write(json.dumps(item, ensure_ascii=False) + "\n")
     folder = tmp_path / "parts"
-    assert main(["convert", str(simulated / "record.jsonl"), str(folder), "--partition-items", "64"]) == 0
-    clusters = 'cluster = "dup_key"'  # the items' duplicate key: duplicates are resampled together
+    assert main(["convert", str(simulated / "documents.jsonl"), str(folder), "--partition-items", "64"]) == 0
+    clusters = 'cluster = "document"'
+    text = (simulated / "refsens.toml").read_text(encoding="utf-8").replace("record.jsonl", "documents.jsonl")
+    (simulated / "documents.toml").write_text(text, encoding="utf-8")
+    whole = audit_csv(with_record_table(simulated / "documents.toml", clusters), tmp_path / "jsonl")
     local = with_record_table(config_for(simulated, folder, "local-clusters.toml"), clusters)
     dask_table = f'\n[engine]\nbackend = "dask"\nscheduler = "{cluster.scheduler_address}"\n'
     remote = with_record_table(config_for(simulated, folder, "dask-clusters.toml", dask_table), clusters)
-    assert audit_csv(remote, tmp_path / "dask") == audit_csv(local, tmp_path / "local")
-    assert b"\nby_type," in (tmp_path / "dask" / "results.csv").read_bytes(), "per-type counts were drawn too"
+    assert audit_csv(remote, tmp_path / "dask") == audit_csv(local, tmp_path / "local") == whole
+    assert b"\nby_type," in whole, "per-type counts were drawn too"
+    found = json.loads((tmp_path / "dask" / "results.json").read_text(encoding="utf-8"))["record"]["clusters"]
+    assert found["key"] == "document" and found["subsets"]["corpus"]["pooled"] < 600 // 4
 
 
 def test_the_automatic_resamples_read_the_outputs_scores_from_the_workers(cluster, simulated, tmp_path, monkeypatch):

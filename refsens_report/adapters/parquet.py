@@ -41,6 +41,9 @@ from refsens_report.table import SPAN_TYPES, SpanTable, holds, sorted_codes
 SPAN_COLUMNS = ("id", "language", "labelling", "start", "end", "type")  # required, in this order
 ITEM_COLUMNS = ("third_pass", "dup_key", "record_order")  # optional: one value per item, repeated on its rows
 TEXT_COLUMN = "text"  # optional: the item's text, on one of its rows at least (null or the same on the others)
+# optional: ``meta.<key>`` (string), the item's metadata ``key`` (a cluster key: `[record] cluster = "<key>"`),
+# repeated on each of its rows like dup_key
+META_PREFIX = "meta."
 KEY_COLUMNS = ("id", "dup_key")  # strings of the items, many distinct: read as views (``_decoded``)
 STRING_COLUMNS = frozenset({"id", "language", "labelling", "type", "dup_key", TEXT_COLUMN})
 OFFSET_COLUMNS = frozenset({"start", "end"})
@@ -208,7 +211,8 @@ def _open(path: Path, display: str, problems: ProblemList) -> _File | None:
             f"columns {', '.join(SPAN_COLUMNS)} (and optionally {', '.join(ITEM_COLUMNS)}); "
             f"this file has {', '.join(repr(name) for name in names) or 'none'}"
         )
-    columns = tuple(name for name in (*SPAN_COLUMNS, *ITEM_COLUMNS, TEXT_COLUMN) if name in names)
+    metas = tuple(sorted(name for name in names if name.startswith(META_PREFIX) and len(name) > len(META_PREFIX)))
+    columns = tuple(name for name in (*SPAN_COLUMNS, *ITEM_COLUMNS, TEXT_COLUMN) if name in names) + metas
     for name in columns:
         if names.count(name) > 1:
             problems.add(f"{display}: the column '{name}' appears {names.count(name)} times")
@@ -219,7 +223,7 @@ def _open(path: Path, display: str, problems: ProblemList) -> _File | None:
     dictionary = tuple(
         name
         for name in columns
-        if name in STRING_COLUMNS and name != TEXT_COLUMN and not pa.types.is_null(schema.field(name).type)
+        if _is_string_column(name) and name != TEXT_COLUMN and not pa.types.is_null(schema.field(name).type)
     )
     return _File(display, path, metadata.num_rows, columns, metadata, dictionary)
 
@@ -230,7 +234,7 @@ def _type_problem(name: str, arrow_type: Any) -> str | None:
 
     if pa.types.is_null(arrow_type) and name not in ("id", "language", "labelling"):
         return None
-    if name in STRING_COLUMNS:
+    if _is_string_column(name):
         value_type = arrow_type.value_type if pa.types.is_dictionary(arrow_type) else arrow_type
         if pa.types.is_string(value_type) or pa.types.is_large_string(value_type) or _is_string_view(value_type):
             return None
@@ -246,6 +250,11 @@ def _type_problem(name: str, arrow_type: Any) -> str | None:
             return None
         expected = "bool"
     return f"is {arrow_type}, expected {expected}"
+
+
+def _is_string_column(name: str) -> bool:
+    """Return whether a column holds strings: the span table's own, and the items' metadata (``META_PREFIX``)."""
+    return name in STRING_COLUMNS or name.startswith(META_PREFIX)
 
 
 def _is_string_view(arrow_type: Any) -> bool:
@@ -534,6 +543,7 @@ class _Builder:
         self.hidden = 0  # problems found beyond those listed
         self.files: list[_File] = []
         self.ids, self.dup_keys = _Keys(), _Keys()
+        self.metas: dict[str, _Keys] = {}  # per ``meta.<key>`` column, its values' codes
         self.languages, self.labellings, self.types = _Names(), _Names(), _Names()
         self.bad_type = np.zeros(0, dtype=bool)  # per type code: empty, blank or unprintable
         self.item_columns: set[str] = set()
@@ -725,6 +735,9 @@ class _Builder:
             if order_null is not None:
                 flag(np.flatnonzero(order_null), lambda k: "'record_order' is null; every item has its place")
             values["record_order"] = order
+        for name in file.columns:
+            if name.startswith(META_PREFIX):
+                values[name] = self._meta(name).encode(columns[name])[0]
         self._items(item, first_item, values, language_null is not None, flag)
         if TEXT_COLUMN in columns and not pa.types.is_null(columns[TEXT_COLUMN].type):
             given = np.flatnonzero(columns[TEXT_COLUMN].is_valid().to_numpy(zero_copy_only=False) & (item >= 0))
@@ -769,6 +782,13 @@ class _Builder:
         self.aside_spans[:n_names, :n_types] += np.bincount(cells, minlength=n_names * n_types).reshape(n_names, -1)
         return ~aside if keep is None else keep & ~aside
 
+    def _meta(self, name: str) -> _Keys:
+        """Return the codes of a ``meta.<key>`` column, made at its first file: the items before have none."""
+        if name not in self.metas:
+            self.metas[name] = _Keys()
+            self.item[name] = [np.full(len(part), -1, dtype=np.int64) for part in self.item["first_row"]]
+        return self.metas[name]
+
     def _items(
         self,
         item: np.ndarray,
@@ -793,7 +813,7 @@ class _Builder:
         first = np.full(count, len(item), dtype=np.int64)  # each item's first row in the batch
         np.minimum.at(first, run_item, starts)
         self.item["first_row"].append(self.rows + first)
-        for name in self.ITEM_VALUES:
+        for name in (*self.ITEM_VALUES, *self.metas):
             value = values.get(name)
             if value is None:
                 self.item[name].append(np.full(count, -1, dtype=np.int64))
@@ -850,7 +870,7 @@ class _Builder:
             return bool(code)
         if name == "record_order":
             return code
-        return (dup_keys or self.dup_keys.value)(code)
+        return (dup_keys or (self.metas[name] if name in self.metas else self.dup_keys).value)(code)
 
     def _differ(self, name: str, item_id: str, here: Any, there: Any, row: int, first_row: int) -> str:
         """Return "item 'x' has language 'de' here, but 'en' at row 3: ..." for an item's value two rows differ
@@ -910,6 +930,14 @@ class _Builder:
             meta[self.duplicate_key] = np.array([*items["dup_key_values"], None], dtype=object)[items["dup_key"]]
         if "third_pass" in self.item_columns:
             meta["third_pass"] = np.array([False, True, None], dtype=object)[items["third_pass"]]
+        for name in self.metas:
+            key = name[len(META_PREFIX) :]
+            if key in meta:  # the duplicate key or third_pass, given twice
+                raise InputError(
+                    f"{display}: the columns '{name}' and '{'dup_key' if key == self.duplicate_key else key}' both "
+                    f"give the items' meta '{key}': keep one"
+                )
+            meta[key] = np.array([*items[f"{name}_values"], None], dtype=object)[items[name]]
         record_order = items["record_order"] if "record_order" in self.item_columns else None
         return SpanTable(
             ids=np.array(ids, dtype=object),
@@ -973,7 +1001,13 @@ class _Builder:
         np.minimum.at(first, item_of, np.arange(len(item_of)))
         first_row = provisional["first_row"]
         items: dict[str, Any] = {"dup_key_values": dup_key_values}
-        for name in self.ITEM_VALUES:
+        strings = {name: dup_key_values for name in self.ITEM_VALUES}
+        for name, keys in self.metas.items():  # provisional codes to final ones, as dup_key's
+            strings[name], code_of = keys.merge()
+            if len(code_of):
+                provisional[name] = np.where(provisional[name] >= 0, code_of[provisional[name]], -1)
+            items[f"{name}_values"] = strings[name]
+        for name in (*self.ITEM_VALUES, *self.metas):
             values = provisional[name]
             items[name] = values[first]
             expected = items[name][item_of]
@@ -987,8 +1021,8 @@ class _Builder:
                         self._differ(
                             name,
                             ids[item_of[k]],
-                            self._shown(name, int(values[k]), dup_key_values.__getitem__),
-                            self._shown(name, int(expected[k]), dup_key_values.__getitem__),
+                            self._shown(name, int(values[k]), strings[name].__getitem__),
+                            self._shown(name, int(expected[k]), strings[name].__getitem__),
                             int(first_row[k]),
                             int(first_row[first[item_of[k]]]),
                         ),
