@@ -266,8 +266,7 @@ class PartitionedRun(DaskRun):
         """Return a column's per-item values on every item of the record, as the whole record's ``ItemCounts``
         gives them: the partitions' values in item order, a count in the smallest unsigned type holding it."""
         derivations = list(self._attached.derivations) if self._attached is not None else []
-        parts = self.each_partition(partition_column, self._ids, [], column, derivations)
-        values = np.concatenate(parts) if parts else np.zeros(0, dtype=np.uint8)
+        values = np.concatenate(self.each_partition(partition_column, self._ids, [], column, derivations))
         return narrowest(values) if values.dtype.kind == "u" and not column.type else values
 
     def typed(self, kind: str, rule: str, a: str, b: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -277,7 +276,7 @@ class PartitionedRun(DaskRun):
         assert self._attached is not None
         names = self._attached.type_names
         parts = [
-            (items, np.searchsorted(names, own)[codes] if len(codes) else codes, numbers)
+            (items, np.searchsorted(names, own)[codes], numbers)
             for items, codes, numbers, own in self.each_partition(partition_typed, self._ids, [], kind, rule, a, b)
         ]
         return tuple(compact(np.concatenate([part[k] for part in parts])) for k in range(3))  # type: ignore[return-value]

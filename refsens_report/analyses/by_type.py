@@ -59,46 +59,48 @@ def scored_types(context: AuditContext, mask: np.ndarray) -> np.ndarray:
 
 def _type_items(context: AuditContext, mask: np.ndarray) -> np.ndarray:
     """Return per type code the items of ``mask`` having a span of that type, summed over the outputs and
-    references (an item counted once per labelling having the type there): read off each labelling's strict
-    spans (an (item, type) cell marked once, however many spans it holds), as the nonzero cells of
-    ``ItemCounts.typed``'s size triples count them, without making the triples. Computed once per item set."""
+    references (an item counted once per labelling having the type there; ``typed_items``). Computed once per
+    item set; a partitioned record's outputs, whose spans the client does not hold, where their spans are."""
     counts, roles = context.counts, context.config.roles
     known = context.notes.get("by_type:items")
     if known is not None and known[0] is mask:
         return known[1]
-    n_types = max(len(counts.type_names), 1)
-    items_with = np.zeros(n_types, dtype=np.int64)
     every = list(dict.fromkeys(roles.outputs + roles.references))
-    names = [name for name in every if name not in counts.unheld]
-    if len(names) < len(every):  # a partitioned record's outputs: counted where their spans are (by type name)
-        away = [name for name in every if name in counts.unheld]
-        for found in context.engine.each_partition(partition_type_items, counts.table.ids, [mask], away):
-            for name, number in found.items():
-                items_with[counts.type_code(name)] += number
+    found = typed_items(counts, [name for name in every if name not in counts.unheld], mask)
+    away = [name for name in every if name in counts.unheld]
+    if away:  # counted on each partition, by type name
+        for part in context.engine.each_partition(partition_type_items, counts.table.ids, [mask], away):
+            for name, number in part.items():
+                found[counts.type_code(name)] += number
+    context.notes["by_type:items"] = (mask, found)
+    return found
+
+
+def typed_items(counts: Any, names: list[str], mask: np.ndarray) -> np.ndarray:
+    """Return per type code the items of ``mask`` having a span of that type, summed over the labellings
+    ``names``: read off each labelling's strict spans (an (item, type) cell marked once, however many spans it
+    holds), as the nonzero cells of ``ItemCounts.typed``'s size triples count them, without making the triples."""
+    n_types = max(len(counts.type_names), 1)
+    found = np.zeros(n_types, dtype=np.int64)
     if counts.n_items * n_types > DENSE_CELLS:  # too many cells to mark: the triples
         for name in names:
             items, kinds, _ = counts.typed("size", "strict", name)
-            np.add.at(items_with, kinds[mask[items]], 1)
-    else:
-        marked = np.zeros(counts.n_items * n_types, dtype=bool)
-        for name in names:
-            items, kinds = _masked_spans(counts, name, mask)
-            cells = items.astype(np.int64) * n_types + kinds
-            marked[cells] = True
-            items_with += marked.reshape(-1, n_types).sum(axis=0)
-            marked[cells] = False
-    context.notes["by_type:items"] = (mask, items_with)
-    return items_with
+            np.add.at(found, kinds[mask[items]], 1)
+        return found
+    marked = np.zeros(counts.n_items * n_types, dtype=bool)
+    for name in names:
+        items, kinds = _masked_spans(counts, name, mask)
+        cells = items.astype(np.int64) * n_types + kinds
+        marked[cells] = True
+        found += marked.reshape(-1, n_types).sum(axis=0)
+        marked[cells] = False
+    return found
 
 
 def partition_type_items(counts: Any, first: int, mask: np.ndarray, names: list[str]) -> dict[str, int]:
-    """Return ``_type_items`` of a partition's items (on its Dask worker) for some labellings, by type name."""
-    n_types = max(len(counts.type_names), 1)
-    items_with = np.zeros(n_types, dtype=np.int64)
-    for name in names:
-        items, kinds = _masked_spans(counts, name, mask)
-        items_with += np.bincount(np.unique(items.astype(np.int64) * n_types + kinds) % n_types, minlength=n_types)
-    return {str(counts.type_names[code]): int(items_with[code]) for code in np.flatnonzero(items_with)}
+    """Return ``typed_items`` of a partition's items (on its Dask worker), by type name."""
+    found = typed_items(counts, names, mask)
+    return {str(counts.type_names[code]): int(found[code]) for code in np.flatnonzero(found)}
 
 
 def _masked_spans(counts: Any, name: str, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
