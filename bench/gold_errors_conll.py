@@ -36,6 +36,7 @@ from refsens_report.analyses.base import AuditContext
 from refsens_report.config import load_config
 from refsens_report.counts import ItemCounts
 from refsens_report.load import load_record
+from refsens_report.results import files_text
 from refsens_report.subsets import DuplicateGroups, build_subsets
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -565,7 +566,7 @@ def main() -> int:
 
     default = context_of(ROOT / "examples" / "conll2003" / "refsens.toml", "outputs+references")
     started = time.perf_counter()
-    written = gold_errors.files(default)
+    written = files_text(gold_errors.files(default))
     summary = gold_errors.summary(default)
     spent = time.perf_counter() - started
     print(

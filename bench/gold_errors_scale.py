@@ -28,6 +28,7 @@ from gold_errors_conll import context_of  # noqa: E402
 
 from refsens_report.analyses import gold_errors  # noqa: E402
 from refsens_report.config import load_config  # noqa: E402
+from refsens_report.results import files_text  # noqa: E402
 
 
 def main() -> None:
@@ -44,7 +45,7 @@ def main() -> None:
     started, cpu_started = time.perf_counter(), time.process_time()
     found = list(gold_errors.candidates(context))
     found_at, cpu_found = time.perf_counter(), time.process_time()
-    files = gold_errors.files(context)
+    files = files_text(gold_errors.files(context))
     files_at, cpu_files = time.perf_counter(), time.process_time()
     summary = gold_errors.summary(context)
     done, cpu_done = time.perf_counter(), time.process_time()

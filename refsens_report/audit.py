@@ -9,9 +9,10 @@ the band, the leaderboard) and returns ``AuditResults``, the single source for e
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +28,7 @@ from refsens_report.estimator import Estimator, Listed, Progress, Stat, Stopwatc
 from refsens_report.files import InputPath, as_written
 from refsens_report.load import fitting_resamples, load_record
 from refsens_report.record import POOLED, Record, note_kinds
-from refsens_report.results import AuditResults, FilesOnUse, sha256_file
+from refsens_report.results import AuditResults, FilesOnUse, FileText, sha256_file
 from refsens_report.subsets import DuplicateGroups, build_subsets
 from refsens_report.workers import dask_run
 
@@ -183,18 +184,24 @@ def audit_record(
         applicability=applicability,
     )
     results.timings = stopwatch.seconds
-    # only a build writes them: rendered when read. Without the outputs' spans (a partitioned record's client), the
-    # record is read again whole for them: the gold-error listings show every source's spans
-    results.files = FilesOnUse(lambda: analysis_files(listing_context(context)))
+    # only a build writes them: rendered when read, a file at a time
+    results.files = FilesOnUse(listing_files(context))
     return results
 
 
-def listing_context(context: AuditContext) -> AuditContext:
-    """Return the context the listings are rendered from: the audit's, or, when its counts do not hold the
-    outputs' spans (a partitioned record's Dask client), one of the record read again whole."""
+def listing_files(context: AuditContext) -> Callable[[], Iterator[tuple[str, FileText]]]:
+    """Return what makes the listing files (``analysis_files``): of the audit's context, or, when its counts do not
+    hold the outputs' spans (a partitioned record's Dask client), of the record read again whole (the gold-error
+    listings show every source's spans). Then only the config is kept: the audit's counts are let go before
+    the record is read again."""
     if not context.counts.unheld:
-        return context
-    return audit_context(load_record(context.config, frozenset()), context.config)
+        return partial(analysis_files, context)
+    return partial(_reread_files, context.config)
+
+
+def _reread_files(config: Config) -> Iterator[tuple[str, FileText]]:
+    """Yield the listing files of the record read again whole (``listing_files``)."""
+    yield from analysis_files(audit_context(load_record(config, frozenset()), config))
 
 
 def audit_context(record: Record, config: Config) -> AuditContext:
@@ -207,9 +214,11 @@ def audit_context(record: Record, config: Config) -> AuditContext:
     return AuditContext(config, record, counts, groups, defective, subsets)
 
 
-def analysis_files(context: AuditContext) -> dict[str, str]:
-    """Return the files every analysis lists beside results.json (name -> text), in registry order."""
-    return {name: text for analysis in ANALYSES if analysis.files for name, text in analysis.files(context).items()}
+def analysis_files(context: AuditContext) -> Iterator[tuple[str, FileText]]:
+    """Yield the files every analysis lists beside results.json (name, text), in registry order, a file at a time."""
+    for analysis in ANALYSES:
+        if analysis.files:
+            yield from analysis.files(context)
 
 
 def resolved_resamples(context: AuditContext) -> int:

@@ -7,7 +7,7 @@ import hashlib
 import io
 import math
 import os
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -19,6 +19,9 @@ from refsens_report.errors import InputError
 
 K = TypeVar("K")
 V = TypeVar("V")
+
+# a listing file's text: whole, or in pieces written one after another (so that it is never joined in memory)
+FileText = str | Sequence[str]
 
 # Schema 2 appended the ``type`` column (the span type of per-type rows, analysis ``by_type``; empty elsewhere).
 # Schema 4 appended ``n_clusters``: the clusters the bootstrap resampled beside ``n_items`` (equal to it when
@@ -113,9 +116,41 @@ class FilesOnUse(OnUse[str, str]):
 
     Only a build writes them (``write_files``); ``refsens-report audit`` writes results.json and results.csv
     alone, so it never pays for them (the disagreement and gold-error listings: about 0.2 s of the 25,000-item
-    paper-shape audit, 13 MB of text). ``make`` returns them all; the audit's objects it holds are let go
-    once it has run.
+    paper-shape audit, 13 MB of text). ``make`` yields them a file at a time (``Analysis.files``). ``each``
+    passes them on as they are made, so a build holds one file's text at a time (at a million items of
+    bench/generate_scale.py's shape the listings are about 1 GB of text); read as a mapping, they are all made
+    and kept. Either way ``make``, and the audit's objects it holds, are let go once it has run: the files can
+    be read once by ``each``, or as a mapping as often as wanted.
     """
+
+    def __init__(self, make: Callable[[], Iterable[tuple[str, FileText]]]):
+        super().__init__(lambda: files_text(make()))
+        self._files: Callable[[], Iterable[tuple[str, FileText]]] | None = make
+        self._written = False
+
+    def _mapping(self) -> dict[str, str]:
+        if self._written:
+            raise RuntimeError("the listing files were written and let go (FilesOnUse.each): read them from the folder")
+        self._files = None  # made by the mapping's make from here on
+        return super()._mapping()
+
+    def each(self) -> Iterator[tuple[str, FileText]]:
+        """Yield (name, text) a file at a time, each made when asked for and not kept."""
+        if self._files is None:  # read as a mapping already (or written: refused)
+            yield from self._mapping().items()
+            return
+        make, self._files, self._make, self._written = self._files, None, None, True
+        yield from make()
+
+
+def joined(text: FileText) -> str:
+    """Return a file's text (``FileText``) as one string."""
+    return text if isinstance(text, str) else "".join(text)
+
+
+def files_text(files: Iterable[tuple[str, FileText]]) -> dict[str, str]:
+    """Return files (name, ``FileText``) as a mapping of name to the whole text (``Analysis.files``, read at once)."""
+    return {name: joined(text) for name, text in files}
 
 
 @dataclass
@@ -197,10 +232,16 @@ def results_json(results: AuditResults) -> str:
     return orjson.dumps(results.to_json_dict(), option=orjson.OPT_INDENT_2).decode("utf-8") + "\n"
 
 
-def write_text_atomic(path: Path, text: str) -> None:
-    """Write a file via a temporary sibling and a rename, so a reader never sees half a file."""
+def write_text_atomic(path: Path, text: FileText) -> None:
+    """Write a file (its text whole or in pieces: ``FileText``) via a temporary sibling and a rename, so a reader
+    never sees half a file."""
     temporary = path.with_name(f".{path.name}.tmp")
-    temporary.write_text(text, encoding="utf-8", newline="")
+    with temporary.open("w", encoding="utf-8", newline="") as handle:
+        if isinstance(text, str):
+            handle.write(text)
+        else:
+            for piece in text:
+                handle.write(piece)
     os.replace(temporary, path)
 
 
@@ -218,10 +259,13 @@ def write_files(results: AuditResults, out_dir: str | Path) -> list[Path]:
     """Write the files the analyses list beside results.json (``AuditResults.files``) into ``out_dir``."""
     out_dir = Path(out_dir)
     paths = []
-    for name, text in sorted(results.files.items()):
+    files = results.files
+    # a file at a time as the audit makes them (FilesOnUse.each): written, then let go before the next is made
+    for name, text in files.each() if isinstance(files, FilesOnUse) else files.items():
         write_text_atomic(out_dir / name, text)
         paths.append(out_dir / name)
-    return paths
+        del text
+    return sorted(paths)
 
 
 def read_results_csv(path: Path) -> list[dict[str, Any]]:

@@ -23,6 +23,7 @@ from refsens_report.analyses.base import AuditContext
 from refsens_report.config import load_config
 from refsens_report.counts import ItemCounts
 from refsens_report.load import load_record
+from refsens_report.results import files_text
 from refsens_report.subsets import DuplicateGroups, build_subsets
 from refsens_report.tables import spreadsheet_safe
 from refsens_report.view import ResultsView
@@ -417,7 +418,10 @@ def test_the_files_are_the_rows_written(tmp_path: Path, monkeypatch, extra: str)
     assert sum(found.n for found in gold_errors.candidates(context)) > 20
     for lines_held in (7, browser.BROWSER_LINES):
         monkeypatch.setattr(browser, "BROWSER_LINES", lines_held)
-        assert gold_errors.files(context) == rows_written(context)
+        assert files_text(gold_errors.files(context)) == rows_written(context)
+    # the CSV rows are gathered as the JSON Lines are read: asking for the CSV first is refused, not a short file
+    with pytest.raises(RuntimeError, match="asked for before"):
+        list(gold_errors.files(context))
 
 
 def weight_per_item(counts, reference: str, source: str, mask: np.ndarray, pool) -> np.ndarray:
@@ -491,7 +495,7 @@ def test_the_summary_and_the_files_keep_no_candidates(tmp_path: Path, monkeypatc
         ]
     expected = rows_written(context)
     made.clear()
-    assert gold_errors.files(context) == expected
+    assert files_text(gold_errors.files(context)) == expected
     assert made == ["gold", "alt"] and context.notes[gold_errors.KEY] == {}
 
 

@@ -7,8 +7,10 @@ they are asked for) makes blocks straddle partitions. One LocalCluster of two wo
 
 from __future__ import annotations
 
+import gc
 import json
 import re
+import weakref
 from dataclasses import replace
 from pathlib import Path
 
@@ -21,6 +23,7 @@ distributed = pytest.importorskip("distributed")
 
 from refsens_report import audit, bootstrap, engine, workers  # noqa: E402
 from refsens_report import counts as counts_module  # noqa: E402
+from refsens_report import results as results_module  # noqa: E402
 from refsens_report.analyses import gold_errors  # noqa: E402
 from refsens_report.cli import main  # noqa: E402
 from refsens_report.config import load_config  # noqa: E402
@@ -296,11 +299,23 @@ def test_the_client_reads_no_outputs_spans(cluster, simulated, tmp_path, monkeyp
 
     def listings(path: Path) -> dict:
         found = replace(load_config(path), audit=replace(load_config(path).audit, resamples=20))
-        return dict(audit.run_audit(found).files)
+        results = audit.run_audit(found)
+        gc.collect()
+        # a partitioned record's client lets its counts (of the references and annotators) go before it reads the
+        # record again for the listings; a local audit's counts are the listings' own
+        assert [alive() is None for alive in made] == [path == dask_config], "the client's counts let go"
+        return dict(results.files)
 
+    made: list = []
+    item_counts = audit.ItemCounts
+    monkeypatch.setattr(
+        audit, "ItemCounts", lambda *given: made.append(weakref.ref(counted := item_counts(*given))) or counted
+    )
     records.clear()
     remote = listings(dask_config)
     assert [set(record.table.unheld) for record in records] == [set(models), set()], "read again whole for them"
+    assert len(made) == 2, "the audit's counts, then the whole record's for the listings"
+    made.clear()
     assert remote == listings(local_config) and "gold-error-candidates.jsonl" in remote
 
 
@@ -456,6 +471,40 @@ def test_audit_renders_no_listing_and_a_build_renders_them_after_the_spans_are_f
     whole = audit.audit_record(audit.load_record(config), config)
     assert dict(freed.files) == dict(whole.files) and "disagreements.jsonl" in freed.files
     assert len(rendered) == 2
+
+
+def test_a_build_writes_the_listings_a_file_at_a_time_and_keeps_none(simulated, tmp_path, monkeypatch):
+    """``results.write_files`` (a build) makes each listing file once the one before it is written
+    (``FilesOnUse.each``), so it holds one file's text at a time; the files are the bytes the mapping gives, and
+    once written they are let go: read again, they are refused, not made again."""
+    config = load_config(config_for(simulated, simulated / "record.parquet", "listings.toml"))
+    config = replace(config, audit=replace(config.audit, resamples=20))
+    expected = dict(audit.run_audit(config).files)
+    events = []
+    render, write = audit.analysis_files, results_module.write_text_atomic
+
+    def rendered(context):
+        for name, text in render(context):
+            events.append(("made", name))
+            yield name, text
+
+    monkeypatch.setattr(audit, "analysis_files", rendered)
+    monkeypatch.setattr(
+        results_module,
+        "write_text_atomic",
+        lambda path, text: events.append(("written", path.name)) or write(path, text),
+    )
+    results = audit.run_audit(config)
+    assert events == []
+    written = results_module.write_files(results, tmp_path)
+    names = [name for kind, name in events if kind == "made"]
+    assert events == [(kind, name) for name in names for kind in ("made", "written")], "made, written, then the next"
+    assert sorted(names) == sorted(expected) and {"disagreements.jsonl", "gold-error-candidates.csv"} <= set(names)
+    assert written == sorted(tmp_path / name for name in names)
+    assert {path.name: path.read_text(encoding="utf-8") for path in written} == expected
+    assert not list(tmp_path.glob(".*.tmp"))
+    with pytest.raises(RuntimeError, match="written and let go"):
+        dict(results.files)
 
 
 def test_workers_keep_the_record_order_of_duplicates(cluster, simulated, tmp_path, monkeypatch):

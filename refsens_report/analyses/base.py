@@ -8,7 +8,7 @@ the estimated ones (``finish``: Holm, the band, the leaderboard) and asks why it
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -29,6 +29,7 @@ from refsens_report.view import ResultsView, Row
 if TYPE_CHECKING:
     from refsens_report.counts import ItemCounts
     from refsens_report.record import Record
+    from refsens_report.results import FileText
     from refsens_report.subsets import DefectiveGroup, DuplicateGroups, Subsets
 
 Rows = list[dict[str, Any]]
@@ -289,7 +290,8 @@ class Analysis:
     finish: rows computed from the estimated rows (after every analysis before it has finished).
     applicability: results.json ``applicability`` entries: None, or the sentence saying why it does not apply.
     summary: what results.json says beside the rows under the analysis's key (None: nothing).
-    files: files the build writes beside results.json (name -> text): item-by-item listings, never in it.
+    files: files the build writes beside results.json, yielded a file at a time as (name, text), the text whole or
+        in pieces (``results.FileText``): item-by-item listings, never in it.
     pages: the files it adds to the site's version folder (its listing pages and their browser's data), given
         the results and the folder holding its files (``browser.Page``; None: none).
     downloads: its files and pages the version lists as downloads, (name, description) each, in order; a
@@ -325,7 +327,7 @@ class Analysis:
     finish: Callable[[AuditContext, Estimator, Rows], Rows] = _nothing
     applicability: Callable[[AuditContext], dict[str, str | None]] | None = None
     summary: Callable[[AuditContext], Any] | None = None
-    files: Callable[[AuditContext], dict[str, str]] | None = None
+    files: Callable[[AuditContext], Iterable[tuple[str, FileText]]] | None = None
     pages: Callable[[ResultsView, SiteContext], list[Page]] | None = None
     downloads: tuple[tuple[str, str], ...] = ()
     figures: tuple[Callable[[ResultsView], Any], ...] = ()

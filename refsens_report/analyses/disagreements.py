@@ -477,12 +477,14 @@ def _heads(listing: Listing, head: Callable[[Comparison], str], after: str) -> n
 
 def _write(
     listing: Listing, head: Sequence[np.ndarray], quoted: bool, tail: Sequence[np.ndarray], first: str = ""
-) -> str:
-    """Return the lines in order, as one join of their pieces: per line its pieces in the ``head`` columns, its
-    four span lists (JSON, or ``quoted``: CSV fields, their quotes doubled, each after a comma), then its pieces
-    in the ``tail`` columns (columns laid pairs end to end); ``first`` before them all (a header).
+) -> Iterator[str]:
+    """Return the lines in order, joined from their pieces ``CHUNK_LINES`` lines at a time as they are read (a
+    file's text in pieces: ``results.FileText``): per line its pieces in the ``head`` columns, its four span
+    lists (JSON, or ``quoted``: CSV fields, their quotes doubled, each after a comma), then its pieces in the
+    ``tail`` columns (columns laid pairs end to end); ``first`` before them all (a header).
 
-    Every column and span is first put in the lines' order, so the pieces are laid down front to back.
+    Every column and span is first put in the lines' order, so the pieces are laid down front to back (now);
+    the text is joined when read.
     """
     order = listing.order
     counts = np.hstack(
@@ -531,7 +533,18 @@ def _write(
     tail_at = spans_at + 5 + before[-1]
     for column, values in enumerate(tail):
         pieces[tail_at + column] = values[order]
-    return "".join(pieces.tolist())
+    return _joined_lines(pieces, start)
+
+
+CHUNK_LINES = 65_536  # the lines of a listing file joined into one piece of its text
+
+
+def _joined_lines(pieces: np.ndarray, start: np.ndarray) -> Iterator[str]:
+    """Yield the text of the pieces (line after line, line k's first at ``start[k]``; before it, a header),
+    ``CHUNK_LINES`` lines at a time: never the whole file in one string, nor every piece in a list."""
+    cuts = [0, *start[CHUNK_LINES::CHUNK_LINES].tolist(), len(pieces)]
+    for low, high in zip(cuts[:-1], cuts[1:]):
+        yield "".join(pieces[low:high].tolist())
 
 
 def _json_changes(pair: Pair) -> list[np.ndarray]:
@@ -565,7 +578,7 @@ def _json_inside(texts: list[str]) -> list[str]:
     return [_json(text)[1:-1] for text in texts]
 
 
-def listing_jsonl(listing: Listing, counts: Any) -> str:
+def listing_jsonl(listing: Listing, counts: Any) -> Iterator[str]:
     """Return the listing as JSON Lines: one object per line, keys in a fixed order, exact (no rewriting).
 
     Each line is what orjson writes of {id, language, first, second, subset, impact, text (when shown), the
@@ -635,7 +648,7 @@ def _csv_changes(listing: Listing) -> Callable[[Pair], list[np.ndarray]]:
     return make
 
 
-def listing_csv(listing: Listing) -> str:
+def listing_csv(listing: Listing) -> Iterator[str]:
     """Return the listing as CSV for spreadsheets: spans as JSON, one TP/FP/FN change column per output.
 
     Team-written text (ids, languages, labelling names, the text) that starts like a formula gets a leading
@@ -673,14 +686,13 @@ def listing_csv(listing: Listing) -> str:
     return _write(listing, head, True, _per_pair(listing, _csv_changes(listing)), first=buffer.getvalue())
 
 
-def files(context: AuditContext) -> dict[str, str]:
-    """Return the listing files written beside results.json: name -> text, a listing at a time."""
-    written = {}
+def files(context: AuditContext) -> Iterator[tuple[str, Iterator[str]]]:
+    """Yield the listing files written beside results.json, (name, text) a file at a time: each listing's JSON
+    Lines, then its CSV (``Analysis.files``), each text joined in pieces as it is read (``_write``)."""
     for listing in listings(context):
-        written[f"{listing.stem}.jsonl"] = listing_jsonl(listing, context.counts)
-        written[f"{listing.stem}.csv"] = listing_csv(listing)
+        yield f"{listing.stem}.jsonl", listing_jsonl(listing, context.counts)
+        yield f"{listing.stem}.csv", listing_csv(listing)
         del listing  # let go before the next listing is made
-    return written
 
 
 def summary(context: AuditContext) -> dict[str, Any]:

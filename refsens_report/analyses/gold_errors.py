@@ -58,6 +58,7 @@ from refsens_report.analyses.disagreements import (
 )
 from refsens_report.counts import id_dtype, overlap_edges
 from refsens_report.figures import Figure
+from refsens_report.results import FileText
 from refsens_report.tables import Table, count_cell, label, mark_repeats
 from refsens_report.view import ResultsView
 
@@ -847,31 +848,44 @@ CSV_COLUMNS = (
 )
 
 
-def files(context: AuditContext) -> dict[str, str]:
-    """Return the candidate files written beside results.json: every candidate of every reference, by rank,
-    computed and written a reference at a time (``candidates``)."""
-    counts = context.counts
+def files(context: AuditContext) -> Iterator[tuple[str, FileText]]:
+    """Yield the candidate files written beside results.json: every candidate of every reference, by rank.
+
+    The JSON Lines come as they are written: a reference's candidates are computed (``candidates``) when its
+    lines are asked for, and let go before the next reference's; its CSV rows are kept meanwhile (a third of
+    the size) and make the CSV file after them. So the JSON Lines' pieces are to be read before the CSV is
+    asked for, as ``results.write_files`` and ``results.files_text`` read them.
+    """
+    if items_of(context) is None or not any(sources_of(context, name) for name in context.config.roles.references):
+        return  # no reference has sources: no file
     buffer = io.StringIO()
     csv.writer(buffer, lineterminator="\n").writerow(CSV_COLUMNS)
-    jsonl, table = [], [buffer.getvalue()]
-    ahead = 0  # the candidates of the references before this one
-    for reference in candidates(context):
-        # the first browser.BROWSER_LINES rows, those the browser holds, carry the sources' spans
-        held = max(browser.BROWSER_LINES - ahead, 0)
-        ahead += reference.n
-        shown = reference.item[:held]
-        source_spans = {name: spans_on(counts, name, shown) for name in reference.sources} if held else {}
-        reference_spans = spans_on(counts, reference.reference, reference.item)
-        texts = span_texts(
-            counts, [*(ids for ids, _ in source_spans.values()), reference_spans[0], reference.at, reference.proposal]
-        )
-        lines, rows = written_lines(context, reference, held, reference_spans, source_spans, texts)
-        jsonl.append(lines)
-        table.append(rows)
-        del reference, shown, source_spans, reference_spans, texts  # let go before the next reference's are made
-    if len(table) == 1:  # no reference has sources
-        return {}
-    return {f"{FILE}.jsonl": "".join(jsonl), f"{FILE}.csv": "".join(table)}
+    table = [buffer.getvalue()]
+
+    def json_lines() -> Iterator[str]:
+        counts = context.counts
+        ahead = 0  # the candidates of the references before this one
+        for reference in candidates(context):
+            # the first browser.BROWSER_LINES rows, those the browser holds, carry the sources' spans
+            held = max(browser.BROWSER_LINES - ahead, 0)
+            ahead += reference.n
+            shown = reference.item[:held]
+            source_spans = {name: spans_on(counts, name, shown) for name in reference.sources} if held else {}
+            reference_spans = spans_on(counts, reference.reference, reference.item)
+            texts = span_texts(
+                counts,
+                [*(ids for ids, _ in source_spans.values()), reference_spans[0], reference.at, reference.proposal],
+            )
+            lines, rows = written_lines(context, reference, held, reference_spans, source_spans, texts)
+            table.append(rows)
+            del reference, shown, source_spans, reference_spans, texts  # let go before the next reference's are made
+            yield lines
+            del lines
+
+    yield f"{FILE}.jsonl", json_lines()
+    if len(table) == 1:
+        raise RuntimeError(f"{FILE}.csv was asked for before {FILE}.jsonl was read (gold_errors.files)")
+    yield f"{FILE}.csv", table
 
 
 def _strings(values: Sequence[Any]) -> np.ndarray:
