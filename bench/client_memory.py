@@ -6,12 +6,13 @@ Runs ``audit.run_audit`` on CONFIG in this process (for the client: a partitione
 ``[engine] backend = "dask"``, as bench/bench_million.py's ``million-partitioned`` case writes it) with every stage
 wrapped: loading the record, the counts, the duplicate groups, the item sets, each analysis's ``spans`` (what it
 caches of the record's spans before they are freed), ``estimates``,
-``finish``, ``summary`` and ``files`` (the listings: only with ``--listings``, as the build makes them;
-``refsens-report audit`` does not), each stream's bootstrap (``Estimator.estimate``) and the engine. For each it
-prints the process's resident memory before and after, and its peak while it ran (the kernel's VmHWM, reset before
-the stage through /proc/self/clear_refs; a stage's peak includes the stages it nests). Then, with the record and
-counts still held, the bytes of every array of the span table and of ``ItemCounts`` (its cached columns grouped by
-kind), what the estimator keeps of its draws, the listings and the results rows. Linux only.
+``finish`` and ``summary``, each stream's bootstrap (``Estimator.estimate``) and the engine. For each it prints the
+process's resident memory before and after, and its peak while it ran (the kernel's VmHWM, reset before the stage
+through /proc/self/clear_refs; a stage's peak includes the stages it nests). Then, with the record and counts still
+held, the bytes of every array of the span table and of ``ItemCounts`` (its cached columns grouped by kind), what
+the estimator keeps of its draws and the results rows. With ``--listings``, last, the listing files written as a
+build writes them (``results.write_files`` into a temporary folder, once the audit's objects are let go, as a
+build's are), as a stage of its own, and their sizes. Linux only.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import argparse
 import itertools
 import json
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from functools import wraps
@@ -31,6 +33,7 @@ import numpy as np
 from refsens_report import audit, estimator, subsets
 from refsens_report.analyses.registry import ANALYSES
 from refsens_report.config import load_config
+from refsens_report.results import write_files
 from refsens_report.table import ReleasedSpans
 
 MB = 1 << 20
@@ -179,26 +182,14 @@ def main() -> None:
         estimator.Estimator.estimate_listed,
     )
     for analysis in ANALYSES:
-        for part in ("spans", "estimates", "finish", "summary", "files"):
+        for part in ("spans", "estimates", "finish", "summary"):
             function = getattr(analysis, part)
             if function is not None:
                 object.__setattr__(analysis, part, stages.wrap(f"{analysis.key}.{part}", function))
 
     started = time.perf_counter()
     results = audit.run_audit(load_config(args.config))
-    if args.listings:  # what a build renders after the audit (AuditResults.files, rendered when first read)
-        dict(results.files)  # each analysis' files part is a stage of its own (wrapped above)
     total = time.perf_counter() - started
-    peak = max(row["peak"] for row in stages.rows)
-    order = sorted(stages.rows, key=lambda row: row["order"])
-    print(f"{'stage':<58} {'before':>8} {'peak +':>8} {'after +':>8} {'s':>7}   (MB)")
-    for row in order:
-        print(
-            f"{'  ' * row['depth'] + row['stage']:<58} {row['before'] / MB:8.0f} "
-            f"{(row['peak'] - row['before']) / MB:8.0f} {(row['after'] - row['before']) / MB:8.0f} "
-            f"{row['seconds']:7.1f}"
-        )
-    print(f"process peak (VmHWM over the stages): {peak / MB:,.0f} MB; audit {total:.0f} s")
     objects: dict[str, dict[str, int]] = {}
     record, counts, drawn = held.get("record"), held.get("counts"), held.get("estimator")
     if record is not None:
@@ -216,9 +207,26 @@ def main() -> None:
         f"rows x{len(results.rows):,}": sum(
             sys.getsizeof(row) + sum(sys.getsizeof(value) for value in row.values()) for row in results.rows
         ),
-        **{f"files[{name}]": len(text.encode()) for name, text in (results.files.items() if args.listings else ())},
         "summaries (JSON)": len(json.dumps(results.summaries, default=str)),
     }
+    if args.listings:  # what a build writes after the audit (AuditResults.files, made a file at a time)
+        del record, counts, drawn
+        held.clear()  # the audit's objects, let go as a build lets them go
+        with tempfile.TemporaryDirectory() as folder:
+            started = time.perf_counter()
+            written = stages.wrap("listings (results.write_files, as a build)", write_files)(results, folder)
+            total += time.perf_counter() - started
+            objects["listing files (bytes on disk)"] = {path.name: path.stat().st_size for path in written}
+    peak = max(row["peak"] for row in stages.rows)
+    order = sorted(stages.rows, key=lambda row: row["order"])
+    print(f"{'stage':<58} {'before':>8} {'peak +':>8} {'after +':>8} {'s':>7}   (MB)")
+    for row in order:
+        print(
+            f"{'  ' * row['depth'] + row['stage']:<58} {row['before'] / MB:8.0f} "
+            f"{(row['peak'] - row['before']) / MB:8.0f} {(row['after'] - row['before']) / MB:8.0f} "
+            f"{row['seconds']:7.1f}"
+        )
+    print(f"process peak (VmHWM over the stages): {peak / MB:,.0f} MB; audit {total:.0f} s")
     for owner, sizes in objects.items():
         print(f"\n{owner}: {sum(sizes.values()) / MB:,.1f} MB")
         for name, size in sorted(sizes.items(), key=lambda pair: -pair[1]):
