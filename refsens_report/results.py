@@ -7,7 +7,7 @@ import hashlib
 import io
 import math
 import os
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -20,8 +20,9 @@ from refsens_report.errors import InputError
 K = TypeVar("K")
 V = TypeVar("V")
 
-# a listing file's text: whole, or in pieces written one after another (so that it is never joined in memory)
-FileText = str | Sequence[str]
+# a listing file's text: whole, or in pieces (a list, or made as they are read) written one after another, so
+# that it is never joined in memory
+FileText = str | Iterable[str]
 
 # Schema 2 appended the ``type`` column (the span type of per-type rows, analysis ``by_type``; empty elsewhere).
 # Schema 4 appended ``n_clusters``: the clusters the bootstrap resampled beside ``n_items`` (equal to it when
