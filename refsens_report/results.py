@@ -125,22 +125,22 @@ class FilesOnUse(OnUse[str, str]):
     """
 
     def __init__(self, make: Callable[[], Iterable[tuple[str, FileText]]]):
-        super().__init__(lambda: files_text(make()))
-        self._files: Callable[[], Iterable[tuple[str, FileText]]] | None = make
+        super().__init__(make)  # type: ignore[arg-type]  # it yields files: ``_mapping`` joins them
         self._written = False
 
     def _mapping(self) -> dict[str, str]:
         if self._written:
             raise RuntimeError("the listing files were written and let go (FilesOnUse.each): read them from the folder")
-        self._files = None  # made by the mapping's make from here on
-        return super()._mapping()
+        if self._make is not None:
+            self._made, self._make = files_text(self._make()), None
+        return self._made
 
     def each(self) -> Iterator[tuple[str, FileText]]:
         """Yield (name, text) a file at a time, each made when asked for and not kept."""
-        if self._files is None:  # read as a mapping already (or written: refused)
+        if self._make is None:  # read as a mapping already (or written: refused)
             yield from self._mapping().items()
             return
-        make, self._files, self._make, self._written = self._files, None, None, True
+        make, self._make, self._written = self._make, None, True
         yield from make()
 
 
@@ -238,11 +238,7 @@ def write_text_atomic(path: Path, text: FileText) -> None:
     never sees half a file."""
     temporary = path.with_name(f".{path.name}.tmp")
     with temporary.open("w", encoding="utf-8", newline="") as handle:
-        if isinstance(text, str):
-            handle.write(text)
-        else:
-            for piece in text:
-                handle.write(piece)
+        handle.writelines([text] if isinstance(text, str) else text)
     os.replace(temporary, path)
 
 
