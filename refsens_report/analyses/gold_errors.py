@@ -89,6 +89,15 @@ def items_of(context: AuditContext) -> np.ndarray | None:
     return audited if audited is not None and audited.any() else None
 
 
+def evidence_of(context: AuditContext) -> list[tuple[str, list[str]]]:
+    """Return each reference candidates are looked for in, with its sources (``sources_of``), in config order:
+    those with sources, none without audited items (``items_of``)."""
+    if items_of(context) is None:
+        return []
+    found = [(reference, sources_of(context, reference)) for reference in context.config.roles.references]
+    return [(reference, sources) for reference, sources in found if sources]
+
+
 @dataclass(frozen=True, eq=False)
 class Pool:
     """The spans voted on for one reference: every strict span id the reference or a source has on the items,
@@ -716,9 +725,8 @@ def candidates(context: AuditContext) -> Iterator[Candidates]:
         return
     notes = context.notes.setdefault(KEY, {})
     try:
-        for reference in context.config.roles.references:
-            if sources_of(context, reference):
-                yield candidates_of(context, reference, mask)
+        for reference, _ in evidence_of(context):
+            yield candidates_of(context, reference, mask)
     finally:
         notes.pop("places", None)
 
@@ -856,7 +864,7 @@ def files(context: AuditContext) -> Iterator[tuple[str, FileText]]:
     the size) and make the CSV file after them. So the JSON Lines' pieces are to be read before the CSV is
     asked for, as ``results.write_files`` and ``results.files_text`` read them.
     """
-    if items_of(context) is None or not any(sources_of(context, name) for name in context.config.roles.references):
+    if not evidence_of(context):
         return  # no reference has sources: no file
     buffer = io.StringIO()
     csv.writer(buffer, lineterminator="\n").writerow(CSV_COLUMNS)
@@ -1256,13 +1264,10 @@ def _partitioned(context: AuditContext, each_partition: Callable[..., list[Any]]
     """Return the summary's reference entries of a partitioned record, found on the workers (``each_partition``:
     ``workers.PartitionedRun.each_partition``), the same as ``_summary_of`` gives from the whole record's."""
     mask = items_of(context)
-    if mask is None:
-        return []
-    roles = context.config.roles
-    evidence = [(reference, tuple(sources_of(context, reference))) for reference in roles.references]
-    evidence = [(reference, sources) for reference, sources in evidence if sources]
+    evidence = [(reference, tuple(sources)) for reference, sources in evidence_of(context)]
     if not evidence:
         return []
+    roles = context.config.roles
     ids = context.record.table.ids
     sums = each_partition(_partition_sums, ids, [mask], evidence)
     totals = [
