@@ -18,19 +18,20 @@ from typing import Any
 
 import numpy as np
 
-from refsens_report.analyses.base import AuditContext, Estimate
+from refsens_report.analyses.base import AuditContext, Estimate, Partitioned
 from refsens_report.analyses.registry import ANALYSES, ORDER, column_kinds
 from refsens_report.bootstrap import auto_resamples
 from refsens_report.config import Config
 from refsens_report.counts import ItemCounts
 from refsens_report.engine import open_engine
+from refsens_report.errors import InputError
 from refsens_report.estimator import Estimator, Listed, Progress, Stat, Stopwatch, stage_line
 from refsens_report.files import InputPath, as_written
 from refsens_report.load import fitting_resamples, load_record
 from refsens_report.record import POOLED, Record, note_kinds
 from refsens_report.results import AuditResults, FilesOnUse, FileText, sha256_file
-from refsens_report.subsets import DuplicateGroups, build_subsets
-from refsens_report.workers import dask_run
+from refsens_report.subsets import DuplicateGroups, Subsets, build_subsets
+from refsens_report.workers import dask_run, partition_files, partition_record
 
 
 @contextmanager
@@ -191,17 +192,60 @@ def audit_record(
 
 def listing_files(context: AuditContext) -> Callable[[], Iterator[tuple[str, FileText]]]:
     """Return what makes the listing files (``analysis_files``): of the audit's context, or, when its counts do not
-    hold the outputs' spans (a partitioned record's Dask client), of the record read again whole (the gold-error
-    listings show every source's spans). Then only the config is kept: the audit's counts are let go before
-    the record is read again."""
+    hold the outputs' spans (a partitioned record's Dask client), of the partitions read one at a time here
+    (``partitioned_files``). Then only the config, the item sets and the notes are kept: the audit's record and
+    counts are let go."""
     if not context.counts.unheld:
         return partial(analysis_files, context)
-    return partial(_reread_files, context.config)
+    config, subsets = context.config, context.subsets
+    return partial(
+        partitioned_files, Partitioned(config, subsets, context.notes, partial(partition_contexts, config, subsets))
+    )
 
 
-def _reread_files(config: Config) -> Iterator[tuple[str, FileText]]:
-    """Yield the listing files of the record read again whole (``listing_files``)."""
-    yield from analysis_files(audit_context(load_record(config, frozenset()), config))
+def partitioned_files(partitioned: Partitioned) -> Iterator[tuple[str, FileText]]:
+    """Yield the listing files of a partitioned record (``Analysis.partitioned_files``), in registry order, a file
+    at a time: the bytes ``analysis_files`` gives of the record read whole."""
+    for analysis in ANALYSES:
+        if analysis.partitioned_files:
+            yield from analysis.partitioned_files(partitioned)
+
+
+def partition_contexts(config: Config, subsets: Subsets) -> Iterator[tuple[int, AuditContext]]:
+    """Yield each partition's context in record order, read from its file when asked for, with the record's index
+    of its first item: its record, its counts and the record's item sets cut to its items (``Partitioned.parts``).
+    The partitions must still hold the items the audit read, in its order."""
+    files = partition_files(config)
+    assert files is not None, "a partitioned record"
+    n_items = len(subsets.audited)
+    first = 0
+    for path, display in zip(files.paths, files.displays):
+        record = partition_record(path, display, files.duplicate_key, files.label_map)
+        stop = first + record.n_items
+        if stop > n_items:
+            break
+
+        def cut(mask: np.ndarray | None, first: int = first, stop: int = stop) -> np.ndarray | None:
+            return None if mask is None else mask[first:stop]
+
+        part = replace(
+            subsets,
+            corpus=cut(subsets.corpus),
+            audited=cut(subsets.audited),
+            decontaminated=cut(subsets.decontaminated),
+            duplicates={policy: cut(mask) for policy, mask in subsets.duplicates.items()},
+        )
+        counts = ItemCounts(record.table, config.roles.all_names, column_kinds())
+        yield (
+            first,
+            AuditContext(config, record, counts, DuplicateGroups.from_record(record, files.duplicate_key), [], part),
+        )
+        first = stop
+    if first != n_items:
+        raise InputError(
+            f"{files.displays[0].rsplit('/', 1)[0]}: the partitions hold other items than the audit read "
+            f"({n_items:,} items): were they rewritten during the build?"
+        )
 
 
 def audit_context(record: Record, config: Config) -> AuditContext:

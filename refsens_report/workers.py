@@ -20,7 +20,7 @@ from __future__ import annotations
 import operator
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -30,6 +30,9 @@ from refsens_report.counts import Column, ItemCounts, common_unsigned, compact, 
 from refsens_report.engine import DaskRun, _added, block_groups, default_partitions, partial_sums
 from refsens_report.errors import InputError
 
+if TYPE_CHECKING:
+    from refsens_report.record import Record
+
 # ----------------------------------------------------------------------------------------------------------
 # on a worker
 
@@ -37,17 +40,21 @@ from refsens_report.errors import InputError
 def partition_counts(
     path: str, display: str, names: Sequence[str], duplicate_key: str, label_map: Mapping[str, str]
 ) -> ItemCounts:
-    """Read one partition file as the audit reads a record (the Parquet adapter, then `[record] label_map`) and
-    return its items' counts: kept in the worker's memory for the whole audit."""
+    """Read one partition file (``partition_record``) and return its items' counts: kept in the worker's memory
+    for the whole audit."""
+    from refsens_report.analyses.registry import column_kinds
+
+    return ItemCounts(partition_record(path, display, duplicate_key, label_map).table, names, column_kinds())
+
+
+def partition_record(path: str, display: str, duplicate_key: str, label_map: Mapping[str, str]) -> Record:
+    """Read one partition file as the audit reads a record: the Parquet adapter, then `[record] label_map`."""
     from refsens_report.adapters import parquet
     from refsens_report.adapters.label_map import apply_label_map
-    from refsens_report.analyses.registry import ANALYSES
     from refsens_report.files import InputPath, readable_path
 
     record = parquet.load(parquet.ParquetOptions(InputPath(readable_path(path), display)), duplicate_key)
-    record = apply_label_map(record, dict(label_map))
-    kinds = {kind.name: kind for analysis in ANALYSES for kind in analysis.columns}
-    return ItemCounts(record.table, names, kinds)
+    return apply_label_map(record, dict(label_map))
 
 
 def partition_shape(counts: ItemCounts) -> tuple[int, str, str]:

@@ -21,7 +21,7 @@ import pytest
 
 distributed = pytest.importorskip("distributed")
 
-from refsens_report import audit, bootstrap, engine, workers  # noqa: E402
+from refsens_report import audit, bootstrap, browser, engine, workers  # noqa: E402
 from refsens_report import counts as counts_module  # noqa: E402
 from refsens_report import results as results_module  # noqa: E402
 from refsens_report.analyses import gold_errors  # noqa: E402
@@ -311,12 +311,29 @@ def test_the_client_reads_no_outputs_spans(cluster, simulated, tmp_path, monkeyp
     monkeypatch.setattr(
         audit, "ItemCounts", lambda *given: made.append(weakref.ref(counted := item_counts(*given))) or counted
     )
-    records.clear()
-    remote = listings(dask_config)
-    assert [set(record.table.unheld) for record in records] == [set(models), set()], "read again whole for them"
-    assert len(made) == 2, "the audit's counts, then the whole record's for the listings"
-    made.clear()
-    assert remote == listings(local_config) and "gold-error-candidates.jsonl" in remote
+    parts: list = []
+    read = audit.partition_record
+    monkeypatch.setattr(audit, "partition_record", lambda *given: parts.append(given[1]) or read(*given))
+    displays = list(workers.partition_files(load_config(dask_config)).displays)
+    for shown in (browser.BROWSER_LINES, 7):
+        # the browser's lines: more than the listings hold, then fewer than a partition's (their spans cut on merging)
+        monkeypatch.setattr(browser, "BROWSER_LINES", shown)
+        records.clear()
+        made.clear()
+        remote = listings(dask_config)
+        assert [set(record.table.unheld) for record in records] == [set(models)], "never read whole again"
+        assert parts == displays * 2, "each partition read on its own, once for each analysis's listings"
+        assert len(made) == 1 + 2 * len(displays), "the audit's counts, then each partition's"
+        parts.clear()
+        made.clear()
+        local = listings(local_config)
+        assert remote == local and "gold-error-candidates.jsonl" in remote
+    held = {
+        name: [line for line in text.split("\n") if '"spans_outputs"' in line or '"spans_sources"' in line]
+        for name, text in remote.items()
+        if name.endswith(".jsonl")
+    }
+    assert held and all(len(lines) == 7 for lines in held.values()), "the partitions' first lines past 7 cut"
 
 
 def with_record_table(path: Path, lines: str) -> Path:

@@ -74,6 +74,21 @@ class AuditContext:
         return bool(corpus is not None and corpus.any() and self.record.table.known("third_pass")[corpus].all())
 
 
+@dataclass(frozen=True, eq=False)
+class Partitioned:
+    """What a partitioned record's build keeps for its listings once the audit's counts are let go (the client of
+    a Dask run, which never holds the outputs' spans): the config, the record's item sets and the audit's notes
+    (what a summary found on the workers that the listings need again, such as the gold-error candidates' sums).
+    ``parts`` yields each partition's ``AuditContext`` in record order, each read from its file when asked for
+    (its item sets cut to its items), with the record's index of its first item: a listing is made a partition
+    at a time (``Analysis.partitioned_files``) and the parts merged (``spill.Runs``)."""
+
+    config: Config
+    subsets: Subsets
+    notes: dict[str, Any]
+    parts: Callable[[], Iterable[tuple[int, AuditContext]]]
+
+
 @dataclass(frozen=True)
 class Section:
     """One numbered analysis section: its prose, its figures and tables, or why it does not apply."""
@@ -292,6 +307,9 @@ class Analysis:
     summary: what results.json says beside the rows under the analysis's key (None: nothing).
     files: files the build writes beside results.json, yielded a file at a time as (name, text), the text whole or
         in pieces (``results.FileText``): item-by-item listings, never in it.
+    partitioned_files: the same files, the same bytes, of a partitioned record whose client holds no outputs'
+        spans (``Partitioned``): made a partition at a time and merged, never the whole record at once. An
+        analysis with ``files`` has it.
     pages: the files it adds to the site's version folder (its listing pages and their browser's data), given
         the results and the folder holding its files (``browser.Page``; None: none).
     downloads: its files and pages the version lists as downloads, (name, description) each, in order; a
@@ -328,6 +346,7 @@ class Analysis:
     applicability: Callable[[AuditContext], dict[str, str | None]] | None = None
     summary: Callable[[AuditContext], Any] | None = None
     files: Callable[[AuditContext], Iterable[tuple[str, FileText]]] | None = None
+    partitioned_files: Callable[[Partitioned], Iterable[tuple[str, FileText]]] | None = None
     pages: Callable[[ResultsView, SiteContext], list[Page]] | None = None
     downloads: tuple[tuple[str, str], ...] = ()
     figures: tuple[Callable[[ResultsView], Any], ...] = ()
@@ -349,6 +368,8 @@ class Analysis:
 
     def __post_init__(self) -> None:
         formatting.declare(self.key, self.statistics)
+        if self.files is not None and self.partitioned_files is None:
+            raise ValueError(f"analysis {self.key}: files without partitioned_files (a partitioned record's build)")
 
     def why_not(self, context: AuditContext) -> dict[str, str | None]:
         """Return the analysis's applicability entries (an analysis that always applies says None)."""

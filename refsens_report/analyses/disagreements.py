@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 import re
+import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -32,10 +34,13 @@ import numpy as np
 import orjson
 
 from refsens_report import __version__, browser, formatting
-from refsens_report.analyses.base import DIFFERENCES, Analysis, AuditContext, Section
+from refsens_report.analyses.base import DIFFERENCES, Analysis, AuditContext, Partitioned, Section
+from refsens_report.config import Config
 from refsens_report.figures import Figure
 from refsens_report.record import POOLED
 from refsens_report.results import OnUse
+from refsens_report.spill import Runs
+from refsens_report.subsets import Subsets
 from refsens_report.tables import FORMULA_STARTS, Table, count_cell, label, mark_repeats, spreadsheet_safe
 from refsens_report.view import ResultsView
 
@@ -59,14 +64,19 @@ class Comparison:
 
 def comparisons(context: AuditContext) -> list[Comparison]:
     """Return the pairs compared: the primary reference against each alternative, then annotator A against B."""
-    roles, subsets = context.config.roles, context.subsets
+    return comparisons_of(context.config, context.subsets)
+
+
+def comparisons_of(config: Config, subsets: Subsets) -> list[Comparison]:
+    """``comparisons`` of a record's config and item sets."""
+    roles = config.roles
     found = []
     if subsets.audited is not None and subsets.audited.any():
         found += [
             Comparison("references", roles.primary, alternative, "audited", REFERENCES_FILE)
             for alternative in roles.references[1:]
         ]
-    if context.has_annotators and subsets.corpus is not None and subsets.corpus.any():
+    if len(roles.annotators) >= 2 and subsets.corpus is not None and subsets.corpus.any():
         found.append(Comparison("annotators", roles.annotators[0], roles.annotators[1], "corpus", ANNOTATORS_FILE))
     return found
 
@@ -77,7 +87,16 @@ def _mask(context: AuditContext, comparison: Comparison) -> np.ndarray:
 
 def scored_outputs(context: AuditContext, comparison: Comparison) -> list[str]:
     """Return the outputs whose counts a line reports: every output but the two labellings compared."""
-    return [output for output in context.config.roles.outputs if output not in (comparison.first, comparison.second)]
+    return _scored(context.config, comparison)
+
+
+def _scored(config: Config, comparison: Comparison) -> list[str]:
+    return [output for output in config.roles.outputs if output not in (comparison.first, comparison.second)]
+
+
+def listing_outputs(config: Config, chosen: Sequence[Comparison]) -> tuple[str, ...]:
+    """Return the outputs a listing of these comparisons reports (its CSV's change columns), each once."""
+    return tuple(dict.fromkeys(output for comparison in chosen for output in _scored(config, comparison)))
 
 
 @dataclass(frozen=True, eq=False)
@@ -268,7 +287,7 @@ def listing_of(context: AuditContext, stem: str, kind: str, chosen: Sequence[Com
     by_language = python_order(table.languages)[language][entry]
     order = np.lexsort((python_order(ids)[entry], by_language, number, -spans, -impact))
     texts = shown_texts(context, listed)
-    outputs = tuple(dict.fromkeys(output for comparison in chosen for output in scored_outputs(context, comparison)))
+    outputs = listing_outputs(context.config, chosen)
     return Listing(
         stem=stem,
         kind=kind,
@@ -348,10 +367,17 @@ def listings(context: AuditContext) -> Iterator[Listing]:
     """Yield the listings of this audit, each computed when asked for and kept by no one here: a build's files
     make them a listing at a time (the summary counts the pairs without them), so nothing holds every
     disagreement pair once the file is written (at a million items they were about 0.4 GB kept to the audit's end)."""
-    for kind, stem in (("references", REFERENCES_FILE), ("annotators", ANNOTATORS_FILE)):
-        chosen = [comparison for comparison in comparisons(context) if comparison.kind == kind]
-        if chosen:
-            yield listing_of(context, stem, kind, chosen)
+    for kind, stem, chosen in listed_comparisons(comparisons(context)):
+        yield listing_of(context, stem, kind, chosen)
+
+
+def listed_comparisons(found: Sequence[Comparison]) -> list[tuple[str, str, list[Comparison]]]:
+    """Return the listing files of these comparisons: (kind, file stem, its comparisons), those with any."""
+    every = [
+        (kind, stem, [comparison for comparison in found if comparison.kind == kind])
+        for kind, stem in (("references", REFERENCES_FILE), ("annotators", ANNOTATORS_FILE))
+    ]
+    return [(kind, stem, chosen) for kind, stem, chosen in every if chosen]
 
 
 # --- the files: each line as text -------------------------------------------------------------------
@@ -476,7 +502,12 @@ def _heads(listing: Listing, head: Callable[[Comparison], str], after: str) -> n
 
 
 def _write(
-    listing: Listing, head: Sequence[np.ndarray], quoted: bool, tail: Sequence[np.ndarray], first: str = ""
+    listing: Listing,
+    head: Sequence[np.ndarray],
+    quoted: bool,
+    tail: Sequence[np.ndarray],
+    first: str = "",
+    lines: int = 0,
 ) -> Iterator[str]:
     """Return the lines in order, joined from their pieces ``CHUNK_LINES`` lines at a time as they are read (a
     file's text in pieces: ``results.FileText``): per line its pieces in the ``head`` columns, its four span
@@ -484,7 +515,7 @@ def _write(
     ``tail`` columns (columns laid pairs end to end); ``first`` before them all (a header).
 
     Every column and span is first put in the lines' order, so the pieces are laid down front to back (now);
-    the text is joined when read.
+    the text is joined when read, ``lines`` lines at a time (0: ``CHUNK_LINES``).
     """
     order = listing.order
     counts = np.hstack(
@@ -533,16 +564,16 @@ def _write(
     tail_at = spans_at + 5 + before[-1]
     for column, values in enumerate(tail):
         pieces[tail_at + column] = values[order]
-    return _joined_lines(pieces, start)
+    return _joined_lines(pieces, start, lines or CHUNK_LINES)
 
 
 CHUNK_LINES = 65_536  # the lines of a listing file joined into one piece of its text
 
 
-def _joined_lines(pieces: np.ndarray, start: np.ndarray) -> Iterator[str]:
+def _joined_lines(pieces: np.ndarray, start: np.ndarray, lines: int) -> Iterator[str]:
     """Yield the text of the pieces (line after line, line k's first at ``start[k]``; before it, a header),
-    ``CHUNK_LINES`` lines at a time: never the whole file in one string, nor every piece in a list."""
-    cuts = [0, *start[CHUNK_LINES::CHUNK_LINES].tolist(), len(pieces)]
+    ``lines`` lines at a time: never the whole file in one string, nor every piece in a list."""
+    cuts = [0, *start[lines::lines].tolist(), len(pieces)]
     for low, high in zip(cuts[:-1], cuts[1:]):
         yield "".join(pieces[low:high].tolist())
 
@@ -578,7 +609,7 @@ def _json_inside(texts: list[str]) -> list[str]:
     return [_json(text)[1:-1] for text in texts]
 
 
-def listing_jsonl(listing: Listing, counts: Any) -> Iterator[str]:
+def listing_jsonl(listing: Listing, counts: Any, lines: int = 0) -> Iterator[str]:
     """Return the listing as JSON Lines: one object per line, keys in a fixed order, exact (no rewriting).
 
     Each line is what orjson writes of {id, language, first, second, subset, impact, text (when shown), the
@@ -605,7 +636,7 @@ def listing_jsonl(listing: Listing, counts: Any) -> Iterator[str]:
     output_spans = _output_spans(counts, listing.pairs, listing.order)  # made here: only a build writes the file
     held = np.flatnonzero(output_spans != "")
     ends[held] = [piece + "}\n" for piece in output_spans[held].tolist()]
-    return _write(listing, head, False, [*_per_pair(listing, _json_changes), ends])
+    return _write(listing, head, False, [*_per_pair(listing, _json_changes), ends], lines=lines)
 
 
 CSV_QUOTED = re.compile('[,"\n]')  # a field with any of these is quoted by every version of the csv module
@@ -648,13 +679,30 @@ def _csv_changes(listing: Listing) -> Callable[[Pair], list[np.ndarray]]:
     return make
 
 
-def listing_csv(listing: Listing) -> Iterator[str]:
+def listing_csv(listing: Listing, lines: int = 0, header: bool = True) -> Iterator[str]:
     """Return the listing as CSV for spreadsheets: spans as JSON, one TP/FP/FN change column per output.
 
     Team-written text (ids, languages, labelling names, the text) that starts like a formula gets a leading
     apostrophe, as in the tables' CSVs; the JSON Lines file is the exact one. Fields are quoted as the csv
-    module quotes them.
+    module quotes them. Joined ``lines`` lines at a time (``_write``); the header first unless not ``header``.
     """
+    languages = spreadsheet_cells(list(listing.languages))
+    starts = [
+        f"{cell},{languages[code]}" for cell, code in zip(spreadsheet_cells(listing.ids), listing.language.tolist())
+    ]
+    head = [
+        _objects(starts)[listing.entry],
+        _heads(listing, lambda c: ",".join(["", *spreadsheet_cells([c.first, c.second]), csv_cell(c.subset), ""]), ","),
+    ]
+    if listing.texts is not None:  # else the text column stays empty
+        texts = spreadsheet_cells(["" if text is None else text for text in listing.texts])
+        head.append(_objects(texts)[listing.entry])
+    first = csv_header(listing.outputs) if header else ""
+    return _write(listing, head, True, _per_pair(listing, _csv_changes(listing)), first=first, lines=lines)
+
+
+def csv_header(outputs: Sequence[str]) -> str:
+    """Return a listing CSV's header line: its fixed columns, then ΔTP, ΔFP and ΔFN of each output."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     header = [
@@ -670,20 +718,9 @@ def listing_csv(listing: Listing) -> Iterator[str]:
         "only_first",
         "only_second",
     ]
-    header += [spreadsheet_safe(f"{output} {count}") for output in listing.outputs for count in ("ΔTP", "ΔFP", "ΔFN")]
+    header += [spreadsheet_safe(f"{output} {count}") for output in outputs for count in ("ΔTP", "ΔFP", "ΔFN")]
     writer.writerow(header)
-    languages = spreadsheet_cells(list(listing.languages))
-    starts = [
-        f"{cell},{languages[code]}" for cell, code in zip(spreadsheet_cells(listing.ids), listing.language.tolist())
-    ]
-    head = [
-        _objects(starts)[listing.entry],
-        _heads(listing, lambda c: ",".join(["", *spreadsheet_cells([c.first, c.second]), csv_cell(c.subset), ""]), ","),
-    ]
-    if listing.texts is not None:  # else the text column stays empty
-        texts = spreadsheet_cells(["" if text is None else text for text in listing.texts])
-        head.append(_objects(texts)[listing.entry])
-    return _write(listing, head, True, _per_pair(listing, _csv_changes(listing)), first=buffer.getvalue())
+    return buffer.getvalue()
 
 
 def files(context: AuditContext) -> Iterator[tuple[str, Iterator[str]]]:
@@ -693,6 +730,62 @@ def files(context: AuditContext) -> Iterator[tuple[str, Iterator[str]]]:
         yield f"{listing.stem}.jsonl", listing_jsonl(listing, context.counts)
         yield f"{listing.stem}.csv", listing_csv(listing)
         del listing  # let go before the next listing is made
+
+
+SPANS_OUTPUTS = ',"spans_outputs":{'  # where a JSON line's outputs' spans begin (the only place it occurs: see below)
+
+
+def partitioned_files(partitioned: Partitioned) -> Iterator[tuple[str, Iterator[str]]]:
+    """``files`` of a partitioned record (``Analysis.partitioned_files``): the same bytes, the record never whole.
+
+    Each partition's listings are made from it alone, in the listings' order restricted to it (``listing_of``: the
+    order's keys, impact, spans, pair, language and id, are each line's own), and spilled (``spill.Runs``); a file
+    is its runs merged by those keys. A partition gives its first ``browser.BROWSER_LINES`` lines their outputs'
+    spans: the file's first that many lie among them. Merged, a line past them loses its outputs' spans again:
+    the text from the last ``SPANS_OUTPUTS`` on, which no string value or output name can hold elsewhere (in JSON
+    a string's quote is escaped, and an output's key in "outputs" opens its counts before spans_outputs comes).
+    """
+    config = partitioned.config
+    chosen = listed_comparisons(comparisons_of(config, partitioned.subsets))
+    if not chosen:
+        return
+    with tempfile.TemporaryDirectory(prefix="refsens-disagreements-") as folder:
+        runs = {stem: (Runs(Path(folder), f"{stem}.jsonl"), Runs(Path(folder), f"{stem}.csv")) for _, stem, _ in chosen}
+        for _, context in partitioned.parts():
+            for kind, stem, comparisons_here in chosen:
+                listing = listing_of(context, stem, kind, comparisons_here)
+                keys = line_keys(listing)
+                json_runs, csv_runs = runs[stem]
+                json_runs.add(zip(keys, listing_jsonl(listing, context.counts, lines=1)))
+                csv_runs.add(zip(keys, listing_csv(listing, lines=1, header=False)))
+                del listing, keys
+            del context
+
+        def shown(position: int, line: str) -> str:
+            if position < browser.BROWSER_LINES:
+                return line
+            cut = line.rfind(SPANS_OUTPUTS)
+            return line if cut < 0 else line[:cut] + "}\n"
+
+        for _, stem, comparisons_here in chosen:
+            json_runs, csv_runs = runs[stem]
+            yield f"{stem}.jsonl", json_runs.merged(shown)
+            yield (
+                f"{stem}.csv",
+                itertools.chain([csv_header(listing_outputs(config, comparisons_here))], csv_runs.merged()),
+            )
+
+
+def line_keys(listing: Listing) -> list[tuple[int, int, int, str, str]]:
+    """Return each line's key in the listing's order (``listing_of``), in that order: its negated impact and
+    differing spans, its pair's number, its language and id (compared as strings, as ``python_order`` ranks them)."""
+    order = listing.order
+    impact = np.concatenate([pair.impact for pair in listing.pairs])[order]
+    spans = np.concatenate([pair.only_first + pair.only_second for pair in listing.pairs])[order]
+    entry = listing.entry[order]
+    languages = [listing.languages[code] for code in listing.language[entry].tolist()]
+    ids = [listing.ids[at] for at in entry.tolist()]
+    return list(zip((-impact).tolist(), (-spans).tolist(), listing.pair[order].tolist(), languages, ids))
 
 
 def summary(context: AuditContext) -> dict[str, Any]:
@@ -1266,6 +1359,7 @@ ANALYSIS = Analysis(
     applicability=applicability,
     summary=summary,
     files=files,
+    partitioned_files=partitioned_files,
     section=_section,
     pages=pages,
     downloads=DOWNLOADS,

@@ -34,16 +34,18 @@ from __future__ import annotations
 
 import csv
 import io
+import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property, partial
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import orjson
 
 from refsens_report import __version__, browser, formatting
-from refsens_report.analyses.base import Analysis, AuditContext, Section
+from refsens_report.analyses.base import Analysis, AuditContext, Partitioned, Section
 from refsens_report.analyses.disagreements import (
     JSON_ESCAPED,
     WHOLE_TEXT,
@@ -59,6 +61,7 @@ from refsens_report.analyses.disagreements import (
 from refsens_report.counts import id_dtype, overlap_edges
 from refsens_report.figures import Figure
 from refsens_report.results import FileText
+from refsens_report.spill import Runs
 from refsens_report.tables import Table, count_cell, label, mark_repeats
 from refsens_report.view import ResultsView
 
@@ -871,22 +874,14 @@ def files(context: AuditContext) -> Iterator[tuple[str, FileText]]:
     table = [buffer.getvalue()]
 
     def json_lines() -> Iterator[str]:
-        counts = context.counts
         ahead = 0  # the candidates of the references before this one
         for reference in candidates(context):
             # the first browser.BROWSER_LINES rows, those the browser holds, carry the sources' spans
             held = max(browser.BROWSER_LINES - ahead, 0)
             ahead += reference.n
-            shown = reference.item[:held]
-            source_spans = {name: spans_on(counts, name, shown) for name in reference.sources} if held else {}
-            reference_spans = spans_on(counts, reference.reference, reference.item)
-            texts = span_texts(
-                counts,
-                [*(ids for ids, _ in source_spans.values()), reference_spans[0], reference.at, reference.proposal],
-            )
-            lines, rows = written_lines(context, reference, held, reference_spans, source_spans, texts)
-            table.append(rows)
-            del reference, shown, source_spans, reference_spans, texts  # let go before the next reference's are made
+            lines, rows = reference_lines(context, reference, held)
+            table.append("".join(rows))
+            del reference, rows  # let go before the next reference's are made
             yield lines
             del lines
 
@@ -894,6 +889,135 @@ def files(context: AuditContext) -> Iterator[tuple[str, FileText]]:
     if len(table) == 1:
         raise RuntimeError(f"{FILE}.csv was asked for before {FILE}.jsonl was read (gold_errors.files)")
     yield f"{FILE}.csv", table
+
+
+def reference_lines(context: AuditContext, found: Candidates, held: int) -> tuple[str, list[str]]:
+    """Return one reference's candidates as the JSON Lines file's text and the CSV's lines (``written_lines``), the
+    first ``held`` with the sources' spans."""
+    counts = context.counts
+    shown = found.item[:held]
+    source_spans = {name: spans_on(counts, name, shown) for name in found.sources} if held else {}
+    reference_spans = spans_on(counts, found.reference, found.item)
+    texts = span_texts(
+        counts, [*(ids for ids, _ in source_spans.values()), reference_spans[0], found.at, found.proposal]
+    )
+    return written_lines(context, found, held, reference_spans, source_spans, texts)
+
+
+SPANS_SOURCES = ',"spans_sources":{'  # where a JSON line's sources' spans begin (the only place it occurs: see below)
+
+
+def partitioned_files(partitioned: Partitioned) -> Iterator[tuple[str, FileText]]:
+    """``files`` of a partitioned record (``Analysis.partitioned_files``): the same bytes, the record never whole.
+
+    The summary found each reference's candidates on the workers with the record's sums (``_partitioned``, which
+    keeps them in the notes); here each partition's are found again from it alone with those sums (``ranked``:
+    the record's candidates on its items, in the record's order), written as ``files`` writes them and spilled
+    (``spill.Runs``), each line by its key in the rank order (``candidate_keys``) with its rank taken off. A file
+    is the runs merged by key, each line given its rank again. A partition gives its first lines the sources'
+    spans as many as the whole file's first ``browser.BROWSER_LINES`` can hold of the reference; merged, a line
+    past them loses them again: the text from the last ``SPANS_SOURCES`` on, which no string value or source
+    name can hold elsewhere (in JSON a string's quote is escaped; a source's key inside opens a list).
+    """
+    found = partitioned.notes.get(KEY, {}).get("partitioned")
+    if found is None:
+        raise RuntimeError("gold_errors.partitioned_files: the summary found no candidates on the workers")
+    evidence, totals, numbers = found
+    if not evidence:
+        return  # no reference has sources: no file
+    config = partitioned.config
+    labellings = [*config.roles.outputs, *config.roles.references]
+    with tempfile.TemporaryDirectory(prefix="refsens-gold-errors-") as folder:
+        runs = [
+            (Runs(Path(folder), f"{number}.jsonl"), Runs(Path(folder), f"{number}.csv"))
+            for number in range(len(evidence))
+        ]
+        held = [max(browser.BROWSER_LINES - ahead, 0) for ahead in np.cumsum([0, *numbers[:-1]]).tolist()]
+        for _, context in partitioned.parts():
+            mask = items_of(context)
+            notes: dict[str, Any] = {}
+            for (reference, sources), whole, (json_runs, csv_runs), most in zip(evidence, totals, runs, held):
+                if mask is None or not (mask & context.counts.has(reference)).any():
+                    continue
+                made = ranked(
+                    context.counts,
+                    context.record.table,
+                    reference,
+                    sources,
+                    labellings,
+                    mask,
+                    notes,
+                    totals=dict(zip(sources, whole)),
+                )
+                text, rows = reference_lines(context, made, min(most, made.n))
+                keys = candidate_keys(context, made)
+                json_prefix, csv_prefix = _rank_prefixes(reference)
+                ranks = [str(rank) for rank in range(1, made.n + 1)]
+                json_runs.add(
+                    (key, line[len(json_prefix) + len(rank) :] + "\n")
+                    for key, rank, line in zip(keys, ranks, text.split("\n"))
+                )
+                csv_runs.add((key, line[len(csv_prefix) + len(rank) :]) for key, rank, line in zip(keys, ranks, rows))
+                del made, text, rows, keys
+            del context, notes
+
+        def json_lines() -> Iterator[str]:
+            for (reference, _), (json_runs, _), most in zip(evidence, runs, held):
+                prefix = _rank_prefixes(reference)[0]
+
+                def ranked_line(position: int, line: str, prefix: str = prefix, most: int = most) -> str:
+                    if position >= most and (cut := line.rfind(SPANS_SOURCES)) >= 0:
+                        line = line[:cut] + "}\n"
+                    return f"{prefix}{position + 1}{line}"
+
+                yield from json_runs.merged(ranked_line)
+
+        def csv_lines() -> Iterator[str]:
+            buffer = io.StringIO()
+            csv.writer(buffer, lineterminator="\n").writerow(CSV_COLUMNS)
+            yield buffer.getvalue()
+            for (reference, _), (_, csv_runs) in zip(evidence, runs):
+                prefix = _rank_prefixes(reference)[1]
+                yield from csv_runs.merged(lambda position, line, prefix=prefix: f"{prefix}{position + 1}{line}")
+
+        yield f"{FILE}.jsonl", json_lines()
+        yield f"{FILE}.csv", csv_lines()
+
+
+def _rank_prefixes(reference: str) -> tuple[str, str]:
+    """Return what comes before the rank on a reference's line of the JSON Lines file and of the CSV."""
+    return f'{{"reference":{orjson.dumps(reference).decode("utf-8")},"rank":', spreadsheet_cells([reference])[0] + ","
+
+
+def candidate_keys(context: AuditContext, found: Candidates) -> list[tuple[Any, ...]]:
+    """Return each candidate's key in the rank order (``ranked``), in that order: its negated score, its language
+    and id (compared as strings), the place (start, end and type name: on one item, strict ids order spans so, and
+    type codes follow the sorted type names), the kind's code and the proposal (() for none, which comes first)."""
+    counts, table = context.counts, context.record.table
+    type_names = [str(name) for name in counts.type_names]
+    place = np.where(found.at >= 0, found.at, found.proposal)
+    some = np.maximum(found.proposal, 0)
+    proposals = [
+        (start, end, type_names[code]) if offer >= 0 else ()
+        for offer, start, end, code in zip(
+            found.proposal.tolist(),
+            counts._strict_start[some].tolist(),
+            counts._strict_end[some].tolist(),
+            counts._strict_type[some].tolist(),
+        )
+    ]
+    return list(
+        zip(
+            (-found.score).tolist(),
+            [table.languages[code] for code in table.language[found.item].tolist()],
+            [str(found_id) for found_id in table.ids[found.item].tolist()],
+            counts._strict_start[place].tolist(),
+            counts._strict_end[place].tolist(),
+            [type_names[code] for code in counts._strict_type[place].tolist()],
+            found.kind.tolist(),
+            proposals,
+        )
+    )
 
 
 def _strings(values: Sequence[Any]) -> np.ndarray:
@@ -1039,8 +1163,8 @@ def written_lines(
     reference_spans: tuple[np.ndarray, np.ndarray],
     source_spans: Mapping[str, tuple[np.ndarray, np.ndarray]],
     texts: SpanTexts,
-) -> tuple[str, str]:
-    """Return the reference's candidates as the lines of the JSON Lines file and of the CSV: each what
+) -> tuple[str, list[str]]:
+    """Return the reference's candidates as the JSON Lines file's text and the CSV's lines: each what
     ``rows_of`` gives (the first ``with_sources`` with the sources' spans) written as ``files`` writes it, built
     column by column. ``reference_spans``: the reference's spans on its candidates' items, ``source_spans``: each
     source's on (at least) those of the first ``with_sources`` (``spans_on``); ``texts``: the text of every
@@ -1048,7 +1172,7 @@ def written_lines(
     counts, table = context.counts, context.record.table
     n = found.n
     if not n:
-        return "", ""
+        return "", []
     items = found.item
     at, offer = found.at, found.proposal
     place = np.where(at >= 0, at, offer)
@@ -1170,7 +1294,7 @@ def written_lines(
             parts.append(_listed(texts, present, opening, "]", source_ids[_runs(first, lengths)[0]], lengths))
             opened |= present
     parts.append(_single(_strings(["}}\n", "}\n"])[np.where(held, 0, 1)]))
-    return _laid(parts), "".join(lines)
+    return _laid(parts), lines
 
 
 def summary(context: AuditContext) -> dict[str, Any]:
@@ -1277,6 +1401,9 @@ def _partitioned(context: AuditContext, each_partition: Callable[..., list[Any]]
     found = each_partition(
         _partition_candidates, ids, [mask], evidence, [*roles.outputs, *roles.references], totals, TOP
     )
+    # a build's listings find the candidates again a partition at a time, with the same sums (partitioned_files)
+    numbers = [sum(part[number][0] for part in found) for number in range(len(evidence))]
+    context.notes.setdefault(KEY, {})["partitioned"] = (evidence, totals, numbers)
     entries = []
     for number, (reference, sources) in enumerate(evidence):
         parts = [part[number] for part in found]
@@ -1846,6 +1973,7 @@ ANALYSIS = Analysis(
     applicability=applicability,
     summary=summary,
     files=files,
+    partitioned_files=partitioned_files,
     section=_section,
     headlines=headlines,
     pages=pages,
