@@ -9,6 +9,7 @@ the band, the leaderboard) and returns ``AuditResults``, the single source for e
 from __future__ import annotations
 
 import gc
+import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
@@ -205,10 +206,18 @@ def listing_files(context: AuditContext) -> Callable[[], Iterator[tuple[str, Fil
 
 def partitioned_files(partitioned: Partitioned) -> Iterator[tuple[str, FileText]]:
     """Yield the listing files of a partitioned record (``Analysis.partitioned_files``), in registry order, a file
-    at a time: the bytes ``analysis_files`` gives of the record read whole."""
-    for analysis in ANALYSES:
-        if analysis.partitioned_files:
-            yield from analysis.partitioned_files(partitioned)
+    at a time: the bytes ``analysis_files`` gives of the record read whole. Each partition is read once, here, for
+    every analysis's listings; their lines wait in a temporary folder until the files are merged from it."""
+    with tempfile.TemporaryDirectory(prefix="refsens-listings-") as folder:
+        made = [
+            analysis.partitioned_files(partitioned, Path(folder)) for analysis in ANALYSES if analysis.partitioned_files
+        ]
+        for _, context in partitioned.parts():
+            for listing in made:
+                listing.add(context)
+            del context  # let go before the next partition is read
+        for listing in made:
+            yield from listing.files()
 
 
 def partition_contexts(config: Config, subsets: Subsets) -> Iterator[tuple[int, AuditContext]]:

@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -80,13 +81,23 @@ class Partitioned:
     a Dask run, which never holds the outputs' spans): the config, the record's item sets and the audit's notes
     (what a summary found on the workers that the listings need again, such as the gold-error candidates' sums).
     ``parts`` yields each partition's ``AuditContext`` in record order, each read from its file when asked for
-    (its item sets cut to its items), with the record's index of its first item: a listing is made a partition
-    at a time (``Analysis.partitioned_files``) and the parts merged (``spill.Runs``)."""
+    (its item sets cut to its items), with the record's index of its first item: the listings are made a
+    partition at a time (``Analysis.partitioned_files``) and the parts merged (``spill.Runs``)."""
 
     config: Config
     subsets: Subsets
     notes: dict[str, Any]
     parts: Callable[[], Iterable[tuple[int, AuditContext]]]
+
+
+class PartitionedListing(Protocol):
+    """An analysis's listing files of a partitioned record (``Analysis.partitioned_files``): every partition is
+    given to ``add`` in record order (one read serves every analysis), then ``files`` yields the files as
+    ``Analysis.files`` would, the partitions' lines merged from the temporary folder."""
+
+    def add(self, context: AuditContext) -> None: ...
+
+    def files(self) -> Iterable[tuple[str, FileText]]: ...
 
 
 @dataclass(frozen=True)
@@ -308,8 +319,9 @@ class Analysis:
     files: files the build writes beside results.json, yielded a file at a time as (name, text), the text whole or
         in pieces (``results.FileText``): item-by-item listings, never in it.
     partitioned_files: the same files, the same bytes, of a partitioned record whose client holds no outputs'
-        spans (``Partitioned``): made a partition at a time and merged, never the whole record at once. An
-        analysis with ``files`` has it.
+        spans (``Partitioned``): given the record and a temporary folder, a ``PartitionedListing`` that spills each
+        partition's lines there and then merges them, never the whole record at once. An analysis with ``files``
+        has it.
     pages: the files it adds to the site's version folder (its listing pages and their browser's data), given
         the results and the folder holding its files (``browser.Page``; None: none).
     downloads: its files and pages the version lists as downloads, (name, description) each, in order; a
@@ -346,7 +358,7 @@ class Analysis:
     applicability: Callable[[AuditContext], dict[str, str | None]] | None = None
     summary: Callable[[AuditContext], Any] | None = None
     files: Callable[[AuditContext], Iterable[tuple[str, FileText]]] | None = None
-    partitioned_files: Callable[[Partitioned], Iterable[tuple[str, FileText]]] | None = None
+    partitioned_files: Callable[[Partitioned, Path], PartitionedListing] | None = None
     pages: Callable[[ResultsView, SiteContext], list[Page]] | None = None
     downloads: tuple[tuple[str, str], ...] = ()
     figures: tuple[Callable[[ResultsView], Any], ...] = ()

@@ -23,7 +23,6 @@ import csv
 import io
 import itertools
 import re
-import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -735,7 +734,7 @@ def files(context: AuditContext) -> Iterator[tuple[str, Iterator[str]]]:
 SPANS_OUTPUTS = ',"spans_outputs":{'  # where a JSON line's outputs' spans begin (the only place it occurs: see below)
 
 
-def partitioned_files(partitioned: Partitioned) -> Iterator[tuple[str, Iterator[str]]]:
+class PartitionedListings:
     """``files`` of a partitioned record (``Analysis.partitioned_files``): the same bytes, the record never whole.
 
     Each partition's listings are made from it alone, in the listings' order restricted to it (``listing_of``: the
@@ -745,21 +744,23 @@ def partitioned_files(partitioned: Partitioned) -> Iterator[tuple[str, Iterator[
     the text from the last ``SPANS_OUTPUTS`` on, which no string value or output name can hold elsewhere (in JSON
     a string's quote is escaped, and an output's key in "outputs" opens its counts before spans_outputs comes).
     """
-    config = partitioned.config
-    chosen = listed_comparisons(comparisons_of(config, partitioned.subsets))
-    if not chosen:
-        return
-    with tempfile.TemporaryDirectory(prefix="refsens-disagreements-") as folder:
-        runs = {stem: (Runs(Path(folder), f"{stem}.jsonl"), Runs(Path(folder), f"{stem}.csv")) for _, stem, _ in chosen}
-        for _, context in partitioned.parts():
-            for kind, stem, comparisons_here in chosen:
-                listing = listing_of(context, stem, kind, comparisons_here)
-                keys = line_keys(listing)
-                json_runs, csv_runs = runs[stem]
-                json_runs.add(zip(keys, listing_jsonl(listing, context.counts, lines=1)))
-                csv_runs.add(zip(keys, listing_csv(listing, lines=1, header=False)))
-                del listing, keys
-            del context
+
+    def __init__(self, partitioned: Partitioned, folder: Path):
+        self.config = partitioned.config
+        self.chosen = listed_comparisons(comparisons_of(self.config, partitioned.subsets))
+        self.runs = {stem: (Runs(folder, f"{stem}.jsonl"), Runs(folder, f"{stem}.csv")) for _, stem, _ in self.chosen}
+
+    def add(self, context: AuditContext) -> None:
+        """Spill one partition's lines of each listing."""
+        for kind, stem, chosen in self.chosen:
+            listing = listing_of(context, stem, kind, chosen)
+            keys = line_keys(listing)
+            json_runs, csv_runs = self.runs[stem]
+            json_runs.add(zip(keys, listing_jsonl(listing, context.counts, lines=1)))
+            csv_runs.add(zip(keys, listing_csv(listing, lines=1, header=False)))
+
+    def files(self) -> Iterator[tuple[str, Iterator[str]]]:
+        """Yield each listing's JSON Lines, then its CSV, the partitions' lines merged as they are read."""
 
         def shown(position: int, line: str) -> str:
             if position < browser.BROWSER_LINES:
@@ -767,13 +768,10 @@ def partitioned_files(partitioned: Partitioned) -> Iterator[tuple[str, Iterator[
             cut = line.rfind(SPANS_OUTPUTS)
             return line if cut < 0 else line[:cut] + "}\n"
 
-        for _, stem, comparisons_here in chosen:
-            json_runs, csv_runs = runs[stem]
+        for _, stem, chosen in self.chosen:
+            json_runs, csv_runs = self.runs[stem]
             yield f"{stem}.jsonl", json_runs.merged(shown)
-            yield (
-                f"{stem}.csv",
-                itertools.chain([csv_header(listing_outputs(config, comparisons_here))], csv_runs.merged()),
-            )
+            yield f"{stem}.csv", itertools.chain([csv_header(listing_outputs(self.config, chosen))], csv_runs.merged())
 
 
 def line_keys(listing: Listing) -> list[tuple[int, int, int, str, str]]:
@@ -1359,7 +1357,7 @@ ANALYSIS = Analysis(
     applicability=applicability,
     summary=summary,
     files=files,
-    partitioned_files=partitioned_files,
+    partitioned_files=PartitionedListings,
     section=_section,
     pages=pages,
     downloads=DOWNLOADS,

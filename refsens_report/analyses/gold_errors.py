@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import csv
 import io
-import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property, partial
@@ -907,7 +906,7 @@ def reference_lines(context: AuditContext, found: Candidates, held: int) -> tupl
 SPANS_SOURCES = ',"spans_sources":{'  # where a JSON line's sources' spans begin (the only place it occurs: see below)
 
 
-def partitioned_files(partitioned: Partitioned) -> Iterator[tuple[str, FileText]]:
+class PartitionedCandidates:
     """``files`` of a partitioned record (``Analysis.partitioned_files``): the same bytes, the record never whole.
 
     The summary found each reference's candidates on the workers with the record's sums (``_partitioned``, which
@@ -919,50 +918,55 @@ def partitioned_files(partitioned: Partitioned) -> Iterator[tuple[str, FileText]
     past them loses them again: the text from the last ``SPANS_SOURCES`` on, which no string value or source
     name can hold elsewhere (in JSON a string's quote is escaped; a source's key inside opens a list).
     """
-    found = partitioned.notes.get(KEY, {}).get("partitioned")
-    if found is None:
-        raise RuntimeError("gold_errors.partitioned_files: the summary found no candidates on the workers")
-    evidence, totals, numbers = found
-    if not evidence:
-        return  # no reference has sources: no file
-    config = partitioned.config
-    labellings = [*config.roles.outputs, *config.roles.references]
-    with tempfile.TemporaryDirectory(prefix="refsens-gold-errors-") as folder:
-        runs = [
-            (Runs(Path(folder), f"{number}.jsonl"), Runs(Path(folder), f"{number}.csv"))
-            for number in range(len(evidence))
-        ]
-        held = [max(browser.BROWSER_LINES - ahead, 0) for ahead in np.cumsum([0, *numbers[:-1]]).tolist()]
-        for _, context in partitioned.parts():
-            mask = items_of(context)
-            notes: dict[str, Any] = {}
-            for (reference, sources), whole, (json_runs, csv_runs), most in zip(evidence, totals, runs, held):
-                if mask is None or not (mask & context.counts.has(reference)).any():
-                    continue
-                made = ranked(
-                    context.counts,
-                    context.record.table,
-                    reference,
-                    sources,
-                    labellings,
-                    mask,
-                    notes,
-                    totals=dict(zip(sources, whole)),
-                )
-                text, rows = reference_lines(context, made, min(most, made.n))
-                keys = candidate_keys(context, made)
-                json_prefix, csv_prefix = _rank_prefixes(reference)
-                ranks = [str(rank) for rank in range(1, made.n + 1)]
-                json_runs.add(
-                    (key, line[len(json_prefix) + len(rank) :] + "\n")
-                    for key, rank, line in zip(keys, ranks, text.split("\n"))
-                )
-                csv_runs.add((key, line[len(csv_prefix) + len(rank) :]) for key, rank, line in zip(keys, ranks, rows))
-                del made, text, rows, keys
-            del context, notes
+
+    def __init__(self, partitioned: Partitioned, folder: Path):
+        found = partitioned.notes.get(KEY, {}).get("partitioned")
+        if found is None:
+            raise RuntimeError("gold_errors.PartitionedCandidates: the summary found no candidates on the workers")
+        self.evidence, self.totals, numbers = found
+        roles = partitioned.config.roles
+        self.labellings = [*roles.outputs, *roles.references]
+        self.runs = [(Runs(folder, f"{number}.jsonl"), Runs(folder, f"{number}.csv")) for number in range(len(numbers))]
+        self.held = [max(browser.BROWSER_LINES - ahead, 0) for ahead in np.cumsum([0, *numbers[:-1]]).tolist()]
+
+    def add(self, context: AuditContext) -> None:
+        """Spill one partition's candidates of each reference."""
+        mask = items_of(context)
+        if mask is None:
+            return
+        notes: dict[str, Any] = {}
+        for (reference, sources), whole, (json_runs, csv_runs), most in zip(
+            self.evidence, self.totals, self.runs, self.held
+        ):
+            if not (mask & context.counts.has(reference)).any():
+                continue
+            made = ranked(
+                context.counts,
+                context.record.table,
+                reference,
+                sources,
+                self.labellings,
+                mask,
+                notes,
+                totals=dict(zip(sources, whole)),
+            )
+            text, rows = reference_lines(context, made, min(most, made.n))
+            keys = candidate_keys(context, made)
+            json_prefix, csv_prefix = _rank_prefixes(reference)
+            ranks = [str(rank) for rank in range(1, made.n + 1)]
+            json_runs.add(
+                (key, line[len(json_prefix) + len(rank) :] + "\n")
+                for key, rank, line in zip(keys, ranks, text.split("\n"))
+            )
+            csv_runs.add((key, line[len(csv_prefix) + len(rank) :]) for key, rank, line in zip(keys, ranks, rows))
+
+    def files(self) -> Iterator[tuple[str, FileText]]:
+        """Yield the JSON Lines file, then the CSV: every reference's candidates by rank, merged as they are read."""
+        if not self.evidence:
+            return  # no reference has sources: no file
 
         def json_lines() -> Iterator[str]:
-            for (reference, _), (json_runs, _), most in zip(evidence, runs, held):
+            for (reference, _), (json_runs, _), most in zip(self.evidence, self.runs, self.held):
                 prefix = _rank_prefixes(reference)[0]
 
                 def ranked_line(position: int, line: str, prefix: str = prefix, most: int = most) -> str:
@@ -976,7 +980,7 @@ def partitioned_files(partitioned: Partitioned) -> Iterator[tuple[str, FileText]
             buffer = io.StringIO()
             csv.writer(buffer, lineterminator="\n").writerow(CSV_COLUMNS)
             yield buffer.getvalue()
-            for (reference, _), (_, csv_runs) in zip(evidence, runs):
+            for (reference, _), (_, csv_runs) in zip(self.evidence, self.runs):
                 prefix = _rank_prefixes(reference)[1]
                 yield from csv_runs.merged(lambda position, line, prefix=prefix: f"{prefix}{position + 1}{line}")
 
@@ -1973,7 +1977,7 @@ ANALYSIS = Analysis(
     applicability=applicability,
     summary=summary,
     files=files,
-    partitioned_files=partitioned_files,
+    partitioned_files=PartitionedCandidates,
     section=_section,
     headlines=headlines,
     pages=pages,
