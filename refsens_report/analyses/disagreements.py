@@ -313,26 +313,61 @@ def shown_texts(context: AuditContext, items: np.ndarray) -> list[str | None] | 
     return texts if any(text is not None for text in texts) else None
 
 
-def spans_json(counts: Any, name: str, items: np.ndarray) -> dict[int, str]:
-    """Return, per item of ``items`` where the labelling is present, its strict span set as JSON text,
-    ``[[start,end,"type"],...]``, sorted as Python sorts the (start, end, type) tuples (strict ids are ordered
-    so: ``_span_lists``)."""
+@dataclass(frozen=True, eq=False)
+class SpanTexts:
+    """The JSON text ``[start,end,"type"]`` of strict spans, each distinct span once: ``texts`` holds the n
+    texts, then the same n after a comma; ``position`` gives a strict id's place among the first n (-1: none)."""
+
+    texts: np.ndarray
+    position: np.ndarray
+
+    def of(self, ids: np.ndarray, after_comma: np.ndarray | bool = False) -> np.ndarray:
+        """Return the text of each strict id (>= 0), after a comma where ``after_comma``."""
+        return self.texts[self.position[ids] + (len(self.texts) // 2) * np.asarray(after_comma, dtype=np.int64)]
+
+
+def span_texts(counts: Any, ids: Iterable[np.ndarray], commas: bool = True) -> SpanTexts:
+    """Return the text of every strict id among ``ids`` (-1 entries ignored), each made once (and after a comma,
+    unless not ``commas``: then ``of`` gives none after one)."""
+    mark = np.zeros(len(counts._strict_start), dtype=bool)
+    for part in ids:
+        mark[part[part >= 0]] = True
+    distinct = np.flatnonzero(mark)
+    type_json = [_json(str(name)) for name in counts.type_names]
+    texts = [
+        f"[{start},{end},{type_json[code]}]"
+        for start, end, code in zip(
+            counts._strict_start[distinct].tolist(),
+            counts._strict_end[distinct].tolist(),
+            counts._strict_type[distinct].tolist(),
+        )
+    ]
+    position = np.full(len(mark), -1, dtype=np.int64)
+    position[distinct] = np.arange(len(distinct))
+    return SpanTexts(object_array(texts + (["," + text for text in texts] if commas else [])), position)
+
+
+def labelled_on(counts: Any, name: str, items: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Return a labelling's strict ids on ``items`` (item-major) and the item of each."""
     wanted = np.zeros(counts.n_items, dtype=bool)
     wanted[items] = True
     ids = counts.ids("strict", name)
     item_of = counts.item_of("strict", ids)
     keep = wanted[item_of]
-    ids, item_of = ids[keep], item_of[keep]
-    type_json = [_json(str(type_name)) for type_name in counts.type_names]
-    texts = [
-        f"[{s},{e},{type_json[c]}]"
-        for s, e, c in zip(
-            counts._strict_start[ids].tolist(), counts._strict_end[ids].tolist(), counts._strict_type[ids].tolist()
-        )
-    ]
+    return ids[keep], item_of[keep]
+
+
+def spans_json(counts: Any, name: str, items: np.ndarray, texts: SpanTexts | None = None) -> dict[int, str]:
+    """Return, per item of ``items`` where the labelling is present, its strict span set as JSON text,
+    ``[[start,end,"type"],...]``, sorted as Python sorts the (start, end, type) tuples (strict ids are ordered
+    so: ``_span_lists``). ``texts``: the spans' texts, when the caller made them for several labellings at once."""
+    ids, item_of = labelled_on(counts, name, items)
+    listed = (texts or span_texts(counts, [ids], commas=False)).of(ids).tolist()
     present = np.unique(items[counts.has(name)[items]])
     low, high = np.searchsorted(item_of, present), np.searchsorted(item_of, present, side="right")
-    return {item: "[" + ",".join(texts[a:b]) + "]" for item, a, b in zip(present.tolist(), low.tolist(), high.tolist())}
+    return {
+        item: "[" + ",".join(listed[a:b]) + "]" for item, a, b in zip(present.tolist(), low.tolist(), high.tolist())
+    }
 
 
 def _output_spans(counts: Any, pairs: Sequence[Pair], order: np.ndarray) -> np.ndarray:
@@ -348,7 +383,9 @@ def _output_spans(counts: Any, pairs: Sequence[Pair], order: np.ndarray) -> np.n
     for pair, items in zip(pairs, shown):
         for output in pair.outputs:
             on[output].append(items)
-    every = {output: spans_json(counts, output, np.concatenate(items)) for output, items in on.items()}
+    wanted = {output: np.concatenate(items) for output, items in on.items()}
+    texts = span_texts(counts, [labelled_on(counts, output, items)[0] for output, items in wanted.items()], False)
+    every = {output: spans_json(counts, output, items, texts) for output, items in wanted.items()}
     at = 0
     for pair in pairs:
         mine = np.flatnonzero(held[at : at + pair.n_lines])
@@ -388,7 +425,7 @@ def listed_comparisons(found: Sequence[Comparison]) -> list[tuple[str, str, list
 SPAN_KEYS = ("spans_first", "spans_second", "only_first", "only_second")
 
 
-def _objects(values: Sequence[Any]) -> np.ndarray:
+def object_array(values: Sequence[Any]) -> np.ndarray:
     """Return values (str or None) as a one-dimensional object array."""
     return np.array([*values, None], dtype=object)[:-1]
 
@@ -416,7 +453,7 @@ class Coded:
 
     def pieces(self) -> np.ndarray:
         """Return each line's piece (the distinct pieces shared, not copied)."""
-        return _objects(self.table)[self.codes]
+        return object_array(self.table)[self.codes]
 
     def wrapped(self, before: str, after: str) -> Coded:
         """Return the pieces with ``before`` and ``after`` around each."""
@@ -540,7 +577,7 @@ def _write(
     for bound in range(5):  # an opening; a closing and the next opening (three times); a closing
         shut = [""] if bound == 0 else list(closing)
         opened = [""] if bound == 4 else [opening(SPAN_KEYS[bound], 0), opening(SPAN_KEYS[bound], 1)]
-        table = _objects([close + open_ for close in shut for open_ in opened])
+        table = object_array([close + open_ for close in shut for open_ in opened])
         code = (some[bound - 1] * len(opened) if bound else 0) + (some[bound] if bound < 4 else 0)
         pieces[spans_at + bound + before[bound]] = table[code]
     for number, key in enumerate(SPAN_KEYS):
@@ -548,7 +585,7 @@ def _write(
         found = [pair.spans[key] for pair in listing.pairs]
         texts = [text for lists in found for text in lists.texts]
         texts = [text.replace('"', '""') for text in texts] if quoted else texts
-        table = _objects(texts + ["," + text for text in texts])
+        table = object_array(texts + ["," + text for text in texts])
         offsets = np.cumsum([0] + [len(lists.texts) for lists in found])
         index = np.concatenate(
             [np.zeros(0, dtype=np.int64)] + [lists.index + offset for lists, offset in zip(found, offsets)]
@@ -621,7 +658,7 @@ def listing_jsonl(listing: Listing, counts: Any, lines: int = 0) -> Iterator[str
         for inside, code in zip(_json_inside(listing.ids), listing.language.tolist())
     ]
     head = [
-        _objects(starts)[listing.entry],
+        object_array(starts)[listing.entry],
         _heads(
             listing,
             lambda c: f',"first":{_json(c.first)},"second":{_json(c.second)},"subset":{_json(c.subset)},"impact":',
@@ -630,7 +667,7 @@ def listing_jsonl(listing: Listing, counts: Any, lines: int = 0) -> Iterator[str
     ]
     if listing.texts is not None:
         texts = ["" if text is None else ',"text":' + _json(text) for text in listing.texts]
-        head.append(_objects(texts)[listing.entry])
+        head.append(object_array(texts)[listing.entry])
     ends = np.full(listing.n_lines, "}\n", dtype=object)  # the outputs' spans (on the lines the browser holds)
     output_spans = _output_spans(counts, listing.pairs, listing.order)  # made here: only a build writes the file
     held = np.flatnonzero(output_spans != "")
@@ -690,12 +727,12 @@ def listing_csv(listing: Listing, lines: int = 0, header: bool = True) -> Iterat
         f"{cell},{languages[code]}" for cell, code in zip(spreadsheet_cells(listing.ids), listing.language.tolist())
     ]
     head = [
-        _objects(starts)[listing.entry],
+        object_array(starts)[listing.entry],
         _heads(listing, lambda c: ",".join(["", *spreadsheet_cells([c.first, c.second]), csv_cell(c.subset), ""]), ","),
     ]
     if listing.texts is not None:  # else the text column stays empty
         texts = spreadsheet_cells(["" if text is None else text for text in listing.texts])
-        head.append(_objects(texts)[listing.entry])
+        head.append(object_array(texts)[listing.entry])
     first = csv_header(listing.outputs) if header else ""
     return _write(listing, head, True, _per_pair(listing, _csv_changes(listing)), first=first, lines=lines)
 

@@ -49,10 +49,13 @@ from refsens_report.analyses.disagreements import (
     JSON_ESCAPED,
     WHOLE_TEXT,
     ListedSpan,
+    SpanTexts,
     TextPiece,
     csv_cell,
     highlight,
+    object_array,
     python_order,
+    span_texts,
     spans_json,
     spreadsheet_cells,
     text_windows,
@@ -1024,44 +1027,6 @@ def candidate_keys(context: AuditContext, found: Candidates) -> list[tuple[Any, 
     )
 
 
-def _strings(values: Sequence[Any]) -> np.ndarray:
-    """Return values (str) as a one-dimensional object array."""
-    return np.array([*values, None], dtype=object)[:-1]
-
-
-@dataclass(frozen=True, eq=False)
-class SpanTexts:
-    """The JSON text ``[start,end,"type"]`` of strict spans, each distinct span once: ``texts`` holds the n
-    texts, then the same n after a comma; ``position`` gives a strict id's place among the first n (-1: none)."""
-
-    texts: np.ndarray
-    position: np.ndarray
-
-    def of(self, ids: np.ndarray, after_comma: np.ndarray | bool = False) -> np.ndarray:
-        """Return the text of each strict id (>= 0), after a comma where ``after_comma``."""
-        return self.texts[self.position[ids] + (len(self.texts) // 2) * np.asarray(after_comma, dtype=np.int64)]
-
-
-def span_texts(counts: Any, ids: Iterable[np.ndarray]) -> SpanTexts:
-    """Return the text of every strict id among ``ids`` (-1 entries ignored), each made once."""
-    mark = np.zeros(len(counts._strict_start), dtype=bool)
-    for part in ids:
-        mark[part[part >= 0]] = True
-    distinct = np.flatnonzero(mark)
-    type_json = [orjson.dumps(str(name)).decode("utf-8") for name in counts.type_names]
-    texts = [
-        f"[{start},{end},{type_json[code]}]"
-        for start, end, code in zip(
-            counts._strict_start[distinct].tolist(),
-            counts._strict_end[distinct].tolist(),
-            counts._strict_type[distinct].tolist(),
-        )
-    ]
-    position = np.full(len(mark), -1, dtype=np.int64)
-    position[distinct] = np.arange(len(distinct))
-    return SpanTexts(_strings(texts + ["," + text for text in texts]), position)
-
-
 def _runs(starts: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Return the positions ``starts[k] .. starts[k] + lengths[k] - 1`` of every run laid end to end, and each
     one's rank in its run."""
@@ -1079,7 +1044,7 @@ class _Part:
 
 def _single(values: Sequence[str] | np.ndarray) -> _Part:
     """One piece per line."""
-    values = values if isinstance(values, np.ndarray) else _strings(values)
+    values = values if isinstance(values, np.ndarray) else object_array(values)
     return _Part(np.ones(len(values), dtype=np.int64), values)
 
 
@@ -1188,7 +1153,7 @@ def written_lines(
     type_cell = spreadsheet_cells(type_names) + [empty]
     at_type = np.where(at >= 0, counts._strict_type[np.maximum(at, 0)], len(type_names)).tolist()
     offer_type = np.where(offer >= 0, counts._strict_type[np.maximum(offer, 0)], len(type_names)).tolist()
-    null = _strings(["null"])[np.zeros(n, dtype=np.int64)]
+    null = object_array(["null"])[np.zeros(n, dtype=np.int64)]
     at_json = np.where(at >= 0, texts.of(np.maximum(at, 0)), null).tolist()
     offer_json = np.where(offer >= 0, texts.of(np.maximum(offer, 0)), null).tolist()
     offer_start = np.where(offer >= 0, counts._strict_start[np.maximum(offer, 0)], 0).tolist()
@@ -1286,7 +1251,7 @@ def written_lines(
     ]
     held = np.arange(n) < with_sources
     if with_sources:
-        parts.append(_single(_strings([',"spans_sources":{', ""])[np.where(held, 0, 1)]))
+        parts.append(_single(object_array([',"spans_sources":{', ""])[np.where(held, 0, 1)]))
         opened = np.zeros(n, dtype=bool)
         for source in found.sources:
             source_ids, source_bounds = source_spans[source]
@@ -1294,10 +1259,10 @@ def written_lines(
             first[:with_sources], lengths[:with_sources] = _runs_of(source_bounds, items[:with_sources])
             present = held & counts.has(source)[items]
             key = orjson.dumps(source).decode("utf-8") + ":["
-            opening = _strings([key, "," + key])[opened.astype(np.int64)]
+            opening = object_array([key, "," + key])[opened.astype(np.int64)]
             parts.append(_listed(texts, present, opening, "]", source_ids[_runs(first, lengths)[0]], lengths))
             opened |= present
-    parts.append(_single(_strings(["}}\n", "}\n"])[np.where(held, 0, 1)]))
+    parts.append(_single(object_array(["}}\n", "}\n"])[np.where(held, 0, 1)]))
     return _laid(parts), lines
 
 
