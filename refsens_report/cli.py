@@ -484,6 +484,9 @@ COMMANDS = {
 
 
 _STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
+# A stop raised while a callback runs (a garbage collector's callback, such as Dask's, or a finalizer) is reported
+# to sys.unraisablehook and dropped by Python; it is raised again this many seconds later, from a timer's signal.
+RETRY_STOP_SECONDS = 0.01
 
 
 @contextmanager
@@ -491,7 +494,9 @@ def _stop_on_signals() -> Iterator[None]:
     """SIGINT, SIGTERM and SIGHUP become exceptions in this process (KeyboardInterrupt, Stopped), so a build
     removes its staging folder and stops its workers on the way out. A forked worker inherits the handler:
     there SIGINT is ignored (the parent stops it; no traceback from every process on Ctrl-C) and SIGTERM or
-    SIGHUP end it as by default."""
+    SIGHUP end it as by default. A stop that lands while a callback runs (Dask's garbage-collector callback)
+    would be dropped by Python, and the run go on to the end: it is raised again from a timer
+    (``RETRY_STOP_SECONDS``)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -507,13 +512,35 @@ def _stop_on_signals() -> Iterator[None]:
             raise KeyboardInterrupt
         raise Stopped(signum)
 
+    dropped: list[BaseException] = []  # a stop Python dropped (raised in a callback), to raise again
+    hook = sys.unraisablehook
+
+    def unraisable(report: object) -> None:
+        found = getattr(report, "exc_value", None)
+        if os.getpid() == owner and isinstance(found, (Stopped, KeyboardInterrupt)) and hasattr(signal, "setitimer"):
+            dropped.append(found)
+            signal.setitimer(signal.ITIMER_REAL, RETRY_STOP_SECONDS)
+            return
+        hook(report)  # type: ignore[arg-type]
+
+    def again(signum: int, frame: object) -> None:
+        if dropped:
+            found = dropped.pop()
+            raise Stopped(found.signum) if isinstance(found, Stopped) else KeyboardInterrupt
+
     # a signal ignored on the way in stays ignored (nohup; SIGINT for a background job of a script)
     previous = {
         signum: signal.signal(signum, stop) for signum in _STOP_SIGNALS if signal.getsignal(signum) != signal.SIG_IGN
     }
+    if hasattr(signal, "SIGALRM"):
+        previous[signal.SIGALRM] = signal.signal(signal.SIGALRM, again)
+    sys.unraisablehook = unraisable
     try:
         yield
     finally:
+        sys.unraisablehook = hook
+        if hasattr(signal, "setitimer"):
+            signal.setitimer(signal.ITIMER_REAL, 0)
         for signum, handler in previous.items():
             signal.signal(signum, handler if handler is not None else signal.SIG_DFL)
 
