@@ -48,6 +48,7 @@ KEY = "disagreements"
 REFERENCES_FILE = "disagreements"
 ANNOTATORS_FILE = "annotator-disagreements"
 PAGE_LINES = 200  # lines a page shows per pair of labellings: those with the most impact; the files hold all
+SPANS_OUTPUTS = ',"spans_outputs":{'  # where a JSON line's outputs' spans begin (PartitionedListings cuts there)
 
 
 @dataclass(frozen=True)
@@ -394,7 +395,7 @@ def _output_spans(counts: Any, pairs: Sequence[Pair], order: np.ndarray) -> np.n
         keys = [_json(output) for output in pair.outputs]
         for line, item in zip(mine.tolist(), items.tolist()):
             listed = [f"{key}:{spans[item]}" for key, spans, scored in zip(keys, found, pair.scored[:, line]) if scored]
-            pieces[at + line] = ',"spans_outputs":{' + ",".join(listed) + "}"
+            pieces[at + line] = SPANS_OUTPUTS + ",".join(listed) + "}"
         at += pair.n_lines
     return pieces
 
@@ -766,9 +767,6 @@ def files(context: AuditContext) -> Iterator[tuple[str, Iterator[str]]]:
         yield f"{listing.stem}.jsonl", listing_jsonl(listing, context.counts)
         yield f"{listing.stem}.csv", listing_csv(listing)
         del listing  # let go before the next listing is made
-
-
-SPANS_OUTPUTS = ',"spans_outputs":{'  # where a JSON line's outputs' spans begin (the only place it occurs: see below)
 
 
 class PartitionedListings:

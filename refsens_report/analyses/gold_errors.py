@@ -76,6 +76,7 @@ CONTEXT = 30  # characters of text either side of a candidate the section shows
 PRINT_CONTEXT = 12  # of those, the characters either side the PDF prints (the site and the files: CONTEXT)
 KINDS = ("type", "boundaries", "missing", "spurious")  # what a candidate proposes instead of the reference's state
 OUTPUTS_ONLY = "outputs"  # [report] error_evidence: the outputs alone (config.ERROR_EVIDENCE)
+SPANS_SOURCES = ',"spans_sources":{'  # where a JSON line's sources' spans begin (PartitionedCandidates cuts there)
 
 
 def sources_of(context: AuditContext, reference: str) -> list[str]:
@@ -906,9 +907,6 @@ def reference_lines(context: AuditContext, found: Candidates, held: int) -> tupl
     return written_lines(context, found, held, reference_spans, source_spans, texts)
 
 
-SPANS_SOURCES = ',"spans_sources":{'  # where a JSON line's sources' spans begin (the only place it occurs: see below)
-
-
 class PartitionedCandidates:
     """``files`` of a partitioned record (``Analysis.partitioned_files``): the same bytes, the record never whole.
 
@@ -992,7 +990,8 @@ class PartitionedCandidates:
 
 
 def _rank_prefixes(reference: str) -> tuple[str, str]:
-    """Return what comes before the rank on a reference's line of the JSON Lines file and of the CSV."""
+    """Return what comes before the rank on a reference's line of the JSON Lines file and of the CSV
+    (``written_lines`` writes them, ``PartitionedCandidates`` ranks the merged lines after them)."""
     return f'{{"reference":{orjson.dumps(reference).decode("utf-8")},"rank":', spreadsheet_cells([reference])[0] + ","
 
 
@@ -1180,17 +1179,14 @@ def written_lines(
         for cell, names in zip(spreadsheet_cells(["; ".join(names) for names in opposed_names]), opposed_names)
     ]
     evidence = context.config.report.error_evidence
-    reference_json, evidence_json = (
-        orjson.dumps(found.reference).decode("utf-8"),
-        orjson.dumps(evidence).decode("utf-8"),
-    )
-    reference_cell, evidence_cell = spreadsheet_cells([found.reference])[0], csv_cell(evidence)
+    evidence_json, evidence_cell = orjson.dumps(evidence).decode("utf-8"), csv_cell(evidence)
+    json_prefix, csv_prefix = _rank_prefixes(found.reference)  # what comes before each line's rank
     show_text = context.config.report.show_text and table.text is not None
     row_texts = table.text[items].tolist() if show_text else [None] * n
     text_json = ["" if text is None else ',"text":' + orjson.dumps(text).decode("utf-8") for text in row_texts]
     text_cell = _cells(["" if text is None else text for text in row_texts])
     heads = [
-        f'{{"reference":{reference_json},"rank":{rank},"score":{score},"id":{id_json},'
+        f'{json_prefix}{rank},"score":{score},"id":{id_json},'
         f'"language":{language_json[language]},"proposed":{kind_json[kind]},"start":{start},"end":{end},'
         f'"type":{type_json[at_code]},"reference_span":{at_text},"proposed_span":{offer_text},'
         f'"support":{support_json[s]},"opposed":{opposed_json[o]},"evidence":{evidence_json}{text},'
@@ -1212,7 +1208,7 @@ def written_lines(
         )
     ]
     lines = [
-        f"{reference_cell},{rank},{score:.{SCORE_DECIMALS}f},{id_cell},{language_cell[language]},{kind_cell[kind]},"
+        f"{csv_prefix}{rank},{score:.{SCORE_DECIMALS}f},{id_cell},{language_cell[language]},{kind_cell[kind]},"
         f"{start},{end},{type_cell[at_code]},"
         + (f"{low},{high},{type_cell[offer_code]}," if offer_code < len(type_names) else f"{empty},{empty},{empty},")
         + f"{support_cell[s]},{opposed_cell[o]},{evidence_cell},{text}\n"
@@ -1251,7 +1247,7 @@ def written_lines(
     ]
     held = np.arange(n) < with_sources
     if with_sources:
-        parts.append(_single(object_array([',"spans_sources":{', ""])[np.where(held, 0, 1)]))
+        parts.append(_single(object_array([SPANS_SOURCES, ""])[np.where(held, 0, 1)]))
         opened = np.zeros(n, dtype=bool)
         for source in found.sources:
             source_ids, source_bounds = source_spans[source]
