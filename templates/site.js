@@ -316,6 +316,8 @@
       buttons.next.disabled = buttons.last.disabled = state.page >= pages - 1;
     }
 
+    const LONG_LIST = 4;  // labels a list cell holds before it is given a minimum width (td.long)
+
     function drawLine(index) {
       const row = rows[index];
       const line = make("tr", { className: "line" });
@@ -324,7 +326,9 @@
         if (column.kind === "number") {
           line.appendChild(make("td", { className: "num", text: count(value) }));
         } else if (column.kind === "list") {
-          const cell = make("td");
+          // a long list (many outputs) gets room to wrap a few names a line, not one: on a phone its row
+          // would otherwise stand a screen tall, blank where the table scrolls out of view
+          const cell = make("td", { className: value.length > LONG_LIST ? "long" : null });
           value.forEach(function (label, number) {
             if (number) cell.appendChild(document.createTextNode(", "));
             cell.appendChild(isolated(label));

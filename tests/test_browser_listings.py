@@ -703,6 +703,12 @@ def test_the_candidates_browser_works_from_the_keyboard_and_on_a_phone(demo, bro
         rights = page.evaluate("""() => Array.from(document.querySelectorAll(
             '#browser label, #browser .pager, .item-detail')).map(node => node.getBoundingClientRect().right)""")
         assert rights and max(rights) <= 390
+        # a long list of sources is given room (18rem) to wrap a few names a line, not one a line: its row would
+        # otherwise stand a screen tall on a phone, blank where the table has scrolled out of view
+        long = page.evaluate("""() => Array.from(document.querySelectorAll('#browser tr.line td.long')).map(
+            cell => [cell.querySelectorAll('bdi').length, cell.getBoundingClientRect().width,
+                     18 * parseFloat(getComputedStyle(document.documentElement).fontSize)])""")
+        assert long and all(labels > 4 and width >= room > 200 for labels, width, room in long), long
         keep_screenshot(page, "candidates-phone.png")
         assert_offline(seen, demo.folder)
     finally:
