@@ -100,6 +100,11 @@ class Roles:
         return self.references[0]
 
     @property
+    def has_annotators(self) -> bool:
+        """Return whether two annotator passes are named (agreement, neutrality, decontamination, their listing)."""
+        return len(self.annotators) >= 2
+
+    @property
     def all_names(self) -> tuple[str, ...]:
         """Return every labelling named in any role, in config order, once each."""
         return tuple(dict.fromkeys(self.annotators + self.outputs + self.references))

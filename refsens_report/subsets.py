@@ -158,7 +158,7 @@ def build_subsets(counts: ItemCounts, groups: DuplicateGroups, defective_ids: se
     every_role = all_present(counts, roles.all_names)
     audited = base & every_role
     corpus = decontaminated = None
-    if len(roles.annotators) >= 2:
+    if roles.has_annotators:
         first, second = roles.annotators[:2]
         corpus = base & counts.has(first) & counts.has(second)
         primary = roles.primary

@@ -66,7 +66,7 @@ class AuditContext:
     @property
     def has_annotators(self) -> bool:
         """Return whether the record names two annotator passes (agreement, neutrality, decontamination)."""
-        return len(self.config.roles.annotators) >= 2
+        return self.config.roles.has_annotators
 
     @cached_property  # a loop over the corpus, asked by several analyses
     def third_pass_known(self) -> bool:

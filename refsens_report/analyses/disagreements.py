@@ -76,7 +76,7 @@ def comparisons_of(config: Config, subsets: Subsets) -> list[Comparison]:
             Comparison("references", roles.primary, alternative, "audited", REFERENCES_FILE)
             for alternative in roles.references[1:]
         ]
-    if len(roles.annotators) >= 2 and subsets.corpus is not None and subsets.corpus.any():
+    if roles.has_annotators and subsets.corpus is not None and subsets.corpus.any():
         found.append(Comparison("annotators", roles.annotators[0], roles.annotators[1], "corpus", ANNOTATORS_FILE))
     return found
 

@@ -29,7 +29,7 @@ PRINTED_POOLED = " The PDF prints each pair's pooled row; the site and the CSV e
 def pairs(config: Config) -> list[tuple[str, str, str]]:
     """Return (subset, a, b): the annotator passes on the corpus, then each pair of references (audited)."""
     found = []
-    if len(config.roles.annotators) >= 2:
+    if config.roles.has_annotators:
         found.append(("corpus", *config.roles.annotators[:2]))
     references = config.roles.references
     found += [("audited", first, second) for i, first in enumerate(references) for second in references[i + 1 :]]
