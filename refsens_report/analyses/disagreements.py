@@ -358,12 +358,20 @@ def labelled_on(counts: Any, name: str, items: np.ndarray) -> tuple[np.ndarray, 
     return ids[keep], item_of[keep]
 
 
-def spans_json(counts: Any, name: str, items: np.ndarray, texts: SpanTexts | None = None) -> dict[int, str]:
+def spans_json(counts: Any, name: str, items: np.ndarray) -> dict[int, str]:
     """Return, per item of ``items`` where the labelling is present, its strict span set as JSON text,
     ``[[start,end,"type"],...]``, sorted as Python sorts the (start, end, type) tuples (strict ids are ordered
-    so: ``_span_lists``). ``texts``: the spans' texts, when the caller made them for several labellings at once."""
+    so: ``_span_lists``)."""
     ids, item_of = labelled_on(counts, name, items)
-    listed = (texts or span_texts(counts, [ids], commas=False)).of(ids).tolist()
+    return _item_spans(counts, name, items, ids, item_of, span_texts(counts, [ids], commas=False))
+
+
+def _item_spans(
+    counts: Any, name: str, items: np.ndarray, ids: np.ndarray, item_of: np.ndarray, texts: SpanTexts
+) -> dict[int, str]:
+    """``spans_json`` of the labelling's spans on the items (``labelled_on``: ``ids`` and ``item_of``), their texts
+    from ``texts`` (made once for several labellings: ``_output_spans``)."""
+    listed = texts.of(ids).tolist()
     present = np.unique(items[counts.has(name)[items]])
     low, high = np.searchsorted(item_of, present), np.searchsorted(item_of, present, side="right")
     return {
@@ -385,8 +393,9 @@ def _output_spans(counts: Any, pairs: Sequence[Pair], order: np.ndarray) -> np.n
         for output in pair.outputs:
             on[output].append(items)
     wanted = {output: np.concatenate(items) for output, items in on.items()}
-    texts = span_texts(counts, [labelled_on(counts, output, items)[0] for output, items in wanted.items()], False)
-    every = {output: spans_json(counts, output, items, texts) for output, items in wanted.items()}
+    labelled = {output: labelled_on(counts, output, items) for output, items in wanted.items()}
+    texts = span_texts(counts, [ids for ids, _ in labelled.values()], commas=False)  # each span's text once
+    every = {output: _item_spans(counts, output, wanted[output], *labelled[output], texts) for output in wanted}
     at = 0
     for pair in pairs:
         mine = np.flatnonzero(held[at : at + pair.n_lines])

@@ -53,6 +53,7 @@ from refsens_report.analyses.disagreements import (
     TextPiece,
     csv_cell,
     highlight,
+    labelled_on,
     object_array,
     python_order,
     span_texts,
@@ -1077,14 +1078,10 @@ def _laid(parts: Sequence[_Part]) -> str:
 def spans_on(counts: Any, name: str, items: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Return a labelling's strict ids on ``items`` (item-major) and where each item's start among them (an
     entry per item of the record, and one past the last)."""
-    wanted = np.zeros(counts.n_items, dtype=bool)
-    wanted[items] = True
-    ids = counts.ids("strict", name)
-    item_of = counts.item_of("strict", ids)
-    keep = wanted[item_of]
+    ids, item_of = labelled_on(counts, name, items)
     bounds = np.zeros(counts.n_items + 1, dtype=np.int64)
-    np.cumsum(np.bincount(item_of[keep], minlength=counts.n_items), out=bounds[1:])
-    return ids[keep], bounds
+    np.cumsum(np.bincount(item_of, minlength=counts.n_items), out=bounds[1:])
+    return ids, bounds
 
 
 def _runs_of(bounds: np.ndarray, items: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
