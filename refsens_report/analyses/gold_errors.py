@@ -936,25 +936,13 @@ class PartitionedCandidates:
         mask = items_of(context)
         if mask is None:
             return
-        notes: dict[str, Any] = {}
-        for (reference, sources), whole, (json_runs, csv_runs), most in zip(
-            self.evidence, self.totals, self.runs, self.held
-        ):
-            if not (mask & context.counts.has(reference)).any():
+        found = partition_ranked(context.counts, mask, self.evidence, self.labellings, self.totals)
+        for made, (json_runs, csv_runs), most in zip(found, self.runs, self.held):
+            if made is None:
                 continue
-            made = ranked(
-                context.counts,
-                context.record.table,
-                reference,
-                sources,
-                self.labellings,
-                mask,
-                notes,
-                totals=dict(zip(sources, whole)),
-            )
             text, rows = reference_lines(context, made, min(most, made.n))
             keys = candidate_keys(context, made)
-            json_prefix, csv_prefix = _rank_prefixes(reference)
+            json_prefix, csv_prefix = _rank_prefixes(made.reference)
             ranks = [str(rank) for rank in range(1, made.n + 1)]
             json_runs.add(
                 (key, line[len(json_prefix) + len(rank) :] + "\n")
@@ -1399,6 +1387,26 @@ def _partition_sums(
     return found
 
 
+def partition_ranked(
+    counts: Any,
+    mask: np.ndarray,
+    evidence: Sequence[tuple[str, Sequence[str]]],
+    labellings: Sequence[str],
+    totals: Sequence[Sequence[Sequence[int]]],
+) -> Iterator[Candidates | None]:
+    """Yield per reference of ``evidence`` its candidates on a partition's items of ``mask`` (``ranked`` with the
+    record's ``totals`` of each source: the record's candidates there, in its order), None where the reference is
+    on none of them; the places the references share are found once (a worker's summary, a build's listings)."""
+    notes: dict[str, Any] = {}
+    for (reference, sources), whole in zip(evidence, totals):
+        if not (mask & counts.has(reference)).any():
+            yield None
+            continue
+        yield ranked(
+            counts, counts.table, reference, sources, labellings, mask, notes, totals=dict(zip(sources, whole))
+        )
+
+
 def _partition_candidates(
     counts: Any,
     first: int,
@@ -1412,15 +1420,11 @@ def _partition_candidates(
     record's ``totals`` of each source): how many, on how many items, how many of each kind, and the first
     ``top`` (the partition's order is the record's, restricted to them) as (score, the record's item, kind code,
     the reference's span, the proposed span (``_span_lists``), the sources for, the sources against)."""
-    notes: dict[str, Any] = {}
     found = []
-    for (reference, sources), whole in zip(evidence, totals):
-        if not (mask & counts.has(reference)).any():
+    for (_, sources), made in zip(evidence, partition_ranked(counts, mask, evidence, labellings, totals)):
+        if made is None:
             found.append((0, 0, [0] * len(KINDS), []))
             continue
-        made = ranked(
-            counts, counts.table, reference, sources, labellings, mask, notes, totals=dict(zip(sources, whole))
-        )
         shown = min(top, made.n)
         rows = [
             (
