@@ -212,7 +212,7 @@ def partitioned_files(partitioned: Partitioned) -> Iterator[tuple[str, FileText]
         made = [
             analysis.partitioned_files(partitioned, Path(folder)) for analysis in ANALYSES if analysis.partitioned_files
         ]
-        for _, context in partitioned.parts():
+        for context in partitioned.parts():
             for listing in made:
                 listing.add(context)
             del context  # let go before the next partition is read
@@ -220,9 +220,9 @@ def partitioned_files(partitioned: Partitioned) -> Iterator[tuple[str, FileText]
             yield from listing.files()
 
 
-def partition_contexts(config: Config, subsets: Subsets) -> Iterator[tuple[int, AuditContext]]:
-    """Yield each partition's context in record order, read from its file when asked for, with the record's index
-    of its first item: its record, its counts and the record's item sets cut to its items (``Partitioned.parts``).
+def partition_contexts(config: Config, subsets: Subsets) -> Iterator[AuditContext]:
+    """Yield each partition's context in record order, read from its file when asked for: its record, its counts
+    and the record's item sets cut to its items (``Partitioned.parts``).
     The partitions must still hold the items the audit read, in its order."""
     files = partition_files(config)
     assert files is not None, "a partitioned record"
@@ -245,10 +245,7 @@ def partition_contexts(config: Config, subsets: Subsets) -> Iterator[tuple[int, 
             duplicates={policy: cut(mask) for policy, mask in subsets.duplicates.items()},
         )
         counts = ItemCounts(record.table, config.roles.all_names, column_kinds())
-        yield (
-            first,
-            AuditContext(config, record, counts, DuplicateGroups.from_record(record, files.duplicate_key), [], part),
-        )
+        yield AuditContext(config, record, counts, DuplicateGroups.from_record(record, files.duplicate_key), [], part)
         first = stop
     if first != n_items:
         raise InputError(

@@ -8,6 +8,7 @@ from dataclasses import replace
 from functools import partial
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from refsens_report import audit, browser, spill
@@ -72,8 +73,10 @@ def test_a_partitioned_records_listings_are_the_whole_records(shown, partitioned
     assert set(AWKWARD.values()) <= set(config.roles.outputs)
     context = audit.audit_context(load_record(config, frozenset()), config)
     expected = files_text(audit.analysis_files(context))
-    parts = list(audit.partition_contexts(config, context.subsets))
-    assert len(parts) > 8 and sum(part.counts.n_items for _, part in parts) == context.counts.n_items
+    contexts = list(audit.partition_contexts(config, context.subsets))
+    sizes = [part.counts.n_items for part in contexts]
+    assert len(contexts) > 8 and sum(sizes) == context.counts.n_items
+    parts = list(zip(np.cumsum([0, *sizes[:-1]]).tolist(), contexts))  # each with its first item's index
 
     def each_partition(function, ids, per_item, *args):  # what the workers run, here on each partition's counts
         return [

@@ -81,13 +81,13 @@ class Partitioned:
     a Dask run, which never holds the outputs' spans): the config, the record's item sets and the audit's notes
     (what a summary found on the workers that the listings need again, such as the gold-error candidates' sums).
     ``parts`` yields each partition's ``AuditContext`` in record order, each read from its file when asked for
-    (its item sets cut to its items), with the record's index of its first item: the listings are made a
-    partition at a time (``Analysis.partitioned_files``) and the parts merged (``spill.Runs``)."""
+    (its item sets cut to its items): the listings are made a partition at a time (``Analysis.partitioned_files``)
+    and the parts merged (``spill.Runs``)."""
 
     config: Config
     subsets: Subsets
     notes: dict[str, Any]
-    parts: Callable[[], Iterable[tuple[int, AuditContext]]]
+    parts: Callable[[], Iterable[AuditContext]]
 
 
 class PartitionedListing(Protocol):
